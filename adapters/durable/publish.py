@@ -1,0 +1,65 @@
+"""Publish a whole file under its final name, never half of one, never over another.
+
+The bytes go to a staging name of this writer's own, are synced, and are then *linked* to the final
+name. A link never replaces: when the final name exists already, that file is the answer and this
+write is dropped. A staging file left by a writer that died never blocks the next one, because every
+writer picks a fresh staging name.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from adapters.durable.sync import sync_dir, sync_fd
+
+STAGING_PREFIX = ".staging."
+
+
+def staging_name(final: str) -> str:
+    return f"{STAGING_PREFIX}{final}.{os.getpid()}.{secrets.token_hex(6)}"
+
+
+def write_synced(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Create ``path`` exclusively (never through a symlink), write ``data`` and sync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        sync_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(directory: Path, name: str, data: bytes, mode: int = 0o600) -> bool:
+    """Put ``data`` at ``directory/name`` if nothing is there yet.
+
+    Returns True when this call published the file, False when a file of that name already existed
+    (then the existing file stands and ``data`` is discarded).
+    """
+    staging = directory / staging_name(name)
+    write_synced(staging, data, mode)
+    try:
+        os.link(staging, directory / name, follow_symlinks=False)
+        published = True
+    except FileExistsError:
+        published = False
+    finally:
+        os.unlink(staging)
+    sync_dir(directory)
+    return published
+
+
+def replace(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Put ``data`` at ``directory/name``, replacing an older version whole (for pointers, not records)."""
+    staging = directory / staging_name(name)
+    write_synced(staging, data, mode)
+    try:
+        os.replace(staging, directory / name)
+    except BaseException:
+        os.unlink(staging)
+        raise
+    sync_dir(directory)

@@ -1,0 +1,55 @@
+"""One strict way to read a JSON object: every field present, none extra, each of its type.
+
+Control files and records are read by this project only; a file that does not match exactly is
+someone else's, or damaged, and is refused rather than half-understood.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+class DecodeError(ValueError):
+    """The text is not exactly the object expected; the message says what is wrong."""
+
+
+# A field spec maps each name to the accepted Python types (bool is never accepted for int).
+FieldSpec = Mapping[str, tuple[type, ...]]
+
+
+def loads_object(text: str | bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise DecodeError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def check_fields(obj: Mapping[str, Any], spec: FieldSpec, what: str) -> None:
+    missing = sorted(set(spec) - set(obj))
+    extra = sorted(set(obj) - set(spec))
+    if missing:
+        raise DecodeError(f"{what}: missing field(s) {', '.join(missing)}")
+    if extra:
+        raise DecodeError(f"{what}: unexpected field(s) {', '.join(extra)}")
+    for name, types in spec.items():
+        value = obj[name]
+        if isinstance(value, bool) and bool not in types:
+            raise DecodeError(f"{what}: field {name} has the wrong type (bool)")
+        if not isinstance(value, types):
+            raise DecodeError(f"{what}: field {name} has the wrong type ({type(value).__name__})")
+
+
+def decode_exact(text: str | bytes, spec: FieldSpec, what: str) -> dict[str, Any]:
+    obj = loads_object(text)
+    check_fields(obj, spec, what)
+    return obj
+
+
+def dumps_canonical(obj: Mapping[str, Any]) -> bytes:
+    """The one encoding written: sorted keys, compact, UTF-8, newline-terminated."""
+    return (json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
