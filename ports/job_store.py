@@ -1,0 +1,59 @@
+"""Where a job's record lives, and the lock that lets one actor at a time act on it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth
+
+
+class StoreError(Exception):
+    """The store cannot be read or written now (unreachable, damaged, refused)."""
+
+
+class JobExists(StoreError):
+    """A job of that name is already recorded."""
+
+
+class UnknownJob(StoreError):
+    """No job of that name is recorded."""
+
+
+class LockBusy(StoreError):
+    """Another actor (a live supervisor or a command) holds the job's lock."""
+
+
+class JobLock(Protocol):
+    """Held for as long as the actor acts on the job; a dead holder releases it (kernel or server side)."""
+
+    def beat(self, at: datetime) -> None:
+        """Record that the holder's loop completed at ``at`` (display only)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+class JobStore(Protocol):
+    def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
+        """Record a new job with its first event, durably; JobExists if the name is taken."""
+        ...
+
+    def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> int:
+        """Append one event, durable when this returns; the event's sequence number."""
+        ...
+
+    def read(self, job: JobId) -> JobRecord: ...
+
+    def jobs(self) -> list[JobId]:
+        """Every job recorded in this store, oldest first."""
+        ...
+
+    def lock(self, job: JobId) -> AbstractContextManager[JobLock]:
+        """Take the job's lock without waiting; LockBusy if another actor holds it."""
+        ...
+
+    def health(self, job: JobId) -> LoopHealth: ...
