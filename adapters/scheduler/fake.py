@@ -1,0 +1,344 @@
+"""``FakeScheduler``: an in-memory scheduler with scripted faults, for supervisor and contract tests.
+
+It keeps the same contract as the real schedulers (``tests/contract/test_scheduler.py``):
+
+- ``create_held`` makes a HELD object carrying the spec's name and nonce and answers with its id;
+- ``release`` of a held object makes it PENDING; of any object already released it does nothing
+  (a release never starts an object twice);
+- ``hold`` of a held or pending object makes it HELD; of a started or ended one it raises;
+- ``cancel`` of a not-started object ends it CANCELLED at once; of a running one too (or STOPPING
+  first, with ``gradual_cancel``); of an ended one it does nothing;
+- ``requeue`` of a started or ended object puts it back PENDING (Slurm's meaning);
+- ``query`` answers for many names in one call, foreign objects included (the caller judges them);
+- ``emergency_stop`` cancels every object of that name this owner has, running ones too;
+- an id the scheduler does not know raises ``SchedulerError`` on every action.
+
+Nothing runs by itself unless ``exit_code_of`` is given: then every query first moves each released
+object one step (PENDING → RUNNING → ended with the exit code ``exit_code_of(spec)`` returns, or
+still RUNNING when it returns None), the way a real scheduler moves between two polls.
+
+Faults are scripted before the call they affect: ``lose_next_create_reply`` (the object is made
+but the answer says UNKNOWN), ``refuse_next_create``, ``fail_next_query`` (complete=False),
+``fail_next`` (an action raises, before or after taking effect), ``vanish`` (an object disappears
+from queries and actions, as Slurm forgets finished jobs), and ``add_foreign`` (another owner's
+object, or one with the job's name and a nonce nobody knows). States move by hand with ``start``,
+``finish``, ``kill``, ``fail_node``, ``preempt``, ``set_state``.
+
+Every call is counted: ``calls`` (method → count) and ``log`` (method, argument) in order, so a test
+can assert "released once" with ``count("release", object_id)``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import (
+    ENDED,
+    NOT_STARTED,
+    CreateAnswer,
+    CreateOutcome,
+    ObjectSpec,
+    ObjectState,
+    ObjectView,
+    QueryResult,
+)
+from ports.scheduler import SchedulerError
+
+_ACTIONS = ("release", "hold", "requeue", "cancel")
+
+
+@dataclass(slots=True)
+class FakeObject:
+    """One object as the fake keeps it; ``view`` is what a query reports."""
+
+    spec: ObjectSpec | None  # None for a foreign object made by ``add_foreign``
+    view: ObjectView
+    vanished: bool = False
+    releases: int = 0  # how many times it went from HELD to PENDING
+
+
+@dataclass(frozen=True, slots=True)
+class _ActionFault:
+    detail: str
+    applied: bool  # True: the action took effect and then the reply was lost
+
+
+class FakeScheduler:
+    def __init__(
+        self,
+        *,
+        owner: str | None = None,
+        exit_code_of: Callable[[ObjectSpec], int | None] | None = None,
+        gradual_cancel: bool = False,
+        id_prefix: str = "fake-",
+    ) -> None:
+        self.owner = owner if owner is not None else getpass.getuser()
+        self._exit_code_of = exit_code_of
+        self._gradual_cancel = gradual_cancel
+        self._prefix = id_prefix
+        self._lock = threading.RLock()
+        self._objects: dict[ObjectId, FakeObject] = {}
+        self._next = 0
+        self._create_faults: list[CreateAnswer] = []
+        self._query_faults: list[str] = []
+        self._action_faults: dict[str, list[_ActionFault]] = {}
+        self.calls: Counter[str] = Counter()
+        self.log: list[tuple[str, object]] = []
+
+    # ------------------------------------------------------------------ the port
+
+    def create_held(self, spec: ObjectSpec) -> CreateAnswer:
+        with self._lock:
+            self._count("create_held", spec.name)
+            if self._create_faults:
+                scripted = self._create_faults.pop(0)
+                if scripted.outcome is CreateOutcome.REFUSED:
+                    return scripted
+                self._make(spec)  # UNKNOWN: the object exists, only the answer was lost
+                return replace(scripted, detail=scripted.detail or "the reply was lost after the object was made")
+            return CreateAnswer(CreateOutcome.CREATED, self._make(spec))
+
+    def release(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._count("release", object_id)
+            obj = self._known(object_id)
+            fault = self._fault("release")
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            if obj.view.state is ObjectState.HELD:
+                obj.releases += 1
+                self._set(obj, ObjectState.PENDING)
+            if fault:
+                raise SchedulerError(fault.detail)
+
+    def hold(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._count("hold", object_id)
+            obj = self._known(object_id)
+            fault = self._fault("hold")
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            if obj.view.state not in NOT_STARTED:
+                raise SchedulerError(f"{object_id} is {obj.view.state}; only a held or pending object can be held")
+            self._set(obj, ObjectState.HELD)
+            if fault:
+                raise SchedulerError(fault.detail)
+
+    def requeue(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._count("requeue", object_id)
+            obj = self._known(object_id)
+            fault = self._fault("requeue")
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            if obj.view.state in NOT_STARTED:
+                raise SchedulerError(f"{object_id} is {obj.view.state}; only a started object can be requeued")
+            obj.view = replace(obj.view, state=ObjectState.PENDING, exit_code=None, signal=None, reason="requeued")
+            if fault:
+                raise SchedulerError(fault.detail)
+
+    def cancel(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._count("cancel", object_id)
+            obj = self._known(object_id)
+            fault = self._fault("cancel")
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            self._cancel(obj)
+            if fault:
+                raise SchedulerError(fault.detail)
+
+    def query(self, names: Sequence[JobId]) -> QueryResult:
+        with self._lock:
+            self._count("query", tuple(names))
+            if self._query_faults:
+                return QueryResult((), complete=False, detail=self._query_faults.pop(0))
+            self._step_all()
+            wanted = set(names)
+            found = tuple(o.view for o in self._objects.values() if not o.vanished and o.view.name in wanted)
+            return QueryResult(found, complete=True)
+
+    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+        with self._lock:
+            self._count("emergency_stop", name)
+            stopped: list[ObjectId] = []
+            for object_id, obj in self._objects.items():
+                if obj.vanished or obj.view.name != name or obj.view.owner != self.owner:
+                    continue
+                if obj.view.state not in ENDED:
+                    self._cancel(obj)
+                    stopped.append(object_id)
+            return stopped
+
+    # ------------------------------------------------------------------ scripted faults
+
+    def lose_next_create_reply(self, detail: str = "") -> None:
+        """The next create makes its object but answers UNKNOWN, as a client killed by a timeout."""
+        with self._lock:
+            self._create_faults.append(CreateAnswer(CreateOutcome.UNKNOWN, None, detail))
+
+    def refuse_next_create(self, detail: str = "refused by the fake scheduler") -> None:
+        """The next create makes nothing and answers REFUSED."""
+        with self._lock:
+            self._create_faults.append(CreateAnswer(CreateOutcome.REFUSED, None, detail))
+
+    def fail_next_query(self, detail: str = "the fake scheduler did not answer") -> None:
+        """The next query answers nothing, complete=False."""
+        with self._lock:
+            self._query_faults.append(detail)
+
+    def fail_next(self, action: str, detail: str = "the fake scheduler failed", *, applied: bool = False) -> None:
+        """The next ``action`` (release, hold, requeue, cancel) raises SchedulerError.
+
+        With ``applied`` the action takes effect first and only its reply is lost.
+        """
+        if action not in _ACTIONS:
+            raise ValueError(f"fail_next: {action!r} is not one of {', '.join(_ACTIONS)}")
+        with self._lock:
+            self._action_faults.setdefault(action, []).append(_ActionFault(detail, applied))
+
+    def vanish(self, object_id: ObjectId) -> None:
+        """The object drops out of queries and actions (a scheduler that forgot it)."""
+        with self._lock:
+            self._objects[object_id].vanished = True
+
+    def reappear(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._objects[object_id].vanished = False
+
+    def add_foreign(
+        self,
+        name: JobId,
+        *,
+        owner: str | None = None,
+        nonce: Nonce | None = None,
+        state: ObjectState = ObjectState.HELD,
+    ) -> ObjectId:
+        """An object this supervisor did not make: another owner's, or its job's name with an unknown nonce."""
+        with self._lock:
+            object_id = self._new_id()
+            view = ObjectView(
+                object_id=object_id,
+                name=name,
+                nonce=nonce,
+                state=state,
+                owner=owner if owner is not None else self.owner,
+                started=state not in NOT_STARTED,
+            )
+            self._objects[object_id] = FakeObject(spec=None, view=view)
+            return object_id
+
+    # ------------------------------------------------------------------ moving states by hand
+
+    def start(self, object_id: ObjectId) -> None:
+        with self._lock:
+            self._set(self._objects[object_id], ObjectState.RUNNING)
+
+    def finish(self, object_id: ObjectId, exit_code: int = 0) -> None:
+        with self._lock:
+            obj = self._objects[object_id]
+            state = ObjectState.COMPLETED if exit_code == 0 else ObjectState.FAILED
+            obj.view = replace(obj.view, state=state, exit_code=exit_code, signal=None, started=True)
+
+    def kill(self, object_id: ObjectId, signal: int) -> None:
+        """The worker ended by a signal (FAILED with ``signal``)."""
+        with self._lock:
+            obj = self._objects[object_id]
+            obj.view = replace(obj.view, state=ObjectState.FAILED, exit_code=None, signal=signal, started=True)
+
+    def fail_node(self, object_id: ObjectId) -> None:
+        self.set_state(object_id, ObjectState.NODE_FAIL, reason="node failure")
+
+    def preempt(self, object_id: ObjectId) -> None:
+        self.set_state(object_id, ObjectState.PREEMPTED, reason="preempted")
+
+    def set_state(self, object_id: ObjectId, state: ObjectState, *, reason: str = "") -> None:
+        with self._lock:
+            obj = self._objects[object_id]
+            started = obj.view.started or state not in NOT_STARTED | {ObjectState.CANCELLED}
+            obj.view = replace(obj.view, state=state, reason=reason, started=started)
+
+    # ------------------------------------------------------------------ inspection
+
+    def count(self, method: str, argument: object | None = None) -> int:
+        """How many times ``method`` was called (with ``argument``, when given)."""
+        with self._lock:
+            if argument is None:
+                return self.calls[method]
+            return sum(1 for m, a in self.log if m == method and a == argument)
+
+    def get(self, object_id: ObjectId) -> FakeObject:
+        with self._lock:
+            return self._objects[object_id]
+
+    def objects(self) -> dict[ObjectId, FakeObject]:
+        """Every object made, vanished ones included."""
+        with self._lock:
+            return dict(self._objects)
+
+    def released_times(self, object_id: ObjectId) -> int:
+        """How many times this object went from HELD to PENDING."""
+        with self._lock:
+            return self._objects[object_id].releases
+
+    # ------------------------------------------------------------------ internals
+
+    def _count(self, method: str, argument: object) -> None:
+        self.calls[method] += 1
+        self.log.append((method, argument))
+
+    def _new_id(self) -> ObjectId:
+        self._next += 1
+        return ObjectId(f"{self._prefix}{self._next}")
+
+    def _make(self, spec: ObjectSpec) -> ObjectId:
+        object_id = self._new_id()
+        view = ObjectView(
+            object_id=object_id, name=spec.name, nonce=spec.nonce, state=ObjectState.HELD, owner=self.owner
+        )
+        self._objects[object_id] = FakeObject(spec=spec, view=view)
+        return object_id
+
+    def _known(self, object_id: ObjectId) -> FakeObject:
+        obj = self._objects.get(object_id)
+        if obj is None or obj.vanished:
+            raise SchedulerError(f"no object {object_id}")
+        if obj.view.owner != self.owner:
+            raise SchedulerError(f"{object_id} belongs to {obj.view.owner}; not yours to change")
+        return obj
+
+    def _fault(self, action: str) -> _ActionFault | None:
+        queue = self._action_faults.get(action)
+        return queue.pop(0) if queue else None
+
+    def _set(self, obj: FakeObject, state: ObjectState) -> None:
+        obj.view = replace(obj.view, state=state, started=obj.view.started or state is ObjectState.RUNNING)
+
+    def _cancel(self, obj: FakeObject) -> None:
+        state = obj.view.state
+        if state in ENDED:
+            return
+        if state is ObjectState.RUNNING and self._gradual_cancel:
+            self._set(obj, ObjectState.STOPPING)
+        elif state is not ObjectState.STOPPING:
+            self._set(obj, ObjectState.CANCELLED)
+
+    def _step_all(self) -> None:
+        for obj in self._objects.values():
+            state = obj.view.state
+            if state is ObjectState.STOPPING:
+                self._set(obj, ObjectState.CANCELLED)
+            elif self._exit_code_of is None or obj.spec is None:
+                continue
+            elif state is ObjectState.PENDING:
+                self._set(obj, ObjectState.RUNNING)
+            elif state is ObjectState.RUNNING:
+                code = self._exit_code_of(obj.spec)
+                if code is not None:
+                    ended = ObjectState.COMPLETED if code == 0 else ObjectState.FAILED
+                    obj.view = replace(obj.view, state=ended, exit_code=code)
