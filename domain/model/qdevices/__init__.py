@@ -1,0 +1,1 @@
+"""The qdevices domain: orders, records, rules and the redaction filter of live quantum runs."""
