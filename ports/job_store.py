@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth
+from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, StoreIdentity
 
 
 class StoreError(Exception):
@@ -56,4 +56,10 @@ class JobStore(Protocol):
         """Take the job's lock without waiting; LockBusy if another actor holds it."""
         ...
 
-    def health(self, job: JobId) -> LoopHealth: ...
+    def health(self, job: JobId) -> LoopHealth:
+        """Display only: whether the job's lock is held now and when its holder's loop last completed."""
+        ...
+
+    def identity(self) -> StoreIdentity:
+        """Which store this is (backend, location, bound host), for a record's first event."""
+        ...

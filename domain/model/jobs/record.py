@@ -45,3 +45,19 @@ class LoopHealth:
 
     held: bool
     last_loop: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreIdentity:
+    """Which store holds a record, for its first event and for display.
+
+    ``host`` is the machine the store is bound to (a record root's HOST), or None for a store that
+    is not bound to one machine (in memory; later a server). ``device``/``inode`` name the database
+    file where there is one, so a record copied elsewhere is recognisably not the original.
+    """
+
+    backend: str  # "sqlite", "memory", ...
+    location: str  # the database file, or the store's equivalent
+    host: HostIdentity | None = None
+    device: int | None = None
+    inode: int | None = None

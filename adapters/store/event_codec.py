@@ -1,0 +1,45 @@
+"""How every store turns an event's time and fields into what it keeps, and back.
+
+Both stores go through the same functions, so a value that one store refuses the other refuses too,
+and what comes back out is a copy the caller cannot change behind the store's back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+
+def utc(at: datetime) -> datetime:
+    """The instant ``at`` in UTC; a time without a zone is refused, since it names no instant."""
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise ValueError(f"event time {at.isoformat()} has no time zone")
+    return at.astimezone(UTC)
+
+
+def encode_time(at: datetime) -> str:
+    # Fixed width (microseconds always present) so the text sorts as the time does.
+    return utc(at).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def decode_time(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def encode_data(data: Mapping[str, Any]) -> str:
+    """Canonical JSON text of an event's fields; anything JSON cannot carry exactly is refused."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"event data must be a mapping, not {type(data).__name__}")
+    try:
+        return json.dumps(dict(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"event data is not JSON: {exc}") from None
+
+
+def decode_data(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"event data is a JSON {type(value).__name__}, not an object")
+    return value
