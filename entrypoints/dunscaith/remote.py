@@ -1,15 +1,157 @@
-"""``dunscaith remote``: own a process, forward its stdout, record how it ended."""
+"""``dunscaith remote``: own a process, forward its stdout, record how it ended (docs/remote.md)."""
 
 from __future__ import annotations
 
-import typer
+import json
+import os
+import pwd
+import secrets
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
-from entrypoints.cli_support import new_app
+import typer
+from dependency_injector import containers, providers
+
+from adapters.clock.system import SystemClock
+from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec, PosixWrapper
+from domain.model.remote_control import ControlError
+from domain.services.remote_instances import ReadStatus, TerminateInstance
+from entrypoints.cli_support import BadInput, new_app
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
 
+class RemoteContainer(containers.DeclarativeContainer):
+    clock = providers.Singleton(SystemClock)
+    instance_files = providers.Factory(DirectoryInstanceFiles)
+    read_status = providers.Factory(ReadStatus)
+    terminate = providers.Factory(TerminateInstance, clock=clock)
+    wrapper = providers.Factory(PosixWrapper, clock=clock)
+
+
+def _container(ctx: typer.Context) -> RemoteContainer:
+    obj = ctx.obj
+    if isinstance(obj, RemoteContainer):
+        return obj
+    nested = getattr(obj, "remote", None)
+    return nested if isinstance(nested, RemoteContainer) else RemoteContainer()
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or "\0" in pair:
+            raise BadInput(f"--env wants NAME=VALUE, got {pair.split('=')[0]!r} without '=' or without a name")
+        if name in env:
+            raise BadInput(f"--env {name} is given twice")
+        env[name] = value
+    return env
+
+
+def _fresh_instance_dir() -> Path:
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    root = ensure_private_dir(Path(f"/var/tmp/dunscaith-{user}"))
+    instances = ensure_private_dir(root / "instances")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return instances / f"{stamp}-{secrets.token_hex(4)}"
+
+
+@app.command("run", context_settings={"allow_interspersed_args": False})
+def run_command(
+    ctx: typer.Context,
+    command: list[str] = typer.Argument(..., metavar="-- PROGRAM [ARGS]...", help="The worker and its arguments."),
+    instance_dir: Path | None = typer.Option(None, "--instance-dir", help="Instance directory (new or empty)."),
+    env: list[str] = typer.Option([], "--env", metavar="K=V", help="The worker's environment, exactly."),
+    cwd: Path | None = typer.Option(None, "--cwd", help="The worker's working directory."),
+) -> None:
+    """Run PROGRAM as an owned worker; exit with its exit code (128+n for signal n, 127 if it never started)."""
+    container = _container(ctx)
+    declared = _parse_env(env)
+    try:
+        directory = instance_dir if instance_dir is not None else _fresh_instance_dir()
+        wrapper: PosixWrapper = container.wrapper(directory=directory.absolute())
+        wrapper.claim()
+    except (InstanceDirUnusable, UnsafeDirectory) as exc:
+        raise BadInput(str(exc)) from None
+    if instance_dir is None:
+        print(f"dunscaith: instance directory: {directory}", file=sys.stderr, flush=True)
+    spec = LaunchSpec(tuple(command), declared, os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    raise typer.Exit(wrapper.run(spec))
+
+
+@app.command("exec", hidden=True)
+def exec_command() -> None:
+    """Internal: the wrapper's child. Never call it yourself."""
+    from adapters.process import exec_side
+
+    exec_side.main()
+
+
+@app.command("terminate")
+def terminate_command(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(..., metavar="DIR"),
+    grace: float = typer.Option(10.0, "--grace", min=0.0, help="Seconds between TERM and KILL."),
+    wait: float = typer.Option(30.0, "--wait", min=0.0, help="Seconds to wait for the answer."),
+    nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
+) -> None:
+    """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
+    container = _container(ctx)
+    use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
+    try:
+        answer = use_case(grace, wait, nonce)
+    except (NotAnInstance, ControlError) as exc:
+        raise BadInput(_located(directory, exc)) from None
+    print(answer.value)
+    raise typer.Exit(answer.exit_code)
+
+
 @app.command("status")
-def status(directory: str) -> None:
-    """Report the state of an instance directory (not written yet)."""
-    raise typer.Exit(3)
+def status_command(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(..., metavar="DIR"),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object (schema dunscaith.remote.status/1)."),
+) -> None:
+    """Report the state of an instance directory."""
+    container = _container(ctx)
+    use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))
+    try:
+        status = use_case()
+    except (NotAnInstance, ControlError) as exc:
+        raise BadInput(_located(directory, exc)) from None
+    if as_json:
+        print(json.dumps(status, sort_keys=True))
+    else:
+        for line in _text_lines(status):
+            print(line)
+
+
+def _located(directory: Path, exc: Exception) -> str:
+    return str(exc) if isinstance(exc, NotAnInstance) else f"{directory}/{exc}"
+
+
+def _text_lines(status: dict[str, Any]) -> list[str]:
+    lines = [f"state: {status['state']}", f"live: {'yes' if status['live'] else 'no'}"]
+    if status["instance"]:
+        inst = status["instance"]
+        lines.append(f"instance: {inst['nonce']} on {inst['host']} (wrapper {inst['wrapper_pid']}, "
+                     f"worker {inst['worker_pid']})")
+    if status["failure"]:
+        lines.append(f"failure: {status['failure']['stage']}: {status['failure']['message']}")
+    if status["request"]:
+        lines.append(f"request: terminate, grace {status['request']['grace_seconds']}s")
+    for refusal in status["refused"]:
+        lines.append(f"refused {refusal['number']}: {refusal['reason']}")
+    for name in ("terminated", "killed"):
+        if status[name]:
+            lines.append(f"{name}: {status[name]['signal']} at {status[name]['at']}")
+    if status["outcome"]:
+        out = status["outcome"]
+        ended = f"exit {out['exit_code']}" if out["exit_code"] is not None else f"signal {out['signal']}"
+        lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes sha256 {out['stdout_sha256']}")
+    return lines

@@ -1,0 +1,293 @@
+"""``dunscaith remote run``: the process owner (POSIX; Linux first, macOS kept honest).
+
+One loop owns the child. A pump thread moves the worker's stdout to ours (so a stalled reader never
+stops the loop from answering a termination request); everything else (requests, signals, the
+leader's exit, the files) happens in the loop, in one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno as errno_codes
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.durable.lock import FlockLock, LockHeld
+from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.publish import STAGING_PREFIX, publish
+from domain.model.remote_control import (
+    FAILURE,
+    INSTANCE,
+    KILLED,
+    LAUNCHING,
+    LOCK,
+    OUTCOME,
+    REQUEST,
+    TERMINATED,
+    Admitted,
+    Failure,
+    Instance,
+    Launching,
+    Outcome,
+    Record,
+    Refused,
+    Signalled,
+    TerminateRequest,
+    admit_request,
+    encode,
+    refused_name,
+)
+from ports.clock import Clock
+
+CHUNK = 1 << 20
+REQUEST_POLL_SECONDS = 0.1
+EXIT_START_FAILED = 127
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+
+
+class InstanceDirUnusable(Exception):
+    """The instance directory cannot be used (not empty, in use, not the user's own); nothing started."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+
+
+@dataclass
+class _Stdout:
+    count: int = 0
+    digest: str = ""
+    reader_gone: bool = False
+    done: bool = False
+
+
+def _high_fd(fd: int) -> int:
+    """A close-on-exec copy above the descriptors posix_spawn will place (0-4), so dup2s never collide."""
+    copy = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return copy
+
+
+def _pump(source: int, wake: int, result: _Stdout) -> None:
+    digest = hashlib.sha256()
+    count = 0
+    forward = True
+    try:
+        while data := os.read(source, CHUNK):
+            count += len(data)
+            if forward:
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(1, view):]
+                except OSError:  # EPIPE above all: the reader went away; keep draining and counting
+                    forward = False
+            digest.update(data)
+    finally:
+        result.count, result.digest, result.reader_gone = count, digest.hexdigest(), not forward
+        result.done = True
+        with contextlib.suppress(OSError):
+            os.write(wake, b"s")
+
+
+class PosixWrapper:
+    """Owns one worker for the life of one instance directory."""
+
+    def __init__(self, directory: Path, clock: Clock) -> None:
+        self.directory = directory
+        self.clock = clock
+        self.host = socket.gethostname()
+        self.nonce = secrets.token_hex(16)
+        self.pid = os.getpid()
+        self._lock = FlockLock(directory / LOCK)
+
+    # ---- files -----------------------------------------------------------------------------------
+
+    def _publish(self, name: str, record: Record) -> bool:
+        return publish(self.directory, name, encode(record))
+
+    def claim(self) -> None:
+        """Make the directory ours: private, locked for our whole life, never used before."""
+        try:
+            ensure_private_dir(self.directory, parents=True)
+        except (OSError, ValueError) as exc:
+            raise InstanceDirUnusable(str(exc)) from None
+        deadline = time.monotonic() + 2.0
+        while True:  # a status probe holds a shared lock for an instant: retry briefly, never block
+            try:
+                self._lock.acquire()
+                break
+            except LockHeld:
+                if time.monotonic() > deadline:
+                    raise InstanceDirUnusable(f"{self.directory} is in use by another wrapper") from None
+                time.sleep(0.02)
+        leftovers = [n for n in os.listdir(self.directory) if n != LOCK and not n.startswith(STAGING_PREFIX)]
+        if leftovers:
+            self._lock.release()
+            raise InstanceDirUnusable(f"{self.directory} is not empty (it holds {sorted(leftovers)[0]})")
+
+    # ---- the run ---------------------------------------------------------------------------------
+
+    def run(self, spec: LaunchSpec) -> int:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped connection must not end the owner
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the wrapper quietly (state: lost)
+        self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
+                                           tuple(sorted(spec.env)), self.clock.now()))
+        out_r, out_w = (_high_fd(fd) for fd in os.pipe())
+        bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
+        st_r, st_w = (_high_fd(fd) for fd in os.pipe())
+        if _F_SETPIPE_SZ is not None:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(out_r, _F_SETPIPE_SZ, CHUNK)
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        try:
+            pid = os.posix_spawn(
+                sys.executable, [sys.executable, "-m", "adapters.process.exec_side"], dict(os.environ),
+                file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, bar_r, 3),
+                              (os.POSIX_SPAWN_DUP2, st_w, 4)],
+                setpgroup=0, setsigmask=(), setsigdef=(signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE),
+            )
+        except OSError as exc:
+            self._publish(FAILURE, Failure(self.nonce, self.host, self.pid, None, "spawn", exc.errno,
+                                           exc.strerror or str(exc), self.clock.now()))
+            return EXIT_START_FAILED
+        finally:
+            for fd in (out_w, bar_r, st_w):
+                os.close(fd)
+        instance = Instance(self.nonce, self.host, self.pid, pid, pid, self.clock.now())
+        self._publish(INSTANCE, instance)
+        failure = self._release(instance, spec, bar_w, st_r)
+        if failure is not None:
+            os.close(out_r)
+            self._publish(FAILURE, failure)
+            os.waitpid(pid, 0)
+            return EXIT_START_FAILED
+        stdout = _Stdout()
+        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout), name="stdout-pump", daemon=True)
+        pump.start()
+        status = self._own(instance, stdout, wake_r)
+        pump.join()
+        os.close(out_r)
+        exit_code = os.waitstatus_to_exitcode(status)
+        code, sig = (exit_code, None) if exit_code >= 0 else (None, -exit_code)
+        self._publish(OUTCOME, Outcome(instance.id, code, sig, stdout.count, stdout.digest, self.clock.now()))
+        return code if code is not None else 128 + (sig or 0)
+
+    def _release(self, instance: Instance, spec: LaunchSpec, bar_w: int, st_r: int) -> Failure | None:
+        """Open the barrier: send the launch, then learn from the status pipe whether the start failed."""
+        payload = json.dumps({"argv": list(spec.argv), "env": spec.env, "cwd": spec.cwd}).encode()
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(bar_w, view):]
+        except BrokenPipeError:
+            os.close(bar_w)
+            os.close(st_r)
+            return Failure(self.nonce, self.host, self.pid, instance.worker_pid, "barrier", errno_codes.EPIPE,
+                           "the child ended before its program was sent", self.clock.now())
+        os.close(bar_w)
+        chunks = []
+        while chunk := os.read(st_r, 65536):
+            chunks.append(chunk)
+        os.close(st_r)
+        if not chunks:
+            return None
+        try:
+            report = json.loads(b"".join(chunks))
+            stage, err, message = str(report["stage"]), report["errno"], str(report["message"])
+        except (ValueError, KeyError, TypeError):
+            stage, err, message = "exec", None, "the child reported an unreadable start failure"
+        return Failure(self.nonce, self.host, self.pid, instance.worker_pid, stage,
+                       err if isinstance(err, int) else None, message, self.clock.now())
+
+    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int) -> int:
+        """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped."""
+        pid = instance.worker_pid
+        admitted: TerminateRequest | None = None
+        terminated: TerminateRequest | None = None  # the admitted request, once TERM was delivered
+        kill_at: float | None = None
+        refusals = 0
+        while True:
+            leader_done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            if admitted is None and not (leader_done and stdout.done):
+                found = self._read_request()
+                if found is not None:
+                    verdict = admit_request(found, instance)
+                    if isinstance(verdict, Admitted):
+                        admitted = verdict.request
+                        kill_at = self.clock.monotonic() + admitted.grace_seconds
+                        if self._signal(instance, admitted, signal.SIGTERM, TERMINATED):
+                            terminated = admitted
+                    else:
+                        refusals = self._refuse(instance, verdict.request, verdict.reason, refusals)
+            if kill_at is not None and self.clock.monotonic() >= kill_at:
+                if terminated is not None:
+                    self._signal(instance, terminated, signal.SIGKILL, KILLED)
+                kill_at = None
+            if leader_done and stdout.done and kill_at is None:
+                break
+            timeout = REQUEST_POLL_SECONDS
+            if kill_at is not None:
+                timeout = min(timeout, max(0.0, kill_at - self.clock.monotonic()))
+            _wait_readable(wake_r, timeout)
+        _, status = os.waitpid(pid, 0)
+        return status
+
+    def _read_request(self) -> bytes | None:
+        try:
+            fd = os.open(self.directory / REQUEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # e.g. a symlink planted under the request's name: refuse it unread
+            return f"unreadable: {exc.strerror}".encode()
+        try:
+            chunks = []
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def _refuse(self, instance: Instance, request: TerminateRequest | None, reason: str, refusals: int) -> int:
+        while True:
+            refusals += 1
+            record = Refused(instance.id, refusals, request, reason, self.clock.now())
+            if self._publish(refused_name(refusals), record):
+                break
+        os.unlink(self.directory / REQUEST)  # only now: a matching request may take its place
+        return refusals
+
+    def _signal(self, instance: Instance, request: TerminateRequest, signum: int, name: str) -> bool:
+        try:
+            os.killpg(instance.process_group, signum)
+        except ProcessLookupError:  # macOS refuses a group whose only member is the unreaped leader
+            return False
+        sig = "TERM" if signum == signal.SIGTERM else "KILL"
+        self._publish(name, Signalled(instance.id, request, sig, instance.process_group, self.clock.now()))
+        return True
+
+
+def _wait_readable(fd: int, timeout: float) -> None:
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if ready:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(fd, 4096):
+                pass

@@ -1,0 +1,419 @@
+"""The control files of one ``dunscaith remote`` instance: record types, encoders, one decoder.
+
+Every file an instance directory holds is described here, and only here. ``decode_files`` reads the
+files of a directory *together*, because most of what makes a file wrong is what it says about the
+others: an outcome needs its instance, a kill needs its termination, a refusal must be of a request
+this instance would not accept. ``admit_request`` is the one place a termination request is decoded
+and matched against the instance it arrived at.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
+
+LAUNCHING = "launching.json"
+INSTANCE = "instance.json"
+FAILURE = "failure.json"
+REQUEST = "terminate.json"
+TERMINATED = "terminated.json"
+KILLED = "killed.json"
+OUTCOME = "outcome.json"
+LOCK = "lock"
+_REFUSED = re.compile(r"refused\.([1-9][0-9]{0,8})\.json")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+FAILURE_STAGES = ("spawn", "barrier", "cwd", "exec")
+
+
+class ControlError(DecodeError):
+    """A control file, or the set of them, is not what this instance could have written."""
+
+
+def refused_name(number: int) -> str:
+    return f"refused.{number}.json"
+
+
+def refused_number(name: str) -> int | None:
+    match = _REFUSED.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def _fmt(kind: str) -> str:
+    return f"dunscaith.remote.{kind}/1"
+
+
+def _time(at: datetime) -> str:
+    if at.tzinfo is None:
+        raise ValueError("control-file times must be timezone-aware")
+    return at.isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceId:
+    """Who an instance is: unique because the nonce is chosen per launch."""
+
+    host: str
+    nonce: str
+    wrapper_pid: int
+    worker_pid: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host, "nonce": self.nonce, "wrapper_pid": self.wrapper_pid,
+                "worker_pid": self.worker_pid}
+
+
+@dataclass(frozen=True, slots=True)
+class Launching:
+    nonce: str
+    host: str
+    wrapper_pid: int
+    argv: tuple[str, ...]
+    cwd: str
+    env_names: tuple[str, ...]
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("launching"), "nonce": self.nonce, "host": self.host,
+                "wrapper_pid": self.wrapper_pid, "argv": list(self.argv), "cwd": self.cwd,
+                "env_names": sorted(self.env_names), "at": _time(self.at)}
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    nonce: str
+    host: str
+    wrapper_pid: int
+    worker_pid: int
+    process_group: int
+    at: datetime
+
+    @property
+    def id(self) -> InstanceId:
+        return InstanceId(self.host, self.nonce, self.wrapper_pid, self.worker_pid)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("instance"), "nonce": self.nonce, "host": self.host,
+                "wrapper_pid": self.wrapper_pid, "worker_pid": self.worker_pid,
+                "process_group": self.process_group, "at": _time(self.at)}
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The program never ran; which step of the start failed, and the system's reason."""
+
+    nonce: str
+    host: str
+    wrapper_pid: int
+    worker_pid: int | None
+    stage: str
+    errno: int | None
+    message: str
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("failure"), "nonce": self.nonce, "host": self.host,
+                "wrapper_pid": self.wrapper_pid, "worker_pid": self.worker_pid, "stage": self.stage,
+                "errno": self.errno, "message": self.message, "at": _time(self.at)}
+
+
+@dataclass(frozen=True, slots=True)
+class TerminateRequest:
+    """The request carries no time or caller id: the same request twice is the same file."""
+
+    instance: InstanceId
+    grace_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("terminate"), "instance": self.instance.to_json(),
+                "grace_seconds": self.grace_seconds}
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    instance: InstanceId
+    number: int
+    request: TerminateRequest | None  # None: the file could not be read as a request
+    reason: str
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("refused"), "instance": self.instance.to_json(), "number": self.number,
+                "request": None if self.request is None else self.request.to_json(),
+                "reason": self.reason, "at": _time(self.at)}
+
+
+@dataclass(frozen=True, slots=True)
+class Signalled:
+    """A signal the kernel accepted for the worker's group: TERM (terminated) or KILL (killed)."""
+
+    instance: InstanceId
+    request: TerminateRequest
+    signal: str
+    process_group: int
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        kind = "terminated" if self.signal == "TERM" else "killed"
+        return {"format": _fmt(kind), "instance": self.instance.to_json(), "request": self.request.to_json(),
+                "signal": self.signal, "process_group": self.process_group, "at": _time(self.at)}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    instance: InstanceId
+    exit_code: int | None
+    signal: int | None
+    stdout_bytes: int
+    stdout_sha256: str
+    at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("outcome"), "instance": self.instance.to_json(), "exit_code": self.exit_code,
+                "signal": self.signal, "stdout_bytes": self.stdout_bytes,
+                "stdout_sha256": self.stdout_sha256, "at": _time(self.at)}
+
+
+Record = Launching | Instance | Failure | TerminateRequest | Refused | Signalled | Outcome
+
+
+def encode(record: Record) -> bytes:
+    return dumps_canonical(record.to_json())
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceRecords:
+    """Everything an instance directory said at one reading, already checked for consistency."""
+
+    launching: Launching | None = None
+    instance: Instance | None = None
+    failure: Failure | None = None
+    request: TerminateRequest | None = None
+    refused: tuple[Refused, ...] = ()
+    terminated: Signalled | None = None
+    killed: Signalled | None = None
+    outcome: Outcome | None = None
+
+
+# ---- decoding one object ---------------------------------------------------------------------------
+
+_INT = (int,)
+_STR = (str,)
+_OPT_INT = (int, type(None))
+_ID_SPEC = {"host": _STR, "nonce": _STR, "wrapper_pid": _INT, "worker_pid": _INT}
+
+
+def _fields(obj: Mapping[str, Any], kind: str, spec: Mapping[str, tuple[type, ...]], what: str) -> None:
+    if obj.get("format") != _fmt(kind):
+        raise ControlError(f"{what}: format is {obj.get('format')!r}, expected {_fmt(kind)!r}")
+    check_fields(obj, {"format": _STR, **spec}, what)
+
+
+def _at(value: str, what: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise ControlError(f"{what}: field at is not a time: {value!r}") from None
+    if at.tzinfo is None:
+        raise ControlError(f"{what}: field at has no time zone")
+    return at
+
+
+def _pid(value: int, name: str, what: str) -> int:
+    if value <= 0:
+        raise ControlError(f"{what}: field {name} is not a process id: {value}")
+    return value
+
+
+def _instance_id(value: Any, what: str) -> InstanceId:
+    if not isinstance(value, dict):
+        raise ControlError(f"{what}: field instance is not an object")
+    check_fields(value, _ID_SPEC, f"{what} (instance)")
+    return InstanceId(value["host"], value["nonce"], _pid(value["wrapper_pid"], "wrapper_pid", what),
+                      _pid(value["worker_pid"], "worker_pid", what))
+
+
+def _request(obj: Any, what: str) -> TerminateRequest:
+    if not isinstance(obj, dict):
+        raise ControlError(f"{what}: a request is not an object")
+    _fields(obj, "terminate", {"instance": (dict,), "grace_seconds": (int, float)}, what)
+    grace = float(obj["grace_seconds"])
+    if not math.isfinite(grace) or grace < 0:
+        raise ControlError(f"{what}: grace_seconds must be a finite number >= 0")
+    return TerminateRequest(_instance_id(obj["instance"], what), grace)
+
+
+def _launching(obj: dict[str, Any], what: str) -> Launching:
+    _fields(obj, "launching", {"nonce": _STR, "host": _STR, "wrapper_pid": _INT, "argv": (list,), "cwd": _STR,
+                               "env_names": (list,), "at": _STR}, what)
+    if not obj["argv"] or not all(isinstance(a, str) for a in obj["argv"] + obj["env_names"]):
+        raise ControlError(f"{what}: argv must be a non-empty list of strings, env_names a list of strings")
+    return Launching(obj["nonce"], obj["host"], _pid(obj["wrapper_pid"], "wrapper_pid", what), tuple(obj["argv"]),
+                     obj["cwd"], tuple(obj["env_names"]), _at(obj["at"], what))
+
+
+def _instance(obj: dict[str, Any], what: str) -> Instance:
+    _fields(obj, "instance", {"nonce": _STR, "host": _STR, "wrapper_pid": _INT, "worker_pid": _INT,
+                              "process_group": _INT, "at": _STR}, what)
+    if obj["process_group"] != obj["worker_pid"]:
+        raise ControlError(f"{what}: the worker does not lead its process group")
+    return Instance(obj["nonce"], obj["host"], _pid(obj["wrapper_pid"], "wrapper_pid", what),
+                    _pid(obj["worker_pid"], "worker_pid", what), obj["process_group"], _at(obj["at"], what))
+
+
+def _failure(obj: dict[str, Any], what: str) -> Failure:
+    _fields(obj, "failure", {"nonce": _STR, "host": _STR, "wrapper_pid": _INT, "worker_pid": _OPT_INT,
+                             "stage": _STR, "errno": _OPT_INT, "message": _STR, "at": _STR}, what)
+    if obj["stage"] not in FAILURE_STAGES:
+        raise ControlError(f"{what}: unknown stage {obj['stage']!r}")
+    return Failure(obj["nonce"], obj["host"], obj["wrapper_pid"], obj["worker_pid"], obj["stage"], obj["errno"],
+                   obj["message"], _at(obj["at"], what))
+
+
+def _refused(obj: dict[str, Any], what: str) -> Refused:
+    _fields(obj, "refused", {"instance": (dict,), "number": _INT, "request": (dict, type(None)),
+                             "reason": _STR, "at": _STR}, what)
+    request = None if obj["request"] is None else _request(obj["request"], what)
+    return Refused(_instance_id(obj["instance"], what), obj["number"], request, obj["reason"], _at(obj["at"], what))
+
+
+def _signalled(obj: dict[str, Any], kind: str, signal: str, what: str) -> Signalled:
+    _fields(obj, kind, {"instance": (dict,), "request": (dict,), "signal": _STR, "process_group": _INT,
+                        "at": _STR}, what)
+    if obj["signal"] != signal:
+        raise ControlError(f"{what}: signal is {obj['signal']!r}, expected {signal!r}")
+    return Signalled(_instance_id(obj["instance"], what), _request(obj["request"], what), signal,
+                     obj["process_group"], _at(obj["at"], what))
+
+
+def _outcome(obj: dict[str, Any], what: str) -> Outcome:
+    _fields(obj, "outcome", {"instance": (dict,), "exit_code": _OPT_INT, "signal": _OPT_INT,
+                             "stdout_bytes": _INT, "stdout_sha256": _STR, "at": _STR}, what)
+    if (obj["exit_code"] is None) == (obj["signal"] is None):
+        raise ControlError(f"{what}: exactly one of exit_code and signal must be set")
+    if obj["stdout_bytes"] < 0 or not _HEX64.fullmatch(obj["stdout_sha256"]):
+        raise ControlError(f"{what}: stdout_bytes or stdout_sha256 is not a count and a sha256 digest")
+    return Outcome(_instance_id(obj["instance"], what), obj["exit_code"], obj["signal"], obj["stdout_bytes"],
+                   obj["stdout_sha256"], _at(obj["at"], what))
+
+
+def _decode(text: bytes, what: str) -> dict[str, Any]:
+    try:
+        return loads_object(text)
+    except DecodeError as exc:
+        raise ControlError(f"{what}: {exc}") from None
+
+
+# ---- the one decoder -------------------------------------------------------------------------------
+
+
+def mismatch(request: TerminateRequest, instance: Instance) -> str | None:
+    """Why ``request`` does not name ``instance``; None when it does."""
+    wanted, have = request.instance, instance.id
+    for name in ("nonce", "host", "wrapper_pid", "worker_pid"):
+        if getattr(wanted, name) != getattr(have, name):
+            mine, theirs = getattr(have, name), getattr(wanted, name)
+            return f"names another instance ({name} {theirs!r}; this instance has {mine!r})"
+    return None
+
+
+def decode_files(files: Mapping[str, bytes]) -> InstanceRecords:
+    """Decode the control files of one directory (final names only; absent files are simply missing).
+
+    Raises ControlError naming the file and the reason for every case this instance could not have
+    written: another format, a missing or extra field, a file naming another launch or instance, an
+    outcome without its instance, a failure together with an outcome, a kill without its termination,
+    a confirmation without its accepted request, a refusal naming another instance, a refusal of a
+    request that would be accepted.
+    """
+    unknown = sorted(n for n in files if n not in _KNOWN and refused_number(n) is None)
+    if unknown:
+        raise ControlError(f"{unknown[0]}: not a control file of an instance")
+
+    def obj(name: str) -> dict[str, Any] | None:
+        return _decode(files[name], name) if name in files else None
+
+    raw = obj(LAUNCHING)
+    launching = None if raw is None else _launching(raw, LAUNCHING)
+    raw = obj(INSTANCE)
+    instance = None if raw is None else _instance(raw, INSTANCE)
+    raw = obj(FAILURE)
+    failure = None if raw is None else _failure(raw, FAILURE)
+    raw = obj(REQUEST)
+    request = None if raw is None else _request(raw, REQUEST)
+    raw = obj(TERMINATED)
+    terminated = None if raw is None else _signalled(raw, "terminated", "TERM", TERMINATED)
+    raw = obj(KILLED)
+    killed = None if raw is None else _signalled(raw, "killed", "KILL", KILLED)
+    raw = obj(OUTCOME)
+    outcome = None if raw is None else _outcome(raw, OUTCOME)
+    refused: list[Refused] = []
+    for name in sorted((n for n in files if refused_number(n) is not None), key=lambda n: refused_number(n) or 0):
+        refusal = _refused(_decode(files[name], name), name)
+        if refusal.number != refused_number(name):
+            raise ControlError(f"{name}: carries number {refusal.number}")
+        refused.append(refusal)
+
+    if launching is None and files:
+        raise ControlError(f"{sorted(files)[0]}: no launching.json names the launch it belongs to")
+    if launching is not None:
+        launch = (launching.nonce, launching.host, launching.wrapper_pid)
+        for name, started in ((INSTANCE, instance), (FAILURE, failure)):
+            if started is not None and (started.nonce, started.host, started.wrapper_pid) != launch:
+                raise ControlError(f"{name}: names another launch than launching.json")
+    if failure is not None and outcome is not None:
+        raise ControlError(f"{OUTCOME}: an outcome together with a launch failure")
+    if failure is not None and instance is not None and failure.worker_pid != instance.worker_pid:
+        raise ControlError(f"{FAILURE}: names another worker than instance.json")
+    named: list[tuple[str, TerminateRequest | Signalled | Outcome | Refused | None]] = [
+        (OUTCOME, outcome), (TERMINATED, terminated), (KILLED, killed), (REQUEST, request)]
+    named += [(refused_name(r.number), r) for r in refused]
+    for name, rec in named:
+        if rec is not None and instance is None:
+            raise ControlError(f"{name}: no instance.json for it to belong to")
+    if instance is not None:
+        # A pending request may name another instance (it is then refused); every other file may not.
+        for name, rec in named:
+            if rec is not None and name != REQUEST and rec.instance != instance.id:
+                raise ControlError(f"{name}: names another instance than instance.json")
+        for refusal in refused:
+            if refusal.request is not None and mismatch(refusal.request, instance) is None:
+                raise ControlError(f"{refused_name(refusal.number)}: refuses a request this instance would accept")
+        if terminated is not None and (request != terminated.request or mismatch(terminated.request, instance)):
+            raise ControlError(f"{TERMINATED}: confirms a request that is not the accepted terminate.json")
+    if killed is not None and (terminated is None or killed.request != terminated.request):
+        raise ControlError(f"{KILLED}: a kill without its termination")
+    return InstanceRecords(launching, instance, failure, request, tuple(refused), terminated, killed, outcome)
+
+
+_KNOWN = frozenset({LAUNCHING, INSTANCE, FAILURE, REQUEST, TERMINATED, KILLED, OUTCOME})
+
+
+# ---- admitting a request ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    request: TerminateRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    request: TerminateRequest | None
+    reason: str
+
+
+def admit_request(text: bytes, instance: Instance) -> Admitted | Refusal:
+    """Decode the request file found at ``instance`` and decide whether this instance accepts it."""
+    try:
+        request = _request(_decode(text, REQUEST), REQUEST)
+    except DecodeError as exc:
+        return Refusal(None, f"unreadable request: {exc}")
+    reason = mismatch(request, instance)
+    return Admitted(request) if reason is None else Refusal(request, reason)

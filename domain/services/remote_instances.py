@@ -1,0 +1,80 @@
+"""Use cases on an instance directory: read its status, ask its wrapper to terminate the worker."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from domain.model.remote_control import InstanceRecords, TerminateRequest, mismatch
+from domain.model.remote_state import Answer, answer_to, status_object
+from ports.clock import Clock
+from ports.instance_files import InstanceFiles
+
+POLL_SECONDS = 0.05
+
+
+class ReadStatus:
+    def __init__(self, files: InstanceFiles) -> None:
+        self.files = files
+
+    def __call__(self) -> dict[str, Any]:
+        live, records = self.files.read()
+        return status_object(self.files.location, live, records)
+
+
+class TerminateInstance:
+    """Write one termination request when a live wrapper holds the instance and no request; report its answer.
+
+    A repeated call (the same request in place) writes nothing and reports that request's answer. While
+    another request is admitted, the call writes nothing and answers UNREQUESTED. Without a live
+    wrapper nothing is written and nothing is signalled: only the files are consulted.
+    """
+
+    def __init__(self, files: InstanceFiles, clock: Clock) -> None:
+        self.files = files
+        self.clock = clock
+
+    def __call__(self, grace_seconds: float, wait_seconds: float, nonce: str | None = None) -> Answer:
+        deadline = self.clock.monotonic() + wait_seconds
+        live, records = self.files.read()
+        while records.instance is None and records.failure is None and live:  # right after `run` started
+            if self.clock.monotonic() >= deadline:
+                return Answer.UNREQUESTED
+            self.clock.sleep(POLL_SECONDS)
+            live, records = self.files.read()
+        if records.instance is None:
+            return Answer.UNREQUESTED
+        own_id = records.instance.id if nonce is None else replace(records.instance.id, nonce=nonce)
+        own = TerminateRequest(own_id, float(grace_seconds))
+        refused_before = {r.number for r in records.refused}
+        while True:
+            if records.request == own:
+                break  # ours, written by this call or an earlier one: wait for its answer
+            if records.request is not None and mismatch(records.request, records.instance) is None:
+                return Answer.UNREQUESTED  # another request is admitted, and it stays
+            if not live or records.outcome is not None or records.failure is not None:
+                return Answer.UNREQUESTED
+            if records.request is None:
+                refused_before = {r.number for r in records.refused}
+                if self.files.publish_request(own):
+                    break
+            elif self.clock.monotonic() >= deadline:  # a foreign request the wrapper has yet to refuse
+                return Answer.UNREQUESTED
+            else:
+                self.clock.sleep(POLL_SECONDS)
+            live, records = self.files.read()
+        return self._await_answer(own, refused_before, deadline)
+
+    def _await_answer(self, own: TerminateRequest, refused_before: set[int], deadline: float) -> Answer:
+        while True:
+            live, records = self.files.read()
+            answer = answer_to(own, records, refused_before)
+            if answer is not None:
+                return answer
+            if not _may_still_answer(live, records) or self.clock.monotonic() >= deadline:
+                return Answer.UNANSWERED
+            self.clock.sleep(POLL_SECONDS)
+
+
+def _may_still_answer(live: bool, records: InstanceRecords) -> bool:
+    return live and records.outcome is None
