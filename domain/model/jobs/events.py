@@ -1,0 +1,215 @@
+"""The typed events of a job's record, and their encoding to the (kind, data) that stores keep.
+
+Every decision the supervisor takes and every scheduler answer it acts on is one of these. A record
+holding a kind or a field this build does not know is refused (DecodeError), never half-read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.record import JsonValue, StoreIdentity
+from domain.model.jobs.spec import JobSpec
+from domain.model.strict_json import DecodeError, FieldSpec, check_fields
+
+_INT = (int,)
+_STR = (str,)
+_OPT_INT = (int, type(None))
+_OPT_STR = (str, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecorded:
+    """The first event: what to run, where, and which host's store holds the record."""
+
+    KIND: ClassVar[str] = "job-recorded"
+    FIELDS: ClassVar[FieldSpec] = {"name": _STR, "cluster": _STR, "adapter": _STR, "command": (list,),
+                                   "script": _OPT_STR, "workdir": _OPT_STR, "max_attempts": _INT,
+                                   "host": _STR, "machine_id": _OPT_STR, "store": _STR, "location": _STR,
+                                   "device": _OPT_INT, "inode": _OPT_INT}
+    name: str
+    cluster: str
+    adapter: str
+    command: tuple[str, ...]
+    script: str | None
+    workdir: str | None
+    max_attempts: int
+    host: str  # the machine that owns the record (its hostname); "" for a store bound to none
+    machine_id: str | None
+    store: str  # the record's identity: the store's backend, location, device and inode
+    location: str
+    device: int | None
+    inode: int | None
+
+    @classmethod
+    def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
+        host = where.host
+        return cls(spec.name, spec.cluster, spec.adapter, spec.command, spec.script, spec.workdir,
+                   spec.max_attempts, host.hostname if host else "", host.machine_id if host else None,
+                   where.backend, where.location, where.device, where.inode)
+
+    def spec(self) -> JobSpec:
+        return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
+                       self.workdir, self.max_attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class Submitting:
+    """Durable before the create request goes out: from here on an object may exist."""
+
+    KIND: ClassVar[str] = "submitting"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "nonce": _STR}
+    attempt: int
+    nonce: Nonce
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """The scheduler answered the create with this id (the object is held)."""
+
+    KIND: ClassVar[str] = "created"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The scheduler's answer proves no object was made."""
+
+    KIND: ClassVar[str] = "refused"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "detail": _STR}
+    attempt: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """No answer came: an object may exist. The request is never sent again."""
+
+    KIND: ClassVar[str] = "unknown"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "detail": _STR}
+    attempt: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A query found the object of an unknown attempt by its nonce: the record learns its id."""
+
+    KIND: ClassVar[str] = "found"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmed:
+    """A query showed the object carrying this attempt's nonce is the one recorded."""
+
+    KIND: ClassVar[str] = "confirmed"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    KIND: ClassVar[str] = "released"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """The scheduler reported a new state for an attempt's object."""
+
+    KIND: ClassVar[str] = "observed"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR, "state": _STR, "exit_code": _OPT_INT,
+                                   "signal": _OPT_INT, "reason": _STR}
+    attempt: int
+    object_id: ObjectId
+    state: str  # an ObjectState value
+    exit_code: int | None
+    signal: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Absent:
+    """A complete query did not list the attempt's object (not an ending: absence is unknown)."""
+
+    KIND: ClassVar[str] = "absent"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT}
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelling:
+    """The supervisor asked the scheduler to stop an object that never started (a late, held one)."""
+
+    KIND: ClassVar[str] = "cancelling"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Escalated:
+    """Something the recovery policy cannot decide; a person must."""
+
+    KIND: ClassVar[str] = "escalated"
+    FIELDS: ClassVar[FieldSpec] = {"reason": _STR, "attempt": _OPT_INT, "detail": _STR}
+    reason: str  # an EscalationReason value
+    attempt: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeReached:
+    KIND: ClassVar[str] = "outcome"
+    FIELDS: ClassVar[FieldSpec] = {"result": _STR, "detail": _STR}
+    result: str  # an OutcomeKind value
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """Every order is final and nothing is outstanding."""
+
+    KIND: ClassVar[str] = "settled"
+    FIELDS: ClassVar[FieldSpec] = {}
+
+
+Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
+         | Absent | Cancelling | Escalated | OutcomeReached | Settled)
+
+_BY_KIND: Mapping[str, type[Any]] = {
+    cls.KIND: cls
+    for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
+                Absent, Cancelling, Escalated, OutcomeReached, Settled)
+}
+
+
+def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
+    data: dict[str, JsonValue] = {}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        data[f.name] = list(value) if isinstance(value, tuple) else value
+    return event.KIND, data
+
+
+def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
+    cls = _BY_KIND.get(kind)
+    if cls is None:
+        raise DecodeError(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
+    check_fields(data, cls.FIELDS, f"event {kind}")
+    values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
+    if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
+        raise DecodeError("event job-recorded: command holds a non-string")
+    event: Event = cls(**values)
+    return event

@@ -1,0 +1,33 @@
+"""What a user asked to run, and where: the job spec recorded in a job's first event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.objects import ObjectSpec
+
+
+class BadSpec(ValueError):
+    """The job cannot be described as asked (no command, both a command and a script...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    name: JobId
+    cluster: str
+    adapter: str  # the scheduler adapter that reaches the cluster ("local", "slurm")
+    command: tuple[str, ...] = ()
+    script: str | None = None  # the text of a batch script, read once at submit
+    workdir: str | None = None
+    max_attempts: int = 3  # recovery policy: attempts in all, the first one included
+
+    def __post_init__(self) -> None:
+        if bool(self.command) == (self.script is not None):
+            raise BadSpec("give either a command (after --) or a script, not both and not neither")
+        if self.max_attempts < 1:
+            raise BadSpec("max_attempts must be at least 1")
+
+    def object_spec(self, nonce: Nonce) -> ObjectSpec:
+        return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,
+                          workdir=self.workdir)

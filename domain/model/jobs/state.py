@@ -1,0 +1,188 @@
+"""A job's state, folded from the events of its record. The record is the only truth; this is a view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import ENDED, ObjectState
+from domain.model.jobs.record import JobRecord
+from domain.model.jobs.spec import JobSpec
+
+
+class RecordInconsistent(ValueError):
+    """The events do not tell one story (an event about an attempt never started, a second outcome...)."""
+
+
+class OrderState(StrEnum):
+    """One attempt is one order (DESIGN §2): it makes at most one object and is never sent twice."""
+
+    SUBMITTING = "submitting"  # durable before the request; the request may or may not have gone out
+    CREATED = "created"  # the scheduler gave an id; the object is held
+    UNKNOWN = "unknown"  # no answer: an object may exist
+    REFUSED = "refused"  # final: no object was made
+    CONFIRMED = "confirmed"  # a query showed the object with our nonce is the one recorded
+    RELEASED = "released"  # opened: the scheduler may start it
+
+
+class OutcomeKind(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"  # the object ended otherwise, or recovery ran out of attempts
+    REFUSED = "refused"  # the scheduler refused to make the object
+    ESCALATED = "escalated"  # the policy could not decide; a person must
+
+
+class EscalationReason(StrEnum):
+    VANISHED = "vanished"  # absent from every complete query for longer than the deadline
+    MISMATCH = "mismatch"  # the object with our nonce has another id than the one recorded
+    DUPLICATE = "duplicate"  # two objects carry one attempt's nonce
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    number: int
+    nonce: Nonce
+    order: OrderState
+    object_id: ObjectId | None = None
+    object_state: ObjectState | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str = ""
+    absent_since: datetime | None = None
+    cancelling: bool = False
+
+    @property
+    def ended(self) -> bool:
+        return self.object_state in ENDED
+
+    @property
+    def has_object(self) -> bool:
+        return self.object_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    kind: OutcomeKind
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    reason: EscalationReason
+    attempt: int | None
+    detail: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    spec: JobSpec
+    host: str
+    recorded_at: datetime
+    attempts: tuple[Attempt, ...] = ()
+    outcome: Outcome | None = None
+    escalations: tuple[Escalation, ...] = ()
+    settled: bool = False
+    updated_at: datetime | None = None
+
+    @property
+    def name(self) -> JobId:
+        return self.spec.name
+
+    @property
+    def current(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    def attempt(self, number: int) -> Attempt:
+        if not 1 <= number <= len(self.attempts):
+            raise RecordInconsistent(f"event about attempt {number}, which was never started")
+        return self.attempts[number - 1]
+
+    def with_attempt(self, attempt: Attempt) -> JobState:
+        attempts = list(self.attempts)
+        attempts[attempt.number - 1] = attempt
+        return replace(self, attempts=tuple(attempts))
+
+    def by_nonce(self, nonce: Nonce | None) -> Attempt | None:
+        return next((a for a in self.attempts if nonce is not None and a.nonce == nonce), None)
+
+
+def _set(state: JobState, number: int, **changes: object) -> JobState:
+    return state.with_attempt(replace(state.attempt(number), **changes))  # type: ignore[arg-type]
+
+
+def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
+    """One event onto the state: the transition table of the record, in one place."""
+    state = replace(state, updated_at=at)
+    match event:
+        case ev.JobRecorded():
+            raise RecordInconsistent("a second job-recorded event")
+        case ev.Submitting(attempt=n, nonce=nonce):
+            if n != len(state.attempts) + 1:
+                raise RecordInconsistent(f"attempt {n} started after attempt {len(state.attempts)}")
+            return replace(state, attempts=(*state.attempts, Attempt(n, nonce, OrderState.SUBMITTING)))
+        case ev.Created(attempt=n, object_id=oid):
+            return _set(state, n, order=OrderState.CREATED, object_id=oid, object_state=ObjectState.HELD)
+        case ev.Refused(attempt=n):
+            return _set(state, n, order=OrderState.REFUSED)
+        case ev.Unknown(attempt=n):
+            return _set(state, n, order=OrderState.UNKNOWN)
+        case ev.Found(attempt=n, object_id=oid):
+            return _set(state, n, order=OrderState.CREATED, object_id=oid, absent_since=None)
+        case ev.Confirmed(attempt=n, object_id=oid):
+            return _set(state, n, order=OrderState.CONFIRMED, object_id=oid)
+        case ev.Released(attempt=n, object_id=oid):
+            return _set(state, n, order=OrderState.RELEASED, object_id=oid)
+        case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
+            return _set(state, n, object_state=ObjectState(s), exit_code=code, signal=sig, reason=why,
+                        absent_since=None)
+        case ev.Absent(attempt=n):
+            return _set(state, n, absent_since=at)
+        case ev.Cancelling(attempt=n):
+            return _set(state, n, cancelling=True)
+        case ev.Escalated(reason=reason, attempt=n, detail=detail):
+            esc = Escalation(EscalationReason(reason), n, detail, at)
+            return replace(state, escalations=(*state.escalations, esc))
+        case ev.OutcomeReached(result=result, detail=detail):
+            if state.outcome is not None:
+                raise RecordInconsistent("a second outcome")
+            return replace(state, outcome=Outcome(OutcomeKind(result), detail))
+        case ev.Settled():
+            return replace(state, settled=True)
+    raise RecordInconsistent(f"unhandled event {event!r}")
+
+
+def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
+    items = iter(lines)
+    first = next(items, None)
+    if first is None or not isinstance(first[1], ev.JobRecorded):
+        raise RecordInconsistent("the record does not start with job-recorded")
+    at, head = first
+    assert isinstance(head, ev.JobRecorded)
+    state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at)
+    for at, event in items:
+        state = apply(state, event, at)
+    return state
+
+
+def fold(record: JobRecord) -> JobState:
+    """The state a record tells; DecodeError or RecordInconsistent when it does not read whole."""
+    return fold_events((line.at, ev.decode(line.kind, line.data)) for line in record.events)
+
+
+def label(state: JobState) -> str:
+    """One word for where the job is, for status lines and the pointer (display only)."""
+    if state.outcome is not None:
+        return str(state.outcome.kind)
+    current = state.current
+    if current is None:
+        return "recorded"
+    if current.order in (OrderState.CREATED, OrderState.CONFIRMED):
+        return "held"
+    if current.order is OrderState.RELEASED:
+        return str(current.object_state or ObjectState.PENDING)
+    return str(current.order)

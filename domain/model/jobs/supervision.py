@@ -1,0 +1,186 @@
+"""The supervision decision: what a query's answer means (events) and what to do next (steps).
+
+``observe`` turns one batched query into the events worth committing; ``plan`` turns the state into
+the steps to take now. Both are pure: the supervisor commits the events and performs the steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import ObjectId
+from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
+from domain.model.jobs.policy import Policy, TryAgain, judge_end
+from domain.model.jobs.settlement import outstanding
+from domain.model.jobs.state import (
+    Attempt,
+    EscalationReason,
+    JobState,
+    OrderState,
+    Outcome,
+    OutcomeKind,
+)
+
+_FINDABLE = frozenset({OrderState.SUBMITTING, OrderState.UNKNOWN})
+
+
+@dataclass(frozen=True, slots=True)
+class MarkUnknown:
+    """A "submitting" attempt whose sender is gone: its reply can never come now."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartAttempt:
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Stop an object that never started and never will be released (a late object, an old attempt's)."""
+
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Conclude:
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Settle:
+    pass
+
+
+Step = MarkUnknown | StartAttempt | Release | Cancel | Conclude | Settle
+
+
+def _escalated(state: JobState, reason: EscalationReason, attempt: int) -> bool:
+    return any(e.reason is reason and e.attempt == attempt for e in state.escalations)
+
+
+def _vanished(state: JobState, attempt: Attempt, now: datetime, policy: Policy) -> bool:
+    return attempt.absent_since is not None and now - attempt.absent_since > policy.absence_deadline
+
+
+def _observed(attempt: Attempt, obj: ObjectView) -> ev.Observed | None:
+    same = (attempt.object_state is obj.state and attempt.exit_code == obj.exit_code
+            and attempt.signal == obj.signal and attempt.absent_since is None)
+    if same:
+        return None
+    return ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)
+
+
+def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy) -> list[ev.Event]:
+    """The events one query's answer adds to the record (none when nothing changed)."""
+    out: list[ev.Event] = []
+    for attempt in state.attempts:
+        if attempt.order is OrderState.REFUSED or attempt.ended:
+            continue  # final; a scheduler forgetting an ended object says nothing new
+        mine = [o for o in result.objects if o.name == state.name and o.nonce == attempt.nonce]
+        if len(mine) > 1:
+            if not _escalated(state, EscalationReason.DUPLICATE, attempt.number):
+                ids = ", ".join(sorted(o.object_id for o in mine))
+                out.append(ev.Escalated(str(EscalationReason.DUPLICATE), attempt.number,
+                                        f"objects {ids} all carry attempt {attempt.number}'s nonce"))
+            continue
+        if not mine:
+            if not result.complete:
+                continue  # an incomplete answer proves nothing about absence
+            if attempt.absent_since is None:
+                out.append(ev.Absent(attempt.number))
+            elif _vanished(state, attempt, now, policy) and not _escalated(
+                    state, EscalationReason.VANISHED, attempt.number):
+                what = f"object {attempt.object_id}" if attempt.has_object else "no object"
+                since = f"{attempt.absent_since:%Y-%m-%dT%H:%M:%SZ}"
+                out.append(ev.Escalated(str(EscalationReason.VANISHED), attempt.number,
+                                        f"attempt {attempt.number}: {what} listed since {since}"))
+            continue
+        obj = mine[0]
+        if attempt.order in _FINDABLE:
+            out += [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id)]
+            attempt_now = Attempt(attempt.number, attempt.nonce, OrderState.CONFIRMED, obj.object_id,
+                                  ObjectState.HELD)
+            seen = _observed(attempt_now, obj)
+            out += [seen] if seen else []
+            continue
+        if obj.object_id != attempt.object_id:
+            if not _escalated(state, EscalationReason.MISMATCH, attempt.number):
+                out.append(ev.Escalated(str(EscalationReason.MISMATCH), attempt.number,
+                                        f"recorded object {attempt.object_id}, but {obj.object_id} carries "
+                                        f"attempt {attempt.number}'s nonce"))
+            continue
+        if attempt.order is OrderState.CREATED:
+            out.append(ev.Confirmed(attempt.number, obj.object_id))
+        seen = _observed(attempt, obj)
+        out += [seen] if seen else []
+    return out
+
+
+def _blocking_escalation(state: JobState) -> str | None:
+    """An escalation about the current attempt stops the job: the policy cannot go on by itself."""
+    current = state.current
+    for esc in state.escalations:
+        if current is None or esc.attempt != current.number:
+            continue
+        if esc.reason is EscalationReason.VANISHED and current.order is OrderState.UNKNOWN:
+            continue  # an unknown attempt that never showed is presumed not made: the policy may go on
+        return f"{esc.reason}: {esc.detail}"
+    return None
+
+
+def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: Policy) -> list[Step]:
+    spec = state.spec
+    if current.order is OrderState.REFUSED:
+        return [Conclude(Outcome(OutcomeKind.REFUSED, f"attempt {current.number} refused"))]
+    blocked = _blocking_escalation(state)
+    if blocked is not None:
+        return [Conclude(Outcome(OutcomeKind.ESCALATED, blocked))]
+    if current.order is OrderState.UNKNOWN and _escalated(state, EscalationReason.VANISHED, current.number):
+        if current.number < spec.max_attempts:
+            return [StartAttempt(current.number + 1, f"attempt {current.number}'s object never appeared")]
+        return [Conclude(Outcome(OutcomeKind.ESCALATED,
+                                 f"attempt {current.number}: no object appeared and no attempt is left"))]
+    if current.order is OrderState.CONFIRMED:
+        assert current.object_id is not None
+        return [Release(current.number, current.object_id)]
+    if current.ended and current.order is OrderState.RELEASED:
+        verdict = judge_end(current, current.number, spec.max_attempts, policy)
+        if isinstance(verdict, TryAgain):
+            return [StartAttempt(current.number + 1, verdict.reason)]
+        return [Conclude(verdict)]
+    return []
+
+
+def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = None) -> list[Step]:
+    """The steps to take now, in order. ``sending`` is the attempt whose create this process has in flight."""
+    steps: list[Step] = [MarkUnknown(a.number) for a in state.attempts
+                         if a.order is OrderState.SUBMITTING and a.number != sending]
+    current = state.current
+    for attempt in state.attempts:
+        late = state.outcome is not None or attempt is not current
+        if (late and attempt.has_object and attempt.order is not OrderState.RELEASED
+                and attempt.object_state is ObjectState.HELD and not attempt.cancelling):
+            assert attempt.object_id is not None
+            steps.append(Cancel(attempt.number, attempt.object_id))
+    if steps:
+        return steps
+    if state.outcome is None:
+        if current is None:
+            return [StartAttempt(1, "first attempt")]
+        return _next_for_current(state, current, now, policy)
+    if not state.settled and not outstanding(state):
+        return [Settle()]
+    return []
+

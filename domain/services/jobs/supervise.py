@@ -1,0 +1,243 @@
+"""Supervise: the loop that takes a job from its record to its outcome, then works off what is left.
+
+Each loop: act on the plan (each step's answer committed before the next request), one batched query,
+commit what it says, beat the lock. Nothing is ever sent twice: a create whose answer is lost is
+recorded ``unknown`` and only ever found again by its nonce, never resent.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+
+from domain.model.jobs import events as ev
+from domain.model.jobs import supervision as sv
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.objects import CreateOutcome
+from domain.model.jobs.policy import Policy
+from domain.model.jobs.settlement import Outstanding, outstanding
+from domain.model.jobs.state import JobState, apply, fold
+from ports.cancellation import Cancellation
+from ports.clock import Clock
+from ports.crash_points import CrashPoints
+from ports.job_progress import JobProgress
+from ports.job_store import JobLock, JobStore, StoreError
+from ports.scheduler import Scheduler, SchedulerError
+
+
+@dataclass(frozen=True, slots=True)
+class SuperviseSettings:
+    poll: float = 10.0  # seconds between batched queries
+    drain: float = 30.0  # seconds a drain may take to commit what it holds
+    giveup: float = 600.0  # seconds the loop may fail to advance before the supervisor stops (exit 4)
+    wait: float = 300.0  # seconds of work on what is outstanding after the outcome (then exit 5)
+    supervised_every: int = 10  # supervised-at is reported at most once per this many poll intervals
+
+
+class Ending(StrEnum):
+    OUTCOME = "outcome"  # the job has its outcome and nothing is outstanding
+    OUTSTANDING = "outstanding"  # supervise.wait ended with work left
+    GAVE_UP = "gave-up"  # the loop could not advance for longer than supervise.giveup
+    DRAINED = "drained"  # a stop was requested; everything received is committed
+
+
+@dataclass(frozen=True, slots=True)
+class SupervisionEnd:
+    ending: Ending
+    state: JobState | None
+    left: tuple[Outstanding, ...] = ()
+    detail: str = ""
+
+
+def new_nonce() -> Nonce:
+    return Nonce(secrets.token_hex(8))
+
+
+@dataclass
+class _Loop:
+    state: JobState
+    unsaved: list[ev.Event] = field(default_factory=list)  # answers received but not yet durable
+    last_ok: float = 0.0
+    problem: str = ""
+
+
+class Supervisor:
+    def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
+                 progress: JobProgress, settings: SuperviseSettings, policy: Policy,
+                 nonces: Callable[[], Nonce] = new_nonce) -> None:
+        self._store = store
+        self._scheduler = scheduler
+        self._clock = clock
+        self._crash = crash
+        self._progress = progress
+        self._settings = settings
+        self._policy = policy
+        self._nonces = nonces
+
+    def run(self, job: JobId, lock: JobLock, cancel: Cancellation) -> SupervisionEnd:
+        """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job."""
+        s = self._settings
+        first = self._read_until_giveup(job, cancel)
+        if first is None:
+            return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
+        loop = _Loop(state=first, last_ok=self._clock.monotonic())
+        wait_until: float | None = None
+        loops = 0
+        while True:
+            if cancel.requested():
+                return self._drain(job, loop)
+            self._act(job, loop, cancel)
+            if cancel.requested():
+                return self._drain(job, loop)
+            state = loop.state
+            if state.settled:
+                return SupervisionEnd(Ending.OUTCOME, state)
+            left = outstanding(state)
+            if state.outcome is not None and left:
+                now_m = self._clock.monotonic()
+                wait_until = now_m + s.wait if wait_until is None else wait_until
+                if now_m >= wait_until:
+                    return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left))
+            answered = not loop.unsaved and self._observe(job, loop)
+            healthy = answered and not loop.unsaved
+            now = self._clock.now()
+            if healthy:
+                loop.last_ok = self._clock.monotonic()
+                loop.problem = ""
+                try:
+                    lock.beat(now)
+                except StoreError as exc:
+                    loop.problem = f"the lock could not record the loop: {exc}"
+            elif self._clock.monotonic() - loop.last_ok > s.giveup:
+                return SupervisionEnd(Ending.GAVE_UP, loop.state,
+                                      detail=loop.problem or "the loop stopped advancing")
+            loops += 1
+            if loops % s.supervised_every == 1 or s.supervised_every <= 1:
+                self._progress.supervised(loop.state, now)
+            if cancel.wait(s.poll):
+                return self._drain(job, loop)
+
+    # ------------------------------------------------------------------ steps
+
+    def _act(self, job: JobId, loop: _Loop, cancel: Cancellation) -> None:
+        """Take the planned steps until none is left, a step fails, or a stop is requested."""
+        for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
+            if not self._flush(job, loop):
+                return
+            steps = sv.plan(loop.state, self._clock.now(), self._policy)
+            if not steps:
+                return
+            for step in steps:
+                if cancel.requested() or not self._step(job, loop, step):
+                    return
+
+    def _step(self, job: JobId, loop: _Loop, step: sv.Step) -> bool:
+        match step:
+            case sv.StartAttempt(attempt=n):
+                return self._create(job, loop, n)
+            case sv.MarkUnknown(attempt=n):
+                return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
+                                                             "reading the reply"), "unknown-committed")
+            case sv.Release(attempt=n, object_id=oid):
+                try:
+                    self._scheduler.release(oid)
+                except SchedulerError as exc:
+                    loop.problem = f"release of {oid} failed: {exc}"
+                    return False
+                self._crash.reached("release-sent")
+                return self._commit(job, loop, ev.Released(n, oid), "release-committed")
+            case sv.Cancel(attempt=n, object_id=oid):
+                try:
+                    self._scheduler.cancel(oid)
+                except SchedulerError as exc:
+                    loop.problem = f"cancel of {oid} failed: {exc}"
+                    return False
+                return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
+            case sv.Conclude(outcome=outcome):
+                return self._commit(job, loop, ev.OutcomeReached(str(outcome.kind), outcome.detail),
+                                    "outcome-committed")
+            case sv.Settle():
+                return self._commit(job, loop, ev.Settled(), "settled-committed")
+        raise AssertionError(f"unplanned step {step!r}")
+
+    def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
+        nonce = self._nonces()
+        if not self._commit(job, loop, ev.Submitting(n, nonce), "submitting-committed"):
+            return False  # nothing was sent: the request goes out only after "submitting" is durable
+        try:
+            answer = self._scheduler.create_held(loop.state.spec.object_spec(nonce))
+            event: ev.Event
+            if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
+                event = ev.Created(n, answer.object_id)
+            elif answer.outcome is CreateOutcome.REFUSED:
+                event = ev.Refused(n, answer.detail or "refused")
+            else:
+                event = ev.Unknown(n, answer.detail or "no reply")
+        except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
+            event = ev.Unknown(n, f"{type(exc).__name__}: {exc}")
+        self._crash.reached("create-answered")
+        return self._commit(job, loop, event, "answer-committed")
+
+    def _observe(self, job: JobId, loop: _Loop) -> bool:
+        try:
+            result = self._scheduler.query([job])
+        except Exception as exc:  # a query makes nothing; its failure only means we learned nothing
+            loop.problem = f"the scheduler did not answer: {type(exc).__name__}: {exc}"
+            return False
+        if not result.complete:
+            loop.problem = f"the scheduler answered in part: {result.detail}"
+        for event in sv.observe(loop.state, result, self._clock.now(), self._policy):
+            if not self._commit(job, loop, event, "observation-committed"):
+                return False
+        return result.complete
+
+    # ------------------------------------------------------------------ the record
+
+    def _commit(self, job: JobId, loop: _Loop, event: ev.Event, point: str) -> bool:
+        """Make ``event`` durable; on a store failure keep it to commit later, before anything else."""
+        loop.unsaved.append(event)
+        ok = self._flush(job, loop)
+        if ok:
+            self._crash.reached(point)
+        return ok
+
+    def _flush(self, job: JobId, loop: _Loop) -> bool:
+        while loop.unsaved:
+            event = loop.unsaved[0]
+            now = self._clock.now()
+            try:
+                kind, data = ev.encode(event)
+                self._store.append(job, now, kind, data)
+            except StoreError as exc:
+                loop.problem = f"the record could not be written: {exc}"
+                return False
+            loop.unsaved.pop(0)
+            loop.state = apply(loop.state, event, now)
+            self._progress.committed(loop.state, event)
+        return True
+
+    def _read_until_giveup(self, job: JobId, cancel: Cancellation) -> JobState | None:
+        started = self._clock.monotonic()
+        while True:
+            try:
+                return fold(self._store.read(job))
+            except StoreError:
+                if self._clock.monotonic() - started > self._settings.giveup or cancel.wait(self._settings.poll):
+                    return None
+
+    def _drain(self, job: JobId, loop: _Loop) -> SupervisionEnd:
+        """Commit every answer received and every uncertainty; start nothing new."""
+        deadline = self._clock.monotonic() + self._settings.drain
+        while not self._flush(job, loop) and self._clock.monotonic() < deadline:
+            self._clock.sleep(0.2)
+        for step in sv.plan(loop.state, self._clock.now(), self._policy):
+            if isinstance(step, sv.MarkUnknown):
+                self._step(job, loop, step)
+        return SupervisionEnd(Ending.DRAINED, loop.state, tuple(outstanding(loop.state)))
+
+
+def absence_policy(seconds: float) -> Policy:
+    return Policy(absence_deadline=timedelta(seconds=seconds))

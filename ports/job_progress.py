@@ -1,0 +1,19 @@
+"""Where a supervisor reports what it committed: the live view, the pointer file, escalation delivery."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from domain.model.jobs.events import Event
+from domain.model.jobs.state import JobState
+
+
+class JobProgress(Protocol):
+    def committed(self, state: JobState, event: Event) -> None:
+        """``event`` is durable; ``state`` is the job with it applied. Must not raise."""
+        ...
+
+    def supervised(self, state: JobState, at: datetime) -> None:
+        """The supervisor's loop is alive at ``at`` (called at most every ten poll intervals)."""
+        ...

@@ -1,0 +1,98 @@
+"""Test doubles for the supervisor's small ports, and a ready-made supervisor on fakes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from adapters.clock.fake import FakeClock
+from adapters.scheduler.fake import FakeScheduler
+from adapters.store.memory import InMemoryStore
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.policy import Policy
+from domain.model.jobs.spec import JobSpec
+from domain.model.jobs.state import JobState, fold
+from domain.services.jobs.submit import RecordJob
+from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+
+
+class NoCrash:
+    def __init__(self) -> None:
+        self.points: list[str] = []
+
+    def reached(self, point: str) -> None:
+        self.points.append(point)
+
+
+class StopAfter:
+    """A cancellation requested after ``waits`` sleeps of the loop (a signal arriving mid-supervision)."""
+
+    def __init__(self, clock: FakeClock, waits: int | None = None) -> None:
+        self._clock = clock
+        self._left = waits
+        self.flag = False
+
+    def requested(self) -> bool:
+        return self.flag
+
+    def wait(self, seconds: float) -> bool:
+        self._clock.sleep(seconds)
+        if self._left is not None:
+            self._left -= 1
+            if self._left <= 0:
+                self.flag = True
+        return self.flag
+
+
+@dataclass
+class Progress:
+    events: list[ev.Event] = field(default_factory=list)
+    alive: list[datetime] = field(default_factory=list)
+
+    def committed(self, state: JobState, event: ev.Event) -> None:
+        self.events.append(event)
+
+    def supervised(self, state: JobState, at: datetime) -> None:
+        self.alive.append(at)
+
+
+@dataclass
+class Rig:
+    clock: FakeClock
+    store: InMemoryStore
+    scheduler: FakeScheduler
+    progress: Progress
+    crash: NoCrash
+    supervisor: Supervisor
+
+    def record(self, name: str = "j1", max_attempts: int = 3) -> JobId:
+        spec = JobSpec(JobId(name), "local", "local", ("true",), max_attempts=max_attempts)
+        return RecordJob(self.store, self.clock, self.crash)(spec)
+
+    def run(self, job: JobId, cancel: StopAfter | None = None):  # type: ignore[no-untyped-def]
+        with self.store.lock(job) as lock:
+            return self.supervisor.run(job, lock, cancel or StopAfter(self.clock))
+
+    def state(self, job: JobId) -> JobState:
+        return fold(self.store.read(job))
+
+    def kinds(self, job: JobId) -> list[str]:
+        return [line.kind for line in self.store.read(job).events]
+
+
+def rig(exit_code: int | None = 0, *, poll: float = 1.0, giveup: float = 30.0, wait: float = 10.0,
+        absence: float = 5.0, store: InMemoryStore | None = None) -> Rig:
+    clock = FakeClock()
+    store = store or InMemoryStore()
+    scheduler = FakeScheduler(exit_code_of=(lambda spec: exit_code) if exit_code is not None else None)
+    progress = Progress()
+    crash = NoCrash()
+    counter = iter(range(1, 1000))
+    from datetime import timedelta
+
+    supervisor = Supervisor(store, scheduler, clock, crash, progress,
+                            SuperviseSettings(poll=poll, giveup=giveup, wait=wait, drain=2.0),
+                            Policy(absence_deadline=timedelta(seconds=absence)),
+                            nonces=lambda: Nonce(f"n{next(counter)}"))
+    return Rig(clock, store, scheduler, progress, crash, supervisor)

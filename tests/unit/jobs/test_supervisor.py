@@ -1,0 +1,261 @@
+"""The Supervisor on fakes: FakeClock, InMemoryStore, FakeScheduler with scripted faults."""
+
+from __future__ import annotations
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
+from domain.model.jobs.state import OrderState, OutcomeKind
+from domain.services.jobs.supervise import Ending
+from tests.unit.jobs.helpers import StopAfter, rig
+
+
+def _append(r, job, event):  # type: ignore[no-untyped-def]
+    kind, data = ev.encode(event)
+    r.store.append(job, r.clock.now(), kind, data)
+
+
+def test_a_command_that_succeeds_reaches_its_outcome_and_settles() -> None:
+    r = rig(exit_code=0)
+    job = r.record()
+    end = r.run(job)
+    assert end.ending is Ending.OUTCOME
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    kinds = r.kinds(job)
+    assert kinds[:5] == ["job-recorded", "submitting", "created", "confirmed", "released"]
+    assert kinds[-2:] == ["outcome", "settled"]
+    (oid,) = r.scheduler.objects()
+    assert r.scheduler.released_times(oid) == 1
+    assert r.scheduler.count("create_held") == 1
+
+
+def test_submitting_is_durable_before_the_create_request_goes_out() -> None:
+    r = rig(exit_code=0)
+    seen: list[str] = []
+    real = r.scheduler.create_held
+
+    def spying(spec: ObjectSpec) -> CreateAnswer:
+        seen.append(r.kinds(spec.name)[-1])
+        return real(spec)
+
+    r.scheduler.create_held = spying  # type: ignore[method-assign]
+    r.run(r.record())
+    assert seen == ["submitting"]
+
+
+def test_a_failing_command_is_an_outcome_that_is_not_success() -> None:
+    r = rig(exit_code=7)
+    end = r.run(r.record())
+    assert end.ending is Ending.OUTCOME
+    assert end.state.outcome.kind is OutcomeKind.FAILED
+    assert "exit code 7" in end.state.outcome.detail
+
+
+def test_a_lost_create_reply_is_recorded_unknown_never_resent_and_found_by_its_nonce() -> None:
+    r = rig(exit_code=0)
+    r.scheduler.lose_next_create_reply("socket timed out")
+    job = r.record()
+    end = r.run(job)
+    assert r.scheduler.count("create_held") == 1
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    kinds = r.kinds(job)
+    assert kinds[1:5] == ["submitting", "unknown", "found", "confirmed"]
+    (oid,) = r.scheduler.objects()
+    assert end.state.attempts[0].object_id == oid
+    assert r.scheduler.released_times(oid) == 1
+
+
+def test_a_refused_create_is_the_outcome_and_nothing_is_released() -> None:
+    r = rig(exit_code=0)
+    r.scheduler.refuse_next_create("invalid partition")
+    end = r.run(r.record())
+    assert end.state.outcome.kind is OutcomeKind.REFUSED
+    assert r.scheduler.count("release") == 0
+
+
+def test_a_node_failure_is_tried_again_in_a_new_attempt_with_a_new_nonce() -> None:
+    r = rig(exit_code=None)
+    job = r.record()
+    failed_once = {"done": False}
+    real = r.scheduler.query
+
+    def query(names):  # type: ignore[no-untyped-def]
+        for oid, obj in r.scheduler.objects().items():
+            if obj.view.state is ObjectState.PENDING:
+                if not failed_once["done"]:
+                    failed_once["done"] = True
+                    r.scheduler.fail_node(oid)
+                else:
+                    r.scheduler.finish(oid, 0)
+        return real(names)
+
+    r.scheduler.query = query  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    first, second = end.state.attempts
+    assert first.object_state is ObjectState.NODE_FAIL and first.nonce != second.nonce
+    assert r.scheduler.count("create_held") == 2
+
+
+def test_preemption_on_every_attempt_fails_after_max_attempts() -> None:
+    r = rig(exit_code=None)
+    job = r.record(max_attempts=2)
+    real = r.scheduler.query
+
+    def query(names):  # type: ignore[no-untyped-def]
+        for oid, obj in r.scheduler.objects().items():
+            if obj.view.state is ObjectState.PENDING:
+                r.scheduler.preempt(oid)
+        return real(names)
+
+    r.scheduler.query = query  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.FAILED
+    assert len(end.state.attempts) == 2
+
+
+def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_before() -> None:
+    r = rig(exit_code=None, absence=5.0, poll=1.0)
+    job = r.record()
+    real = r.scheduler.query
+
+    def query(names):  # type: ignore[no-untyped-def]
+        for oid, obj in r.scheduler.objects().items():
+            if obj.view.state is ObjectState.PENDING:
+                r.scheduler.vanish(oid)
+        return real(names)
+
+    r.scheduler.query = query  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.ESCALATED
+    assert "vanished" in end.state.outcome.detail
+    absent_at = next(line.at for line in r.store.read(job).events if line.kind == "absent")
+    escalated_at = next(line.at for line in r.store.read(job).events if line.kind == "escalated")
+    assert (escalated_at - absent_at).total_seconds() > 5.0
+
+
+def test_an_unknown_attempt_never_seen_leads_to_a_new_attempt_and_stays_outstanding() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=5.0)
+    r.scheduler.lose_next_create_reply()
+    job = r.record()
+    real_create = r.scheduler.create_held
+
+    def create(spec: ObjectSpec) -> CreateAnswer:
+        answer = real_create(spec)
+        if spec.nonce == Nonce("n1"):  # the object was never really made: it never shows
+            for oid, obj in r.scheduler.objects().items():
+                if obj.view.nonce == spec.nonce:
+                    r.scheduler.vanish(oid)
+        return answer
+
+    r.scheduler.create_held = create  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert end.ending is Ending.OUTSTANDING
+    assert [o.attempt for o in end.left] == [1]
+    assert end.state.attempts[0].order is OrderState.UNKNOWN
+
+
+def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelled_never_released() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=50.0)
+    r.scheduler.lose_next_create_reply()
+    job = r.record()
+    late: list[ObjectId] = []
+    real_create = r.scheduler.create_held
+
+    def create(spec: ObjectSpec) -> CreateAnswer:
+        answer = real_create(spec)
+        if spec.nonce == Nonce("n1"):
+            late.extend(o for o, obj in r.scheduler.objects().items() if obj.view.nonce == spec.nonce)
+            r.scheduler.vanish(late[0])
+        return answer
+
+    r.scheduler.create_held = create  # type: ignore[method-assign]
+    real_query = r.scheduler.query
+
+    def query(names):  # type: ignore[no-untyped-def]
+        if any(obj.view.state is ObjectState.COMPLETED for obj in r.scheduler.objects().values()):
+            r.scheduler.reappear(late[0])
+        return real_query(names)
+
+    r.scheduler.query = query  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.ending is Ending.OUTCOME and end.state.settled
+    assert r.scheduler.released_times(late[0]) == 0
+    assert r.scheduler.get(late[0]).view.state is ObjectState.CANCELLED
+
+
+def test_a_scheduler_that_stops_answering_makes_the_supervisor_give_up() -> None:
+    r = rig(exit_code=None, giveup=5.0, poll=1.0)
+    job = r.record()
+    r.scheduler.query = lambda names: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
+    end = r.run(job)
+    assert end.ending is Ending.GAVE_UP
+    assert "controller down" in end.detail
+    assert r.scheduler.count("cancel") == 0
+
+
+def test_a_stop_request_drains_and_never_cancels_the_job() -> None:
+    r = rig(exit_code=None)
+    job = r.record()
+    end = r.run(job, StopAfter(r.clock, waits=2))
+    assert end.ending is Ending.DRAINED
+    assert r.scheduler.count("cancel") == 0
+    assert r.state(job).attempts[0].order is OrderState.RELEASED
+    assert r.store.health(job).held is False
+
+
+def test_reattaching_after_a_crash_mid_create_records_unknown_and_never_resends() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=2.0)
+    job = r.record()
+    _append(r, job, ev.Submitting(1, Nonce("old")))
+    end = r.run(job)
+    kinds = r.kinds(job)
+    assert kinds[2] == "unknown"
+    assert all(spec_nonce != "old" for _, spec_nonce in
+               [(m, a.nonce) for m, a in r.scheduler.log if m == "create_held" and hasattr(a, "nonce")])
+    assert end.state.attempts[0].order is OrderState.UNKNOWN
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+
+
+def test_an_object_carrying_our_nonce_under_another_id_is_escalated_never_released() -> None:
+    r = rig(exit_code=0)
+    job = r.record()
+    _append(r, job, ev.Submitting(1, Nonce("n-real")))
+    _append(r, job, ev.Created(1, ObjectId("someone-else")))
+    other = r.scheduler.add_foreign(JobId(job), nonce=Nonce("n-real"))
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.ESCALATED
+    assert "mismatch" in end.state.outcome.detail
+    assert r.scheduler.count("release") == 0
+    assert r.scheduler.get(other).view.state is ObjectState.HELD
+
+
+def test_the_loop_beats_the_lock_and_reports_supervised_at_rarely() -> None:
+    r = rig(exit_code=None, giveup=1000.0)
+    job = r.record()
+    end = r.run(job, StopAfter(r.clock, waits=25))
+    assert end.ending is Ending.DRAINED
+    assert r.store.health(job).last_loop is not None
+    assert 2 <= len(r.progress.alive) <= 3
+
+
+def test_a_store_that_fails_to_append_keeps_the_answer_and_commits_it_later() -> None:
+    from ports.job_store import StoreError
+
+    r = rig(exit_code=0, giveup=100.0)
+    job = r.record()
+    real_append = r.store.append
+    failures = {"left": 3}
+
+    def append(j, at, kind, data):  # type: ignore[no-untyped-def]
+        if kind == "created" and failures["left"]:
+            failures["left"] -= 1
+            raise StoreError("disk full")
+        return real_append(j, at, kind, data)
+
+    r.store.append = append  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert r.scheduler.count("create_held") == 1
+    assert r.kinds(job).count("created") == 1
