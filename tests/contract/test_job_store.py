@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
+from adapters.host.system import SystemHost
 from adapters.store.memory import InMemoryStore
+from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import LoopHealth
 from ports.job_store import JobExists, JobStore, LockBusy, StoreError, UnknownJob
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -20,20 +27,55 @@ JOB = JobId("analysis-1")
 class Backend:
     name: str
     open: Callable[[], JobStore]  # a new handle on the same stored records
-    cross_process: bool
+    child_opens: str | None = None  # Python that opens the same store as `store` in another process
+    opened: list[JobStore] = field(default_factory=list)
 
 
-def _memory(tmp_path) -> Backend:
+def _memory(tmp_path: Path) -> Backend:
     store = InMemoryStore()
-    return Backend("memory", lambda: store, cross_process=False)
+    return Backend("memory", lambda: store)
 
 
-BACKENDS = {"memory": _memory}
+def _sqlite(tmp_path: Path) -> Backend:
+    root = tmp_path / "records"
+    backend = Backend(
+        "sqlite",
+        lambda: _keep(backend, SqliteStore.open(root, SystemHost())),
+        child_opens=(
+            "import pathlib; from adapters.host.system import SystemHost;"
+            "from adapters.store.sqlite.store import SqliteStore;"
+            f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())"
+        ),
+    )
+    return backend
+
+
+def _keep(backend: Backend, store: SqliteStore) -> SqliteStore:
+    backend.opened.append(store)
+    return store
+
+
+BACKENDS = {"memory": _memory, "sqlite": _sqlite}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request, tmp_path) -> Iterator[Backend]:
-    yield BACKENDS[request.param](tmp_path)
+    made = BACKENDS[request.param](tmp_path)
+    yield made
+    for store in made.opened:
+        store.close()  # type: ignore[attr-defined]
+
+
+def _child(backend: Backend, body: str) -> subprocess.Popen[str]:
+    """Another process on the same store, running ``body`` (``store`` is open); talks over pipes."""
+    if backend.child_opens is None:
+        pytest.skip(f"the {backend.name} store lives in one process: no other process can reach it")
+    return subprocess.Popen(
+        [sys.executable, "-c", f"{backend.child_opens}\n{body}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.fixture
@@ -186,3 +228,71 @@ def test_locks_of_different_jobs_are_independent(store):
 def test_the_store_names_itself(store):
     identity = store.identity()
     assert identity.backend and identity.location
+
+
+# --- across processes: what only a store on disk can promise ---------------------------------------
+
+CHILD_HOLDS_LOCK = """
+import sys
+from datetime import datetime, UTC
+with store.lock("analysis-1") as held:
+    held.beat(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend):
+    child = _child(backend, CHILD_HOLDS_LOCK)
+    try:
+        assert child.stdout.readline() == "held\n"
+        store = backend.open()
+        with pytest.raises(LockBusy), store.lock(JOB):
+            pass
+        assert store.health(JOB) == LoopHealth(held=True, last_loop=T0)
+        child.stdin.close()
+        assert child.wait(timeout=30) == 0
+        with store.lock(JOB):
+            pass
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend):
+    child = _child(backend, CHILD_HOLDS_LOCK)
+    try:
+        assert child.stdout.readline() == "held\n"
+        store = backend.open()
+        assert store.health(JOB).held
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert store.health(JOB) == LoopHealth(held=False, last_loop=T0)
+    with store.lock(JOB) as held:
+        held.beat(T0 + timedelta(minutes=1))
+    assert store.health(JOB).last_loop == T0 + timedelta(minutes=1)
+
+
+def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_once(backend):
+    backend.open().create(JOB, T0, "created", {})
+    child = _child(
+        backend,
+        "from datetime import datetime, UTC\n"
+        "for i in range(10_000):\n"
+        "    seq = store.append('analysis-1', datetime.now(UTC), 'note', {'i': i})\n"
+        "    print(seq, flush=True)\n",
+    )
+    acknowledged = []
+    try:
+        while len(acknowledged) < 20:
+            acknowledged.append(int(child.stdout.readline()))
+    finally:
+        child.send_signal(signal.SIGKILL)  # right after an append returned, maybe during the next one
+        child.wait()
+    record = backend.open().read(JOB)
+    seqs = [e.seq for e in record.events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert set(acknowledged) <= set(seqs)
+    assert [e.data["i"] for e in record.events[1:]] == list(range(len(seqs) - 1))

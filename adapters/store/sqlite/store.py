@@ -1,0 +1,213 @@
+"""SqliteStore: a job's record as rows in one SQLite file of the record root; its lock, an flock beside it."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from adapters.durable.lock import FlockLock, LockHeld, is_held
+from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.sync import sync_dir
+from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.record_root import RecordRoot, open_record_root
+from adapters.store.sqlite.engine import READ_ONLY, make_engine
+from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
+from adapters.store.sqlite.schema import ensure_schema
+from adapters.store.sqlite.tables import EventRow, JobRow
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from ports.host import HostInfo
+from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
+
+DB_FILE = "records.db"
+SCHEMA_LOCK = "schema.lock"
+LOCKS_DIR = "locks"
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+# A probe of the lock (health, from another process) holds a shared flock for an instant; a taker
+# that meets one retries briefly instead of reporting a live holder that is not there.
+_LOCK_RETRIES = (0.005, 0.01, 0.02, 0.04)
+
+
+class SqliteStore:
+    def __init__(self, root: RecordRoot, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self.root = root
+        self.db_path = root.path / DB_FILE
+        self._busy_timeout_ms = busy_timeout_ms
+        try:
+            self._locks = ensure_private_dir(root.path / LOCKS_DIR)
+        except UnsafeDirectory as exc:
+            raise StoreError(f"record root {root.path}: {exc}") from None
+        _create_private_file(self.db_path)
+        self._engine = make_engine(self.db_path, busy_timeout_ms=busy_timeout_ms)
+        try:
+            with self._errors():
+                ensure_schema(self._engine, self.db_path, root.path / SCHEMA_LOCK, read_only_option=READ_ONLY)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    @classmethod
+    def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:
+        """Check ``root`` (local, private, this host's; RecordRootRefused if not) and open its store."""
+        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the record -------------------------------------------------------------------------------
+
+    def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
+        when, encoded = encode_time(at), encode_data(data)
+        try:
+            with self._errors(), self._engine.begin() as conn:
+                made = conn.execute(insert(JobRow).values(name=job, created_at=when).returning(JobRow.id))
+                job_id = made.scalar_one()
+                conn.execute(insert(EventRow).values(job_id=job_id, seq=1, at=when, kind=kind, data=encoded))
+        except _Exists:
+            raise JobExists(f"job {job} is already recorded") from None
+
+    def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
+        when, encoded = encode_time(at), encode_data(data)
+        with self._errors(), self._engine.begin() as conn:
+            job_id = self._job_id(conn, job)
+            last = conn.execute(select(func.max(EventRow.seq)).where(EventRow.job_id == job_id)).scalar_one()
+            seq = int(last or 0) + 1
+            conn.execute(insert(EventRow).values(job_id=job_id, seq=seq, at=when, kind=kind, data=encoded))
+        return seq  # the commit returned: with synchronous=FULL the line is on disk
+
+    def read(self, job: JobId) -> JobRecord:
+        with self._errors(), self._reading() as conn:
+            job_id = self._job_id(conn, job)
+            rows = conn.execute(
+                select(EventRow.seq, EventRow.at, EventRow.kind, EventRow.data)
+                .where(EventRow.job_id == job_id)
+                .order_by(EventRow.seq)
+            ).all()
+        events = []
+        for expected, (seq, at, kind, data) in enumerate(rows, start=1):
+            if seq != expected:
+                raise StoreError(f"record of job {job} in {self.db_path} is damaged: event {expected} is missing")
+            try:
+                events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
+            except (ValueError, TypeError) as exc:
+                raise StoreError(f"record of job {job} in {self.db_path} is damaged at event {seq}: {exc}") from None
+        return JobRecord(job=job, events=tuple(events))
+
+    def jobs(self) -> list[JobId]:
+        with self._errors(), self._reading() as conn:
+            return [JobId(name) for name in conn.execute(select(JobRow.name).order_by(JobRow.id)).scalars()]
+
+    def identity(self) -> StoreIdentity:
+        st = os.stat(self.db_path)
+        return StoreIdentity(
+            backend="sqlite", location=str(self.db_path), host=self.root.host, device=st.st_dev, inode=st.st_ino
+        )
+
+    # --- the lock ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, job: JobId) -> Iterator[FlockJobLock]:
+        flock = FlockLock(self._lock_path(job))
+        for pause in (*_LOCK_RETRIES, None):
+            try:
+                flock.acquire()
+                break
+            except LockHeld:
+                if pause is None:
+                    raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)") from None
+                time.sleep(pause)
+            except OSError as exc:
+                raise StoreError(f"lock of job {job} cannot be taken: {exc.strerror or exc}") from None
+        held = FlockJobLock(flock, job)
+        try:
+            yield held
+        finally:
+            held.release()
+
+    def health(self, job: JobId) -> LoopHealth:
+        path = self._lock_path(job)
+        try:
+            held = is_held(path)
+        except OSError:
+            held = False  # display only: an unreadable lock file shows as not held
+        return LoopHealth(held=held, last_loop=read_beat(path))
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _lock_path(self, job: JobId) -> Path:
+        return self._locks / lock_file_name(job)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        # A deferred BEGIN: a reader sees one snapshot and never queues behind writers (WAL).
+        with self._engine.connect().execution_options(**{READ_ONLY: True}) as conn, conn.begin():
+            yield conn
+
+    @staticmethod
+    def _job_id(conn: Connection, job: JobId) -> int:
+        job_id = conn.execute(select(JobRow.id).where(JobRow.name == job)).scalar_one_or_none()
+        if job_id is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        return int(job_id)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn what SQLite says into one StoreError line naming the store; never a traceback."""
+        try:
+            yield
+        except IntegrityError as exc:
+            if "UNIQUE constraint failed: jobs.name" in str(exc.orig):
+                raise _Exists() from None
+            raise StoreError(f"record store {self.db_path} refused a write: {exc.orig}") from None
+        except SQLAlchemyError as exc:
+            raise StoreError(describe_sqlite_error(self.db_path, exc, self._busy_timeout_ms)) from None
+        except OSError as exc:
+            raise StoreError(f"record store {self.db_path} cannot be used: {exc.strerror or exc}") from None
+
+
+class _Exists(Exception):
+    pass
+
+
+def describe_sqlite_error(db: Path, exc: SQLAlchemyError, busy_timeout_ms: int) -> str:
+    message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    if "file is not a database" in message:
+        return f"record store {db} is not a SQLite database (damaged, or another program's file)"
+    if "malformed" in message or "corrupt" in message:
+        return f"record store {db} is damaged ({message}); copy it aside before anything else"
+    if "database is locked" in message or "database is busy" in message:
+        return (
+            f"record store {db} stayed locked by another process for longer than busy_timeout "
+            f"({busy_timeout_ms} ms); nothing was written"
+        )
+    if "unable to open" in message or "readonly" in message or "disk I/O" in message:
+        return f"record store {db} cannot be used: {message}"
+    return f"record store {db}: {message}"
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the database 0600 ourselves (SQLite would honour the umask), never through a symlink."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise StoreError(f"record store {path} is a symbolic link; refusing to open it") from None
+        return
+    except OSError as exc:
+        raise StoreError(f"record store {path} cannot be created: {exc.strerror or exc}") from None
+    os.close(fd)
+    sync_dir(path.parent)

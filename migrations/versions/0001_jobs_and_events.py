@@ -1,0 +1,55 @@
+"""Jobs and their append-only event lines
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-11-30
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0001"
+down_revision: str | None = None
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "jobs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("name", sa.String(length=255), nullable=False),
+        sa.Column("created_at", sa.String(length=32), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_jobs")),
+        sa.UniqueConstraint("name", name=op.f("uq_jobs_name")),
+    )
+    op.create_table(
+        "events",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("job_id", sa.Integer(), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("at", sa.String(length=32), nullable=False),
+        sa.Column("kind", sa.String(length=64), nullable=False),
+        sa.Column("data", sa.Text(), nullable=False),
+        sa.ForeignKeyConstraint(["job_id"], ["jobs.id"], name=op.f("fk_events_job_id_jobs")),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_events")),
+        sa.UniqueConstraint("job_id", "seq", name=op.f("uq_events_job_id_seq")),
+    )
+    # A record is never edited: refuse it in the database too, not only in the code.
+    op.execute(
+        "CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events "
+        "BEGIN SELECT RAISE(ABORT, 'events are append-only'); END"
+    )
+    op.execute(
+        "CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events "
+        "BEGIN SELECT RAISE(ABORT, 'events are append-only'); END"
+    )
+
+
+def downgrade() -> None:
+    op.execute("DROP TRIGGER events_append_only_delete")
+    op.execute("DROP TRIGGER events_append_only_update")
+    op.drop_table("events")
+    op.drop_table("jobs")
