@@ -132,11 +132,14 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.Unknown(attempt=n):
             return _set(state, n, order=OrderState.UNKNOWN)
         case ev.Found(attempt=n, object_id=oid):
-            return _set(state, n, order=OrderState.CREATED, object_id=oid, absent_since=None)
+            return _set(state, n, order=OrderState.CREATED, object_id=oid, object_state=ObjectState.HELD,
+                        absent_since=None)
         case ev.Confirmed(attempt=n, object_id=oid):
             return _set(state, n, order=OrderState.CONFIRMED, object_id=oid)
         case ev.Released(attempt=n, object_id=oid):
-            return _set(state, n, order=OrderState.RELEASED, object_id=oid)
+            held = state.attempt(n).object_state in (None, ObjectState.HELD)
+            return _set(state, n, order=OrderState.RELEASED, object_id=oid,
+                        object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
         case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
             return _set(state, n, object_state=ObjectState(s), exit_code=code, signal=sig, reason=why,
                         absent_since=None)
