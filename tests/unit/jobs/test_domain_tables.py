@@ -123,7 +123,7 @@ def test_observe_absence_becomes_vanished_only_after_the_deadline() -> None:
     empty = QueryResult((), True)
     assert sv.observe(state, empty, T0 + timedelta(seconds=60), POLICY) == []
     late = sv.observe(state, empty, T0 + timedelta(seconds=61), POLICY)
-    assert [e.KIND for e in late] == ["escalated"] and "vanished" == late[0].reason  # type: ignore[union-attr]
+    assert [e.KIND for e in late] == ["escalated"] and late[0].reason == "vanished"  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------ plan
