@@ -1,0 +1,124 @@
+"""Pointer files on disk: private, whole, and a damaged one reported rather than crashing a command."""
+
+from __future__ import annotations
+
+import os
+import stat
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from adapters.store.pointer_files import FilePointers, default_pointer_dir
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
+from domain.model.jobs.record import HostIdentity
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def _pointer(job: str = "analysis-1", state: str = "running") -> Pointer:
+    return Pointer(
+        job=JobId(job),
+        host="login1",
+        record_root="/var/tmp/dunscaith-ada",
+        root_host=HostIdentity(machine_id="a" * 32, hostname="login1"),
+        binary="/opt/dunscaith/bin/dunscaith",
+        cluster="local",
+        adapter="local",
+        state=state,
+        state_at=T0,
+        supervised_at=None,
+    )
+
+
+@pytest.fixture
+def config(tmp_path):
+    return tmp_path / "home" / ".config"
+
+
+@pytest.fixture
+def pointers(config):
+    return FilePointers(config / "dunscaith" / "jobs")
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_a_missing_pointer_is_no_pointer(pointers):
+    with pytest.raises(NoPointer, match="no pointer for job analysis-1"):
+        pointers.read(JobId("analysis-1"))
+    assert pointers.all() == []
+
+
+def test_a_damaged_pointer_is_reported_by_read_and_listed_by_all(pointers):
+    pointers.write(_pointer("good"))
+    (pointers.directory / "bad").write_text('{"version": 1, "job": "bad"')
+    with pytest.raises(DamagedPointer, match="pointer of job bad is damaged"):
+        pointers.read(JobId("bad"))
+    readings = {r.job: r for r in pointers.all()}
+    assert readings["good"].pointer == _pointer("good") and readings["good"].problem is None
+    assert readings["bad"].pointer is None and "damaged" in readings["bad"].problem
+
+
+def test_a_pointer_that_is_a_symlink_or_a_directory_is_damaged_and_not_followed(pointers, tmp_path):
+    pointers.write(_pointer("real"))
+    target = tmp_path / "elsewhere"
+    target.write_bytes(encode_pointer(_pointer("linked")))
+    (pointers.directory / "linked").symlink_to(target)
+    (pointers.directory / "dir").mkdir()
+    with pytest.raises(DamagedPointer, match="symbolic link"):
+        pointers.read(JobId("linked"))
+    with pytest.raises(DamagedPointer, match="not a regular file"):
+        pointers.read(JobId("dir"))
+
+
+def test_a_pointer_owned_by_someone_else_is_damaged(pointers):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another user")
+    pointers.write(_pointer())
+    os.chown(pointers.directory / "analysis-1", 65534, 65534)
+    with pytest.raises(DamagedPointer, match="owned by uid 65534"):
+        pointers.read(JobId("analysis-1"))
+
+
+def test_a_job_name_that_is_not_a_file_name_is_refused_before_anything_is_written(pointers):
+    with pytest.raises(BadPointerName):
+        pointers.write(_pointer("../escape"))
+    assert not (pointers.directory.parent / "escape").exists()
+
+
+def test_pointers_are_0600_in_0700_directories_and_the_config_home_is_left_alone(pointers, config):
+    config.mkdir(parents=True, mode=0o755)
+    os.chmod(config, 0o755)
+    pointers.write(_pointer())
+    assert _mode(pointers.directory / "analysis-1") == 0o600
+    assert _mode(pointers.directory) == 0o700
+    assert _mode(pointers.directory.parent) == 0o700
+    assert _mode(config) == 0o755
+
+
+def test_a_rewrite_replaces_the_pointer_whole_and_leaves_no_staging_file(pointers):
+    pointers.write(_pointer(state="submitting"))
+    later = _pointer(state="running").with_supervised(T0 + timedelta(minutes=5))
+    pointers.write(later)
+    assert pointers.read(JobId("analysis-1")) == later
+    assert os.listdir(pointers.directory) == ["analysis-1"]
+
+
+def test_all_skips_staging_files_of_a_writer_that_died(pointers):
+    pointers.write(_pointer())
+    (pointers.directory / ".staging.other.123.abc").write_text("half")
+    assert [r.job for r in pointers.all()] == ["analysis-1"]
+
+
+def test_remove_forgets_a_pointer_and_tolerates_a_missing_one(pointers):
+    pointers.write(_pointer())
+    pointers.remove(JobId("analysis-1"))
+    pointers.remove(JobId("analysis-1"))
+    assert pointers.all() == []
+
+
+def test_pointers_live_under_the_xdg_config_home_when_it_is_set(tmp_path):
+    assert default_pointer_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "dunscaith" / "jobs"
+    assert default_pointer_dir({"XDG_CONFIG_HOME": "relative"}).parts[-3:] == (".config", "dunscaith", "jobs")

@@ -1,0 +1,119 @@
+"""The pointer as a value: its one encoding, what counts as damaged, its name, and the write throttle."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import (
+    BadPointerName,
+    DamagedPointer,
+    Pointer,
+    decode_pointer,
+    encode_pointer,
+    pointer_file_name,
+    supervised_at_due,
+)
+from domain.model.jobs.record import HostIdentity
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+POINTER = Pointer(
+    job=JobId("analysis-1"),
+    host="login1",
+    record_root="/var/tmp/dunscaith-ada",
+    root_host=HostIdentity(machine_id="a" * 32, hostname="login1"),
+    binary="/home/ada/.venv/bin/dunscaith",
+    cluster="local",
+    adapter="local",
+    state="running",
+    state_at=T0,
+    supervised_at=None,
+)
+
+
+def _fields(**changes):
+    fields = json.loads(encode_pointer(POINTER))
+    fields.update(changes)
+    return json.dumps(fields)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("", "not JSON"),
+        ('{"version": 1', "not JSON"),
+        ("[]", "expected a JSON object"),
+        (_fields(version=2), "version 2"),
+        (_fields(job="other"), "names job other"),
+        (_fields(binary="dunscaith"), "binary is not an absolute path"),
+        (_fields(record_root="var/tmp"), "record_root is not an absolute path"),
+        (_fields(state_at="yesterday"), "state_at is not a time"),
+        (_fields(state_at="2026-01-01T12:00:00"), "state_at has no time zone"),
+        (_fields(extra=1), "unexpected field(s) extra"),
+        (json.dumps({k: v for k, v in json.loads(encode_pointer(POINTER)).items() if k != "host"}), "missing"),
+        (_fields(supervised_at=5), "wrong type"),
+        (b"\xff\xfe", "not JSON"),
+    ],
+)
+def test_a_damaged_pointer_is_reported_with_its_job_and_why(text, why):
+    with pytest.raises(DamagedPointer) as caught:
+        decode_pointer("analysis-1", text)
+    assert "analysis-1" in str(caught.value) and why in str(caught.value)
+
+
+def test_a_pointer_reads_back_as_written():
+    assert decode_pointer("analysis-1", encode_pointer(POINTER)) == POINTER
+    supervised = POINTER.with_state("held", T0 + timedelta(seconds=5)).with_supervised(T0 + timedelta(minutes=5))
+    again = decode_pointer("analysis-1", encode_pointer(supervised))
+    assert again == supervised and again.state == "held" and again.supervised_at == T0 + timedelta(minutes=5)
+
+
+def test_a_pointer_is_one_line_of_canonical_json():
+    data = encode_pointer(POINTER)
+    assert data.endswith(b"\n") and data.count(b"\n") == 1
+    assert encode_pointer(decode_pointer("analysis-1", data)) == data
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("", "empty"), ("a/b", "'/'"), ("../x", "'/'"), (".hidden", "starts with '.'"), ("..", "starts with '.'"),
+     ("a\0b", "NUL"), ("x" * 256, "longer than 255")],
+)
+def test_a_job_name_that_cannot_be_a_file_name_is_refused(name, why):
+    with pytest.raises(BadPointerName, match=why):
+        pointer_file_name(name)
+
+
+def test_an_ordinary_job_name_is_its_own_file_name():
+    assert pointer_file_name("analysis-1.v2_b") == "analysis-1.v2_b"
+
+
+POLL = timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(
+    ("last", "now", "due"),
+    [
+        (None, T0, True),
+        (T0, T0, False),
+        (T0, T0 + 9 * POLL, False),
+        (T0, T0 + 10 * POLL - timedelta(microseconds=1), False),
+        (T0, T0 + 10 * POLL, True),
+        (T0, T0 + 25 * POLL, True),
+        (T0, T0 - timedelta(seconds=1), True),  # the clock went back: write rather than stay silent
+    ],
+)
+def test_supervised_at_is_written_at_most_once_every_ten_poll_intervals(last, now, due):
+    assert supervised_at_due(last, now, POLL) is due
+
+
+def test_over_an_hour_of_thirty_second_polls_supervised_at_is_written_twelve_times():
+    last, writes = None, 0
+    for loop in range(120):
+        now = T0 + loop * POLL
+        if supervised_at_due(last, now, POLL):
+            last, writes = now, writes + 1
+    assert writes == 12
