@@ -1,0 +1,367 @@
+"""``LocalScheduler``: a real scheduler for this machine, its objects owned by ``dunscaith remote run``.
+
+Objects live in ``<root>/local-scheduler/<object id>/`` (layout in ``layout.py``). Nothing runs until
+``release``; every decision before the start is a step of a compare-and-set log (``steps.py``).
+
+Release, and why it never starts an object twice
+------------------------------------------------
+1. take ``launch.lock`` (flock), the mark of "someone is responsible for starting this object";
+2. append step ``release`` (HELD → PENDING);
+3. append step ``start`` (PENDING → STARTED); a ``hold`` or ``cancel`` appended first wins instead;
+4. spawn ``dunscaith remote run`` detached, handing it the launch lock's descriptor, so the lock stays
+   held for the whole life of the process owner.
+
+Only the actor whose ``start`` step was linked spawns, so a second release (from any process) finds
+STARTED and does nothing. A crash is always visible afterwards, because the launch lock is released
+by the kernel when its last holder dies:
+
+- killed after 2, before 3: PENDING with nobody holding the launch lock. Nothing ran and nothing can
+  start it; a later ``release`` takes the lock and carries on from step 3 (``query`` says so in the
+  object's reason). ``hold`` and ``cancel`` work on it as on any pending object.
+- killed after 3, before 4 (or the process owner died before its instance existed): STARTED, no
+  launch lock held, no instance. Nothing ran and nothing ever will: the object is reported
+  BOOT_FAIL, final, and a new attempt is the way on.
+
+Started objects are read from their instance directory (``instance.py``) and cancelled with
+``dunscaith remote terminate``. ``requeue`` is refused: an instance directory runs one worker once.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from adapters.durable.lock import FlockLock, LockHeld, is_held
+from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.publish import publish
+from adapters.durable.sync import sync_dir
+from adapters.scheduler.local import spawn
+from adapters.scheduler.local.instance import InstanceReading, read_instance
+from adapters.scheduler.local.layout import (
+    ENV,
+    INSTANCE_DIR,
+    LAUNCH_LOCK,
+    OBJECT,
+    SCRIPT,
+    StoredSpec,
+    decode_spec,
+    encode_env,
+    is_object_id,
+    name_digest,
+    new_object_id,
+)
+from adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
+from adapters.scheduler.local.views import view_of
+from domain.model.jobs.ids import JobId, ObjectId
+from domain.model.jobs.objects import (
+    ENDED,
+    CreateAnswer,
+    CreateOutcome,
+    ObjectSpec,
+    ObjectView,
+    QueryResult,
+)
+from domain.model.strict_json import DecodeError
+from ports.scheduler import SchedulerError
+
+DIRECTORY = "local-scheduler"
+_PROBE_PATIENCE = 0.5  # a status probe holds a shared lock for an instant; a real holder for longer
+_CAS_ATTEMPTS = 20  # each lost compare-and-set means another actor decided; the log is short
+
+
+class LocalScheduler:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        dunscaith: Sequence[str] | None = None,
+        grace_seconds: float = 10.0,
+        terminate_wait_seconds: float = 30.0,
+        checkpoint: Callable[[str], None] | None = None,
+    ) -> None:
+        """Objects under ``root/local-scheduler``. ``checkpoint`` is a fault-injection seam for tests,
+        called after each durable step of a release ("released", "start-decided", "spawned")."""
+        self.base = ensure_private_dir(root / DIRECTORY, parents=True)
+        self._dunscaith = tuple(dunscaith) if dunscaith is not None else spawn.default_dunscaith()
+        self._grace = grace_seconds
+        self._wait = terminate_wait_seconds
+        self._checkpoint = checkpoint or (lambda _name: None)
+        self._specs: dict[ObjectId, StoredSpec] = {}
+        self._final: dict[ObjectId, ObjectView] = {}  # an ended view never changes again
+        self._owners: dict[int, str] = {}
+        self._children: list[subprocess.Popen[bytes]] = []
+
+    # ------------------------------------------------------------------ create
+
+    def create_held(self, spec: ObjectSpec) -> CreateAnswer:
+        problem = _refusal(spec)
+        if problem:
+            return CreateAnswer(CreateOutcome.REFUSED, None, problem)
+        object_id = new_object_id(spec.name, datetime.now(UTC))
+        directory = self.base / object_id
+        try:
+            os.mkdir(directory, 0o700)
+        except OSError as exc:
+            return CreateAnswer(CreateOutcome.REFUSED, None, f"cannot make {directory}: {exc.strerror}")
+        try:
+            publish(directory, ENV, encode_env({**os.environ, **spec.env}))
+            if spec.script is not None:
+                publish(directory, SCRIPT, spec.script.encode(), mode=0o700)
+            stored = StoredSpec(
+                object_id=object_id,
+                name=spec.name,
+                nonce=spec.nonce,
+                command=spec.command,
+                script=spec.script is not None,
+                workdir=os.path.abspath(spec.workdir or os.getcwd()),
+                created_at=datetime.now(UTC).isoformat(),
+            )
+            publish(directory, OBJECT, stored.encode())  # from here on the object exists
+            sync_dir(self.base)
+        except OSError as exc:
+            if os.path.lexists(directory / OBJECT):
+                return CreateAnswer(CreateOutcome.UNKNOWN, None, f"{object_id} may exist: {exc}")
+            return CreateAnswer(CreateOutcome.REFUSED, None, f"cannot write {directory}: {exc}")
+        return CreateAnswer(CreateOutcome.CREATED, object_id)
+
+    # ------------------------------------------------------------------ decisions before the start
+
+    def release(self, object_id: ObjectId) -> None:
+        directory = self._directory(object_id)
+        self._reap()
+        for _ in range(_CAS_ATTEMPTS):
+            steps = self._steps(directory)
+            if steps.phase is Phase.CANCELLED:
+                raise SchedulerError(f"{object_id} was cancelled; it will never start")
+            if steps.phase is Phase.STARTED:
+                return
+            lock = FlockLock(directory / LAUNCH_LOCK)
+            if not _acquire(lock):
+                if steps.phase is Phase.PENDING:
+                    return  # its releaser is alive and starting it
+                continue  # a concurrent release: read again
+            try:
+                if self._release_locked(object_id, directory, lock):
+                    return
+            finally:
+                lock.release()
+        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+
+    def _release_locked(self, object_id: ObjectId, directory: Path, lock: FlockLock) -> bool:
+        """True when the release is settled (started, or overtaken by a hold or cancel)."""
+        steps = self._steps(directory)
+        if steps.phase is Phase.HELD:
+            if not try_append(directory, steps, Action.RELEASE):
+                return False  # a cancel came first: read again
+            self._checkpoint("released")
+            steps = self._steps(directory)
+            if steps.phase is not Phase.PENDING:
+                return True  # a hold or cancel came right after this release: it stands
+        elif steps.phase is not Phase.PENDING:
+            return False
+        if not try_append(directory, steps, Action.START):
+            return True  # a hold or cancel overtook this release: it stands
+        self._checkpoint("start-decided")
+        spec = self._spec(object_id, directory)
+        try:
+            self._children.append(spawn.spawn_owner(self._dunscaith, spec, directory, lock.fd))
+        except OSError as exc:
+            raise SchedulerError(f"{object_id}: cannot start the process owner ({exc}); nothing ran") from None
+        self._checkpoint("spawned")
+        return True
+
+    def hold(self, object_id: ObjectId) -> None:
+        directory = self._directory(object_id)
+        for _ in range(_CAS_ATTEMPTS):
+            steps = self._steps(directory)
+            if steps.phase is Phase.HELD:
+                return
+            if steps.phase is Phase.CANCELLED:
+                raise SchedulerError(f"{object_id} was cancelled")
+            if steps.phase is Phase.STARTED:
+                raise SchedulerError(f"{object_id} has started; a started local object cannot be held")
+            if try_append(directory, steps, Action.HOLD):
+                return
+        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+
+    def requeue(self, object_id: ObjectId) -> None:
+        self._directory(object_id)
+        raise SchedulerError(
+            f"{object_id}: the local scheduler cannot requeue; an object runs once, so make a new object"
+        )
+
+    # ------------------------------------------------------------------ cancel
+
+    def cancel(self, object_id: ObjectId) -> None:
+        directory = self._directory(object_id)
+        for _ in range(_CAS_ATTEMPTS):
+            steps = self._steps(directory)
+            if steps.phase is Phase.CANCELLED:
+                return
+            if steps.phase is Phase.STARTED:
+                self._terminate(object_id, directory)
+                return
+            if try_append(directory, steps, Action.CANCEL):
+                return
+        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+
+    def _terminate(self, object_id: ObjectId, directory: Path) -> None:
+        view, reading = self._read(object_id, directory)
+        if view.state in ENDED:
+            return
+        nonce = reading.records.instance.nonce if reading and reading.records.instance else None
+        answer = spawn.terminate(
+            self._dunscaith, directory / INSTANCE_DIR, nonce=nonce, grace=self._grace, wait=self._wait
+        )
+        if answer.code == 0:
+            return
+        view, reading = self._read(object_id, directory)
+        if view.state in ENDED:
+            return
+        if reading is not None and reading.records.terminated is not None:
+            return  # another request (an emergency stop, say) is already ending it
+        raise SchedulerError(
+            f"{object_id}: the process owner did not confirm the cancel ({answer.word or answer.code})"
+        )
+
+    # ------------------------------------------------------------------ query
+
+    def query(self, names: Sequence[JobId]) -> QueryResult:
+        self._reap()
+        wanted = {name_digest(n) for n in names}
+        names_set = set(names)
+        try:
+            entries = sorted(os.listdir(self.base))
+        except OSError as exc:
+            return QueryResult((), complete=False, detail=f"cannot read {self.base}: {exc.strerror}")
+        found: list[ObjectView] = []
+        problems: list[str] = []
+        for entry in entries:
+            if not is_object_id(entry) or entry[:8] not in wanted:
+                continue
+            object_id = ObjectId(entry)
+            try:
+                view = self.view(object_id)
+            except _NotYetMade:
+                continue
+            except (DecodeError, OSError, SchedulerError) as exc:
+                problems.append(f"{object_id}: {exc}")
+                continue
+            if view.name in names_set:
+                found.append(view)
+        return QueryResult(tuple(found), complete=not problems, detail="; ".join(problems))
+
+    def view(self, object_id: ObjectId) -> ObjectView:
+        """One object's view (raises DecodeError, OSError, or _NotYetMade for a create in progress)."""
+        return self._read(object_id, self.base / object_id)[0]
+
+    def _read(self, object_id: ObjectId, directory: Path) -> tuple[ObjectView, InstanceReading | None]:
+        final = self._final.get(object_id)
+        if final is not None:
+            return final, None
+        spec = self._spec(object_id, directory)
+        owner = self._owner(directory)
+        launch_live = is_held(directory / LAUNCH_LOCK)  # before the steps and the instance: see views.py
+        steps = self._steps(directory)
+        reading = read_instance(directory / INSTANCE_DIR) if steps.phase is Phase.STARTED else None
+        view = view_of(spec, owner, steps.phase, launch_live, reading)
+        if view.state in ENDED:
+            self._final[object_id] = view
+        return view, reading
+
+    # ------------------------------------------------------------------ emergency stop
+
+    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+        result = self.query([name])
+        stopped: list[ObjectId] = []
+        failed: list[str] = []
+        for view in result.objects:
+            if view.state in ENDED or view.owner != self._owner(self.base):
+                continue
+            try:
+                self.cancel(view.object_id)
+                stopped.append(view.object_id)
+            except SchedulerError as exc:
+                failed.append(str(exc))
+        if failed or not result.complete:
+            done = ", ".join(stopped) or "nothing"
+            raise SchedulerError(
+                f"emergency stop of {name}: stopped {done}; not stopped: {'; '.join(failed or [result.detail])}"
+            )
+        return stopped
+
+    # ------------------------------------------------------------------ internals
+
+    def _directory(self, object_id: ObjectId) -> Path:
+        if not is_object_id(object_id):
+            raise SchedulerError(f"{object_id!r} is not an object of the local scheduler")
+        directory = self.base / object_id
+        if not os.path.lexists(directory / OBJECT):
+            raise SchedulerError(f"no object {object_id} in {self.base}")
+        return directory
+
+    def _spec(self, object_id: ObjectId, directory: Path) -> StoredSpec:
+        spec = self._specs.get(object_id)
+        if spec is None:
+            try:
+                fd = os.open(directory / OBJECT, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except FileNotFoundError:
+                raise _NotYetMade(object_id) from None
+            with os.fdopen(fd, "rb") as handle:
+                spec = decode_spec(handle.read(), directory)
+            self._specs[object_id] = spec
+        return spec
+
+    def _steps(self, directory: Path) -> Steps:
+        try:
+            return read_steps(directory, os.listdir(directory))
+        except (DecodeError, OSError) as exc:
+            raise SchedulerError(f"{directory.name}: cannot read its steps: {exc}") from None
+
+    def _owner(self, directory: Path) -> str:
+        uid = os.stat(directory, follow_symlinks=False).st_uid
+        if uid not in self._owners:
+            try:
+                self._owners[uid] = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                self._owners[uid] = str(uid)
+        return self._owners[uid]
+
+    def _reap(self) -> None:
+        """Collect process owners that ended, so a long-lived supervisor leaves no zombies."""
+        self._children = [child for child in self._children if child.poll() is None]
+
+
+class _NotYetMade(Exception):
+    """An object directory without its spec: a create in progress, or one that died before its spec."""
+
+
+def _acquire(lock: FlockLock) -> bool:
+    deadline = time.monotonic() + _PROBE_PATIENCE
+    while True:
+        try:
+            lock.acquire()
+            return True
+        except LockHeld:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+
+def _refusal(spec: ObjectSpec) -> str:
+    if not spec.name:
+        return "an object needs the job's name"
+    if not spec.nonce:
+        return "an object needs its attempt's nonce"
+    if bool(spec.command) == (spec.script is not None):
+        return "an object runs either a command or a script, not both and not neither"
+    if spec.options:
+        return f"the local scheduler takes no scheduler options (given: {' '.join(spec.options)})"
+    if spec.workdir is not None and not os.path.isdir(spec.workdir):
+        return f"the working directory {spec.workdir} does not exist"
+    return ""
