@@ -6,8 +6,8 @@ directory (never on a command line, so values stay out of ``ps``) only after ``i
 disk. The status pipe is close-on-exec: a successful ``execve`` closes it with nothing written, a
 failed start writes one JSON line, so the wrapper never confuses a failed start with an exit.
 
-It imports only the standard library and is run as ``python -m adapters.process.exec_side`` to keep
-the start cheap; ``dunscaith remote exec`` reaches the same ``main``.
+It imports only the standard library and is run as a script (``python -I -S .../exec_side.py``: no
+site, no user environment) to keep the start cheap; ``dunscaith remote exec`` reaches the same ``main``.
 """
 
 from __future__ import annotations

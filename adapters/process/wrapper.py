@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import json
 import os
+import queue
 import secrets
 import select
 import signal
@@ -26,6 +27,7 @@ from pathlib import Path
 from adapters.durable.lock import FlockLock, LockHeld
 from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.publish import STAGING_PREFIX, publish
+from adapters.process import exec_side
 from domain.model.remote_control import (
     FAILURE,
     INSTANCE,
@@ -82,13 +84,25 @@ def _high_fd(fd: int) -> int:
     return copy
 
 
-def _pump(source: int, wake: int, result: _Stdout) -> None:
+def _digest(chunks: queue.Queue[bytes | None], out: list[str]) -> None:
     digest = hashlib.sha256()
+    while (data := chunks.get()) is not None:
+        digest.update(data)  # releases the GIL: hashing runs beside the forwarding
+    out.append(digest.hexdigest())
+
+
+def _pump(source: int, wake: int, result: _Stdout) -> None:
+    """Forward ``source`` to fd 1 unchanged; count every byte; digest them on a second thread."""
+    chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
+    hexdigest: list[str] = []
+    hasher = threading.Thread(target=_digest, args=(chunks, hexdigest), name="stdout-digest", daemon=True)
+    hasher.start()
     count = 0
     forward = True
     try:
         while data := os.read(source, CHUNK):
             count += len(data)
+            chunks.put(data)
             if forward:
                 try:
                     view = memoryview(data)
@@ -96,9 +110,10 @@ def _pump(source: int, wake: int, result: _Stdout) -> None:
                         view = view[os.write(1, view):]
                 except OSError:  # EPIPE above all: the reader went away; keep draining and counting
                     forward = False
-            digest.update(data)
     finally:
-        result.count, result.digest, result.reader_gone = count, digest.hexdigest(), not forward
+        chunks.put(None)
+        hasher.join()
+        result.count, result.digest, result.reader_gone = count, hexdigest[0], not forward
         result.done = True
         with contextlib.suppress(OSError):
             os.write(wake, b"s")
@@ -160,7 +175,7 @@ class PosixWrapper:
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         try:
             pid = os.posix_spawn(
-                sys.executable, [sys.executable, "-m", "adapters.process.exec_side"], dict(os.environ),
+                sys.executable, [sys.executable, "-I", "-S", exec_side.__file__], dict(os.environ),
                 file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, bar_r, 3),
                               (os.POSIX_SPAWN_DUP2, st_w, 4)],
                 setpgroup=0, setsigmask=(), setsigdef=(signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE),

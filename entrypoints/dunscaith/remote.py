@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
@@ -25,20 +24,31 @@ from entrypoints.cli_support import BadInput, new_app
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
 
-class RemoteContainer(containers.DeclarativeContainer):
-    clock = providers.Singleton(SystemClock)
-    instance_files = providers.Factory(DirectoryInstanceFiles)
-    read_status = providers.Factory(ReadStatus)
-    terminate = providers.Factory(TerminateInstance, clock=clock)
-    wrapper = providers.Factory(PosixWrapper, clock=clock)
+def remote_container() -> Any:
+    """The container of the ``remote`` commands (clock, instance files, use cases, wrapper).
+
+    Built on first use, not at import: dependency-injector pulls in pydantic-settings (~0.1 s), and
+    ``remote run`` is started for every local job, so its start-up time is the wrapper's fixed cost.
+    Tests pass their own as ``obj`` (or as ``obj.remote``) to override providers.
+    """
+    from dependency_injector import containers, providers
+
+    class RemoteContainer(containers.DeclarativeContainer):
+        clock = providers.Singleton(SystemClock)
+        instance_files = providers.Factory(DirectoryInstanceFiles)
+        read_status = providers.Factory(ReadStatus)
+        terminate = providers.Factory(TerminateInstance, clock=clock)
+        wrapper = providers.Factory(PosixWrapper, clock=clock)
+
+    return RemoteContainer()
 
 
-def _container(ctx: typer.Context) -> RemoteContainer:
+def _container(ctx: typer.Context) -> Any:
     obj = ctx.obj
-    if isinstance(obj, RemoteContainer):
-        return obj
-    nested = getattr(obj, "remote", None)
-    return nested if isinstance(nested, RemoteContainer) else RemoteContainer()
+    for candidate in (getattr(obj, "remote", None), obj):
+        if candidate is not None and hasattr(candidate, "wrapper") and hasattr(candidate, "terminate"):
+            return candidate
+    return remote_container()
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:
