@@ -1,0 +1,160 @@
+"""MqssSite: the Munich Quantum Portal (MQSS) REST API, over httpx.
+
+The address is a constant here, never a setting: no flag and no variable moves it (tests give
+another through the container). The token goes only to that address: no redirect is followed,
+the environment's proxies and netrc are not read, and every request is relative to the base. One
+request per call, never retried: a job-making request whose answer is lost leaves a lost order.
+Answers are classified as the MQSS site page says: 401 and 403 are refusals, anything else that is
+not a success means a job may exist.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from domain.model.qdevices.answers import (
+    CheckAnswer,
+    JobAnswer,
+    JobRequestAnswer,
+    Phase,
+    ReadKind,
+    ResultRead,
+    StateRead,
+    classify_job_answer,
+    classify_read,
+)
+from domain.model.qdevices.sites import TRAITS, SiteName, Step
+from ports.site import JobRequest
+
+MQSS_BASE_URL = "https://portal.quantum.lrz.de:4000/v1/"
+TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
+PHASES = {
+    "PENDING": Phase.WAITING,
+    "WAITING": Phase.WAITING,
+    "COMPLETED": Phase.COMPLETED,
+    "FAILED": Phase.FAILED,
+    "CANCELLED": Phase.CANCELLED,
+}
+
+
+def _describe(response: httpx.Response) -> str:
+    if response.is_redirect:
+        return f"HTTP {response.status_code} redirect, not followed"
+    return f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _seconds(body: dict[str, Any]) -> float | None:
+    try:
+        start = datetime.strptime(body["timestamp_scheduled"], TIMESTAMP)
+        end = datetime.strptime(body["timestamp_completed"], TIMESTAMP)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+class MqssSite:
+    name = SiteName.MQSS
+    steps: tuple[Step, ...] = (Step.CREATE,)
+
+    def __init__(self, token: str, base_url: str = MQSS_BASE_URL, timeout: float = 30.0) -> None:
+        self._client = httpx.Client(
+            base_url=base_url,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            transport=httpx.HTTPTransport(retries=0),
+        )
+        self._refusals = TRAITS[SiteName.MQSS].refusal_statuses
+
+    def _send(self, method: str, path: str, body: Any = None) -> httpx.Response | str:
+        try:
+            return self._client.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            return f"no answer ({type(exc).__name__})"
+
+    def prepare(self, device: str) -> JobRequestAnswer:
+        return JobRequestAnswer(JobAnswer.OK)
+
+    def create(self, request: JobRequest) -> JobRequestAnswer:
+        body = {"circuit": request.circuit, "circuit_format": "qasm", "resource_name": request.device,
+                "shots": request.shots, "no_modify": False, "queued": True}
+        response = self._send("POST", "job", body)
+        if isinstance(response, str):
+            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        data = _json(response)
+        uuid = data.get("uuid") if isinstance(data, dict) else None
+        job = uuid if isinstance(uuid, str) and uuid else None
+        kind = classify_job_answer(response.status_code, self._refusals, job is not None)
+        detail = _describe(response) if kind is not JobAnswer.OK or job else f"{_describe(response)}, no job id"
+        if response.is_success and job is None:
+            detail = f"{_describe(response)} with no job id"
+        return JobRequestAnswer(kind, job if kind is JobAnswer.OK else None, response.status_code, detail)
+
+    def upload(self, job: str, request: JobRequest) -> JobRequestAnswer:
+        raise NotImplementedError("MQSS makes a job in one request")
+
+    def submit(self, job: str) -> JobRequestAnswer:
+        raise NotImplementedError("MQSS makes a job in one request")
+
+    def state(self, job: str) -> StateRead:
+        response = self._send("GET", f"job/{quote(job, safe='')}/status")
+        if isinstance(response, str):
+            return StateRead(ReadKind.MISSED, detail=response)
+        data = _json(response)
+        word = data.get("status") if isinstance(data, dict) else None
+        phase = PHASES.get(word) if isinstance(word, str) else None
+        kind = classify_read(response.status_code, phase is not None)
+        if kind is ReadKind.GOOD:
+            return StateRead(kind, phase, word)
+        detail = _describe(response) if not response.is_success else f"{_describe(response)}, unreadable state"
+        return StateRead(kind, detail=detail)
+
+    def result(self, job: str) -> ResultRead:
+        response = self._send("GET", f"job/{quote(job, safe='')}/result")
+        if isinstance(response, str):
+            return ResultRead(ReadKind.MISSED, detail=response)
+        data = _json(response)
+        well_formed = isinstance(data, dict) and "result" in data
+        kind = classify_read(response.status_code, well_formed)
+        if kind is not ReadKind.GOOD:
+            detail = _describe(response) if not response.is_success else f"{_describe(response)}, malformed result"
+            return ResultRead(kind, detail=detail)
+        assert isinstance(data, dict)
+        raw = data["result"]
+        if raw is None or raw in ("", "None"):
+            return ResultRead(ReadKind.GOOD, ready=False, detail="no result yet")
+        try:
+            counts = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            return ResultRead(ReadKind.ENDS, detail="malformed result (not JSON)")
+        if not isinstance(counts, dict | list):
+            return ResultRead(ReadKind.ENDS, detail="malformed result (not counts)")
+        return ResultRead(ReadKind.GOOD, True, _seconds(data), counts)
+
+    def check(self, device: str) -> CheckAnswer:
+        response = self._send("GET", f"resources/{quote(device, safe='')}")
+        if isinstance(response, str):
+            return CheckAnswer(JobAnswer.UNKNOWN, response)
+        if response.status_code in self._refusals:
+            return CheckAnswer(JobAnswer.REFUSED, f"the token was refused ({_describe(response)})")
+        data = _json(response)
+        if not response.is_success or not isinstance(data, dict) or "ERROR" in data:
+            return CheckAnswer(JobAnswer.UNKNOWN, f"device {device} not confirmed ({_describe(response)})")
+        facts = {"qubits": data.get("qubits")} if "qubits" in data else {}
+        return CheckAnswer(JobAnswer.OK, f"the token is accepted; device {device} is known", facts)
+
+    def close(self) -> None:
+        self._client.close()

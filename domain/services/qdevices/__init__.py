@@ -1,0 +1,1 @@
+"""qdevices use cases: send (dry run and live), resume, check, jobs, resolve, unlock."""

@@ -1,0 +1,7 @@
+"""How a use case refuses a call: one line for the user, exit 2."""
+
+from __future__ import annotations
+
+
+class CallRefused(Exception):
+    """The call cannot go on (bad record, blocked by a lost or open order, lock held...)."""

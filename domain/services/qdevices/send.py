@@ -1,0 +1,481 @@
+"""send: the dry run, and the live run that never sends an order twice.
+
+Each event is a line made durable by the record before the next request. The order of writes is
+the promise: "submitting" before the first request of an order, the job id as soon as the answer
+is read, "uploaded" just before SubmitJob. No request that makes a job is ever retried, and nothing
+is cancelled: a signal ends the call with a stop line and the job runs on at the site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.model.qdevices import rules as generic_rules
+from domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind, job_id_url_safe
+from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
+from domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
+from domain.model.qdevices.identity import RecordIdentity
+from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
+from domain.model.qdevices.manifest import Manifest, OrderSpec
+from domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
+from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
+from domain.model.qdevices.sites import TRAITS, Step
+from domain.services.qdevices.errors import CallRefused
+from domain.services.qdevices.site_runs import SiteRun, load_site_runs
+from ports.clock import Clock
+from ports.run_io import Interrupts, Reporter, UserRules
+from ports.run_record import RecordAppender, RecordUnreadable, RunRecords
+from ports.site import JobRequest, Site
+from ports.site_lock import SiteLock
+
+SIGNAL_NUMBERS = {"SIGHUP": 1, "SIGINT": 2, "SIGTERM": 15}
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    manifest: Manifest
+    manifest_path: str
+    circuits: Mapping[int, str]  # order index -> OpenQASM text
+    resume: str | None = None
+    max_order: int | None = None
+    older_records: tuple[str, ...] = ()
+    host: str = ""
+    pid: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UnderWay:
+    order: int
+    name: str
+    job: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SendOutcome:
+    exit: int
+    record: str | None
+    stop: StopReason | None = None
+    detail: str = ""
+    under_way: UnderWay | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    orders: tuple[OrderSpec, ...]
+    bound_now: float
+    bound_planned: float
+    budget: int
+    blockers: tuple[str, ...] = field(default=())
+
+
+class RecordWriteStopped(Exception):
+    """A line could not be made durable: no further request is made."""
+
+    def __init__(self, detail: str, under_way: UnderWay | None, record: str | None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.under_way = under_way
+        self.record = record
+
+
+class ProgramStopped(Exception):
+    """An error of the program ended a live call; the original error is the cause."""
+
+    def __init__(self, under_way: UnderWay | None, record: str | None) -> None:
+        super().__init__("program error")
+        self.under_way = under_way
+        self.record = record
+
+
+def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [clean_data(v, clean) for v in value]
+    if isinstance(value, dict):
+        return {clean(k): clean_data(v, clean) for k, v in value.items()}
+    return value
+
+
+def blockers(runs: list[SiteRun]) -> list[str]:
+    """The lost and open orders of a site's records, each one line: they block a new run."""
+    found = []
+    for run in runs:
+        for order in run.view.orders:
+            if order.state is OrderState.LOST:
+                found.append(f"order {order.index} ({order.name}) of {run.path} is lost: resolve it "
+                             f"(qdevices resolve {run.path} {order.index} --job ID | --none)")
+            elif order.state is OrderState.OPEN:
+                found.append(f"order {order.index} ({order.name}) of {run.path} is open: collect it "
+                             f"(qdevices send MANIFEST --live --resume {run.path})")
+    return found
+
+
+class SendRun:
+    def __init__(self, records: RunRecords, lock: SiteLock, clock: Clock, reporter: Reporter,
+                 interrupts: Interrupts, user_rules: UserRules, poll_seconds: float,
+                 redact: Callable[[str], str] = lambda s: s) -> None:
+        self.records = records
+        self.lock = lock
+        self.clock = clock
+        self.reporter = reporter
+        self.interrupts = interrupts
+        self.user_rules = user_rules
+        self.poll_seconds = poll_seconds
+        self.redact = redact
+
+    def plan(self, req: SendRequest) -> Plan:
+        """The dry run: everything checked, nothing sent, nothing written."""
+        m = req.manifest
+        runs = load_site_runs(self.records, m.site.value, req.older_records)
+        limit = req.max_order or len(m.orders)
+        to_send = tuple(o for o in m.orders if o.index <= limit)
+        now = bound(r.view for r in runs)
+        return Plan(to_send, now, plan_bound(now, len(to_send), m.limits.job_seconds_limit),
+                    m.limits.budget_seconds, tuple(blockers(runs)))
+
+    def live(self, req: SendRequest, site: Site) -> SendOutcome:
+        # The lock comes before any record is read: the check and the sends must see the same records.
+        with self.lock.hold(req.manifest.site.value):
+            return _LiveCall(self, req, site).run()
+
+
+class _Stopped(Exception):
+    def __init__(self, outcome: SendOutcome) -> None:
+        super().__init__(outcome.detail)
+        self.outcome = outcome
+
+
+class _LiveCall:
+    def __init__(self, owner: SendRun, req: SendRequest, site: Site) -> None:
+        self.o = owner
+        self.req = req
+        self.m = req.manifest
+        self.site = site
+        self.appender: RecordAppender | None = None
+        self.views: list[OrderView] = []
+        self.others_bound = 0.0
+        self.under_way: UnderWay | None = None
+
+    # --- the record ---------------------------------------------------------------------------
+    def _line(self, kind: LineType, **data: Any) -> Line:
+        return make(kind, self.o.clock.now(), **clean_data(data, self.o.redact))
+
+    def write(self, kind: LineType, **data: Any) -> None:
+        assert self.appender is not None
+        line = self._line(kind, **data)
+        try:
+            self.appender.append(line)
+        except Exception as exc:
+            raise RecordWriteStopped(str(exc), self.under_way, self.appender.path) from None
+        index = line.order
+        if index is not None:
+            self.views[index - 1] = apply_line(self.views[index - 1], line)
+
+    def stop(self, reason: StopReason, detail: str, order: OrderView | None = None,
+             exit_code: int | None = None) -> _Stopped:
+        job = order.job if order is not None else None
+        self.write(LineType.STOP, reason=reason.value, order=order.index if order else None, job=job, detail=detail)
+        code = exit_code if exit_code is not None else int(EXIT_OF[reason])
+        return _Stopped(SendOutcome(code, self.appender.path if self.appender else None, reason, detail,
+                                    self.under_way))
+
+    def _signal_stop(self, name: str, order: OrderView | None) -> _Stopped:
+        return self.stop(StopReason.SIGNAL, f"{name}: the job runs on at the site", order,
+                         128 + SIGNAL_NUMBERS.get(name, 0))
+
+    def _check_signal(self, order: OrderView | None) -> None:
+        name = self.o.interrupts.pending()
+        if name is not None:
+            raise self._signal_stop(name, order)
+
+    def say(self, text: str) -> None:
+        self.o.reporter.say(text)
+
+    # --- the call -----------------------------------------------------------------------------
+    def run(self) -> SendOutcome:
+        try:
+            return self._run()
+        except _Stopped as stopped:
+            return stopped.outcome
+        except RecordWriteStopped:
+            raise
+        except Exception as exc:
+            if self.appender is not None:
+                try:
+                    self.stop(StopReason.PROGRAM, f"{type(exc).__name__}", self._current_order())
+                except Exception:  # the original error is what the user must see
+                    pass
+            raise ProgramStopped(self.under_way, self.appender.path if self.appender else None) from exc
+        finally:
+            if self.appender is not None:
+                self.appender.close()
+
+    def _current_order(self) -> OrderView | None:
+        return self.views[self.under_way.order - 1] if self.under_way else None
+
+    def _run(self) -> SendOutcome:
+        m, req = self.m, self.req
+        site = m.site.value
+        runs = load_site_runs(self.o.records, site, req.older_records, skip=req.resume)
+        self.others_bound = bound(r.view for r in runs)
+        may_send = req.resume is None or req.max_order is not None
+        if req.resume is None:
+            found = blockers(runs)
+            if found:
+                raise CallRefused(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
+            self._create_record()
+        else:
+            self._open_resume(req.resume, may_send)
+            found = blockers(runs)
+            if may_send and found:
+                may_send = False
+                self.say(f"Not sending new orders: {found[0]}")
+        limit = req.max_order or len(m.orders)
+
+        for view in list(self.views):
+            if view.state is OrderState.OPEN:
+                self._collect(view)
+        lost = [v for v in self.views if v.state is OrderState.LOST]
+        if lost and may_send:
+            v = lost[0]
+            raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more "
+                              f"(qdevices resolve {self.appender.path if self.appender else ''} {v.index} "
+                              "--job ID | --none)")
+        if may_send:
+            for view in list(self.views):
+                if view.state is OrderState.UNSENT and view.index <= limit:
+                    self._send(m.order(view.index))
+        return self._end(limit)
+
+    def _end(self, limit: int) -> SendOutcome:
+        path = self.appender.path if self.appender else None
+        states = [v.state for v in self.views if v.index <= limit]
+        if OrderState.LOST in states:
+            return SendOutcome(int(Exit.UNKNOWN), path)
+        if OrderState.OPEN in states:
+            return SendOutcome(int(Exit.OPEN), path)
+        return SendOutcome(int(Exit.DONE), path)
+
+    def _start_data(self, resume: bool) -> dict[str, Any]:
+        m = self.m
+        return {"app": APP, "format": FORMAT, "site": m.site.value, "site_device": m.device, "run": m.run,
+                "manifest": self.req.manifest_path, "host": self.req.host, "path": "", "device": 0, "inode": 0,
+                "pid": self.req.pid, "orders": [o.name for o in m.orders], "resume": resume,
+                "job_seconds_limit": m.limits.job_seconds_limit}
+
+    def _create_record(self) -> None:
+        first = self._line(LineType.START, **self._start_data(False))
+        self.appender = self.o.records.create(self.m.site.value, self.m.run, first)
+        self.views = [OrderView(o.index, o.name) for o in self.m.orders]
+        self.say(f"Record: {self.appender.path}")
+
+    def _open_resume(self, path: str, may_send: bool) -> None:
+        records = self.o.records
+        try:
+            read = records.read(path)
+            view = fold(read.lines)
+        except (RecordUnreadable, RecordError) as exc:
+            raise CallRefused(f"{path}: {exc}") from None
+        self._check_same_run(view, path)
+        if not records.is_in_records_folder(read.path) or not view.first_line_is_ours:
+            raise CallRefused(f"{path} is not a record of this app's records folder: a resume takes only its own")
+        if may_send:
+            actual = read.actual
+            if view.host != self.req.host:
+                raise CallRefused(f"{path} was started on host {view.host}: a resume that sends is refused here "
+                                  "(without --max-order it still collects)")
+            mismatch = RecordIdentity(view.host, view.path, view.device, view.inode).mismatch(actual)
+            if mismatch:
+                raise CallRefused(f"{path} is a copy or a moved record ({mismatch}): a copy sends nothing")
+            if not records.is_newest_in_run_folder(read.path):
+                raise CallRefused(f"{path} is not the newest record of its run folder: a resume that sends takes "
+                                  "only the newest")
+        if read.torn_tail:
+            self.say(f"{path}: the last line was cut by a crash mid-write; it is marked and the rest reads")
+        self.appender = records.open_append(read.path)
+        self.views = list(view.orders)
+        start = self._start_data(True)
+        self.write(LineType.START, **start)
+
+    def _check_same_run(self, view: RunView, path: str) -> None:
+        m = self.m
+        names = [o.name for o in m.orders]
+        if view.site != m.site.value or view.site_device != m.device or [o.name for o in view.orders] != names:
+            raise CallRefused(f"{path} is not a record of this manifest (site, device or orders differ)")
+
+    # --- sending one order ----------------------------------------------------------------------
+    def _request(self, spec: OrderSpec) -> JobRequest:
+        return JobRequest(spec.index, spec.name, self.m.device, self.req.circuits[spec.index], spec.shots)
+
+    def _order_dict(self, spec: OrderSpec, **extra: Any) -> dict[str, Any]:
+        view = self.views[spec.index - 1]
+        return {"index": spec.index, "name": spec.name, "shots": spec.shots, "circuit": spec.circuit,
+                "site": self.m.site.value, "device": self.m.device, "job": view.job,
+                "outcome": view.outcome.value if view.outcome else None, "seconds": view.seconds, **extra}
+
+    def _bound(self) -> float:
+        return self.others_bound + sum(charge(v, self.m.limits.job_seconds_limit) for v in self.views)
+
+    def _send(self, spec: OrderSpec) -> None:
+        self._check_signal(None)
+        budget = BudgetCheck(self._bound(), self.m.limits.job_seconds_limit, self.m.limits.budget_seconds)
+        why = generic_rules.before_order(spec, self.m.limits, budget)
+        if why is not None:
+            raise self.stop(StopReason.BUDGET if not budget.allowed else StopReason.RULE, why, None)
+        why = self.o.user_rules.before_order(self._order_dict(spec))
+        if why is not None:
+            raise self.stop(StopReason.RULE, f"rules file: {why}", None)
+        traits = TRAITS[self.m.site]
+        if traits.needs_init_job and not getattr(self, "_prepared", False):
+            prep = self.site.prepare(self.m.device)
+            if prep.kind is not JobAnswer.OK:
+                self.under_way = UnderWay(spec.index, spec.name, prep.job) if prep.job else None
+                raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
+            self._prepared = True
+        request = self._request(spec)
+        self.under_way = UnderWay(spec.index, spec.name, None)
+        self.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
+        answer = self.site.create(request)
+        if not self._job_answer(spec, answer.kind, answer.status, answer.detail):
+            return
+        job = answer.job
+        assert job is not None
+        self.under_way = UnderWay(spec.index, spec.name, job)
+        if traits.steps == (Step.CREATE,):
+            self.write(LineType.SUBMITTED, order=spec.index, job=job)
+            self.say(f"order {spec.index} ({spec.name}): job {job}")
+        else:
+            self.write(LineType.CREATED, order=spec.index, job=job)
+            self._check_signal(self.views[spec.index - 1])
+            up = self.site.upload(job, request)
+            if not self._job_answer(spec, up.kind, up.status, up.detail):
+                return
+            self.write(LineType.UPLOADED, order=spec.index, job=job)  # just before SubmitJob, no check between
+            sub = self.site.submit(job)
+            if not self._job_answer(spec, sub.kind, sub.status, sub.detail):
+                return
+            self.write(LineType.SUBMITTED, order=spec.index, job=job)
+            self.say(f"order {spec.index} ({spec.name}): job {job}")
+        self._wait(self.views[spec.index - 1])
+
+    def _job_answer(self, spec: OrderSpec, kind: JobAnswer, status: int | None, detail: str) -> bool:
+        """True when the step succeeded; a refusal or an unknown answer is written here."""
+        if kind is JobAnswer.OK:
+            return True
+        view = self.views[spec.index - 1]
+        if kind is JobAnswer.REFUSED:
+            self.write(LineType.REFUSED, order=spec.index, status=status, detail=detail)
+            self.say(f"order {spec.index} ({spec.name}): refused ({detail})")
+            self.under_way = None
+            if self.o.user_rules.on_refusal(self._order_dict(spec, detail=detail)):
+                return False
+            raise self.stop(StopReason.REFUSAL, f"order {spec.index} ({spec.name}) was refused: {detail}", None)
+        raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
+                        "it is never sent again", view)
+
+    # --- collecting -----------------------------------------------------------------------------
+    def _collect(self, view: OrderView) -> None:
+        self._check_signal(view)
+        self.under_way = UnderWay(view.index, view.name, view.job)
+        assert view.job is not None
+        multi = TRAITS[self.m.site].steps != (Step.CREATE,)
+        if multi and not view.submitted:
+            if not job_id_url_safe(view.job):
+                raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL", view)
+            read = self.site.state(view.job)
+            if read.kind is not ReadKind.GOOD:
+                seen = SeenState.UNREADABLE
+            elif read.phase is Phase.CONFIGURING:
+                seen = SeenState.CONFIGURING
+            else:
+                seen = SeenState.PAST_CONFIGURING
+            action = resume_unsubmitted(seen, view.created, view.uploaded)
+            if action is ResumeAction.STAYS_OPEN:
+                raise self.stop(StopReason.STATUS_ERROR, f"the state of job {view.job} cannot be read: "
+                                f"{read.detail}", view)
+            if action is ResumeAction.NOT_SUBMITTED:
+                self.write(LineType.NOT_SUBMITTED, order=view.index, job=view.job,
+                           detail="Configuring with no upload: SubmitJob was never sent")
+                self.under_way = None
+                return
+            if action is ResumeAction.SUBMIT_UNKNOWN:
+                raise self.stop(StopReason.SUBMIT_UNKNOWN, f"job {view.job} is Configuring and SubmitJob may "
+                                "have reached the site: check the job at the site; when it never ran, "
+                                "qdevices resolve RECORD ORDER --none", view)
+        self._wait(view)
+
+    def _wait(self, view: OrderView) -> None:
+        job = view.job
+        assert job is not None
+        spec = self.m.order(view.index)
+        if not job_id_url_safe(job):
+            raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL: resolve with "
+                            "--job ID (the id the site shows) or --none", view)
+        clock = self.o.clock
+        deadline = clock.monotonic() + self.m.limits.wait_seconds
+        first = True
+        last_word: str | None = None
+        result_phase = False
+        missed: str | None = None
+        while True:
+            self._check_signal(self.views[view.index - 1])
+            if not result_phase:
+                read = self.site.state(job)
+                if read.kind is ReadKind.GOOD:
+                    missed = None
+                    if first or read.site_state != last_word:
+                        self.write(LineType.STATUS, order=view.index, job=job, state=read.site_state, missed=None)
+                    first, last_word = False, read.site_state
+                    if read.phase is Phase.COMPLETED:
+                        result_phase = True
+                    elif read.phase in ENDED_PHASES:
+                        assert read.phase is not None
+                        self.write(LineType.RESULT, order=view.index, job=job, outcome=read.phase.value,
+                                   seconds=None, counts=None)
+                        self.say(f"order {view.index} ({view.name}): job {job} {read.phase.value}")
+                        self.under_way = None
+                        return
+                elif read.kind is ReadKind.MISSED:
+                    missed = f"status: {read.detail}"
+                    self.write(LineType.STATUS, order=view.index, job=job, state=None, missed=read.detail)
+                else:
+                    raise self.stop(StopReason.STATUS_ERROR, f"the state of job {job}: {read.detail}",
+                                    self.views[view.index - 1])
+            if result_phase:
+                res = self.site.result(job)
+                if res.kind is ReadKind.GOOD and res.ready:
+                    self.write(LineType.RESULT, order=view.index, job=job, outcome="completed",
+                               seconds=res.seconds, counts=res.counts)
+                    self.say(f"order {view.index} ({view.name}): job {job} completed")
+                    self.under_way = None
+                    self._after(spec, res.seconds)
+                    return
+                if res.kind is ReadKind.ENDS:
+                    raise self.stop(StopReason.RESULT_ERROR, f"the result of job {job}: {res.detail}",
+                                    self.views[view.index - 1])
+                missed = f"result: {res.detail or 'not ready'}"
+            remaining = deadline - clock.monotonic()
+            if remaining <= 0:
+                current = self.views[view.index - 1]
+                if result_phase:
+                    raise self.stop(StopReason.RESULT_ERROR, f"no result for job {job} within wait_seconds "
+                                    f"({missed})", current)
+                if missed:
+                    raise self.stop(StopReason.STATUS_ERROR, f"no good read of job {job} at the end of "
+                                    f"wait_seconds ({missed})", current)
+                raise self.stop(StopReason.WAIT, f"job {job} is still {last_word} after wait_seconds "
+                                f"{self.m.limits.wait_seconds}", current)
+            name = self.o.interrupts.wait(min(self.o.poll_seconds, remaining))
+            if name is not None:
+                raise self._signal_stop(name, self.views[view.index - 1])
+
+    def _after(self, spec: OrderSpec, seconds: float | None) -> None:
+        why = generic_rules.after_result(spec, self.m.limits, seconds)
+        if why is not None:
+            raise self.stop(StopReason.RULE, why, None)
+        why = self.o.user_rules.after_result(self._order_dict(spec))
+        if why is not None:
+            raise self.stop(StopReason.RULE, f"rules file: {why}", None)

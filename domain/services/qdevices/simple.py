@@ -1,0 +1,48 @@
+"""The small use cases: jobs (read a record), unlock (clear a stale holder), check (a live token check)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.model.qdevices.answers import CheckAnswer
+from domain.model.qdevices.orders import RecordError, RunView, fold
+from domain.services.qdevices.errors import CallRefused
+from ports.run_record import RecordUnreadable, RunRecords
+from ports.site import Site
+from ports.site_lock import Holder, SiteLock
+
+
+@dataclass(frozen=True, slots=True)
+class RecordListing:
+    path: str
+    view: RunView
+    torn_tail: bool
+
+
+class ShowJobs:
+    def __init__(self, records: RunRecords) -> None:
+        self.records = records
+
+    def __call__(self, path: str) -> RecordListing:
+        try:
+            read = self.records.read(path)
+            return RecordListing(read.path, fold(read.lines), read.torn_tail)
+        except (RecordUnreadable, RecordError) as exc:
+            raise CallRefused(f"{path}: {exc}") from None
+
+
+class Unlock:
+    def __init__(self, lock: SiteLock) -> None:
+        self.lock = lock
+
+    def __call__(self, site: str, host: str) -> Holder | None:
+        return self.lock.unlock(site, host)
+
+
+class CheckSite:
+    def __init__(self, lock: SiteLock) -> None:
+        self.lock = lock
+
+    def __call__(self, site: Site, device: str) -> CheckAnswer:
+        with self.lock.hold(site.name.value):
+            return site.check(device)

@@ -1,0 +1,39 @@
+"""Every record of a site where it is, folded, with the decisions on records of other runners."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.model.qdevices.decisions import apply_older
+from domain.model.qdevices.orders import RecordError, RunView, fold
+from domain.services.qdevices.errors import CallRefused
+from ports.run_record import RecordUnreadable, RunRecords
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRun:
+    path: str
+    view: RunView
+
+
+def load_site_runs(records: RunRecords, site: str, older: Sequence[str], skip: str | None = None) -> list[SiteRun]:
+    """Read and fold each record of ``site``; any record that cannot be read refuses the call.
+
+    The budget bound and the open-order check must see every record, so an unreadable one is not
+    passed over: it is named, and the user settles it.
+    """
+    decisions = records.older_decisions(site)
+    runs: list[SiteRun] = []
+    for path in records.site_records(site, older):
+        if path == skip:
+            continue
+        try:
+            read = records.read(path)
+            view = fold(read.lines)
+        except (RecordUnreadable, RecordError) as exc:
+            raise CallRefused(f"{path}: {exc} (the budget and open-order check read every record of {site})") from None
+        if not records.is_in_records_folder(path):
+            view = apply_older(view, path, decisions)
+        runs.append(SiteRun(path, view))
+    return runs
