@@ -1,0 +1,3 @@
+from tests.fakes.fixtures import fake_mqss, site_token
+
+__all__ = ["fake_mqss", "site_token"]
