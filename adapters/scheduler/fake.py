@@ -4,7 +4,7 @@ It keeps the same contract as the real schedulers (``tests/contract/test_schedul
 
 - ``create_held`` makes a HELD object carrying the spec's name and nonce and answers with its id;
 - ``release`` of a held object makes it PENDING; of any object already released it does nothing
-  (a release never starts an object twice);
+  (a release never starts an object twice); of one cancelled before it started it raises;
 - ``hold`` of a held or pending object makes it HELD; of a started or ended one it raises;
 - ``cancel`` of a not-started object ends it CANCELLED at once; of a running one too (or STOPPING
   first, with ``gradual_cancel``); of an ended one it does nothing;
@@ -110,6 +110,8 @@ class FakeScheduler:
             fault = self._fault("release")
             if fault and not fault.applied:
                 raise SchedulerError(fault.detail)
+            if obj.view.state is ObjectState.CANCELLED and not obj.view.started:
+                raise SchedulerError(f"{object_id} was cancelled; it will never start")
             if obj.view.state is ObjectState.HELD:
                 obj.releases += 1
                 self._set(obj, ObjectState.PENDING)

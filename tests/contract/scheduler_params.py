@@ -1,0 +1,132 @@
+"""The schedulers the scheduler contract suite runs against, one factory each.
+
+To add one (the Slurm adapter, say):
+
+1. write ``def make_slurm(tmp_path: Path) -> SchedulerHarness`` below. It returns the scheduler and
+   the three things the suite cannot know about it: how to say "a job that ends with code N"
+   (``command_exiting``), "a job that runs until stopped" (``command_running``), and an id that
+   names no object of that scheduler (``unknown_id``). When the real component is missing, call
+   ``pytest.skip("<component> is not available: <why>")``, never fail;
+2. add it to ``FACTORIES`` (``"slurm": make_slurm``) and mark it in ``PARAMS`` if it is slow
+   (``pytest.param("slurm", marks=[pytest.mark.slow, pytest.mark.slurm])``).
+
+Every test gets fresh job names from ``harness.name()``, and at teardown every object made under
+those names is stopped with ``emergency_stop``, so a failing test leaves nothing running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from adapters.scheduler.fake import FakeScheduler
+from adapters.scheduler.local import LocalScheduler
+from adapters.scheduler.local.spawn import default_dunscaith
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import ObjectSpec, QueryResult
+from ports.scheduler import Scheduler
+
+SETTLE_SECONDS = 60.0
+
+
+@dataclass
+class SchedulerHarness:
+    scheduler: Scheduler
+    command_exiting: Callable[[int], tuple[str, ...]]
+    command_running: tuple[str, ...]
+    unknown_id: ObjectId
+    names: list[JobId] = field(default_factory=list)
+
+    def name(self) -> JobId:
+        job = JobId(f"contract-{uuid.uuid4().hex[:12]}")
+        self.names.append(job)
+        return job
+
+    def spec(self, name: JobId, command: tuple[str, ...], nonce: str | None = None) -> ObjectSpec:
+        return ObjectSpec(name=name, nonce=Nonce(nonce or uuid.uuid4().hex), command=command)
+
+    def settle(self, names: Sequence[JobId], until: Callable[[QueryResult], bool]) -> QueryResult:
+        """Query until ``until`` holds: a deadline, never a fixed sleep. Fails with the last answer."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            result = self.scheduler.query(names)
+            if until(result):
+                return result
+            if time.monotonic() > deadline:
+                pytest.fail(f"the scheduler never reached the expected state; last answer: {result}")
+            time.sleep(0.05)
+
+    def stop_everything(self) -> None:
+        for job in self.names:
+            try:
+                self.scheduler.emergency_stop(job)
+            except Exception:  # teardown: the test's own assertion is what matters
+                pass
+
+
+def _exit_code_of_contract_command(spec: ObjectSpec) -> int | None:
+    match spec.command:
+        case ("sh", "-c", text) if text.startswith("exit "):
+            return int(text.removeprefix("exit "))
+    return None  # anything else runs until stopped
+
+
+def _command_exiting(code: int) -> tuple[str, ...]:
+    return ("sh", "-c", f"exit {code}")
+
+
+def make_fake(tmp_path: Path) -> SchedulerHarness:
+    return SchedulerHarness(
+        scheduler=FakeScheduler(exit_code_of=_exit_code_of_contract_command),
+        command_exiting=_command_exiting,
+        command_running=("sleep", "300"),
+        unknown_id=ObjectId("fake-999999"),
+    )
+
+
+@cache
+def remote_run_problem() -> str:
+    """Why ``dunscaith remote run`` cannot own a process here, or "" when it can."""
+    dunscaith = default_dunscaith()
+    probe = Path(os.environ.get("TMPDIR", "/tmp")) / f"dunscaith-remote-probe-{uuid.uuid4().hex}"
+    try:
+        done = subprocess.run(
+            [*dunscaith, "remote", "run", "--instance-dir", str(probe / "i"), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0 or not (probe / "i" / "outcome.json").exists():
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            return f"dunscaith remote run is not available ({tail[0]})"
+        return ""
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"dunscaith remote run is not available ({exc})"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+def make_local(tmp_path: Path) -> SchedulerHarness:
+    problem = remote_run_problem()
+    if problem:
+        pytest.skip(problem)
+    return SchedulerHarness(
+        scheduler=LocalScheduler(tmp_path / "records", grace_seconds=1.0),
+        command_exiting=_command_exiting,
+        command_running=("sleep", "300"),
+        unknown_id=ObjectId("00000000-20000101T000000Z-00000000"),
+    )
+
+
+FACTORIES: dict[str, Callable[[Path], SchedulerHarness]] = {"fake": make_fake, "local": make_local}
+PARAMS = ["fake", pytest.param("local", marks=pytest.mark.slow)]

@@ -1,0 +1,354 @@
+"""One contract for every scheduler: what the supervisor may rely on, whichever adapter it drives.
+
+Parametrized over the schedulers in ``scheduler_params.py`` (the in-memory fake, the local scheduler
+with real processes; the module docstring there says how to add Slurm). The tests at the end are
+the fake's own scripted faults, which the supervisor's tests lean on.
+
+``requeue`` is not in the common contract: Slurm puts a job back in the queue, the local scheduler
+refuses (an object runs once), the fake follows Slurm. Each adapter's meaning is in its docs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.scheduler.fake import FakeScheduler
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import (
+    ENDED,
+    CreateOutcome,
+    ObjectSpec,
+    ObjectState,
+    ObjectView,
+    QueryResult,
+)
+from ports.scheduler import SchedulerError
+from tests.contract.scheduler_params import FACTORIES, PARAMS, SchedulerHarness
+
+
+@pytest.fixture(params=PARAMS)
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SchedulerHarness]:
+    made = FACTORIES[request.param](tmp_path)
+    yield made
+    made.stop_everything()
+
+
+def _created(harness: SchedulerHarness, spec: ObjectSpec) -> ObjectId:
+    answer = harness.scheduler.create_held(spec)
+    assert answer.outcome is CreateOutcome.CREATED, answer
+    assert answer.object_id is not None
+    return answer.object_id
+
+
+def _one(result: QueryResult, object_id: ObjectId) -> ObjectView:
+    views = [v for v in result.objects if v.object_id == object_id]
+    assert len(views) == 1, result
+    return views[0]
+
+
+def _state_is(object_id: ObjectId, *states: ObjectState) -> Callable[[QueryResult], bool]:
+    return lambda r: any(v.object_id == object_id and v.state in states for v in r.objects)
+
+
+# ---------------------------------------------------------------- failure paths first
+
+
+def test_an_unknown_object_id_is_refused_by_every_action(harness: SchedulerHarness) -> None:
+    for action in (harness.scheduler.release, harness.scheduler.hold, harness.scheduler.cancel):
+        with pytest.raises(SchedulerError):
+            action(harness.unknown_id)
+
+
+def test_a_query_for_names_nobody_used_finds_nothing_and_is_complete(harness: SchedulerHarness) -> None:
+    _created(harness, harness.spec(harness.name(), harness.command_exiting(0)))
+
+    result = harness.scheduler.query([harness.name(), harness.name()])
+
+    assert result.objects == ()
+    assert result.complete
+
+
+def test_a_failing_command_ends_failed_with_its_exit_code(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(3)))
+
+    harness.scheduler.release(object_id)
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+
+    view = _one(result, object_id)
+    assert view.state is ObjectState.FAILED
+    assert view.exit_code == 3
+    assert view.started
+
+
+def test_a_cancelled_held_object_never_starts(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+
+    harness.scheduler.cancel(object_id)
+    with pytest.raises(SchedulerError):
+        harness.scheduler.release(object_id)
+
+    view = _one(harness.scheduler.query([name]), object_id)
+    assert view.state is ObjectState.CANCELLED
+    assert not view.started
+
+
+def test_a_started_object_cannot_be_held(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_running))
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, ObjectState.RUNNING))
+
+    with pytest.raises(SchedulerError):
+        harness.scheduler.hold(object_id)
+
+    assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.RUNNING
+
+
+# ---------------------------------------------------------------- the life of an object
+
+
+def test_a_new_object_is_held_and_carries_name_nonce_and_owner(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0), nonce="nonce-of-attempt-1"))
+
+    result = harness.scheduler.query([name])
+
+    assert result.complete
+    view = _one(result, object_id)
+    assert (view.name, view.nonce, view.state, view.started) == (name, "nonce-of-attempt-1", ObjectState.HELD, False)
+    assert view.owner
+
+
+def test_a_held_object_stays_held_until_released(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+
+    for _ in range(3):  # each query is a poll: a held object never moves by itself
+        assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.HELD
+
+
+def test_a_released_object_runs_to_completed_with_exit_code_0(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+
+    harness.scheduler.release(object_id)
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+
+    view = _one(result, object_id)
+    assert (view.state, view.exit_code, view.signal, view.started) == (ObjectState.COMPLETED, 0, None, True)
+    assert view.nonce is not None
+
+
+def test_releasing_twice_is_harmless(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+
+    harness.scheduler.release(object_id)
+    harness.scheduler.release(object_id)
+
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+    assert _one(result, object_id).state is ObjectState.COMPLETED
+    harness.scheduler.release(object_id)  # after the end too
+    assert [v.object_id for v in harness.scheduler.query([name]).objects] == [object_id]
+
+
+def test_a_held_object_can_be_held_again_and_then_released(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+
+    harness.scheduler.hold(object_id)
+    assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.HELD
+    harness.scheduler.release(object_id)
+
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+    assert _one(result, object_id).state is ObjectState.COMPLETED
+
+
+def test_a_cancelled_running_object_ends_cancelled(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = _created(harness, harness.spec(name, harness.command_running))
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, ObjectState.RUNNING))
+
+    harness.scheduler.cancel(object_id)
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+
+    view = _one(result, object_id)
+    assert view.state is ObjectState.CANCELLED
+    assert view.started
+    harness.scheduler.cancel(object_id)  # cancelling an ended object is harmless
+
+
+def test_one_query_answers_for_many_names(harness: SchedulerHarness) -> None:
+    names = [harness.name() for _ in range(3)]
+    made = {_created(harness, harness.spec(n, harness.command_exiting(0))): n for n in names}
+    extra = _created(harness, harness.spec(names[0], harness.command_exiting(0)))
+    made[extra] = names[0]
+    other = _created(harness, harness.spec(harness.name(), harness.command_exiting(0)))
+
+    result = harness.scheduler.query(names)
+
+    assert result.complete
+    assert {v.object_id: v.name for v in result.objects} == made
+    assert other not in {v.object_id for v in result.objects}
+
+
+def test_emergency_stop_stops_every_object_of_the_name_running_ones_too(harness: SchedulerHarness) -> None:
+    name, bystander = harness.name(), harness.name()
+    running = _created(harness, harness.spec(name, harness.command_running))
+    held = _created(harness, harness.spec(name, harness.command_running))
+    spared = _created(harness, harness.spec(bystander, harness.command_running))
+    for object_id in (running, spared):
+        harness.scheduler.release(object_id)
+    harness.settle([name, bystander], lambda r: all(v.state is not ObjectState.PENDING for v in r.objects))
+    harness.settle([name], _state_is(running, ObjectState.RUNNING))
+
+    stopped = harness.scheduler.emergency_stop(name)
+
+    assert sorted(stopped) == sorted([running, held])
+    result = harness.settle([name], lambda r: all(v.state in ENDED for v in r.objects))
+    assert {v.object_id: v.state for v in result.objects} == {
+        running: ObjectState.CANCELLED,
+        held: ObjectState.CANCELLED,
+    }
+    assert _one(harness.scheduler.query([bystander]), spared).state is ObjectState.RUNNING
+
+
+# ---------------------------------------------------------------- the fake's scripted faults
+
+
+def _spec(name: str = "job", nonce: str = "n1") -> ObjectSpec:
+    return ObjectSpec(name=JobId(name), nonce=Nonce(nonce), command=("true",))
+
+
+def test_fake_lost_reply_made_the_object_anyway_and_a_query_finds_it_by_nonce() -> None:
+    fake = FakeScheduler()
+    fake.lose_next_create_reply()
+
+    answer = fake.create_held(_spec(nonce="n-lost"))
+
+    assert (answer.outcome, answer.object_id) == (CreateOutcome.UNKNOWN, None)
+    (view,) = fake.query([JobId("job")]).objects
+    assert (view.nonce, view.state) == ("n-lost", ObjectState.HELD)
+
+
+def test_fake_refusal_makes_nothing() -> None:
+    fake = FakeScheduler()
+    fake.refuse_next_create("no such partition")
+
+    answer = fake.create_held(_spec())
+
+    assert (answer.outcome, answer.detail) == (CreateOutcome.REFUSED, "no such partition")
+    assert fake.query([JobId("job")]).objects == ()
+    assert fake.create_held(_spec()).outcome is CreateOutcome.CREATED  # only the next one
+
+
+def test_fake_failed_query_is_incomplete_and_the_next_one_answers() -> None:
+    fake = FakeScheduler()
+    fake.create_held(_spec())
+    fake.fail_next_query("controller timed out")
+
+    failed = fake.query([JobId("job")])
+
+    assert (failed.objects, failed.complete, failed.detail) == ((), False, "controller timed out")
+    assert len(fake.query([JobId("job")]).objects) == 1
+
+
+def test_fake_vanished_object_is_gone_from_queries_and_actions() -> None:
+    fake = FakeScheduler()
+    object_id = fake.create_held(_spec()).object_id
+    assert object_id is not None
+
+    fake.vanish(object_id)
+
+    assert fake.query([JobId("job")]) == QueryResult((), complete=True)
+    with pytest.raises(SchedulerError):
+        fake.cancel(object_id)
+    fake.reappear(object_id)
+    assert len(fake.query([JobId("job")]).objects) == 1
+
+
+def test_fake_foreign_objects_are_reported_and_never_changed() -> None:
+    fake = FakeScheduler(owner="ana")
+    theirs = fake.add_foreign(JobId("job"), owner="bob", state=ObjectState.RUNNING)
+    unknown_nonce = fake.add_foreign(JobId("job"))
+
+    views = {v.object_id: v for v in fake.query([JobId("job")]).objects}
+
+    assert (views[theirs].owner, views[theirs].started) == ("bob", True)
+    assert (views[unknown_nonce].owner, views[unknown_nonce].nonce) == ("ana", None)
+    with pytest.raises(SchedulerError):
+        fake.cancel(theirs)
+    assert fake.emergency_stop(JobId("job")) == [unknown_nonce]  # its name, this owner: stopped
+    assert views[theirs].state is ObjectState.RUNNING
+
+
+def test_fake_counts_calls_so_a_test_can_assert_released_once() -> None:
+    fake = FakeScheduler()
+    object_id = fake.create_held(_spec()).object_id
+    assert object_id is not None
+
+    fake.release(object_id)
+    fake.release(object_id)
+
+    assert fake.count("release", object_id) == 2
+    assert fake.released_times(object_id) == 1
+    assert fake.calls["create_held"] == 1
+
+
+def test_fake_action_fault_before_or_after_the_effect() -> None:
+    fake = FakeScheduler()
+    first = fake.create_held(_spec(nonce="a")).object_id
+    second = fake.create_held(_spec(nonce="b")).object_id
+    assert first is not None and second is not None
+    fake.fail_next("release", "socket timed out")
+    fake.fail_next("release", "socket timed out", applied=True)
+
+    with pytest.raises(SchedulerError, match="socket timed out"):
+        fake.release(first)
+    with pytest.raises(SchedulerError, match="socket timed out"):
+        fake.release(second)
+
+    states = {v.object_id: v.state for v in fake.query([JobId("job")]).objects}
+    assert states == {first: ObjectState.HELD, second: ObjectState.PENDING}
+
+
+def test_fake_states_move_by_hand() -> None:
+    fake = FakeScheduler()
+    ids = [fake.create_held(_spec(nonce=str(i))).object_id for i in range(4)]
+    a, b, c, d = (i for i in ids if i is not None)
+    for object_id in (a, b, c, d):
+        fake.release(object_id)
+        fake.start(object_id)
+
+    fake.finish(a, exit_code=2)
+    fake.fail_node(b)
+    fake.preempt(c)
+    fake.kill(d, signal=9)
+
+    views = {v.object_id: v for v in fake.query([JobId("job")]).objects}
+    assert (views[a].state, views[a].exit_code) == (ObjectState.FAILED, 2)
+    assert views[b].state is ObjectState.NODE_FAIL
+    assert views[c].state is ObjectState.PREEMPTED
+    assert (views[d].state, views[d].signal) == (ObjectState.FAILED, 9)
+    fake.requeue(c)
+    assert fake.get(c).view.state is ObjectState.PENDING
+
+
+def test_fake_gradual_cancel_passes_through_stopping() -> None:
+    fake = FakeScheduler(gradual_cancel=True)
+    object_id = fake.create_held(_spec()).object_id
+    assert object_id is not None
+    fake.release(object_id)
+    fake.start(object_id)
+
+    fake.cancel(object_id)
+
+    assert fake.get(object_id).view.state is ObjectState.STOPPING
+    (view,) = fake.query([JobId("job")]).objects
+    assert view.state is ObjectState.CANCELLED
