@@ -209,10 +209,19 @@ _OPT_INT = (int, type(None))
 _ID_SPEC = {"host": _STR, "nonce": _STR, "wrapper_pid": _INT, "worker_pid": _INT}
 
 
+def _check(obj: Mapping[str, Any], spec: Mapping[str, tuple[type, ...]], what: str) -> None:
+    try:
+        check_fields(obj, spec, what)
+    except ControlError:
+        raise
+    except DecodeError as exc:
+        raise ControlError(str(exc)) from None
+
+
 def _fields(obj: Mapping[str, Any], kind: str, spec: Mapping[str, tuple[type, ...]], what: str) -> None:
     if obj.get("format") != _fmt(kind):
         raise ControlError(f"{what}: format is {obj.get('format')!r}, expected {_fmt(kind)!r}")
-    check_fields(obj, {"format": _STR, **spec}, what)
+    _check(obj, {"format": _STR, **spec}, what)
 
 
 def _at(value: str, what: str) -> datetime:
@@ -234,7 +243,7 @@ def _pid(value: int, name: str, what: str) -> int:
 def _instance_id(value: Any, what: str) -> InstanceId:
     if not isinstance(value, dict):
         raise ControlError(f"{what}: field instance is not an object")
-    check_fields(value, _ID_SPEC, f"{what} (instance)")
+    _check(value, _ID_SPEC, f"{what} (instance)")
     return InstanceId(value["host"], value["nonce"], _pid(value["wrapper_pid"], "wrapper_pid", what),
                       _pid(value["worker_pid"], "worker_pid", what))
 
