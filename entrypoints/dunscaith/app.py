@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import remote
+from entrypoints.dunscaith import jobs, remote
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
+jobs.register(app)
+
+
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    if ctx.obj is None:  # tests pass their own container
+        from entrypoints.dunscaith.container import Container
+
+        container = Container()
+        ctx.obj = container
+        ctx.call_on_close(container.shutdown_resources)
 
 
 def main(argv: list[str] | None = None) -> None:
+    jobs.RAW_ARGV[:] = sys.argv[1:] if argv is None else argv
     run(app, "dunscaith", argv)

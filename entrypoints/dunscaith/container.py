@@ -1,0 +1,81 @@
+"""The ``dunscaith`` composition root: one container; tests override its providers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+from dependency_injector import containers, providers
+
+from adapters.clock.system import SystemClock
+from adapters.host.system import SystemHost
+from adapters.process.crash_points import EnvCrashPoints
+from adapters.store.pointer_files import FilePointers, default_pointer_dir
+from adapters.store.sqlite.store import SqliteStore
+from domain.model.jobs.policy import Policy
+from domain.services.jobs.status import JobStatus
+from domain.services.jobs.submit import RecordJob
+from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+
+# A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
+MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
+
+
+def _host() -> SystemHost:
+    mountinfo = os.environ.get(MOUNTINFO_VARIABLE)
+    return SystemHost(mountinfo=Path(mountinfo)) if mountinfo else SystemHost()
+
+
+def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[SqliteStore]:
+    store = SqliteStore.open(settings.records.root, host)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _local_scheduler(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
+    from adapters.scheduler.local.scheduler import LocalScheduler
+
+    return LocalScheduler(settings.records.root)
+
+
+def _slurm_scheduler(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
+    raise BadInput("the slurm adapter is not part of this build yet; use a cluster with adapter = \"local\"")
+
+
+def _supervise_settings(settings: DunscaithSettings) -> SuperviseSettings:
+    s = settings.supervise
+    return SuperviseSettings(poll=s.poll, giveup=s.giveup, wait=s.wait, drain=s.drain)
+
+
+def _policy(settings: DunscaithSettings) -> Policy:
+    return Policy(absence_deadline=timedelta(seconds=settings.supervise.absence))
+
+
+class Container(containers.DeclarativeContainer):
+    settings = providers.Singleton(load_settings)
+    adapter = providers.Object("local")  # the selected cluster's adapter, set by the command
+
+    clock = providers.Singleton(SystemClock)
+    host = providers.Singleton(_host)
+    crash = providers.Singleton(EnvCrashPoints)
+    store = providers.Resource(_sqlite_store, settings=settings, host=host)
+    pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
+    scheduler = providers.Selector(
+        adapter,
+        local=providers.Singleton(_local_scheduler, settings=settings),
+        slurm=providers.Singleton(_slurm_scheduler, settings=settings),
+    )
+
+    record_job = providers.Factory(RecordJob, store=store, clock=clock, crash=crash)
+    supervisor = providers.Factory(
+        Supervisor, store=store, scheduler=scheduler, clock=clock, crash=crash,
+        settings=providers.Factory(_supervise_settings, settings), policy=providers.Factory(_policy, settings),
+    )
+    status = providers.Factory(JobStatus, store=store, clock=clock,
+                               poll=providers.Callable(lambda s: s.supervise.poll, settings))

@@ -1,0 +1,280 @@
+"""``dunscaith submit / supervise / status / list``: parse, call a use case, render, map to an exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from domain.model.jobs.exit_codes import ExitCode, for_outcome
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import Pointer
+from domain.model.jobs.root_errors import RecordRootRefused
+from domain.model.jobs.spec import BadSpec, JobSpec
+from domain.model.jobs.state import JobState
+from domain.services.jobs.pointer_notes import Fanout, PointerNotes
+from domain.services.jobs.status import JobView
+from domain.services.jobs.submit import check_name
+from domain.services.jobs.supervise import Ending, SupervisionEnd
+from entrypoints.cli_support import BadInput
+from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
+
+PROG = "dunscaith"
+
+# The argv the command line was parsed from: only "--" tells a COMMAND from a SCRIPT.
+RAW_ARGV: list[str] = []
+
+
+def _c(ctx: typer.Context) -> Any:
+    return ctx.obj
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    try:
+        yield
+    except RecordRootRefused as exc:
+        raise BadInput(str(exc)) from None
+    except UnknownJob as exc:
+        raise BadInput(str(exc)) from None
+    except LockBusy as exc:
+        raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
+
+
+def _store(ctx: typer.Context) -> Any:
+    with _store_errors():
+        return _c(ctx).store()
+
+
+def _binary() -> str:
+    script = Path(sys.executable).parent / PROG
+    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
+
+
+def _notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
+    """The Unattended notice every job command prints while a job has work and no supervisor."""
+    try:
+        views = _c(ctx).status().unattended()
+    except Exception:  # a notice never stops the command it rides on
+        return
+    for view in views:
+        if view.state.name != skip:
+            print(f"{PROG}: job {view.state.name} is Unattended ({view.label}, no supervisor); "
+                  f"reattach with: {PROG} supervise {view.state.name}", file=sys.stderr)
+
+
+def _default_name(words: list[str]) -> str:
+    stem = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in Path(words[0]).name)[:24].strip("-._")
+    return f"{stem or 'job'}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: str) -> JobSpec:
+    settings = _c(ctx).settings()
+    cluster = settings.cluster(cluster_name)
+    if not words:
+        raise BadInput("nothing to run: give a command after -- (submit -- sh -c 'echo hi') or a script")
+    as_command = "--" in RAW_ARGV
+    script: str | None = None
+    command: tuple[str, ...] = ()
+    if as_command:
+        command = tuple(words)
+    else:
+        if len(words) != 1:
+            raise BadInput("give one SCRIPT, or put the command after -- (submit -- COMMAND ARGS...)")
+        try:
+            script = Path(words[0]).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        job = check_name(name if name is not None else _default_name(words))
+        return JobSpec(job, cluster_name, cluster.adapter, command, script, os.getcwd(),
+                       settings.recovery.attempts)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _pointer(ctx: typer.Context, state: JobState, store: Any) -> Pointer:
+    root = store.root
+    return Pointer(job=state.name, host=root.host.hostname, record_root=str(root.path), root_host=root.host,
+                   binary=_binary(), cluster=state.spec.cluster, adapter=state.spec.adapter, state="recorded",
+                   state_at=state.recorded_at, supervised_at=None)
+
+
+def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
+    from entrypoints.dunscaith.drain import SignalDrain
+    from entrypoints.dunscaith.live_view import LiveView
+
+    container = _c(ctx)
+    settings = container.settings()
+    store = _store(ctx)
+    with _store_errors():
+        state = container.status().one(job).state
+    container.adapter.override(settings.cluster(state.spec.cluster).adapter)
+    scheduler = container.scheduler()
+    view = LiveView(job)
+    pointers = container.pointers()
+    try:
+        pointer = pointers.read(job)
+    except Exception:
+        pointer = _pointer(ctx, state, store)
+    notes = PointerNotes(pointers, pointer, settings.supervise.poll,
+                         on_problem=lambda m: print(f"{PROG}: {m}", file=sys.stderr))
+    if fresh:
+        try:
+            pointers.write(pointer)
+        except Exception as exc:  # display only; the record is what counts
+            print(f"{PROG}: pointer of {job} not written: {type(exc).__name__}: {exc}", file=sys.stderr)
+    drain = SignalDrain(settings.supervise.drain)
+    drain.install()
+    supervisor = container.supervisor(progress=Fanout([view, notes]))
+    del scheduler
+    with _store_errors(), store.lock(job) as lock:
+        if not fresh:
+            view.line(f"supervising (attempts so far: {len(state.attempts)})")
+        end = supervisor.run(job, lock, drain)
+    return _ending(job, end, drain)
+
+
+def _ending(job: str, end: SupervisionEnd, drain: Any) -> int:
+    state = end.state
+    if end.ending is Ending.DRAINED:
+        print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
+              f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
+        drain.reraise()
+        return ExitCode.INTERNAL  # not reached: the signal ends the process
+    if end.ending is Ending.GAVE_UP:
+        print(f"{PROG}: job {job}: the supervisor gave up ({end.detail}); the job is Unattended; "
+              f"reattach with: {PROG} supervise {job}", file=sys.stderr)
+        return ExitCode.GAVE_UP
+    if end.ending is Ending.OUTSTANDING:
+        outcome = f" (outcome: {state.outcome.kind})" if state and state.outcome else ""
+        print(f"{PROG}: job {job}: work outstanding after supervise.wait{outcome}:", file=sys.stderr)
+        for left in end.left:
+            print(f"  {left.what}", file=sys.stderr)
+        print(f"  carry it on with: {PROG} supervise {job}", file=sys.stderr)
+        return ExitCode.OUTSTANDING
+    assert state is not None and state.outcome is not None
+    return int(for_outcome(state.outcome))
+
+
+def submit(
+    ctx: typer.Context,
+    words: list[str] = typer.Argument(None, metavar="(-- COMMAND... | SCRIPT)"),
+    cluster: str = typer.Option("local", "--cluster", help="a [clusters.NAME] of the configuration"),
+    name: str | None = typer.Option(None, "--name", help="the job's name (default: from the command)"),
+) -> int:
+    """Record a job, create it held, release it once it is known, and supervise it to its outcome."""
+    spec = _spec(ctx, words or [], name, cluster)
+    store = _store(ctx)
+    _notice_unattended(ctx)
+    try:
+        job = _c(ctx).record_job()(spec)
+    except JobExists:
+        raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
+    return _supervise(ctx, job, fresh=True) if store else 3
+
+
+def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
+    """Reattach a supervisor to a job (refused while another supervisor holds it)."""
+    _store(ctx)
+    _notice_unattended(ctx, skip=job)
+    return _supervise(ctx, JobId(job), fresh=False)
+
+
+def _view_json(view: JobView) -> dict[str, Any]:
+    s = view.state
+    return {
+        "job": s.name,
+        "cluster": s.spec.cluster,
+        "adapter": s.spec.adapter,
+        "state": view.label,
+        "outcome": None if s.outcome is None else {"result": str(s.outcome.kind), "detail": s.outcome.detail},
+        "settled": s.settled,
+        "unattended": view.unattended,
+        "supervisor": {"held": view.health.held,
+                       "last_loop": view.health.last_loop.isoformat() if view.health.last_loop else None,
+                       "healthy": view.health.held and not view.loop_unhealthy},
+        "attempts": [{"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
+                      "object_state": str(a.object_state) if a.object_state else None,
+                      "exit_code": a.exit_code, "signal": a.signal} for a in s.attempts],
+        "outstanding": [o.what for o in view.left],
+        "escalations": [{"reason": str(e.reason), "attempt": e.attempt, "detail": e.detail,
+                         "at": e.at.isoformat()} for e in s.escalations],
+    }
+
+
+def _view_line(view: JobView) -> str:
+    s = view.state
+    words = [f"{s.name}", view.label]
+    if s.outcome is not None:
+        words.append(f"({s.outcome.detail})")
+    if view.health.held:
+        words.append("supervised" + (" (loop unhealthy)" if view.loop_unhealthy else ""))
+    elif view.unattended:
+        words.append("Unattended")
+    if view.left and s.outcome is not None:
+        words.append(f"{len(view.left)} outstanding")
+    return "  ".join(words)
+
+
+def status(
+    ctx: typer.Context,
+    job: str | None = typer.Argument(None, metavar="[JOB]"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object (an array without JOB)"),
+) -> int:
+    """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
+    if job is None:
+        return list_jobs(ctx, as_json)
+    _store(ctx)
+    with _store_errors():
+        try:
+            view = _c(ctx).status().one(JobId(job))
+        except ValueError as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}") from None
+    _notice_unattended(ctx, skip=job)
+    if as_json:
+        print(json.dumps(_view_json(view), indent=2))
+        return 0
+    print(_view_line(view))
+    for a in view.state.attempts:
+        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
+        print(f"  attempt {a.number}: {a.order}{obj}")
+    for e in view.state.escalations:
+        print(f"  escalation ({e.reason}): {e.detail}")
+    for o in view.left:
+        print(f"  outstanding: {o.what}")
+    if view.unattended:
+        print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
+    return 0
+
+
+def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array")) -> int:
+    """Every job in this host's records, oldest first."""
+    _store(ctx)
+    views = _c(ctx).status().all()
+    if as_json:
+        print(json.dumps([_view_json(v) if isinstance(v, JobView) else {"job": v[0], "problem": v[1]}
+                          for v in views], indent=2))
+        return 0
+    for v in views:
+        print(_view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
+    _notice_unattended(ctx)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("submit", context_settings={"allow_interspersed_args": False})(submit)
+    app.command("supervise")(supervise)
+    app.command("status")(status)
+    app.command("list")(list_jobs)
+
+
+__all__ = ["RAW_ARGV", "StoreError", "register"]

@@ -1,0 +1,103 @@
+"""dunscaith's settings (DESIGN §4 "Where things live"): TOML file, then environment, then flags.
+
+``$XDG_CONFIG_HOME/dunscaith/config.toml`` (default ``~/.config/dunscaith/config.toml``), environment
+variables prefixed ``DUNSCAITH_`` with ``__`` for nesting (``DUNSCAITH_SUPERVISE__POLL=2``).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from entrypoints.cli_support import BadInput
+
+LOCAL = "local"
+
+
+def _default_root() -> Path:
+    user = os.environ.get("USER") or pwd.getpwuid(os.geteuid()).pw_name
+    return Path("/var/tmp") / f"dunscaith-{user}"
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "dunscaith" / "config.toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecordsSettings(_Strict):
+    root: Path = Field(default_factory=_default_root)
+
+
+class SuperviseSection(_Strict):
+    poll: float = Field(10.0, gt=0, description="seconds between batched queries")
+    giveup: float = Field(600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
+    drain: float = Field(30.0, gt=0, description="seconds a drain after a signal may take")
+    wait: float = Field(300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
+    absence: float = Field(600.0, gt=0, description="seconds of absence from queries before 'vanished'")
+
+
+class RecoverySection(_Strict):
+    attempts: int = Field(3, ge=1, description="attempts in all for node failure, boot failure, preemption")
+
+
+class ClusterSettings(_Strict):
+    adapter: Literal["local", "slurm"]
+    bin_dir: Path | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class DunscaithSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DUNSCAITH_", env_nested_delimiter="__", extra="ignore",
+                                      frozen=True)
+
+    records: RecordsSettings = Field(default_factory=RecordsSettings)
+    supervise: SuperviseSection = Field(default_factory=SuperviseSection)
+    recovery: RecoverySection = Field(default_factory=RecoverySection)
+    clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
+
+    @field_validator("clusters")
+    @classmethod
+    def _local_always_exists(cls, clusters: dict[str, ClusterSettings]) -> dict[str, ClusterSettings]:
+        return {LOCAL: ClusterSettings(adapter="local"), **clusters}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()))
+
+    def cluster(self, name: str) -> ClusterSettings:
+        found = self.clusters.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.clusters))
+            raise BadInput(f"no cluster named {name!r} (configured: {known}); add [clusters.{name}] to {config_file()}")
+        return found
+
+
+def load_settings(**overrides: Any) -> DunscaithSettings:
+    """The settings, or BadInput naming the file or variable that is wrong (one line)."""
+    try:
+        return DunscaithSettings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadInput(f"configuration: {where}: {first['msg']} "
+                       f"(file {config_file()}, or DUNSCAITH_* variables)") from None
+    except ValueError as exc:  # a TOML file that does not parse
+        raise BadInput(f"configuration file {config_file()}: {exc}") from None
