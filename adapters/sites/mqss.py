@@ -145,7 +145,8 @@ class MqssSite:
         return ResultRead(ReadKind.GOOD, True, _seconds(data), counts)
 
     def check(self, device: str) -> CheckAnswer:
-        response = self._send("GET", f"resources/{quote(device, safe='')}")
+        path = f"resources/{quote(device, safe='')}" if device else "resources"
+        response = self._send("GET", path)
         if isinstance(response, str):
             return CheckAnswer(JobAnswer.UNKNOWN, response)
         if response.status_code in self._refusals:
@@ -153,6 +154,8 @@ class MqssSite:
         data = _json(response)
         if not response.is_success or not isinstance(data, dict) or "ERROR" in data:
             return CheckAnswer(JobAnswer.UNKNOWN, f"device {device} not confirmed ({_describe(response)})")
+        if not device:
+            return CheckAnswer(JobAnswer.OK, f"the token is accepted; devices: {', '.join(sorted(data))}")
         facts = {"qubits": data.get("qubits")} if "qubits" in data else {}
         return CheckAnswer(JobAnswer.OK, f"the token is accepted; device {device} is known", facts)
 

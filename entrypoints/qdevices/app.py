@@ -1,19 +1,340 @@
-"""The ``qdevices`` console script: live runs of metered quantum jobs."""
+"""The ``qdevices`` console script: live runs of metered quantum jobs.
+
+Commands parse, call a use case, render, and map its outcome to an exit code. Every line printed
+passes the redaction filter, which learns the token the moment it is read.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
 import typer
 
-from entrypoints.cli_support import new_app, run
+from domain.model.qdevices.manifest import Manifest, ManifestError, check_circuit, parse_manifest
+from domain.model.qdevices.orders import OrderState, RunView
+from domain.model.qdevices.redaction import Redactor
+from domain.model.qdevices.resolve import Option
+from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
+from domain.services.qdevices.errors import CallRefused
+from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
+from entrypoints.cli_support import BadInput, new_app, run
+from entrypoints.qdevices.container import Container
+from entrypoints.qdevices.output import SafePrinter
+from entrypoints.qdevices.rules_file import NoUserRules, PythonRulesFile
+from entrypoints.qdevices.settings import QdevicesSettings, load_settings
+from entrypoints.qdevices.signals import SignalInterrupts
+from ports.run_record import RecordUnreadable, RecordWriteFailed
+from ports.site_lock import SiteLockRefused
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.")
 
 
+class _Secrets:
+    """The redaction filter of this process; it grows as secrets are read."""
+
+    redactor = Redactor()
+
+    @classmethod
+    def add(cls, *secrets: str) -> None:
+        cls.redactor = cls.redactor.with_secrets(*secrets)
+
+    @classmethod
+    def clean(cls, text: str) -> str:
+        return cls.redactor.clean(text)
+
+
+OUT = SafePrinter(_Secrets.clean)
+_injected: Container | None = None
+
+
+def make_container(settings: QdevicesSettings | None = None) -> Container:
+    container = Container()
+    if settings is not None:
+        container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+    return container
+
+
+@app.callback()
+def _main(ctx: typer.Context) -> None:
+    settings = load_settings()
+    container = _injected or make_container()
+    container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+    ctx.obj = (container, settings)
+
+
+def _ctx(ctx: typer.Context) -> tuple[Container, QdevicesSettings]:
+    container, settings = ctx.obj
+    return container, settings
+
+
+# --- manifests ----------------------------------------------------------------------------------------
+def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such manifest") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot be read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path}: not TOML ({exc})") from None
+    try:
+        manifest = parse_manifest(data, path.stem)
+        circuits: dict[int, str] = {}
+        for order in manifest.orders:
+            circuit_path = (path.parent / order.circuit).resolve()
+            where = f"order {order.index} ({order.name}) circuit {order.circuit}"
+            try:
+                text = circuit_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ManifestError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+            check_circuit(text, where)
+            circuits[order.index] = text
+    except ManifestError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+    return manifest, circuits
+
+
+def take_token(site: SiteName) -> str:
+    """Read the site's token once, then delete every token variable from the environment, before a
+    rules file is imported."""
+    variable = TRAITS[site].token_variable
+    token = os.environ.get(variable, "")
+    for name in TOKEN_VARIABLES:
+        os.environ.pop(name, None)
+    if token:
+        _Secrets.add(token)
+    return token
+
+
+def _resume_line(manifest: Path, record: str | None) -> str:
+    return f"Resume with: qdevices send {manifest} --live --resume {record}"
+
+
+def _under_way_line(under: UnderWay | None) -> str | None:
+    if under is None:
+        return None
+    job = under.job if under.job is not None else "not known (no answer came)"
+    return f"Under way at the stop: order {under.order} ({under.name}), job {job}"
+
+
+# --- send ---------------------------------------------------------------------------------------------
+@app.command("send")
+def send(
+    ctx: typer.Context,
+    manifest: Path = typer.Argument(..., help="the run's manifest (TOML)"),
+    live: bool = typer.Option(False, "--live", help="send for real; without it, a dry run that sends nothing"),
+    resume: Path | None = typer.Option(None, "--resume", help="collect (and with --max-order, send) on RECORD"),
+    max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
+) -> int:
+    """Send the orders of MANIFEST (a dry run unless --live)."""
+    container, settings = _ctx(ctx)
+    m, circuits = load_manifest(manifest)
+    older = tuple(settings.older_records()[m.site.value])
+    req = SendRequest(m, str(manifest.resolve()), circuits, str(resume.resolve()) if resume else None, max_order,
+                      older, container.host(), os.getpid())
+    if not live:
+        if resume is not None:
+            raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
+        return _dry_run(container, req)
+    token = take_token(m.site)
+    if not token:
+        raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
+                       f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
+    rules: Any = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
+    try:
+        site = container.sites(m.site.value, token=token)
+    except Exception:
+        raise BadInput(f"site {m.site.value}: this build has no adapter for it yet (a dry run still works)") from None
+    interrupts = SignalInterrupts().install()
+    service = container.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
+    try:
+        outcome = service.live(req, site)
+    except (CallRefused, SiteLockRefused, RecordUnreadable) as exc:
+        raise BadInput(str(exc)) from None
+    except RecordWriteStopped as exc:
+        under = exc.under_way
+        what = f"order {under.order} ({under.name}), job {under.job or 'not known'}" if under else "no order under way"
+        OUT.warn(f"RECORD WRITE FAILED ({exc.detail}): {what}: write this id down; when `qdevices jobs RECORD` "
+                 "shows the order as lost, give it with qdevices resolve RECORD ORDER --job ID")
+        return 3
+    except RecordWriteFailed as exc:  # the first line of a new record: nothing was sent
+        raise BadInput(f"the record cannot be written: {exc}") from None
+    except ProgramStopped as exc:
+        line = _under_way_line(exc.under_way)
+        if line:
+            OUT.warn(line)
+        if exc.record:
+            OUT.warn(_resume_line(manifest, exc.record))
+        raise exc.__cause__ or exc from None
+    finally:
+        site.close()
+        interrupts.restore()
+    return _render_outcome(manifest, outcome)
+
+
+def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
+    if outcome.stop is not None:
+        OUT.warn(f"Stopped ({outcome.stop.value}): {outcome.detail}")
+    if outcome.exit != 0 and outcome.record:
+        OUT.warn(_resume_line(manifest, outcome.record))
+        line = _under_way_line(outcome.under_way)
+        if line:
+            OUT.warn(line)
+    elif outcome.record:
+        OUT.say(f"Done: {outcome.record}")
+    return outcome.exit
+
+
+def _dry_run(container: Container, req: SendRequest) -> int:
+    service = container.send(reporter=OUT, interrupts=SignalInterrupts(), user_rules=NoUserRules())
+    try:
+        plan = service.plan(req)
+    except (CallRefused, RecordUnreadable) as exc:
+        raise BadInput(str(exc)) from None
+    m = req.manifest
+    OUT.say(f"Dry run: nothing is sent. Site {m.site.value}, device {m.device}, run {m.run}.")
+    for order in plan.orders:
+        OUT.say(f"  order {order.index} ({order.name}): {order.shots} shots, circuit {order.circuit}")
+    OUT.say(f"Budget bound of {m.site.value}: {plan.bound_now:g} s now, {plan.bound_planned:g} s if every planned "
+            f"order takes job_seconds_limit {m.limits.job_seconds_limit} s; budget_seconds {plan.budget}.")
+    for blocker in plan.blockers:
+        OUT.say(f"Blocks a live run: {blocker}")
+    if plan.bound_planned > plan.budget:
+        OUT.say("The bound is over the budget: the budget rule stops the run before the order that would pass it.")
+    return 0
+
+
+# --- jobs ---------------------------------------------------------------------------------------------
+def _order_rows(view: RunView) -> list[dict[str, Any]]:
+    rows = []
+    for o in view.orders:
+        rows.append({"order": o.index, "name": o.name, "state": o.state.value, "job": o.job,
+                     "outcome": o.outcome.value if o.outcome else None, "seconds": o.seconds,
+                     "resolution": o.resolution, "counts_at_limit": o.counts_at_limit, "last_stop": o.last_stop})
+    return rows
+
+
 @app.command("jobs")
-def jobs(record: str) -> None:
-    """Show the orders of a record (not written yet)."""
-    raise typer.Exit(3)
+def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
+         ) -> int:
+    """Show the orders of a record."""
+    container, _ = _ctx(ctx)
+    try:
+        listing = container.jobs()(str(record))
+    except CallRefused as exc:
+        raise BadInput(str(exc)) from None
+    if listing.torn_tail:
+        OUT.warn(f"{listing.path}: the last line was cut by a crash mid-write; the rest reads")
+    rows = _order_rows(listing.view)
+    if as_json:
+        for row in rows:
+            OUT.say(json.dumps(row, sort_keys=True))
+        return 0
+    OUT.say(f"{listing.path}: site {listing.view.site}, device {listing.view.site_device}, run {listing.view.run}")
+    for row in rows:
+        extra = [f"job {row['job']}"] if row["job"] else []
+        if row["outcome"]:
+            extra.append(row["outcome"])
+        if row["seconds"] is not None:
+            extra.append(f"{row['seconds']:g} s")
+        if row["resolution"]:
+            extra.append(f"resolved --{row['resolution'].replace('_', '-')}")
+        if row["last_stop"] and row["state"] != OrderState.FINAL.value:
+            extra.append(f"last stop {row['last_stop']}")
+        OUT.say(f"  {row['order']:>3} {row['name']:<24} {row['state']:<7} {', '.join(extra)}".rstrip())
+    return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    run(app, "qdevices", argv)
+# --- resolve ------------------------------------------------------------------------------------------
+@app.command("resolve")
+def resolve(
+    ctx: typer.Context,
+    record: Path,
+    order: str = typer.Argument(..., help="the order's number or name"),
+    job: str | None = typer.Option(None, "--job", help="the job id found at the site"),
+    none: bool = typer.Option(False, "--none", help="no job ran (or, where the table says, it counts at the limit)"),
+    expired: bool = typer.Option(False, "--expired", help="Piast-Q: the result expired"),
+    over_limit: bool = typer.Option(False, "--over-limit", help="the result's time was a wait at the site"),
+    gone: bool = typer.Option(False, "--gone", help="another runner's open order whose job the site no longer gives"),
+) -> int:
+    """Record a decision on one order, offline, in one synced line."""
+    chosen = [o for o, given in ((Option.JOB, job is not None), (Option.NONE, none), (Option.EXPIRED, expired),
+                                 (Option.OVER_LIMIT, over_limit), (Option.GONE, gone)) if given]
+    if len(chosen) != 1:
+        raise BadInput("give exactly one of --job ID, --none, --expired, --over-limit, --gone")
+    container, settings = _ctx(ctx)
+    service = container.resolve(older_records=settings.older_records())
+    try:
+        done = service(str(record), order, chosen[0], job)
+    except (CallRefused, SiteLockRefused, RecordUnreadable, RecordWriteFailed) as exc:
+        raise BadInput(str(exc)) from None
+    d = done.decision
+    where = "" if done.own_record else f" (in older_decisions.jsonl of {done.site})"
+    then = "a resume collects it" if not d.final else (
+        "final, counts at job_seconds_limit" if d.counts_at_limit else "final, with no job")
+    OUT.say(f"order {done.order} ({done.name}): --{d.option.value.replace('_', '-')} recorded{where}; {then}")
+    return 0
+
+
+# --- unlock, check ------------------------------------------------------------------------------------
+@app.command("unlock")
+def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
+           ) -> int:
+    """Clear the site lock's holder file left by HOST (check that host first)."""
+    container, _ = _ctx(ctx)
+    try:
+        holder = container.unlock()(SiteName(site).value, host)
+    except ValueError:
+        raise BadInput(f"unknown site {site!r}") from None
+    except SiteLockRefused as exc:
+        raise BadInput(str(exc)) from None
+    if holder is None:
+        OUT.say(f"{site}: no holder file; nothing to clear")
+    else:
+        OUT.say(f"{site}: cleared the holder pid {holder.pid} of {holder.host} (since {holder.started})")
+    return 0
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context,
+    live: bool = typer.Option(False, "--live", help="ask the site (takes the site lock; makes no job)"),
+    site_name: str = typer.Option("mqss", "--site", help="the site to check"),
+    device: str = typer.Option("", "--device", help="a device the site should know"),
+) -> int:
+    """Check the configuration; with --live, ask the site whether it takes the token."""
+    container, settings = _ctx(ctx)
+    try:
+        site_id = SiteName(site_name)
+    except ValueError:
+        raise BadInput(f"unknown site {site_name!r}") from None
+    OUT.say(f"records: {settings.records}")
+    if not live:
+        variable = TRAITS[site_id].token_variable
+        OUT.say(f"{site_id.value}: {variable} is {'set' if os.environ.get(variable) else 'not set'}")
+        return 0
+    token = take_token(site_id)
+    if not token:
+        raise BadInput(f"{TRAITS[site_id].token_variable} is not set")
+    try:
+        site = container.sites(site_id.value, token=token)
+    except Exception:
+        raise BadInput(f"site {site_id.value}: this build has no adapter for it yet") from None
+    try:
+        answer = container.check()(site, device)
+    except SiteLockRefused as exc:
+        raise BadInput(str(exc)) from None
+    finally:
+        site.close()
+    OUT.say(f"{site_id.value}: {answer.kind.value}: {answer.detail}")
+    return {"ok": 0, "refused": 2}.get(answer.kind.value, 1)
+
+
+def main(argv: list[str] | None = None, container: Container | None = None) -> None:
+    global _injected
+    _injected = container
+    run(app, "qdevices", argv, redact=_Secrets.clean)

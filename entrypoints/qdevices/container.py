@@ -1,0 +1,40 @@
+"""The qdevices dependency-injector container.
+
+Tests swap adapters here (``container.mqss_base_url.override(...)``, ``container.sites.override(...)``),
+never through a flag or an environment variable: that is how a site's fixed address stays fixed.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from dependency_injector import containers, providers
+
+from adapters.clock.system import SystemClock
+from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
+from adapters.store.jsonl.record_store import JsonlRecordStore
+from adapters.store.jsonl.site_lock import FlockSiteLock
+from domain.services.qdevices.resolve import ResolveOrder
+from domain.services.qdevices.send import SendRun
+from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
+from entrypoints.qdevices.settings import state_dir
+
+
+class Container(containers.DeclarativeContainer):
+    config = providers.Configuration(strict=True)
+
+    host = providers.Singleton(socket.gethostname)
+    clock = providers.Singleton(SystemClock)
+    records = providers.Singleton(JsonlRecordStore, root=config.records, host=host)
+    site_lock = providers.Singleton(FlockSiteLock, state_dir=providers.Callable(state_dir), host=host)
+
+    mqss_base_url = providers.Object(MQSS_BASE_URL)
+    # One factory per site with an adapter in this build; each takes the token when called.
+    sites = providers.FactoryAggregate(mqss=providers.Factory(MqssSite, base_url=mqss_base_url))
+
+    send = providers.Factory(SendRun, records=records, lock=site_lock, clock=clock,
+                             poll_seconds=config.poll_seconds)
+    resolve = providers.Factory(ResolveOrder, records=records, lock=site_lock, clock=clock)
+    jobs = providers.Factory(ShowJobs, records=records)
+    unlock = providers.Factory(Unlock, lock=site_lock)
+    check = providers.Factory(CheckSite, lock=site_lock)

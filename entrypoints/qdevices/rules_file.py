@@ -1,0 +1,52 @@
+"""The user's rules file (Python), imported only after the token has left the environment."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from entrypoints.cli_support import BadInput
+
+
+class NoUserRules:
+    def before_order(self, order: dict[str, Any]) -> str | None:
+        return None
+
+    def after_result(self, order: dict[str, Any]) -> str | None:
+        return None
+
+    def on_refusal(self, order: dict[str, Any]) -> bool:
+        return False  # the rule refusal: a refused order stops the run
+
+
+class PythonRulesFile:
+    """Optional functions of the file: ``before_order(order)``, ``after_result(order)`` return a
+    reason to stop (or None); ``on_refusal(order)`` returns True to let the run go on."""
+
+    def __init__(self, path: Path) -> None:
+        spec = importlib.util.spec_from_file_location("qdevices_user_rules", path)
+        if spec is None or spec.loader is None:
+            raise BadInput(f"rules file {path}: cannot be loaded")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except FileNotFoundError:
+            raise BadInput(f"rules file {path}: no such file") from None
+        except Exception as exc:
+            raise BadInput(f"rules file {path}: {type(exc).__name__}: {exc}") from None
+        self._before: Callable[[dict[str, Any]], Any] | None = getattr(module, "before_order", None)
+        self._after: Callable[[dict[str, Any]], Any] | None = getattr(module, "after_result", None)
+        self._refusal: Callable[[dict[str, Any]], Any] | None = getattr(module, "on_refusal", None)
+
+    def before_order(self, order: dict[str, Any]) -> str | None:
+        why = self._before(dict(order)) if self._before else None
+        return str(why) if why else None
+
+    def after_result(self, order: dict[str, Any]) -> str | None:
+        why = self._after(dict(order)) if self._after else None
+        return str(why) if why else None
+
+    def on_refusal(self, order: dict[str, Any]) -> bool:
+        return bool(self._refusal(dict(order))) if self._refusal else False
