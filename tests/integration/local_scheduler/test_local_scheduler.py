@@ -1,0 +1,296 @@
+"""The local scheduler with real processes: detached owners, crashes mid-release, holds, kills."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapters.scheduler.local.layout import INSTANCE_DIR
+from adapters.scheduler.local.views import LOST_OWNER, STRANDED_RELEASE, STRANDED_START
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
+from ports.scheduler import SchedulerError
+from tests.integration.local_scheduler.conftest import Local, read_until, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def _counting(marker: Path, then: str = "exit 0") -> tuple[str, ...]:
+    """A job that records each run of itself as one line in ``marker``."""
+    return ("sh", "-c", f"echo ran >> {marker}; {then}")
+
+
+def _runs(marker: Path) -> int:
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+def _ended(local: Local, name: JobId, object_id: ObjectId) -> ObjectView:
+    last: list[ObjectView] = []
+
+    def ended() -> bool:
+        last[:] = [local.view(name, object_id)]
+        return last[0].state in ENDED
+
+    wait_for(f"{object_id} to end", ended)
+    return last[0]
+
+
+# ---------------------------------------------------------------- crashes in the middle of a release
+
+
+def test_a_releaser_killed_after_the_release_step_leaves_a_pending_object_a_later_release_starts_once(
+    local: Local, tmp_path: Path
+) -> None:
+    marker = tmp_path / "runs"
+    name, object_id = local.create(_counting(marker))
+
+    child = local.releaser(object_id, "--kill-at", "released")
+    assert child.wait() == -signal.SIGKILL
+
+    view = local.view(name, object_id)
+    assert (view.state, view.reason, view.started) == (ObjectState.PENDING, STRANDED_RELEASE, False)
+    assert _runs(marker) == 0
+    local.scheduler.release(object_id)
+    local.scheduler.release(object_id)
+    ended = _ended(local, name, object_id)
+    assert ended.state is ObjectState.COMPLETED
+    assert _runs(marker) == 1
+
+
+def test_a_releaser_killed_after_deciding_the_start_leaves_a_boot_failure_that_never_runs(
+    local: Local, tmp_path: Path
+) -> None:
+    marker = tmp_path / "runs"
+    name, object_id = local.create(_counting(marker))
+
+    child = local.releaser(object_id, "--kill-at", "start-decided")
+    assert child.wait() == -signal.SIGKILL
+
+    view = local.view(name, object_id)
+    assert (view.state, view.reason, view.started) == (ObjectState.BOOT_FAIL, STRANDED_START, False)
+    local.scheduler.release(object_id)  # a started object is never started again
+    local.scheduler.cancel(object_id)  # and an ended one needs no cancel
+    assert local.view(name, object_id).state is ObjectState.BOOT_FAIL
+    assert not (local.directory(object_id) / INSTANCE_DIR).exists()
+    assert _runs(marker) == 0
+
+
+def test_a_releaser_killed_right_after_the_spawn_leaves_an_object_that_runs_once(local: Local, tmp_path: Path) -> None:
+    marker = tmp_path / "runs"
+    name, object_id = local.create(_counting(marker))
+
+    child = local.releaser(object_id, "--kill-at", "spawned")
+    assert child.wait() == -signal.SIGKILL
+
+    assert _ended(local, name, object_id).state is ObjectState.COMPLETED
+    local.scheduler.release(object_id)
+    assert _runs(marker) == 1
+
+
+def test_concurrent_releases_from_many_processes_start_the_object_once(local: Local, tmp_path: Path) -> None:
+    marker = tmp_path / "runs"
+    name, object_id = local.create(_counting(marker))
+    go = tmp_path / "go"
+
+    children = [local.releaser(object_id, "--pause-at", "never", "--go", str(go)) for _ in range(4)]
+    for child in children:
+        assert child.wait() == 0
+    local.scheduler.release(object_id)
+
+    assert _ended(local, name, object_id).state is ObjectState.COMPLETED
+    assert _runs(marker) == 1
+
+
+# ---------------------------------------------------------------- objects outlive their releaser
+
+
+def test_an_object_outlives_the_process_that_released_it(local: Local, tmp_path: Path) -> None:
+    go, marker = tmp_path / "go", tmp_path / "runs"
+    name, object_id = local.create(
+        ("sh", "-c", f"echo started > {marker}; while [ ! -e {go} ]; do sleep 0.05; done; exit 7")
+    )
+    child = local.releaser(object_id, "--linger")
+    read_until(child, "done")
+    wait_for("the worker to start", marker.exists)
+
+    child.kill()  # SIGKILL: no cleanup of any kind in the releaser
+    child.wait()
+    assert local.view(name, object_id).state is ObjectState.RUNNING
+    go.touch()
+
+    ended = _ended(local, name, object_id)
+    assert (ended.state, ended.exit_code) == (ObjectState.FAILED, 7)
+
+
+def test_the_process_owner_runs_detached_in_a_session_of_its_own(local: Local, tmp_path: Path) -> None:
+    name, object_id = local.create(("sleep", "300"))
+    local.scheduler.release(object_id)
+    wait_for("RUNNING", lambda: local.view(name, object_id).state is ObjectState.RUNNING)
+
+    instance = json.loads((local.directory(object_id) / INSTANCE_DIR / "instance.json").read_text())
+    wrapper = instance["wrapper_pid"]
+    assert os.getsid(wrapper) == wrapper != os.getsid(0)
+    assert os.readlink(f"/proc/{wrapper}/fd/0") == "/dev/null"
+
+
+# ---------------------------------------------------------------- hold and cancel before the start
+
+
+def test_a_hold_between_release_and_start_wins_and_nothing_runs_until_released_again(
+    local: Local, tmp_path: Path
+) -> None:
+    marker, go = tmp_path / "runs", tmp_path / "go"
+    name, object_id = local.create(_counting(marker))
+    child = local.releaser(object_id, "--pause-at", "released", "--go", str(go))
+    read_until(child, "at released")
+    assert local.view(name, object_id).state is ObjectState.PENDING
+
+    local.scheduler.hold(object_id)
+    go.touch()
+    read_until(child, "done")
+    assert child.wait() == 0
+
+    assert local.view(name, object_id).state is ObjectState.HELD
+    assert _runs(marker) == 0
+    local.scheduler.release(object_id)
+    assert _ended(local, name, object_id).state is ObjectState.COMPLETED
+    assert _runs(marker) == 1
+
+
+def test_a_cancel_between_release_and_start_wins_and_nothing_ever_runs(local: Local, tmp_path: Path) -> None:
+    marker, go = tmp_path / "runs", tmp_path / "go"
+    name, object_id = local.create(_counting(marker))
+    child = local.releaser(object_id, "--pause-at", "released", "--go", str(go))
+    read_until(child, "at released")
+
+    local.scheduler.cancel(object_id)
+    go.touch()
+    assert child.wait() == 0
+
+    assert local.view(name, object_id).state is ObjectState.CANCELLED
+    with pytest.raises(SchedulerError, match="cancelled"):
+        local.scheduler.release(object_id)
+    assert _runs(marker) == 0
+
+
+def test_requeue_is_refused_with_the_reason(local: Local) -> None:
+    _name, object_id = local.create(("true",))
+
+    with pytest.raises(SchedulerError, match="cannot requeue"):
+        local.scheduler.requeue(object_id)
+
+
+# ---------------------------------------------------------------- cancel of a running object
+
+
+def test_a_worker_that_ignores_term_is_killed_when_the_grace_ends(local: Local, tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    ignore_term = (
+        f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); open({str(ready)!r}, 'w').close(); "
+        "time.sleep(300)"
+    )
+    name, object_id = local.create((sys.executable, "-c", ignore_term))
+    local.scheduler.release(object_id)
+    wait_for("the worker to ignore TERM", ready.exists)
+
+    local.scheduler.cancel(object_id)
+
+    ended = _ended(local, name, object_id)
+    assert (ended.state, ended.signal, ended.reason) == (
+        ObjectState.CANCELLED,
+        signal.SIGKILL,
+        "killed after the grace",
+    )
+
+
+def test_a_process_owner_killed_by_hand_is_reported_failed_not_running(local: Local) -> None:
+    name, object_id = local.create(("sleep", "300"))
+    local.scheduler.release(object_id)
+    wait_for("RUNNING", lambda: local.view(name, object_id).state is ObjectState.RUNNING)
+    instance = json.loads((local.directory(object_id) / INSTANCE_DIR / "instance.json").read_text())
+
+    os.kill(instance["wrapper_pid"], signal.SIGKILL)
+    view = _ended(local, name, object_id)
+
+    assert (view.state, view.reason, view.started) == (ObjectState.FAILED, LOST_OWNER, True)
+    os.killpg(instance["process_group"], signal.SIGKILL)  # the orphaned worker is ours to clean up here
+
+
+# ---------------------------------------------------------------- what the worker gets, what others see
+
+
+def test_the_environment_reaches_the_worker_and_never_a_command_line(local: Local, tmp_path: Path) -> None:
+    secret = "s3cret-value-for-the-worker-only"
+    ready = tmp_path / "ready"
+    _name, object_id = local.create(
+        ("sh", "-c", f'echo "token=$JOB_TOKEN"; touch {ready}; sleep 300'), env={"JOB_TOKEN": secret}
+    )
+    local.scheduler.release(object_id)
+    wait_for("the worker to start", ready.exists)
+
+    directory = local.directory(object_id)
+    instance = json.loads((directory / INSTANCE_DIR / "instance.json").read_text())
+    for pid in (instance["wrapper_pid"], instance["worker_pid"]):
+        assert secret.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert secret not in (directory / INSTANCE_DIR / "launching.json").read_text()
+    assert (directory / "stdout").read_text() == f"token={secret}\n"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE((directory / "env.json").stat().st_mode) == 0o600
+    local.scheduler.cancel(object_id)
+
+
+def test_a_program_that_does_not_exist_fails_with_127_and_says_why(local: Local) -> None:
+    name, object_id = local.create(("no-such-program-anywhere",))
+
+    local.scheduler.release(object_id)
+
+    ended = _ended(local, name, object_id)
+    assert (ended.state, ended.exit_code) == (ObjectState.FAILED, 127)
+    assert "cannot run no-such-program-anywhere" in (local.directory(object_id) / "stderr").read_text()
+
+
+def test_a_working_directory_removed_before_the_release_fails_the_start(local: Local, tmp_path: Path) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    name, object_id = local.create(("true",), workdir=str(workdir))
+    workdir.rmdir()
+
+    local.scheduler.release(object_id)
+
+    ended = _ended(local, name, object_id)
+    assert (ended.state, ended.started) == (ObjectState.FAILED, False)
+    assert ended.reason.startswith("could not start (cwd")
+
+
+def test_a_script_object_runs_its_script(local: Local, tmp_path: Path) -> None:
+    name = JobId(f"it-script-{os.getpid()}")
+    local.names.append(name)
+    answer = local.scheduler.create_held(
+        ObjectSpec(name=JobId(name), nonce=Nonce("n"), script="echo from-script\nexit 4\n", workdir=str(tmp_path))
+    )
+    assert answer.object_id is not None
+
+    local.scheduler.release(answer.object_id)
+
+    ended = _ended(local, name, answer.object_id)
+    assert (ended.state, ended.exit_code) == (ObjectState.FAILED, 4)
+    assert (local.directory(answer.object_id) / "stdout").read_text() == "from-script\n"
+
+
+def test_refusals_make_no_object(local: Local, tmp_path: Path) -> None:
+    bad = [
+        ObjectSpec(JobId("x"), Nonce("n"), command=("true",), options=("--partition=big",)),
+        ObjectSpec(JobId("x"), Nonce("n")),
+        ObjectSpec(JobId("x"), Nonce("n"), command=("true",), workdir=str(tmp_path / "missing")),
+    ]
+    for spec in bad:
+        assert local.scheduler.create_held(spec).outcome is CreateOutcome.REFUSED
+    assert local.scheduler.query([JobId("x")]).objects == ()
+    with pytest.raises(SchedulerError, match="not an object"):
+        local.scheduler.release(ObjectId("../../etc"))
