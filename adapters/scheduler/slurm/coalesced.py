@@ -1,0 +1,236 @@
+"""All supervisors on one host share one query per poll interval (peers §2.3: per-job polling floods).
+
+The shared state is a private directory inside the record root (one per cluster):
+
+- ``wanted/<token>``: the names each live supervisor asks about (pid + names), refreshed as it polls;
+- ``answer.json``: the last answer (objects, complete, detail) with the names it covers and the
+  wall-clock time it was asked, published whole with ``replace``;
+- ``ask.lock``: the flock one process holds while it asks.
+
+A query first reads ``answer.json``: fresh enough (asked within ``max_age``) and covering the caller's
+names, it is the answer. Otherwise the caller takes the lock, reads again (someone may just have
+asked), and if still needed asks the scheduler ONCE for its own names and every registered one, then
+publishes the answer. Since supervisors wake on the same ticks (``domain.model.jobs.polling``), the
+first to wake asks for all and the others read. A failed query is shared too (``complete=False``): a
+struggling controller is not asked a hundred times more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from adapters.durable.lock import FlockLock
+from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.publish import replace
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, QueryResult
+from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
+from ports.clock import Clock
+from ports.scheduler import Scheduler
+
+ANSWER = "answer.json"
+LOCK = "ask.lock"
+WANTED = "wanted"
+
+_ANSWER_FIELDS = {
+    "version": (int,), "asked_at": (float, int), "names": (list,), "complete": (bool,), "detail": (str,),
+    "objects": (list,),
+}
+_OBJECT_FIELDS = {
+    "object_id": (str,), "name": (str,), "nonce": (str, type(None)), "state": (str,), "owner": (str,),
+    "exit_code": (int, type(None)), "signal": (int, type(None)), "reason": (str,), "started": (bool,),
+}
+_WANTED_FIELDS = {"version": (int,), "pid": (int,), "names": (list,)}
+
+
+class _Sweeper(Protocol):
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]: ...
+
+
+class CoalescedScheduler:
+    """A scheduler whose ``query`` is shared by every instance using the same ``directory``."""
+
+    def __init__(
+        self,
+        inner: Scheduler,
+        directory: Path,
+        clock: Clock,
+        *,
+        max_age: float = 4.0,
+        registration_ttl: float = 900.0,
+    ) -> None:
+        self.inner = inner
+        self.directory = directory
+        self._clock = clock
+        self._max_age = max_age
+        self._ttl = registration_ttl
+        self._token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self._registered: frozenset[str] = frozenset()
+        self._registered_at = 0.0
+        self.asked = 0  # how many times this instance asked the scheduler itself (for benchmarks)
+
+    # ---- everything but query goes straight through ----------------------------------------------
+    def create_held(self, spec: ObjectSpec) -> CreateAnswer:
+        return self.inner.create_held(spec)
+
+    def release(self, object_id: ObjectId) -> None:
+        self.inner.release(object_id)
+
+    def hold(self, object_id: ObjectId) -> None:
+        self.inner.hold(object_id)
+
+    def requeue(self, object_id: ObjectId) -> None:
+        self.inner.requeue(object_id)
+
+    def cancel(self, object_id: ObjectId) -> None:
+        self.inner.cancel(object_id)
+
+    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+        return self.inner.emergency_stop(name)
+
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+        sweeper: _Sweeper = self.inner  # type: ignore[assignment]
+        return sweeper.sweep(targets)
+
+    # ---- the shared query ---------------------------------------------------------------------------
+    def query(self, names: Sequence[JobId]) -> QueryResult:
+        wanted = frozenset(names)
+        if not wanted:
+            return QueryResult((), True)
+        ensure_private_dir(self.directory, parents=True)
+        self._register(wanted)
+        answer = self._fresh_answer(wanted)
+        if answer is not None:
+            return answer
+        lock = FlockLock(self.directory / LOCK)
+        lock.acquire(blocking=True)
+        try:
+            answer = self._fresh_answer(wanted)  # whoever held the lock may have asked for us
+            if answer is not None:
+                return answer
+            everyone = sorted(wanted | self._registered_names())
+            asked_at = self._clock.now().timestamp()
+            result = self.inner.query([JobId(n) for n in everyone])
+            self.asked += 1
+            self._publish(asked_at, everyone, result)
+        finally:
+            lock.release()
+        return _only(result, wanted)
+
+    def close(self) -> None:
+        """Stop asking for this instance's names (a supervisor that ends calls this)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.directory / WANTED / self._token)
+
+    # ---- files --------------------------------------------------------------------------------------
+    def _fresh_answer(self, wanted: frozenset[str]) -> QueryResult | None:
+        stored = self._read_answer()
+        if stored is None:
+            return None
+        asked_at, names, result = stored
+        age = self._clock.now().timestamp() - asked_at
+        if not -1.0 <= age <= self._max_age or not wanted <= names:
+            return None
+        return _only(result, wanted)
+
+    def _read_answer(self) -> tuple[float, frozenset[str], QueryResult] | None:
+        try:
+            data = _read_private(self.directory / ANSWER)
+            obj = decode_exact(data, _ANSWER_FIELDS, "shared query answer")
+            if obj["version"] != 1:
+                return None
+            views = tuple(_view(o) for o in obj["objects"])
+            result = QueryResult(views, obj["complete"], obj["detail"])
+            return float(obj["asked_at"]), frozenset(str(n) for n in obj["names"]), result
+        except (OSError, DecodeError, ValueError, TypeError):
+            return None  # missing or damaged: ask again, and the next publish replaces it whole
+
+    def _publish(self, asked_at: float, names: Sequence[str], result: QueryResult) -> None:
+        data = {
+            "version": 1, "asked_at": asked_at, "names": list(names), "complete": result.complete,
+            "detail": result.detail, "objects": [_view_dict(v) for v in result.objects],
+        }
+        replace(self.directory, ANSWER, dumps_canonical(data))
+
+    def _register(self, names: frozenset[str]) -> None:
+        now = time.time()
+        folder = ensure_private_dir(self.directory / WANTED)
+        if names == self._registered and now - self._registered_at < self._ttl / 4:
+            return
+        if names == self._registered:
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(folder / self._token)
+                self._registered_at = now
+                return
+        replace(folder, self._token, dumps_canonical({"version": 1, "pid": os.getpid(), "names": sorted(names)}))
+        self._registered, self._registered_at = names, now
+
+    def _registered_names(self) -> set[str]:
+        folder = self.directory / WANTED
+        names: set[str] = set()
+        now = time.time()
+        try:
+            entries = os.listdir(folder)
+        except FileNotFoundError:
+            return names
+        for entry in entries:
+            if entry.startswith("."):
+                continue
+            path = folder / entry
+            try:
+                if now - os.lstat(path).st_mtime > self._ttl:
+                    os.unlink(path)  # a supervisor that stopped polling long ago
+                    continue
+                obj = decode_exact(_read_private(path), _WANTED_FIELDS, "query registration")
+                if not _alive(obj["pid"]):
+                    os.unlink(path)
+                    continue
+                names.update(str(n) for n in obj["names"])
+            except (OSError, DecodeError):
+                continue
+        return names
+
+
+def _only(result: QueryResult, names: frozenset[str]) -> QueryResult:
+    return QueryResult(tuple(v for v in result.objects if v.name in names), result.complete, result.detail)
+
+
+def _view_dict(v: ObjectView) -> dict[str, Any]:
+    return {
+        "object_id": v.object_id, "name": v.name, "nonce": v.nonce, "state": v.state.value, "owner": v.owner,
+        "exit_code": v.exit_code, "signal": v.signal, "reason": v.reason, "started": v.started,
+    }
+
+
+def _view(obj: Any) -> ObjectView:
+    if not isinstance(obj, dict):
+        raise DecodeError("an object in the shared answer is not a JSON object")
+    check_fields(obj, _OBJECT_FIELDS, "shared query object")
+    return ObjectView(
+        object_id=ObjectId(obj["object_id"]), name=JobId(obj["name"]),
+        nonce=Nonce(obj["nonce"]) if obj["nonce"] is not None else None, state=ObjectState(obj["state"]),
+        owner=obj["owner"], exit_code=obj["exit_code"], signal=obj["signal"], reason=obj["reason"],
+        started=obj["started"],
+    )
+
+
+def _read_private(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(16 * 1024 * 1024)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,96 @@
+"""Run one Slurm client command: an argv list, no shell, a timeout that kills the whole group."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None when it never ran or was killed by our timeout
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    spawn_error: str = ""  # set when the program could not be started at all (nothing was sent)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.spawn_error
+
+    @property
+    def killed_by(self) -> int | None:
+        """The signal that ended the client, if one did."""
+        return -self.returncode if self.returncode is not None and self.returncode < 0 else None
+
+    def failure(self) -> str:
+        """One line saying why the command did not succeed."""
+        name = Path(self.argv[0]).name if self.argv else "command"
+        if self.spawn_error:
+            return f"{name} could not be started: {self.spawn_error}"
+        if self.timed_out:
+            return f"{name} gave no answer in time and was stopped"
+        if self.killed_by is not None:
+            return f"{name} was killed by signal {self.killed_by}"
+        lines = [ln.strip() for ln in self.stderr.splitlines() if ln.strip()]
+        message = lines[-1] if lines else "(no message)"
+        return f"{name} exited with {self.returncode}: {message}"
+
+
+class CommandRunner:
+    """Finds Slurm's programs (in ``bin_dir`` or on PATH) and runs them with the cluster's environment."""
+
+    def __init__(self, bin_dir: Path | None, env: Mapping[str, str]) -> None:
+        self._bin_dir = bin_dir
+        self._env = {**os.environ, **env}
+
+    def program(self, name: str) -> str | None:
+        if self._bin_dir is not None:
+            path = self._bin_dir / name
+            return str(path) if os.access(path, os.X_OK) else None
+        return shutil.which(name, path=self._env.get("PATH", os.defpath))
+
+    def run(self, name: str, args: Sequence[str], *, timeout: float, stdin: str | None = None) -> CommandResult:
+        program = self.program(name)
+        argv = (program or name, *args)
+        if program is None:
+            where = f"in {self._bin_dir}" if self._bin_dir is not None else "on PATH"
+            return CommandResult(argv, None, spawn_error=f"no executable {name} {where}")
+        try:
+            # A session of its own, so a timeout can kill the client and anything it started.
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+                start_new_session=True,
+                text=True,
+                errors="replace",
+            )
+        except OSError as exc:
+            return CommandResult(argv, None, spawn_error=exc.strerror or str(exc))
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            return CommandResult(argv, None, out, err, timed_out=True)
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
+        return CommandResult(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,296 @@
+"""``SlurmCliScheduler``: the scheduler port over Slurm's command-line tools.
+
+- create: one ``sbatch --parsable --hold --job-name=<name> --comment=<nonce>``, the script on stdin,
+  never retried; its answer classified by ``sbatch_answers`` (timeouts and lost replies are UNKNOWN).
+- query: ONE ``squeue --states=all`` for all names (chunked only by argument length); exit codes
+  from ``scontrol -o show job`` for ended jobs squeue cannot describe; names squeue no longer lists
+  confirmed in ``sacct`` when the cluster keeps accounting. A failed call makes the answer
+  incomplete, never "done".
+- release / hold (a *user* hold: as root ``scontrol hold`` is an admin hold) / requeue / cancel.
+- emergency stop: ``scancel --name --user`` (running objects too); sweep: one ``scancel --state=PENDING``
+  on exact ids.
+"""
+
+from __future__ import annotations
+
+import getpass
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+
+from adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
+from adapters.scheduler.slurm.chunking import chunk
+from adapters.scheduler.slurm.commands import CommandResult, CommandRunner
+from adapters.scheduler.slurm.config import SlurmClusterConfig
+from adapters.scheduler.slurm.sbatch_answers import classify
+from adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import (
+    ENDED,
+    NOT_STARTED,
+    CreateAnswer,
+    CreateOutcome,
+    ObjectSpec,
+    ObjectState,
+    ObjectView,
+    QueryResult,
+)
+from ports.scheduler import SchedulerError
+
+# Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
+_NEEDS_EXIT_CODE = ENDED - {ObjectState.COMPLETED, ObjectState.CANCELLED}
+
+
+class SlurmCliScheduler:
+    def __init__(self, config: SlurmClusterConfig) -> None:
+        self.config = config
+        self._runner = CommandRunner(config.bin_dir, config.env)
+        self._user = config.user or getpass.getuser()
+        self._lock = threading.Lock()
+        self._cluster_config: dict[str, str] | None = None
+        # (job id, end time) → (exit code, signal): an ended job's code never changes until it runs again.
+        self._exit_codes: dict[tuple[str, str], tuple[int | None, int | None]] = {}
+
+    @property
+    def user(self) -> str:
+        return self._user
+
+    # ---- the cluster's own settings, read once ----------------------------------------------
+    def cluster_config(self) -> dict[str, str] | None:
+        with self._lock:
+            if self._cluster_config is None:
+                result = self._run("scontrol", [*self._clusters_arg(), "show", "config"])
+                if result.ok:
+                    self._cluster_config = scontrol.parse_config(result.stdout)
+            return self._cluster_config
+
+    def submit_timeout(self) -> float:
+        """Never below the cluster's MessageTimeout: sbatch may legitimately wait that long per try."""
+        config = self.cluster_config()
+        timeout = scontrol.message_timeout(config) if config else None
+        if timeout is None:
+            return max(self.config.submit_timeout, self.config.submit_timeout_unknown_floor)
+        return max(self.config.submit_timeout, 2 * timeout + 10)
+
+    def accounting(self) -> bool:
+        if self.config.accounting is not None:
+            return self.config.accounting
+        config = self.cluster_config()
+        return bool(config) and scontrol.accounting_enabled(config or {})
+
+    # ---- create ---------------------------------------------------------------------------------
+    def create_held(self, spec: ObjectSpec) -> CreateAnswer:
+        try:
+            script = batch_script.script_for(spec)
+            args = batch_script.sbatch_args(spec, self.config.clusters)
+        except batch_script.SpecRefused as exc:
+            return CreateAnswer(CreateOutcome.REFUSED, detail=f"{exc}; nothing was sent")
+        timeout = self.submit_timeout()
+        # ObjectSpec.env reaches the job through sbatch's own environment (sbatch exports it by default).
+        runner = CommandRunner(self.config.bin_dir, {**self.config.env, **spec.env}) if spec.env else self._runner
+        result = runner.run("sbatch", args, timeout=timeout, stdin=script)  # one request, never retried
+        return classify(result.returncode, result.stdout, result.stderr, timed_out=result.timed_out,
+                        spawn_error=result.spawn_error)
+
+    # ---- actions on one object ----------------------------------------------------------------
+    def release(self, object_id: ObjectId) -> None:
+        # Releasing a released, running or ended object changes nothing (Slurm says so for an ended one).
+        self._act("scontrol", ["release", object_id], idempotent=("Job has already finished",))
+
+    def hold(self, object_id: ObjectId) -> None:
+        self._act("scontrol", ["uhold", object_id])
+
+    def requeue(self, object_id: ObjectId) -> None:
+        self._act("scontrol", ["requeue", object_id])
+
+    def cancel(self, object_id: ObjectId) -> None:
+        self._act("scancel", [object_id], idempotent=("already completing or completed",))
+
+    def _act(self, program: str, args: list[str], idempotent: Sequence[str] = ()) -> None:
+        full = [*self._clusters_arg(), *args] if program == "scontrol" else [*args, *self._clusters_arg()]
+        result = self._run(program, full)
+        answered = not result.timed_out and not result.spawn_error and result.killed_by is None
+        if answered and any(s in result.stderr for s in idempotent):
+            return
+        if result.ok and not _stderr_error(result.stderr):
+            return
+        what = f"{program} {' '.join(args)}"
+        if result.timed_out:
+            raise SchedulerError(f"{what}: no answer in time; it may or may not have taken effect")
+        raise SchedulerError(f"{what}: {result.failure() if not result.ok else _first_error(result.stderr)}")
+
+    # ---- query ----------------------------------------------------------------------------------
+    def query(self, names: Sequence[JobId]) -> QueryResult:
+        return self._query(names, confirm_absent=True)
+
+    def query_live(self, names: Sequence[JobId]) -> QueryResult:
+        """squeue only (no accounting): enough for stops and sweeps, which only act on live objects."""
+        return self._query(names, confirm_absent=False)
+
+    def _query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        wanted = sorted(set(names))
+        if not wanted:
+            return QueryResult((), True)
+        problems: list[str] = []
+        rows: list[squeue.SqueueRow] = []
+        asked: set[str] = set()
+        for group in chunk(wanted):
+            result = self._run("squeue", squeue.squeue_args(group, self.config.clusters))
+            if not result.ok:
+                problems.append(result.failure())
+                continue
+            try:
+                rows += squeue.parse(result.stdout)
+            except (squeue.SqueueParseError, UnknownState) as exc:
+                problems.append(f"squeue: {exc}")
+                continue
+            asked.update(group)
+        rows = [r for r in rows if r.name in asked]
+        views, code_problems = self._views_from_squeue(rows)
+        problems += code_problems
+        seen_names = {r.name for r in rows}
+        absent = [n for n in wanted if n in asked and n not in seen_names]
+        if absent and confirm_absent and self.accounting():
+            found, sacct_problem = self._from_accounting(absent)
+            views += found
+            if sacct_problem:
+                problems.append(sacct_problem)
+        return QueryResult(tuple(views), complete=not problems, detail="; ".join(problems))
+
+    def _views_from_squeue(self, rows: Sequence[squeue.SqueueRow]) -> tuple[list[ObjectView], list[str]]:
+        states = {r.job_id: object_state(r.slurm_state, r.reason) for r in rows}
+        missing = [r for r in rows if states[r.job_id] in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in
+                   self._exit_codes]
+        problems: list[str] = []
+        if missing:
+            problems += self._fetch_exit_codes(missing)
+        views = []
+        for r in rows:
+            state = states[r.job_id]
+            code: int | None = None
+            sig: int | None = None
+            if state is ObjectState.COMPLETED:
+                code, sig = 0, 0
+            elif state in _NEEDS_EXIT_CODE:
+                if (r.job_id, r.end_time) not in self._exit_codes:
+                    continue  # ended, but how is not known yet: left out, and the answer is incomplete
+                code, sig = self._exit_codes[(r.job_id, r.end_time)]
+            views.append(ObjectView(
+                object_id=ObjectId(r.job_id), name=JobId(r.name), nonce=_nonce(r.comment), state=state,
+                owner=r.user, exit_code=code, signal=sig, reason=_reason(r.reason),
+                started=r.started or state not in NOT_STARTED,
+            ))
+        return views, problems
+
+    def _fetch_exit_codes(self, rows: Sequence[squeue.SqueueRow]) -> list[str]:
+        # One job: ask for it. Several: one `scontrol -o show job` for all (the same RPC squeue makes).
+        args = [*self._clusters_arg(), "-o", "show", "job"] + ([rows[0].job_id] if len(rows) == 1 else [])
+        result = self._run("scontrol", args)
+        details = scontrol.parse_jobs(result.stdout) if result.ok else {}
+        problems = []
+        for r in rows:
+            detail = details.get(r.job_id)
+            if detail is None:
+                problems.append(f"no exit code yet for ended job {r.job_id}"
+                                + ("" if result.ok else f" ({result.failure()})"))
+                continue
+            self._exit_codes[(r.job_id, r.end_time)] = parse_exit_code(detail.exit_code)
+        return problems
+
+    def _from_accounting(self, names: Sequence[str]) -> tuple[list[ObjectView], str]:
+        lookback = int(self.config.accounting_lookback.total_seconds())
+        views = []
+        for group in chunk(names):
+            result = self._run("sacct", sacct.sacct_args(group, lookback, self.config.clusters))
+            if not result.ok:
+                return views, f"sacct: {result.failure()}"
+            try:
+                rows = sacct.parse(result.stdout, group)
+            except (sacct.SacctParseError, UnknownState) as exc:
+                return views, f"sacct: {exc}"
+            for r in rows:
+                code, sig = parse_exit_code(r.exit_code)
+                state = object_state(r.slurm_state, "")
+                views.append(ObjectView(
+                    object_id=ObjectId(r.job_id), name=JobId(r.name), nonce=_nonce(r.comment), state=state,
+                    owner=r.user, exit_code=code, signal=sig, reason="from accounting (purged by slurmctld)",
+                    started=r.started,
+                ))
+        return views, ""
+
+    # ---- stops by name --------------------------------------------------------------------------
+    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+        """Every object of ``name`` this user owns, running ones too; no store, no nonce check."""
+        before = self.query_live([name])
+        mine = [v.object_id for v in before.objects if v.owner == self._user and v.state not in ENDED]
+        result = self._run("scancel", [f"--name={name}", f"--user={self._user}", *self._clusters_arg()])
+        if not result.ok:
+            raise SchedulerError(f"scancel --name={name}: {result.failure()}")
+        return mine
+
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+        """Stop the not-started objects of residual names: one squeue, then one scancel on exact ids.
+
+        For each name, ``targets`` gives the nonces whose objects may be stopped (an unknown or abandoned
+        attempt's), or None for any object of this user (a pruned job). Never a started, running or
+        foreign object; ``--state=PENDING`` makes slurmctld itself skip one that started meanwhile.
+        """
+        found = self.query_live(list(targets))
+        chosen = select_sweepable(found.objects, targets, self._user)
+        self.cancel_not_started(chosen)
+        return chosen
+
+    def cancel_not_started(self, object_ids: Sequence[ObjectId]) -> None:
+        for group in chunk(list(object_ids), prefix=""):
+            result = self._run("scancel", ["--state=PENDING", f"--user={self._user}", *self._clusters_arg(), *group])
+            # An id slurmctld already forgot ("Invalid job id specified") has nothing left to stop.
+            if not result.ok and not _only_invalid_ids(result):
+                raise SchedulerError(f"scancel --state=PENDING: {result.failure()}")
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def _clusters_arg(self) -> list[str]:
+        return [f"--clusters={self.config.clusters}"] if self.config.clusters else []
+
+    def _run(self, program: str, args: Sequence[str], stdin: str | None = None) -> CommandResult:
+        return self._runner.run(program, args, timeout=self.config.command_timeout, stdin=stdin)
+
+
+def select_sweepable(
+    objects: Iterable[ObjectView], targets: Mapping[JobId, frozenset[Nonce] | None], user: str
+) -> list[ObjectId]:
+    chosen = []
+    for view in objects:
+        if view.name not in targets or view.owner != user:
+            continue  # foreign: never touched
+        if view.state not in NOT_STARTED or view.started:
+            continue  # a sweep never stops an object that has started
+        nonces = targets[view.name]
+        if nonces is not None and view.nonce not in nonces:
+            continue
+        chosen.append(view.object_id)
+    return sorted(set(chosen), key=lambda i: (len(i), i))
+
+
+def _nonce(comment: str) -> Nonce | None:
+    text = comment.strip()
+    return Nonce(text) if text and text not in ("(null)", "N/A") else None
+
+
+def _reason(reason: str) -> str:
+    return "" if reason in ("None", "(null)") else reason
+
+
+def _stderr_error(stderr: str) -> bool:
+    """scancel can exit 0 yet print an error for a job it could not signal."""
+    return any("error" in ln for ln in stderr.splitlines())
+
+
+def _first_error(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return lines[0] if lines else "(no message)"
+
+
+def _only_invalid_ids(result: CommandResult) -> bool:
+    if result.returncode is None or result.returncode <= 0 or result.timed_out:
+        return False
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    return bool(lines) and all("Invalid job id specified" in ln for ln in lines)

@@ -1,0 +1,50 @@
+"""``scontrol show config`` and ``scontrol -o show job``: the few facts squeue lacks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CONFIG_LINE = re.compile(r"^(\w+)\s*=\s*(.*)$")
+
+
+def parse_config(stdout: str) -> dict[str, str]:
+    config = {}
+    for line in stdout.splitlines():
+        match = _CONFIG_LINE.match(line.strip())
+        if match:
+            config[match.group(1)] = match.group(2).strip()
+    return config
+
+
+def message_timeout(config: dict[str, str]) -> float | None:
+    """``MessageTimeout = 10 sec`` → 10.0."""
+    value = config.get("MessageTimeout", "").split()
+    return float(value[0]) if value and value[0].isdigit() else None
+
+
+def accounting_enabled(config: dict[str, str]) -> bool:
+    """sacct works only with slurmdbd (22.05 has no file-based accounting storage)."""
+    return config.get("AccountingStorageType", "").strip() == "accounting_storage/slurmdbd"
+
+
+@dataclass(frozen=True, slots=True)
+class JobDetail:
+    job_id: str
+    exit_code: str  # "N:SIG"
+    restarts: int
+
+
+_KEYS = re.compile(r"(?:^|\s)(JobId|ExitCode|Restarts)=(\S*)")
+
+
+def parse_jobs(stdout: str) -> dict[str, JobDetail]:
+    """One line per job (``-o``); only the keys we need, which never contain spaces."""
+    details = {}
+    for line in stdout.splitlines():
+        found = dict(_KEYS.findall(line))
+        if "JobId" in found and "ExitCode" in found:
+            restarts = found.get("Restarts", "0")
+            details[found["JobId"]] = JobDetail(found["JobId"], found["ExitCode"],
+                                                int(restarts) if restarts.isdigit() else 0)
+    return details

@@ -1,0 +1,60 @@
+"""Slurm's job states (squeue %T, sacct State) in the port's vocabulary."""
+
+from __future__ import annotations
+
+from domain.model.jobs.objects import ObjectState
+
+S = ObjectState
+_STATES: dict[str, ObjectState] = {
+    "PENDING": S.PENDING,
+    "RUNNING": S.RUNNING,
+    "CONFIGURING": S.RUNNING,  # nodes allocated and booting: it has started
+    "SUSPENDED": S.RUNNING,
+    "STOPPED": S.RUNNING,
+    "RESIZING": S.RUNNING,
+    "COMPLETING": S.STOPPING,
+    "SIGNALING": S.STOPPING,
+    "STAGE_OUT": S.STOPPING,
+    "REQUEUED": S.REQUEUED,
+    "REQUEUE_FED": S.REQUEUED,
+    "REQUEUE_HOLD": S.HELD,
+    "RESV_DEL_HOLD": S.HELD,
+    "COMPLETED": S.COMPLETED,
+    "FAILED": S.FAILED,
+    "SPECIAL_EXIT": S.FAILED,
+    "CANCELLED": S.CANCELLED,
+    "REVOKED": S.CANCELLED,  # federation: the sibling ran elsewhere
+    "TIMEOUT": S.TIMEOUT,
+    "DEADLINE": S.TIMEOUT,
+    "OUT_OF_MEMORY": S.OUT_OF_MEMORY,
+    "NODE_FAIL": S.NODE_FAIL,
+    "BOOT_FAIL": S.BOOT_FAIL,
+    "PREEMPTED": S.PREEMPTED,
+}
+
+# Reasons that mean "held": a user hold (sbatch --hold, scontrol uhold), an admin hold, a requeue-hold.
+_HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", "job requeued in held state")
+
+
+class UnknownState(ValueError):
+    pass
+
+
+def object_state(slurm_state: str, reason: str) -> ObjectState:
+    """``CANCELLED by 0`` (sacct) reads as CANCELLED; an unknown state raises rather than guess."""
+    word = slurm_state.split(" ", 1)[0].rstrip("+").upper()
+    try:
+        state = _STATES[word]
+    except KeyError:
+        raise UnknownState(f"unknown Slurm job state {slurm_state!r}") from None
+    if state is S.PENDING and reason.strip() in _HELD_REASONS:
+        return S.HELD
+    return state
+
+
+def parse_exit_code(text: str) -> tuple[int | None, int | None]:
+    """``3:0`` → (3, 0); ``0:15`` → (0, 15); anything else → (None, None)."""
+    code, sep, sig = text.strip().partition(":")
+    if not sep or not code.isdigit() or not sig.isdigit():
+        return None, None
+    return int(code), int(sig)

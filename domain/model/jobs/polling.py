@@ -1,0 +1,48 @@
+"""How often a supervisor asks about its job: often while it is young, rarely once it has settled in.
+
+Intervals are the base interval doubled a whole number of times (5, 10, 20, 40, 80, 160 s by default),
+and polls fall on multiples of the interval counted from the epoch. So every supervisor on a host
+wakes on the same ticks, a longer interval's ticks are a subset of a shorter one's, and one shared
+query per tick (the coalesced query of the Slurm adapter) answers all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class PollBackoff:
+    base: timedelta = timedelta(seconds=5)  # the interval of a young job
+    cap: timedelta = timedelta(seconds=160)  # never longer than this (rounded down to base × 2^k)
+    # the interval stays at most this fraction of the job's age: a 10-minute-old job is polled every 40 s
+    fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.base <= timedelta(0) or self.cap < self.base or not 0 < self.fraction <= 1:
+            raise ValueError("poll backoff needs 0 < base <= cap and 0 < fraction <= 1")
+
+
+def poll_interval(age: timedelta, backoff: PollBackoff = PollBackoff()) -> timedelta:
+    """The interval for a job of this ``age`` (time since it last changed state, or since submit).
+
+    The largest base × 2^k that is at most ``fraction × age`` and at most ``cap``; ``base`` when the
+    job is young. Monotone in age, and always a power-of-two multiple of ``base``.
+    """
+    allowed = min(max(age, timedelta(0)) * backoff.fraction, backoff.cap)
+    interval = backoff.base
+    while interval * 2 <= allowed:
+        interval *= 2
+    return interval
+
+
+def next_poll(now: datetime, interval: timedelta) -> datetime:
+    """The first multiple of ``interval`` since the epoch strictly after ``now`` (timezone-aware)."""
+    step = interval // timedelta(microseconds=1)
+    if step <= 0:
+        raise ValueError("the interval must be positive")
+    elapsed = (now - _EPOCH) // timedelta(microseconds=1)
+    return _EPOCH + timedelta(microseconds=(elapsed // step + 1) * step)

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+
+S = timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(("age", "interval"), [(0, 5), (99, 5), (100, 10), (200, 20), (800, 80), (1600, 160),
+                                               (10**7, 160)])
+def test_default_backoff(age, interval):
+    assert poll_interval(age * S) == interval * S
+
+
+def test_negative_age_is_young():
+    assert poll_interval(-5 * S) == 5 * S
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a, b):
+    backoff = PollBackoff(base=3 * S, cap=100 * S, fraction=0.2)
+    ia, ib = poll_interval(a * S, backoff), poll_interval(b * S, backoff)
+    if a <= b:
+        assert ia <= ib
+    assert backoff.base <= ia <= backoff.cap
+    ratio = ia / backoff.base
+    assert ratio == int(ratio) and int(ratio) & (int(ratio) - 1) == 0
+
+
+@given(st.integers(0, 10**9), st.sampled_from([5, 10, 20, 40, 80, 160]))
+def test_ticks_align_across_intervals(seconds, interval):
+    now = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=seconds)
+    tick = next_poll(now, interval * S)
+    assert now < tick <= now + interval * S
+    assert next_poll(tick - timedelta(microseconds=1), 5 * S) == tick  # a longer tick is also a 5 s tick
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError):
+        PollBackoff(base=0 * S)
+    with pytest.raises(ValueError):
+        PollBackoff(base=10 * S, cap=5 * S)
