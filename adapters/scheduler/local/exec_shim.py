@@ -22,6 +22,8 @@ def main(argv: list[str]) -> None:
     except (OSError, ValueError, KeyError) as exc:
         sys.stderr.write(f"dunscaith local scheduler: cannot read the environment {env_file}: {exc}\n")
         os._exit(127)
+    # The launch lock (and anything else the process owner inherited) is not the job's business.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     try:
         os.execvpe(program[0], program, env)
     except OSError as exc:

@@ -215,9 +215,12 @@ class LocalScheduler:
         if view.state in ENDED:
             return
         nonce = reading.records.instance.nonce if reading and reading.records.instance else None
-        answer = spawn.terminate(
-            self._dunscaith, directory / INSTANCE_DIR, nonce=nonce, grace=self._grace, wait=self._wait
-        )
+        try:
+            answer = spawn.terminate(
+                self._dunscaith, directory / INSTANCE_DIR, nonce=nonce, grace=self._grace, wait=self._wait
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SchedulerError(f"{object_id}: cannot ask its process owner to terminate ({exc})") from None
         if answer.code == 0:
             return
         view, reading = self._read(object_id, directory)

@@ -137,6 +137,9 @@ def test_the_process_owner_runs_detached_in_a_session_of_its_own(local: Local, t
     wrapper = instance["wrapper_pid"]
     assert os.getsid(wrapper) == wrapper != os.getsid(0)
     assert os.readlink(f"/proc/{wrapper}/fd/0") == "/dev/null"
+    worker = instance["worker_pid"]
+    wait_for("the job to be exec'd", lambda: Path(f"/proc/{worker}/cmdline").read_bytes() == b"sleep\x00300\x00")
+    assert sorted(int(fd) for fd in os.listdir(f"/proc/{worker}/fd")) == [0, 1, 2]  # no launch lock leaked
 
 
 # ---------------------------------------------------------------- hold and cancel before the start
