@@ -200,7 +200,7 @@ class _LiveCall:
             return self._run()
         except _Stopped as stopped:
             return stopped.outcome
-        except RecordWriteStopped:
+        except (RecordWriteStopped, CallRefused):
             raise
         except Exception as exc:
             if self.appender is not None:

@@ -1,0 +1,100 @@
+"""A live-call test bench: the real JSONL store and site lock on tmp files, a FakeSite, a FakeClock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapters.clock.fake import FakeClock
+from adapters.sites.fake import FakeSite
+from adapters.store.jsonl.record_store import JsonlRecordStore
+from adapters.store.jsonl.site_lock import FlockSiteLock
+from domain.model.qdevices.manifest import Manifest, parse_manifest
+from domain.model.qdevices.orders import RunView, fold
+from domain.model.qdevices.sites import SiteName
+from domain.services.qdevices.send import SendOutcome, SendRequest, SendRun
+
+QASM = "OPENQASM 2.0;\nqreg q[1];\n"
+
+
+class Said:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def say(self, text: str) -> None:
+        self.lines.append(text)
+
+
+class FakeInterrupts:
+    """Delivers ``signal`` at the ``after``-th wait; waiting moves the fake clock."""
+
+    def __init__(self, clock: FakeClock, signal: str | None = None, after: int = 1) -> None:
+        self.clock = clock
+        self.signal = signal
+        self.after = after
+        self.waits = 0
+        self.got: str | None = None
+
+    def pending(self) -> str | None:
+        return self.got
+
+    def wait(self, seconds: float) -> str | None:
+        self.waits += 1
+        if self.signal and self.waits >= self.after:
+            self.got = self.signal
+            return self.got
+        self.clock.sleep(seconds)
+        return None
+
+
+@dataclass
+class Rules:
+    go_on_after_refusal: bool = False
+    stop_before: str | None = None
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def before_order(self, order: dict[str, Any]) -> str | None:
+        self.seen.append(order)
+        return self.stop_before
+
+    def after_result(self, order: dict[str, Any]) -> str | None:
+        return None
+
+    def on_refusal(self, order: dict[str, Any]) -> bool:
+        return self.go_on_after_refusal
+
+
+def manifest(site: str = "mqss", orders: int = 2, limit: int = 60, budget: int = 10_000, wait: int = 30) -> Manifest:
+    return parse_manifest({"site": site, "device": "Q5", "name": "run",
+                           "limits": {"job_seconds_limit": limit, "budget_seconds": budget, "wait_seconds": wait},
+                           "orders": [{"name": f"o{i}", "circuit": "c.qasm", "shots": 10}
+                                      for i in range(1, orders + 1)]}, "run")
+
+
+class Bench:
+    def __init__(self, tmp: Path, site: SiteName = SiteName.MQSS, host: str = "h1", **fake: Any) -> None:
+        self.tmp = tmp
+        self.host = host
+        self.clock = FakeClock()
+        self.records = JsonlRecordStore(tmp / "records", host)
+        self.lock = FlockSiteLock(tmp / "state", host)
+        self.site = FakeSite(site, **fake)
+        self.said = Said()
+        self.rules = Rules()
+        self.interrupts = FakeInterrupts(self.clock)
+
+    def service(self) -> SendRun:
+        return SendRun(self.records, self.lock, self.clock, self.said, self.interrupts, self.rules, poll_seconds=5)
+
+    def send(self, m: Manifest, resume: str | None = None, max_order: int | None = None,
+             older: tuple[str, ...] = ()) -> SendOutcome:
+        req = SendRequest(m, "/m.toml", {o.index: QASM for o in m.orders}, resume, max_order, older, self.host, 42)
+        return self.service().live(req, self.site)
+
+    def view(self, path: str | None) -> RunView:
+        assert path is not None
+        return fold(self.records.read(path).lines)
+
+    def creates(self) -> int:
+        return sum(1 for method, _ in self.site.journal if method == "create")
