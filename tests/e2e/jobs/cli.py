@@ -1,0 +1,75 @@
+"""Run the real ``dunscaith`` console script as a subprocess on a private home and record root."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
+
+
+@dataclass
+class Cli:
+    tmp: Path
+
+    @property
+    def root(self) -> Path:
+        return self.tmp / "records"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
+        env.update({
+            "HOME": str(self.tmp / "home"),
+            "XDG_CONFIG_HOME": str(self.tmp / "home" / ".config"),
+            "DUNSCAITH_RECORDS__ROOT": str(self.root),
+            "DUNSCAITH_SUPERVISE__POLL": "0.2",
+            "DUNSCAITH_SUPERVISE__WAIT": "3",
+            "DUNSCAITH_SUPERVISE__ABSENCE": "2",
+            "DUNSCAITH_SUPERVISE__GIVEUP": "60",
+            "DUNSCAITH_SUPERVISE__DRAIN": "10",
+        })
+        env.update(extra)
+        return env
+
+    def run(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([DUNSCAITH, *args], env=self.env(**env), capture_output=True, text=True,
+                              timeout=timeout, cwd=self.tmp)
+
+    def start(self, *args: str, ignore_hup: bool = False, **env: str) -> subprocess.Popen[str]:
+        def preexec() -> None:
+            if ignore_hup:
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+        return subprocess.Popen([DUNSCAITH, *args], env=self.env(**env), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=self.tmp, preexec_fn=preexec,
+                                start_new_session=True)
+
+    def status(self, job: str) -> dict[str, Any]:
+        done = self.run("status", job, "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def await_condition(check: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def await_state(cli: Cli, job: str, state: str, timeout: float = 30.0) -> None:
+    def reached() -> bool:
+        done = cli.run("status", job, "--json")
+        return done.returncode == 0 and json.loads(done.stdout)["state"] == state
+
+    await_condition(reached, timeout, f"job {job} to be {state}")
