@@ -250,8 +250,9 @@ class FakeSite(LoopbackServer):
 
         Faults queued for one kind apply in order. Options per fault: ``status`` (refuse,
         server_error, too_many, answer, redirect), ``body`` (answer: a JSON value; ``raw`` for bytes),
-        ``reset`` (drop, drop_after_create: a TCP reset instead of a plain close), ``seconds`` and
-        ``commit`` (hang), ``value`` (no_result_yet).
+        ``reset`` (drop, drop_after_create: a TCP reset instead of a plain close), ``seconds`` (hang),
+        ``commit`` (hang: default True; server_error and answer: default False, True makes the request
+        take effect before the failure is answered), ``value`` (no_result_yet).
         """
         if fault not in ALL_FAULTS | self.extra_faults():
             raise ValueError(f"unknown fault {fault!r}")
@@ -354,6 +355,8 @@ class FakeSite(LoopbackServer):
                 record(None)
                 self._drop(handler, reset=bool(opts.get("reset", False)))
                 return
+            if name in ("server_error", "answer") and opts.get("commit", False) and authorized:
+                self.serve(route, query, body)  # the failure came after the work was done
             answer = self._no_effect_answer(name, opts, handler)
             record(answer.status)
             self._send(handler, answer)

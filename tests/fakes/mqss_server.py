@@ -59,11 +59,11 @@ kind, in the order queued, before the token check; then normal service resumes.
 fault                  what the client sees
 =====================  ==========================================================================================
 ``refuse``             401 (``status=403`` for 403); nothing made
-``server_error``       500 (``status=503`` ...); nothing made
+``server_error``       500 (``status=503`` ...); nothing made (``commit=True``: the job is made, then the 5xx)
 ``too_many``           429 with ``Retry-After: 1``; nothing made
 ``redirect``           302 (``status=`` 301/303/307/308) to the same path on the trap server (``site.trap``);
                        nothing made. The trap answers 200 like a site and records whether it saw the token.
-``answer``             any ``status`` with ``body`` (JSON) or ``raw`` (bytes); nothing made
+``answer``             any ``status`` with ``body`` (JSON) or ``raw`` (bytes); nothing made (``commit=True``: made)
 ``drop``               the connection closed with no answer (``reset=True``: a TCP reset); nothing made
 ``drop_after_create``  the request takes effect (the job IS made; a status read moves the job), then the
                        connection is closed with no answer (``reset=True``: a reset)
