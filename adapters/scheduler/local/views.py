@@ -11,7 +11,10 @@ from domain.model.jobs.objects import ObjectState, ObjectView
 from domain.model.remote_state import State
 
 STRANDED_RELEASE = "a release was interrupted before it started the object; release it again to start it"
-STRANDED_START = "the release was interrupted before the process owner started; nothing ran"
+STRANDED_START = (
+    "the process owner never started its instance (the release was interrupted, or the owner failed early: "
+    "see the object's stderr); nothing ran"
+)
 LOST_OWNER = "the process owner ended without recording an outcome; the worker may have outlived it"
 
 
