@@ -1,0 +1,195 @@
+"""`dunscaith remote run` with real processes: the start, the forwarding, the hangup, bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.remote.conftest import GATED, Remote, alive, process_state, read_json, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def _ignored_signals(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return int(line.split()[1], 16)
+    raise AssertionError("no SigIgn line")
+
+
+def test_start_barrier_and_status_before_during_and_after_a_run(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    before = remote.cli("status", str(d), "--json")
+    assert before.returncode == 2 and "no such directory" in before.stderr
+
+    # The worker's first act is to copy instance.json: it exists before the worker runs.
+    proc = remote.run(d, "sh", "-c", f"cat {d}/instance.json > seen.json; {GATED}; echo out", cwd=gate)
+    pid = int(wait_for(lambda: (gate / "pid").exists() and (gate / "pid").read_text().strip(), "the worker"))
+    seen = json.loads((gate / "seen.json").read_bytes())
+    assert seen == read_json(d / "instance.json")
+    assert seen["worker_pid"] == pid == seen["process_group"] == os.getpgid(pid)
+    assert seen["wrapper_pid"] == proc.pid
+    # the wrapper ignores SIGHUP; the worker starts with the default dispositions
+    assert _ignored_signals(pid) & (1 << (signal.SIGHUP - 1) | 1 << (signal.SIGPIPE - 1)) == 0
+
+    during = remote.status(d)
+    assert (during["state"], during["live"], during["outcome"]) == ("running", True, None)
+    assert during["instance"] == seen and during["launching"]["argv"][0] == "sh"
+    assert during["launching"]["env_names"] == ["PATH"]
+
+    (gate / "go").touch()
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"out\n")
+    after = remote.status(d)
+    assert (after["state"], after["live"]) == ("ended", False)
+    assert after["outcome"]["exit_code"] == 0 and after["outcome"]["signal"] is None
+    assert after["outcome"]["stdout_bytes"] == 4
+    assert after["outcome"]["stdout_sha256"] == hashlib.sha256(b"out\n").hexdigest()
+    text = remote.cli("status", str(d))
+    assert text.returncode == 0 and "state: ended" in text.stdout and "exit 0" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "cwd", "stage", "errno_name"),
+    [
+        (("no-such-program-anywhere",), None, "exec", "ENOENT"),
+        (("./not-executable",), "here", "exec", "EACCES"),
+        (("true",), "missing", "cwd", "ENOENT"),
+    ],
+    ids=["not found", "not executable", "no working directory"],
+)
+def test_a_program_that_cannot_start(remote: Remote, tmp_path: Path, argv: tuple[str, ...], cwd: str | None,
+                                     stage: str, errno_name: str) -> None:
+    d = tmp_path / "inst"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "not-executable").write_text("#!/bin/sh\n")
+    where = {None: None, "here": work, "missing": tmp_path / "missing"}[cwd]
+    proc = remote.run(d, *argv, cwd=where)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (127, b"", b"")
+    failure = read_json(d / "failure.json")
+    assert (failure["stage"], failure["errno"]) == (stage, getattr(__import__("errno"), errno_name))
+    assert failure["worker_pid"] == read_json(d / "instance.json")["worker_pid"]
+    assert not (d / "outcome.json").exists()
+    status = remote.status(d)
+    assert (status["state"], status["outcome"]) == ("failed", None)
+
+
+def test_stdout_is_forwarded_unchanged_with_a_final_line_without_newline(remote: Remote, tmp_path: Path) -> None:
+    payload = b"first line\n\x00binary\xff\xfe\r\n" + bytes(range(256)) + b"\nlast line, no newline"
+    (tmp_path / "payload").write_bytes(payload)
+    proc = remote.run(tmp_path / "inst", "cat", "payload", cwd=tmp_path)
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, payload)
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert outcome["stdout_bytes"] == len(payload)
+    assert outcome["stdout_sha256"] == hashlib.sha256(payload).hexdigest()
+
+
+def test_a_reader_that_goes_away_while_the_worker_writes_a_mebibyte(remote: Remote, tmp_path: Path) -> None:
+    data = os.urandom(1 << 20)
+    (tmp_path / "mib").write_bytes(data)
+    proc = remote.run(tmp_path / "inst", "cat", "mib", cwd=tmp_path)
+    assert proc.stdout is not None
+    assert proc.stdout.read(100) == data[:100]
+    proc.stdout.close()  # the reader goes away; the wrapper's next writes fail with EPIPE
+    assert proc.wait(timeout=30) == 0  # and the worker never noticed: it was drained
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert outcome["stdout_bytes"] == 1 << 20
+    assert outcome["stdout_sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_a_hangup_to_the_wrapper_does_not_end_it(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", f"{GATED}; echo after the hangup", cwd=gate)
+    worker = int(wait_for(lambda: (gate / "pid").exists() and (gate / "pid").read_text().strip(), "the worker"))
+    os.kill(proc.pid, signal.SIGHUP)
+    assert remote.status(d)["live"] is True
+    assert alive(proc.pid) and alive(worker)
+    (gate / "go").touch()
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"after the hangup\n")
+    assert read_json(d / "outcome.json")["exit_code"] == 0
+
+
+def test_exit_code_and_signal_of_the_worker(remote: Remote, tmp_path: Path) -> None:
+    proc = remote.run(tmp_path / "a", "sh", "-c", "exit 42")
+    assert proc.wait(timeout=30) == 42
+    proc = remote.run(tmp_path / "b", "sh", "-c", "kill -USR1 $$")
+    assert proc.wait(timeout=30) == 128 + signal.SIGUSR1
+    outcome = read_json(tmp_path / "b" / "outcome.json")
+    assert (outcome["exit_code"], outcome["signal"]) == (None, signal.SIGUSR1)
+
+
+def test_the_worker_gets_exactly_the_declared_environment_and_directory(remote: Remote, tmp_path: Path) -> None:
+    os.environ["DUNSCAITH_TEST_LEAK"] = "must not reach the worker"
+    try:
+        proc = remote.run(tmp_path / "inst", "sh", "-c", "env | sort; pwd", cwd=tmp_path,
+                          extra=("--env", "ANSWER=forty two", "--env", "EMPTY="))
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        del os.environ["DUNSCAITH_TEST_LEAK"]
+    lines = out.decode().splitlines()
+    # sh adds PWD (and dash may add nothing else); nothing of ours leaks in
+    assert set(lines[:-1]) - {f"PWD={tmp_path}"} == {"ANSWER=forty two", "EMPTY=", "PATH=/usr/bin:/bin"}
+    assert lines[-1] == str(tmp_path)
+    launching = read_json(tmp_path / "inst" / "launching.json")
+    assert launching["env_names"] == ["ANSWER", "EMPTY", "PATH"]
+    assert "forty two" not in (tmp_path / "inst" / "launching.json").read_text()
+
+
+def test_without_an_instance_dir_a_private_one_is_made_and_named_on_stderr(remote: Remote) -> None:
+    done = remote.cli("run", "--", "true")
+    assert done.returncode == 0
+    prefix = "dunscaith: instance directory: "
+    assert done.stderr.startswith(prefix)
+    directory = Path(done.stderr[len(prefix):].strip())
+    assert read_json(directory / "outcome.json")["exit_code"] == 0
+    assert directory.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--env", "NOEQUALS", "--", "true"], "--env wants NAME=VALUE"),
+        (["--env", "=x", "--", "true"], "--env wants NAME=VALUE"),
+        (["--env", "A=1", "--env", "A=2", "--", "true"], "given twice"),
+        ([], "Missing argument"),
+    ],
+)
+def test_bad_input_gets_one_line_and_exit_2(remote: Remote, tmp_path: Path, args: list[str], message: str) -> None:
+    done = remote.cli("run", "--instance-dir", str(tmp_path / "inst"), *args)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "inst" / "launching.json").exists()
+
+
+def test_a_used_instance_dir_is_refused_and_left_alone(remote: Remote, tmp_path: Path) -> None:
+    d = tmp_path / "inst"
+    assert remote.run(d, "true").wait(timeout=30) == 0
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    done = remote.cli("run", "--instance-dir", str(d), "--", "true")
+    assert done.returncode == 2 and "is not empty" in done.stderr
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+def test_the_leader_stays_unreaped_while_stdout_is_held(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", f"(cd {gate} && {GATED}; echo late) & exit 3", cwd=gate)
+    leader = remote.instance(d)["worker_pid"]
+    wait_for(lambda: (gate / "pid").exists(), "the member")
+    wait_for(lambda: process_state(leader) == "Z", "the leader to exit")
+    assert remote.status(d)["state"] == "running"  # no outcome while stdout is open
+    (gate / "go").touch()
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (3, b"late\n")

@@ -1,0 +1,148 @@
+"""`dunscaith remote terminate` with real processes: groups, grace, refusals, repeats, no live wrapper."""
+
+from __future__ import annotations
+
+import os
+import signal
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.remote.conftest import GATED, Remote, alive, process_state, read_json, wait_for
+
+pytestmark = pytest.mark.slow
+
+IGNORING_TERM = "trap '' TERM; echo $$ > pid; while :; do sleep 0.05; done"
+
+
+def _snapshot(d: Path) -> dict[str, tuple[int, bytes]]:
+    return {p.name: (p.stat().st_ino, p.read_bytes()) for p in d.iterdir()}
+
+
+def _at(record: dict[str, object]) -> datetime:
+    return datetime.fromisoformat(str(record["at"]))
+
+
+def test_termination_of_a_worker_that_has_its_own_child(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", "sleep 1000 & echo $! > child; wait", cwd=gate)
+    child = int(wait_for(lambda: (gate / "child").exists() and (gate / "child").read_text().strip(), "the child"))
+    assert remote.terminate(d, "--grace", "0.5") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    wait_for(lambda: not alive(child), "the worker's child to end")
+    terminated, outcome = read_json(d / "terminated.json"), read_json(d / "outcome.json")
+    assert terminated["signal"] == "TERM" and terminated["process_group"] == read_json(d / "instance.json")["worker_pid"]
+    assert outcome["signal"] == signal.SIGTERM
+    # Linux accepts the KILL to a group whose only member is the unreaped leader (macOS would not)
+    assert read_json(d / "killed.json")["signal"] == "KILL"
+    assert (_at(outcome) - _at(terminated)).total_seconds() >= 0.5
+
+
+def test_a_kill_after_the_grace(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", IGNORING_TERM, cwd=gate)
+    wait_for(lambda: (gate / "pid").exists(), "the worker")
+    assert remote.terminate(d, "--grace", "1") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 128 + signal.SIGKILL
+    terminated, killed, outcome = (read_json(d / f"{n}.json") for n in ("terminated", "killed", "outcome"))
+    assert (_at(killed) - _at(terminated)).total_seconds() >= 1.0
+    assert _at(outcome) >= _at(killed)
+    assert outcome["signal"] == signal.SIGKILL
+    assert remote.status(d)["state"] == "ended"
+
+
+def test_a_group_member_that_ignores_term_and_holds_stdout_after_the_leader_exits(
+        remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", "trap '' TERM; sleep 1000 & echo $! > member; exit 0", cwd=gate)
+    leader = remote.instance(d)["worker_pid"]
+    member = int(wait_for(lambda: (gate / "member").exists() and (gate / "member").read_text().strip(), "member"))
+    wait_for(lambda: process_state(leader) == "Z", "the leader to exit (unreaped)")
+    assert os.getpgid(member) == leader
+    assert remote.status(d)["state"] == "running"
+    assert remote.terminate(d, "--grace", "0.5") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 0  # the leader's own exit, recorded once stdout closed
+    assert not alive(member)
+    assert read_json(d / "killed.json")["signal"] == "KILL"
+    assert read_json(d / "outcome.json")["exit_code"] == 0
+
+
+def test_a_request_with_no_live_wrapper_writes_and_signals_nothing(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", GATED, cwd=gate)
+    worker = int(wait_for(lambda: (gate / "pid").exists() and (gate / "pid").read_text().strip(), "the worker"))
+    proc.send_signal(signal.SIGKILL)  # the wrapper dies; its worker does not
+    proc.wait(timeout=30)
+    before = _snapshot(d)
+    status = remote.status(d)
+    assert (status["state"], status["live"]) == ("lost", False)
+    assert remote.terminate(d, "--grace", "0") == (6, "unrequested")
+    assert _snapshot(d) == before
+    assert alive(worker)
+
+
+def test_a_refused_request_then_a_matching_one_that_terminates_the_worker(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", GATED, cwd=gate)
+    nonce = remote.instance(d)["nonce"]
+    assert remote.terminate(d, "--nonce", "0" * 32, "--grace", "0.2") == (4, "refused")
+    refusal = read_json(d / "refused.1.json")
+    assert refusal["request"]["instance"]["nonce"] == "0" * 32
+    assert refusal["instance"]["nonce"] == nonce and "nonce" in refusal["reason"]
+    assert not (d / "terminate.json").exists()  # removed, so a matching request may follow
+    assert proc.poll() is None
+    assert remote.terminate(d, "--nonce", nonce, "--grace", "0.2") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    status = remote.status(d)
+    assert [r["number"] for r in status["refused"]] == [1]
+    assert status["terminated"]["request"]["instance"]["nonce"] == nonce
+
+
+def test_a_repeated_request_and_a_different_one_neither_replaces_the_admitted_one(
+        remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", IGNORING_TERM, cwd=gate)
+    wait_for(lambda: (gate / "pid").exists(), "the worker")
+    assert remote.terminate(d, "--grace", "4") == (0, "confirmed")
+
+    def requests_and_answers() -> dict[str, tuple[int, bytes]]:
+        # the wrapper adds killed.json and outcome.json when the grace ends; nothing else may change
+        return {k: v for k, v in _snapshot(d).items() if k not in ("killed.json", "outcome.json")}
+
+    admitted = requests_and_answers()
+    assert remote.terminate(d, "--grace", "4") == (0, "confirmed")  # the repeat: writes nothing
+    assert requests_and_answers() == admitted
+    assert remote.terminate(d, "--grace", "1") == (6, "unrequested")  # another request: not its answer
+    assert remote.terminate(d, "--grace", "4", "--nonce", "1" * 32) == (6, "unrequested")
+    assert requests_and_answers() == admitted
+    assert not any(name.startswith("refused") for name in admitted)
+    assert proc.wait(timeout=30) == 128 + signal.SIGKILL
+    assert read_json(d / "killed.json")["request"]["grace_seconds"] == 4.0
+    # after the wrapper ended, the repeat still finds its confirmation in the files
+    assert remote.terminate(d, "--grace", "4") == (0, "confirmed")
+    assert remote.terminate(d, "--grace", "1") == (6, "unrequested")
+    assert requests_and_answers() == admitted
+
+
+def test_terminate_and_status_refuse_a_directory_that_is_no_instance(remote: Remote, tmp_path: Path) -> None:
+    for args in (["terminate", str(tmp_path)], ["status", str(tmp_path)], ["status", str(tmp_path / "nope")]):
+        done = remote.cli(*args)
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_damaged_control_file_is_named(remote: Remote, tmp_path: Path) -> None:
+    d = tmp_path / "inst"
+    assert remote.run(d, "true").wait(timeout=30) == 0
+    (d / "outcome.json").write_text('{"format": "something else"}')
+    done = remote.cli("status", str(d), "--json")
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"dunscaith: {d}/outcome.json: format is 'something else', " \
+                                  "expected 'dunscaith.remote.outcome/1'"
