@@ -33,7 +33,8 @@ def test_termination_of_a_worker_that_has_its_own_child(remote: Remote, tmp_path
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     wait_for(lambda: not alive(child), "the worker's child to end")
     terminated, outcome = read_json(d / "terminated.json"), read_json(d / "outcome.json")
-    assert terminated["signal"] == "TERM" and terminated["process_group"] == read_json(d / "instance.json")["worker_pid"]
+    assert terminated["signal"] == "TERM"
+    assert terminated["process_group"] == read_json(d / "instance.json")["worker_pid"]
     assert outcome["signal"] == signal.SIGTERM
     # Linux accepts the KILL to a group whose only member is the unreaped leader (macOS would not)
     assert read_json(d / "killed.json")["signal"] == "KILL"
