@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.durable.lock import is_held
 from adapters.scheduler.local.layout import INSTANCE_DIR
 from adapters.scheduler.local.views import LOST_OWNER, STRANDED_RELEASE, STRANDED_START
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -137,6 +138,9 @@ def test_the_process_owner_runs_detached_in_a_session_of_its_own(local: Local, t
     wrapper = instance["wrapper_pid"]
     assert os.getsid(wrapper) == wrapper != os.getsid(0)
     assert os.readlink(f"/proc/{wrapper}/fd/0") == "/dev/null"
+    held_by_owner = {os.readlink(f"/proc/{wrapper}/fd/{fd}") for fd in os.listdir(f"/proc/{wrapper}/fd")}
+    assert str(local.directory(object_id) / "launch.lock") in held_by_owner  # so a crash is never a gap
+    assert is_held(local.directory(object_id) / "launch.lock")
     worker = instance["worker_pid"]
     wait_for("the job to be exec'd", lambda: Path(f"/proc/{worker}/cmdline").read_bytes() == b"sleep\x00300\x00")
     assert sorted(int(fd) for fd in os.listdir(f"/proc/{worker}/fd")) == [0, 1, 2]  # no launch lock leaked
