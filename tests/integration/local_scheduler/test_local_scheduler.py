@@ -20,6 +20,7 @@ from ports.scheduler import SchedulerError
 from tests.integration.local_scheduler.conftest import Local, read_until, wait_for
 
 pytestmark = pytest.mark.slow
+needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="/proc is not available on this system")
 
 
 def _counting(marker: Path, then: str = "exit 0") -> tuple[str, ...]:
@@ -129,6 +130,7 @@ def test_an_object_outlives_the_process_that_released_it(local: Local, tmp_path:
     assert (ended.state, ended.exit_code) == (ObjectState.FAILED, 7)
 
 
+@needs_proc
 def test_the_process_owner_runs_detached_in_a_session_of_its_own(local: Local, tmp_path: Path) -> None:
     name, object_id = local.create(("sleep", "300"))
     local.scheduler.release(object_id)
@@ -232,6 +234,7 @@ def test_a_process_owner_killed_by_hand_is_reported_failed_not_running(local: Lo
 # ---------------------------------------------------------------- what the worker gets, what others see
 
 
+@needs_proc
 def test_the_environment_reaches_the_worker_and_never_a_command_line(local: Local, tmp_path: Path) -> None:
     secret = "s3cret-value-for-the-worker-only"
     ready = tmp_path / "ready"
