@@ -291,7 +291,7 @@ class FakeSite(LoopbackServer):
     def route(self, method: str, path: str) -> Route:
         raise NotImplementedError
 
-    def authorized(self, handler: _Handler) -> bool:
+    def authorized(self, handler: _Handler, route: Route) -> bool:
         return handler.headers.get("Authorization") == f"Bearer {self.token}"
 
     def unauthorized(self) -> Answer:
@@ -324,7 +324,7 @@ class FakeSite(LoopbackServer):
         split = urlsplit(handler.path)
         route = self.route(handler.command, split.path)
         query = parse_qs(split.query, keep_blank_values=True)
-        authorized = self.authorized(handler)
+        authorized = self.authorized(handler, route)
         fault = self._next_fault(route.kind)
 
         def record(status: int | None) -> None:

@@ -60,6 +60,12 @@ def test_server_error_makes_no_job(fake_mqss: FakeMqss, client: httpx.Client, st
     assert fake_mqss.jobs == {}
 
 
+def test_server_error_after_commit_makes_the_job(fake_mqss: FakeMqss, client: httpx.Client) -> None:
+    fake_mqss.script("submit", "server_error", status=502, commit=True)
+    assert submit(client).status_code == 502
+    assert len(fake_mqss.jobs) == 1
+
+
 def test_too_many_is_429_with_retry_after(fake_mqss: FakeMqss, client: httpx.Client) -> None:
     fake_mqss.script("status", "too_many")
     uuid = submit(client).json()["uuid"]

@@ -7,6 +7,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -41,7 +42,7 @@ def client(site: FakeVlq) -> Iterator[httpx.Client]:
         yield c
 
 
-def spec(name: str = "order-1", env: dict[str, str] | None = None, init: bool = False) -> dict[str, object]:
+def spec(name: str = "order-1", env: dict[str, str] | None = None, init: bool = False) -> dict[str, Any]:
     variables = [{"Name": k, "Value": v} for k, v in (env or {}).items()]
     return {
         "JobSpecification": {
@@ -72,14 +73,14 @@ def envelope(token: str) -> tuple[str, bytes]:
     return base64.b64encode(password).decode(), base64.b64encode(Fernet(key).encrypt(token.encode()))
 
 
-def create(client: httpx.Client, **kw: object) -> dict[str, object]:
-    answer = client.post(CM + "CreateJob", json=spec(**kw))  # type: ignore[arg-type]
+def create(client: httpx.Client, **kw: Any) -> dict[str, Any]:
+    answer = client.post(CM + "CreateJob", json=spec(**kw))
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
 
 
-def upload(client: httpx.Client, job: dict[str, object], files: dict[str, bytes]) -> httpx.Response:
-    task = job["Tasks"][0]["Id"]  # type: ignore[index]
+def upload(client: httpx.Client, job: dict[str, Any], files: dict[str, bytes]) -> httpx.Response:
+    task = job["Tasks"][0]["Id"]
     return client.post(
         FT + "UploadFilesToJobExecutionDir",
         params={"JobId": job["Id"], "TaskId": task},
@@ -91,12 +92,12 @@ def submit(client: httpx.Client, job_id: object) -> httpx.Response:
     return client.put(CM + "SubmitJob", json={"CreatedJobInfoId": job_id})
 
 
-def info(client: httpx.Client, job_id: object) -> dict[str, object]:
+def info(client: httpx.Client, job_id: Any) -> dict[str, Any]:
     return dict(client.get(CM + "CurrentInfoForJob", params={"SubmittedJobInfoId": job_id}).json())
 
 
-def download(client: httpx.Client, job: dict[str, object], name: str) -> httpx.Response:
-    task = job["Tasks"][0]["Id"]  # type: ignore[index]
+def download(client: httpx.Client, job: dict[str, Any], name: str) -> httpx.Response:
+    task = job["Tasks"][0]["Id"]
     path = f"/{job['Id']}/{task}/{name}"
     return client.post(FT + "DownloadFileFromCluster", json={"SubmittedJobInfoId": job["Id"], "RelativeFilePath": path})
 
@@ -124,7 +125,7 @@ def test_an_invalid_specification_is_404_validation_problem(client: httpx.Client
     ids=["502-after-insert", "answer-lost"],
 )
 def test_create_lost_after_commit_leaves_a_configuring_job(
-    site: FakeVlq, client: httpx.Client, fault: str, options: dict[str, object]
+    site: FakeVlq, client: httpx.Client, fault: str, options: dict[str, Any]
 ) -> None:
     site.script("create", fault, **options)
     if fault == "server_error":

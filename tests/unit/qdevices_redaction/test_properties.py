@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from domain.model.qdevices.redaction import MARKER, Redactor
 
 PRINTABLE = st.text(alphabet=st.sampled_from(string.printable), min_size=8, max_size=80)
-ANY_ALPHABET = st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=8, max_size=80)
+ANY_ALPHABET = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=8, max_size=80)
 TOKEN_LIKE = st.text(alphabet=string.ascii_letters + string.digits + "-_.+/=", min_size=8, max_size=80)
 SECRETS = st.one_of(PRINTABLE, ANY_ALPHABET, TOKEN_LIKE)
 TEXT = st.text(max_size=120)
