@@ -147,3 +147,19 @@ def test_a_damaged_control_file_is_named(remote: Remote, tmp_path: Path) -> None
     assert done.returncode == 2
     assert done.stderr.strip() == f"dunscaith: {d}/outcome.json: format is 'something else', " \
                                   "expected 'dunscaith.remote.outcome/1'"
+
+
+def test_a_request_the_wrapper_does_not_answer_in_time_is_unanswered(remote: Remote, tmp_path: Path) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = remote.run(d, "sh", "-c", GATED, cwd=gate)
+    remote.instance(d)
+    proc.send_signal(signal.SIGSTOP)  # a live wrapper (it holds the lock) that cannot answer
+    try:
+        assert remote.terminate(d, "--grace", "0.2", "--wait", "0.5") == (5, "unanswered")
+        assert (d / "terminate.json").exists() and not (d / "terminated.json").exists()
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    # the request stays in place; once the wrapper runs again it is admitted, and a repeat sees that
+    assert remote.terminate(d, "--grace", "0.2") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
