@@ -249,7 +249,7 @@ def status(
         print(f"  attempt {a.number}: {a.order}{obj}")
     for e in view.state.escalations:
         print(f"  escalation ({e.reason}): {e.detail}")
-    for o in view.left:
+    for o in view.left if view.state.outcome is not None else ():
         print(f"  outstanding: {o.what}")
     if view.unattended:
         print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
