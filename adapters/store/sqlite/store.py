@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -29,11 +32,13 @@ from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
 
 DB_FILE = "records.db"
 SCHEMA_LOCK = "schema.lock"
+WRITE_LOCK = "write.lock"
 LOCKS_DIR = "locks"
-DEFAULT_BUSY_TIMEOUT_MS = 10_000
+DEFAULT_BUSY_TIMEOUT_MS = 60_000  # a loaded login node: a writer waits its turn rather than fail
 # A probe of the lock (health, from another process) holds a shared flock for an instant; a taker
 # that meets one retries briefly instead of reporting a live holder that is not there.
 _LOCK_RETRIES = (0.005, 0.01, 0.02, 0.04)
+_TURN_POLL_MAX = 0.005
 
 
 class SqliteStore:
@@ -46,12 +51,17 @@ class SqliteStore:
         except UnsafeDirectory as exc:
             raise StoreError(f"record root {root.path}: {exc}") from None
         _create_private_file(self.db_path)
+        # Writers queue on an flock before BEGIN IMMEDIATE. SQLite's own busy handler sleeps up to 100 ms
+        # between tries and is not fair: fifty writers at once starved some past busy_timeout. Polling
+        # the flock every few milliseconds keeps every writer's wait short and bounded by the same timeout.
+        self._turn_fd = _open_private(root.path / WRITE_LOCK)
+        self._thread_turn = threading.Lock()
         self._engine = make_engine(self.db_path, busy_timeout_ms=busy_timeout_ms)
         try:
             with self._errors():
                 ensure_schema(self._engine, self.db_path, root.path / SCHEMA_LOCK, read_only_option=READ_ONLY)
         except BaseException:
-            self._engine.dispose()
+            self.close()
             raise
 
     @classmethod
@@ -61,6 +71,9 @@ class SqliteStore:
 
     def close(self) -> None:
         self._engine.dispose()
+        if self._turn_fd >= 0:
+            fd, self._turn_fd = self._turn_fd, -1
+            os.close(fd)
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -73,7 +86,7 @@ class SqliteStore:
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
         when, encoded = encode_time(at), encode_data(data)
         try:
-            with self._errors(), self._engine.begin() as conn:
+            with self._errors(), self._writing() as conn:
                 made = conn.execute(insert(JobRow).values(name=job, created_at=when).returning(JobRow.id))
                 job_id = made.scalar_one()
                 conn.execute(insert(EventRow).values(job_id=job_id, seq=1, at=when, kind=kind, data=encoded))
@@ -82,7 +95,7 @@ class SqliteStore:
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._engine.begin() as conn:
+        with self._errors(), self._writing() as conn:
             job_id = self._job_id(conn, job)
             last = conn.execute(select(func.max(EventRow.seq)).where(EventRow.job_id == job_id)).scalar_one()
             seq = int(last or 0) + 1
@@ -152,6 +165,34 @@ class SqliteStore:
         return self._locks / lock_file_name(job)
 
     @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        with self._thread_turn:
+            self._take_turn()
+            try:
+                with self._engine.begin() as conn:  # BEGIN IMMEDIATE ... COMMIT (synced)
+                    yield conn
+            finally:
+                fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
+
+    def _take_turn(self) -> None:
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        pause = 0.0005
+        while True:
+            try:
+                fcntl.flock(self._turn_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+            if time.monotonic() >= deadline:
+                raise StoreError(
+                    f"record store {self.db_path} stayed locked by another process for longer than busy_timeout "
+                    f"({self._busy_timeout_ms} ms); nothing was written"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, _TURN_POLL_MAX)
+
+    @contextmanager
     def _reading(self) -> Iterator[Connection]:
         # A deferred BEGIN: a reader sees one snapshot and never queues behind writers (WAL).
         with self._engine.connect().execution_options(**{READ_ONLY: True}) as conn, conn.begin():
@@ -197,6 +238,13 @@ def describe_sqlite_error(db: Path, exc: SQLAlchemyError, busy_timeout_ms: int) 
     if "unable to open" in message or "readonly" in message or "disk I/O" in message:
         return f"record store {db} cannot be used: {message}"
     return f"record store {db}: {message}"
+
+
+def _open_private(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StoreError(f"record store lock {path} cannot be opened: {exc.strerror or exc}") from None
 
 
 def _create_private_file(path: Path) -> None:

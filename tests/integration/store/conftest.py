@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapters.host.system import SystemHost
+from adapters.store.sqlite.store import SqliteStore
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    return tmp_path / "records"
+
+
+@pytest.fixture
+def open_store(root):
+    opened: list[SqliteStore] = []
+
+    def _open(**kwargs) -> SqliteStore:
+        store = SqliteStore.open(root, SystemHost(), **kwargs)
+        opened.append(store)
+        return store
+
+    yield _open
+    for store in opened:
+        store.close()
+
+
+def raw(db: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection, as another program (or an older/newer dunscaith) would open the file."""
+    return sqlite3.connect(db, isolation_level=None)
+
+
+def run_child(code: str, *, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=cwd)

@@ -1,0 +1,119 @@
+"""The store's schema: made and migrated on open, under a lock; a newer one refused, never touched."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
+
+import adapters
+import domain
+from adapters.store.sqlite.schema import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from ports.job_store import StoreError
+from tests.integration.store.conftest import raw, run_child
+
+REPO = Path(__file__).resolve().parents[3]
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(open_store, root):
+    store = open_store()
+    store.create("job", T0, "created", {})
+    store.close()
+    with raw(root / "records.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0042'")
+    before = (root / "records.db").read_bytes()
+    with pytest.raises(StoreError) as caught:
+        open_store()
+    message = str(caught.value)
+    assert "newer dunscaith" in message and "schema 0042" in message and f"up to {HEAD}" in message
+    assert str(root / "records.db") in message
+    with raw(root / "records.db") as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0042",)]
+    assert (root / "records.db").read_bytes() == before
+
+
+def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store, root):
+    root.mkdir(mode=0o700)
+    with raw(root / "records.db") as conn:
+        conn.execute("CREATE TABLE theirs (x)")
+    with pytest.raises(StoreError, match="not a dunscaith record store"):
+        open_store()
+    with raw(root / "records.db") as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables == {"theirs"}
+
+
+def test_a_new_store_is_migrated_to_head_on_open(open_store, root):
+    open_store()
+    with raw(root / "records.db") as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"jobs", "events", "alembic_version"} <= tables
+
+
+def test_reopening_a_store_at_head_keeps_its_records(open_store):
+    first = open_store()
+    first.create("job", T0, "created", {"a": 1})
+    first.close()
+    assert open_store().read("job").events[0].data == {"a": 1}
+
+
+@pytest.mark.slow
+def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root):
+    code = (
+        "import pathlib; from adapters.host.system import SystemHost;"
+        "from adapters.store.sqlite.store import SqliteStore;"
+        f"SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost()).close(); print('ok')"
+    )
+    children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for _ in range(6)]
+    results = [child.communicate(timeout=120) for child in children]
+    assert [(child.returncode, out) for child, (out, _) in zip(children, results, strict=True)] == [(0, "ok\n")] * 6
+    with raw(root / "records.db") as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
+
+
+def test_the_events_table_refuses_update_and_delete(open_store, root):
+    store = open_store()
+    store.create("job", T0, "created", {})
+    with raw(root / "records.db") as conn:
+        for statement in ("UPDATE events SET kind = 'x'", "DELETE FROM events"):
+            with pytest.raises(Exception, match="append-only"):
+                conn.execute(statement)
+    assert store.read("job").events[0].kind == "created"
+
+
+def test_the_migrations_match_the_tables_alembic_check_finds_no_difference(open_store, root):
+    open_store().close()
+    command.check(alembic_config(root / "records.db"))
+
+
+def test_the_revisions_this_build_knows_are_exactly_those_in_migrations():
+    script = ScriptDirectory.from_config(alembic_config())
+    chain = [rev.revision for rev in script.walk_revisions()][::-1]
+    assert tuple(chain) == KNOWN_REVISIONS
+    assert script.get_current_head() == HEAD
+
+
+def test_the_migrations_are_found_from_the_installed_package_in_this_repository():
+    assert migrations_dir() == REPO / "migrations"
+    assert (migrations_dir() / "env.py").is_file()
+    for package in (domain, adapters):
+        assert Path(package.__file__).resolve().is_relative_to(REPO)
+
+
+def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_store, root):
+    open_store().close()
+    result = run_child(
+        "import sys; from alembic.config import main;"
+        f"sys.argv = ['alembic', '-x', 'db={root / 'records.db'}', 'current']; main()",
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"{HEAD} (head)" in result.stdout
