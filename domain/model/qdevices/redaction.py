@@ -4,7 +4,8 @@ Run on every record line, error, downloaded log and traceback before it leaves t
 removes, each replaced by ``[REDACTED]``:
 
 - each secret given (the token, the VLQ envelope passwords, the value of USER_JWT_PWD):
-  raw, JSON-escaped (ASCII and non-ASCII, with ``\\/``), as in a Python ``repr``, and in base64
+  raw, JSON-escaped (ASCII and non-ASCII, with ``\\/``, and escaped twice as in a JSON string that holds
+  JSON), as in a Python ``repr``, and in base64
   (standard and URL-safe, padded or not, and embedded in a longer base64 text at any of the three byte
   alignments); each of these whole, and by every start and every end of 8 characters or more, so a
   truncated copy in a log is cleaned too. A secret of fewer than 8 characters is removed whole only;
@@ -83,14 +84,15 @@ def _decoded_base64(secret: str) -> str | None:
 
 def _text_forms(secret: str) -> list[str]:
     json_ascii = json.dumps(secret)[1:-1]
-    forms = [
+    return [
         secret,
         json_ascii,
         json.dumps(secret, ensure_ascii=False)[1:-1],
         json_ascii.replace("/", "\\/"),
+        # A request body kept as a JSON string inside a record line escapes the secret twice.
+        json.dumps(json_ascii)[1:-1],
         repr(secret)[1:-1],
     ]
-    return forms
 
 
 def _base64_forms(secret: str) -> list[_Form]:
@@ -172,6 +174,9 @@ class Redactor:
             (f.text, f.text[:MIN_PIECE], f.text[-MIN_PIECE:], f.is_base64) for f in forms if len(f.text) >= MIN_PIECE
         )
         self._short = tuple(f.text for f in forms if len(f.text) < MIN_PIECE)
+
+    def __repr__(self) -> str:  # a traceback that shows locals must not show the secrets
+        return f"Redactor(<{len(self._secrets)} secrets>)"
 
     @property
     def secret_count(self) -> int:

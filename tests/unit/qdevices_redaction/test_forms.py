@@ -30,6 +30,7 @@ FORMS = {
     "json string": json.dumps({"token": TOKEN}),
     "json with escaped slash": json.dumps(TOKEN).replace("/", "\\/"),
     "json-escaped password": json.dumps({"pwd": PASSWORD}),
+    "json escaped twice (a body inside a record line)": json.dumps({"body": json.dumps({"pwd": PASSWORD})}),
     "repr in a traceback": f"ValueError({PASSWORD!r})",
     "base64 padded": b64(TOKEN),
     "base64 unpadded": b64(TOKEN, pad=False),
@@ -151,3 +152,9 @@ def test_text_without_secrets_is_unchanged() -> None:
 
 def test_empty_secrets_are_ignored() -> None:
     assert Redactor(["", ""]).clean("plain text") == "plain text"
+
+
+def test_the_redactor_does_not_show_its_secrets() -> None:
+    redactor = Redactor([TOKEN, PASSWORD])
+    assert TOKEN not in repr(redactor) and PASSWORD[:8] not in repr(redactor)
+    assert redactor.secret_count == 2
