@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from adapters.durable.lock import is_held
-from adapters.durable.publish import publish
+from adapters.durable.publish import STAGING_PREFIX, publish
 from domain.model.remote_control import (
     FAILURE,
     INSTANCE,
@@ -56,7 +56,8 @@ class DirectoryInstanceFiles:
             raise NotAnInstance(f"{self.directory}: no such directory") from None
         except NotADirectoryError:
             raise NotAnInstance(f"{self.directory}: not a directory") from None
-        if LOCK not in names and LAUNCHING not in names:
+        used = [n for n in names if not n.startswith(STAGING_PREFIX)]
+        if used and LOCK not in used and LAUNCHING not in used:  # an empty directory is an instance not yet begun
             raise NotAnInstance(f"{self.directory}: not an instance directory (no lock, no launching.json)")
         # The lock is released last of all, so it is observed first; then each file before the ones
         # written ahead of it, so a file seen implies every file written before it is seen too.

@@ -133,6 +133,7 @@ def test_a_repeated_request_and_a_different_one_neither_replaces_the_admitted_on
 
 
 def test_terminate_and_status_refuse_a_directory_that_is_no_instance(remote: Remote, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("someone else's")
     for args in (["terminate", str(tmp_path)], ["status", str(tmp_path)], ["status", str(tmp_path / "nope")]):
         done = remote.cli(*args)
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
@@ -163,3 +164,9 @@ def test_a_request_the_wrapper_does_not_answer_in_time_is_unanswered(remote: Rem
     # the request stays in place; once the wrapper runs again it is admitted, and a repeat sees that
     assert remote.terminate(d, "--grace", "0.2") == (0, "confirmed")
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+
+
+def test_an_empty_directory_has_nothing_to_terminate(remote: Remote, tmp_path: Path) -> None:
+    assert remote.status(tmp_path)["state"] == "empty"
+    assert remote.terminate(tmp_path) == (6, "unrequested")
+    assert list(tmp_path.iterdir()) == []

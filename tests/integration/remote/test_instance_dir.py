@@ -76,7 +76,13 @@ def test_liveness_is_the_lock_not_a_pid(tmp_path: Path) -> None:
 
 
 def test_a_directory_without_lock_or_launch_is_no_instance(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("someone else's")
     with pytest.raises(NotAnInstance):
         DirectoryInstanceFiles(tmp_path).read()
     with pytest.raises(NotAnInstance):
         DirectoryInstanceFiles(tmp_path / "missing").read()
+
+
+def test_an_empty_directory_is_an_instance_not_yet_begun(tmp_path: Path) -> None:
+    live, records = DirectoryInstanceFiles(tmp_path).read()
+    assert not live and records.launching is None
