@@ -1,3 +1,3 @@
-from tests.fakes.fixtures import fake_mqss, site_token
+from tests.fakes.fixtures import fake_mqss, fake_piastq, fake_vlq, site_token
 
-__all__ = ["fake_mqss", "site_token"]
+__all__ = ["fake_mqss", "fake_piastq", "fake_vlq", "site_token"]

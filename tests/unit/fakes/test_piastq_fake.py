@@ -15,9 +15,8 @@ TASK = {"machine": "piastq-aqt", "payload": {"circuit": "OPENQASM 2.0;", "shots"
 
 
 @pytest.fixture
-def site(site_token: str) -> Iterator[FakePiastq]:
-    with FakePiastq(token=site_token, hang_seconds=5) as fake:
-        yield fake
+def site(fake_piastq: FakePiastq) -> FakePiastq:
+    return fake_piastq
 
 
 def keyed(site: FakePiastq, timeout: float = 5.0) -> httpx.Client:

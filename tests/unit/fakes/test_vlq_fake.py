@@ -31,9 +31,8 @@ FT = "/heappe/FileTransfer/"
 
 
 @pytest.fixture
-def site(site_token: str) -> Iterator[FakeVlq]:
-    with FakeVlq(token=site_token, hang_seconds=5) as fake:
-        yield fake
+def site(fake_vlq: FakeVlq) -> FakeVlq:
+    return fake_vlq
 
 
 @pytest.fixture
