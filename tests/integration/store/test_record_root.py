@@ -1,0 +1,146 @@
+"""The record root is refused, with the setting to change, wherever its lock or its host cannot be trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from adapters.host.fake import FakeHost
+from adapters.host.system import SystemHost
+from adapters.store.record_root import default_records_root, open_record_root
+from adapters.store.sqlite.store import SqliteStore
+from domain.model.jobs.root_errors import (
+    RecordRootRefused,
+    RootHostFileDamaged,
+    RootOfAnotherHost,
+    RootOnNetworkFilesystem,
+    RootUnsafe,
+)
+
+SETTING = "records.root (environment: DUNSCAITH_RECORDS__ROOT)"
+LOGIN1 = FakeHost(machine_id="1" * 32, hostname="login1")
+LOGIN2 = FakeHost(machine_id="2" * 32, hostname="login2")
+
+
+def test_a_root_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir(mode=0o700)
+    (tmp_path / "root").symlink_to(target)
+    with pytest.raises(RootUnsafe) as caught:
+        open_record_root(tmp_path / "root", LOGIN1)
+    assert str(caught.value) == (
+        f"record root {tmp_path / 'root'} cannot be used: a symbolic link; refusing to keep records through it; "
+        f"set {SETTING} to a directory of your own"
+    )
+    assert os.listdir(target) == []
+
+
+def test_a_root_owned_by_another_user_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    root = tmp_path / "root"
+    root.mkdir(mode=0o700)
+    os.chown(root, 65534, 65534)
+    with pytest.raises(RootUnsafe, match=r"owned by uid 65534, not by you \(uid 0\)") as caught:
+        open_record_root(root, LOGIN1)
+    assert SETTING in str(caught.value)
+    assert not (root / "HOST").exists()
+
+
+def test_a_root_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "root").write_text("")
+    with pytest.raises(RootUnsafe, match="not a directory"):
+        open_record_root(tmp_path / "root", LOGIN1)
+
+
+def test_a_root_bound_to_another_host_is_refused_naming_both_hosts(tmp_path):
+    root = tmp_path / "root"
+    open_record_root(root, LOGIN1)
+    with pytest.raises(RootOfAnotherHost) as caught:
+        open_record_root(root, LOGIN2)
+    assert str(caught.value) == (
+        f"record root {root} belongs to host login1 (machine id {'1' * 32}), and this is host login2 "
+        f"(machine id {'2' * 32}); run the command on login1, or set {SETTING} to a root of this host"
+    )
+    assert json.loads((root / "HOST").read_text()) == {"hostname": "login1", "machine_id": "1" * 32}
+
+
+def test_the_same_hostname_with_another_machine_id_is_another_host(tmp_path):
+    root = tmp_path / "root"
+    open_record_root(root, LOGIN1)
+    with pytest.raises(RootOfAnotherHost):
+        open_record_root(root, FakeHost(machine_id="3" * 32, hostname="login1"))
+
+
+NETWORK = ["nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "ceph", "9p", "fuse.sshfs"]
+
+
+@pytest.mark.parametrize("filesystem", NETWORK)
+def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_created(tmp_path, filesystem):
+    root = tmp_path / "home" / "records"
+    host = FakeHost(filesystems={tmp_path / "home": filesystem})
+    with pytest.raises(RootOnNetworkFilesystem) as caught:
+        open_record_root(root, host)
+    assert str(caught.value) == (
+        f"record root {root} is on a network filesystem ({filesystem}), where a job's lock cannot be trusted; "
+        f"set {SETTING} to a directory on a local disk"
+    )
+    assert not root.exists()
+
+
+def test_a_damaged_host_file_is_refused_and_not_rewritten(tmp_path):
+    root = tmp_path / "root"
+    open_record_root(root, LOGIN1)
+    (root / "HOST").write_text('{"hostname": "login1"}')
+    with pytest.raises(RootHostFileDamaged, match="missing field") as caught:
+        open_record_root(root, LOGIN1)
+    assert SETTING in str(caught.value)
+    assert (root / "HOST").read_text() == '{"hostname": "login1"}'
+
+
+def test_a_host_file_that_is_a_symlink_is_refused(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir(mode=0o700)
+    elsewhere = tmp_path / "other-host"
+    elsewhere.write_text(json.dumps({"hostname": "login1", "machine_id": "1" * 32}))
+    (root / "HOST").symlink_to(elsewhere)
+    with pytest.raises(RootHostFileDamaged):
+        open_record_root(root, LOGIN1)
+
+
+def test_every_refusal_is_a_record_root_refusal_and_the_store_passes_it_on(tmp_path):
+    for refusal in (RootUnsafe, RootOfAnotherHost, RootOnNetworkFilesystem, RootHostFileDamaged):
+        assert issubclass(refusal, RecordRootRefused)
+    root = tmp_path / "root"
+    SqliteStore.open(root, LOGIN1).close()
+    with pytest.raises(RootOfAnotherHost):
+        SqliteStore.open(root, LOGIN2)
+    with pytest.raises(RootOnNetworkFilesystem):
+        SqliteStore.open(tmp_path / "nfs-root", FakeHost(default_filesystem="nfs4"))
+
+
+def test_first_use_creates_a_private_root_bound_to_this_machine(tmp_path):
+    root = tmp_path / "deeper" / "root"
+    opened = open_record_root(root, SystemHost())
+    assert opened.path == root and opened.host == SystemHost().identity()
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(root / "HOST").st_mode) == 0o600
+    assert json.loads((root / "HOST").read_text()) == {
+        "hostname": opened.host.hostname, "machine_id": opened.host.machine_id}
+    assert open_record_root(root, SystemHost()) == opened
+
+
+def test_a_root_left_open_to_others_is_made_private(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    os.chmod(root, 0o755)
+    open_record_root(root, LOGIN1)
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
+
+
+def test_the_default_root_is_under_var_tmp_named_for_the_user():
+    assert str(default_records_root({"USER": "ada"})) == "/var/tmp/dunscaith-ada"
+    assert default_records_root({}).name.startswith("dunscaith-")
