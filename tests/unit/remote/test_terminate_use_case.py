@@ -1,0 +1,95 @@
+"""TerminateInstance against scripted directory readings: what it writes and what it answers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from adapters.clock.fake import FakeClock
+from domain.model.remote_control import InstanceRecords, TerminateRequest
+from domain.model.remote_state import Answer
+from domain.services.remote_instances import TerminateInstance
+from tests.unit.remote.records import FAIL, FOREIGN_REQ, INST, LAUNCH, OUT, REFUSAL, REQ, TERM
+
+RUNNING = InstanceRecords(launching=LAUNCH, instance=INST)
+
+
+class ScriptedFiles:
+    """Each read returns the next reading (the last one repeats); publishes are recorded, not applied."""
+
+    location = "/scripted"
+
+    def __init__(self, *readings: tuple[bool, InstanceRecords], accept: bool = True) -> None:
+        self.readings = list(readings)
+        self.published: list[TerminateRequest] = []
+        self.accept = accept
+
+    def read(self) -> tuple[bool, InstanceRecords]:
+        return self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
+
+    def publish_request(self, request: TerminateRequest) -> bool:
+        self.published.append(request)
+        return self.accept
+
+
+def _terminate(files: ScriptedFiles, grace: float = 5.0, wait: float = 2.0, nonce: str | None = None) -> Answer:
+    return TerminateInstance(files, FakeClock())(grace, wait, nonce)
+
+
+def test_a_live_instance_without_request_gets_one_and_its_confirmation() -> None:
+    files = ScriptedFiles((True, RUNNING), (True, RUNNING),
+                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+    assert _terminate(files) is Answer.CONFIRMED
+    assert files.published == [REQ]
+
+
+def test_no_live_wrapper_writes_nothing() -> None:
+    files = ScriptedFiles((False, RUNNING))
+    assert _terminate(files) is Answer.UNREQUESTED
+    assert files.published == []
+
+
+def test_a_start_failure_or_an_outcome_leaves_nothing_to_terminate() -> None:
+    for records in (replace(RUNNING, failure=FAIL), replace(RUNNING, outcome=OUT)):
+        files = ScriptedFiles((True, records))
+        assert _terminate(files) is Answer.UNREQUESTED
+        assert files.published == []
+
+
+def test_another_admitted_request_is_not_this_calls_answer() -> None:
+    other = replace(REQ, grace_seconds=1.0)
+    files = ScriptedFiles((True, replace(RUNNING, request=other, terminated=replace(TERM, request=other))))
+    assert _terminate(files) is Answer.UNREQUESTED
+    assert files.published == []
+
+
+def test_a_repeat_waits_for_the_answer_to_the_request_in_place() -> None:
+    files = ScriptedFiles((True, replace(RUNNING, request=REQ)), (True, replace(RUNNING, request=REQ)),
+                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+    assert _terminate(files) is Answer.CONFIRMED
+    assert files.published == []
+
+
+def test_no_answer_before_the_wait_ends_is_unanswered() -> None:
+    files = ScriptedFiles((True, RUNNING), (True, replace(RUNNING, request=REQ)))
+    assert _terminate(files, wait=0.5) is Answer.UNANSWERED
+    assert files.published == [REQ]
+
+
+def test_a_request_for_another_instance_is_answered_by_its_refusal() -> None:
+    files = ScriptedFiles((True, RUNNING), (True, RUNNING), (True, replace(RUNNING, refused=(REFUSAL,))))
+    assert _terminate(files, nonce=FOREIGN_REQ.instance.nonce) is Answer.REFUSED
+    assert files.published == [FOREIGN_REQ]
+
+
+def test_a_foreign_request_awaiting_refusal_is_waited_out_then_ours_is_written() -> None:
+    files = ScriptedFiles((True, replace(RUNNING, request=FOREIGN_REQ)), (True, replace(RUNNING, refused=(REFUSAL,))),
+                          (True, replace(RUNNING, refused=(REFUSAL,), request=REQ, terminated=TERM)))
+    assert _terminate(files) is Answer.CONFIRMED
+    assert files.published == [REQ]
+
+
+def test_right_after_run_started_it_waits_for_the_instance() -> None:
+    launching = InstanceRecords(launching=LAUNCH)
+    files = ScriptedFiles((True, launching), (True, launching), (True, RUNNING), (True, RUNNING),
+                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+    assert _terminate(files) is Answer.CONFIRMED
