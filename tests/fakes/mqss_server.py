@@ -23,7 +23,7 @@ kind                   request                                     normal answer
 =====================  ==========================================  ==============================================
 ``resources``          ``GET resources``                           ``{name: {"qubits", "connectivity",
                                                                    "instructions"}}``
-``resource``           ``GET resources/{name}``                    one of them; unknown: 404 text
+``resource``           ``GET resources/{name}``                    that resource's object; unknown: 404 text
                                                                    ``RESOURCE NOT FOUND``
 ``pending_jobs``       ``GET resources/{name}/num_pending_jobs``   ``{"num_pending_jobs": n}``
 ``submit``             ``POST job``                                ``{"uuid": id}``; makes a job (PENDING)
@@ -39,6 +39,8 @@ kind                   request                                     normal answer
                                                                    ``{"jobs": [uuid, ...]}``
 ``unknown``            anything else                               404 ``{"detail": "Not Found"}``
 =====================  ==========================================  ==============================================
+
+The job routes answer under ``hamiltonian_job/{uuid}/...`` too, with the same kinds.
 
 A request without ``Authorization: Bearer <token>`` gets 401 ``{"detail": "Unauthorized"}`` and no effect.
 ``POST job`` with a body that is not the six fields of the client (circuit, circuit_format, resource_name,
@@ -261,9 +263,9 @@ class FakeMqss(FakeSite):
                 return Route("hamiltonian")
             case "GET", ["job"]:
                 return Route("list")
-            case "GET", ["job", uuid, ("status" | "result" | "stats" | "cancel_reason") as what]:
+            case "GET", ["job" | "hamiltonian_job", uuid, ("status" | "result" | "stats" | "cancel_reason") as what]:
                 return Route(what, (uuid,))
-            case "DELETE", ["job", uuid]:
+            case "DELETE", ["job" | "hamiltonian_job", uuid]:
                 return Route("cancel", (uuid,))
         return Route("unknown")
 
@@ -277,7 +279,7 @@ class FakeMqss(FakeSite):
             if name not in self.resources:
                 return Answer(404, raw=b"RESOURCE NOT FOUND")
             if kind == "resource":
-                return Answer(200, {name: self.resources[name]})
+                return Answer(200, self.resources[name])  # the resource itself, as the client reads it
             waiting = sum(
                 1 for j in self.jobs.values() if j.resource_name == name and j.state in ("PENDING", "WAITING")
             )

@@ -342,7 +342,7 @@ def test_the_job_list_is_off_unless_asked(fake_mqss: FakeMqss, client: httpx.Cli
 
 def test_resources_and_pending_jobs(client: httpx.Client) -> None:
     assert set(client.get("resources").json()) == {"Q5", "AQT20"}
-    assert client.get("resources/Q5").json()["Q5"]["qubits"] == 5
+    assert client.get("resources/Q5").json()["qubits"] == 5
     submit(client)
     assert client.get("resources/Q5/num_pending_jobs").json() == {"num_pending_jobs": 1}
 
@@ -380,3 +380,10 @@ def test_urllib_sees_a_refusal_as_an_http_error(fake_mqss: FakeMqss) -> None:
         urllib.request.urlopen(request, timeout=5)
     assert caught.value.code == 401
     caught.value.close()
+
+
+def test_a_hamiltonian_job_is_made_and_read_like_a_circuit_job(fake_mqss: FakeMqss, client: httpx.Client) -> None:
+    body = {"resource_name": "Q5", "interaction_str": "ZZ", "coefficients_str": "1.0"}
+    uuid = client.post("hamiltonian_job", json=body).json()["uuid"]
+    assert client.get(f"hamiltonian_job/{uuid}/status").json() == {"status": "PENDING"}
+    assert fake_mqss.job_making_requests() == 1
