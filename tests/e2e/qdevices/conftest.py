@@ -1,0 +1,107 @@
+"""The qdevices CLI as a process, with a fake MQSS server on loopback and a private HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.fixtures import fake_mqss, site_token  # noqa: F401
+from tests.fakes.mqss_server import FakeMqss
+
+DRIVER = Path(__file__).with_name("driver.py")
+BELL = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\ncx q[0],q[1];\nmeasure q -> c;\n'
+
+
+@dataclass
+class Cli:
+    tmp: Path
+    fake: FakeMqss
+    token: str
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.tmp / "home"
+
+    @property
+    def records(self) -> Path:
+        return self.home / ".local" / "share" / "qdevices" / "records"
+
+    def manifest(self, orders: int = 2, wait: int = 20, limit: int = 60, budget: int = 100_000, name: str = "run",
+                 extra: str = "") -> Path:
+        (self.tmp / "bell.qasm").write_text(BELL)
+        text = (f'name = "{name}"\nsite = "mqss"\ndevice = "Q5"\n{extra}\n[limits]\njob_seconds_limit = {limit}\n'
+                f"budget_seconds = {budget}\nwait_seconds = {wait}\n")
+        for i in range(1, orders + 1):
+            text += f'[[orders]]\nname = "o{i}"\ncircuit = "bell.qasm"\nshots = {11 * i}\n'
+        path = self.tmp / f"{name}.toml"
+        path.write_text(text)
+        return path
+
+    def config(self, text: str) -> None:
+        path = self.tmp / "cfg" / "qdevices" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("QDEVICES_", "XDG_", "MQSS_"))}
+        env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.tmp / "cfg"), MQSS_TOKEN=self.token,
+                   QDEVICES_POLL_SECONDS="0.05", PYTHONDONTWRITEBYTECODE="1")
+        env.update(self.env)
+        env.update(extra)
+        return env
+
+    def argv(self, *args: str, spec: dict[str, Any] | None = None) -> list[str]:
+        return [sys.executable, str(DRIVER), json.dumps({"mqss_base_url": self.fake.base_url, **(spec or {})}),
+                *args]
+
+    def run(self, *args: str, spec: dict[str, Any] | None = None, timeout: float = 60, **env: str
+            ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.argv(*args, spec=spec), env=self.environ(**env), capture_output=True, text=True,
+                              timeout=timeout, cwd=self.tmp)
+
+    def start(self, *args: str, spec: dict[str, Any] | None = None, **popen: Any) -> subprocess.Popen[str]:
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(self.argv(*args, spec=spec), env=self.environ(), text=True, cwd=self.tmp, **popen)
+
+    def record_paths(self) -> list[Path]:
+        return sorted(p for p in self.records.rglob("*.jsonl") if p.name != "older_decisions.jsonl")
+
+    def only_record(self) -> Path:
+        paths = self.record_paths()
+        assert len(paths) == 1, paths
+        return paths[0]
+
+    def lines(self, record: Path) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in record.read_text().splitlines() if x.strip()]
+
+    def posts_per_order(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for entry in self.fake.requests("submit"):
+            shots = json.loads(entry.body)["shots"]
+            counts[shots // 11] = counts.get(shots // 11, 0) + 1
+        return counts
+
+    def everything_written(self) -> str:
+        """Every file the app wrote under HOME and the config folder, as text."""
+        texts = []
+        for root in (self.home, self.tmp / "cfg"):
+            for p in root.rglob("*"):
+                if p.is_file():
+                    texts.append(p.read_text(errors="replace"))
+        return "\n".join(texts)
+
+
+@pytest.fixture
+def cli(tmp_path: Path, fake_mqss: FakeMqss, site_token: str) -> Iterator[Cli]:  # noqa: F811
+    (tmp_path / "home").mkdir()
+    yield Cli(tmp_path, fake_mqss, site_token)
