@@ -38,10 +38,11 @@ def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[Sql
         store.close()
 
 
-def _local_scheduler(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
+def _local_scheduler(settings: DunscaithSettings, crash: EnvCrashPoints):  # type: ignore[no-untyped-def]
     from adapters.scheduler.local.scheduler import LocalScheduler
 
-    return LocalScheduler(settings.records.root)
+    # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
+    return LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"))
 
 
 def _slurm_scheduler(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
@@ -68,7 +69,7 @@ class Container(containers.DeclarativeContainer):
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
     scheduler = providers.Selector(
         adapter,
-        local=providers.Singleton(_local_scheduler, settings=settings),
+        local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
         slurm=providers.Singleton(_slurm_scheduler, settings=settings),
     )
 

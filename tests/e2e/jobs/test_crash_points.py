@@ -1,0 +1,78 @@
+"""The crash-point sweep: SIGKILL the supervisor at each durable step, reattach, check the promises.
+
+After each crash ``dunscaith supervise JOB`` takes over, and then: the record reads whole, the job
+reaches its outcome, at most one object per attempt was ever released (started), and every object
+the scheduler made is recorded, or covered by an attempt recorded as unknown.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from adapters.host.system import SystemHost
+from adapters.scheduler.local.scheduler import LocalScheduler
+from adapters.store.sqlite.store import SqliteStore
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.objects import ObjectState
+from domain.model.jobs.state import OrderState, OutcomeKind, fold
+from tests.e2e.jobs.cli import Cli
+
+pytestmark = pytest.mark.slow
+
+SUBMIT_POINTS = [
+    "job-recorded",
+    "submitting-committed",
+    "create-answered",
+    "answer-committed",
+    "observation-committed",
+    "local-released",
+    "local-start-decided",
+    "local-spawned",
+    "release-sent",
+    "release-committed",
+    "outcome-committed",
+    "settled-committed",
+]
+
+
+def check_invariants(cli: Cli, job: str) -> None:
+    with SqliteStore.open(cli.root, SystemHost()) as store:
+        state = fold(store.read(JobId(job)))  # the record reads whole
+    assert state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED, state.outcome
+    objects = LocalScheduler(cli.root).query([JobId(job)]).objects
+    by_nonce = {a.nonce: a for a in state.attempts}
+    for obj in objects:
+        attempt = by_nonce.get(obj.nonce)  # type: ignore[arg-type]
+        assert attempt is not None, f"object {obj.object_id} carries no recorded attempt's nonce"
+        assert attempt.object_id == obj.object_id or attempt.order is OrderState.UNKNOWN, (
+            f"object {obj.object_id} is neither recorded nor covered by an unknown attempt")
+    released = [o for o in objects if o.state is not ObjectState.HELD]
+    for nonce in by_nonce:
+        assert sum(1 for o in released if o.nonce == nonce) <= 1  # at most one object released per attempt
+    ran = [o for o in released if o.state is not ObjectState.BOOT_FAIL]  # a boot failure ran nothing
+    assert len(ran) == 1, [(o.object_id, o.state) for o in objects]  # the command ran once
+
+
+@pytest.mark.parametrize("point", SUBMIT_POINTS)
+def test_a_crash_at_each_step_of_submit_is_carried_on_by_supervise(cli: Cli, point: str) -> None:
+    job = f"crash-{point}"
+    crashed = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT=point)
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
+    carried = cli.run("supervise", job)
+    assert carried.returncode in (0, 5), (carried.stdout, carried.stderr)
+    check_invariants(cli, job)
+
+
+def test_crashes_on_reattach_too_are_carried_on(cli: Cli) -> None:
+    job = "crash-twice"
+    first = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT="create-answered")
+    assert first.returncode == -signal.SIGKILL
+    second = cli.run("supervise", job, DUNSCAITH_TEST_CRASH_AT="unknown-committed")
+    assert second.returncode == -signal.SIGKILL
+    third = cli.run("supervise", job, DUNSCAITH_TEST_CRASH_AT="observation-committed")
+    assert third.returncode == -signal.SIGKILL
+    final = cli.run("supervise", job)
+    assert final.returncode in (0, 5), final.stderr
+    check_invariants(cli, job)
