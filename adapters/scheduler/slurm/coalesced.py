@@ -160,7 +160,7 @@ class CoalescedScheduler:
 
     def _register(self, names: frozenset[str]) -> None:
         now = time.time()
-        folder = ensure_private_dir(self.directory / WANTED)
+        folder = ensure_private_dir(self.directory / WANTED, parents=True)
         if names == self._registered and now - self._registered_at < self._ttl / 4:
             return
         if names == self._registered:

@@ -15,8 +15,9 @@ class SlurmClusterConfig:
     env: Mapping[str, str] = field(default_factory=dict)  # added to every Slurm command's environment
     clusters: str | None = None  # passed as --clusters=… to every command when set
     command_timeout: float = 60.0  # squeue, scontrol, scancel, sacct (none of them makes a job)
-    # sbatch's timeout; raised to at least 2 × MessageTimeout + 10 s once MessageTimeout is read
+    # sbatch's timeout; raised to at least 2 × MessageTimeout + submit_timeout_margin once it is read
     submit_timeout: float = 60.0
+    submit_timeout_margin: float = 10.0
     # when MessageTimeout cannot be read, sbatch gets at least this long (Slurm sites rarely exceed 100 s)
     submit_timeout_unknown_floor: float = 200.0
     accounting: bool | None = None  # sacct usable? None: ask `scontrol show config` (AccountingStorageType)

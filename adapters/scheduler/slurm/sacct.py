@@ -50,7 +50,7 @@ class SacctRow:
 def parse(stdout: str, names: Sequence[str]) -> list[SacctRow]:
     wanted = set(names)
     rows = []
-    for line in stdout.splitlines():
+    for line in stdout.split("\n"):  # not splitlines(): a comment may hold \x1c-\x1e
         if not line.strip():
             continue
         fields = line.split("|", _N - 1)

@@ -69,7 +69,7 @@ class SlurmCliScheduler:
         timeout = scontrol.message_timeout(config) if config else None
         if timeout is None:
             return max(self.config.submit_timeout, self.config.submit_timeout_unknown_floor)
-        return max(self.config.submit_timeout, 2 * timeout + 10)
+        return max(self.config.submit_timeout, 2 * timeout + self.config.submit_timeout_margin)
 
     def accounting(self) -> bool:
         if self.config.accounting is not None:
@@ -177,7 +177,7 @@ class SlurmCliScheduler:
             views.append(ObjectView(
                 object_id=ObjectId(r.job_id), name=JobId(r.name), nonce=_nonce(r.comment), state=state,
                 owner=r.user, exit_code=code, signal=sig, reason=_reason(r.reason),
-                started=r.started or state not in NOT_STARTED,
+                started=r.started or state is ObjectState.RUNNING,
             ))
         return views, problems
 

@@ -11,8 +11,8 @@ from domain.model.jobs.objects import ObjectState
 RS, US = squeue.RS, squeue.US
 
 
-def record(*fields: str) -> str:
-    return RS + US.join(fields) + "\n"
+def record(job_id, name, state, reason="None", user="u", host="n/a", end="N/A", comment="x", restarts="0"):
+    return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
 
 
 def test_squeue_rows_keep_a_comment_with_separators_and_newlines():
@@ -29,6 +29,11 @@ def test_squeue_empty_answer_is_no_rows():
     assert squeue.parse("") == []
 
 
+def test_a_requeued_job_without_a_batch_host_has_started():
+    [row] = squeue.parse(record("5", "a", "PENDING", "BeginTime", restarts="1"))
+    assert row.started
+
+
 def test_squeue_cluster_headers_are_skipped():
     out = "CLUSTER: one\n" + record("1", "a", "PENDING", "None", "u", "n/a", "N/A", "x")
     assert [r.job_id for r in squeue.parse(out)] == ["1"]
@@ -38,7 +43,7 @@ def test_squeue_cluster_headers_are_skipped():
     "out",
     [
         "slurm_load_jobs error: Socket timed out on send/recv operation\n",
-        record("1", "a", "PENDING"),  # truncated record
+        "1" + US + "a" + US + "PENDING" + RS + "\n",  # truncated record
         record("1", "a", "WEIRD_STATE", "None", "u", "n/a", "N/A", "x"),
         record("", "a", "PENDING", "None", "u", "n/a", "N/A", "x"),
     ],

@@ -1,0 +1,79 @@
+"""One real single-node Slurm 22.05 (with slurmdbd accounting) for the whole test session.
+
+Started on first use, stopped at the end; skipped, naming what is missing, when the Debian packages
+are not installed (``bash .ci/install-packages``) or when not run as root (the daemons run as root).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.objects import ObjectView, QueryResult
+from tests.infra.slurm import SlurmTestCluster, missing_components
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmTestCluster]:
+    missing = missing_components()
+    if missing:
+        pytest.skip("real Slurm test cluster unavailable, missing: " + ", ".join(missing))
+    root = Path(tempfile.mkdtemp(prefix="dunscaith-slurm-test-", dir="/var/tmp"))
+    cluster = SlurmTestCluster(root)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop(purge=os.environ.get("DUNSCAITH_SLURM_TEST_KEEP") != "1")
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def config(slurm_cluster: SlurmTestCluster) -> SlurmClusterConfig:
+    return SlurmClusterConfig(name="test", env=slurm_cluster.env)
+
+
+@pytest.fixture
+def scheduler(config: SlurmClusterConfig) -> SlurmCliScheduler:
+    return SlurmCliScheduler(config)
+
+
+def new_name() -> tuple[JobId, Nonce]:
+    token = secrets.token_hex(4)
+    return JobId(f"dsc-{token}"), Nonce(f"n-{token}-{secrets.token_hex(4)}")
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, every: float = 0.5) -> T:
+    """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def only_view(result: QueryResult, object_id: str) -> ObjectView | None:
+    for view in result.objects:
+        if view.object_id == object_id:
+            return view
+    return None

@@ -1,0 +1,36 @@
+"""Coalesced polling on a real Slurm: ten supervisors, one squeue per interval (counted by a shim)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from adapters.clock.fake import FakeClock
+from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler
+from domain.model.jobs.objects import ObjectSpec, ObjectState
+from tests.infra.slurm_bin import calls, make_bin_dir
+from tests.integration.slurm.conftest import new_name
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+
+
+def test_ten_supervisors_cost_one_squeue_per_interval(config, scheduler, workdir, tmp_path):
+    count = tmp_path / "calls"
+    counted = dataclasses.replace(config, bin_dir=make_bin_dir(tmp_path / "bin", count_to=count))
+    jobs = [new_name() for _ in range(10)]
+    ids = [scheduler.create_held(ObjectSpec(n, nonce, command=("true",), workdir=str(workdir))).object_id
+           for n, nonce in jobs]
+    clock = FakeClock()
+    sups = [CoalescedScheduler(SlurmCliScheduler(counted), tmp_path / "cache", clock) for _ in jobs]
+    for sup, (name, _) in zip(sups, jobs, strict=True):
+        sup.query([name])  # each registers its name as it first asks
+    for _ in range(2):
+        clock.advance(seconds=5)
+        before = len(calls(count))
+        for sup, (name, nonce), oid in zip(sups, jobs, ids, strict=True):
+            [view] = sup.query([name]).objects
+            assert (view.object_id, view.nonce, view.state) == (oid, nonce, ObjectState.HELD)
+        assert [c.split(" ")[0] for c in calls(count)[before:]] == ["squeue"]
+    for oid in ids:
+        scheduler.cancel(oid)

@@ -1,0 +1,95 @@
+"""What goes wrong on a real Slurm: lost replies, refusals, a lying or failing squeue, a node failure."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from adapters.scheduler.slurm import SlurmCliScheduler
+from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
+from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir
+from tests.integration.slurm.conftest import new_name, only_view, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+
+
+def test_a_lost_reply_is_unknown_then_found_by_its_nonce_then_swept_by_name(config, scheduler, workdir, tmp_path):
+    lossy = SlurmCliScheduler(dataclasses.replace(
+        config, bin_dir=make_bin_dir(tmp_path / "bin", {"sbatch": lose_reply_after_real_sbatch()})))
+    name, nonce = new_name()
+    answer = lossy.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir)))
+    assert answer.outcome is CreateOutcome.UNKNOWN and answer.object_id is None
+
+    # The next query finds the object the lost reply made, by its nonce: held, never started.
+    [found] = [v for v in scheduler.query([name]).objects if v.nonce == nonce]
+    assert (found.state, found.started, found.owner) == (ObjectState.HELD, False, "root")
+
+    # Another attempt's nonce does not match it: a sweep for that one leaves it alone.
+    assert scheduler.sweep({name: frozenset({new_name()[1]})}) == []
+    assert scheduler.sweep({name: frozenset({nonce})}) == [found.object_id]
+    view = wait_for("CANCELLED", lambda: (v := only_view(scheduler.query([name]), found.object_id))
+                    and v.state in ENDED and v)
+    assert (view.state, view.started) == (ObjectState.CANCELLED, False)
+
+
+def test_a_sweep_never_stops_a_running_object(scheduler, workdir):
+    name, nonce = new_name()
+    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
+    scheduler.release(oid)
+    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
+    assert scheduler.sweep({name: None}) == []
+    assert only_view(scheduler.query([name]), oid).state is ObjectState.RUNNING
+    scheduler.cancel(oid)
+
+
+def test_a_refused_submission_makes_nothing(scheduler, workdir):
+    name, nonce = new_name()
+    answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
+                                              options=("--partition=no-such-partition",)))
+    assert answer.outcome is CreateOutcome.REFUSED
+    assert "partition" in answer.detail
+    assert scheduler.query_live([name]).objects == ()
+
+
+def test_more_cpus_than_the_node_has_is_refused(scheduler, workdir, slurm_cluster):
+    name, nonce = new_name()
+    answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
+                                              options=(f"--cpus-per-task={slurm_cluster.cpus + 1}",)))
+    assert answer.outcome is CreateOutcome.REFUSED, answer.detail
+
+
+@pytest.mark.parametrize(("body", "complete"), [
+    ("exit 0", True),  # answers, with nothing: absence, which proves nothing
+    ('echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1', False),
+    ("kill -9 $$", False),
+])
+def test_squeue_answering_empty_or_failing_never_says_done(config, scheduler, workdir, tmp_path, body, complete):
+    name, nonce = new_name()
+    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
+    count = tmp_path / "calls"
+    broken = SlurmCliScheduler(dataclasses.replace(
+        config, bin_dir=make_bin_dir(tmp_path / "bin", {"squeue": body}, count_to=count)))
+    result = broken.query([name])
+    assert result.complete is complete
+    assert all(v.state not in ENDED for v in result.objects)  # the held job is never reported done
+    if complete:  # an empty answer is checked in accounting, which knows of no end either
+        assert [c.split()[0] for c in calls(count) if not c.startswith("scontrol")] == ["squeue", "sacct"]
+    assert only_view(scheduler.query([name]), oid).state is ObjectState.HELD
+    scheduler.cancel(oid)
+
+
+def test_a_node_failure_ends_the_job_node_fail(scheduler, workdir, slurm_cluster):
+    name, nonce = new_name()
+    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
+                                           options=("--no-requeue",))).object_id
+    scheduler.release(oid)
+    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
+    slurm_cluster.kill_slurmd()
+    try:
+        view = wait_for("NODE_FAIL", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED
+                        and v, timeout=90, every=1)
+        assert view.state is ObjectState.NODE_FAIL
+        assert view.started
+    finally:
+        slurm_cluster.start_slurmd()

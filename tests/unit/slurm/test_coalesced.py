@@ -1,0 +1,137 @@
+"""The coalesced query: every supervisor on a host shares one scheduler query per interval."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import threading
+
+from adapters.clock.fake import FakeClock
+from adapters.clock.system import SystemClock
+from adapters.scheduler.fake import FakeScheduler
+from adapters.scheduler.slurm.coalesced import ANSWER, WANTED, CoalescedScheduler
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.objects import ObjectSpec, ObjectState
+
+
+def make(inner, tmp_path, clock, n):
+    return [CoalescedScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
+
+
+def submit(inner, names):
+    for name in names:
+        inner.create_held(ObjectSpec(JobId(name), Nonce(f"n-{name}"), command=("true",)))
+
+
+def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    names = [f"job-{i}" for i in range(100)]
+    submit(inner, names)
+    sups = make(inner, tmp_path, clock, 100)
+    for sup, name in zip(sups, names, strict=True):  # first round: each registers as it first asks
+        sup.query([JobId(name)])
+    for _ in range(3):
+        clock.advance(seconds=5)
+        before = inner.calls["query"]
+        for sup, name in zip(sups, names, strict=True):
+            [view] = sup.query([JobId(name)]).objects
+            assert view.name == name and view.state is ObjectState.HELD
+        assert inner.calls["query"] - before == 1
+
+
+def test_concurrent_supervisors_share_one_query(tmp_path):
+    inner = FakeScheduler()
+    names = [f"job-{i}" for i in range(20)]
+    submit(inner, names)
+    sups = make(inner, tmp_path, SystemClock(), 20)
+    for sup, name in zip(sups, names, strict=True):
+        sup._register(frozenset([name]))
+    barrier = threading.Barrier(20)
+    results = {}
+
+    def poll(sup, name):
+        barrier.wait()
+        results[name] = sup.query([JobId(name)])
+
+    threads = [threading.Thread(target=poll, args=(s, n)) for s, n in zip(sups, names, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert inner.calls["query"] == 1
+    assert all(r.complete and [v.name for v in r.objects] == [n] for n, r in results.items())
+
+
+def test_a_stale_answer_is_asked_again(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    [sup] = make(inner, tmp_path, clock, 1)
+    sup.query([JobId("a")])
+    sup.query([JobId("a")])
+    assert inner.calls["query"] == 1
+    clock.advance(seconds=4.5)
+    sup.query([JobId("a")])
+    assert inner.calls["query"] == 2
+
+
+def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    a, b = make(inner, tmp_path, clock, 2)
+    a._register(frozenset(["a"]))
+    b._register(frozenset(["b"]))
+    inner.fail_next_query("squeue: Socket timed out")
+    assert not a.query([JobId("a")]).complete
+    result = b.query([JobId("b")])
+    assert not result.complete and "Socket timed out" in result.detail
+    assert inner.calls["query"] == 1
+
+
+def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    [sup] = make(inner, tmp_path, clock, 1)
+    sup.query([JobId("a")])
+    dead = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()
+    (tmp_path / "cache" / WANTED / "dead").write_text(json.dumps({"version": 1, "pid": int(dead), "names": ["zz"]}))
+    clock.advance(seconds=10)
+    sup.query([JobId("a")])
+    assert inner.log[-1] == ("query", ("a",))
+    assert not (tmp_path / "cache" / WANTED / "dead").exists()
+
+
+def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    a, b = make(inner, tmp_path, clock, 2)
+    a.query([JobId("a")])
+    b.query([JobId("b")])
+    b.close()
+    clock.advance(seconds=10)
+    a.query([JobId("a")])
+    assert inner.log[-1] == ("query", ("a",))
+
+
+def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    [sup] = make(inner, tmp_path, clock, 1)
+    sup.query([JobId("a")])
+    (tmp_path / "cache" / ANSWER).write_text('{"version": 1, "asked_at"')
+    assert sup.query([JobId("a")]).complete
+    assert inner.calls["query"] == 2
+    json.loads((tmp_path / "cache" / ANSWER).read_text())
+
+
+def test_the_cache_is_private(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    [sup] = make(inner, tmp_path, clock, 1)
+    sup.query([JobId("a")])
+    assert stat.S_IMODE(os.stat(tmp_path / "cache").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "cache" / ANSWER).st_mode) == 0o600
+
+
+def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    [sup] = make(inner, tmp_path, clock, 1)
+    answer = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",)))
+    sup.release(answer.object_id)
+    sup.cancel(answer.object_id)
+    assert (inner.calls["create_held"], inner.calls["release"], inner.calls["cancel"]) == (1, 1, 1)

@@ -1,0 +1,254 @@
+"""SlurmCliScheduler against stub Slurm commands (real processes in a tmp bin_dir, no real cluster).
+
+Each stub records its argv and prints a canned answer, so these tests check exactly what is asked
+and how each kind of answer is read: timeouts, killed clients, failures, empty answers.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from adapters.scheduler.slurm.squeue import RS, US
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectState
+from ports.scheduler import SchedulerError
+
+CONFIG_OUT = "MessageTimeout          = 1 sec\nAccountingStorageType   = accounting_storage/slurmdbd\n"
+
+
+class Stubs:
+    def __init__(self, root: Path) -> None:
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        self.log = root / "calls.log"
+        self.root = root
+        for name in ("sbatch", "squeue", "scontrol", "scancel", "sacct"):
+            self.set(name)
+        self.set("scontrol", stdout=CONFIG_OUT)
+
+    def set(self, name: str, stdout: str = "", stderr: str = "", rc: int = 0, body: str = "") -> None:
+        (self.root / f"{name}.out").write_text(stdout)
+        (self.root / f"{name}.err").write_text(stderr)
+        log = shlex.quote(str(self.log))
+        script = (
+            "#!/bin/sh\n"
+            f'printf "%s\\n" "{name} $*" >> {log}\n'
+            f"cat > {shlex.quote(str(self.root / (name + '.stdin')))}\n" if name == "sbatch" else
+            "#!/bin/sh\n" f'printf "%s\\n" "{name} $*" >> {log}\n'
+        )
+        script += body + "\n"
+        script += f"cat {shlex.quote(str(self.root / (name + '.out')))}\n"
+        script += f"cat {shlex.quote(str(self.root / (name + '.err')))} >&2\nexit {rc}\n"
+        path = self.bin / name
+        path.write_text(script)
+        os.chmod(path, 0o755)
+
+    def calls(self, name: str | None = None) -> list[str]:
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        return [ln for ln in lines if name is None or ln.split(" ", 1)[0] == name]
+
+
+@pytest.fixture
+def stubs(tmp_path: Path) -> Stubs:
+    return Stubs(tmp_path)
+
+
+def sched(stubs: Stubs, **kw: object) -> SlurmCliScheduler:
+    base = {"bin_dir": stubs.bin, "env": {"SLURM_CONF": "/nowhere/slurm.conf"}, "user": "alice",
+            "submit_timeout": 0.5, "submit_timeout_margin": 0.0, "command_timeout": 2.0}
+    base.update(kw)
+    return SlurmCliScheduler(SlurmClusterConfig(**base))  # type: ignore[arg-type]
+
+
+def spec(**kw: object) -> ObjectSpec:
+    base = {"name": JobId("job-1"), "nonce": Nonce("n-1"), "command": ("echo", "it's $HOME")}
+    base.update(kw)
+    return ObjectSpec(**base)  # type: ignore[arg-type]
+
+
+def squeue_record(job_id, name, state, reason="None", user="alice", host="n/a", end="N/A", comment="n-1", restarts="0"):
+    return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
+
+
+# ---- create ------------------------------------------------------------------------------------
+def test_create_sends_one_held_sbatch_with_name_nonce_and_the_script_on_stdin(stubs):
+    stubs.set("sbatch", stdout="42\n")
+    answer = sched(stubs).create_held(spec(options=("--partition=debug",), workdir="/tmp"))
+    assert answer.outcome is CreateOutcome.CREATED and answer.object_id == "42"
+    [call] = stubs.calls("sbatch")
+    assert call.split(" ")[1:] == ["--partition=debug", "--chdir=/tmp", "--parsable", "--hold",
+                                   "--job-name=job-1", "--comment=n-1"]
+    assert (stubs.root / "sbatch.stdin").read_text() == "#!/bin/sh\nexec echo 'it'\"'\"'s $HOME'\n"
+
+
+def test_create_passes_clusters(stubs):
+    stubs.set("sbatch", stdout="42;c1\n")
+    answer = sched(stubs, clusters="c1").create_held(spec())
+    assert answer.object_id == "42"
+    assert stubs.calls("sbatch")[0].endswith("--clusters=c1")
+
+
+def test_a_hanging_sbatch_is_unknown_after_a_timeout_never_below_message_timeout(stubs):
+    stubs.set("sbatch", body="sleep 30")
+    s = sched(stubs)
+    assert s.submit_timeout() == 2.0  # MessageTimeout 1 s, doubled: above the configured 0.5 s
+    started = time.monotonic()
+    answer = s.create_held(spec())
+    assert answer.outcome is CreateOutcome.UNKNOWN
+    assert time.monotonic() - started < 20
+    assert len(stubs.calls("sbatch")) == 1  # never retried
+
+
+def test_without_message_timeout_sbatch_gets_the_floor(stubs):
+    stubs.set("scontrol", rc=1, stderr="slurm_load_ctl_conf error: Unable to contact slurm controller\n")
+    assert sched(stubs, submit_timeout_unknown_floor=123.0).submit_timeout() == 123.0
+
+
+def test_a_killed_sbatch_is_unknown(stubs):
+    stubs.set("sbatch", body="kill -9 $$")
+    assert sched(stubs).create_held(spec()).outcome is CreateOutcome.UNKNOWN
+
+
+def test_a_refusal_is_refused(stubs):
+    stubs.set("sbatch", rc=1, stderr="sbatch: error: Batch job submission failed: Invalid partition name specified\n")
+    answer = sched(stubs).create_held(spec())
+    assert answer.outcome is CreateOutcome.REFUSED and "Invalid partition" in answer.detail
+
+
+def test_a_missing_sbatch_sent_nothing(stubs):
+    (stubs.bin / "sbatch").unlink()
+    answer = sched(stubs).create_held(spec())
+    assert answer.outcome is CreateOutcome.REFUSED and "nothing was sent" in answer.detail
+
+
+@pytest.mark.parametrize("options", [("--job-name=x",), ("-J", "x"), ("-Jx",), ("--comment=x",), ("--array=1-3",),
+                                     ("--wrap=true",), ("-H",), ("--clusters=x",)])
+def test_options_that_would_break_the_barrier_are_refused_before_sending(stubs, options):
+    answer = sched(stubs).create_held(spec(options=options))
+    assert answer.outcome is CreateOutcome.REFUSED
+    assert stubs.calls("sbatch") == []
+
+
+@pytest.mark.parametrize("bad", [{"name": JobId("a,b")}, {"nonce": Nonce("x y")}, {"command": ()},
+                                 {"script": "no shebang"}, {"script": "#!/bin/sh\n", "command": ("x",)}])
+def test_unsendable_specs_are_refused_before_sending(stubs, bad):
+    assert sched(stubs).create_held(spec(**bad)).outcome is CreateOutcome.REFUSED
+    assert stubs.calls("sbatch") == []
+
+
+def test_spec_env_reaches_sbatch_environment(stubs):
+    stubs.set("sbatch", stdout="1\n", body='printf "%s" "$MY_VAR" > "$(dirname "$0")/../env.seen"')
+    sched(stubs).create_held(spec(env={"MY_VAR": "v 1"}))
+    assert (stubs.root / "env.seen").read_text() == "v 1"
+
+
+# ---- query -------------------------------------------------------------------------------------
+def test_query_asks_squeue_once_for_a_thousand_names(stubs):
+    names = [JobId(f"job-{i}") for i in range(1000)]
+    stubs.set("squeue", stdout=squeue_record("7", "job-5", "PENDING", "JobHeldUser"))
+    result = sched(stubs, accounting=False).query(names)
+    assert result.complete and [v.object_id for v in result.objects] == ["7"]
+    assert result.objects[0].state is ObjectState.HELD and result.objects[0].nonce == "n-1"
+    assert len(stubs.calls("squeue")) == 1 and stubs.calls("sacct") == []
+
+
+@pytest.mark.parametrize("body,rc,stderr", [
+    ("", 1, "slurm_load_jobs error: Socket timed out on send/recv operation\n"),
+    ("sleep 30", 0, ""),
+    ("kill -9 $$", 0, ""),
+])
+def test_a_failed_squeue_is_incomplete_never_done(stubs, body, rc, stderr):
+    stubs.set("squeue", rc=rc, stderr=stderr, body=body)
+    result = sched(stubs, command_timeout=1.0).query([JobId("job-1")])
+    assert not result.complete and result.objects == ()
+    assert stubs.calls("sacct") == []  # absence after a failure proves nothing: nothing to confirm
+
+
+def test_garbage_from_squeue_is_incomplete(stubs):
+    stubs.set("squeue", stdout="something else\n")
+    assert not sched(stubs).query([JobId("job-1")]).complete
+
+
+def test_an_empty_squeue_is_confirmed_in_accounting_and_stays_unknown(stubs):
+    result = sched(stubs).query([JobId("job-1")])
+    assert result.complete and result.objects == ()
+    [call] = stubs.calls("sacct")
+    assert "--name=job-1" in call and "--endtime=now" in call
+
+
+def test_a_purged_job_comes_back_from_accounting(stubs):
+    stubs.set("sacct", stdout="9|job-1|FAILED|3:0|alice|vm|n-1\n")
+    [view] = sched(stubs).query([JobId("job-1")]).objects
+    assert (view.object_id, view.state, view.exit_code, view.nonce, view.started) == (
+        "9", ObjectState.FAILED, 3, "n-1", True)
+
+
+def test_a_failed_sacct_makes_the_answer_incomplete(stubs):
+    stubs.set("sacct", rc=1, stderr="sacct: error: Problem talking to the database: Connection refused\n")
+    result = sched(stubs).query([JobId("job-1")])
+    assert not result.complete and "sacct" in result.detail
+
+
+def test_exit_codes_of_ended_jobs_come_from_scontrol_once(stubs):
+    stubs.set("squeue", stdout=squeue_record("7", "job-1", "FAILED", "NonZeroExitCode", host="vm", end="T1")
+              + squeue_record("8", "job-1", "COMPLETED", host="vm", end="T2"))
+    stubs.set("scontrol", stdout="JobId=7 JobName=job-1 JobState=FAILED ExitCode=3:0\n")
+    s = sched(stubs, accounting=False)
+    for _ in range(2):
+        views = {v.object_id: v for v in s.query([JobId("job-1")]).objects}
+        assert (views["7"].exit_code, views["8"].exit_code) == (3, 0)
+    assert [c for c in stubs.calls("scontrol") if "show job" in c] == ["scontrol -o show job 7"]
+
+
+def test_an_ended_job_without_its_exit_code_is_left_out_and_the_answer_incomplete(stubs):
+    stubs.set("squeue", stdout=squeue_record("7", "job-1", "FAILED", host="vm", end="T1"))
+    stubs.set("scontrol", rc=1, stderr="slurm_load_jobs error: Invalid job id specified\n")
+    result = sched(stubs, accounting=False).query([JobId("job-1")])
+    assert not result.complete and result.objects == ()
+
+
+# ---- actions -----------------------------------------------------------------------------------
+def test_hold_is_a_user_hold(stubs):
+    sched(stubs).hold(ObjectId("5"))
+    assert stubs.calls("scontrol")[-1] == "scontrol uhold 5"
+
+
+def test_an_action_that_fails_raises_with_slurms_message(stubs):
+    stubs.set("scontrol", rc=1, stderr="Invalid job id specified for job 5\n")
+    with pytest.raises(SchedulerError, match="Invalid job id"):
+        sched(stubs).requeue(ObjectId("5"))
+
+
+def test_releasing_an_ended_job_changes_nothing(stubs):
+    stubs.set("scontrol", rc=1, stderr="Job has already finished for job 5\n")
+    sched(stubs).release(ObjectId("5"))
+
+
+def test_emergency_stop_queries_first_then_cancels_by_name_and_user(stubs):
+    stubs.set("squeue", stdout=squeue_record("7", "job-1", "RUNNING", host="vm")
+              + squeue_record("8", "job-1", "PENDING", "JobHeldUser")
+              + squeue_record("9", "job-1", "RUNNING", user="bob", host="vm"))
+    assert sched(stubs).emergency_stop(JobId("job-1")) == ["7", "8"]
+    assert stubs.calls("scancel") == ["scancel --name=job-1 --user=alice"]
+    assert stubs.calls("sacct") == []
+
+
+def test_sweep_stops_only_own_not_started_objects_of_the_listed_nonces_in_one_scancel(stubs):
+    stubs.set("squeue", stdout=(
+        squeue_record("1", "a", "PENDING", "JobHeldUser", comment="n-a")  # stop
+        + squeue_record("2", "a", "PENDING", "JobHeldUser", comment="n-other")  # another attempt: keep
+        + squeue_record("3", "a", "RUNNING", host="vm", comment="n-a")  # running: never
+        + squeue_record("4", "b", "PENDING", "JobHeldUser", user="bob", comment="x")  # foreign: never
+        + squeue_record("5", "b", "PENDING", "None", comment="y")  # pruned job, any nonce: stop
+        + squeue_record("6", "b", "PENDING", "BeginTime", comment="y", restarts="1")  # requeued, had run: never
+    ))
+    stopped = sched(stubs).sweep({JobId("a"): frozenset({Nonce("n-a")}), JobId("b"): None})
+    assert stopped == ["1", "5"]
+    assert stubs.calls("scancel") == ["scancel --state=PENDING --user=alice 1 5"]
+    assert len(stubs.calls("squeue")) == 1 and stubs.calls("sacct") == []
