@@ -140,7 +140,17 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
         if not fresh:
             view.line(f"supervising (attempts so far: {len(state.attempts)})")
         end = supervisor.run(job, lock, drain)
+    _show_output(view, end.state, settings.records.root)
     return _ending(job, end, drain)
+
+
+def _show_output(view: Any, state: JobState | None, root: Path) -> None:
+    """Where a local job's output is: the object keeps it (docs/local-scheduler.md)."""
+    current = state.current if state is not None else None
+    if state is None or state.outcome is None or current is None or current.object_id is None:
+        return
+    if state.spec.adapter == "local":
+        view.line(f"output: {root / 'local-scheduler' / current.object_id / 'stdout'}")
 
 
 def _ending(job: str, end: SupervisionEnd, drain: Any) -> int:
