@@ -159,6 +159,9 @@ def _base64_run(text: str, start: int, end: int) -> tuple[int, int]:
     return start, (match.end() if match else end)
 
 
+# Up to this many long forms, a substring search per form beats one pass over every window of the line.
+_FEW_FORMS = 32
+
 _FERNET_B64_CORES = tuple(
     dict.fromkeys(_b64_core(_FERNET_HEAD.encode(), a, urlsafe) for a in range(3) for urlsafe in (False, True))
 )
@@ -174,6 +177,16 @@ class Redactor:
             (f.text, f.text[:MIN_PIECE], f.text[-MIN_PIECE:], f.is_base64) for f in forms if len(f.text) >= MIN_PIECE
         )
         self._short = tuple(f.text for f in forms if len(f.text) < MIN_PIECE)
+        by_anchor: dict[str, list[int]] = {}
+        for index, (_, head, tail, _) in enumerate(self._long):
+            for anchor in {head, tail}:
+                by_anchor.setdefault(anchor, []).append(index)
+        self._by_anchor = {anchor: tuple(indices) for anchor, indices in by_anchor.items()}
+        self._anchors = frozenset(by_anchor)
+        # Any 8-character anchor in a text holds the text's 4-character piece that starts at the next
+        # multiple of 4, at an offset of 0 to 3 in the anchor: a scan of every fourth position rules
+        # out most lines.
+        self._grams = frozenset(anchor[o : o + 4] for anchor in self._anchors for o in range(4))
 
     def __repr__(self) -> str:  # a traceback that shows locals must not show the secrets
         return f"Redactor(<{len(self._secrets)} secrets>)"
@@ -187,7 +200,7 @@ class Redactor:
 
     def clean(self, text: str) -> str:
         spans: list[tuple[int, int]] = []
-        for form, head, tail, is_base64 in self._long:
+        for form, head, tail, is_base64 in self._candidates(text):
             self._pieces(text, form, head, tail, is_base64, spans)
         for form in self._short:
             i = text.find(form)
@@ -198,6 +211,21 @@ class Redactor:
         if not spans:
             return text
         return _replace(text, spans)
+
+    def _candidates(self, text: str) -> tuple[tuple[str, str, str, bool], ...]:
+        """The long forms worth searching for. With few forms, all of them: a substring search each
+        is cheapest. With many (the token and one password per VLQ job), one pass over the line's
+        8-character windows finds the few whose start or end is there at all."""
+        if len(self._long) <= _FEW_FORMS:
+            return self._long
+        last = len(text) - 3
+        if self._grams.isdisjoint(map(text.__getitem__, map(slice, range(0, last, 4), range(4, last + 4, 4)))):
+            return ()
+        present = self._anchors.intersection(text[i : i + MIN_PIECE] for i in range(len(text) - MIN_PIECE + 1))
+        if not present:
+            return ()
+        indices = sorted({i for anchor in present for i in self._by_anchor[anchor]})
+        return tuple(self._long[i] for i in indices)
 
     @staticmethod
     def _pieces(text: str, form: str, head: str, tail: str, is_base64: bool, spans: list[tuple[int, int]]) -> None:

@@ -158,3 +158,15 @@ def test_the_redactor_does_not_show_its_secrets() -> None:
     redactor = Redactor([TOKEN, PASSWORD])
     assert TOKEN not in repr(redactor) and PASSWORD[:8] not in repr(redactor)
     assert redactor.secret_count == 2
+
+
+def test_many_secrets_each_form_of_each_is_removed() -> None:
+    # The token and one envelope password per job: past a few dozen forms the filter scans windows.
+    passwords = [f"{i:02d}" + PASSWORD[2:-2] + f"{i:02d}" for i in range(30)]
+    redactor = Redactor([TOKEN, *passwords])
+    for secret in (TOKEN, passwords[0], passwords[17], passwords[29]):
+        for form in (secret, json.dumps(secret), b64(secret), embedded(secret, b"ab"), secret[:9], secret[-9:]):
+            out = redactor.clean(f"line {form} end")
+            assert out.startswith("line ") and out.endswith(" end")
+            assert secret[:8] not in out and secret[-8:] not in out and b64(secret)[4:12] not in out, form
+    assert redactor.clean("nothing secret here at all") == "nothing secret here at all"

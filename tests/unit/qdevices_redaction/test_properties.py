@@ -128,3 +128,21 @@ def test_any_jwt_shape_is_removed(header: str, payload: str, signature: str, bef
     out = Redactor().clean(before + " " + jwt + " " + after)
     assert jwt not in out
     assert f"{payload}.{signature}" not in out
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(
+    many=st.lists(TOKEN_LIKE | PRINTABLE, min_size=5, max_size=40, unique=True),
+    data=st.data(),
+    before=TEXT,
+    after=TEXT,
+)
+def test_with_many_secrets_no_form_of_any_survives(
+    many: list[str], data: st.DataObject, before: str, after: str
+) -> None:
+    secret = data.draw(st.sampled_from(many))
+    assume(all(no_marker_overlap(s) for s in many))
+    form = data.draw(st.sampled_from(sorted(whole_forms(secret))))
+    out = Redactor(many).clean(before + whole_forms(secret)[form] + after)
+    for name, text in whole_forms(secret).items():
+        assert text not in out, name
