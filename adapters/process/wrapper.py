@@ -28,6 +28,7 @@ from adapters.durable.lock import FlockLock, LockHeld
 from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
+from adapters.process.leader import leader_exited
 from domain.model.remote_control import (
     FAILURE,
     INSTANCE,
@@ -241,7 +242,7 @@ class PosixWrapper:
         kill_at: float | None = None
         refusals = 0
         while True:
-            leader_done = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            leader_done = leader_exited(pid)
             if admitted is None and not (leader_done and stdout.done):
                 found = self._read_request()
                 if found is not None:
