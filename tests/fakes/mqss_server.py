@@ -14,6 +14,10 @@ token goes in ``Authorization: Bearer <token>``, bodies are JSON.
                            # kind, fault, status sent (None: no answer), authorized
         site.jobs          # {uuid: MqssJob} made so far (editable: state, path, result, seconds)
         site.requests("submit")            # the journal entries of one kind
+        site.job_making_requests()         # POST job + POST hamiltonian_job received, answered or not
+        site.token_seen_outside_authorization()  # entries with the token in a path, query, body or other header
+        site.add_job(state="COMPLETED")    # a job the site has that no request of the test made
+        site.pending_faults("status")      # scripted faults not used yet
         site.trap.journal, site.trap.saw_token   # the redirect trap (another port)
 
 Routes and their kinds (the name ``script`` takes):
@@ -55,7 +59,8 @@ COMPLETED, then the counts as JSON text (``{"00": n, "11": m}`` by default, or `
 timestamps are ``%Y-%m-%d %H:%M:%S.%f`` ("" before they happen), and completed - scheduled = ``job_seconds``.
 
 Faults (``site.script(kind, fault, times=1, **options)``): applied to the next ``times`` requests of that
-kind, in the order queued, before the token check; then normal service resumes.
+kind, in the order queued; then normal service resumes. The transport faults come before the token check
+(a request with a wrong token gets them too); ``no_result_yet`` and ``malformed_result`` come after it.
 
 =====================  ==========================================================================================
 fault                  what the client sees
