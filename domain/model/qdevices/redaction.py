@@ -95,8 +95,19 @@ def _text_forms(secret: str) -> list[str]:
     ]
 
 
+def _bytes_of(secret: str) -> bytes:
+    """The bytes a secret is sent as. A value from the environment may hold undecodable bytes, which
+    Python keeps as lone surrogates (surrogateescape): those are the bytes that went out."""
+    for errors in ("strict", "surrogateescape", "surrogatepass"):
+        try:
+            return secret.encode("utf-8", errors)
+        except UnicodeEncodeError:
+            continue
+    return secret.encode("utf-8", "replace")
+
+
 def _base64_forms(secret: str) -> list[_Form]:
-    data = secret.encode("utf-8")
+    data = _bytes_of(secret)
     if len(secret) < MIN_PIECE:
         whole = []
         for encode in (base64.standard_b64encode, base64.urlsafe_b64encode):

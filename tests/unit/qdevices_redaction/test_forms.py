@@ -170,3 +170,12 @@ def test_many_secrets_each_form_of_each_is_removed() -> None:
             assert out.startswith("line ") and out.endswith(" end")
             assert secret[:8] not in out and secret[-8:] not in out and b64(secret)[4:12] not in out, form
     assert redactor.clean("nothing secret here at all") == "nothing secret here at all"
+
+
+def test_a_token_with_undecodable_bytes_from_the_environment() -> None:
+    raw = b"tok-\xff\xfe-0123456789abcdef"
+    secret = raw.decode("utf-8", "surrogateescape")  # how os.environ holds it
+    redactor = Redactor([secret])
+    for form in (secret, json.dumps(secret), base64.b64encode(raw).decode()):
+        out = redactor.clean(f"<{form}>")
+        assert MARKER in out and form.strip('"') not in out
