@@ -27,15 +27,14 @@ def upgrade() -> None:
     )
     op.create_table(
         "events",
-        sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("job_id", sa.Integer(), nullable=False),
         sa.Column("seq", sa.Integer(), nullable=False),
         sa.Column("at", sa.String(length=32), nullable=False),
         sa.Column("kind", sa.String(length=64), nullable=False),
         sa.Column("data", sa.Text(), nullable=False),
         sa.ForeignKeyConstraint(["job_id"], ["jobs.id"], name=op.f("fk_events_job_id_jobs")),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_events")),
-        sa.UniqueConstraint("job_id", "seq", name=op.f("uq_events_job_id_seq")),
+        sa.PrimaryKeyConstraint("job_id", "seq", name=op.f("pk_events")),  # one line per (job, seq)
+        sqlite_with_rowid=False,
     )
     # A record is never edited: refuse it in the database too, not only in the code.
     op.execute(

@@ -1,0 +1,70 @@
+"""Durable appends per second: SqliteStore.append against a raw write + fsync loop, in the same run.
+
+    .venv/bin/python benchmarks/store_appends.py [--count 1000] [--batch 25] [--dir DIR]
+
+Both write one record-sized event line (about 150 bytes of JSON) per step and are on disk when the step
+returns: the baseline appends the line to a plain file and fsyncs it (F_FULLFSYNC on macOS); the store
+commits it (WAL, synchronous=FULL, BEGIN IMMEDIATE, behind the writers' flock). Both files live in one
+fresh directory (default: under /var/tmp, where records live). The two loops run in alternating batches
+so that a busy machine slows both alike; the totals give appends per second and the ratio store/raw,
+whose goal is >= 0.8. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from adapters.durable.sync import sync_fd
+from adapters.host.system import SystemHost
+from adapters.store.sqlite.store import SqliteStore
+from domain.model.jobs.ids import JobId
+
+EVENT = {"attempt": 1, "nonce": "5f0c2a9e41b7d3c8", "object": "local-4242", "state": "running", "pad": "x" * 40}
+JOB = JobId("bench")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000, help="appends through each path")
+    parser.add_argument("--batch", type=int, default=25, help="appends per batch before switching path")
+    parser.add_argument("--dir", type=Path, default=Path("/var/tmp"))
+    args = parser.parse_args()
+    line = json.dumps({"seq": 1, "at": datetime.now(UTC).isoformat(), "kind": "observed", "data": EVENT}) + "\n"
+    data = line.encode()
+    raw_s = store_s = 0.0
+    with tempfile.TemporaryDirectory(prefix="dunscaith-bench-", dir=args.dir) as tmp:
+        fd = os.open(Path(tmp) / "raw.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        with SqliteStore.open(Path(tmp) / "records", SystemHost()) as store:
+            store.create(JOB, datetime.now(UTC), "created", EVENT)
+            os.write(fd, data)
+            sync_fd(fd)  # both files exist and are synced once before timing
+            done = 0
+            while done < args.count:
+                n = min(args.batch, args.count - done)
+                start = time.perf_counter()
+                for _ in range(n):
+                    os.write(fd, data)
+                    sync_fd(fd)
+                raw_s += time.perf_counter() - start
+                start = time.perf_counter()
+                for _ in range(n):
+                    store.append(JOB, datetime.now(UTC), "observed", EVENT)
+                store_s += time.perf_counter() - start
+                done += n
+        os.close(fd)
+    raw, stored = args.count / raw_s, args.count / store_s
+    where = f"{SystemHost().filesystem(args.dir).name} ({args.dir})"
+    print(f"{args.count} appends each, in alternating batches of {args.batch}, on {where}")
+    print(f"raw write+fsync       {raw:10.0f} appends/s")
+    print(f"SqliteStore.append    {stored:10.0f} appends/s")
+    print(f"ratio store/raw       {stored / raw:10.2f}   (goal >= 0.8)")
+
+
+if __name__ == "__main__":
+    main()
