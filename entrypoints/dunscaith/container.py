@@ -58,6 +58,12 @@ def _policy(settings: DunscaithSettings) -> Policy:
     return Policy(absence_deadline=timedelta(seconds=settings.supervise.absence))
 
 
+def _signal_drain(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
+    from entrypoints.dunscaith.drain import SignalDrain
+
+    return SignalDrain(settings.supervise.drain)
+
+
 class Container(containers.DeclarativeContainer):
     settings = providers.Singleton(load_settings)
     adapter = providers.Object("local")  # the selected cluster's adapter, set by the command
@@ -72,6 +78,9 @@ class Container(containers.DeclarativeContainer):
         local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
         slurm=providers.Singleton(_slurm_scheduler, settings=settings),
     )
+
+    # the supervisor's cancellation: signals in the real program; tests put their own in
+    cancellation = providers.Factory(_signal_drain, settings=settings)
 
     record_job = providers.Factory(RecordJob, store=store, clock=clock, crash=crash)
     supervisor = providers.Factory(

@@ -102,14 +102,16 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
 
 
 def _pointer(ctx: typer.Context, state: JobState, store: Any) -> Pointer:
-    root = store.root
-    return Pointer(job=state.name, host=root.host.hostname, record_root=str(root.path), root_host=root.host,
+    identity = store.identity()
+    host = identity.host or _c(ctx).host().identity()
+    root = getattr(store, "root", None)
+    record_root = str(root.path) if root is not None else identity.location
+    return Pointer(job=state.name, host=host.hostname, record_root=record_root, root_host=host,
                    binary=_binary(), cluster=state.spec.cluster, adapter=state.spec.adapter, state="recorded",
                    state_at=state.recorded_at, supervised_at=None)
 
 
 def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
-    from entrypoints.dunscaith.drain import SignalDrain
     from entrypoints.dunscaith.live_view import LiveView
 
     container = _c(ctx)
@@ -132,7 +134,7 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
             pointers.write(pointer)
         except Exception as exc:  # display only; the record is what counts
             print(f"{PROG}: pointer of {job} not written: {type(exc).__name__}: {exc}", file=sys.stderr)
-    drain = SignalDrain(settings.supervise.drain)
+    drain = container.cancellation()
     drain.install()
     supervisor = container.supervisor(progress=Fanout([view, notes]))
     del scheduler

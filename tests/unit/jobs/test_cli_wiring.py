@@ -1,0 +1,132 @@
+"""The job commands with the container's providers overridden by fakes: every ending maps to its code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dependency_injector import providers
+from typer.testing import CliRunner
+
+from adapters.scheduler.fake import FakeScheduler
+from adapters.store.memory import InMemoryStore
+from adapters.store.pointer_memory import InMemoryPointers
+from domain.model.jobs.ids import JobId
+from entrypoints.dunscaith import jobs
+from entrypoints.dunscaith.app import app
+from entrypoints.dunscaith.container import Container
+from entrypoints.dunscaith.settings import DunscaithSettings, SuperviseSection
+
+
+class NoSignals:
+    def install(self) -> None:
+        pass
+
+    def requested(self) -> bool:
+        return False
+
+    def wait(self, seconds: float) -> bool:
+        return False  # no sleeping: the loop runs as fast as it can
+
+    def reraise(self) -> None:
+        raise AssertionError("no signal was received")
+
+
+@pytest.fixture
+def wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Container, FakeScheduler, InMemoryPointers]:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no configuration file of the user's
+    for name in list(__import__("os").environ):
+        if name.startswith("DUNSCAITH_"):
+            monkeypatch.delenv(name)
+    container = Container()
+    settings = DunscaithSettings(records={"root": tmp_path / "records"},
+                                 supervise=SuperviseSection(poll=0.001, giveup=0.2, wait=0.05, absence=0.01))
+    scheduler = FakeScheduler(exit_code_of=lambda spec: 0 if spec.command == ("true",) else 1)
+    pointers = InMemoryPointers()
+    container.settings.override(providers.Object(settings))
+    container.store.override(providers.Object(InMemoryStore()))
+    container.scheduler.override(providers.Object(scheduler))
+    container.pointers.override(providers.Object(pointers))
+    container.cancellation.override(providers.Object(NoSignals()))
+    return container, scheduler, pointers
+
+
+def invoke(container: Container, *args: str) -> Any:
+    jobs.RAW_ARGV[:] = list(args)
+    result = CliRunner().invoke(app, list(args), obj=container, standalone_mode=False)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def test_success_returns_0_and_the_pointer_follows_the_state(wired: Any) -> None:
+    container, _, pointers = wired
+    result = invoke(container, "submit", "--name", "ok", "--", "true")
+    assert result.return_value == 0, result.output
+    assert "outcome: succeeded" in result.output
+    assert pointers.read(JobId("ok")).state == "succeeded"
+
+
+def test_a_failed_command_returns_1(wired: Any) -> None:
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "no", "--", "false").return_value == 1
+
+
+def test_a_refused_create_returns_2(wired: Any) -> None:
+    container, scheduler, _ = wired
+    scheduler.refuse_next_create("no such partition")
+    assert invoke(container, "submit", "--name", "refused", "--", "true").return_value == 2
+
+
+def test_a_scheduler_that_never_answers_returns_4_and_leaves_the_job_unattended(wired: Any) -> None:
+    container, scheduler, _ = wired
+    scheduler.query = lambda names: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
+    result = invoke(container, "submit", "--name", "stuck", "--", "true")
+    assert result.return_value == 4
+    assert "gave up" in result.output and "controller down" in result.output
+    assert "dunscaith supervise stuck" in result.output
+    listed = invoke(container, "list")
+    assert "job stuck is Unattended" in listed.output
+
+
+def test_work_outstanding_after_the_wait_returns_5_and_lists_it(wired: Any) -> None:
+    container, scheduler, _ = wired
+    scheduler.lose_next_create_reply()
+    real = scheduler.create_held
+
+    def create(spec):  # type: ignore[no-untyped-def]
+        answer = real(spec)
+        if scheduler.count("create_held") == 1:  # the first attempt's object never shows
+            scheduler.vanish(next(iter(scheduler.objects())))
+        return answer
+
+    scheduler.create_held = create  # type: ignore[method-assign]
+    result = invoke(container, "submit", "--name", "left", "--", "true")
+    assert result.return_value == 5, result.output
+    assert "attempt 1: unknown outcome" in result.output
+    assert "outcome: succeeded" in result.output
+
+
+def test_an_object_that_vanishes_is_escalated_and_stays_outstanding(wired: Any) -> None:
+    container, scheduler, _ = wired
+    real = scheduler.release
+
+    def release(object_id):  # type: ignore[no-untyped-def]
+        real(object_id)
+        scheduler.vanish(object_id)
+
+    scheduler.release = release  # type: ignore[method-assign]
+    result = invoke(container, "submit", "--name", "gone", "--", "true")
+    assert result.return_value == 5  # escalated (not success), and the object is not known to have ended
+    assert "ESCALATION (vanished)" in result.output
+    assert "outcome: escalated" in result.output
+
+
+def test_status_json_of_a_settled_job(wired: Any) -> None:
+    import json
+
+    container, _, _ = wired
+    invoke(container, "submit", "--name", "done", "--", "true")
+    shown = json.loads(invoke(container, "status", "done", "--json").output)
+    assert shown["state"] == "succeeded" and shown["settled"] and shown["unattended"] is False
