@@ -414,6 +414,9 @@ class _LiveCall:
         if not job_id_url_safe(job):
             raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL: resolve with "
                             "--job ID (the id the site shows) or --none", view)
+        if self.o.redact(job) != job:  # a secret inside the id: it must not travel in a URL, nor be recorded
+            raise self.stop(StopReason.STATUS_ERROR, "its job id holds a secret: it is never put in a URL; "
+                            "resolve with --job ID (the id the site shows) or --none", view)
         clock = self.o.clock
         deadline = clock.monotonic() + self.m.limits.wait_seconds
         first = True
