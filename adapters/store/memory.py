@@ -33,7 +33,9 @@ class InMemoryLock:
     def beat(self, at: datetime) -> None:
         if not self._held:
             raise StoreError(f"the lock of job {self._job} was released; its loop cannot beat")
-        self._store._beats[self._job] = encode_time(at)
+        beat = encode_time(at)
+        with self._store._mutex:
+            self._store._beats[self._job] = beat
 
     def release(self) -> None:
         if self._held:

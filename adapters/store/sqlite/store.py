@@ -156,7 +156,10 @@ class SqliteStore:
             return [JobId(name) for name in conn.execute(select(JobRow.name).order_by(JobRow.id)).scalars()]
 
     def identity(self) -> StoreIdentity:
-        st = os.stat(self.db_path)
+        try:
+            st = os.stat(self.db_path)
+        except OSError as exc:
+            raise StoreError(f"record store {self.db_path} cannot be used: {exc.strerror or exc}") from None
         return StoreIdentity(
             backend="sqlite", location=str(self.db_path), host=self.root.host, device=st.st_dev, inode=st.st_ino
         )

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.store.pointer_files import FilePointers, default_pointer_dir
+from adapters.store.pointer_memory import InMemoryPointers
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
 from domain.model.jobs.record import HostIdentity
@@ -122,3 +123,19 @@ def test_remove_forgets_a_pointer_and_tolerates_a_missing_one(pointers):
 def test_pointers_live_under_the_xdg_config_home_when_it_is_set(tmp_path):
     assert default_pointer_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "dunscaith" / "jobs"
     assert default_pointer_dir({"XDG_CONFIG_HOME": "relative"}).parts[-3:] == (".config", "dunscaith", "jobs")
+
+
+@pytest.mark.parametrize("kind", ["files", "memory"])
+def test_both_pointer_stores_keep_the_last_write_of_each_job(kind, pointers):
+    store = pointers if kind == "files" else InMemoryPointers()
+    with pytest.raises(NoPointer):
+        store.read(JobId("b-job"))
+    store.write(_pointer("b-job", state="submitting"))
+    store.write(_pointer("a-job"))
+    store.write(_pointer("b-job", state="running"))
+    assert store.read(JobId("b-job")).state == "running"
+    assert [(r.job, r.pointer.state) for r in store.all()] == [("a-job", "running"), ("b-job", "running")]
+    store.remove(JobId("a-job"))
+    assert [r.job for r in store.all()] == ["b-job"]
+    with pytest.raises(BadPointerName):
+        store.write(_pointer(".hidden"))

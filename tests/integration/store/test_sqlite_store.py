@@ -61,6 +61,14 @@ def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_stor
     assert db.stat().st_size == 40
 
 
+def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, root):
+    (root / "records.db").mkdir(parents=True)
+    with pytest.raises(StoreError) as caught:
+        open_store()
+    assert str(caught.value).startswith(f"record store {root / 'records.db'} cannot be used: ")
+    assert "\n" not in str(caught.value)
+
+
 def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path):
     root.mkdir(mode=0o700)
     (root / "records.db").symlink_to(tmp_path / "elsewhere.db")
