@@ -81,7 +81,13 @@ def ensure_schema(engine: Engine, db: Path, lock_path: Path, *, read_only_option
 def _upgrade(engine: Engine, db: Path) -> None:
     # Imported here: only a store that needs migrating pays for alembic.
     from alembic import command
+    from alembic.util import CommandError
 
+    if not (migrations_dir() / "env.py").is_file():
+        raise StoreError(
+            f"record store {db} needs schema {HEAD}, but the migrations are not installed (expected in "
+            f"{migrations_dir()}): install dunscaith from its source tree (pip install -e .)"
+        )
     config = alembic_config(db)
     with engine.begin() as conn:  # BEGIN IMMEDIATE: the whole upgrade is one transaction
         found = current_revision(conn, db)  # another process may have migrated while we waited
@@ -90,6 +96,9 @@ def _upgrade(engine: Engine, db: Path) -> None:
             return
         conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
         config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+        try:
+            command.upgrade(config, "head")
+        except CommandError as exc:
+            raise StoreError(f"record store {db} cannot be migrated to schema {HEAD}: {exc}") from None
         if conn.exec_driver_sql("PRAGMA foreign_key_check").first():
             raise StoreError(f"record store {db}: foreign key violations after migrating to schema {HEAD}")
