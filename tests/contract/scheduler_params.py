@@ -128,5 +128,32 @@ def make_local(tmp_path: Path) -> SchedulerHarness:
     )
 
 
-FACTORIES: dict[str, Callable[[Path], SchedulerHarness]] = {"fake": make_fake, "local": make_local}
-PARAMS = ["fake", pytest.param("local", marks=pytest.mark.slow)]
+def make_slurm(tmp_path: Path) -> SchedulerHarness:
+    """The Slurm adapter on the real single-node Slurm 22.05 the test setup starts (tests/infra/slurm.py)."""
+    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+    from tests.infra.slurm import SlurmUnavailable, shared_cluster
+
+    try:
+        cluster = shared_cluster()
+    except SlurmUnavailable as exc:
+        pytest.skip(str(exc))
+    workdir = tmp_path / "slurm-work"  # jobs without a workdir write slurm-N.out where sbatch runs
+    workdir.mkdir()
+    return SchedulerHarness(
+        scheduler=SlurmCliScheduler(SlurmClusterConfig(name="contract", env=cluster.env, workdir=workdir)),
+        command_exiting=_command_exiting,
+        command_running=("sleep", "300"),
+        unknown_id=ObjectId("999999999"),
+    )
+
+
+FACTORIES: dict[str, Callable[[Path], SchedulerHarness]] = {
+    "fake": make_fake,
+    "local": make_local,
+    "slurm": make_slurm,
+}
+PARAMS = [
+    "fake",
+    pytest.param("local", marks=pytest.mark.slow),
+    pytest.param("slurm", marks=[pytest.mark.slow, pytest.mark.slurm]),
+]

@@ -19,6 +19,7 @@ Stopping signals only what this root started: the pids in ``run/*.pid`` checked 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
@@ -26,6 +27,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -433,3 +435,40 @@ def _await_gone(pids: Sequence[int], timeout: float) -> None:
         if not alive:
             return
         time.sleep(0.05)
+
+
+class SlurmUnavailable(Exception):
+    """This machine cannot host the test cluster; the message names what is missing."""
+
+
+_shared: SlurmTestCluster | None = None
+_shared_failure: BaseException | None = None
+
+
+def shared_cluster() -> SlurmTestCluster:
+    """One cluster per test process, started on first use and stopped when the process ends.
+
+    Both the integration tests and the scheduler contract suite use it, so a session that runs
+    both pays the start once. Raises SlurmUnavailable (callers skip) when the packages are missing;
+    a start that fails is an error, and is not tried again in the same process.
+    """
+    global _shared, _shared_failure
+    if _shared is not None:
+        return _shared
+    if _shared_failure is not None:
+        raise RuntimeError("the Slurm test cluster failed to start earlier in this session") from _shared_failure
+    missing = missing_components()
+    if missing:
+        raise SlurmUnavailable("real Slurm test cluster unavailable, missing: " + ", ".join(missing))
+    root = Path(tempfile.mkdtemp(prefix="dunscaith-slurm-test-", dir="/var/tmp"))
+    cluster = SlurmTestCluster(root)
+    try:
+        cluster.start()
+    except BaseException as exc:
+        _shared_failure = exc
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    keep = os.environ.get("DUNSCAITH_SLURM_TEST_KEEP") == "1"  # keep the root (logs) for a post-mortem
+    atexit.register(cluster.stop, purge=not keep)
+    _shared = cluster
+    return cluster

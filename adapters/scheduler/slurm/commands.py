@@ -56,7 +56,9 @@ class CommandRunner:
             return str(path) if os.access(path, os.X_OK) else None
         return shutil.which(name, path=self._env.get("PATH", os.defpath))
 
-    def run(self, name: str, args: Sequence[str], *, timeout: float, stdin: str | None = None) -> CommandResult:
+    def run(
+        self, name: str, args: Sequence[str], *, timeout: float, stdin: str | None = None, cwd: Path | None = None
+    ) -> CommandResult:
         program = self.program(name)
         argv = (program or name, *args)
         if program is None:
@@ -71,6 +73,7 @@ class CommandRunner:
                 stderr=subprocess.PIPE,
                 env=self._env,
                 start_new_session=True,
+                cwd=cwd,
                 text=True,
                 errors="replace",
             )

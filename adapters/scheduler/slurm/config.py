@@ -23,3 +23,4 @@ class SlurmClusterConfig:
     accounting: bool | None = None  # sacct usable? None: ask `scontrol show config` (AccountingStorageType)
     accounting_lookback: timedelta = timedelta(days=30)  # sacct --starttime when confirming absence
     user: str | None = None  # whose objects are ours; None: the user running dunscaith
+    workdir: Path | None = None  # where sbatch runs (so where a job without its own workdir runs); None: cwd

@@ -87,23 +87,50 @@ class SlurmCliScheduler:
         timeout = self.submit_timeout()
         # ObjectSpec.env reaches the job through sbatch's own environment (sbatch exports it by default).
         runner = CommandRunner(self.config.bin_dir, {**self.config.env, **spec.env}) if spec.env else self._runner
-        result = runner.run("sbatch", args, timeout=timeout, stdin=script)  # one request, never retried
+        # One request, never retried.
+        result = runner.run("sbatch", args, timeout=timeout, stdin=script, cwd=self.config.workdir)
         return classify(result.returncode, result.stdout, result.stderr, timed_out=result.timed_out,
                         spawn_error=result.spawn_error)
 
     # ---- actions on one object ----------------------------------------------------------------
     def release(self, object_id: ObjectId) -> None:
-        # Releasing a released, running or ended object changes nothing (Slurm says so for an ended one).
-        self._act("scontrol", ["release", object_id], idempotent=("Job has already finished",))
+        """Release a held object; releasing one already released (pending, running, ended) changes nothing.
+
+        Slurm answers "Job has already finished" for any ended job; one that ended without ever being
+        released (cancelled while held, so never eligible) cannot be released, and that is an error.
+        """
+        try:
+            self._act("scontrol", ["release", object_id])
+        except SchedulerError as exc:
+            if "Job has already finished" not in str(exc):
+                raise
+            if self._job_facts(object_id).get("EligibleTime", "Unknown") == "Unknown":
+                raise SchedulerError(f"object {object_id} ended before it was ever released") from None
 
     def hold(self, object_id: ObjectId) -> None:
+        """A *user* hold (``uhold``: as root ``hold`` is an admin hold). Only a pending object can be held:
+        Slurm accepts ``uhold`` on a running job and does nothing, so the state is checked first."""
+        state = self._job_facts(object_id).get("JobState", "")
+        if state != "PENDING":
+            raise SchedulerError(f"object {object_id} is {state or 'unknown'}; only a pending object can be held")
         self._act("scontrol", ["uhold", object_id])
 
     def requeue(self, object_id: ObjectId) -> None:
         self._act("scontrol", ["requeue", object_id])
 
     def cancel(self, object_id: ObjectId) -> None:
-        self._act("scancel", [object_id], idempotent=("already completing or completed",))
+        """Cancel; an ended object is left as it is. scancel says nothing for an id slurmctld does not
+        know, so the id is checked first and an unknown one is an error."""
+        state = self._job_facts(object_id).get("JobState", "")
+        if state and object_state(state, "") in ENDED:
+            return
+        self._act("scancel", [object_id])
+
+    def _job_facts(self, object_id: ObjectId) -> dict[str, str]:
+        result = self._run("scontrol", [*self._clusters_arg(), "-o", "show", "job", object_id])
+        if not result.ok:
+            raise SchedulerError(f"scontrol show job {object_id}: {result.failure()}")
+        return scontrol.parse_job_line(result.stdout)
 
     def _act(self, program: str, args: list[str], idempotent: Sequence[str] = ()) -> None:
         full = [*self._clusters_arg(), *args] if program == "scontrol" else [*args, *self._clusters_arg()]
@@ -169,7 +196,7 @@ class SlurmCliScheduler:
             code: int | None = None
             sig: int | None = None
             if state is ObjectState.COMPLETED:
-                code, sig = 0, 0
+                code, sig = 0, None
             elif state in _NEEDS_EXIT_CODE:
                 if (r.job_id, r.end_time) not in self._exit_codes:
                     continue  # ended, but how is not known yet: left out, and the answer is incomplete

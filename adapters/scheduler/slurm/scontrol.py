@@ -48,3 +48,9 @@ def parse_jobs(stdout: str) -> dict[str, JobDetail]:
             details[found["JobId"]] = JobDetail(found["JobId"], found["ExitCode"],
                                                 int(restarts) if restarts.isdigit() else 0)
     return details
+
+
+def parse_job_line(stdout: str) -> dict[str, str]:
+    """``Key=value`` pairs of one ``scontrol -o show job`` line (values with spaces are cut at the space)."""
+    first = stdout.split("\n", 1)[0]
+    return dict(pair.split("=", 1) for pair in first.split() if "=" in pair)

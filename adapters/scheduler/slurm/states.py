@@ -53,8 +53,8 @@ def object_state(slurm_state: str, reason: str) -> ObjectState:
 
 
 def parse_exit_code(text: str) -> tuple[int | None, int | None]:
-    """``3:0`` → (3, 0); ``0:15`` → (0, 15); anything else → (None, None)."""
+    """``3:0`` → (3, None); ``0:15`` → (0, 15): the signal only when one ended it; else (None, None)."""
     code, sep, sig = text.strip().partition(":")
     if not sep or not code.isdigit() or not sig.isdigit():
         return None, None
-    return int(code), int(sig)
+    return int(code), int(sig) or None

@@ -1,16 +1,15 @@
 """One real single-node Slurm 22.05 (with slurmdbd accounting) for the whole test session.
 
-Started on first use, stopped at the end; skipped, naming what is missing, when the Debian packages
+Started on first use (``tests.infra.slurm.shared_cluster``, shared with the scheduler contract suite),
+stopped when the session's process ends; skipped, naming what is missing, when the Debian packages
 are not installed (``bash .ci/install-packages``) or when not run as root (the daemons run as root).
 """
 
 from __future__ import annotations
 
-import os
 import secrets
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,23 +18,17 @@ import pytest
 from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectView, QueryResult
-from tests.infra.slurm import SlurmTestCluster, missing_components
+from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
 
 T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster() -> Iterator[SlurmTestCluster]:
-    missing = missing_components()
-    if missing:
-        pytest.skip("real Slurm test cluster unavailable, missing: " + ", ".join(missing))
-    root = Path(tempfile.mkdtemp(prefix="dunscaith-slurm-test-", dir="/var/tmp"))
-    cluster = SlurmTestCluster(root)
-    cluster.start()
+def slurm_cluster() -> SlurmTestCluster:
     try:
-        yield cluster
-    finally:
-        cluster.stop(purge=os.environ.get("DUNSCAITH_SLURM_TEST_KEEP") != "1")
+        return shared_cluster()  # stopped when the test process ends
+    except SlurmUnavailable as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ def test_a_failing_job_ends_failed_with_its_exit_code(scheduler, workdir):
                                            workdir=str(workdir))).object_id
     scheduler.release(oid)
     ended = wait_for("FAILED", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED and v)
-    assert (ended.state, ended.exit_code, ended.signal) == (ObjectState.FAILED, 3, 0)
+    assert (ended.state, ended.exit_code, ended.signal) == (ObjectState.FAILED, 3, None)
 
 
 def test_a_cancelled_held_job_ends_cancelled_never_started(scheduler, workdir):

@@ -85,7 +85,7 @@ def test_states(state, reason, expected):
     assert object_state(state, reason) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, 0)), ("0:15", (0, 15)), ("", (None, None)),
+@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (0, 15)), ("", (None, None)),
                                                 ("x:1", (None, None))])
 def test_exit_codes(text, expected):
     assert parse_exit_code(text) == expected

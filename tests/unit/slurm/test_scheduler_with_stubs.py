@@ -214,9 +214,24 @@ def test_an_ended_job_without_its_exit_code_is_left_out_and_the_answer_incomplet
 
 
 # ---- actions -----------------------------------------------------------------------------------
-def test_hold_is_a_user_hold(stubs):
+def scontrol_job(state: str, eligible: str = "2026-11-30T04:24:51", rc_for: str = "", message: str = "") -> str:
+    """A scontrol stub body: ``show job`` describes the job; the subcommand ``rc_for`` fails with ``message``."""
+    fail = f'*" {rc_for} "*) echo "{message}" >&2; exit 1;;' if rc_for else ""
+    return (f'case " $* " in {fail} *" show job "*) echo "JobId=5 JobName=job-1 JobState={state} '
+            f'EligibleTime={eligible} ExitCode=0:0"; exit 0;; esac; exit 0')
+
+
+def test_hold_checks_the_job_is_pending_then_makes_a_user_hold(stubs):
+    stubs.set("scontrol", body=scontrol_job("PENDING"))
     sched(stubs).hold(ObjectId("5"))
-    assert stubs.calls("scontrol")[-1] == "scontrol uhold 5"
+    assert stubs.calls("scontrol") == ["scontrol -o show job 5", "scontrol uhold 5"]
+
+
+def test_a_running_job_cannot_be_held(stubs):
+    stubs.set("scontrol", body=scontrol_job("RUNNING"))
+    with pytest.raises(SchedulerError, match="only a pending object"):
+        sched(stubs).hold(ObjectId("5"))
+    assert "scontrol uhold 5" not in stubs.calls("scontrol")
 
 
 def test_an_action_that_fails_raises_with_slurms_message(stubs):
@@ -225,9 +240,29 @@ def test_an_action_that_fails_raises_with_slurms_message(stubs):
         sched(stubs).requeue(ObjectId("5"))
 
 
-def test_releasing_an_ended_job_changes_nothing(stubs):
-    stubs.set("scontrol", rc=1, stderr="Job has already finished for job 5\n")
+def test_cancel_of_an_unknown_id_is_an_error_though_scancel_says_nothing(stubs):
+    stubs.set("scontrol", rc=1, stderr="slurm_load_jobs error: Invalid job id specified\n")
+    with pytest.raises(SchedulerError, match="Invalid job id"):
+        sched(stubs).cancel(ObjectId("5"))
+    assert stubs.calls("scancel") == []
+
+
+def test_cancel_of_an_ended_job_changes_nothing(stubs):
+    stubs.set("scontrol", body=scontrol_job("COMPLETED"))
+    sched(stubs).cancel(ObjectId("5"))
+    assert stubs.calls("scancel") == []
+
+
+def test_releasing_an_ended_job_that_was_released_changes_nothing(stubs):
+    stubs.set("scontrol", body=scontrol_job("COMPLETED", rc_for="release", message="Job has already finished"))
     sched(stubs).release(ObjectId("5"))
+
+
+def test_releasing_a_job_cancelled_while_held_is_an_error(stubs):
+    stubs.set("scontrol", body=scontrol_job("CANCELLED", eligible="Unknown", rc_for="release",
+                                            message="Job has already finished"))
+    with pytest.raises(SchedulerError, match="before it was ever released"):
+        sched(stubs).release(ObjectId("5"))
 
 
 def test_emergency_stop_queries_first_then_cancels_by_name_and_user(stubs):
