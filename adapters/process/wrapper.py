@@ -92,6 +92,18 @@ def _digest(chunks: queue.Queue[bytes | None], out: list[str]) -> None:
     out.append(digest.hexdigest())
 
 
+def _forward(view: memoryview) -> bool:
+    """Write ``view`` whole to fd 1; False once the reader has gone away (EPIPE or another write error)."""
+    while view:
+        try:
+            view = view[os.write(1, view):]
+        except BlockingIOError:  # fd 1 shared with a non-blocking owner: wait, this is no going away
+            select.select([], [1], [])
+        except OSError:
+            return False
+    return True
+
+
 def _pump(source: int, wake: int, result: _Stdout) -> None:
     """Forward ``source`` to fd 1 unchanged; count every byte; digest them on a second thread."""
     chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
@@ -105,12 +117,7 @@ def _pump(source: int, wake: int, result: _Stdout) -> None:
             count += len(data)
             chunks.put(data)
             if forward:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(1, view):]
-                except OSError:  # EPIPE above all: the reader went away; keep draining and counting
-                    forward = False
+                forward = _forward(memoryview(data))
     finally:
         chunks.put(None)
         hasher.join()
