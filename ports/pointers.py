@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer
+from domain.model.jobs.pointer import Pointer, PointerReading
 
-
-@dataclass(frozen=True, slots=True)
-class PointerReading:
-    """One job's pointer as found: the pointer, or why it could not be read (a damaged one is reported)."""
-
-    job: JobId
-    pointer: Pointer | None
-    problem: str | None = None
+__all__ = ["PointerReading", "Pointers"]
 
 
 class Pointers(Protocol):

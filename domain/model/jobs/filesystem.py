@@ -25,6 +25,7 @@ NETWORK_FILESYSTEMS: frozenset[str] = frozenset(
         "fuse.sshfs", "sshfs", "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse", "fuse.juicefs", "juicefs",
         "fuse.weka", "wekafs", "fuse.moosefs", "fuse.mfs", "fuse.lizardfs", "davfs", "fuse.davfs2",
         "virtiofs", "fuse.cvmfs", "cvmfs", "fuse.beegfs", "fuse.lustre",
+        "autofs",  # an automount point not mounted yet: what it mounts is almost always remote
     }
 )
 

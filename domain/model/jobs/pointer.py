@@ -63,6 +63,15 @@ class Pointer:
         return replace(self, supervised_at=at)
 
 
+@dataclass(frozen=True, slots=True)
+class PointerReading:
+    """One job's pointer as found: the pointer, or why it could not be read (a damaged one is reported)."""
+
+    job: JobId
+    pointer: Pointer | None
+    problem: str | None = None
+
+
 def pointer_file_name(job: str) -> str:
     """The pointer's file name is the job's name; refuse a name that cannot be one safely."""
     if not job:

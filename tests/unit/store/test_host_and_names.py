@@ -47,7 +47,7 @@ def test_the_mount_that_holds_a_path_gives_its_filesystem(path, fstype):
     ("name", "network"),
     [("nfs", True), ("NFS4", True), ("lustre", True), ("gpfs", True), ("beegfs", True), ("cifs", True),
      ("smb3", True), ("ceph", True), ("fuse.sshfs", True), ("9p", True), ("ext4", False), ("xfs", False),
-     ("btrfs", False), ("tmpfs", False), ("overlay", False), ("zfs", False), ("unknown", False)],
+     ("btrfs", False), ("tmpfs", False), ("autofs", True), ("overlay", False), ("zfs", False), ("unknown", False)],
 )
 def test_network_filesystems_are_recognised_by_name(name, network):
     assert classify_filesystem(name).is_network is network
