@@ -18,6 +18,7 @@ import secrets
 import select
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -44,6 +45,7 @@ from domain.model.remote_control import (
     Launching,
     Outcome,
     Record,
+    Refusal,
     Refused,
     Signalled,
     TerminateRequest,
@@ -54,6 +56,7 @@ from domain.model.remote_control import (
 from ports.clock import Clock
 
 CHUNK = 1 << 20
+MAX_REQUEST = 1 << 16
 REQUEST_POLL_SECONDS = 0.1
 EXIT_START_FAILED = 127
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
@@ -137,6 +140,7 @@ class PosixWrapper:
         self.nonce = secrets.token_hex(16)
         self.pid = os.getpid()
         self._lock = FlockLock(directory / LOCK)
+        self._request_blocked = False
 
     # ---- files -----------------------------------------------------------------------------------
 
@@ -250,10 +254,11 @@ class PosixWrapper:
         refusals = 0
         while True:
             leader_done = leader_exited(pid)
-            if admitted is None and not (leader_done and stdout.done):
+            if admitted is None and not self._request_blocked and not (leader_done and stdout.done):
                 found = self._read_request()
                 if found is not None:
-                    verdict = admit_request(found, instance)
+                    verdict = (admit_request(found, instance) if isinstance(found, bytes)
+                               else Refusal(None, f"unreadable request: {found}"))
                     if isinstance(verdict, Admitted):
                         admitted = verdict.request
                         kill_at = self.clock.monotonic() + admitted.grace_seconds
@@ -274,18 +279,18 @@ class PosixWrapper:
         _, status = os.waitpid(pid, 0)
         return status
 
-    def _read_request(self) -> bytes | None:
-        try:
-            fd = os.open(self.directory / REQUEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    def _read_request(self) -> bytes | str | None:
+        """The request's bytes; a string saying why the thing under its name is no request; or None."""
+        try:  # never through a planted link, never blocking on a planted FIFO
+            fd = os.open(self.directory / REQUEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return None
-        except OSError as exc:  # e.g. a symlink planted under the request's name: refuse it unread
-            return f"unreadable: {exc.strerror}".encode()
+        except OSError as exc:
+            return str(exc.strerror)
         try:
-            chunks = []
-            while chunk := os.read(fd, 65536):
-                chunks.append(chunk)
-            return b"".join(chunks)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "not a regular file"
+            return os.read(fd, MAX_REQUEST)
         finally:
             os.close(fd)
 
@@ -295,7 +300,13 @@ class PosixWrapper:
             record = Refused(instance.id, refusals, request, reason, self.clock.now())
             if self._publish(refused_name(refusals), record):
                 break
-        os.unlink(self.directory / REQUEST)  # only now: a matching request may take its place
+        try:
+            os.unlink(self.directory / REQUEST)  # only now: a matching request may take its place
+        except OSError:
+            try:
+                os.rmdir(self.directory / REQUEST)
+            except OSError:  # a thing we cannot remove holds the name: refuse it once, not forever
+                self._request_blocked = True
         return refusals
 
     def _signal(self, instance: Instance, request: TerminateRequest, signum: int, name: str) -> bool:

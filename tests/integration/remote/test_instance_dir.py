@@ -86,3 +86,26 @@ def test_a_directory_without_lock_or_launch_is_no_instance(tmp_path: Path) -> No
 def test_an_empty_directory_is_an_instance_not_yet_begun(tmp_path: Path) -> None:
     live, records = DirectoryInstanceFiles(tmp_path).read()
     assert not live and records.launching is None
+
+
+@pytest.mark.parametrize("plant", ["fifo", "directory", "full directory"])
+def test_a_request_name_taken_by_no_file_is_refused_once_and_the_wrapper_carries_on(
+        tmp_path: Path, plant: str) -> None:
+    d, gate = tmp_path / "inst", tmp_path / "gate"
+    gate.mkdir()
+    proc = _run(d, "sh", "-c", f"while [ ! -e {gate}/go ]; do sleep 0.02; done; echo finished")
+    try:
+        _until((d / "instance.json").exists, proc, "instance.json")
+        if plant == "fifo":
+            os.mkfifo(d / "terminate.json")
+        else:
+            (d / "terminate.json").mkdir()
+            if plant == "full directory":
+                (d / "terminate.json" / "x").write_text("x")
+        _until((d / "refused.1.json").exists, proc, "the refusal")
+        assert "not a regular file" in json.loads((d / "refused.1.json").read_bytes())["reason"]
+    finally:
+        (gate / "go").touch()
+    out, _ = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"finished\n")
+    assert not (d / "refused.2.json").exists()
