@@ -296,3 +296,23 @@ def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_
     assert seqs == list(range(1, len(seqs) + 1))
     assert set(acknowledged) <= set(seqs)
     assert [e.data["i"] for e in record.events[1:]] == list(range(len(seqs) - 1))
+
+
+@pytest.mark.slow
+def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(backend):
+    child = _child(
+        backend,
+        "import sys\n"
+        "print('watching', flush=True)\n"
+        "while True:\n"
+        "    store.health('analysis-1')\n",
+    )
+    try:
+        assert child.stdout.readline() == "watching\n"
+        store = backend.open()
+        for _ in range(3000):  # each probe holds a shared lock for an instant; a taker must not mistake it
+            with store.lock(JOB):
+                pass
+    finally:
+        child.kill()
+        child.wait()
