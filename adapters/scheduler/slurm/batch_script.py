@@ -47,6 +47,11 @@ def check_options(options: Sequence[str]) -> None:
         key = option.split("=", 1)[0]
         if key in _OWN_OPTIONS:
             raise SpecRefused(f"sbatch option {key} is not allowed in a job spec: {_OWN_OPTIONS[key]}")
+        if key.startswith("--") and len(key) > 2:
+            # sbatch (getopt_long) takes any unambiguous prefix: --arr is --array.
+            for own, why in _OWN_OPTIONS.items():
+                if own.startswith("--") and own.startswith(key):
+                    raise SpecRefused(f"sbatch option {key} (short for {own}) is not allowed in a job spec: {why}")
         short = key[:2]
         if not key.startswith("--") and short in _OWN_OPTIONS:
             raise SpecRefused(f"sbatch option {short} is not allowed in a job spec: {_OWN_OPTIONS[short]}")

@@ -85,8 +85,9 @@ class SlurmCliScheduler:
         except batch_script.SpecRefused as exc:
             return CreateAnswer(CreateOutcome.REFUSED, detail=f"{exc}; nothing was sent")
         timeout = self.submit_timeout()
-        # ObjectSpec.env reaches the job through sbatch's own environment (sbatch exports it by default).
-        runner = CommandRunner(self.config.bin_dir, {**self.config.env, **spec.env}) if spec.env else self._runner
+        # ObjectSpec.env reaches the job through sbatch's own environment (sbatch exports it by default);
+        # the cluster's env (SLURM_CONF, ...) wins, since it is what reaches the cluster at all.
+        runner = CommandRunner(self.config.bin_dir, {**spec.env, **self.config.env}) if spec.env else self._runner
         # One request, never retried.
         result = runner.run("sbatch", args, timeout=timeout, stdin=script, cwd=self.config.workdir)
         return classify(result.returncode, result.stdout, result.stderr, timed_out=result.timed_out,

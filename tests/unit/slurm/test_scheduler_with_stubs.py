@@ -128,7 +128,8 @@ def test_a_missing_sbatch_sent_nothing(stubs):
 
 
 @pytest.mark.parametrize("options", [("--job-name=x",), ("-J", "x"), ("-Jx",), ("--comment=x",), ("--array=1-3",),
-                                     ("--wrap=true",), ("-H",), ("--clusters=x",)])
+                                     ("--wrap=true",), ("-H",), ("--clusters=x",), ("--arr=1-3",), ("--comm=x",),
+                                     ("--wai",)])
 def test_options_that_would_break_the_barrier_are_refused_before_sending(stubs, options):
     answer = sched(stubs).create_held(spec(options=options))
     assert answer.outcome is CreateOutcome.REFUSED
@@ -140,6 +141,12 @@ def test_options_that_would_break_the_barrier_are_refused_before_sending(stubs, 
 def test_unsendable_specs_are_refused_before_sending(stubs, bad):
     assert sched(stubs).create_held(spec(**bad)).outcome is CreateOutcome.REFUSED
     assert stubs.calls("sbatch") == []
+
+
+def test_ordinary_options_pass(stubs):
+    stubs.set("sbatch", stdout="1\n")
+    options = ("--partition=debug", "-c", "2", "--wait-all-nodes=1", "--time=10", "--mem=1G", "--export=ALL")
+    assert sched(stubs).create_held(spec(options=options)).outcome is CreateOutcome.CREATED
 
 
 def test_spec_env_reaches_sbatch_environment(stubs):
