@@ -40,15 +40,15 @@ class RecordsSettings(_Strict):
 
 
 class SuperviseSection(_Strict):
-    poll: float = Field(10.0, gt=0, description="seconds between batched queries")
-    giveup: float = Field(600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
-    drain: float = Field(30.0, gt=0, description="seconds a drain after a signal may take")
-    wait: float = Field(300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
-    absence: float = Field(600.0, gt=0, description="seconds of absence from queries before 'vanished'")
+    poll: float = Field(default=10.0, gt=0, description="seconds between batched queries")
+    giveup: float = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
+    drain: float = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
+    wait: float = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
+    absence: float = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
 
 
 class RecoverySection(_Strict):
-    attempts: int = Field(3, ge=1, description="attempts in all for node failure, boot failure, preemption")
+    attempts: int = Field(default=3, ge=1, description="attempts in all for node failure, boot failure, preemption")
 
 
 class ClusterSettings(_Strict):
