@@ -18,7 +18,6 @@ from domain.model.jobs.policy import Policy
 from domain.services.jobs.status import JobStatus
 from domain.services.jobs.submit import RecordJob
 from domain.services.jobs.supervise import SuperviseSettings, Supervisor
-from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
@@ -45,13 +44,16 @@ def _local_scheduler(settings: DunscaithSettings, crash: EnvCrashPoints):  # typ
     return LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"))
 
 
-def _slurm_scheduler(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
-    raise BadInput("the slurm adapter is not part of this build yet; use a cluster with adapter = \"local\"")
+def _slurm_scheduler(settings: DunscaithSettings, cluster: str):  # type: ignore[no-untyped-def]
+    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+
+    table = settings.cluster(cluster)
+    return SlurmCliScheduler(SlurmClusterConfig(name=cluster, bin_dir=table.bin_dir, env=dict(table.env)))
 
 
 def _supervise_settings(settings: DunscaithSettings) -> SuperviseSettings:
     s = settings.supervise
-    return SuperviseSettings(poll=s.poll, giveup=s.giveup, wait=s.wait, drain=s.drain)
+    return SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait, drain=s.drain)
 
 
 def _policy(settings: DunscaithSettings) -> Policy:
@@ -66,7 +68,8 @@ def _signal_drain(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
 
 class Container(containers.DeclarativeContainer):
     settings = providers.Singleton(load_settings)
-    adapter = providers.Object("local")  # the selected cluster's adapter, set by the command
+    cluster = providers.Object("local")  # the job's cluster, set by the command
+    adapter = providers.Object("local")  # that cluster's adapter, set by the command
 
     clock = providers.Singleton(SystemClock)
     host = providers.Singleton(_host)
@@ -76,7 +79,7 @@ class Container(containers.DeclarativeContainer):
     scheduler = providers.Selector(
         adapter,
         local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Singleton(_slurm_scheduler, settings=settings),
+        slurm=providers.Singleton(_slurm_scheduler, settings=settings, cluster=cluster),
     )
 
     # the supervisor's cancellation: signals in the real program; tests put their own in

@@ -119,6 +119,7 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     store = _store(ctx)
     with _store_errors():
         state = container.status().one(job).state
+    container.cluster.override(state.spec.cluster)
     container.adapter.override(settings.cluster(state.spec.cluster).adapter)
     scheduler = container.scheduler()
     view = LiveView(job)

@@ -40,7 +40,8 @@ class RecordsSettings(_Strict):
 
 
 class SuperviseSection(_Strict):
-    poll: float = Field(default=10.0, gt=0, description="seconds between batched queries")
+    poll: float = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
+    poll_max: float = Field(default=160.0, gt=0, description="the longest interval between queries")
     giveup: float = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
     drain: float = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
     wait: float = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")

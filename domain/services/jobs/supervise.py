@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from domain.model.jobs import events as ev
@@ -18,6 +18,7 @@ from domain.model.jobs import supervision as sv
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import CreateOutcome
 from domain.model.jobs.policy import Policy
+from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import JobState, apply, fold
 from ports.cancellation import Cancellation
@@ -30,7 +31,8 @@ from ports.scheduler import Scheduler, SchedulerError
 
 @dataclass(frozen=True, slots=True)
 class SuperviseSettings:
-    poll: float = 10.0  # seconds between batched queries
+    poll: float = 10.0  # seconds between loops (and batched queries, while the job is young)
+    poll_max: float = 160.0  # the longest interval between queries of a job that has settled in
     drain: float = 30.0  # seconds a drain may take to commit what it holds
     giveup: float = 600.0  # seconds the loop may fail to advance before the supervisor stops (exit 4)
     wait: float = 300.0  # seconds of work on what is outstanding after the outcome (then exit 5)
@@ -62,6 +64,8 @@ class _Loop:
     unsaved: list[ev.Event] = field(default_factory=list)  # answers received but not yet durable
     last_ok: float = 0.0
     problem: str = ""
+    asked_at: datetime | None = None  # when the scheduler was last queried
+    answered: bool = False  # whether that query was answered whole
 
 
 class Supervisor:
@@ -76,6 +80,8 @@ class Supervisor:
         self._settings = settings
         self._policy = policy
         self._nonces = nonces
+        poll = timedelta(seconds=max(settings.poll, 1e-6))
+        self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
 
     def run(self, job: JobId, lock: JobLock, cancel: Cancellation) -> SupervisionEnd:
         """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job."""
@@ -101,9 +107,11 @@ class Supervisor:
                 wait_until = now_m + s.wait if wait_until is None else wait_until
                 if now_m >= wait_until:
                     return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left))
-            answered = not loop.unsaved and self._observe(job, loop)
-            healthy = answered and not loop.unsaved
             now = self._clock.now()
+            if self._query_due(loop, now):
+                loop.asked_at = now
+                loop.answered = not loop.unsaved and self._observe(job, loop)
+            healthy = loop.answered and not loop.unsaved
             if healthy:
                 loop.last_ok = self._clock.monotonic()
                 loop.problem = ""
@@ -117,8 +125,25 @@ class Supervisor:
             loops += 1
             if loops % s.supervised_every == 1 or s.supervised_every <= 1:
                 self._progress.supervised(loop.state, now)
-            if cancel.wait(s.poll):
+            if cancel.wait(self._until_next_tick()):
                 return self._drain(job, loop)
+
+    # ------------------------------------------------------------------ pacing
+
+    def _query_due(self, loop: _Loop, now: datetime) -> bool:
+        """One batched query per interval; the interval grows with the time since the job last changed."""
+        if loop.asked_at is None or not loop.answered or self._settings.poll <= 0:
+            return True
+        interval = poll_interval(now - (loop.state.updated_at or loop.state.recorded_at), self._backoff)
+        return now >= next_poll(loop.asked_at, interval)
+
+    def _until_next_tick(self) -> float:
+        """Seconds to the next multiple of supervise.poll: every supervisor of a host wakes together,
+        so one coalesced query can answer them all."""
+        if self._settings.poll <= 0:
+            return 0.0
+        now = self._clock.now()
+        return (next_poll(now, timedelta(seconds=self._settings.poll)) - now).total_seconds()
 
     # ------------------------------------------------------------------ steps
 
@@ -238,6 +263,3 @@ class Supervisor:
                 self._step(job, loop, step)
         return SupervisionEnd(Ending.DRAINED, loop.state, tuple(outstanding(loop.state)))
 
-
-def absence_policy(seconds: float) -> Policy:
-    return Policy(absence_deadline=timedelta(seconds=seconds))

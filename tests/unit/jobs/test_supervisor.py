@@ -259,3 +259,12 @@ def test_a_store_that_fails_to_append_keeps_the_answer_and_commits_it_later() ->
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
     assert r.scheduler.count("create_held") == 1
     assert r.kinds(job).count("created") == 1
+
+
+def test_an_old_running_job_is_queried_less_often_but_the_loop_still_beats_every_interval() -> None:
+    r = rig(exit_code=None, poll=10.0, giveup=10_000.0)
+    job = r.record()
+    r.run(job, StopAfter(r.clock, waits=360))  # an hour of loops at the default interval
+    queries = r.scheduler.count("query")
+    assert 20 < queries < 120  # 5 per minute at first, then every 20, 40, 80, 160 s
+    assert r.store.health(job).last_loop == r.clock.now() - __import__("datetime").timedelta(seconds=10)
