@@ -40,6 +40,9 @@ def _fail(stage: str, exc: OSError) -> None:
 
 def main() -> None:
     os.set_inheritable(STATUS_FD, False)
+    # Descriptors the wrapper inherited from its own starter (a scheduler's launch lock, say) are the
+    # wrapper's business: the worker gets stdin, stdout and stderr and nothing else.
+    os.closerange(STATUS_FD + 1, os.sysconf("SC_OPEN_MAX"))
     # The interpreter set these to "ignore" at start-up, and "ignore" survives execve: the worker
     # must begin with the default dispositions a shell would give it.
     for signum in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGHUP, signal.SIGINT):

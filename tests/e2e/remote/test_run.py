@@ -6,11 +6,12 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.remote.conftest import GATED, Remote, alive, process_state, read_json, wait_for
+from tests.e2e.remote.conftest import DUNSCAITH, GATED, Remote, alive, process_state, read_json, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -193,3 +194,15 @@ def test_the_leader_stays_unreaped_while_stdout_is_held(remote: Remote, tmp_path
     (gate / "go").touch()
     out, _ = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (3, b"late\n")
+
+
+def test_a_descriptor_handed_to_the_wrapper_stays_with_the_wrapper(remote: Remote, tmp_path: Path) -> None:
+    keep = os.open(tmp_path / "held", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        done = subprocess.run(
+            [DUNSCAITH, "remote", "run", "--instance-dir", str(tmp_path / "inst"), "--env", "PATH=/usr/bin:/bin",
+             "--", "ls", "/proc/self/fd"], capture_output=True, pass_fds=(keep,), timeout=60)
+    finally:
+        os.close(keep)
+    assert done.returncode == 0, done.stderr
+    assert sorted(int(fd) for fd in done.stdout.split()) == [0, 1, 2, 3]  # 3: ls's own listing of the directory
