@@ -116,7 +116,8 @@ class SqliteStore:
 
     def _append_line(self, job: JobId, when: str, kind: str, encoded: str) -> int:
         # The hot path speaks to sqlite3 directly on a connection of the engine (same PRAGMAs): through
-        # SQLAlchemy each append cost half a millisecond of CPU, as much as the fsync it waits for.
+        # SQLAlchemy Core an append cost about 0.3 ms of CPU (measured, fsync off) against 0.07 ms here,
+        # more than the fsync it waits for on a fast disk.
         db = self._appender.driver_connection
         db.execute("BEGIN IMMEDIATE")
         try:
