@@ -468,7 +468,15 @@ def shared_cluster() -> SlurmTestCluster:
         _shared_failure = exc
         shutil.rmtree(root, ignore_errors=True)
         raise
-    keep = os.environ.get("DUNSCAITH_SLURM_TEST_KEEP") == "1"  # keep the root (logs) for a post-mortem
-    atexit.register(cluster.stop, purge=not keep)
+    atexit.register(stop_shared_cluster)  # whatever ends the process; the session hook is earlier
     _shared = cluster
     return cluster
+
+
+def stop_shared_cluster() -> None:
+    """Stop the shared cluster if one was started (idempotent)."""
+    global _shared
+    cluster, _shared = _shared, None
+    if cluster is not None:
+        keep = os.environ.get("DUNSCAITH_SLURM_TEST_KEEP") == "1"  # keep the root (logs) for a post-mortem
+        cluster.stop(purge=not keep)

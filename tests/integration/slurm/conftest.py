@@ -1,7 +1,7 @@
 """One real single-node Slurm 22.05 (with slurmdbd accounting) for the whole test session.
 
 Started on first use (``tests.infra.slurm.shared_cluster``, shared with the scheduler contract suite),
-stopped when the session's process ends; skipped, naming what is missing, when the Debian packages
+stopped at the end of the session; skipped, naming what is missing, when the Debian packages
 are not installed (``bash .ci/install-packages``) or when not run as root (the daemons run as root).
 """
 
@@ -18,7 +18,7 @@ import pytest
 from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectView, QueryResult
-from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
+from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster, stop_shared_cluster
 
 T = TypeVar("T")
 
@@ -26,9 +26,14 @@ T = TypeVar("T")
 @pytest.fixture(scope="session")
 def slurm_cluster() -> SlurmTestCluster:
     try:
-        return shared_cluster()  # stopped when the test process ends
+        return shared_cluster()
     except SlurmUnavailable as exc:
         pytest.skip(str(exc))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the cluster at the end of the session (after the contract suite too, if it ran)."""
+    stop_shared_cluster()
 
 
 @pytest.fixture
