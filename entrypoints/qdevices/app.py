@@ -132,24 +132,29 @@ def send(
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
     container, settings = _ctx(ctx)
+    if live:
+        # From here a signal is a stop line, never a traceback; nothing has been sent yet.
+        interrupts = SignalInterrupts().install()
     m, circuits = load_manifest(manifest)
-    older = tuple(settings.older_records()[m.site.value])
+    if max_order is not None and max_order > len(m.orders):
+        raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
+    all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
     req = SendRequest(m, str(manifest.resolve()), circuits, str(resume.resolve()) if resume else None, max_order,
-                      older, container.host(), os.getpid())
+                      all_older[m.site.value], container.host(), os.getpid(), all_older)
+    # Every token variable leaves the environment before the rules file is imported, dry run or not.
+    token = take_token(m.site)
+    rules: Any = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
     if not live:
         if resume is not None:
             raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
         return _dry_run(container, req)
-    token = take_token(m.site)
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
-    rules: Any = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
     try:
         site = container.sites(m.site.value, token=token)
     except Exception:
         raise BadInput(f"site {m.site.value}: this build has no adapter for it yet (a dry run still works)") from None
-    interrupts = SignalInterrupts().install()
     service = container.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
     try:
         outcome = service.live(req, site)

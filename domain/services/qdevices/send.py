@@ -43,6 +43,8 @@ class SendRequest:
     older_records: tuple[str, ...] = ()
     host: str = ""
     pid: int = 0
+    # older_records of the other sites: a lost order anywhere blocks a new run, an open one only on its site
+    other_sites: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +101,7 @@ def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
     return value
 
 
-def blockers(runs: list[SiteRun]) -> list[str]:
+def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
     """The lost and open orders of a site's records, each one line: they block a new run."""
     found = []
     for run in runs:
@@ -107,9 +109,18 @@ def blockers(runs: list[SiteRun]) -> list[str]:
             if order.state is OrderState.LOST:
                 found.append(f"order {order.index} ({order.name}) of {run.path} is lost: resolve it "
                              f"(qdevices resolve {run.path} {order.index} --job ID | --none)")
-            elif order.state is OrderState.OPEN:
+            elif order.state is OrderState.OPEN and not lost_only:
                 found.append(f"order {order.index} ({order.name}) of {run.path} is open: collect it "
                              f"(qdevices send MANIFEST --live --resume {run.path})")
+    return found
+
+
+def lost_elsewhere(records: RunRecords, req: SendRequest) -> list[str]:
+    """Lost orders of the other sites' records: a lost order blocks a new run until it is resolved."""
+    found: list[str] = []
+    for site, older in sorted(req.other_sites.items()):
+        if site != req.manifest.site.value:
+            found.extend(blockers(load_site_runs(records, site, older), lost_only=True))
     return found
 
 
@@ -133,8 +144,9 @@ class SendRun:
         limit = req.max_order or len(m.orders)
         to_send = tuple(o for o in m.orders if o.index <= limit)
         now = bound(r.view for r in runs)
+        found = blockers(runs) + lost_elsewhere(self.records, req)
         return Plan(to_send, now, plan_bound(now, len(to_send), m.limits.job_seconds_limit),
-                    m.limits.budget_seconds, tuple(blockers(runs)))
+                    m.limits.budget_seconds, tuple(found))
 
     def live(self, req: SendRequest, site: Site) -> SendOutcome:
         # The lock comes before any record is read: the check and the sends must see the same records.
@@ -223,13 +235,13 @@ class _LiveCall:
         self.others_bound = bound(r.view for r in runs)
         may_send = req.resume is None or req.max_order is not None
         if req.resume is None:
-            found = blockers(runs)
+            found = blockers(runs) + lost_elsewhere(self.o.records, req)
             if found:
                 raise CallRefused(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
             self._create_record()
         else:
             self._open_resume(req.resume, may_send)
-            found = blockers(runs)
+            found = blockers(runs) + lost_elsewhere(self.o.records, req) if may_send else []
             if may_send and found:
                 may_send = False
                 self.say(f"Not sending new orders: {found[0]}")

@@ -230,3 +230,27 @@ def test_config_file_and_variables_are_read(cli: Cli) -> None:
     bad = cli.run("check")
     assert bad.returncode == 2 and "nonsense" in one_line(bad.stderr)
 
+
+
+def test_max_order_beyond_the_manifest_is_one_line_exit_2(cli: Cli) -> None:
+    done = cli.run("send", str(cli.manifest(orders=2)), "--live", "--max-order", "3")
+    assert done.returncode == 2 and "has 2 order(s)" in one_line(done.stderr)
+    assert cli.fake.journal == []
+
+
+def test_the_dry_run_imports_the_rules_file_without_the_token(cli: Cli) -> None:
+    (cli.tmp / "rules.py").write_text("import os\nassert 'MQSS_TOKEN' not in os.environ\n")
+    ok = cli.run("send", str(cli.manifest(extra='rules = "rules.py"')))
+    assert ok.returncode == 0, ok.stderr
+    (cli.tmp / "rules.py").write_text("this is not python\n")
+    bad = cli.run("send", str(cli.manifest(extra='rules = "rules.py"')))
+    assert bad.returncode == 2 and "rules file" in one_line(bad.stderr)
+
+
+def test_an_error_in_the_rules_file_during_a_live_call_is_exit_3_with_a_stop_line(cli: Cli) -> None:
+    (cli.tmp / "rules.py").write_text("def after_result(order):\n    raise ValueError('oops')\n")
+    done = cli.run("send", str(cli.manifest(orders=1, extra='rules = "rules.py"')), "--live")
+    assert done.returncode == 3 and "internal error: ValueError: oops" in done.stderr
+    assert "Traceback" not in done.stderr
+    last = cli.lines(cli.only_record())[-1]
+    assert (last["type"], last["reason"]) == ("stop", "program")

@@ -13,7 +13,7 @@ from domain.model.qdevices.lines import LineType
 from domain.model.qdevices.orders import OrderState, Outcome
 from domain.model.qdevices.sites import SiteName
 from domain.services.qdevices.errors import CallRefused
-from domain.services.qdevices.send import RecordWriteStopped
+from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
 from ports.run_record import RecordWriteFailed
 from tests.unit.qdevices.service_kit import Bench, FakeInterrupts, manifest
 
@@ -323,3 +323,42 @@ def test_vlq_resume_state_unreadable_stays_open_exit_1(tmp_path: Path) -> None:
     bench.site.script("state", [MISSED])
     again = bench.send(manifest("vlq", orders=1), resume=out.record)
     assert again.exit == 1 and bench.view(out.record).order(1).state is OrderState.OPEN
+
+
+# --- across sites, and errors of the program ----------------------------------------------------------
+def test_a_lost_order_on_another_site_blocks_a_new_run(tmp_path: Path) -> None:
+    vlq_bench = vlq(tmp_path)
+    vlq_bench.site.script("create", [UNKNOWN])
+    assert vlq_bench.send(manifest("vlq", orders=1)).exit == 2
+    bench = Bench(tmp_path)
+    m = manifest()
+    req = SendRequest(m, "/m.toml", {o.index: "OPENQASM 2.0;" for o in m.orders}, host="h1",
+                      other_sites={"vlq": ()})
+    with pytest.raises(CallRefused, match="is lost"):
+        bench.service().live(req, bench.site)
+    assert bench.creates() == 0
+
+
+def test_an_open_order_on_another_site_does_not_block(tmp_path: Path) -> None:
+    vlq_bench = Bench(tmp_path, SiteName.VLQ, polls_to_finish=100)
+    assert vlq_bench.send(manifest("vlq", orders=1, wait=5)).exit == 1
+    bench = Bench(tmp_path)
+    m = manifest()
+    req = SendRequest(m, "/m.toml", {o.index: "OPENQASM 2.0;" for o in m.orders}, host="h1",
+                      other_sites={"vlq": ()})
+    assert bench.service().live(req, bench.site).exit == 0
+
+
+def test_an_error_of_the_program_in_the_wait_writes_a_stop_and_names_the_job_under_way(tmp_path: Path) -> None:
+    bench = Bench(tmp_path)
+
+    def broken(job: str) -> StateRead:
+        raise RuntimeError("bug")
+
+    bench.site.state = broken  # type: ignore[method-assign]
+    with pytest.raises(ProgramStopped) as caught:
+        bench.send(manifest())
+    under = caught.value.under_way
+    assert under is not None and under.order == 1 and under.job
+    assert types(bench, caught.value.record)[-1] == "stop"
+    assert bench.view(caught.value.record).order(1).state is OrderState.OPEN
