@@ -8,12 +8,13 @@ import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from domain.model.jobs.attendance import unattended_by_pointer
 from domain.model.jobs.exit_codes import ExitCode, for_outcome
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import Pointer
@@ -38,12 +39,16 @@ def _c(ctx: typer.Context) -> Any:
 
 
 @contextmanager
-def _store_errors() -> Iterator[None]:
+def _store_errors(ctx: typer.Context | None = None, job: str | None = None) -> Iterator[None]:
     try:
         yield
     except RecordRootRefused as exc:
         raise BadInput(str(exc)) from None
     except UnknownJob as exc:
+        for pointer, _ in _elsewhere(ctx) if ctx is not None else []:
+            if pointer.job == job:
+                raise BadInput(f"the record of job {job} is on host {pointer.host}; this build does not "
+                               f"forward yet: run ssh {pointer.host} {pointer.binary} ...") from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -59,16 +64,36 @@ def _binary() -> str:
     return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
 
 
+def _elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
+    """Pointers to jobs whose record is on another host, each with the Unattended judgement."""
+    container = _c(ctx)
+    here = container.host().identity()
+    poll = timedelta(seconds=container.settings().supervise.poll)
+    now = container.clock().now()
+    found = []
+    for reading in container.pointers().all():
+        pointer = reading.pointer
+        if pointer is not None and pointer.root_host != here:
+            found.append((pointer, unattended_by_pointer(pointer, now, poll)))
+    return found
+
+
 def _notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor."""
     try:
         views = _c(ctx).status().unattended()
+        elsewhere = _elsewhere(ctx)
     except Exception:  # a notice never stops the command it rides on
         return
     for view in views:
         if view.state.name != skip:
             print(f"{PROG}: job {view.state.name} is Unattended ({view.label}, no supervisor); "
                   f"reattach with: {PROG} supervise {view.state.name}", file=sys.stderr)
+    for pointer, unattended in elsewhere:
+        if unattended and pointer.job != skip:
+            print(f"{PROG}: job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
+                  f"{pointer.state}, no supervisor seen recently); reattach there with: "
+                  f"ssh {pointer.host} {pointer.binary} supervise {pointer.job}", file=sys.stderr)
 
 
 def _default_name(words: list[str]) -> str:
@@ -117,7 +142,7 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     container = _c(ctx)
     settings = container.settings()
     store = _store(ctx)
-    with _store_errors():
+    with _store_errors(ctx, job):
         state = container.status().one(job).state
     container.cluster.override(state.spec.cluster)
     container.adapter.override(settings.cluster(state.spec.cluster).adapter)
@@ -247,7 +272,7 @@ def status(
     if job is None:
         return list_jobs(ctx, as_json)
     _store(ctx)
-    with _store_errors():
+    with _store_errors(ctx, job):
         try:
             view = _c(ctx).status().one(JobId(job))
         except ValueError as exc:
@@ -273,12 +298,23 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
     """Every job in this host's records, oldest first."""
     _store(ctx)
     views = _c(ctx).status().all()
+    try:
+        elsewhere = _elsewhere(ctx)
+    except Exception as exc:  # pointers are display only
+        print(f"{PROG}: pointers not read: {exc}", file=sys.stderr)
+        elsewhere = []
     if as_json:
-        print(json.dumps([_view_json(v) if isinstance(v, JobView) else {"job": v[0], "problem": v[1]}
-                          for v in views], indent=2))
+        listed: list[dict[str, Any]] = [_view_json(v) if isinstance(v, JobView) else {"job": v[0], "problem": v[1]}
+                                        for v in views]
+        listed += [{"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
+                    "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
+                   for p, u in elsewhere]
+        print(json.dumps(listed, indent=2))
         return 0
     for v in views:
         print(_view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
+    for p, u in elsewhere:
+        print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     _notice_unattended(ctx)
     return 0
 

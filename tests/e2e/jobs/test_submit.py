@@ -120,3 +120,22 @@ def test_a_record_root_on_nfs_is_refused_naming_the_setting(cli: Cli) -> None:
     done = cli.run("submit", "--", "true", DUNSCAITH_TEST_MOUNTINFO=str(mountinfo))
     _refused(cli, done, "nfs4")
     assert "records.root" in done.stderr
+
+
+def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(cli: Cli) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from adapters.store.pointer_files import FilePointers
+    from domain.model.jobs.ids import JobId
+    from domain.model.jobs.pointer import Pointer
+    from domain.model.jobs.record import HostIdentity
+
+    pointers = FilePointers(cli.tmp / "home" / ".config" / "dunscaith" / "jobs")
+    old = datetime.now(UTC) - timedelta(hours=1)
+    pointers.write(Pointer(JobId("far"), "login2", "/var/tmp/dunscaith-x", HostIdentity("f" * 32, "login2"),
+                           "/opt/dunscaith/bin/dunscaith", "local", "local", "running", old, old))
+    listed = cli.run("list")
+    assert "far  running  on host login2 (from its pointer; looks Unattended)" in listed.stdout
+    assert "ssh login2 /opt/dunscaith/bin/dunscaith supervise far" in listed.stderr
+    status = cli.run("status", "far")
+    assert status.returncode == 2 and "on host login2" in status.stderr

@@ -240,3 +240,26 @@ def test_bad_job_names_are_refused(name: str) -> None:
 def test_a_spec_needs_exactly_one_of_command_and_script(command: tuple[str, ...], script: str | None) -> None:
     with pytest.raises(BadSpec):
         JobSpec(JOB, "local", "local", command, script)
+
+
+# ------------------------------------------------------------------ attendance judged from a pointer
+
+@pytest.mark.parametrize(("state", "seen_ago", "unattended"), [
+    ("running", None, True),
+    ("running", 10, False),
+    ("running", 200, False),
+    ("running", 201, True),
+    ("held", 500, True),
+    ("succeeded", None, False),
+    ("failed", 1000, False),
+    ("escalated", 1000, False),
+])
+def test_unattended_by_pointer(state: str, seen_ago: int | None, unattended: bool) -> None:
+    from domain.model.jobs.attendance import unattended_by_pointer
+    from domain.model.jobs.pointer import Pointer
+    from domain.model.jobs.record import HostIdentity
+
+    now = T0 + timedelta(hours=1)
+    pointer = Pointer(JOB, "other", "/var/tmp/x", HostIdentity("m", "other"), "/bin/dunscaith", "local", "local",
+                      state, T0, None if seen_ago is None else now - timedelta(seconds=seen_ago))
+    assert unattended_by_pointer(pointer, now, timedelta(seconds=10)) is unattended

@@ -1,0 +1,22 @@
+"""Whether anyone watches a job, judged from its pointer when its record is on another host.
+
+On the owning host Unattended is exact (read from the lock). Elsewhere it is a judgement from the
+pointer's supervised-at, which a supervisor refreshes at most once every ten poll intervals, so it can
+lag by that period: the judgement allows twice that before calling a job Unattended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
+from domain.model.jobs.state import OutcomeKind
+
+FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
+
+
+def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta) -> bool:
+    if pointer.state in FINAL_WORDS:
+        return False
+    seen = pointer.supervised_at
+    return seen is None or now - seen > 2 * SUPERVISED_REFRESH_POLLS * poll
