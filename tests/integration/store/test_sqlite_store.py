@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from adapters.host.system import SystemHost
+from adapters.store.sqlite.store import SqliteStore
 from ports.job_store import StoreError
 from tests.integration.store.conftest import raw
 
@@ -179,3 +181,27 @@ def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_ne
     assert [e.seq for e in record.events] == list(range(1, total + 1))
     for me in range(writers):  # each writer's events in the order it appended them
         assert [e.data["i"] for e in record.events if e.data.get("writer") == me] == list(range(each))
+
+
+def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root):
+    code = (
+        "import pathlib; from datetime import datetime, UTC; from adapters.host.system import SystemHost;"
+        "from adapters.store.sqlite.store import SqliteStore\n"
+        f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())\n"
+        "store.create('alone', datetime.now(UTC), 'created', {})\n"
+        "for i in range(100_000):\n"
+        "    print(store.append('alone', datetime.now(UTC), 'note', {'i': i}), flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    acknowledged = []
+    try:
+        while len(acknowledged) < 250:  # past a checkpoint (every 100 pages), so the WAL has been reused
+            acknowledged.append(int(child.stdout.readline()))
+    finally:
+        child.kill()
+        child.wait()
+    assert (root / "records.db-wal").exists()  # not checkpointed away: the next opener must recover it
+    with SqliteStore.open(root, SystemHost()) as store:
+        seqs = [e.seq for e in store.read("alone").events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert set(acknowledged) <= set(seqs)
