@@ -184,6 +184,8 @@ def send(
 def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
     if outcome.stop is not None:
         OUT.warn(f"Stopped ({outcome.stop.value}): {outcome.detail}")
+    elif outcome.detail:
+        OUT.warn(outcome.detail)
     if outcome.exit != 0 and outcome.record:
         OUT.warn(_resume_line(manifest, outcome.record))
         line = _under_way_line(outcome.under_way)

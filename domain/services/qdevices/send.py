@@ -266,7 +266,10 @@ class _LiveCall:
         path = self.appender.path if self.appender else None
         states = [v.state for v in self.views if v.index <= limit]
         if OrderState.LOST in states:
-            return SendOutcome(int(Exit.UNKNOWN), path)
+            lost = next(v for v in self.views if v.state is OrderState.LOST)
+            return SendOutcome(int(Exit.UNKNOWN), path, detail=(
+                f"order {lost.index} ({lost.name}) is lost: it is never sent again; resolve it "
+                f"(qdevices resolve {path} {lost.index} --job ID | --none)"))
         if OrderState.OPEN in states:
             return SendOutcome(int(Exit.OPEN), path)
         return SendOutcome(int(Exit.DONE), path)

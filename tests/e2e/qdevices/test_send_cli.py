@@ -121,7 +121,8 @@ def test_no_good_answer_is_a_stop_unknown_exit_2_never_sent_again(cli: Cli, faul
     assert rows[0]["state"] == "lost"
     assert cli.run("send", manifest, "--live").returncode == 2  # a lost order blocks a new run
     assert cli.run("send", manifest, "--live", "--resume", str(record), "--max-order", "2").returncode == 2
-    assert cli.run("send", manifest, "--live", "--resume", str(record)).returncode == 2
+    collect = cli.run("send", manifest, "--live", "--resume", str(record))
+    assert collect.returncode == 2 and "order 1 (o1) is lost: it is never sent again" in collect.stderr
     assert cli.posts_per_order() == {1: 1}
 
 
