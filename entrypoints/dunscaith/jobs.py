@@ -164,7 +164,7 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     drain.install()
     supervisor = container.supervisor(progress=Fanout([view, notes]))
     del scheduler
-    with _store_errors(), store.lock(job) as lock:
+    with _store_errors(), store.lock(job) as lock, view:
         if not fresh:
             view.line(f"supervising (attempts so far: {len(state.attempts)})")
         end = supervisor.run(job, lock, drain)

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from domain.model.jobs import events as ev
-from domain.model.jobs.state import JobState
+from domain.model.jobs.state import JobState, label
 
 
 def describe(event: ev.Event) -> str:
@@ -50,14 +50,32 @@ def describe(event: ev.Event) -> str:
 
 
 class LiveView:
+    """Lines for each committed step; at a terminal also a status line that says where the job is."""
+
     def __init__(self, job: str, stream: Any = None) -> None:
         self._job = job
         self._stream = stream or sys.stdout
         self._console: Any = None
+        self._status: Any = None
         if self._stream.isatty():
             from rich.console import Console
 
             self._console = Console(file=self._stream, highlight=False)
+
+    def __enter__(self) -> LiveView:
+        if self._console is not None:
+            # one refresh a second: a supervisor lives for hours on a login node that counts its CPU
+            self._status = self._console.status(self._status_text("starting"), refresh_per_second=1.0)
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _status_text(self, word: str) -> str:
+        return f"[bold]{self._job}[/bold]: {word}  [dim](a signal stops the supervisor, never the job)[/dim]"
 
     def line(self, text: str, *, style: str = "") -> None:
         if self._console is not None:
@@ -66,6 +84,8 @@ class LiveView:
             print(f"{self._job}: {text}", file=self._stream, flush=True)
 
     def committed(self, state: JobState, event: ev.Event) -> None:
+        if self._status is not None:
+            self._status.update(self._status_text(label(state)))
         style = ""
         if isinstance(event, ev.Escalated):
             style = "bold red"

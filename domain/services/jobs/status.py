@@ -25,7 +25,7 @@ class JobView:
 
 def judge(state: JobState, health: LoopHealth, now: datetime, poll: float) -> JobView:
     left = tuple(outstanding(state))
-    open_work = not state.settled and (state.outcome is None or bool(left))
+    open_work = not state.settled  # something is left to do, if only committing the settlement
     stale = health.held and (health.last_loop is None or now - health.last_loop > timedelta(seconds=3 * poll))
     return JobView(state, label(state), health, left, unattended=open_work and not health.held,
                    loop_unhealthy=stale)
