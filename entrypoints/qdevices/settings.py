@@ -57,7 +57,7 @@ class QdevicesSettings(BaseSettings):
 
     def older_records(self) -> dict[str, list[str]]:
         def absolute(entries: list[str]) -> list[str]:
-            return [os.path.abspath(os.path.expanduser(e)) for e in entries]
+            return [os.path.realpath(os.path.expanduser(e)) for e in entries]
 
         return {"mqss": absolute(self.mqss.older_records), "vlq": absolute(self.vlq.older_records),
                 "piastq": absolute(self.piastq.older_records)}

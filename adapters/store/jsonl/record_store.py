@@ -59,7 +59,9 @@ class JsonlAppender:
 
 class JsonlRecordStore:
     def __init__(self, root: Path, host: str) -> None:
-        self.root = Path(os.path.abspath(root))
+        # The real path: a record's identity names it, and a symlinked parent (macOS /tmp, a linked home)
+        # must not make the same file look like a copy.
+        self.root = Path(os.path.realpath(root))
         self.host = host
 
     # --- writing ----------------------------------------------------------------------------------
@@ -121,10 +123,10 @@ class JsonlRecordStore:
     # --- reading ----------------------------------------------------------------------------------
     def identity_of(self, path: str) -> RecordIdentity:
         st = os.stat(path, follow_symlinks=False)
-        return RecordIdentity(self.host, os.path.abspath(path), st.st_dev, st.st_ino)
+        return RecordIdentity(self.host, _real_parent(path), st.st_dev, st.st_ino)
 
     def read(self, path: str) -> RecordRead:
-        absolute = os.path.abspath(path)
+        absolute = _real_parent(path)
         try:
             fd = os.open(absolute, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -159,7 +161,7 @@ class JsonlRecordStore:
         if own.is_dir():
             found.extend(str(p) for p in sorted(own.rglob(f"*{SUFFIX}")) if _is_record_name(p.name))
         for entry in older:
-            p = Path(os.path.abspath(os.path.expanduser(entry)))
+            p = Path(os.path.realpath(os.path.expanduser(entry)))
             if p.is_dir():
                 found.extend(str(q) for q in sorted(p.rglob(f"*{SUFFIX}")) if _is_record_name(q.name))
             else:
@@ -196,6 +198,12 @@ class JsonlRecordStore:
         finally:
             os.close(fd)
         sync_dir(folder)
+
+
+def _real_parent(path: str) -> str:
+    """The path with its folders resolved but not its last name: a symlinked record is still refused."""
+    absolute = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
 
 
 def _is_record_name(name: str) -> bool:

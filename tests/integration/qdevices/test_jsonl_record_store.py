@@ -126,3 +126,19 @@ def test_older_decisions_are_synced_lines_read_back(tmp_path: Path) -> None:
     assert store.older_decisions("mqss") == [decision]
     assert stat.S_IMODE(os.stat(tmp_path / "records" / "mqss" / "older_decisions.jsonl").st_mode) == 0o600
     assert path in store.site_records("mqss", []) and len(store.site_records("mqss", [])) == 1
+
+
+def test_a_records_folder_reached_through_a_symlink_is_the_same_record_not_a_copy(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "linked").symlink_to(real)
+    store = JsonlRecordStore(tmp_path / "linked" / "records", "h")
+    appender = store.create("mqss", "r", start())  # type: ignore[arg-type]
+    appender.close()
+    via_link = str(tmp_path / "linked" / "records" / "mqss" / "r" / Path(appender.path).name)
+    read = store.read(via_link)
+    view = fold(read.lines)
+    from domain.model.qdevices.identity import RecordIdentity
+
+    assert RecordIdentity(view.host, view.path, view.device, view.inode).mismatch(read.actual) is None
+    assert store.is_in_records_folder(via_link) and store.is_newest_in_run_folder(read.path)
