@@ -11,7 +11,9 @@ side. Written from ../shared/notes/slurm-local.md and slurm-accounting.md:
 - MariaDB (server-core only, run as root, ``--defaults-file`` first) + slurmdbd, so ``sacct`` is real,
   with ``AccountingStoreFlags=job_comment`` so the attempt nonce survives in accounting;
 - slurmctld and slurmd as root, no cgroups (proctrack/linuxproc, task/none), ``MinJobAge`` short so
-  the purge-then-sacct path is exercised, ``cred_expire`` short so a requeue reruns in seconds.
+  the purge-then-sacct path is exercised, ``cred_expire`` short so a requeue reruns in seconds;
+- two partitions on the one node: ``debug`` (the default) and ``urgent``, whose jobs preempt (cancel)
+  ``debug`` jobs, so a preemption can be tested.
 
 Stopping signals only what this root started: the pids in ``run/*.pid`` checked against their
 ``/proc/PID/exe``, then stragglers (slurmstepd, job processes) whose environment names this root.
@@ -302,7 +304,10 @@ MpiDefault=none
 MailProg=/bin/true
 NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} Sockets=1 CoresPerSocket={self.cpus} \
 ThreadsPerCore=1 RealMemory={_node_memory_mb()} State=UNKNOWN
-PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes={self.node} MaxTime=INFINITE State=UP PriorityTier=2
 """
         self.conf.write_text(text)
         os.chmod(self.conf, 0o644)

@@ -93,3 +93,21 @@ def test_a_node_failure_ends_the_job_node_fail(scheduler, workdir, slurm_cluster
         assert view.started
     finally:
         slurm_cluster.start_slurmd()
+
+
+def test_a_preempted_job_ends_preempted(scheduler, workdir, slurm_cluster):
+    name, nonce = new_name()
+    whole_node = f"--cpus-per-task={slurm_cluster.cpus}"
+    low = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
+                                           options=(whole_node, "--no-requeue"))).object_id
+    scheduler.release(low)
+    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), low)) and v.state is ObjectState.RUNNING)
+    urgent_name, urgent_nonce = new_name()
+    high = scheduler.create_held(ObjectSpec(urgent_name, urgent_nonce, command=("sleep", "1"), workdir=str(workdir),
+                                            options=(whole_node, "--partition=urgent"))).object_id
+    scheduler.release(high)
+    view = wait_for("PREEMPTED", lambda: (v := only_view(scheduler.query([name]), low)) and v.state in ENDED and v,
+                    timeout=90, every=1)
+    assert (view.state, view.started) == (ObjectState.PREEMPTED, True)
+    wait_for("the urgent job to finish", lambda: (v := only_view(scheduler.query([urgent_name]), high))
+             and v.state is ObjectState.COMPLETED)
