@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from dependency_injector import containers, providers
 
@@ -13,12 +14,10 @@ from adapters.clock.system import SystemClock
 from adapters.host.system import SystemHost
 from adapters.process.crash_points import EnvCrashPoints
 from adapters.store.pointer_files import FilePointers, default_pointer_dir
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.policy import Policy
-from domain.services.jobs.status import JobStatus
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+
+# Heavier pieces (the SQL store, the supervisor, the schedulers) are imported where they are built,
+# so a command pays only for what it uses: `status` never loads the supervisor, `remote` no store.
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
@@ -29,7 +28,9 @@ def _host() -> SystemHost:
     return SystemHost(mountinfo=Path(mountinfo)) if mountinfo else SystemHost()
 
 
-def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[SqliteStore]:
+def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[Any]:
+    from adapters.store.sqlite.store import SqliteStore
+
     store = SqliteStore.open(settings.records.root, host)
     try:
         yield store
@@ -51,13 +52,26 @@ def _slurm_scheduler(settings: DunscaithSettings, cluster: str):  # type: ignore
     return SlurmCliScheduler(SlurmClusterConfig(name=cluster, bin_dir=table.bin_dir, env=dict(table.env)))
 
 
-def _supervise_settings(settings: DunscaithSettings) -> SuperviseSettings:
+def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
+    from domain.model.jobs.policy import Policy
+    from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+
     s = settings.supervise
-    return SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait, drain=s.drain)
+    return Supervisor(**ports, settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup,
+                                                           wait=s.wait, drain=s.drain),
+                      policy=Policy(absence_deadline=timedelta(seconds=s.absence)))
 
 
-def _policy(settings: DunscaithSettings) -> Policy:
-    return Policy(absence_deadline=timedelta(seconds=settings.supervise.absence))
+def _record_job(**ports: Any) -> Any:
+    from domain.services.jobs.submit import RecordJob
+
+    return RecordJob(**ports)
+
+
+def _job_status(settings: DunscaithSettings, **ports: Any) -> Any:
+    from domain.services.jobs.status import JobStatus
+
+    return JobStatus(**ports, poll=settings.supervise.poll)
 
 
 def _signal_drain(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
@@ -85,10 +99,7 @@ class Container(containers.DeclarativeContainer):
     # the supervisor's cancellation: signals in the real program; tests put their own in
     cancellation = providers.Factory(_signal_drain, settings=settings)
 
-    record_job = providers.Factory(RecordJob, store=store, clock=clock, crash=crash)
-    supervisor = providers.Factory(
-        Supervisor, store=store, scheduler=scheduler, clock=clock, crash=crash,
-        settings=providers.Factory(_supervise_settings, settings), policy=providers.Factory(_policy, settings),
-    )
-    status = providers.Factory(JobStatus, store=store, clock=clock,
-                               poll=providers.Callable(lambda s: s.supervise.poll, settings))
+    record_job = providers.Factory(_record_job, store=store, clock=clock, crash=crash)
+    supervisor = providers.Factory(_supervisor, settings=settings, store=store, scheduler=scheduler, clock=clock,
+                                   crash=crash)
+    status = providers.Factory(_job_status, settings=settings, store=store, clock=clock)

@@ -21,10 +21,7 @@ from domain.model.jobs.pointer import Pointer
 from domain.model.jobs.root_errors import RecordRootRefused
 from domain.model.jobs.spec import BadSpec, JobSpec
 from domain.model.jobs.state import JobState
-from domain.services.jobs.pointer_notes import Fanout, PointerNotes
 from domain.services.jobs.status import JobView
-from domain.services.jobs.submit import check_name
-from domain.services.jobs.supervise import Ending, SupervisionEnd
 from entrypoints.cli_support import BadInput
 from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
 
@@ -118,6 +115,8 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
             script = Path(words[0]).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    from domain.services.jobs.submit import check_name
+
     try:
         job = check_name(name if name is not None else _default_name(words))
         return JobSpec(job, cluster_name, cluster.adapter, command, script, os.getcwd(),
@@ -137,6 +136,7 @@ def _pointer(ctx: typer.Context, state: JobState, store: Any) -> Pointer:
 
 
 def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
+    from domain.services.jobs.pointer_notes import Fanout, PointerNotes
     from entrypoints.dunscaith.live_view import LiveView
 
     container = _c(ctx)
@@ -181,7 +181,9 @@ def _show_output(view: Any, state: JobState | None, root: Path) -> None:
         view.line(f"output: {root / 'local-scheduler' / current.object_id / 'stdout'}")
 
 
-def _ending(job: str, end: SupervisionEnd, drain: Any) -> int:
+def _ending(job: str, end: Any, drain: Any) -> int:
+    from domain.services.jobs.supervise import Ending
+
     state = end.state
     if end.ending is Ending.DRAINED:
         print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
