@@ -83,7 +83,14 @@ class CommandRunner:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # something outside the group still holds the pipes
+                out, err = "", ""
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+                proc.wait()
             return CommandResult(argv, None, out, err, timed_out=True)
         except BaseException:
             _kill_group(proc)

@@ -105,6 +105,14 @@ def test_a_hanging_sbatch_is_unknown_after_a_timeout_never_below_message_timeout
     assert len(stubs.calls("sbatch")) == 1  # never retried
 
 
+def test_a_timeout_returns_even_when_a_grandchild_outside_the_group_keeps_the_pipes(stubs):
+    stubs.set("squeue", body="setsid sleep 8 & sleep 30")
+    started = time.monotonic()
+    result = sched(stubs, command_timeout=0.5).query([JobId("job-1")])
+    assert not result.complete and "in time" in result.detail
+    assert time.monotonic() - started < 20
+
+
 def test_without_message_timeout_sbatch_gets_the_floor(stubs):
     stubs.set("scontrol", rc=1, stderr="slurm_load_ctl_conf error: Unable to contact slurm controller\n")
     assert sched(stubs, submit_timeout_unknown_floor=123.0).submit_timeout() == 123.0
