@@ -165,7 +165,9 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     supervisor = container.supervisor(progress=Fanout([view, notes]))
     del scheduler
     with _store_errors(), store.lock(job) as lock, view:
-        if not fresh:
+        if not fresh and state.settled and state.outcome is not None:
+            view.line(f"already settled: outcome {state.outcome.kind} ({state.outcome.detail})")
+        elif not fresh:
             view.line(f"supervising (attempts so far: {len(state.attempts)})")
         end = supervisor.run(job, lock, drain)
     _show_output(view, end.state, settings.records.root)

@@ -263,3 +263,25 @@ def test_unattended_by_pointer(state: str, seen_ago: int | None, unattended: boo
     pointer = Pointer(JOB, "other", "/var/tmp/x", HostIdentity("m", "other"), "/bin/dunscaith", "local", "local",
                       state, T0, None if seen_ago is None else now - timedelta(seconds=seen_ago))
     assert unattended_by_pointer(pointer, now, timedelta(seconds=10)) is unattended
+
+
+# ------------------------------------------------------------------ status: Unattended and loop health
+
+@pytest.mark.parametrize(("history", "held", "beat_ago", "unattended", "unhealthy"), [
+    (RELEASED, True, 5, False, False),
+    (RELEASED, True, 31, False, True),
+    (RELEASED, True, None, False, True),
+    (RELEASED, False, 5, True, False),
+    (RELEASED, False, None, True, False),
+    ((*RELEASED, OUTCOME), False, None, True, False),
+    ((*RELEASED, OUTCOME, ev.Settled()), False, None, False, False),
+])
+def test_status_judgement(history: tuple[ev.Event, ...], held: bool, beat_ago: int | None, unattended: bool,
+                          unhealthy: bool) -> None:
+    from domain.model.jobs.record import LoopHealth
+    from domain.services.jobs.status import judge
+
+    now = T0 + timedelta(hours=1)
+    health = LoopHealth(held, None if beat_ago is None else now - timedelta(seconds=beat_ago))
+    view = judge(state_of(*history), health, now, poll=10.0)
+    assert (view.unattended, view.loop_unhealthy) == (unattended, unhealthy)
