@@ -143,7 +143,10 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     settings = container.settings()
     store = _store(ctx)
     with _store_errors(ctx, job):
-        state = container.status().one(job).state
+        try:
+            state = container.status().one(job).state
+        except ValueError as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
     container.cluster.override(state.spec.cluster)
     container.adapter.override(settings.cluster(state.spec.cluster).adapter)
     scheduler = container.scheduler()

@@ -139,3 +139,21 @@ def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(
     assert "ssh login2 /opt/dunscaith/bin/dunscaith supervise far" in listed.stderr
     status = cli.run("status", "far")
     assert status.returncode == 2 and "on host login2" in status.stderr
+
+
+def test_a_record_that_does_not_read_is_one_line_and_exit_2_for_status_and_supervise(cli: Cli) -> None:
+    from datetime import UTC, datetime
+
+    from adapters.host.system import SystemHost
+    from adapters.store.sqlite.store import SqliteStore
+    from domain.model.jobs.ids import JobId
+
+    assert cli.run("submit", "--name", "damaged", "--", "true").returncode == 0
+    with SqliteStore.open(cli.root, SystemHost()) as store:  # as a newer build would have written it
+        store.append(JobId("damaged"), datetime.now(UTC), "launched-by-a-newer-build", {})
+    for args in (["status", "damaged"], ["supervise", "damaged"]):
+        done = cli.run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "does not read" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    listed = cli.run("list")
+    assert "damaged  damaged:" in listed.stdout
