@@ -71,7 +71,13 @@ def _record_job(**ports: Any) -> Any:
 def _job_status(settings: DunscaithSettings, **ports: Any) -> Any:
     from domain.services.jobs.status import JobStatus
 
-    return JobStatus(**ports, poll=settings.supervise.poll)
+    return JobStatus(**ports, poll=settings.supervise.poll, delivering=bool(settings.escalations.command))
+
+
+def _delivery(settings: DunscaithSettings) -> Any:
+    from adapters.process.escalation_command import CommandEscalationDelivery
+
+    return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
 
 
 def _signal_drain(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
@@ -100,6 +106,7 @@ class Container(containers.DeclarativeContainer):
     cancellation = providers.Factory(_signal_drain, settings=settings)
 
     record_job = providers.Factory(_record_job, store=store, clock=clock, crash=crash)
+    delivery = providers.Singleton(_delivery, settings=settings)
     supervisor = providers.Factory(_supervisor, settings=settings, store=store, scheduler=scheduler, clock=clock,
-                                   crash=crash)
+                                   crash=crash, delivery=delivery)
     status = providers.Factory(_job_status, settings=settings, store=store, clock=clock)

@@ -52,6 +52,11 @@ class RecoverySection(_Strict):
     attempts: int = Field(default=3, ge=1, description="attempts in all for node failure, boot failure, preemption")
 
 
+class EscalationsSection(_Strict):
+    command: list[str] = Field(default_factory=list, description="argv given each escalation as JSON on stdin")
+    timeout: float = Field(default=10.0, gt=0, description="seconds the command may take")
+
+
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: Path | None = None
@@ -65,6 +70,7 @@ class DunscaithSettings(BaseSettings):
     records: RecordsSettings = Field(default_factory=RecordsSettings)
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
     recovery: RecoverySection = Field(default_factory=RecoverySection)
+    escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
 
     @field_validator("clusters")

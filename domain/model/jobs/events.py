@@ -170,6 +170,15 @@ class Escalated:
 
 
 @dataclass(frozen=True, slots=True)
+class Delivered:
+    """The escalation at ``index`` (0-based, in record order) reached the configured command."""
+
+    KIND: ClassVar[str] = "escalation-delivered"
+    FIELDS: ClassVar[FieldSpec] = {"index": _INT}
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
 class OutcomeReached:
     KIND: ClassVar[str] = "outcome"
     FIELDS: ClassVar[FieldSpec] = {"result": _STR, "detail": _STR}
@@ -186,12 +195,12 @@ class Settled:
 
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
-         | Absent | Cancelling | Escalated | OutcomeReached | Settled)
+         | Absent | Cancelling | Escalated | Delivered | OutcomeReached | Settled)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
-                Absent, Cancelling, Escalated, OutcomeReached, Settled)
+                Absent, Cancelling, Escalated, Delivered, OutcomeReached, Settled)
 }
 
 

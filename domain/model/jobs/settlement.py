@@ -14,9 +14,14 @@ class Outstanding:
     what: str
 
 
-def outstanding(state: JobState) -> list[Outstanding]:
-    """What keeps the record open: objects not ended, attempts whose object may exist unseen."""
+def outstanding(state: JobState, *, delivering: bool = False) -> list[Outstanding]:
+    """What keeps the record open: objects not ended, attempts whose object may exist unseen, and
+    (when an escalation command is configured) escalations it has not yet received."""
     left: list[Outstanding] = []
+    if delivering:
+        for i, esc in enumerate(state.escalations):
+            if not esc.delivered:
+                left.append(Outstanding(esc.attempt or 0, f"escalation {i + 1} ({esc.reason}) not yet delivered"))
     for a in state.attempts:
         if a.order in (OrderState.SUBMITTING, OrderState.UNKNOWN):
             left.append(Outstanding(a.number, f"attempt {a.number}: unknown outcome, its object may still appear"))

@@ -76,6 +76,7 @@ class Escalation:
     attempt: int | None
     detail: str
     at: datetime
+    delivered: bool = False  # passed to the configured escalation command
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +151,12 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.Escalated(reason=reason, attempt=n, detail=detail):
             esc = Escalation(EscalationReason(reason), n, detail, at)
             return replace(state, escalations=(*state.escalations, esc))
+        case ev.Delivered(index=i):
+            if not 0 <= i < len(state.escalations):
+                raise RecordInconsistent(f"delivery of escalation {i}, which was never raised")
+            escalations = list(state.escalations)
+            escalations[i] = replace(escalations[i], delivered=True)
+            return replace(state, escalations=tuple(escalations))
         case ev.OutcomeReached(result=result, detail=detail):
             if state.outcome is not None:
                 raise RecordInconsistent("a second outcome")

@@ -163,7 +163,8 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
     return []
 
 
-def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = None) -> list[Step]:
+def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = None, *,
+         delivering: bool = False) -> list[Step]:
     """The steps to take now, in order. ``sending`` is the attempt whose create this process has in flight."""
     steps: list[Step] = [MarkUnknown(a.number) for a in state.attempts
                          if a.order is OrderState.SUBMITTING and a.number != sending]
@@ -180,7 +181,7 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
         if current is None:
             return [StartAttempt(1, "first attempt")]
         return _next_for_current(state, current, now, policy)
-    if not state.settled and not outstanding(state):
+    if not state.settled and not outstanding(state, delivering=delivering):
         return [Settle()]
     return []
 

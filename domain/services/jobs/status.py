@@ -23,8 +23,8 @@ class JobView:
     loop_unhealthy: bool  # display only: the holder's last loop is older than three poll intervals
 
 
-def judge(state: JobState, health: LoopHealth, now: datetime, poll: float) -> JobView:
-    left = tuple(outstanding(state))
+def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False) -> JobView:
+    left = tuple(outstanding(state, delivering=delivering))
     open_work = not state.settled  # something is left to do, if only committing the settlement
     stale = health.held and (health.last_loop is None or now - health.last_loop > timedelta(seconds=3 * poll))
     return JobView(state, label(state), health, left, unattended=open_work and not health.held,
@@ -32,15 +32,16 @@ def judge(state: JobState, health: LoopHealth, now: datetime, poll: float) -> Jo
 
 
 class JobStatus:
-    def __init__(self, store: JobStore, clock: Clock, poll: float) -> None:
+    def __init__(self, store: JobStore, clock: Clock, poll: float, delivering: bool = False) -> None:
         self._store = store
         self._clock = clock
         self._poll = poll
+        self._delivering = delivering
 
     def one(self, job: JobId) -> JobView:
         """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
         state = fold(self._store.read(job))
-        return judge(state, self._store.health(job), self._clock.now(), self._poll)
+        return judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
 
     def all(self) -> list[JobView | tuple[JobId, str]]:
         """Every job, oldest first; a record that does not read is listed with why, not dropped."""

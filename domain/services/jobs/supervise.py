@@ -24,6 +24,7 @@ from domain.model.jobs.state import JobState, apply, fold
 from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
+from ports.escalation_delivery import EscalationDelivery
 from ports.job_progress import JobProgress
 from ports.job_store import JobLock, JobStore, StoreError
 from ports.scheduler import Scheduler, SchedulerError
@@ -71,7 +72,7 @@ class _Loop:
 class Supervisor:
     def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
                  progress: JobProgress, settings: SuperviseSettings, policy: Policy,
-                 nonces: Callable[[], Nonce] = new_nonce) -> None:
+                 nonces: Callable[[], Nonce] = new_nonce, delivery: EscalationDelivery | None = None) -> None:
         self._store = store
         self._scheduler = scheduler
         self._clock = clock
@@ -80,6 +81,9 @@ class Supervisor:
         self._settings = settings
         self._policy = policy
         self._nonces = nonces
+        self._delivery = delivery if delivery is not None and delivery.configured else None
+        self._delivering = self._delivery is not None
+        self._next_delivery: dict[int, tuple[float, float]] = {}  # index -> (next try, current backoff)
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
 
@@ -95,13 +99,14 @@ class Supervisor:
         while True:
             if cancel.requested():
                 return self._drain(job, loop)
+            self._deliver(job, loop)
             self._act(job, loop, cancel)
             if cancel.requested():
                 return self._drain(job, loop)
             state = loop.state
             if state.settled:
                 return SupervisionEnd(Ending.OUTCOME, state)
-            left = outstanding(state)
+            left = outstanding(state, delivering=self._delivering)
             if state.outcome is not None and left:
                 now_m = self._clock.monotonic()
                 wait_until = now_m + s.wait if wait_until is None else wait_until
@@ -128,6 +133,28 @@ class Supervisor:
             if cancel.wait(self._until_next_tick()):
                 return self._drain(job, loop)
 
+    # ------------------------------------------------------------------ escalations
+
+    def _deliver(self, job: JobId, loop: _Loop) -> None:
+        """Hand undelivered escalations to the configured command; a failure is retried later, backing
+        off, and never holds up supervision."""
+        if self._delivery is None or loop.unsaved:
+            return
+        now = self._clock.monotonic()
+        for index, esc in enumerate(loop.state.escalations):
+            if esc.delivered:
+                continue
+            due, backoff = self._next_delivery.get(index, (now, max(self._settings.poll, 1.0)))
+            if now < due:
+                continue
+            try:
+                self._delivery.deliver(job, index, esc)
+            except Exception as exc:  # whatever the command did, the escalation stays undelivered
+                self._next_delivery[index] = (now + backoff, min(backoff * 2, 600.0))
+                loop.problem = f"escalation {index + 1} not delivered: {exc}"
+                continue
+            self._commit(job, loop, ev.Delivered(index), "delivery-committed")
+
     # ------------------------------------------------------------------ pacing
 
     def _query_due(self, loop: _Loop, now: datetime) -> bool:
@@ -152,7 +179,7 @@ class Supervisor:
         for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
             if not self._flush(job, loop):
                 return
-            steps = sv.plan(loop.state, self._clock.now(), self._policy)
+            steps = sv.plan(loop.state, self._clock.now(), self._policy, delivering=self._delivering)
             if not steps:
                 return
             for step in steps:
@@ -261,5 +288,6 @@ class Supervisor:
         for step in sv.plan(loop.state, self._clock.now(), self._policy):
             if isinstance(step, sv.MarkUnknown):
                 self._step(job, loop, step)
-        return SupervisionEnd(Ending.DRAINED, loop.state, tuple(outstanding(loop.state)))
+        return SupervisionEnd(Ending.DRAINED, loop.state,
+                              tuple(outstanding(loop.state, delivering=self._delivering)))
 

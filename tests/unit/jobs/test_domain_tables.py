@@ -285,3 +285,26 @@ def test_status_judgement(history: tuple[ev.Event, ...], held: bool, beat_ago: i
     health = LoopHealth(held, None if beat_ago is None else now - timedelta(seconds=beat_ago))
     view = judge(state_of(*history), health, now, poll=10.0)
     assert (view.unattended, view.loop_unhealthy) == (unattended, unhealthy)
+
+
+# ------------------------------------------------------------------ escalation delivery keeps the record open
+
+ESCALATED_DONE = (*RELEASED, ev.Observed(1, ObjectId("o1"), "completed", 0, None, ""),
+                  ev.Escalated("duplicate", 1, "d"), OUTCOME)
+
+
+@pytest.mark.parametrize(("history", "delivering", "steps"), [
+    (ESCALATED_DONE, False, [sv.Settle()]),
+    (ESCALATED_DONE, True, []),
+    ((*ESCALATED_DONE, ev.Delivered(0)), True, [sv.Settle()]),
+])
+def test_settlement_waits_for_delivery_when_a_command_is_configured(
+        history: tuple[ev.Event, ...], delivering: bool, steps: list[object]) -> None:
+    state = state_of(*history)
+    assert sv.plan(state, T0, POLICY, delivering=delivering) == steps
+    assert bool(outstanding(state, delivering=delivering)) is (steps == [])
+
+
+def test_a_delivery_of_an_escalation_never_raised_is_inconsistent() -> None:
+    with pytest.raises(RecordInconsistent):
+        state_of(*RELEASED, ev.Delivered(0))

@@ -268,3 +268,40 @@ def test_an_old_running_job_is_queried_less_often_but_the_loop_still_beats_every
     queries = r.scheduler.count("query")
     assert 20 < queries < 120  # 5 per minute at first, then every 20, 40, 80, 160 s
     assert r.store.health(job).last_loop == r.clock.now() - __import__("datetime").timedelta(seconds=10)
+
+
+class FlakyDelivery:
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.tries = 0
+        self.got: list[tuple[str, int]] = []
+
+    @property
+    def configured(self) -> bool:
+        return True
+
+    def deliver(self, job, index, escalation) -> None:  # type: ignore[no-untyped-def]
+        from ports.escalation_delivery import DeliveryFailed
+
+        self.tries += 1
+        if self.failures:
+            self.failures -= 1
+            raise DeliveryFailed("notifier down")
+        self.got.append((str(escalation.reason), index))
+
+
+def test_escalations_are_delivered_retried_on_failure_and_never_hold_up_the_outcome() -> None:
+    r = rig(exit_code=0, wait=100.0)
+    delivery = FlakyDelivery(failures=2)
+    r.supervisor = type(r.supervisor)(r.store, r.scheduler, r.clock, r.crash, r.progress,
+                                      r.supervisor._settings, r.supervisor._policy,
+                                      nonces=r.supervisor._nonces, delivery=delivery)
+    job = r.record()
+    _append(r, job, ev.Submitting(1, Nonce("n-real")))
+    _append(r, job, ev.Created(1, ObjectId("someone-else")))
+    r.scheduler.add_foreign(JobId(job), nonce=Nonce("n-real"))  # mismatch: escalated
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.ESCALATED
+    assert delivery.got == [("mismatch", 0)] and delivery.tries == 3
+    assert r.kinds(job).count("escalation-delivered") == 1
+    assert end.state.escalations[0].delivered
