@@ -45,11 +45,16 @@ def _local_scheduler(settings: DunscaithSettings, crash: EnvCrashPoints):  # typ
     return LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"))
 
 
-def _slurm_scheduler(settings: DunscaithSettings, cluster: str):  # type: ignore[no-untyped-def]
-    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClock):  # type: ignore[no-untyped-def]
+    from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
 
-    table = settings.cluster(cluster)
-    return SlurmCliScheduler(SlurmClusterConfig(name=cluster, bin_dir=table.bin_dir, env=dict(table.env)))
+    t = settings.cluster(cluster)
+    inner = SlurmCliScheduler(SlurmClusterConfig(
+        name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
+        submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
+    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
+    return CoalescedScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
+                              max_age=t.coalesce_max_age)
 
 
 def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
@@ -99,7 +104,7 @@ class Container(containers.DeclarativeContainer):
     scheduler = providers.Selector(
         adapter,
         local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Singleton(_slurm_scheduler, settings=settings, cluster=cluster),
+        slurm=providers.Singleton(_slurm_scheduler, settings=settings, cluster=cluster, clock=clock),
     )
 
     # the supervisor's cancellation: signals in the real program; tests put their own in

@@ -166,7 +166,8 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
     drain = container.cancellation()
     drain.install()
     supervisor = container.supervisor(progress=Fanout([view, notes]))
-    del scheduler
+    if hasattr(scheduler, "close"):  # a shared query stops asking for this job when we stop watching it
+        ctx.call_on_close(scheduler.close)
     with _store_errors(), store.lock(job) as lock, view:
         if not fresh and state.settled and state.outcome is not None:
             view.line(f"already settled: outcome {state.outcome.kind} ({state.outcome.detail})")

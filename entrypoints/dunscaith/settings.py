@@ -61,6 +61,13 @@ class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: Path | None = None
     env: dict[str, str] = Field(default_factory=dict)
+    # Slurm only (docs/slurm.md): none of these changes what a job is, only how the cluster is reached
+    clusters: str | None = None
+    command_timeout: float = Field(default=60.0, gt=0)
+    submit_timeout: float = Field(default=60.0, gt=0)
+    accounting: bool | None = None
+    workdir: Path | None = None
+    coalesce_max_age: float = Field(default=4.0, gt=0)
 
 
 class DunscaithSettings(BaseSettings):
