@@ -53,7 +53,10 @@ def _store_errors(ctx: typer.Context | None = None, job: str | None = None) -> I
 
 def _store(ctx: typer.Context) -> Any:
     with _store_errors():
-        return _c(ctx).store()
+        try:
+            return _c(ctx).store()
+        except StoreError as exc:  # a store that cannot be opened (a newer schema, not a store): refused
+            raise BadInput(str(exc)) from None
 
 
 def _binary() -> str:
@@ -219,13 +222,13 @@ def submit(
 ) -> int:
     """Record a job, create it held, release it once it is known, and supervise it to its outcome."""
     spec = _spec(ctx, words or [], name, cluster)
-    store = _store(ctx)
+    _store(ctx)
     _notice_unattended(ctx)
     try:
         job = _c(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
-    return _supervise(ctx, job, fresh=True) if store else 3
+    return _supervise(ctx, job, fresh=True)
 
 
 def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
@@ -334,4 +337,4 @@ def register(app: typer.Typer) -> None:
     app.command("list")(list_jobs)
 
 
-__all__ = ["RAW_ARGV", "StoreError", "register"]
+__all__ = ["RAW_ARGV", "register"]
