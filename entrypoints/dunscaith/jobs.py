@@ -330,9 +330,14 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
     return 0
 
 
+EXIT_CODES = ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 bad input or refused; 3 internal error; "
+              "4 the supervisor gave up; 5 work outstanding after supervise.wait; 128+n ended by signal n "
+              "(the job goes on). See docs/exit-codes.md.")
+
+
 def register(app: typer.Typer) -> None:
-    app.command("submit", context_settings={"allow_interspersed_args": False})(submit)
-    app.command("supervise")(supervise)
+    app.command("submit", context_settings={"allow_interspersed_args": False}, epilog=EXIT_CODES)(submit)
+    app.command("supervise", epilog=EXIT_CODES)(supervise)
     app.command("status")(status)
     app.command("list")(list_jobs)
 
