@@ -26,7 +26,9 @@ SUBMIT_POINTS = [
     "submitting-committed",
     "create-answered",
     "answer-committed",
-    "observation-committed",
+    "observation-committed",  # the first answer worth committing (pending)
+    "observation-committed#2",  # later ones: running, then ended
+    "observation-committed#3",
     "local-released",
     "local-start-decided",
     "local-spawned",
@@ -57,7 +59,7 @@ def check_invariants(cli: Cli, job: str) -> None:
 
 @pytest.mark.parametrize("point", SUBMIT_POINTS)
 def test_a_crash_at_each_step_of_submit_is_carried_on_by_supervise(cli: Cli, point: str) -> None:
-    job = f"crash-{point}"
+    job = f"crash-{point.replace('#', '-')}"
     crashed = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
     carried = cli.run("supervise", job)
