@@ -152,14 +152,14 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
             return [StartAttempt(current.number + 1, f"attempt {current.number}'s object never appeared")]
         return [Conclude(Outcome(OutcomeKind.ESCALATED,
                                  f"attempt {current.number}: no object appeared and no attempt is left"))]
-    if current.order is OrderState.CONFIRMED:
-        assert current.object_id is not None
-        return [Release(current.number, current.object_id)]
-    if current.ended and current.order is OrderState.RELEASED:
+    if current.ended:  # released and ended, or ended while held (cancelled by someone else): judged alike
         verdict = judge_end(current, current.number, spec.max_attempts, policy)
         if isinstance(verdict, TryAgain):
             return [StartAttempt(current.number + 1, verdict.reason)]
         return [Conclude(verdict)]
+    if current.order is OrderState.CONFIRMED:
+        assert current.object_id is not None
+        return [Release(current.number, current.object_id)]
     return []
 
 

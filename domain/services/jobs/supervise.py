@@ -217,8 +217,12 @@ class Supervisor:
 
     def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
         nonce = self._nonces()
-        if not self._commit(job, loop, ev.Submitting(n, nonce), "submitting-committed"):
-            return False  # nothing was sent: the request goes out only after "submitting" is durable
+        submitting = ev.Submitting(n, nonce)
+        if not self._commit(job, loop, submitting, "submitting-committed"):
+            # nothing was sent, and nothing will be under this nonce: the request goes out only after
+            # "submitting" is durable, so an event that never became durable is simply dropped
+            loop.unsaved.remove(submitting)
+            return False
         try:
             answer = self._scheduler.create_held(loop.state.spec.object_spec(nonce))
             event: ev.Event

@@ -308,3 +308,9 @@ def test_settlement_waits_for_delivery_when_a_command_is_configured(
 def test_a_delivery_of_an_escalation_never_raised_is_inconsistent() -> None:
     with pytest.raises(RecordInconsistent):
         state_of(*RELEASED, ev.Delivered(0))
+
+
+def test_an_object_cancelled_while_held_is_judged_not_released_again() -> None:
+    held_cancelled = (*CONFIRMED, ev.Observed(1, ObjectId("o1"), "cancelled", None, None, "by the user"))
+    steps = sv.plan(state_of(*held_cancelled), T0, POLICY)
+    assert len(steps) == 1 and isinstance(steps[0], sv.Conclude) and steps[0].outcome.kind is OutcomeKind.FAILED

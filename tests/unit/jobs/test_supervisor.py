@@ -305,3 +305,24 @@ def test_escalations_are_delivered_retried_on_failure_and_never_hold_up_the_outc
     assert delivery.got == [("mismatch", 0)] and delivery.tries == 3
     assert r.kinds(job).count("escalation-delivered") == 1
     assert end.state.escalations[0].delivered
+
+
+def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_unknown() -> None:
+    from ports.job_store import StoreError
+
+    r = rig(exit_code=0, giveup=100.0)
+    job = r.record()
+    real_append = r.store.append
+    failures = {"left": 2}
+
+    def append(j, at, kind, data):  # type: ignore[no-untyped-def]
+        if kind == "submitting" and failures["left"]:
+            failures["left"] -= 1
+            raise StoreError("disk full")
+        return real_append(j, at, kind, data)
+
+    r.store.append = append  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert r.scheduler.count("create_held") == 1
+    assert [a.order for a in end.state.attempts] == [OrderState.RELEASED]
