@@ -20,7 +20,7 @@ from domain.model.jobs.objects import CreateOutcome
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
 from domain.model.jobs.settlement import Outstanding, outstanding
-from domain.model.jobs.state import JobState, apply, fold
+from domain.model.jobs.state import JobState, OrderState, apply, fold
 from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
@@ -63,6 +63,9 @@ def new_nonce() -> Nonce:
 class _Loop:
     state: JobState
     unsaved: list[ev.Event] = field(default_factory=list)  # answers received but not yet durable
+    known: int = 0  # events of the record reflected in ``state``
+    doubt: bool = False  # an append failed: it may or may not have landed
+    unsent: ev.Submitting | None = None  # a create decided but not sent (its "submitting" not yet durable)
     last_ok: float = 0.0
     problem: str = ""
     asked_at: datetime | None = None  # when the scheduler was last queried
@@ -93,7 +96,8 @@ class Supervisor:
         first = self._read_until_giveup(job, cancel)
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
-        loop = _Loop(state=first, last_ok=self._clock.monotonic())
+        state, known = first
+        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic())
         wait_until: float | None = None
         loops = 0
         while True:
@@ -177,9 +181,10 @@ class Supervisor:
     def _act(self, job: JobId, loop: _Loop, cancel: Cancellation) -> None:
         """Take the planned steps until none is left, a step fails, or a stop is requested."""
         for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
-            if not self._flush(job, loop):
+            if not self._flush(job, loop) or not self._send_if_durable(job, loop):
                 return
-            steps = sv.plan(loop.state, self._clock.now(), self._policy, delivering=self._delivering)
+            sending = loop.unsent.attempt if loop.unsent is not None else None
+            steps = sv.plan(loop.state, self._clock.now(), self._policy, sending, delivering=self._delivering)
             if not steps:
                 return
             for step in steps:
@@ -216,15 +221,17 @@ class Supervisor:
         raise AssertionError(f"unplanned step {step!r}")
 
     def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
-        nonce = self._nonces()
-        submitting = ev.Submitting(n, nonce)
+        submitting = ev.Submitting(n, self._nonces())
+        loop.unsent = submitting  # the request goes out only once this is durable, and then only once
         if not self._commit(job, loop, submitting, "submitting-committed"):
-            # nothing was sent, and nothing will be under this nonce: the request goes out only after
-            # "submitting" is durable, so an event that never became durable is simply dropped
-            loop.unsaved.remove(submitting)
-            return False
+            return False  # kept: once it is durable (or found to be), the request is sent then
+        return self._send(job, loop, submitting)
+
+    def _send(self, job: JobId, loop: _Loop, submitting: ev.Submitting) -> bool:
+        loop.unsent = None
+        n = submitting.attempt
         try:
-            answer = self._scheduler.create_held(loop.state.spec.object_spec(nonce))
+            answer = self._scheduler.create_held(loop.state.spec.object_spec(submitting.nonce))
             event: ev.Event
             if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
                 event = ev.Created(n, answer.object_id)
@@ -236,6 +243,16 @@ class Supervisor:
             event = ev.Unknown(n, f"{type(exc).__name__}: {exc}")
         self._crash.reached("create-answered")
         return self._commit(job, loop, event, "answer-committed")
+
+    def _send_if_durable(self, job: JobId, loop: _Loop) -> bool:
+        """A create whose "submitting" became durable late (the store failed first): send it now."""
+        pending = loop.unsent
+        if pending is None:
+            return True
+        recorded = loop.state.by_nonce(pending.nonce)
+        if recorded is None or recorded.order is not OrderState.SUBMITTING:
+            return True  # not durable yet: nothing is sent
+        return self._send(job, loop, pending)
 
     def _observe(self, job: JobId, loop: _Loop) -> bool:
         try:
@@ -261,6 +278,8 @@ class Supervisor:
         return ok
 
     def _flush(self, job: JobId, loop: _Loop) -> bool:
+        if loop.doubt and not self._settle_doubt(job, loop):
+            return False
         while loop.unsaved:
             event = loop.unsaved[0]
             now = self._clock.now()
@@ -269,17 +288,38 @@ class Supervisor:
                 self._store.append(job, now, kind, data)
             except StoreError as exc:
                 loop.problem = f"the record could not be written: {exc}"
+                loop.doubt = True  # the append may have landed all the same: read before trying again
                 return False
+            loop.known += 1
             loop.unsaved.pop(0)
             loop.state = apply(loop.state, event, now)
             self._progress.committed(loop.state, event)
         return True
 
-    def _read_until_giveup(self, job: JobId, cancel: Cancellation) -> JobState | None:
+    def _settle_doubt(self, job: JobId, loop: _Loop) -> bool:
+        """After a failed append, learn from the record which of the unsaved events did land, so none
+        is written twice."""
+        try:
+            record = self._store.read(job)
+        except StoreError as exc:
+            loop.problem = f"the record could not be read: {exc}"
+            return False
+        landed = len(record.events) - loop.known
+        if landed > 0:
+            loop.state = fold(record)
+            for event in loop.unsaved[:landed]:
+                self._progress.committed(loop.state, event)
+            del loop.unsaved[:landed]
+            loop.known = len(record.events)
+        loop.doubt = False
+        return True
+
+    def _read_until_giveup(self, job: JobId, cancel: Cancellation) -> tuple[JobState, int] | None:
         started = self._clock.monotonic()
         while True:
             try:
-                return fold(self._store.read(job))
+                record = self._store.read(job)
+                return fold(record), len(record.events)
             except StoreError:
                 if self._clock.monotonic() - started > self._settings.giveup or cancel.wait(self._settings.poll):
                     return None

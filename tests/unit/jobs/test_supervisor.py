@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
@@ -326,3 +328,27 @@ def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_u
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
     assert r.scheduler.count("create_held") == 1
     assert [a.order for a in end.state.attempts] == [OrderState.RELEASED]
+
+
+@pytest.mark.parametrize("kind", ["submitting", "created", "released", "outcome"])
+def test_an_append_that_failed_after_landing_is_never_written_twice(kind: str) -> None:
+    from ports.job_store import StoreError
+
+    r = rig(exit_code=0, giveup=100.0)
+    job = r.record()
+    real_append = r.store.append
+    failures = {"left": 1}
+
+    def append(j, at, k, data):  # type: ignore[no-untyped-def]
+        seq = real_append(j, at, k, data)
+        if k == kind and failures["left"]:
+            failures["left"] -= 1
+            raise StoreError("connection lost after commit")
+        return seq
+
+    r.store.append = append  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.ending is Ending.OUTCOME and end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert r.kinds(job).count(kind) == 1
+    assert r.scheduler.count("create_held") == 1
+    assert r.state(job).settled  # the record reads whole and tells one story
