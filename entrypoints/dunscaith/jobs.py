@@ -138,7 +138,15 @@ def _pointer(ctx: typer.Context, state: JobState, store: Any) -> Pointer:
                    state_at=state.recorded_at, supervised_at=None)
 
 
-def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
+def _drain(ctx: typer.Context) -> Any:
+    """Signals drain from the start of the command: one arriving before supervision starts stops it
+    before any request goes out, with what is recorded kept."""
+    drain = _c(ctx).cancellation()
+    drain.install()
+    return drain
+
+
+def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool) -> int:
     from domain.services.jobs.pointer_notes import Fanout, PointerNotes
     from entrypoints.dunscaith.live_view import LiveView
 
@@ -166,8 +174,6 @@ def _supervise(ctx: typer.Context, job: JobId, *, fresh: bool) -> int:
             pointers.write(pointer)
         except Exception as exc:  # display only; the record is what counts
             print(f"{PROG}: pointer of {job} not written: {type(exc).__name__}: {exc}", file=sys.stderr)
-    drain = container.cancellation()
-    drain.install()
     supervisor = container.supervisor(progress=Fanout([view, notes]))
     if hasattr(scheduler, "close"):  # a shared query stops asking for this job when we stop watching it
         ctx.call_on_close(scheduler.close)
@@ -221,6 +227,7 @@ def submit(
     name: str | None = typer.Option(None, "--name", help="the job's name (default: from the command)"),
 ) -> int:
     """Record a job, create it held, release it once it is known, and supervise it to its outcome."""
+    drain = _drain(ctx)
     spec = _spec(ctx, words or [], name, cluster)
     _store(ctx)
     _notice_unattended(ctx)
@@ -228,14 +235,15 @@ def submit(
         job = _c(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
-    return _supervise(ctx, job, fresh=True)
+    return _supervise(ctx, job, drain, fresh=True)
 
 
 def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
+    drain = _drain(ctx)
     _store(ctx)
     _notice_unattended(ctx, skip=job)
-    return _supervise(ctx, JobId(job), fresh=False)
+    return _supervise(ctx, JobId(job), drain, fresh=False)
 
 
 def _view_json(view: JobView) -> dict[str, Any]:
