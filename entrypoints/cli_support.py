@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import typer
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
 
 
 class BadInput(Exception):
@@ -27,12 +31,46 @@ def new_app(help_text: str) -> typer.Typer:
     )
 
 
+class _Interrupts:
+    """Whether a Ctrl-C reached this process: typer turns a KeyboardInterrupt into a silent 130, which a
+    command could also return on its own, so the handler itself keeps the fact."""
+
+    seen = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: FrameType | None) -> None:
+        cls.seen = True
+        raise KeyboardInterrupt
+
+    @classmethod
+    def install(cls) -> None:
+        cls.seen = False
+        try:
+            # Only in place of Python's own handler: a caller (or a test) that set its own keeps it.
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                signal.signal(signal.SIGINT, cls.handler)
+        except ValueError:  # not the main thread: signals cannot be handled here anyway
+            pass
+
+
+def _interrupted(prog: str) -> None:
+    print(f"{prog}: interrupted", file=sys.stderr)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
-        redact: Callable[[str], str] = lambda s: s) -> None:
-    """Run ``app`` and turn every way it can end into an exit code and at most one line on stderr."""
+        redact: Callable[[str], str] = lambda s: s, obj: Any = None) -> None:
+    """Run ``app`` and turn every way it can end into an exit code and at most one line on stderr.
+
+    ``obj`` becomes the root context's ``ctx.obj`` (tests give their own container this way)."""
+    _Interrupts.install()
     try:
-        result = app(args=argv, prog_name=prog, standalone_mode=False)
+        result = app(args=argv, prog_name=prog, standalone_mode=False, obj=obj)
+    except KeyboardInterrupt:  # outside typer's own catch (parsing, completion, closing)
+        _interrupted(prog)
     except typer.Exit as exc:
+        if exc.exit_code == EXIT_INTERRUPTED and _Interrupts.seen:
+            _interrupted(prog)
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(EXIT_BAD_INPUT)
@@ -56,4 +94,6 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
             print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
         print(f"{prog}: internal error: {redact(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         sys.exit(EXIT_INTERNAL)
+    if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
+        _interrupted(prog)
     sys.exit(result if isinstance(result, int) else 0)

@@ -48,7 +48,6 @@ class _Secrets:
 
 
 OUT = SafePrinter(_Secrets.clean)
-_injected: Container | None = None
 
 
 def make_container(settings: QdevicesSettings | None = None) -> Container:
@@ -61,7 +60,7 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
 @app.callback()
 def _main(ctx: typer.Context) -> None:
     settings = load_settings()
-    container = _injected or make_container()
+    container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
     container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
     ctx.obj = (container, settings)
 
@@ -342,6 +341,4 @@ def check(
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:
-    global _injected
-    _injected = container
-    run(app, "qdevices", argv, redact=_Secrets.clean)
+    run(app, "qdevices", argv, redact=_Secrets.clean, obj=container)
