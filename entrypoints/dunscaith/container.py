@@ -14,6 +14,7 @@ from adapters.clock.system import SystemClock
 from adapters.host.system import SystemHost
 from adapters.process.crash_points import EnvCrashPoints
 from adapters.store.pointer_files import FilePointers, default_pointer_dir
+from adapters.store.residual_files import FileResidualList, default_residual_dir
 from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 
 # Heavier pieces (the SQL store, the supervisor, the schedulers) are imported where they are built,
@@ -59,12 +60,14 @@ def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClo
 
 def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
     from domain.model.jobs.policy import Policy
+    from domain.model.jobs.residual import ResidualPolicy
     from domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
     s = settings.supervise
     return Supervisor(**ports, settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup,
                                                            wait=s.wait, drain=s.drain),
-                      policy=Policy(absence_deadline=timedelta(seconds=s.absence)))
+                      policy=Policy(absence_deadline=timedelta(seconds=s.absence),
+                                    residual=ResidualPolicy(settings.residual.policy)))
 
 
 def _record_job(**ports: Any) -> Any:
@@ -101,6 +104,7 @@ class Container(containers.DeclarativeContainer):
     crash = providers.Singleton(EnvCrashPoints)
     store = providers.Resource(_sqlite_store, settings=settings, host=host)
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
+    residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     scheduler = providers.Selector(
         adapter,
         local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
@@ -113,5 +117,5 @@ class Container(containers.DeclarativeContainer):
     record_job = providers.Factory(_record_job, store=store, clock=clock, crash=crash)
     delivery = providers.Singleton(_delivery, settings=settings)
     supervisor = providers.Factory(_supervisor, settings=settings, store=store, scheduler=scheduler, clock=clock,
-                                   crash=crash, delivery=delivery)
+                                   crash=crash, delivery=delivery, residual=residual)
     status = providers.Factory(_job_status, settings=settings, store=store, clock=clock)

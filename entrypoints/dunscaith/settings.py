@@ -57,6 +57,12 @@ class EscalationsSection(_Strict):
     timeout: float = Field(default=10.0, gt=0, description="seconds the command may take")
 
 
+class ResidualSection(_Strict):
+    policy: Literal["list", "manual"] = Field(
+        default="list", description="list: unknown attempts move to the residual list when the record settles; "
+                                    "manual: they escalate and the record waits")
+
+
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: Path | None = None
@@ -78,6 +84,7 @@ class DunscaithSettings(BaseSettings):
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
     recovery: RecoverySection = Field(default_factory=RecoverySection)
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
+    residual: ResidualSection = Field(default_factory=ResidualSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
 
     @field_validator("clusters")

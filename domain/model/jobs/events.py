@@ -179,6 +179,17 @@ class Delivered:
 
 
 @dataclass(frozen=True, slots=True)
+class MovedToResidual:
+    """An attempt of unknown outcome is on the residual list now (the default residual policy): sweeps
+    look for its object by nonce, and it no longer keeps the record from settling."""
+
+    KIND: ClassVar[str] = "moved-to-residual"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "reason": _STR}
+    attempt: int
+    reason: str  # a ResidualReason value
+
+
+@dataclass(frozen=True, slots=True)
 class OutcomeReached:
     KIND: ClassVar[str] = "outcome"
     FIELDS: ClassVar[FieldSpec] = {"result": _STR, "detail": _STR}
@@ -195,12 +206,12 @@ class Settled:
 
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
-         | Absent | Cancelling | Escalated | Delivered | OutcomeReached | Settled)
+         | Absent | Cancelling | Escalated | Delivered | MovedToResidual | OutcomeReached | Settled)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
-                Absent, Cancelling, Escalated, Delivered, OutcomeReached, Settled)
+                Absent, Cancelling, Escalated, Delivered, MovedToResidual, OutcomeReached, Settled)
 }
 
 

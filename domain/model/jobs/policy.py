@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from domain.model.jobs.objects import ObjectState
+from domain.model.jobs.residual import ResidualPolicy
 from domain.model.jobs.state import Attempt, Outcome, OutcomeKind
 
 RECOVERABLE: frozenset[ObjectState] = frozenset(
@@ -22,6 +23,8 @@ class Policy:
     # how long a complete query may go on not listing an object before it is judged vanished
     absence_deadline: timedelta = timedelta(minutes=10)
     recoverable: frozenset[ObjectState] = RECOVERABLE
+    # what an attempt of unknown outcome does once the job has its outcome (docs/residual.md)
+    residual: ResidualPolicy = ResidualPolicy.LIST
 
 
 @dataclass(frozen=True, slots=True)

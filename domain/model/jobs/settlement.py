@@ -23,6 +23,8 @@ def outstanding(state: JobState, *, delivering: bool = False) -> list[Outstandin
             if not esc.delivered:
                 left.append(Outstanding(esc.attempt or 0, f"escalation {i + 1} ({esc.reason}) not yet delivered"))
     for a in state.attempts:
+        if a.residual:
+            continue  # on the residual list: sweeps look after its object
         if a.order in (OrderState.SUBMITTING, OrderState.UNKNOWN):
             left.append(Outstanding(a.number, f"attempt {a.number}: unknown outcome, its object may still appear"))
         elif a.has_object and a.object_state not in ENDED and a.order is not OrderState.REFUSED:

@@ -40,6 +40,7 @@ class EscalationReason(StrEnum):
     VANISHED = "vanished"  # absent from every complete query for longer than the deadline
     MISMATCH = "mismatch"  # the object with our nonce has another id than the one recorded
     DUPLICATE = "duplicate"  # two objects carry one attempt's nonce
+    UNKNOWN_ATTEMPT = "unknown-attempt"  # the manual residual policy: an unknown attempt waits for the user
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Attempt:
     reason: str = ""
     absent_since: datetime | None = None
     cancelling: bool = False
+    residual: bool = False  # moved to the residual list: sweeps look after its object now
 
     @property
     def ended(self) -> bool:
@@ -148,6 +150,8 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return _set(state, n, absent_since=at)
         case ev.Cancelling(attempt=n):
             return _set(state, n, cancelling=True)
+        case ev.MovedToResidual(attempt=n):
+            return _set(state, n, residual=True)
         case ev.Escalated(reason=reason, attempt=n, detail=detail):
             esc = Escalation(EscalationReason(reason), n, detail, at)
             return replace(state, escalations=(*state.escalations, esc))

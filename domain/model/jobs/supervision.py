@@ -13,6 +13,7 @@ from domain.model.jobs import events as ev
 from domain.model.jobs.ids import ObjectId
 from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
 from domain.model.jobs.policy import Policy, TryAgain, judge_end
+from domain.model.jobs.residual import ResidualPolicy
 from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.state import (
     Attempt,
@@ -54,6 +55,22 @@ class Cancel:
 
 
 @dataclass(frozen=True, slots=True)
+class MoveToResidual:
+    """After the outcome, an attempt of unknown outcome goes to the residual list (the default policy)."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Escalate:
+    """Commit an escalation: something a person must decide (the manual residual policy)."""
+
+    reason: EscalationReason
+    attempt: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class Conclude:
     outcome: Outcome
 
@@ -63,7 +80,7 @@ class Settle:
     pass
 
 
-Step = MarkUnknown | StartAttempt | Release | Cancel | Conclude | Settle
+Step = MarkUnknown | StartAttempt | Release | Cancel | MoveToResidual | Escalate | Conclude | Settle
 
 
 def _escalated(state: JobState, reason: EscalationReason, attempt: int) -> bool:
@@ -86,8 +103,8 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
     """The events one query's answer adds to the record (none when nothing changed)."""
     out: list[ev.Event] = []
     for attempt in state.attempts:
-        if attempt.order is OrderState.REFUSED or attempt.ended:
-            continue  # final; a scheduler forgetting an ended object says nothing new
+        if attempt.order is OrderState.REFUSED or attempt.ended or attempt.residual:
+            continue  # final, or the residual list's now; a scheduler forgetting an ended object says nothing
         mine = [o for o in result.objects if o.name == state.name and o.nonce == attempt.nonce]
         if len(mine) > 1:
             if not _escalated(state, EscalationReason.DUPLICATE, attempt.number):
@@ -181,7 +198,21 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
         if current is None:
             return [StartAttempt(1, "first attempt")]
         return _next_for_current(state, current, now, policy)
+    unknown = [a for a in state.attempts if a.order is OrderState.UNKNOWN and not a.residual]
+    if unknown and not state.settled:
+        return _unknown_after_outcome(state, unknown, policy)
     if not state.settled and not outstanding(state, delivering=delivering):
         return [Settle()]
     return []
+
+
+def _unknown_after_outcome(state: JobState, unknown: list[Attempt], policy: Policy) -> list[Step]:
+    """An unknown attempt does not hold a job with an outcome open under the default policy: it moves
+    to the residual list. Under the manual policy it escalates once and the record waits."""
+    if policy.residual is ResidualPolicy.LIST:
+        return [MoveToResidual(a.number) for a in unknown]
+    return [Escalate(EscalationReason.UNKNOWN_ATTEMPT, a.number,
+                     f"attempt {a.number}: its create was never answered and its object never seen; "
+                     f"`abandon` it to let the record settle")
+            for a in unknown if not _escalated(state, EscalationReason.UNKNOWN_ATTEMPT, a.number)]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -19,6 +19,7 @@ from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import CreateOutcome
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import JobState, OrderState, apply, fold
 from ports.cancellation import Cancellation
@@ -27,6 +28,7 @@ from ports.crash_points import CrashPoints
 from ports.escalation_delivery import EscalationDelivery
 from ports.job_progress import JobProgress
 from ports.job_store import JobLock, JobStore, StoreError
+from ports.residual import ResidualList
 from ports.scheduler import Scheduler, SchedulerError
 
 
@@ -75,14 +77,17 @@ class _Loop:
 class Supervisor:
     def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
                  progress: JobProgress, settings: SuperviseSettings, policy: Policy,
-                 nonces: Callable[[], Nonce] = new_nonce, delivery: EscalationDelivery | None = None) -> None:
+                 nonces: Callable[[], Nonce] = new_nonce, delivery: EscalationDelivery | None = None,
+                 residual: ResidualList | None = None) -> None:
         self._store = store
         self._scheduler = scheduler
         self._clock = clock
         self._crash = crash
         self._progress = progress
         self._settings = settings
-        self._policy = policy
+        # without a residual list to move to, an unknown attempt can only wait for the user
+        self._policy = policy if residual is not None else replace(policy, residual=ResidualPolicy.MANUAL)
+        self._residual = residual
         self._nonces = nonces
         self._delivery = delivery if delivery is not None and delivery.configured else None
         self._delivering = self._delivery is not None
@@ -213,12 +218,31 @@ class Supervisor:
                     loop.problem = f"cancel of {oid} failed: {exc}"
                     return False
                 return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
+            case sv.MoveToResidual(attempt=n):
+                return self._move_to_residual(job, loop, n)
+            case sv.Escalate(reason=reason, attempt=n, detail=detail):
+                return self._commit(job, loop, ev.Escalated(str(reason), n, detail), "escalation-committed")
             case sv.Conclude(outcome=outcome):
                 return self._commit(job, loop, ev.OutcomeReached(str(outcome.kind), outcome.detail),
                                     "outcome-committed")
             case sv.Settle():
                 return self._commit(job, loop, ev.Settled(), "settled-committed")
         raise AssertionError(f"unplanned step {step!r}")
+
+    def _move_to_residual(self, job: JobId, loop: _Loop, n: int) -> bool:
+        """The entry is durable in the list before the record says the attempt moved: a crash between
+        the two adds it again (the first one stands) and then commits."""
+        assert self._residual is not None
+        spec = loop.state.spec
+        entry = ResidualEntry(job, spec.cluster, spec.adapter, ResidualReason.UNKNOWN, n,
+                              loop.state.attempt(n).nonce, self._clock.now())
+        try:
+            self._residual.add(entry)
+        except Exception as exc:  # a home that refuses the write: the attempt stays outstanding
+            loop.problem = f"attempt {n} not moved to the residual list: {exc}"
+            return False
+        self._crash.reached("residual-added")
+        return self._commit(job, loop, ev.MovedToResidual(n, str(ResidualReason.UNKNOWN)), "residual-committed")
 
     def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
         submitting = ev.Submitting(n, self._nonces())

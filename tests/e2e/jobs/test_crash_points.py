@@ -63,11 +63,28 @@ def test_a_crash_at_each_step_of_submit_is_carried_on_by_supervise(cli: Cli, poi
     crashed = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
     carried = cli.run("supervise", job)
-    if point == "submitting-committed":  # the create never went out: attempt 1 stays unknown, listed
-        assert carried.returncode == 5, (carried.stdout, carried.stderr)
-        assert "attempt 1: unknown outcome" in carried.stderr
-    else:
-        assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    if point == "submitting-committed":  # the create never went out: attempt 1 is unknown, on the residual list
+        assert residual_entries(cli, job) == ["attempt-1"]
+    check_invariants(cli, job)
+
+
+def residual_entries(cli: Cli, job: str) -> list[str]:
+    folder = cli.tmp / "home" / ".config" / "dunscaith" / "residual" / job
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+@pytest.mark.parametrize("point", ["residual-added", "residual-committed"])
+def test_a_crash_while_moving_an_unknown_attempt_to_the_residual_list_is_carried_on(cli: Cli, point: str) -> None:
+    job = f"crash-{point}"
+    first = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT="submitting-committed")
+    assert first.returncode == -signal.SIGKILL
+    second = cli.run("supervise", job, DUNSCAITH_TEST_CRASH_AT=point)
+    assert second.returncode == -signal.SIGKILL, (second.stdout, second.stderr)
+    final = cli.run("supervise", job)
+    assert final.returncode == 0, (final.stdout, final.stderr)
+    assert residual_entries(cli, job) == ["attempt-1"]  # added once, whichever side of the crash
+    assert cli.status(job)["settled"]
     check_invariants(cli, job)
 
 

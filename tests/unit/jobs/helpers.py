@@ -8,9 +8,11 @@ from datetime import datetime
 from adapters.clock.fake import FakeClock
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.memory import InMemoryStore
+from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.policy import Policy
+from domain.model.jobs.residual import ResidualPolicy
 from domain.model.jobs.spec import JobSpec
 from domain.model.jobs.state import JobState, fold
 from domain.services.jobs.submit import RecordJob
@@ -65,6 +67,7 @@ class Rig:
     progress: Progress
     crash: NoCrash
     supervisor: Supervisor
+    residual: InMemoryResidualList
 
     def record(self, name: str = "j1", max_attempts: int = 3) -> JobId:
         spec = JobSpec(JobId(name), "local", "local", ("true",), max_attempts=max_attempts)
@@ -82,17 +85,19 @@ class Rig:
 
 
 def rig(exit_code: int | None = 0, *, poll: float = 1.0, giveup: float = 30.0, wait: float = 10.0,
-        absence: float = 5.0, store: InMemoryStore | None = None) -> Rig:
+        absence: float = 5.0, store: InMemoryStore | None = None,
+        residual_policy: ResidualPolicy = ResidualPolicy.LIST) -> Rig:
     clock = FakeClock()
     store = store or InMemoryStore()
     scheduler = FakeScheduler(exit_code_of=(lambda spec: exit_code) if exit_code is not None else None)
     progress = Progress()
     crash = NoCrash()
     counter = iter(range(1, 1000))
+    residual = InMemoryResidualList()
     from datetime import timedelta
 
     supervisor = Supervisor(store, scheduler, clock, crash, progress,
                             SuperviseSettings(poll=poll, giveup=giveup, wait=wait, drain=2.0),
-                            Policy(absence_deadline=timedelta(seconds=absence)),
-                            nonces=lambda: Nonce(f"n{next(counter)}"))
-    return Rig(clock, store, scheduler, progress, crash, supervisor)
+                            Policy(absence_deadline=timedelta(seconds=absence), residual=residual_policy),
+                            nonces=lambda: Nonce(f"n{next(counter)}"), residual=residual)
+    return Rig(clock, store, scheduler, progress, crash, supervisor, residual)

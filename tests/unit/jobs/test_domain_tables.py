@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,10 +14,12 @@ from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
 from domain.model.jobs.policy import Policy, TryAgain, judge_end
 from domain.model.jobs.record import StoreIdentity
+from domain.model.jobs.residual import ResidualPolicy
 from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.spec import BadSpec, JobSpec
 from domain.model.jobs.state import (
     Attempt,
+    EscalationReason,
     JobState,
     OrderState,
     Outcome,
@@ -147,7 +150,9 @@ OUTCOME = ev.OutcomeReached("succeeded", "")
     ((*CREATED, ev.Escalated("mismatch", 1, "")), ["outcome:escalated"]),
     ((*RELEASED, ev.Observed(1, ObjectId("o1"), "completed", 0, None, ""), OUTCOME), [sv.Settle()]),
     ((*RELEASED, ev.Observed(1, ObjectId("o1"), "completed", 0, None, ""), OUTCOME, ev.Settled()), []),
-    ((*UNKNOWN, OUTCOME), []),
+    ((*UNKNOWN, OUTCOME), [sv.MoveToResidual(1)]),
+    ((*UNKNOWN, OUTCOME, ev.MovedToResidual(1, "unknown")), [sv.Settle()]),
+    ((*UNKNOWN, OUTCOME, ev.MovedToResidual(1, "unknown"), ev.Settled()), []),
     ((*UNKNOWN, ev.Found(1, ObjectId("o5")), ev.Confirmed(1, ObjectId("o5")), OUTCOME),
      [sv.Cancel(1, ObjectId("o5"))]),
 ])
@@ -314,3 +319,19 @@ def test_an_object_cancelled_while_held_is_judged_not_released_again() -> None:
     held_cancelled = (*CONFIRMED, ev.Observed(1, ObjectId("o1"), "cancelled", None, None, "by the user"))
     steps = sv.plan(state_of(*held_cancelled), T0, POLICY)
     assert len(steps) == 1 and isinstance(steps[0], sv.Conclude) and steps[0].outcome.kind is OutcomeKind.FAILED
+
+
+MANUAL = replace(POLICY, residual=ResidualPolicy.MANUAL)
+
+
+def test_plan_under_the_manual_residual_policy_escalates_an_unknown_attempt_once_and_waits() -> None:
+    first = sv.plan(state_of(*UNKNOWN, OUTCOME), T0, MANUAL)
+    assert [(type(s).__name__, getattr(s, "reason", None)) for s in first] == [
+        ("Escalate", EscalationReason.UNKNOWN_ATTEMPT)]
+    escalated = ev.Escalated("unknown-attempt", 1, "")
+    assert sv.plan(state_of(*UNKNOWN, OUTCOME, escalated), T0, MANUAL) == []
+
+
+def test_an_attempt_on_the_residual_list_is_not_observed_any_more() -> None:
+    state = state_of(*UNKNOWN, OUTCOME, ev.MovedToResidual(1, "unknown"))
+    assert sv.observe(state, QueryResult((view("o7", "n1"),), True), T0, POLICY) == []

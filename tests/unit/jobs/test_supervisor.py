@@ -7,7 +7,8 @@ import pytest
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
-from domain.model.jobs.state import OrderState, OutcomeKind
+from domain.model.jobs.residual import ResidualPolicy, ResidualReason
+from domain.model.jobs.state import EscalationReason, OrderState, OutcomeKind
 from domain.services.jobs.supervise import Ending
 from tests.unit.jobs.helpers import StopAfter, rig
 
@@ -136,30 +137,65 @@ def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_bef
     assert (escalated_at - absent_at).total_seconds() > 5.0
 
 
-def test_an_unknown_attempt_never_seen_leads_to_a_new_attempt_and_stays_outstanding() -> None:
-    r = rig(exit_code=0, absence=3.0, wait=5.0)
+def _never_shows(r, nonce: str = "n1") -> None:  # type: ignore[no-untyped-def]
+    """The first create's reply is lost and its object never shows (it was never really made)."""
     r.scheduler.lose_next_create_reply()
-    job = r.record()
     real_create = r.scheduler.create_held
 
     def create(spec: ObjectSpec) -> CreateAnswer:
         answer = real_create(spec)
-        if spec.nonce == Nonce("n1"):  # the object was never really made: it never shows
+        if spec.nonce == Nonce(nonce):
             for oid, obj in r.scheduler.objects().items():
                 if obj.view.nonce == spec.nonce:
                     r.scheduler.vanish(oid)
         return answer
 
     r.scheduler.create_held = create  # type: ignore[method-assign]
+
+
+def test_an_unknown_attempt_never_seen_moves_to_the_residual_list_and_the_record_settles() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=5.0)
+    _never_shows(r)
+    job = r.record()
     end = r.run(job)
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
-    assert end.ending is Ending.OUTSTANDING
+    assert end.ending is Ending.OUTCOME and end.state.settled
+    assert end.state.attempts[0].order is OrderState.UNKNOWN and end.state.attempts[0].residual
+    (entry,) = [reading.entry for reading in r.residual.entries()]
+    assert entry is not None and (entry.job, entry.attempt, entry.nonce, entry.reason) == (
+        job, 1, Nonce("n1"), ResidualReason.UNKNOWN)
+    assert r.kinds(job)[-3:] == ["outcome", "moved-to-residual", "settled"]
+
+
+def test_under_the_manual_policy_an_unknown_attempt_escalates_and_the_record_waits() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=5.0, residual_policy=ResidualPolicy.MANUAL)
+    _never_shows(r)
+    job = r.record()
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert end.ending is Ending.OUTSTANDING and not end.state.settled
     assert [o.attempt for o in end.left] == [1]
-    assert end.state.attempts[0].order is OrderState.UNKNOWN
+    assert [e.reason for e in end.state.escalations][-1] is EscalationReason.UNKNOWN_ATTEMPT
+    assert r.kinds(job).count("escalated") == 2  # vanished (it never showed), then unknown-attempt, once
+    assert r.residual.entries() == []
+
+
+def test_a_residual_list_that_cannot_be_written_keeps_the_attempt_outstanding() -> None:
+    r = rig(exit_code=0, absence=3.0, wait=5.0)
+    _never_shows(r)
+
+    def refuse(entry):  # type: ignore[no-untyped-def]
+        raise OSError("home is read-only")
+
+    r.residual.add = refuse  # type: ignore[method-assign]
+    end = r.run(r.record())
+    assert end.ending is Ending.OUTSTANDING and not end.state.attempts[0].residual
 
 
 def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelled_never_released() -> None:
-    r = rig(exit_code=0, absence=3.0, wait=50.0)
+    # under the manual policy the record waits for the attempt, so the supervisor itself finds its object
+    # (under the default one the attempt is on the residual list by then, and a sweep stops the object)
+    r = rig(exit_code=0, absence=3.0, wait=50.0, residual_policy=ResidualPolicy.MANUAL)
     r.scheduler.lose_next_create_reply()
     job = r.record()
     late: list[ObjectId] = []
