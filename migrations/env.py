@@ -12,10 +12,10 @@ from pathlib import Path
 from alembic import context
 
 from adapters.store.sqlite.engine import make_engine
-from adapters.store.sqlite.tables import Base
+from adapters.store.sqlite.tables import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def _configure(connection) -> None:  # type: ignore[no-untyped-def]

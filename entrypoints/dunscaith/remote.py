@@ -9,17 +9,18 @@ import secrets
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from adapters.clock.system import SystemClock
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
-from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec, PosixWrapper
-from domain.model.remote_control import ControlError
-from domain.services.remote_instances import ReadStatus, TerminateInstance
 from entrypoints.cli_support import BadInput, new_app
+
+# The wrapper, the control files and their use cases are imported by the remote commands themselves:
+# the app imports this module for every ``dunscaith`` command, and ``status JOB`` would pay ~30 ms
+# for modules it never uses.
+if TYPE_CHECKING:
+    from adapters.process.wrapper import PosixWrapper
+    from domain.services.remote_instances import ReadStatus, TerminateInstance
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
@@ -32,6 +33,11 @@ def remote_container() -> Any:
     Tests pass their own as ``obj`` (or as ``obj.remote``) to override providers.
     """
     from dependency_injector import containers, providers
+
+    from adapters.clock.system import SystemClock
+    from adapters.process.instance_dir import DirectoryInstanceFiles
+    from adapters.process.wrapper import PosixWrapper
+    from domain.services.remote_instances import ReadStatus, TerminateInstance
 
     class RemoteContainer(containers.DeclarativeContainer):
         clock = providers.Singleton(SystemClock)
@@ -64,6 +70,8 @@ def _parse_env(pairs: list[str]) -> dict[str, str]:
 
 
 def _fresh_instance_dir() -> Path:
+    from adapters.durable.private_dir import ensure_private_dir
+
     user = pwd.getpwuid(os.geteuid()).pw_name
     root = ensure_private_dir(Path(f"/var/tmp/dunscaith-{user}"))
     instances = ensure_private_dir(root / "instances")
@@ -80,6 +88,9 @@ def run_command(
     cwd: Path | None = typer.Option(None, "--cwd", help="The worker's working directory."),
 ) -> None:
     """Run PROGRAM as an owned worker; exit with its exit code (128+n for signal n, 127 if it never started)."""
+    from adapters.durable.private_dir import UnsafeDirectory
+    from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
+
     container = _container(ctx)
     declared = _parse_env(env)
     try:
@@ -111,6 +122,9 @@ def terminate_command(
     nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
+    from adapters.process.instance_dir import NotAnInstance
+    from domain.model.remote_control import ControlError
+
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
     try:
@@ -128,6 +142,9 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object (schema dunscaith.remote.status/1)."),
 ) -> None:
     """Report the state of an instance directory."""
+    from adapters.process.instance_dir import NotAnInstance
+    from domain.model.remote_control import ControlError
+
     container = _container(ctx)
     use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))
     try:
@@ -142,6 +159,8 @@ def status_command(
 
 
 def _located(directory: Path, exc: Exception) -> str:
+    from adapters.process.instance_dir import NotAnInstance
+
     return str(exc) if isinstance(exc, NotAnInstance) else f"{directory}/{exc}"
 
 

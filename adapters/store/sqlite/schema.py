@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine
 
 from adapters.durable.lock import FlockLock
 from ports.job_store import StoreError
@@ -53,7 +53,7 @@ def current_revision(conn: Connection, db: Path) -> str | None:
         if tables:
             raise NotAStore(db)
         return None
-    revisions = [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+    revisions = [row[0] for row in conn.exec_driver_sql("SELECT version_num FROM alembic_version")]
     if len(revisions) != 1:
         raise StoreError(f"record store {db} has {len(revisions)} schema versions recorded, expected one")
     return str(revisions[0])

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, insert
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
@@ -25,7 +25,8 @@ from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import READ_ONLY, make_engine
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from adapters.store.sqlite.schema import ensure_schema
-from adapters.store.sqlite.tables import EventRow, JobRow
+from adapters.store.sqlite.tables import events as events_table
+from adapters.store.sqlite.tables import jobs as jobs_table
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from ports.host import HostInfo
@@ -46,6 +47,11 @@ _SQL_JOB_AND_LAST_SEQ = (
     "SELECT id, (SELECT max(seq) FROM events WHERE events.job_id = jobs.id) FROM jobs WHERE name = ?"
 )
 _SQL_APPEND = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (?, ?, ?, ?, ?)"
+# The read path is plain SQL too: compiling Core statements is the larger part of a cold ``status``
+# once its imports are paid (tables.py names the columns these read).
+_SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
+_SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
+_SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 
 
 class SqliteStore:
@@ -99,9 +105,9 @@ class SqliteStore:
         when, encoded = encode_time(at), encode_data(data)
         try:
             with self._errors(), self._writing() as conn:
-                made = conn.execute(insert(JobRow).values(name=job, created_at=when))
+                made = conn.execute(insert(jobs_table).values(name=job, created_at=when))
                 (job_id,) = made.inserted_primary_key or (None,)
-                conn.execute(insert(EventRow).values(job_id=job_id, seq=1, at=when, kind=kind, data=encoded))
+                conn.execute(insert(events_table).values(job_id=job_id, seq=1, at=when, kind=kind, data=encoded))
         except _Exists:
             raise JobExists(f"job {job} is already recorded") from None
 
@@ -137,11 +143,7 @@ class SqliteStore:
     def read(self, job: JobId) -> JobRecord:
         with self._errors(), self._reading() as conn:
             job_id = self._job_id(conn, job)
-            rows = conn.execute(
-                select(EventRow.seq, EventRow.at, EventRow.kind, EventRow.data)
-                .where(EventRow.job_id == job_id)
-                .order_by(EventRow.seq)
-            ).all()
+            rows = conn.exec_driver_sql(_SQL_EVENTS, (job_id,)).all()
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
@@ -154,7 +156,7 @@ class SqliteStore:
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
-            return [JobId(name) for name in conn.execute(select(JobRow.name).order_by(JobRow.id)).scalars()]
+            return [JobId(name) for name in conn.exec_driver_sql(_SQL_JOB_NAMES).scalars()]
 
     def identity(self) -> StoreIdentity:
         try:
@@ -235,7 +237,7 @@ class SqliteStore:
 
     @staticmethod
     def _job_id(conn: Connection, job: JobId) -> int:
-        job_id = conn.execute(select(JobRow.id).where(JobRow.name == job)).scalar_one_or_none()
+        job_id = conn.exec_driver_sql(_SQL_JOB_ID, (job,)).scalar_one_or_none()
         if job_id is None:
             raise UnknownJob(f"no job named {job} is recorded")
         return int(job_id)
