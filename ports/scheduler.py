@@ -6,10 +6,10 @@ one request, and when its answer is lost it says UNKNOWN.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId, ObjectId
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, QueryResult
 
 
@@ -36,4 +36,10 @@ class Scheduler(Protocol):
 
     def emergency_stop(self, name: JobId) -> list[ObjectId]:
         """Stop every object carrying ``name``, running ones too, with no store; what was stopped."""
+        ...
+
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+        """Stop the residual objects of ``targets``' names: ONE batched query for every name, then stop
+        only objects that never started and are not foreign, carrying one of the name's nonces (or,
+        for None, any such object of the name). Never a started or running object. What was stopped."""
         ...

@@ -33,7 +33,7 @@ from __future__ import annotations
 import getpass
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -47,6 +47,7 @@ from domain.model.jobs.objects import (
     ObjectView,
     QueryResult,
 )
+from domain.model.jobs.residual import sweepable
 from ports.scheduler import SchedulerError
 
 _ACTIONS = ("release", "hold", "requeue", "cancel")
@@ -176,6 +177,17 @@ class FakeScheduler:
                     self._cancel(obj)
                     stopped.append(object_id)
             return stopped
+
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+        with self._lock:
+            self._count("sweep", tuple(sorted(targets)))
+            if self._query_faults:
+                raise SchedulerError(self._query_faults.pop(0))
+            found = [o.view for o in self._objects.values() if not o.vanished and o.view.name in targets]
+            chosen = sweepable(found, targets, self.owner)
+            for object_id in chosen:
+                self._cancel(self._objects[object_id])
+            return chosen
 
     # ------------------------------------------------------------------ scripted faults
 

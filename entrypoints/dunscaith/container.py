@@ -58,6 +58,26 @@ def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClo
                               max_age=t.coalesce_max_age)
 
 
+def _schedulers(settings: DunscaithSettings, crash: EnvCrashPoints, clock: SystemClock) -> Any:
+    """A cluster's name -> its scheduler, each opened once: a sweep looks up every cluster on the list."""
+    opened: dict[str, Any] = {}
+
+    def open_cluster(cluster: str) -> Any:
+        if cluster not in opened:
+            adapter = settings.cluster(cluster).adapter
+            opened[cluster] = (_local_scheduler(settings, crash) if adapter == "local"
+                               else _slurm_scheduler(settings, cluster, clock))
+        return opened[cluster]
+
+    return open_cluster
+
+
+def _sweep(**ports: Any) -> Any:
+    from domain.services.jobs.sweep import Sweep
+
+    return Sweep(**ports)
+
+
 def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
     from domain.model.jobs.policy import Policy
     from domain.model.jobs.residual import ResidualPolicy
@@ -110,6 +130,9 @@ class Container(containers.DeclarativeContainer):
         local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
         slurm=providers.Singleton(_slurm_scheduler, settings=settings, cluster=cluster, clock=clock),
     )
+
+    schedulers = providers.Singleton(_schedulers, settings=settings, crash=crash, clock=clock)
+    sweep = providers.Factory(_sweep, residual=residual, schedulers=schedulers, clock=clock)
 
     # the supervisor's cancellation: signals in the real program; tests put their own in
     cancellation = providers.Factory(_signal_drain, settings=settings)

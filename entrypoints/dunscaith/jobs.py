@@ -23,6 +23,7 @@ from domain.model.jobs.spec import BadSpec, JobSpec
 from domain.model.jobs.state import JobState
 from domain.services.jobs.status import JobView
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith import sweeps
 from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
 
 PROG = "dunscaith"
@@ -178,6 +179,7 @@ def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool) -> in
     if hasattr(scheduler, "close"):  # a shared query stops asking for this job when we stop watching it
         ctx.call_on_close(scheduler.close)
     with _store_errors(), store.lock(job) as lock, view:
+        sweeps.sweep(container)  # as supervision starts: objects nobody owns are stopped before they start
         if not fresh and state.settled and state.outcome is not None:
             view.line(f"already settled: outcome {state.outcome.kind} ({state.outcome.detail})")
         elif not fresh:
@@ -297,6 +299,7 @@ def status(
         except ValueError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     _notice_unattended(ctx, skip=job)
+    sweeps.sweep(_c(ctx))
     if as_json:
         print(json.dumps(_view_json(view), indent=2))
         return 0
@@ -322,18 +325,23 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
     except Exception as exc:  # pointers are display only
         print(f"{PROG}: pointers not read: {exc}", file=sys.stderr)
         elsewhere = []
+    expired = sweeps.expire(_c(ctx))  # list drops expired entries (reported) and asks no scheduler
+    residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     if as_json:
         listed: list[dict[str, Any]] = [_view_json(v) if isinstance(v, JobView) else {"job": v[0], "problem": v[1]}
                                         for v in views]
         listed += [{"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
                     "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
                    for p, u in elsewhere]
+        listed += [sweeps.entry_json(e, gone) for e, gone in residual]
         print(json.dumps(listed, indent=2))
         return 0
     for v in views:
         print(_view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+    for e, gone in residual:
+        print(sweeps.entry_line(e, gone))
     _notice_unattended(ctx)
     return 0
 

@@ -32,7 +32,7 @@ import os
 import pwd
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,7 +57,7 @@ from adapters.scheduler.local.layout import (
 )
 from adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
 from adapters.scheduler.local.views import view_of
-from domain.model.jobs.ids import JobId, ObjectId
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import (
     ENDED,
     CreateAnswer,
@@ -66,6 +66,7 @@ from domain.model.jobs.objects import (
     ObjectView,
     QueryResult,
 )
+from domain.model.jobs.residual import sweepable
 from domain.model.strict_json import DecodeError
 from ports.scheduler import SchedulerError
 
@@ -297,6 +298,34 @@ class LocalScheduler:
                 f"emergency stop of {name}: stopped {done}; not stopped: {'; '.join(failed or [result.detail])}"
             )
         return stopped
+
+    # ------------------------------------------------------------------ residual sweep
+
+    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+        """One listing for every name, then a cancel decided only while the object is still before its
+        start: a release that wins the race starts it, and then this sweep leaves it alone."""
+        result = self.query(list(targets))
+        stopped: list[ObjectId] = []
+        failed: list[str] = []
+        for object_id in sweepable(result.objects, targets, self._owner(self.base)):
+            try:
+                if self._cancel_not_started(object_id):
+                    stopped.append(object_id)
+            except SchedulerError as exc:
+                failed.append(str(exc))
+        if failed:
+            raise SchedulerError(f"sweep: stopped {', '.join(stopped) or 'nothing'}; not stopped: {'; '.join(failed)}")
+        return stopped
+
+    def _cancel_not_started(self, object_id: ObjectId) -> bool:
+        directory = self._directory(object_id)
+        for _ in range(_CAS_ATTEMPTS):
+            steps = self._steps(directory)
+            if steps.phase in (Phase.CANCELLED, Phase.STARTED):
+                return False  # stopped already, or started meanwhile: a sweep never stops a started one
+            if try_append(directory, steps, Action.CANCEL):
+                return True
+        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
 
     # ------------------------------------------------------------------ internals
 

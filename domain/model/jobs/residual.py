@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import NOT_STARTED, ObjectView
 from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 RESIDUAL_VERSION = 1
@@ -81,6 +82,22 @@ def targets_by_cluster(entries: Iterable[ResidualEntry]) -> dict[str, dict[JobId
         elif entry.job not in names or names[entry.job] is not None:
             names[entry.job] = (names.get(entry.job) or frozenset()) | {entry.nonce}
     return out
+
+
+def sweepable(objects: Iterable[ObjectView], targets: Targets, user: str) -> list[ObjectId]:
+    """Which of a query's objects a sweep may stop: the user's own, never started, and the attempt's
+    (by nonce) unless the whole job was pruned. Anything else (foreign, running, ended) is left alone."""
+    chosen = set()
+    for view in objects:
+        if view.name not in targets or view.owner != user:
+            continue  # foreign: never touched
+        if view.state not in NOT_STARTED or view.started:
+            continue  # a sweep never stops an object that has started
+        nonces = targets[view.name]
+        if nonces is not None and view.nonce not in nonces:
+            continue  # another attempt's object, or one of nobody we know
+        chosen.add(view.object_id)
+    return sorted(chosen, key=lambda i: (len(i), i))
 
 
 _FIELDS = {"version": (int,), "job": (str,), "cluster": (str,), "adapter": (str,), "reason": (str,),

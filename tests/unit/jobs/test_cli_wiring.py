@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.memory import InMemoryStore
 from adapters.store.pointer_memory import InMemoryPointers
+from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId
 from entrypoints.dunscaith import jobs
 from entrypoints.dunscaith.app import app
 from entrypoints.dunscaith.container import Container
-from entrypoints.dunscaith.settings import DunscaithSettings, SuperviseSection
+from entrypoints.dunscaith.settings import DunscaithSettings, ResidualSection, SuperviseSection
 
 
 class NoSignals:
@@ -49,6 +50,8 @@ def wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Container, F
     container.scheduler.override(providers.Object(scheduler))
     container.pointers.override(providers.Object(pointers))
     container.cancellation.override(providers.Object(NoSignals()))
+    container.schedulers.override(providers.Object(lambda cluster: scheduler))
+    container.residual.override(providers.Object(InMemoryResidualList()))
     return container, scheduler, pointers
 
 
@@ -90,8 +93,7 @@ def test_a_scheduler_that_never_answers_returns_4_and_leaves_the_job_unattended(
     assert "job stuck is Unattended" in listed.output
 
 
-def test_work_outstanding_after_the_wait_returns_5_and_lists_it(wired: Any) -> None:
-    container, scheduler, _ = wired
+def _first_attempt_never_shows(scheduler: FakeScheduler) -> None:
     scheduler.lose_next_create_reply()
     real = scheduler.create_held
 
@@ -102,9 +104,28 @@ def test_work_outstanding_after_the_wait_returns_5_and_lists_it(wired: Any) -> N
         return answer
 
     scheduler.create_held = create  # type: ignore[method-assign]
+
+
+def test_an_unknown_attempt_goes_to_the_residual_list_and_submit_returns_the_outcome(wired: Any) -> None:
+    container, scheduler, _ = wired
+    _first_attempt_never_shows(scheduler)
+    result = invoke(container, "submit", "--name", "left", "--", "true")
+    assert result.return_value == 0, result.output
+    assert "moved-to-residual" in result.output
+    listed = invoke(container, "list")
+    assert "left  residual (unknown: attempt 1, cluster local; added" in listed.output
+
+
+def test_under_the_manual_policy_work_outstanding_after_the_wait_returns_5_and_lists_it(wired: Any) -> None:
+    container, scheduler, _ = wired
+    settings = container.settings()
+    container.settings.override(providers.Object(settings.model_copy(update={
+        "residual": ResidualSection(policy="manual")})))
+    _first_attempt_never_shows(scheduler)
     result = invoke(container, "submit", "--name", "left", "--", "true")
     assert result.return_value == 5, result.output
     assert "attempt 1: unknown outcome" in result.output
+    assert "ESCALATION (unknown-attempt)" in result.output
     assert "outcome: succeeded" in result.output
 
 
