@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+# typer is imported where it is used: launch() below must be able to catch a Ctrl-C from the very
+# start, and typer alone takes tens of milliseconds to import.
+if TYPE_CHECKING:
+    import typer
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -21,6 +25,8 @@ class BadInput(Exception):
 
 
 def new_app(help_text: str) -> typer.Typer:
+    import typer
+
     # rich_markup_mode=None keeps usage errors to plain click lines and keeps rich off the import path.
     return typer.Typer(
         no_args_is_help=True,
@@ -63,6 +69,8 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
     """Run ``app`` and turn every way it can end into an exit code and at most one line on stderr.
 
     ``obj`` becomes the root context's ``ctx.obj`` (tests give their own container this way)."""
+    import typer
+
     _Interrupts.install()
     try:
         result = app(args=argv, prog_name=prog, standalone_mode=False, obj=obj)
@@ -97,3 +105,25 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
     if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
         _interrupted(prog)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def launch(prog: str, module: str) -> None:
+    """A console script's start: catch Ctrl-C from the first import on, then run ``module.main()``.
+
+    A short command spends most of its life importing; a Ctrl-C then would print a traceback. Nothing
+    is recorded before ``main`` runs, so an interrupt here only needs its one line and exit 130.
+    """
+    _Interrupts.install()
+    try:
+        main = importlib.import_module(module).main
+    except KeyboardInterrupt:
+        _interrupted(prog)
+    main()
+
+
+def dunscaith() -> None:
+    launch("dunscaith", "entrypoints.dunscaith.app")
+
+
+def qdevices() -> None:
+    launch("qdevices", "entrypoints.qdevices.app")

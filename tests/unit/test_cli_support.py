@@ -99,3 +99,47 @@ def test_obj_given_to_run_reaches_the_commands(tiny: Path) -> None:
 def test_without_obj_the_app_makes_its_own(tiny: Path) -> None:
     done = _run(tiny, "show")
     assert (done.returncode, done.stdout) == (0, "obj=made by the app\n")
+
+
+SLOW_IMPORT = '''
+import time
+print("importing", flush=True)
+while True:
+    time.sleep(60)
+'''
+
+QUICK_MAIN = '''
+import sys
+
+def main() -> None:
+    print("main ran", flush=True)
+    sys.exit(7)
+'''
+
+
+def _launch(tmp_path: Path, module: str, source: str) -> subprocess.Popen[str]:
+    (tmp_path / f"{module}.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{tmp_path}"}
+    code = f"from entrypoints.cli_support import launch; launch('tiny', {module!r})"
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def test_ctrl_c_while_the_app_is_still_being_imported_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    proc = _launch(tmp_path, "slow_app", SLOW_IMPORT)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "importing\n"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err) == (130, "tiny: interrupted\n")
+
+
+def test_launch_runs_the_modules_main_and_keeps_its_exit_code(tmp_path: Path) -> None:
+    proc = _launch(tmp_path, "quick_app", QUICK_MAIN)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (7, "main ran\n", "")
