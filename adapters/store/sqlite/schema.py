@@ -1,17 +1,24 @@
 """Bring a store's schema to this build's head on open, under a lock; refuse one from a newer build.
 
-The common case (already at head) is answered by one SELECT without importing alembic, which keeps
-alembic off the import path of every read-only command.
+The common case (already at head) is answered by one SELECT on the store's own sqlite3 connection,
+without importing SQLAlchemy or alembic: every read-only command stays free of both.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from sqlalchemy import Connection, Engine
+from typing import TYPE_CHECKING, Any
 
 from adapters.durable.lock import FlockLock
+from adapters.store.sqlite.engine import describe_sqlite_error, make_engine
 from ports.job_store import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+Rows = Callable[[str], Sequence[Any]]  # run one SQL statement, return its rows
 
 # Every revision this build knows, oldest first; a test checks it against migrations/versions.
 KNOWN_REVISIONS: tuple[str, ...] = ("0001",)
@@ -46,14 +53,14 @@ class NotAStore(StoreError):
         super().__init__(f"{db} is a SQLite database but not a dunscaith record store; it is left as it is")
 
 
-def current_revision(conn: Connection, db: Path) -> str | None:
+def current_revision(rows: Rows, db: Path) -> str | None:
     """The schema revision recorded in the database; None for a new, empty database."""
-    tables = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {row[0] for row in rows("SELECT name FROM sqlite_master WHERE type='table'")}
     if "alembic_version" not in tables:
         if tables:
             raise NotAStore(db)
         return None
-    revisions = [row[0] for row in conn.exec_driver_sql("SELECT version_num FROM alembic_version")]
+    revisions = [row[0] for row in rows("SELECT version_num FROM alembic_version")]
     if len(revisions) != 1:
         raise StoreError(f"record store {db} has {len(revisions)} schema versions recorded, expected one")
     return str(revisions[0])
@@ -64,24 +71,32 @@ def check_revision(found: str | None, db: Path) -> None:
         raise NewerSchema(db, found)
 
 
-def ensure_schema(engine: Engine, db: Path, lock_path: Path, *, read_only_option: str) -> None:
-    with engine.connect().execution_options(**{read_only_option: True}) as conn:
-        found = current_revision(conn, db)
+def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_timeout_ms: int) -> None:
+    conn.execute("BEGIN")  # deferred: one snapshot, never waiting for a writer
+    try:
+        found = current_revision(lambda sql: conn.execute(sql).fetchall(), db)
+    finally:
+        conn.execute("ROLLBACK")
     check_revision(found, db)
     if found == HEAD:
         return
     lock = FlockLock(lock_path)
     lock.acquire(blocking=True)  # a second opener waits for the first migration, then finds head
     try:
-        _upgrade(engine, db)
+        engine = make_engine(db, busy_timeout_ms=busy_timeout_ms)
+        try:
+            _upgrade(engine, db, busy_timeout_ms)
+        finally:
+            engine.dispose()
     finally:
         lock.release()
 
 
-def _upgrade(engine: Engine, db: Path) -> None:
-    # Imported here: only a store that needs migrating pays for alembic.
+def _upgrade(engine: Engine, db: Path, busy_timeout_ms: int) -> None:
+    # Imported here: only a store that needs migrating pays for alembic (and SQLAlchemy).
     from alembic import command
     from alembic.util import CommandError
+    from sqlalchemy.exc import SQLAlchemyError
 
     if not (migrations_dir() / "env.py").is_file():
         raise StoreError(
@@ -89,16 +104,20 @@ def _upgrade(engine: Engine, db: Path) -> None:
             f"{migrations_dir()}): install dunscaith from its source tree (pip install -e .)"
         )
     config = alembic_config(db)
-    with engine.begin() as conn:  # BEGIN IMMEDIATE: the whole upgrade is one transaction
-        found = current_revision(conn, db)  # another process may have migrated while we waited
-        check_revision(found, db)
-        if found == HEAD:
-            return
-        conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
-        config.attributes["connection"] = conn
-        try:
-            command.upgrade(config, "head")
-        except CommandError as exc:
-            raise StoreError(f"record store {db} cannot be migrated to schema {HEAD}: {exc}") from None
-        if conn.exec_driver_sql("PRAGMA foreign_key_check").first():
-            raise StoreError(f"record store {db}: foreign key violations after migrating to schema {HEAD}")
+    try:
+        with engine.begin() as conn:  # BEGIN IMMEDIATE: the whole upgrade is one transaction
+            # Another process may have migrated while we waited for the lock.
+            found = current_revision(lambda sql: conn.exec_driver_sql(sql).fetchall(), db)
+            check_revision(found, db)
+            if found == HEAD:
+                return
+            conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
+            config.attributes["connection"] = conn
+            try:
+                command.upgrade(config, "head")
+            except CommandError as exc:
+                raise StoreError(f"record store {db} cannot be migrated to schema {HEAD}: {exc}") from None
+            if conn.exec_driver_sql("PRAGMA foreign_key_check").first():
+                raise StoreError(f"record store {db}: foreign key violations after migrating to schema {HEAD}")
+    except SQLAlchemyError as exc:
+        raise StoreError(describe_sqlite_error(db, exc, busy_timeout_ms)) from None

@@ -14,19 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, insert
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.durable.sync import sync_dir
 from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
 from adapters.store.record_root import RecordRoot, open_record_root
-from adapters.store.sqlite.engine import READ_ONLY, make_engine
+from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from adapters.store.sqlite.schema import ensure_schema
-from adapters.store.sqlite.tables import events as events_table
-from adapters.store.sqlite.tables import jobs as jobs_table
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from ports.host import HostInfo
@@ -42,13 +37,15 @@ DEFAULT_BUSY_TIMEOUT_MS = 60_000  # a loaded login node: a writer waits its turn
 _LOCK_RETRIES = (0.005, 0.01, 0.02, 0.04)
 _TURN_POLL_MAX = 0.005
 
-# One lookup and one insert per append (tables.py): the job's key, and its last seq from the primary key.
+# The store's statements, plain SQL on sqlite3 (tables.py declares the tables for alembic): through
+# SQLAlchemy Core an append cost about 0.3 ms of CPU (measured, fsync off) against 0.07 ms here, more
+# than the fsync it waits for on a fast disk, and importing SQLAlchemy was most of a cold ``status``.
+# One lookup and one insert per append: the job's key, and its last seq from the primary key.
 _SQL_JOB_AND_LAST_SEQ = (
     "SELECT id, (SELECT max(seq) FROM events WHERE events.job_id = jobs.id) FROM jobs WHERE name = ?"
 )
 _SQL_APPEND = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (?, ?, ?, ?, ?)"
-# The read path is plain SQL too: compiling Core statements is the larger part of a cold ``status``
-# once its imports are paid (tables.py names the columns these read).
+_SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
@@ -69,12 +66,16 @@ class SqliteStore:
         # the flock every few milliseconds keeps every writer's wait short and bounded by the same timeout.
         self._turn_fd = _open_private(root.path / WRITE_LOCK)
         self._thread_turn = threading.Lock()
-        self._engine = make_engine(self.db_path, busy_timeout_ms=busy_timeout_ms)
-        self._appender: Any = None
+        # Two connections: a reader never queues behind this process's writer waiting for its turn. Each
+        # is used by one thread at a time (its lock); the writer is opened on the first write, so a
+        # read-only command opens one connection.
+        self._read_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self._writer: sqlite3.Connection | None = None
         try:
-            with self._errors():
-                ensure_schema(self._engine, self.db_path, root.path / SCHEMA_LOCK, read_only_option=READ_ONLY)
-                self._appender = self._engine.raw_connection()
+            with self._errors(), self._read_lock:
+                ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
+                              busy_timeout_ms=busy_timeout_ms)
         except BaseException:
             self.close()
             raise
@@ -85,10 +86,12 @@ class SqliteStore:
         return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms)
 
     def close(self) -> None:
-        if self._appender is not None:
-            appender, self._appender = self._appender, None
-            appender.close()  # back to the pool, which dispose() then closes
-        self._engine.dispose()
+        for name in ("_reader", "_writer"):
+            conn = getattr(self, name, None)
+            if conn is not None:
+                setattr(self, name, None)
+                with suppress(sqlite3.Error):
+                    conn.close()
         if self._turn_fd >= 0:
             fd, self._turn_fd = self._turn_fd, -1
             os.close(fd)
@@ -104,46 +107,26 @@ class SqliteStore:
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
         when, encoded = encode_time(at), encode_data(data)
         try:
-            with self._errors(), self._writing() as conn:
-                made = conn.execute(insert(jobs_table).values(name=job, created_at=when))
-                (job_id,) = made.inserted_primary_key or (None,)
-                conn.execute(insert(events_table).values(job_id=job_id, seq=1, at=when, kind=kind, data=encoded))
+            with self._errors(), self._writing() as db:
+                job_id = db.execute(_SQL_CREATE_JOB, (job, when)).lastrowid
+                db.execute(_SQL_APPEND, (job_id, 1, when, kind, encoded))
         except _Exists:
             raise JobExists(f"job {job} is already recorded") from None
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._thread_turn:
-            self._take_turn()
-            try:
-                return self._append_line(job, when, kind, encoded)
-            finally:
-                fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
-
-    def _append_line(self, job: JobId, when: str, kind: str, encoded: str) -> int:
-        # The hot path speaks to sqlite3 directly on a connection of the engine (same PRAGMAs): through
-        # SQLAlchemy Core an append cost about 0.3 ms of CPU (measured, fsync off) against 0.07 ms here,
-        # more than the fsync it waits for on a fast disk.
-        db = self._appender.driver_connection
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._errors(), self._writing() as db:
             found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
             if found is None:
                 raise UnknownJob(f"no job named {job} is recorded")
             seq = int(found[1] or 0) + 1
             db.execute(_SQL_APPEND, (found[0], seq, when, kind, encoded))
-            db.execute("COMMIT")  # synchronous=FULL: the WAL frame is synced before this returns
-        except BaseException:
-            if db.in_transaction:
-                with suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-            raise
         return seq
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors(), self._reading() as conn:
             job_id = self._job_id(conn, job)
-            rows = conn.exec_driver_sql(_SQL_EVENTS, (job_id,)).all()
+            rows = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
@@ -156,7 +139,7 @@ class SqliteStore:
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
-            return [JobId(name) for name in conn.exec_driver_sql(_SQL_JOB_NAMES).scalars()]
+            return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
 
     def identity(self) -> StoreIdentity:
         try:
@@ -201,13 +184,29 @@ class SqliteStore:
     def _lock_path(self, job: JobId) -> Path:
         return self._locks / lock_file_name(job)
 
+    def _read_connection(self) -> sqlite3.Connection:
+        if self._reader is None:
+            self._reader = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+        return self._reader
+
     @contextmanager
-    def _writing(self) -> Iterator[Connection]:
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced)."""
         with self._thread_turn:
             self._take_turn()
             try:
-                with self._engine.begin() as conn:  # BEGIN IMMEDIATE ... COMMIT (synced)
-                    yield conn
+                if self._writer is None:
+                    self._writer = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+                db = self._writer
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                    db.execute("COMMIT")  # synchronous=FULL: the WAL frame is synced before this returns
+                except BaseException:
+                    if db.in_transaction:
+                        with suppress(sqlite3.Error):
+                            db.execute("ROLLBACK")
+                    raise
             finally:
                 fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
 
@@ -230,28 +229,35 @@ class SqliteStore:
             pause = min(pause * 2, _TURN_POLL_MAX)
 
     @contextmanager
-    def _reading(self) -> Iterator[Connection]:
+    def _reading(self) -> Iterator[sqlite3.Connection]:
         # A deferred BEGIN: a reader sees one snapshot and never queues behind writers (WAL).
-        with self._engine.connect().execution_options(**{READ_ONLY: True}) as conn, conn.begin():
-            yield conn
+        with self._read_lock:
+            db = self._read_connection()
+            db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                if db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")  # nothing was written: ending the snapshot is all
 
     @staticmethod
-    def _job_id(conn: Connection, job: JobId) -> int:
-        job_id = conn.exec_driver_sql(_SQL_JOB_ID, (job,)).scalar_one_or_none()
-        if job_id is None:
+    def _job_id(conn: sqlite3.Connection, job: JobId) -> int:
+        found = conn.execute(_SQL_JOB_ID, (job,)).fetchone()
+        if found is None:
             raise UnknownJob(f"no job named {job} is recorded")
-        return int(job_id)
+        return int(found[0])
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
         """Turn what SQLite says into one StoreError line naming the store; never a traceback."""
         try:
             yield
-        except IntegrityError as exc:
-            if "UNIQUE constraint failed: jobs.name" in str(exc.orig):
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE constraint failed: jobs.name" in str(exc):
                 raise _Exists() from None
-            raise StoreError(f"record store {self.db_path} refused a write: {exc.orig}") from None
-        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise StoreError(f"record store {self.db_path} refused a write: {exc}") from None
+        except sqlite3.Error as exc:
             raise StoreError(describe_sqlite_error(self.db_path, exc, self._busy_timeout_ms)) from None
         except OSError as exc:
             raise StoreError(f"record store {self.db_path} cannot be used: {exc.strerror or exc}") from None
@@ -259,22 +265,6 @@ class SqliteStore:
 
 class _Exists(Exception):
     pass
-
-
-def describe_sqlite_error(db: Path, exc: Exception, busy_timeout_ms: int) -> str:
-    message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-    if "file is not a database" in message:
-        return f"record store {db} is not a SQLite database (damaged, or another program's file)"
-    if "malformed" in message or "corrupt" in message:
-        return f"record store {db} is damaged ({message}); copy it aside before anything else"
-    if "database is locked" in message or "database is busy" in message:
-        return (
-            f"record store {db} stayed locked by another process for longer than busy_timeout "
-            f"({busy_timeout_ms} ms); nothing was written"
-        )
-    if "unable to open" in message or "readonly" in message or "disk I/O" in message:
-        return f"record store {db} cannot be used: {message}"
-    return f"record store {db}: {message}"
 
 
 def _open_private(path: Path) -> int:

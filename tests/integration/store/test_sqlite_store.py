@@ -99,10 +99,13 @@ def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(r
 
 def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store, root):
     store = open_store(busy_timeout_ms=4321)
-    with store._engine.connect() as conn:
-        pragma = {name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+    store.create("job", T0, "created", {})  # opens the writer beside the reader
+    connections = [store._reader, store._writer]
+    for conn in connections:
+        assert conn is not None
+        pragma = {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
                   for name in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys")}
-    assert pragma == {"journal_mode": "wal", "synchronous": 2, "busy_timeout": 4321, "foreign_keys": 1}
+        assert pragma == {"journal_mode": "wal", "synchronous": 2, "busy_timeout": 4321, "foreign_keys": 1}
     with raw(root / "records.db") as conn:  # WAL is a property of the file: any later opener sees it
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
