@@ -94,6 +94,18 @@ def test_stdout_is_forwarded_unchanged_with_a_final_line_without_newline(remote:
     assert outcome["stdout_sha256"] == hashlib.sha256(payload).hexdigest()
 
 
+def test_many_times_the_pumps_buffers_arrive_unchanged_and_digested_in_order(remote: Remote, tmp_path: Path) -> None:
+    # More chunks than the pump has buffers, each different: a buffer reused before it was hashed, or
+    # hashed out of order, would show in the digest; one forwarded twice or not at all, in the bytes.
+    data = os.urandom(40 << 20)
+    (tmp_path / "big").write_bytes(data)
+    proc = remote.run(tmp_path / "inst", "cat", "big", cwd=tmp_path)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and len(out) == len(data) and out == data
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+
+
 def test_a_reader_that_goes_away_while_the_worker_writes_a_mebibyte(remote: Remote, tmp_path: Path) -> None:
     data = os.urandom(1 << 20)
     (tmp_path / "mib").write_bytes(data)
