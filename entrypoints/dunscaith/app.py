@@ -7,12 +7,13 @@ import sys
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import emergency, jobs, remote
+from entrypoints.dunscaith import commands, emergency, jobs, remote
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
 jobs.register(app)
 app.command("stop")(emergency.stop)
+commands.register(app)
 
 
 @app.callback()

@@ -147,7 +147,8 @@ def _drain(ctx: typer.Context) -> Any:
     return drain
 
 
-def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool) -> int:
+def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool, bound: float | None = None,
+               stream: Any = None) -> int:
     from domain.services.jobs.pointer_notes import Fanout, PointerNotes
     from entrypoints.dunscaith.live_view import LiveView
 
@@ -162,7 +163,7 @@ def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool) -> in
     container.cluster.override(state.spec.cluster)
     container.adapter.override(settings.cluster(state.spec.cluster).adapter)
     scheduler = container.scheduler()
-    view = LiveView(job)
+    view = LiveView(job, stream)
     pointers = container.pointers()
     try:
         pointer = pointers.read(job)
@@ -184,7 +185,7 @@ def _supervise(ctx: typer.Context, job: JobId, drain: Any, *, fresh: bool) -> in
             view.line(f"already settled: outcome {state.outcome.kind} ({state.outcome.detail})")
         elif not fresh:
             view.line(f"supervising (attempts so far: {len(state.attempts)})")
-        end = supervisor.run(job, lock, drain)
+        end = supervisor.run(job, lock, drain, bound=bound)
     _show_output(view, end.state, settings.records.root)
     return _ending(job, end, drain)
 

@@ -39,7 +39,17 @@ def describe(event: ev.Event) -> str:
         case ev.Absent(attempt=n):
             return f"attempt {n}: its object is not listed (not an ending yet)"
         case ev.Cancelling(attempt=n, object_id=oid):
-            return f"attempt {n}: stopping {oid}, which never started"
+            return f"attempt {n}: stopping {oid}"
+        case ev.MovedToResidual(attempt=n, reason=reason):
+            return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it never started"
+        case ev.Requested(action=action, request=rid):
+            return f"request {rid}: {action}"
+        case ev.Answered(request=rid, result=result, detail=detail):
+            return f"request {rid}: {result}: {detail}"
+        case ev.HeldByUser(attempt=n, object_id=oid):
+            return f"attempt {n}: {oid} held, as asked"
+        case ev.ActionFailed(action=action, detail=detail):
+            return f"{action} not carried out: {detail}"
         case ev.Escalated(reason=reason, detail=detail):
             return f"ESCALATION ({reason}): {detail}"
         case ev.OutcomeReached(result=result, detail=detail):

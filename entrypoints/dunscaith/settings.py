@@ -57,6 +57,10 @@ class EscalationsSection(_Strict):
     timeout: float = Field(default=10.0, gt=0, description="seconds the command may take")
 
 
+class CommandsSection(_Strict):
+    wait: float = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
+
+
 class ResidualSection(_Strict):
     policy: Literal["list", "manual"] = Field(
         default="list", description="list: unknown attempts move to the residual list when the record settles; "
@@ -85,6 +89,7 @@ class DunscaithSettings(BaseSettings):
     recovery: RecoverySection = Field(default_factory=RecoverySection)
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
+    commands: CommandsSection = Field(default_factory=CommandsSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
 
     @field_validator("clusters")

@@ -190,6 +190,50 @@ class MovedToResidual:
 
 
 @dataclass(frozen=True, slots=True)
+class Requested:
+    """A job command's request (hold, release, cancel, give-up, abandon), answered once by the actor:
+    a live supervisor, or the command itself when it holds the job's lock."""
+
+    KIND: ClassVar[str] = "request"
+    FIELDS: ClassVar[FieldSpec] = {"request": _STR, "action": _STR}
+    request: str  # the request's id: it is answered once, never acted on twice
+    action: str  # an Action value
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The answer to a request: ``confirmed`` (the action is now the job's, carried out by the plan) or
+    ``refused`` with the reason."""
+
+    KIND: ClassVar[str] = "answer"
+    FIELDS: ClassVar[FieldSpec] = {"request": _STR, "result": _STR, "detail": _STR}
+    request: str
+    result: str  # "confirmed" | "refused"
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeldByUser:
+    """A hold the user asked for reached the scheduler: the object is held until a release."""
+
+    KIND: ClassVar[str] = "held"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class ActionFailed:
+    """The scheduler refused a confirmed action (a hold of an object that started meanwhile): dropped."""
+
+    KIND: ClassVar[str] = "action-failed"
+    FIELDS: ClassVar[FieldSpec] = {"action": _STR, "attempt": _INT, "detail": _STR}
+    action: str
+    attempt: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class OutcomeReached:
     KIND: ClassVar[str] = "outcome"
     FIELDS: ClassVar[FieldSpec] = {"result": _STR, "detail": _STR}
@@ -206,12 +250,14 @@ class Settled:
 
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
-         | Absent | Cancelling | Escalated | Delivered | MovedToResidual | OutcomeReached | Settled)
+         | Absent | Cancelling | Escalated | Delivered | MovedToResidual | Requested | Answered | HeldByUser
+         | ActionFailed | OutcomeReached | Settled)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
-                Absent, Cancelling, Escalated, Delivered, MovedToResidual, OutcomeReached, Settled)
+                Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
+                ActionFailed, OutcomeReached, Settled)
 }
 
 

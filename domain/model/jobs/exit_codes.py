@@ -22,6 +22,8 @@ _BY_OUTCOME = {
     OutcomeKind.SUCCEEDED: ExitCode.SUCCEEDED,
     OutcomeKind.FAILED: ExitCode.NOT_SUCCESS,
     OutcomeKind.ESCALATED: ExitCode.NOT_SUCCESS,
+    OutcomeKind.CANCELLED: ExitCode.NOT_SUCCESS,
+    OutcomeKind.ABANDONED: ExitCode.NOT_SUCCESS,
     OutcomeKind.REFUSED: ExitCode.BAD_INPUT,
 }
 

@@ -34,6 +34,27 @@ class OutcomeKind(StrEnum):
     FAILED = "failed"  # the object ended otherwise, or recovery ran out of attempts
     REFUSED = "refused"  # the scheduler refused to make the object
     ESCALATED = "escalated"  # the policy could not decide; a person must
+    CANCELLED = "cancelled"  # the user cancelled the job
+    ABANDONED = "abandoned"  # the user let the job go: its objects are the residual list's
+
+
+class Action(StrEnum):
+    """What a job command asks of the job (docs/job-commands.md)."""
+
+    HOLD = "hold"
+    RELEASE = "release"
+    CANCEL = "cancel"
+    GIVE_UP = "give-up"
+    ABANDON = "abandon"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: str
+    action: Action
+    at: datetime
+    result: str | None = None  # "confirmed" | "refused"; None while unanswered
+    detail: str = ""
 
 
 class EscalationReason(StrEnum):
@@ -91,6 +112,20 @@ class JobState:
     escalations: tuple[Escalation, ...] = ()
     settled: bool = False
     updated_at: datetime | None = None
+    requests: tuple[Request, ...] = ()
+    # what confirmed requests made the job's own; the plan carries them out
+    hold_wanted: bool = False  # keep the current object held (release it no more)
+    release_wanted: bool = False  # release the current object again (a user hold ends)
+    cancel_wanted: bool = False  # stop the current object and make no new attempt
+    given_up: bool = False  # make no new attempt: the current attempt's end is the outcome
+    abandoned: bool = False  # let the job go: its open attempts move to the residual list
+
+    def request(self, request_id: str) -> Request | None:
+        return next((r for r in self.requests if r.id == request_id), None)
+
+    @property
+    def unanswered(self) -> list[Request]:
+        return [r for r in self.requests if r.result is None]
 
     @property
     def name(self) -> JobId:
@@ -118,6 +153,22 @@ def _set(state: JobState, number: int, **changes: object) -> JobState:
     return state.with_attempt(replace(state.attempt(number), **changes))  # type: ignore[arg-type]
 
 
+def _intent(state: JobState, action: Action) -> JobState:
+    """A confirmed request becomes the job's own intent, which the plan then carries out."""
+    match action:
+        case Action.HOLD:
+            return replace(state, hold_wanted=True, release_wanted=False)
+        case Action.RELEASE:
+            return replace(state, hold_wanted=False, release_wanted=True)
+        case Action.CANCEL:
+            return replace(state, cancel_wanted=True, given_up=True, hold_wanted=False)
+        case Action.GIVE_UP:
+            return replace(state, given_up=True)
+        case Action.ABANDON:
+            return replace(state, abandoned=True, given_up=True)
+    raise RecordInconsistent(f"unhandled action {action!r}")
+
+
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
     """One event onto the state: the transition table of the record, in one place."""
     state = replace(state, updated_at=at)
@@ -141,6 +192,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return _set(state, n, order=OrderState.CONFIRMED, object_id=oid)
         case ev.Released(attempt=n, object_id=oid):
             held = state.attempt(n).object_state in (None, ObjectState.HELD)
+            state = replace(state, release_wanted=False)
             return _set(state, n, order=OrderState.RELEASED, object_id=oid,
                         object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
         case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
@@ -152,6 +204,25 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return _set(state, n, cancelling=True)
         case ev.MovedToResidual(attempt=n):
             return _set(state, n, residual=True)
+        case ev.Requested(request=rid, action=action):
+            if state.request(rid) is not None:
+                raise RecordInconsistent(f"request {rid} made twice")
+            return replace(state, requests=(*state.requests, Request(rid, Action(action), at)))
+        case ev.Answered(request=rid, result=result, detail=detail):
+            req = state.request(rid)
+            if req is None:
+                raise RecordInconsistent(f"an answer to request {rid}, which was never made")
+            if req.result is not None:
+                raise RecordInconsistent(f"request {rid} answered twice")
+            answered = replace(req, result=result, detail=detail)
+            state = replace(state, requests=tuple(answered if r.id == rid else r for r in state.requests))
+            return _intent(state, req.action) if result == "confirmed" else state
+        case ev.HeldByUser(attempt=n, object_id=oid):
+            return _set(state, n, object_id=oid, object_state=ObjectState.HELD)
+        case ev.ActionFailed(action=action):
+            if action == Action.HOLD:
+                return replace(state, hold_wanted=False)
+            return state
         case ev.Escalated(reason=reason, attempt=n, detail=detail):
             esc = Escalation(EscalationReason(reason), n, detail, at)
             return replace(state, escalations=(*state.escalations, esc))
@@ -195,7 +266,7 @@ def label(state: JobState) -> str:
     current = state.current
     if current is None:
         return "recorded"
-    if current.order in (OrderState.CREATED, OrderState.CONFIRMED):
+    if current.order in (OrderState.CREATED, OrderState.CONFIRMED) or current.object_state is ObjectState.HELD:
         return "held"
     if current.order is OrderState.RELEASED:
         return str(current.object_state or ObjectState.PENDING)

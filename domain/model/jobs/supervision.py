@@ -13,7 +13,7 @@ from domain.model.jobs import events as ev
 from domain.model.jobs.ids import ObjectId
 from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
 from domain.model.jobs.policy import Policy, TryAgain, judge_end
-from domain.model.jobs.residual import ResidualPolicy
+from domain.model.jobs.residual import ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.state import (
     Attempt,
@@ -56,9 +56,19 @@ class Cancel:
 
 @dataclass(frozen=True, slots=True)
 class MoveToResidual:
-    """After the outcome, an attempt of unknown outcome goes to the residual list (the default policy)."""
+    """An attempt of unknown outcome after the outcome (the default policy), or an open attempt of an
+    abandoned job, goes to the residual list."""
 
     attempt: int
+    reason: ResidualReason = ResidualReason.UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """The user asked for a hold: hold the current object, released but not started."""
+
+    attempt: int
+    object_id: ObjectId
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +90,7 @@ class Settle:
     pass
 
 
-Step = MarkUnknown | StartAttempt | Release | Cancel | MoveToResidual | Escalate | Conclude | Settle
+Step = MarkUnknown | StartAttempt | Release | Hold | Cancel | MoveToResidual | Escalate | Conclude | Settle
 
 
 def _escalated(state: JobState, reason: EscalationReason, attempt: int) -> bool:
@@ -157,20 +167,50 @@ def _blocking_escalation(state: JobState) -> str | None:
     return None
 
 
+def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs)."""
+    oid = current.object_id
+    open_object = oid is not None and not current.ended and current.order is not OrderState.REFUSED
+    if state.cancel_wanted:
+        if open_object and not current.cancelling:
+            assert oid is not None
+            return [Cancel(current.number, oid)]
+        if not open_object and current.order is not OrderState.SUBMITTING:
+            return [Conclude(Outcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
+                                                            f"{current.order})"))]
+        return []  # wait for the stop to show in a query
+    if state.hold_wanted and open_object and current.order is OrderState.RELEASED:
+        if current.object_state is ObjectState.PENDING:
+            assert oid is not None
+            return [Hold(current.number, oid)]
+        return [] if current.object_state is ObjectState.HELD else None
+    if state.hold_wanted and current.order is OrderState.CONFIRMED:
+        return []  # created held: it stays held
+    if (state.release_wanted and open_object and current.order is OrderState.RELEASED
+            and current.object_state is ObjectState.HELD):
+        assert oid is not None
+        return [Release(current.number, oid)]
+    return None
+
+
 def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: Policy) -> list[Step]:
     spec = state.spec
+    mine = _user_steps(state, current)
+    if mine is not None:
+        return mine
+    max_attempts = current.number if state.given_up else spec.max_attempts
     if current.order is OrderState.REFUSED:
         return [Conclude(Outcome(OutcomeKind.REFUSED, f"attempt {current.number} refused"))]
     blocked = _blocking_escalation(state)
     if blocked is not None:
         return [Conclude(Outcome(OutcomeKind.ESCALATED, blocked))]
     if current.order is OrderState.UNKNOWN and _escalated(state, EscalationReason.VANISHED, current.number):
-        if current.number < spec.max_attempts:
+        if current.number < max_attempts:
             return [StartAttempt(current.number + 1, f"attempt {current.number}'s object never appeared")]
         return [Conclude(Outcome(OutcomeKind.ESCALATED,
                                  f"attempt {current.number}: no object appeared and no attempt is left"))]
     if current.ended:  # released and ended, or ended while held (cancelled by someone else): judged alike
-        verdict = judge_end(current, current.number, spec.max_attempts, policy)
+        verdict = judge_end(current, current.number, max_attempts, policy)
         if isinstance(verdict, TryAgain):
             return [StartAttempt(current.number + 1, verdict.reason)]
         return [Conclude(verdict)]
@@ -194,8 +234,13 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
             steps.append(Cancel(attempt.number, attempt.object_id))
     if steps:
         return steps
+    if state.abandoned:
+        return _abandon(state)
     if state.outcome is None:
         if current is None:
+            if state.given_up:
+                return [Conclude(Outcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
+                                         "given up by the user before the first attempt"))]
             return [StartAttempt(1, "first attempt")]
         return _next_for_current(state, current, now, policy)
     unknown = [a for a in state.attempts if a.order is OrderState.UNKNOWN and not a.residual]
@@ -204,6 +249,19 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
     if not state.settled and not outstanding(state, delivering=delivering):
         return [Settle()]
     return []
+
+
+def _abandon(state: JobState) -> list[Step]:
+    """Abandon: every attempt whose object may still exist goes to the residual list (a sweep stops its
+    object if it never started), then the outcome, then the record settles."""
+    open_attempts = [a for a in state.attempts if not a.residual and a.order is not OrderState.REFUSED
+                     and not a.ended and a.order is not OrderState.SUBMITTING]
+    if open_attempts:
+        return [MoveToResidual(a.number, ResidualReason.ABANDONED) for a in open_attempts]
+    if state.outcome is None:
+        return [Conclude(Outcome(OutcomeKind.ABANDONED, "abandoned by the user; its objects are on the residual "
+                                                        "list"))]
+    return [] if state.settled else [Settle()]
 
 
 def _unknown_after_outcome(state: JobState, unknown: list[Attempt], policy: Policy) -> list[Step]:

@@ -19,6 +19,7 @@ from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import CreateOutcome
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import JobState, OrderState, apply, fold
@@ -95,8 +96,11 @@ class Supervisor:
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
 
-    def run(self, job: JobId, lock: JobLock, cancel: Cancellation) -> SupervisionEnd:
-        """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job."""
+    def run(self, job: JobId, lock: JobLock, cancel: Cancellation, *, bound: float | None = None) -> SupervisionEnd:
+        """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job.
+
+        With ``bound`` (seconds) it stops with what is left after that long even before the outcome
+        (``reconcile``: work carried on for a bounded period, like supervise.wait)."""
         s = self._settings
         first = self._read_until_giveup(job, cancel)
         if first is None:
@@ -104,10 +108,13 @@ class Supervisor:
         state, known = first
         loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic())
         wait_until: float | None = None
+        stop_at = None if bound is None else self._clock.monotonic() + bound
         loops = 0
         while True:
             if cancel.requested():
                 return self._drain(job, loop)
+            self._refresh(job, loop)
+            self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
             if cancel.requested():
@@ -116,6 +123,8 @@ class Supervisor:
             if state.settled:
                 return SupervisionEnd(Ending.OUTCOME, state)
             left = outstanding(state, delivering=self._delivering)
+            if stop_at is not None and self._clock.monotonic() >= stop_at:
+                return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left) or (Outstanding(0, "no outcome yet"),))
             if state.outcome is not None and left:
                 now_m = self._clock.monotonic()
                 wait_until = now_m + s.wait if wait_until is None else wait_until
@@ -141,6 +150,42 @@ class Supervisor:
                 self._progress.supervised(loop.state, now)
             if cancel.wait(self._until_next_tick()):
                 return self._drain(job, loop)
+
+    def carry_out(self, job: JobId, lock: JobLock, cancel: Cancellation) -> tuple[JobState, str]:
+        """A command holding the job's lock: answer what is asked, take the steps the user's requests call
+        for (never a new attempt: that is supervision's), look once, take what follows. The state after,
+        and what could not be done."""
+        record = self._store.read(job)
+        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic())
+        self._answer(job, loop)
+        self._act(job, loop, cancel, commands_only=True)
+        if self._observe(job, loop):
+            self._act(job, loop, cancel, commands_only=True)
+        return loop.state, loop.problem
+
+    # ------------------------------------------------------------------ requests
+
+    def _refresh(self, job: JobId, loop: _Loop) -> None:
+        """Commands append requests to the record while this supervisor holds the lock: read them in."""
+        if loop.unsaved or loop.doubt:
+            return
+        try:
+            record = self._store.read(job)
+        except StoreError as exc:
+            loop.problem = f"the record could not be read: {exc}"
+            return
+        if len(record.events) != loop.known:
+            loop.state = fold(record)
+            loop.known = len(record.events)
+
+    def _answer(self, job: JobId, loop: _Loop) -> None:
+        """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""
+        for req in loop.state.unanswered:
+            reason = refusal(loop.state, req.action)
+            answer = (ev.Answered(req.id, REFUSED, reason) if reason is not None
+                      else ev.Answered(req.id, CONFIRMED, confirmation(loop.state, req.action)))
+            if not self._commit(job, loop, answer, "request-answered"):
+                return
 
     # ------------------------------------------------------------------ escalations
 
@@ -183,13 +228,16 @@ class Supervisor:
 
     # ------------------------------------------------------------------ steps
 
-    def _act(self, job: JobId, loop: _Loop, cancel: Cancellation) -> None:
+    def _act(self, job: JobId, loop: _Loop, cancel: Cancellation, *, commands_only: bool = False) -> None:
         """Take the planned steps until none is left, a step fails, or a stop is requested."""
         for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
             if not self._flush(job, loop) or not self._send_if_durable(job, loop):
                 return
             sending = loop.unsent.attempt if loop.unsent is not None else None
             steps = sv.plan(loop.state, self._clock.now(), self._policy, sending, delivering=self._delivering)
+            if commands_only:  # a command makes nothing new and releases only what the user asked to
+                steps = [st for st in steps if not isinstance(st, sv.StartAttempt)
+                         and not (isinstance(st, sv.Release) and not loop.state.release_wanted)]
             if not steps:
                 return
             for step in steps:
@@ -218,8 +266,15 @@ class Supervisor:
                     loop.problem = f"cancel of {oid} failed: {exc}"
                     return False
                 return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
-            case sv.MoveToResidual(attempt=n):
-                return self._move_to_residual(job, loop, n)
+            case sv.MoveToResidual(attempt=n, reason=reason):
+                return self._move_to_residual(job, loop, n, reason)
+            case sv.Hold(attempt=n, object_id=oid):
+                try:
+                    self._scheduler.hold(oid)
+                except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
+                    return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
+                                        "hold-failed-committed")
+                return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
             case sv.Escalate(reason=reason, attempt=n, detail=detail):
                 return self._commit(job, loop, ev.Escalated(str(reason), n, detail), "escalation-committed")
             case sv.Conclude(outcome=outcome):
@@ -229,12 +284,12 @@ class Supervisor:
                 return self._commit(job, loop, ev.Settled(), "settled-committed")
         raise AssertionError(f"unplanned step {step!r}")
 
-    def _move_to_residual(self, job: JobId, loop: _Loop, n: int) -> bool:
+    def _move_to_residual(self, job: JobId, loop: _Loop, n: int, reason: ResidualReason) -> bool:
         """The entry is durable in the list before the record says the attempt moved: a crash between
         the two adds it again (the first one stands) and then commits."""
         assert self._residual is not None
         spec = loop.state.spec
-        entry = ResidualEntry(job, spec.cluster, spec.adapter, ResidualReason.UNKNOWN, n,
+        entry = ResidualEntry(job, spec.cluster, spec.adapter, reason, n,
                               loop.state.attempt(n).nonce, self._clock.now())
         try:
             self._residual.add(entry)
@@ -242,7 +297,7 @@ class Supervisor:
             loop.problem = f"attempt {n} not moved to the residual list: {exc}"
             return False
         self._crash.reached("residual-added")
-        return self._commit(job, loop, ev.MovedToResidual(n, str(ResidualReason.UNKNOWN)), "residual-committed")
+        return self._commit(job, loop, ev.MovedToResidual(n, str(reason)), "residual-committed")
 
     def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
         submitting = ev.Submitting(n, self._nonces())
@@ -328,8 +383,9 @@ class Supervisor:
         except StoreError as exc:
             loop.problem = f"the record could not be read: {exc}"
             return False
-        landed = len(record.events) - loop.known
-        if landed > 0:
+        # only this actor appends anything but requests while it holds the lock: count what landed of its own
+        landed = sum(1 for line in record.events[loop.known:] if line.kind != ev.Requested.KIND)
+        if len(record.events) != loop.known:
             loop.state = fold(record)
             for event in loop.unsaved[:landed]:
                 self._progress.committed(loop.state, event)

@@ -86,12 +86,12 @@ class Rig:
 
 def rig(exit_code: int | None = 0, *, poll: float = 1.0, giveup: float = 30.0, wait: float = 10.0,
         absence: float = 5.0, store: InMemoryStore | None = None,
-        residual_policy: ResidualPolicy = ResidualPolicy.LIST) -> Rig:
+        residual_policy: ResidualPolicy = ResidualPolicy.LIST, crash: NoCrash | None = None) -> Rig:
     clock = FakeClock()
     store = store or InMemoryStore()
     scheduler = FakeScheduler(exit_code_of=(lambda spec: exit_code) if exit_code is not None else None)
     progress = Progress()
-    crash = NoCrash()
+    crash = crash or NoCrash()
     counter = iter(range(1, 1000))
     residual = InMemoryResidualList()
     from datetime import timedelta

@@ -111,7 +111,7 @@ def test_an_unknown_attempt_goes_to_the_residual_list_and_submit_returns_the_out
     _first_attempt_never_shows(scheduler)
     result = invoke(container, "submit", "--name", "left", "--", "true")
     assert result.return_value == 0, result.output
-    assert "moved-to-residual" in result.output
+    assert "attempt 1: moved to the residual list (unknown)" in result.output
     listed = invoke(container, "list")
     assert "left  residual (unknown: attempt 1, cluster local; added" in listed.output
 

@@ -1,0 +1,51 @@
+"""Whether a job command's request can be confirmed: one table, used by a live supervisor and by a
+command that holds the job's lock alike, so the answer never depends on who gives it."""
+
+from __future__ import annotations
+
+from domain.model.jobs.objects import NOT_STARTED
+from domain.model.jobs.state import Action, JobState
+
+CONFIRMED = "confirmed"
+REFUSED = "refused"
+
+
+def refusal(state: JobState, action: Action) -> str | None:
+    """Why ``action`` cannot be confirmed on ``state`` now, or None when it can."""
+    if state.settled:
+        return f"job {state.name} is settled (outcome: {state.outcome.kind if state.outcome else 'none'})"
+    if action is Action.ABANDON:
+        return None
+    if state.outcome is not None:
+        return f"job {state.name} already has its outcome ({state.outcome.kind})"
+    if state.abandoned:
+        return f"job {state.name} is being abandoned"
+    current = state.current
+    match action:
+        case Action.HOLD:
+            if state.cancel_wanted:
+                return f"job {state.name} is being cancelled"
+            if current is not None and current.object_state is not None and current.object_state not in NOT_STARTED:
+                return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; "
+                        "only an object that has not started can be held")
+            return None
+        case Action.RELEASE:
+            if not state.hold_wanted:
+                return f"job {state.name} is not held by a hold of yours; nothing to release"
+            return None
+        case Action.CANCEL | Action.GIVE_UP:
+            return None
+    return f"unknown action {action}"
+
+
+def confirmation(state: JobState, action: Action) -> str:
+    """What a confirmed action will do, for the answer's detail."""
+    current = state.current
+    obj = f"object {current.object_id}" if current is not None and current.object_id else "its object"
+    return {
+        Action.HOLD: f"{obj} is held, and stays held until `release`",
+        Action.RELEASE: f"{obj} is released",
+        Action.CANCEL: f"{obj} is stopped (running or not) and no new attempt is made",
+        Action.GIVE_UP: "no new attempt is made: the current attempt's end is the outcome",
+        Action.ABANDON: "the record lets the job go: its open attempts move to the residual list",
+    }[action]

@@ -1,0 +1,111 @@
+"""The job commands (hold, release, cancel, give-up, abandon): one actor per job, one answer per request.
+
+With a live supervisor (it holds the job's lock) the command appends a request to the record and waits
+for the supervisor's answer. With none, the command takes the lock itself, answers its own request by
+the same rules, carries out what it asked (never a new attempt), commits, and releases the lock. A
+supervisor that goes away while a command waits leaves its lock free: the command then takes it and
+answers. A request that is not answered in time stays in the record and is answered once, later.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.state import Action, JobState, fold
+from domain.services.jobs.supervise import Supervisor
+from ports.cancellation import Cancellation
+from ports.clock import Clock
+from ports.crash_points import CrashPoints
+from ports.job_store import JobLock, JobStore, LockBusy
+
+_POLL = 0.25  # seconds between reads of the record while waiting for an answer
+
+
+class Answer(StrEnum):
+    CONFIRMED = "confirmed"
+    REFUSED = "refused"
+    NOT_ANSWERED = "not-answered"
+
+
+class Answerer(StrEnum):
+    SUPERVISOR = "its supervisor"
+    THIS_COMMAND = "this command"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    job: JobId
+    action: Action
+    request: str
+    answer: Answer
+    detail: str
+    by: Answerer | None
+    state: JobState | None  # the job as the command last read it
+    problem: str = ""  # what could not be carried out yet (the next actor carries it on)
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+class JobCommands:
+    def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, supervisor: Callable[[], Supervisor],
+                 wait: float = 60.0, ids: Callable[[], str] = new_request_id) -> None:
+        self._store = store
+        self._clock = clock
+        self._crash = crash
+        self._supervisor = supervisor
+        self._wait = wait
+        self._ids = ids
+
+    def __call__(self, job: JobId, action: Action, cancel: Cancellation) -> CommandResult:
+        """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
+        fold(self._store.read(job))
+        rid = self._ids()
+        deadline = self._clock.monotonic() + self._wait
+        asked = False
+        while True:
+            if not asked and self._store.health(job).held:
+                self._append(job, ev.Requested(rid, str(action)))  # the live supervisor answers it
+                asked = True
+            if asked:
+                state = fold(self._store.read(job))
+                found = state.request(rid)
+                if found is not None and found.result is not None:
+                    return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.SUPERVISOR,
+                                         state)
+            if not asked or not self._store.health(job).held:
+                try:
+                    with self._store.lock(job) as lock:
+                        return self._here(job, lock, action, rid, asked, cancel)
+                except LockBusy:
+                    pass  # a supervisor (or another command) took it first: ask it, or wait for it
+            if self._clock.monotonic() >= deadline or cancel.requested():
+                state = fold(self._store.read(job))
+                return CommandResult(job, action, rid, Answer.NOT_ANSWERED,
+                                     f"not answered within {self._wait:g} s; the request stays in the record and "
+                                     "is answered once, by the supervisor or the next command",
+                                     None, state)
+            cancel.wait(_POLL)
+
+    def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
+              cancel: Cancellation) -> CommandResult:
+        if not asked:
+            self._append(job, ev.Requested(rid, str(action)))
+        self._crash.reached("request-committed")
+        state, problem = self._supervisor().carry_out(job, lock, cancel)
+        found = state.request(rid)
+        if found is None or found.result is None:  # the record could not take the answer: it stays asked
+            return CommandResult(job, action, rid, Answer.NOT_ANSWERED, problem or "the answer was not recorded",
+                                 None, state, problem)
+        return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.THIS_COMMAND, state,
+                             problem)
+
+    def _append(self, job: JobId, event: ev.Event) -> None:
+        kind, data = ev.encode(event)
+        self._store.append(job, self._clock.now(), kind, data)

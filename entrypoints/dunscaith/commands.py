@@ -1,0 +1,142 @@
+"""``hold / release / cancel / give-up / abandon / reconcile``: committed on the owning host (this one).
+
+Each asks the live supervisor when there is one, or acts under the job's lock when there is none
+(``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
+``reconcile``, as ``supervise``), 2 refused or bad input or another host's job, 5 not answered in time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from domain.model.jobs.exit_codes import ExitCode
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.state import Action, label
+from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith import jobs, sweeps
+
+PROG = "dunscaith"
+
+_HELP = {
+    Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
+    Action.RELEASE: "Release a job held by `hold`.",
+    Action.CANCEL: "Stop the job's object, running or not, and make no new attempt: the outcome is cancelled.",
+    Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
+    Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
+}
+
+
+def _owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
+    """A job whose pointer names another host is committed there: one line naming the host and how."""
+    container = ctx.obj
+    try:
+        pointer = container.pointers().read(JobId(job))
+        here = container.host().identity()
+    except Exception:  # no pointer or an unreadable one: the record here decides
+        return
+    if pointer.root_host != here:
+        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
+                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+
+
+def _open(ctx: typer.Context, job: str, words: list[str]) -> Any:
+    """The job's state from this host's record, its cluster's scheduler chosen (BadInput when not here)."""
+    container = ctx.obj
+    jobs._store(ctx)
+    _owned_elsewhere(ctx, job, words)
+    with jobs._store_errors(ctx, job):
+        try:
+            state = container.status().one(JobId(job)).state
+        except ValueError as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
+    container.cluster.override(state.spec.cluster)
+    container.adapter.override(container.settings().cluster(state.spec.cluster).adapter)
+    return state
+
+
+def _supervisor_for(ctx: typer.Context, state: Any) -> Any:
+    """The supervisor a command acts with under the lock; it keeps the pointer's last state."""
+    from domain.services.jobs.pointer_notes import PointerNotes
+
+    container = ctx.obj
+    pointers = container.pointers()
+    try:
+        pointer = pointers.read(state.name)
+    except Exception:
+        pointer = jobs._pointer(ctx, state, container.store())
+    notes = PointerNotes(pointers, pointer, container.settings().supervise.poll,
+                         on_problem=lambda m: print(f"{PROG}: {m}", file=sys.stderr))
+    return container.supervisor(progress=notes)
+
+
+def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
+    from domain.services.jobs.commands import Answer, JobCommands
+
+    container = ctx.obj
+    drain = jobs._drain(ctx)
+    state = _open(ctx, job, [str(action), job])
+    commands = JobCommands(container.store(), container.clock(), container.crash(),
+                           lambda: _supervisor_for(ctx, state), wait=container.settings().commands.wait)
+    with jobs._store_errors(ctx, job):
+        result = commands(JobId(job), action, drain)
+    sweeps.sweep(container)  # after they act: objects nobody owns are stopped before they start
+    word = label(result.state) if result.state is not None else "unknown"
+    if as_json:
+        print(json.dumps({"job": job, "action": str(action), "request": result.request, "answer": str(result.answer),
+                          "detail": result.detail, "by": str(result.by) if result.by else None, "state": word,
+                          "problem": result.problem or None}))
+    elif result.answer is Answer.NOT_ANSWERED:
+        print(f"{PROG}: job {job}: {action}: {result.detail}", file=sys.stderr)
+    else:
+        print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+    if result.problem:
+        print(f"{PROG}: job {job}: not carried out yet: {result.problem}; `{PROG} reconcile {job}` or the "
+              "supervisor carries it on", file=sys.stderr)
+    if drain.signum is not None:
+        drain.reraise()
+    return {Answer.CONFIRMED: ExitCode.SUCCEEDED, Answer.REFUSED: ExitCode.BAD_INPUT,
+            Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[result.answer]
+
+
+def _command(action: Action) -> Any:
+    def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+                as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+        return request(ctx, job, action, as_json)
+
+    command.__doc__ = _HELP[action]
+    return command
+
+
+def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+              as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+    """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), for at most
+    supervise.wait; with a live supervisor, say so (it carries it on)."""
+    container = ctx.obj
+    drain = jobs._drain(ctx)
+    state = _open(ctx, job, ["reconcile", job])
+    if container.store().health(state.name).held:
+        sweeps.sweep(container)
+        view = container.status().one(state.name)
+        if as_json:
+            print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": jobs._view_json(view)}))
+        else:
+            print(f"job {job}: its supervisor is live and carries the outstanding work on (now {view.label})")
+        return 0
+    code = jobs._supervise(ctx, state.name, drain, fresh=False, bound=container.settings().supervise.wait,
+                           stream=sys.stderr if as_json else None)
+    if as_json:
+        view = container.status().one(state.name)
+        print(json.dumps({"job": job, "exit_code": code, "supervised": False, "status": jobs._view_json(view)}))
+    return code
+
+
+def register(app: typer.Typer) -> None:
+    for action in Action:
+        app.command(str(action), epilog="Exit codes: 0 confirmed; 2 refused, bad input, or a job of another "
+                                        "host; 5 not answered in time (the request stays). See "
+                                        "docs/job-commands.md.")(_command(action))
+    app.command("reconcile", epilog=jobs.EXIT_CODES)(reconcile)

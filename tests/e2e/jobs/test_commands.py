@@ -1,0 +1,191 @@
+"""The job commands as a user runs them: real processes, SQLite, the local scheduler, with and without a
+live supervisor."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from adapters.scheduler.local.scheduler import LocalScheduler
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.objects import ENDED, ObjectState
+from tests.e2e.jobs.cli import Cli, await_condition, await_state
+
+pytestmark = pytest.mark.slow
+
+
+def _supervised(cli: Cli, job: str, *command: str) -> subprocess.Popen[str]:
+    supervisor = cli.start("submit", "--name", job, "--", *(command or ("sleep", "120")))
+    await_state(cli, job, "running", timeout=120)
+    return supervisor
+
+
+def _unattended(cli: Cli, job: str) -> None:
+    """A running job whose supervisor was killed: no one holds its lock."""
+    supervisor = _supervised(cli, job)
+    os.killpg(supervisor.pid, signal.SIGKILL)
+    supervisor.wait()
+
+
+def _object(cli: Cli, job: str) -> str:
+    return str(cli.status(job)["attempts"][-1]["object_id"])
+
+
+def _ended(cli: Cli, object_id: str) -> bool:
+    return LocalScheduler(cli.root).view(object_id).state in ENDED  # type: ignore[arg-type]
+
+
+def _answer(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _emergency(cli: Cli, job: str) -> None:
+    cli.run("stop", "--emergency", job)
+
+
+def test_cancel_with_a_live_supervisor_is_answered_by_it_and_the_job_ends_cancelled(cli: Cli) -> None:
+    supervisor = _supervised(cli, "c-live")
+    done = cli.run("cancel", "c-live", "--json")
+    assert done.returncode == 0, done.stderr
+    answer = _answer(done)
+    assert (answer["answer"], answer["by"]) == ("confirmed", "its supervisor")
+    assert supervisor.wait(timeout=60) == 1  # the outcome is not success
+    out = supervisor.stdout.read() if supervisor.stdout else ""
+    assert "outcome: cancelled" in out
+    status = cli.status("c-live")
+    assert status["outcome"]["result"] == "cancelled" and status["settled"]
+    pointer = cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "c-live"
+    assert json.loads(pointer.read_text())["state"] == "cancelled"
+
+
+def test_cancel_without_a_supervisor_takes_the_lock_acts_and_updates_the_pointer(cli: Cli) -> None:
+    _unattended(cli, "c-here")
+    object_id = _object(cli, "c-here")
+    done = cli.run("cancel", "c-here")
+    assert done.returncode == 0, done.stderr
+    assert "job c-here: cancel confirmed by this command" in done.stdout
+    assert not cli.status("c-here")["supervisor"]["held"]  # the lock was released again
+    pointer = cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "c-here"
+    assert json.loads(pointer.read_text())["state"] in ("stopping", "cancelled")
+    await_condition(lambda: _ended(cli, object_id), what="the object to end")
+    carried = cli.run("reconcile", "c-here")  # records the end: nothing else carries it now
+    assert carried.returncode == 1, carried.stderr
+    assert cli.status("c-here")["outcome"]["result"] == "cancelled"
+    assert json.loads(pointer.read_text())["state"] == "cancelled"
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_a_request_the_rules_refuse_is_answered_refused_and_exits_2(cli: Cli, live: bool) -> None:
+    job = f"refuse-{live}"
+    supervisor = _supervised(cli, job) if live else None
+    if not live:
+        _unattended(cli, job)
+    try:
+        held = cli.run("hold", job)  # a local object starts when released: it cannot be held now
+        assert held.returncode == 2 and f"job {job}: hold refused by" in held.stdout, held.stderr
+        assert "only an object that has not started can be held" in held.stdout
+        released = cli.run("release", job, "--json")
+        assert released.returncode == 2 and _answer(released)["answer"] == "refused"
+        assert ("its supervisor" if live else "this command") == _answer(released)["by"]
+    finally:
+        _emergency(cli, job)
+        if supervisor is not None:
+            supervisor.wait(timeout=60)
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_give_up_and_abandon(cli: Cli, live: bool) -> None:
+    job = f"let-go-{live}"
+    supervisor = _supervised(cli, job) if live else None
+    if not live:
+        _unattended(cli, job)
+    object_id = _object(cli, job)
+    try:
+        assert cli.run("give-up", job).returncode == 0
+        abandoned = cli.run("abandon", job, "--json")
+        assert abandoned.returncode == 0, abandoned.stderr
+        assert _answer(abandoned)["answer"] == "confirmed"
+        if supervisor is not None:
+            assert supervisor.wait(timeout=60) == 1
+        await_condition(lambda: cli.status(job)["settled"], 90, "the record to settle")
+        assert cli.status(job)["outcome"]["result"] == "abandoned"
+        entries = cli.tmp / "home" / ".config" / "dunscaith" / "residual" / job
+        assert [p.name for p in entries.iterdir()] == ["attempt-1"]
+        assert LocalScheduler(cli.root).view(object_id).state is ObjectState.RUNNING  # never a running one
+        again = cli.run("cancel", job)
+        assert again.returncode == 2 and "settled" in again.stdout
+    finally:
+        _emergency(cli, job)
+
+
+def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_once(cli: Cli) -> None:
+    supervisor = _supervised(cli, "busy")
+    try:
+        actions = ["give-up" if n % 2 else "release" for n in range(50)]
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            done = list(pool.map(lambda a: cli.run(a, "busy", "--json", timeout=300,
+                                                   DUNSCAITH_COMMANDS__WAIT="240"), actions))
+        for action, d in zip(actions, done, strict=True):
+            assert "database is locked" not in d.stderr, d.stderr
+            answer = _answer(d)
+            expected = ("confirmed", 0) if action == "give-up" else ("refused", 2)
+            assert (answer["answer"], d.returncode) == expected, (action, d.stdout, d.stderr)
+        ids = [_answer(d)["request"] for d in done]
+        assert len(set(ids)) == 50
+        with_record = cli.run("status", "busy", "--json")
+        assert with_record.returncode == 0
+    finally:
+        _emergency(cli, "busy")
+        supervisor.wait(timeout=60)
+    from adapters.host.system import SystemHost
+    from adapters.store.sqlite.store import SqliteStore
+
+    with SqliteStore.open(cli.root, SystemHost()) as store:
+        lines = store.read(JobId("busy")).events
+    requests = [line.data["request"] for line in lines if line.kind == "request"]
+    answers = [line.data["request"] for line in lines if line.kind == "answer"]
+    assert sorted(requests) == sorted(answers) == sorted(ids)  # none lost, each answered once
+
+
+def test_a_command_killed_between_its_commit_and_its_scheduler_call_is_carried_on(cli: Cli) -> None:
+    _unattended(cli, "killed")
+    object_id = _object(cli, "killed")
+    crashed = cli.run("cancel", "killed", DUNSCAITH_TEST_CRASH_AT="request-answered")
+    assert crashed.returncode == -signal.SIGKILL
+    assert not _ended(cli, object_id)  # the answer is committed; the scheduler was never asked
+    status = cli.status("killed")
+    assert status["outcome"] is None
+    # the next actor carries the confirmed cancel out (the local scheduler's grace is 10 s: wait longer)
+    carried = cli.run("reconcile", "killed", DUNSCAITH_SUPERVISE__WAIT="40")
+    assert carried.returncode == 1, (carried.stdout, carried.stderr)  # outcome: cancelled
+    assert _ended(cli, object_id)
+    assert cli.status("killed")["outcome"]["result"] == "cancelled"
+    assert "stopping" in carried.stdout
+
+
+def test_a_job_of_another_host_names_the_host_and_the_ssh_command(cli: Cli) -> None:
+    pointers = cli.tmp / "home" / ".config" / "dunscaith" / "jobs"
+    pointers.mkdir(parents=True)
+    (pointers / "far").write_text(json.dumps({
+        "version": 1, "job": "far", "host": "login2", "record_root": "/var/tmp/x", "root_machine_id": "m2",
+        "root_hostname": "login2", "binary": "/opt/bin/dunscaith", "cluster": "local", "adapter": "local",
+        "state": "running", "state_at": "2026-01-01T00:00:00+00:00", "supervised_at": None}))
+    done = cli.run("hold", "far")
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("ssh login2 /opt/bin/dunscaith hold far")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
+    supervisor = _supervised(cli, "r-live")
+    try:
+        done = cli.run("reconcile", "r-live", "--json")
+        assert done.returncode == 0 and _answer(done)["supervised"] is True
+    finally:
+        _emergency(cli, "r-live")
+        supervisor.wait(timeout=60)

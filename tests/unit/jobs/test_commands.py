@@ -1,0 +1,192 @@
+"""Job commands on fakes: answered once, by the live supervisor or by the command under the lock."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from adapters.clock.system import SystemClock
+from adapters.scheduler.fake import FakeScheduler
+from adapters.store.memory import InMemoryStore
+from adapters.store.residual_memory import InMemoryResidualList
+from domain.model.jobs.ids import JobId, Nonce
+from domain.model.jobs.objects import ObjectState
+from domain.model.jobs.policy import Policy
+from domain.model.jobs.residual import ResidualReason
+from domain.model.jobs.spec import JobSpec
+from domain.model.jobs.state import Action, OutcomeKind, fold
+from domain.services.jobs.commands import Answer, Answerer, JobCommands
+from domain.services.jobs.submit import RecordJob
+from domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
+from tests.unit.jobs.helpers import NoCrash, Progress, StopAfter, rig
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashAt(NoCrash):
+    def __init__(self, point: str) -> None:
+        super().__init__()
+        self.point = point
+        self.armed = False
+
+    def reached(self, point: str) -> None:
+        if self.armed and point == self.point:
+            self.armed = False
+            raise Crash(point)
+
+
+def _pending(r) -> JobId:  # type: ignore[no-untyped-def]
+    """A job whose object is released and waits to start (nothing runs by itself on this fake)."""
+    job = r.record()
+    r.run(job, StopAfter(r.clock, waits=2))
+    assert r.state(job).current.object_state is ObjectState.PENDING
+    return job
+
+
+def _commands(r, wait: float = 5.0) -> JobCommands:  # type: ignore[no-untyped-def]
+    return JobCommands(r.store, r.clock, NoCrash(), lambda: r.supervisor, wait=wait)
+
+
+def _oid(r, job):  # type: ignore[no-untyped-def]
+    return r.state(job).current.object_id
+
+
+def test_hold_without_a_supervisor_is_answered_and_carried_out_by_the_command() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    result = _commands(r)(job, Action.HOLD, StopAfter(r.clock))
+    assert (result.answer, result.by) == (Answer.CONFIRMED, Answerer.THIS_COMMAND)
+    assert r.scheduler.get(_oid(r, job)).view.state is ObjectState.HELD
+    assert r.kinds(job)[-3:] == ["request", "answer", "held"]
+    assert r.store.health(job).held is False  # the lock is released again
+
+
+def test_release_after_hold_releases_once_and_a_supervisor_does_not_release_a_held_job_again() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    _commands(r)(job, Action.HOLD, StopAfter(r.clock))
+    r.run(job, StopAfter(r.clock, waits=3))  # supervision resumes: the hold stands
+    assert r.scheduler.get(_oid(r, job)).view.state is ObjectState.HELD
+    result = _commands(r)(job, Action.RELEASE, StopAfter(r.clock))
+    assert result.answer is Answer.CONFIRMED
+    assert r.scheduler.get(_oid(r, job)).view.state is ObjectState.PENDING
+    assert r.scheduler.count("release", _oid(r, job)) == 2  # the first release, and the user's
+
+
+@pytest.mark.parametrize(("action", "says"), [(Action.RELEASE, "not held"), (Action.HOLD, "only an object that")])
+def test_a_request_the_rules_refuse_is_answered_refused_with_the_reason(action: Action, says: str) -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))  # the record sees it running
+    result = _commands(r)(job, action, StopAfter(r.clock))
+    assert result.answer is Answer.REFUSED and says in result.detail
+    assert r.scheduler.count("hold") == 0
+
+
+def test_cancel_stops_a_running_object_and_the_outcome_is_cancelled() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    result = _commands(r)(job, Action.CANCEL, StopAfter(r.clock))
+    assert result.answer is Answer.CONFIRMED
+    state = r.state(job)
+    assert state.outcome is not None and state.outcome.kind is OutcomeKind.CANCELLED and state.settled
+    assert r.scheduler.get(_oid(r, job)).view.state is ObjectState.CANCELLED
+
+
+def test_give_up_makes_the_current_attempts_end_the_outcome_with_no_new_attempt() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    assert _commands(r)(job, Action.GIVE_UP, StopAfter(r.clock)).answer is Answer.CONFIRMED
+    r.scheduler.fail_node(_oid(r, job))  # recoverable: without give-up, a second attempt
+    end = r.run(job)
+    assert end.state.outcome.kind is OutcomeKind.FAILED and len(end.state.attempts) == 1
+
+
+def test_abandon_moves_the_open_attempt_to_the_residual_list_and_settles() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    assert _commands(r)(job, Action.ABANDON, StopAfter(r.clock)).answer is Answer.CONFIRMED
+    state = r.state(job)
+    assert state.outcome.kind is OutcomeKind.ABANDONED and state.settled
+    (entry,) = [e.entry for e in r.residual.entries()]
+    assert entry is not None and (entry.reason, entry.nonce) == (ResidualReason.ABANDONED, Nonce("n1"))
+    again = _commands(r)(job, Action.HOLD, StopAfter(r.clock))
+    assert again.answer is Answer.REFUSED and "settled" in again.detail
+
+
+def test_a_command_killed_between_its_commit_and_its_scheduler_call_is_carried_out_by_the_next_supervisor() -> None:
+    crash = CrashAt("request-answered")
+    r = rig(exit_code=None, crash=crash)
+    job = _pending(r)
+    crash.armed = True
+    with pytest.raises(Crash):
+        _commands(r)(job, Action.HOLD, StopAfter(r.clock))
+    assert r.kinds(job)[-2:] == ["request", "answer"] and r.scheduler.count("hold") == 0
+    r.run(job, StopAfter(r.clock, waits=2))
+    assert r.scheduler.get(_oid(r, job)).view.state is ObjectState.HELD
+    assert r.scheduler.count("hold") == 1 and r.kinds(job).count("answer") == 1
+
+
+def _live(store: InMemoryStore, scheduler: FakeScheduler, job: JobId) -> tuple[threading.Thread, StopAfter, list]:
+    clock = SystemClock()
+    supervisor = Supervisor(store, scheduler, clock, NoCrash(), Progress(), SuperviseSettings(poll=0.01, wait=1),
+                            Policy(absence_deadline=timedelta(seconds=60)), residual=InMemoryResidualList())
+    stop = StopAfter(clock)  # type: ignore[arg-type]
+    ends: list = []
+
+    def supervise() -> None:
+        with store.lock(job) as lock:
+            ends.append(supervisor.run(job, lock, stop))
+
+    thread = threading.Thread(target=supervise)
+    thread.start()
+    return thread, stop, ends
+
+
+def _recorded(store: InMemoryStore) -> JobId:
+    spec = JobSpec(JobId("live"), "local", "local", ("true",), max_attempts=3)
+    return RecordJob(store, SystemClock(), NoCrash())(spec)
+
+
+def test_with_a_live_supervisor_the_request_is_answered_by_it_once() -> None:
+    store, scheduler = InMemoryStore(), FakeScheduler()
+    job = _recorded(store)
+    thread, stop, _ = _live(store, scheduler, job)
+    try:
+        commands = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"), wait=10)
+        result = commands(job, Action.HOLD, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        assert (result.answer, result.by) == (Answer.CONFIRMED, Answerer.SUPERVISOR)
+        released = commands(job, Action.RELEASE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        assert released.answer is Answer.CONFIRMED
+        bad = commands(job, Action.RELEASE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        assert (bad.answer, bad.by) == (Answer.REFUSED, Answerer.SUPERVISOR) and "not held" in bad.detail
+    finally:
+        stop.flag = True
+        thread.join()
+    kinds = [line.kind for line in store.read(job).events]
+    assert kinds.count("request") == kinds.count("answer") == 3
+
+
+def test_a_request_not_answered_in_time_says_so_and_stays_to_be_answered_once() -> None:
+    store = InMemoryStore()
+    job = _recorded(store)
+    with store.lock(job):  # a supervisor that holds the lock but never answers (stuck)
+        result = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"),
+                             wait=0.5)(job, Action.HOLD, StopAfter(SystemClock()))  # type: ignore[arg-type]
+    assert result.answer is Answer.NOT_ANSWERED and "stays in the record" in result.detail
+    scheduler = FakeScheduler()
+    thread, stop, ends = _live(store, scheduler, job)
+    try:
+        from tests.e2e.jobs.cli import await_condition
+        await_condition(lambda: fold(store.read(job)).request(result.request).result is not None, 10)
+    finally:
+        stop.flag = True
+        thread.join()
+    assert fold(store.read(job)).request(result.request).result == "confirmed"
+    assert ends[0].ending is Ending.DRAINED
