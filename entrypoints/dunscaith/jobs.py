@@ -267,7 +267,9 @@ def _view_json(view: JobView) -> dict[str, Any]:
                       "exit_code": a.exit_code, "signal": a.signal} for a in s.attempts],
         "outstanding": [o.what for o in view.left],
         "escalations": [{"reason": str(e.reason), "attempt": e.attempt, "detail": e.detail,
-                         "at": e.at.isoformat()} for e in s.escalations],
+                         "at": e.at.isoformat(), "delivered": e.delivered} for e in s.escalations],
+        "requests": [{"request": r.id, "action": str(r.action), "at": r.at.isoformat(), "answer": r.result,
+                      "detail": r.detail} for r in s.requests],
     }
 
 
@@ -310,6 +312,8 @@ def status(
         print(f"  attempt {a.number}: {a.order}{obj}")
     for e in view.state.escalations:
         print(f"  escalation ({e.reason}): {e.detail}")
+    for r in view.state.unanswered:
+        print(f"  request {r.id} ({r.action}): not answered yet")
     for o in view.left if view.state.outcome is not None else ():
         print(f"  outstanding: {o.what}")
     if view.unattended:
