@@ -2,7 +2,8 @@
 
 Each asks the live supervisor when there is one, or acts under the job's lock when there is none
 (``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
-``reconcile``, as ``supervise``), 2 refused or bad input or another host's job, 5 not answered in time.
+``reconcile``, as ``supervise``), 2 refused (by the rules, or by the scheduler when this command carried
+it out) or bad input or another host's job, 5 not answered in time.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _HELP = {
     Action.CANCEL: "Stop the job's object, running or not, and make no new attempt: the outcome is cancelled.",
     Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
     Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
+    Action.REQUEUE: "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses).",
 }
 
 
@@ -94,10 +96,11 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     else:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
     if result.problem:
-        print(f"{PROG}: job {job}: not carried out yet: {result.problem}; `{PROG} reconcile {job}` or the "
-              "supervisor carries it on", file=sys.stderr)
+        print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
     if drain.signum is not None:
         drain.reraise()
+    if result.answer is Answer.CONFIRMED and result.problem:
+        return ExitCode.BAD_INPUT  # confirmed, but the scheduler refused it (or it could not be done now)
     return {Answer.CONFIRMED: ExitCode.SUCCEEDED, Answer.REFUSED: ExitCode.BAD_INPUT,
             Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[result.answer]
 

@@ -223,8 +223,28 @@ class HeldByUser:
 
 
 @dataclass(frozen=True, slots=True)
+class Requeueing:
+    """Durable before a requeue the user asked for goes out: a requeue is never sent twice. One found
+    without its ``requeued`` (its sender died) is reported as uncertain, never resent."""
+
+    KIND: ClassVar[str] = "requeueing"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class Requeued:
+    KIND: ClassVar[str] = "requeued"
+    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
 class ActionFailed:
-    """The scheduler refused a confirmed action (a hold of an object that started meanwhile): dropped."""
+    """A confirmed action was not carried out (the scheduler refused it, or a requeue's sender died and
+    nobody knows whether it went out): dropped, and reported."""
 
     KIND: ClassVar[str] = "action-failed"
     FIELDS: ClassVar[FieldSpec] = {"action": _STR, "attempt": _INT, "detail": _STR}
@@ -251,13 +271,13 @@ class Settled:
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
          | Absent | Cancelling | Escalated | Delivered | MovedToResidual | Requested | Answered | HeldByUser
-         | ActionFailed | OutcomeReached | Settled)
+         | Requeueing | Requeued | ActionFailed | OutcomeReached | Settled)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
                 Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
-                ActionFailed, OutcomeReached, Settled)
+                Requeueing, Requeued, ActionFailed, OutcomeReached, Settled)
 }
 
 

@@ -3,7 +3,7 @@ command that holds the job's lock alike, so the answer never depends on who give
 
 from __future__ import annotations
 
-from domain.model.jobs.objects import NOT_STARTED
+from domain.model.jobs.objects import NOT_STARTED, ObjectState
 from domain.model.jobs.state import Action, JobState
 
 CONFIRMED = "confirmed"
@@ -35,6 +35,15 @@ def refusal(state: JobState, action: Action) -> str | None:
             return None
         case Action.CANCEL | Action.GIVE_UP:
             return None
+        case Action.REQUEUE:
+            if state.cancel_wanted or state.requeue_wanted or state.requeue_in_flight is not None:
+                return f"job {state.name} is being cancelled or requeued already"
+            started = current is not None and current.object_state is not None and (
+                current.object_state not in NOT_STARTED and current.object_state is not ObjectState.REQUEUED)
+            if current is None or not started or current.ended:
+                what = "no object" if current is None or current.object_state is None else current.object_state
+                return f"only a started object that has not ended can be requeued (the current one: {what})"
+            return None
     return f"unknown action {action}"
 
 
@@ -48,4 +57,5 @@ def confirmation(state: JobState, action: Action) -> str:
         Action.CANCEL: f"{obj} is stopped (running or not) and no new attempt is made",
         Action.GIVE_UP: "no new attempt is made: the current attempt's end is the outcome",
         Action.ABANDON: "the record lets the job go: its open attempts move to the residual list",
+        Action.REQUEUE: f"{obj} goes back to the queue, once",
     }[action]

@@ -46,6 +46,7 @@ class Action(StrEnum):
     CANCEL = "cancel"
     GIVE_UP = "give-up"
     ABANDON = "abandon"
+    REQUEUE = "requeue"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,9 @@ class JobState:
     cancel_wanted: bool = False  # stop the current object and make no new attempt
     given_up: bool = False  # make no new attempt: the current attempt's end is the outcome
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
+    requeue_wanted: bool = False  # put the current (started) object back in the queue, once
+    requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
+    failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
 
     def request(self, request_id: str) -> Request | None:
         return next((r for r in self.requests if r.id == request_id), None)
@@ -166,6 +170,8 @@ def _intent(state: JobState, action: Action) -> JobState:
             return replace(state, given_up=True)
         case Action.ABANDON:
             return replace(state, abandoned=True, given_up=True)
+        case Action.REQUEUE:
+            return replace(state, requeue_wanted=True)
     raise RecordInconsistent(f"unhandled action {action!r}")
 
 
@@ -219,9 +225,18 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return _intent(state, req.action) if result == "confirmed" else state
         case ev.HeldByUser(attempt=n, object_id=oid):
             return _set(state, n, object_id=oid, object_state=ObjectState.HELD)
-        case ev.ActionFailed(action=action):
+        case ev.Requeueing(attempt=n):
+            state.attempt(n)
+            return replace(state, requeue_wanted=False, requeue_in_flight=n)
+        case ev.Requeued(attempt=n):
+            state = replace(state, requeue_in_flight=None)
+            return _set(state, n, object_state=ObjectState.REQUEUED, exit_code=None, signal=None, reason="requeued")
+        case ev.ActionFailed(action=action, detail=detail):
+            state = replace(state, failures=(*state.failures, f"{action}: {detail}"))
             if action == Action.HOLD:
                 return replace(state, hold_wanted=False)
+            if action == Action.REQUEUE:
+                return replace(state, requeue_wanted=False, requeue_in_flight=None)
             return state
         case ev.Escalated(reason=reason, attempt=n, detail=detail):
             esc = Escalation(EscalationReason(reason), n, detail, at)

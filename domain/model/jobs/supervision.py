@@ -64,6 +64,21 @@ class MoveToResidual:
 
 
 @dataclass(frozen=True, slots=True)
+class Requeue:
+    """The user asked for a requeue of the current, started object."""
+
+    attempt: int
+    object_id: ObjectId
+
+
+@dataclass(frozen=True, slots=True)
+class ReportUncertain:
+    """A requeue was committed and its sender died before its answer: report it, never resend it."""
+
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
 class Hold:
     """The user asked for a hold: hold the current object, released but not started."""
 
@@ -90,7 +105,8 @@ class Settle:
     pass
 
 
-Step = MarkUnknown | StartAttempt | Release | Hold | Cancel | MoveToResidual | Escalate | Conclude | Settle
+Step = (MarkUnknown | StartAttempt | Release | Hold | Requeue | ReportUncertain | Cancel | MoveToResidual | Escalate
+        | Conclude | Settle)
 
 
 def _escalated(state: JobState, reason: EscalationReason, attempt: int) -> bool:
@@ -179,6 +195,9 @@ def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
             return [Conclude(Outcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
                                                             f"{current.order})"))]
         return []  # wait for the stop to show in a query
+    if state.requeue_wanted and open_object:
+        assert oid is not None
+        return [Requeue(current.number, oid)]
     if state.hold_wanted and open_object and current.order is OrderState.RELEASED:
         if current.object_state is ObjectState.PENDING:
             assert oid is not None
@@ -232,6 +251,8 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
                 and attempt.object_state is ObjectState.HELD and not attempt.cancelling):
             assert attempt.object_id is not None
             steps.append(Cancel(attempt.number, attempt.object_id))
+    if state.requeue_in_flight is not None:
+        steps.append(ReportUncertain(state.requeue_in_flight))
     if steps:
         return steps
     if state.abandoned:

@@ -98,7 +98,10 @@ class JobCommands:
         if not asked:
             self._append(job, ev.Requested(rid, str(action)))
         self._crash.reached("request-committed")
+        before = len(fold(self._store.read(job)).failures)
         state, problem = self._supervisor().carry_out(job, lock, cancel)
+        failed = "; ".join(state.failures[before:])
+        problem = "; ".join(p for p in (failed, problem) if p)
         found = state.request(rid)
         if found is None or found.result is None:  # the record could not take the answer: it stays asked
             return CommandResult(job, action, rid, Answer.NOT_ANSWERED, problem or "the answer was not recorded",

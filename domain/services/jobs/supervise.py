@@ -268,6 +268,20 @@ class Supervisor:
                 return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
             case sv.MoveToResidual(attempt=n, reason=reason):
                 return self._move_to_residual(job, loop, n, reason)
+            case sv.Requeue(attempt=n, object_id=oid):
+                if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
+                    return False  # not durable: nothing is sent
+                try:
+                    self._scheduler.requeue(oid)
+                except SchedulerError as exc:
+                    return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
+                                        "requeue-failed-committed")
+                return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
+            case sv.ReportUncertain(attempt=n):
+                return self._commit(job, loop, ev.ActionFailed(
+                    "requeue", n, f"attempt {n}: the requeue's sender stopped before its answer: it may or may "
+                                  "not have reached the scheduler, and is never sent again; look at `status` and "
+                                  "requeue again if it did not"), "uncertain-committed")
             case sv.Hold(attempt=n, object_id=oid):
                 try:
                     self._scheduler.hold(oid)

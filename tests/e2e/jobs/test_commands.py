@@ -189,3 +189,15 @@ def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
     finally:
         _emergency(cli, "r-live")
         supervisor.wait(timeout=60)
+
+
+def test_requeue_the_local_scheduler_cannot_do_is_reported_and_exits_2(cli: Cli) -> None:
+    _unattended(cli, "rq")
+    try:
+        done = cli.run("requeue", "rq")
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert "requeue confirmed by this command" in done.stdout
+        assert "not carried out: requeue: requeue of" in done.stderr and "cannot requeue" in done.stderr
+        assert cli.status("rq")["state"] == "running"
+    finally:
+        _emergency(cli, "rq")

@@ -190,3 +190,41 @@ def test_a_request_not_answered_in_time_says_so_and_stays_to_be_answered_once() 
         thread.join()
     assert fold(store.read(job)).request(result.request).result == "confirmed"
     assert ends[0].ending is Ending.DRAINED
+
+
+def test_requeue_of_a_started_object_is_sent_once_after_it_is_durable() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))
+    result = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
+    assert result.answer is Answer.CONFIRMED and result.problem == ""
+    assert r.scheduler.count("requeue", _oid(r, job)) == 1
+    assert [k for k in r.kinds(job) if k.startswith("requeue")] == ["requeueing", "requeued"]
+    refused = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))  # pending again: not started now
+    assert refused.answer is Answer.REFUSED and "only a started object" in refused.detail
+
+
+def test_a_requeue_whose_sender_died_is_reported_as_uncertain_never_sent_again() -> None:
+    crash = CrashAt("requeueing-committed")
+    r = rig(exit_code=None, crash=crash)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))
+    crash.armed = True
+    with pytest.raises(Crash):
+        _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
+    r.run(job, StopAfter(r.clock, waits=2))  # the next actor
+    assert r.scheduler.count("requeue") == 0
+    assert "may or may not have reached the scheduler" in r.state(job).failures[-1]
+    assert r.state(job).requeue_in_flight is None
+
+
+def test_a_requeue_the_scheduler_refuses_is_reported_by_the_command() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))
+    r.scheduler.fail_next("requeue", "requeue is disabled on this partition")
+    result = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
+    assert result.answer is Answer.CONFIRMED and "requeue is disabled" in result.problem
