@@ -284,9 +284,11 @@ class PosixWrapper:
                                else Refusal(None, f"unreadable request: {found}"))
                     if isinstance(verdict, Admitted):
                         admitted = verdict.request
-                        kill_at = self.clock.monotonic() + admitted.grace_seconds
                         if self._signal(instance, admitted, signal.SIGTERM, TERMINATED):
                             terminated = admitted
+                        # The grace starts once terminated.json is stamped, so no outcome can carry a time
+                        # less than the grace after the termination it records.
+                        kill_at = self.clock.monotonic() + admitted.grace_seconds
                     else:
                         refusals = self._refuse(instance, verdict.request, verdict.reason, refusals)
             if kill_at is not None and self.clock.monotonic() >= kill_at:
