@@ -60,7 +60,9 @@ def check_invariants(cli: Cli, job: str) -> None:
 @pytest.mark.parametrize("point", SUBMIT_POINTS)
 def test_a_crash_at_each_step_of_submit_is_carried_on_by_supervise(cli: Cli, point: str) -> None:
     job = f"crash-{point.replace('#', '-')}"
-    crashed = cli.run("submit", "--name", job, "--", "true", DUNSCAITH_TEST_CRASH_AT=point)
+    # a job that lasts a few polls, so its pending, running and ended states are each observed
+    command = ("sleep", "1") if point.startswith("observation") else ("true",)
+    crashed = cli.run("submit", "--name", job, "--", *command, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
     carried = cli.run("supervise", job)
     assert carried.returncode == 0, (carried.stdout, carried.stderr)
