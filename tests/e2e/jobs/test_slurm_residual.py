@@ -90,3 +90,36 @@ def test_a_sweep_on_slurm_stops_a_listed_held_job_and_never_a_running_or_foreign
     finally:
         for object_id in (foreign, running):
             direct.cancel(object_id)
+
+
+def test_requeue_then_cancel_on_slurm_with_a_live_supervisor(on_slurm: Cli, slurm: SlurmTestCluster) -> None:
+    job = "slurm-commands"
+    supervisor = on_slurm.start("submit", "--cluster", "test", "--name", job, "--", "sleep", "300")
+    try:
+        await_state(on_slurm, job, "running", timeout=120)
+        requeued = on_slurm.run("requeue", job, "--json", timeout=180)
+        assert requeued.returncode == 0, (requeued.stdout, requeued.stderr)
+        answer = json.loads(requeued.stdout)
+        assert (answer["answer"], answer["by"]) == ("confirmed", "its supervisor")
+
+        def requeued_once() -> bool:
+            events = on_slurm.status(job)["requests"]
+            return len(events) == 1 and events[0]["answer"] == "confirmed"
+
+        await_condition(requeued_once, 60, "the requeue to be answered")
+        cancelled = on_slurm.run("cancel", job, timeout=180)
+        assert cancelled.returncode == 0, (cancelled.stdout, cancelled.stderr)
+        assert supervisor.wait(timeout=180) == 1
+        status = on_slurm.status(job)
+        assert status["outcome"]["result"] == "cancelled" and status["settled"]
+        assert len(status["attempts"]) == 1  # a requeue is no new attempt
+        from adapters.host.system import SystemHost
+        from adapters.store.sqlite.store import SqliteStore
+
+        with SqliteStore.open(on_slurm.root, SystemHost()) as store:
+            kinds = [line.kind for line in store.read(JobId(job)).events]
+        assert kinds.count("requeueing") == kinds.count("requeued") == 1
+    finally:
+        on_slurm.run("stop", "--emergency", job, "--cluster", "test", timeout=120)
+        if supervisor.poll() is None:
+            supervisor.kill()
