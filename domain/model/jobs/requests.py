@@ -4,7 +4,7 @@ command that holds the job's lock alike, so the answer never depends on who give
 from __future__ import annotations
 
 from domain.model.jobs.objects import NOT_STARTED, ObjectState
-from domain.model.jobs.state import Action, JobState
+from domain.model.jobs.state import Action, JobState, OrderState
 
 CONFIRMED = "confirmed"
 REFUSED = "refused"
@@ -35,6 +35,15 @@ def refusal(state: JobState, action: Action) -> str | None:
             return None
         case Action.CANCEL | Action.GIVE_UP:
             return None
+        case Action.RESUBMIT:
+            if state.cancel_wanted or state.resubmit_of is not None:
+                return f"job {state.name} is being cancelled or resubmitted already"
+            if current is None or current.order is OrderState.SUBMITTING:
+                return f"job {state.name} has no attempt to replace yet"
+            if current.object_state is not None and current.object_state not in NOT_STARTED and not current.ended:
+                return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; only an "
+                        "object that has not started is replaced (cancel or requeue a running one)")
+            return None
         case Action.REQUEUE:
             if state.cancel_wanted or state.requeue_wanted or state.requeue_in_flight is not None:
                 return f"job {state.name} is being cancelled or requeued already"
@@ -58,4 +67,5 @@ def confirmation(state: JobState, action: Action) -> str:
         Action.GIVE_UP: "no new attempt is made: the current attempt's end is the outcome",
         Action.ABANDON: "the record lets the job go: its open attempts move to the residual list",
         Action.REQUEUE: f"{obj} goes back to the queue, once",
+        Action.RESUBMIT: f"{obj} is cancelled before it starts and a new attempt replaces it",
     }[action]

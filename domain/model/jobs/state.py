@@ -47,6 +47,7 @@ class Action(StrEnum):
     GIVE_UP = "give-up"
     ABANDON = "abandon"
     REQUEUE = "requeue"
+    RESUBMIT = "resubmit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,7 @@ class JobState:
     given_up: bool = False  # make no new attempt: the current attempt's end is the outcome
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
     requeue_wanted: bool = False  # put the current (started) object back in the queue, once
+    resubmit_of: int | None = None  # replace this attempt (not started) by a new one
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
 
@@ -172,6 +174,8 @@ def _intent(state: JobState, action: Action) -> JobState:
             return replace(state, abandoned=True, given_up=True)
         case Action.REQUEUE:
             return replace(state, requeue_wanted=True)
+        case Action.RESUBMIT:
+            return replace(state, resubmit_of=state.current.number if state.current else None)
     raise RecordInconsistent(f"unhandled action {action!r}")
 
 

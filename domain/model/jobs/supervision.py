@@ -195,6 +195,14 @@ def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
             return [Conclude(Outcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
                                                             f"{current.order})"))]
         return []  # wait for the stop to show in a query
+    if state.resubmit_of == current.number:
+        if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
+            assert oid is not None
+            return [] if current.cancelling else [Cancel(current.number, oid)]
+        replaced = current.cancelling or (oid is None and current.order is OrderState.UNKNOWN)
+        if not open_object and replaced:
+            return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
+        # it started before the cancel: the resubmit is void and the attempt is judged as always
     if state.requeue_wanted and open_object:
         assert oid is not None
         return [Requeue(current.number, oid)]

@@ -89,6 +89,8 @@ def test_a_request_the_rules_refuse_is_answered_refused_and_exits_2(cli: Cli, li
         held = cli.run("hold", job)  # a local object starts when released: it cannot be held now
         assert held.returncode == 2 and f"job {job}: hold refused by" in held.stdout, held.stderr
         assert "only an object that has not started can be held" in held.stdout
+        replaced = cli.run("resubmit", job)
+        assert replaced.returncode == 2 and "cancel or requeue a running one" in replaced.stdout
         released = cli.run("release", job, "--json")
         assert released.returncode == 2 and _answer(released)["answer"] == "refused"
         assert ("its supervisor" if live else "this command") == _answer(released)["by"]

@@ -228,3 +228,27 @@ def test_a_requeue_the_scheduler_refuses_is_reported_by_the_command() -> None:
     r.scheduler.fail_next("requeue", "requeue is disabled on this partition")
     result = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
     assert result.answer is Answer.CONFIRMED and "requeue is disabled" in result.problem
+
+
+def test_resubmit_replaces_a_not_started_object_by_a_new_attempt() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    first = _oid(r, job)
+    result = _commands(r)(job, Action.RESUBMIT, StopAfter(r.clock))
+    assert result.answer is Answer.CONFIRMED
+    assert r.scheduler.get(first).view.state is ObjectState.CANCELLED
+    assert len(r.state(job).attempts) == 1  # a command never makes a new attempt: supervision does
+    r.run(job, StopAfter(r.clock, waits=3))
+    state = r.state(job)
+    assert len(state.attempts) == 2 and state.current.nonce != state.attempts[0].nonce
+    assert state.current.object_state is ObjectState.PENDING and state.outcome is None
+    assert r.scheduler.count("create_held") == 2
+
+
+def test_resubmit_of_a_running_object_is_refused() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))
+    result = _commands(r)(job, Action.RESUBMIT, StopAfter(r.clock))
+    assert result.answer is Answer.REFUSED and "cancel or requeue a running one" in result.detail
