@@ -18,7 +18,9 @@ commands.register(app)
 
 @app.callback()
 def _root(ctx: typer.Context) -> None:
-    if ctx.obj is None:  # tests pass their own container
+    # `remote` owns one process and needs none of the job machinery: building the job container for it
+    # would add its imports to the start-up of every wrapped process.
+    if ctx.obj is None and ctx.invoked_subcommand != "remote":  # tests pass their own container
         from entrypoints.dunscaith.container import Container
 
         container = Container()
