@@ -1,4 +1,4 @@
-"""``hold / release / cancel / give-up / abandon / reconcile``: committed on the owning host (this one).
+"""``hold / release / cancel / give-up / abandon / reconcile / prune``: committed on the owning host (this one).
 
 Each asks the live supervisor when there is one, or acts under the job's lock when there is none
 (``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
@@ -138,9 +138,70 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     return code
 
 
+def _pruning_json(result: Any) -> dict[str, Any]:
+    return {"job": result.job, "result": str(result.result), "detail": result.detail,
+            "pruned_at": result.pruned_at.isoformat() if result.pruned_at else None,
+            "problem": result.problem or None}
+
+
+def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[JOB]"),
+          older_than: str | None = typer.Option(None, "--older-than", metavar="DURATION",
+                                                help="prune settled jobs whose record last changed this long "
+                                                     "ago or more (30d, 12h, 90m; default 30d)"),
+          as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+    """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
+    object of their names that has not started. The one JOB named, or every settled job older than
+    --older-than."""
+    from domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
+    from domain.services.jobs.prune import Prune, Pruning
+
+    container = ctx.obj
+    if job is not None and older_than is not None:
+        raise BadInput("give JOB or --older-than, not both")
+    try:
+        age = DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
+    except BadDuration as exc:
+        raise BadInput(str(exc)) from None
+    jobs._store(ctx)
+    pruning = Prune(container.store(), container.residual(), container.pointers(), container.clock(),
+                    container.crash(), delivering=bool(container.settings().escalations.command))
+    if job is not None:
+        _owned_elsewhere(ctx, job, ["prune", job])
+        with jobs._store_errors(ctx, job):
+            try:
+                result = pruning.one(JobId(job))
+            except ValueError as exc:
+                raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
+        if result.result is Pruning.REFUSED:
+            if as_json:
+                print(json.dumps({"action": "prune", **_pruning_json(result)}))
+                return ExitCode.BAD_INPUT
+            raise BadInput(f"prune refused: {result.detail}")
+        done, problems = [result], []
+    else:
+        with jobs._store_errors():
+            done, problems = pruning.older_than(age)
+    sweeps.sweep(container)  # after it acts: a pruned job's objects that never started are stopped
+    if as_json:
+        body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
+                                {"action": "prune", "older_than": older_than or "30d",
+                                 "pruned": [_pruning_json(r) for r in done], "problems": problems})
+        print(json.dumps(body))
+    else:
+        for result in done:
+            print(result.detail)
+        if job is None and not done:
+            print(f"no settled job older than {older_than or '30d'} to prune")
+    for line in problems + [r.problem for r in done if r.problem]:
+        print(f"{PROG}: {line}", file=sys.stderr)
+    return ExitCode.SUCCEEDED
+
+
 def register(app: typer.Typer) -> None:
     for action in Action:
         app.command(str(action), epilog="Exit codes: 0 confirmed; 2 refused, bad input, or a job of another "
                                         "host; 5 not answered in time (the request stays). See "
                                         "docs/job-commands.md.")(_command(action))
     app.command("reconcile", epilog=jobs.EXIT_CODES)(reconcile)
+    app.command("prune", epilog="Exit codes: 0 done (or nothing to prune); 2 bad input, a job that is not "
+                                "settled, or a job of another host. See docs/job-commands.md.")(prune)

@@ -270,6 +270,7 @@ def _view_json(view: JobView) -> dict[str, Any]:
                          "at": e.at.isoformat(), "delivered": e.delivered} for e in s.escalations],
         "requests": [{"request": r.id, "action": str(r.action), "at": r.at.isoformat(), "answer": r.result,
                       "detail": r.detail} for r in s.requests],
+        "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
     }
 
 
@@ -284,6 +285,8 @@ def _view_line(view: JobView) -> str:
         words.append("Unattended")
     if view.left and s.outcome is not None:
         words.append(f"{len(view.left)} outstanding")
+    if s.pruned_at is not None:
+        words.append(f"pruned at {s.pruned_at:%Y-%m-%d %H:%M:%S %Z}")
     return "  ".join(words)
 
 
@@ -294,7 +297,7 @@ def status(
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
-        return list_jobs(ctx, as_json)
+        return list_jobs(ctx, as_json, False)
     _store(ctx)
     with _store_errors(ctx, job):
         try:
@@ -321,10 +324,12 @@ def status(
     return 0
 
 
-def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array")) -> int:
-    """Every job in this host's records, oldest first."""
+def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array"),
+              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)")) -> int:
+    """Every job in this host's records, oldest first (pruned ones only with --all)."""
     _store(ctx)
-    views = _c(ctx).status().all()
+    views = [v for v in _c(ctx).status().all()
+             if show_all or not isinstance(v, JobView) or v.state.pruned_at is None]
     try:
         elsewhere = _elsewhere(ctx)
     except Exception as exc:  # pointers are display only

@@ -269,15 +269,24 @@ class Settled:
     FIELDS: ClassVar[FieldSpec] = {}
 
 
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """The user pruned a settled job: it is on the residual list (reason ``pruned``), its pointer goes,
+    and ``list`` no longer shows it. The record itself is kept whole, as every record is."""
+
+    KIND: ClassVar[str] = "pruned"
+    FIELDS: ClassVar[FieldSpec] = {}
+
+
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
          | Absent | Cancelling | Escalated | Delivered | MovedToResidual | Requested | Answered | HeldByUser
-         | Requeueing | Requeued | ActionFailed | OutcomeReached | Settled)
+         | Requeueing | Requeued | ActionFailed | OutcomeReached | Settled | Pruned)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
                 Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
-                Requeueing, Requeued, ActionFailed, OutcomeReached, Settled)
+                Requeueing, Requeued, ActionFailed, OutcomeReached, Settled, Pruned)
 }
 
 

@@ -125,6 +125,7 @@ class JobState:
     resubmit_of: int | None = None  # replace this attempt (not started) by a new one
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
+    pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
 
     def request(self, request_id: str) -> Request | None:
         return next((r for r in self.requests if r.id == request_id), None)
@@ -257,6 +258,12 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return replace(state, outcome=Outcome(OutcomeKind(result), detail))
         case ev.Settled():
             return replace(state, settled=True)
+        case ev.Pruned():
+            if not state.settled:
+                raise RecordInconsistent("pruned before the record settled")
+            if state.pruned_at is not None:
+                return state  # a second prune only repeats the first (its time stands)
+            return replace(state, pruned_at=at)
     raise RecordInconsistent(f"unhandled event {event!r}")
 
 
