@@ -219,6 +219,29 @@ def test_emergency_stop_stops_every_object_of_the_name_running_ones_too(harness:
     assert _one(harness.scheduler.query([bystander]), spared).state is ObjectState.RUNNING
 
 
+def test_a_sweep_stops_held_listed_objects_in_one_call_never_a_running_or_foreign_one(
+        harness: SchedulerHarness) -> None:
+    attempts, pruned, bystander = harness.name(), harness.name(), harness.name()
+    listed = _created(harness, harness.spec(attempts, harness.command_running, nonce="listed-1"))
+    foreign = _created(harness, harness.spec(attempts, harness.command_running, nonce="another-nonce"))
+    running = _created(harness, harness.spec(attempts, harness.command_running, nonce="listed-2"))
+    any_held = _created(harness, harness.spec(pruned, harness.command_running))
+    spared = _created(harness, harness.spec(bystander, harness.command_running, nonce="listed-1"))
+    harness.scheduler.release(running)
+    harness.settle([attempts], _state_is(running, ObjectState.RUNNING))
+
+    stopped = harness.scheduler.sweep({attempts: frozenset({Nonce("listed-1"), Nonce("listed-2")}), pruned: None})
+
+    assert sorted(stopped) == sorted([listed, any_held])
+    result = harness.settle([attempts, pruned], lambda r: all(_state_is(o, *ENDED)(r) for o in (listed, any_held)))
+    states = {v.object_id: v.state for v in result.objects}
+    assert states == {listed: ObjectState.CANCELLED, foreign: ObjectState.HELD, running: ObjectState.RUNNING,
+                      any_held: ObjectState.CANCELLED}
+    assert not _one(result, listed).started
+    assert _one(harness.scheduler.query([bystander]), spared).state is ObjectState.HELD
+    assert harness.scheduler.sweep({attempts: frozenset({Nonce("listed-1")})}) == []  # nothing left to stop
+
+
 # ---------------------------------------------------------------- the fake's scripted faults
 
 
