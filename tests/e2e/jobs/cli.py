@@ -68,8 +68,14 @@ def await_condition(check: Callable[[], bool], timeout: float = 30.0, what: str 
 
 
 def await_state(cli: Cli, job: str, state: str, timeout: float = 30.0) -> None:
+    last: list[str] = [""]
+
     def reached() -> bool:
         done = cli.run("status", job, "--json")
+        last[0] = f"exit {done.returncode}: {done.stdout.strip()[-2000:]} {done.stderr.strip()[-500:]}"
         return done.returncode == 0 and json.loads(done.stdout)["state"] == state
 
-    await_condition(reached, timeout, f"job {job} to be {state}")
+    try:
+        await_condition(reached, timeout, f"job {job} to be {state}")
+    except AssertionError as exc:  # say what the job was instead, so a failure under load can be read
+        raise AssertionError(f"{exc}; last status: {last[0]}") from None

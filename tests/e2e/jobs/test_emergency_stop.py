@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,8 +23,14 @@ def _running_job_then_owner_gone(cli: Cli, job: str) -> None:
     supervisor = cli.start("submit", "--name", job, "--", "sleep", "300")
     try:
         await_state(cli, job, "running", timeout=60)
+    except AssertionError as exc:
+        if supervisor.poll() is not None:  # the supervisor ended early: its own words say why
+            _, err = supervisor.communicate()
+            raise AssertionError(f"{exc}; supervisor exited {supervisor.returncode}: {err[-2000:]}") from None
+        raise
     finally:
-        os.killpg(supervisor.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(supervisor.pid, signal.SIGKILL)
         supervisor.wait()
     for entry in cli.root.iterdir():  # the record is gone; the local scheduler's objects stay
         if entry.name != "local-scheduler":
