@@ -82,6 +82,8 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     container = ctx.obj
     drain = jobs._drain(ctx)
     state = _open(ctx, job, [str(action), job])
+    if state.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
+        raise BadInput(f"job {job} was pruned at {state.pruned_at.isoformat()}; {action} refused, nothing was done")
     commands = JobCommands(container.store(), container.clock(), container.crash(),
                            lambda: _supervisor_for(ctx, state), wait=container.settings().commands.wait)
     with jobs._store_errors(ctx, job):

@@ -56,6 +56,9 @@ def test_a_finished_job_is_pruned_off_the_list_and_onto_the_residual_list(cli: C
     again = cli.run("prune", "done")
     assert again.returncode == 0 and "was pruned at" in again.stdout
     assert _entries(cli, "done") == [("pruned", ResidualReason.PRUNED)]
+    held = cli.run("hold", "done")
+    assert held.returncode == 2 and "was pruned at" in held.stderr
+    assert not _pointer(cli, "done") and cli.status("done")["requests"] == []  # nothing asked of a pruned job
 
 
 def test_the_sweep_after_prune_stops_a_held_object_of_the_name_and_never_a_running_one(cli: Cli) -> None:
