@@ -84,8 +84,11 @@ class Prune:
             except (ValueError, StoreError) as exc:
                 problems.append(f"job {job}: {exc}; it was left alone")
                 continue
-            if result.result is not Pruning.REFUSED:  # a job taken by a supervisor meanwhile is not old work
+            if result.result is not Pruning.REFUSED:
                 done.append(result)
+            elif result.problem:  # the residual list refused the entry: said, and tried again next time
+                problems.append(result.problem)
+            # else a supervisor took the job meanwhile: it is at work, not old
         return done, problems
 
     def _here(self, job: JobId) -> PruneResult:
@@ -99,7 +102,8 @@ class Prune:
         try:
             self._residual.add(self._entry(state))  # durable first: a crash after it leaves an extra entry at worst
         except Exception as exc:  # a home that refuses the write: nothing is recorded, the job stays listed
-            return PruneResult(job, Pruning.REFUSED, f"job {job} was not pruned: {exc}")
+            why = f"job {job} was not pruned: {exc}"
+            return PruneResult(job, Pruning.REFUSED, why, problem=why)
         self._crash.reached("prune-residual-added")
         now = self._clock.now()
         kind, data = ev.encode(ev.Pruned())

@@ -9,6 +9,7 @@ import pytest
 
 from adapters.store.memory import InMemoryStore
 from adapters.store.pointer_memory import InMemoryPointers
+from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.objects import ObjectState
@@ -190,3 +191,19 @@ def test_a_pruned_event_before_the_record_settled_does_not_read() -> None:
     with pytest.raises(RecordInconsistent, match="pruned before"):
         fold_events([(at, head), (at, ev.Pruned())])
     assert ev.decode(*ev.encode(ev.Pruned())) == ev.Pruned()
+
+
+def test_a_residual_list_that_refuses_the_entry_leaves_the_job_unpruned_and_says_so() -> None:
+    class Refusing(InMemoryResidualList):
+        def add(self, entry):  # type: ignore[no-untyped-def]
+            raise OSError("disk full")
+
+    r = rig()
+    job = _settled(r)
+    r.clock.advance(days=31)
+    pruning = Prune(r.store, Refusing(), InMemoryPointers(), r.clock, NoCrash())
+    done, problems = pruning.older_than(timedelta(days=30))
+    assert done == [] and problems == [f"job {job} was not pruned: disk full"]
+    one = pruning.one(job)
+    assert one.result is Pruning.REFUSED and "disk full" in one.detail
+    assert "pruned" not in r.kinds(job)
