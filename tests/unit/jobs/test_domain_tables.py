@@ -212,7 +212,14 @@ def test_fold_refuses_a_record_not_starting_with_job_recorded() -> None:
 EVERY_EVENT = [ev.JobRecorded.of(SPEC, StoreIdentity("sqlite", "/r/db", None, 1, 2)), *RELEASED,
                ev.Refused(1, "r"), ev.Unknown(1, "u"), ev.Found(1, ObjectId("o")),
                ev.Observed(1, ObjectId("o"), "failed", None, 9, "killed"), ev.Absent(1),
-               ev.Cancelling(1, ObjectId("o")), ev.Escalated("vanished", None, "d"), OUTCOME, ev.Settled()]
+               ev.Cancelling(1, ObjectId("o")), ev.Escalated("vanished", None, "d"), ev.Delivered(0),
+               ev.MovedToResidual(1, "unknown"), ev.Requested("r1", "hold"), ev.Answered("r1", "confirmed", ""),
+               ev.HeldByUser(1, ObjectId("o")), ev.Requeueing(1, ObjectId("o")), ev.Requeued(1, ObjectId("o")),
+               ev.ActionFailed("hold", 1, "started"), OUTCOME, ev.Settled(), ev.Pruned()]
+
+
+def test_every_kind_of_event_has_a_round_trip_case() -> None:
+    assert {type(e).KIND for e in EVERY_EVENT} == set(ev._BY_KIND)
 
 
 @pytest.mark.parametrize("event", EVERY_EVENT, ids=lambda e: e.KIND)
