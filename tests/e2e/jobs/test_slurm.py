@@ -3,31 +3,11 @@ is missing, without the Debian packages)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.e2e.jobs.cli import Cli
-from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
-
-
-@pytest.fixture(scope="module")
-def slurm() -> SlurmTestCluster:
-    try:
-        return shared_cluster()
-    except SlurmUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture
-def on_slurm(cli: Cli, slurm: SlurmTestCluster) -> Cli:
-    config = cli.tmp / "home" / ".config" / "dunscaith"
-    config.mkdir(parents=True)
-    env = ", ".join(f"{k} = {json.dumps(v)}" for k, v in slurm.env.items())
-    (config / "config.toml").write_text(f'[clusters.test]\nadapter = "slurm"\nenv = {{ {env} }}\n')
-    return cli
 
 
 def test_a_job_on_slurm_is_created_held_released_and_succeeds(on_slurm: Cli) -> None:

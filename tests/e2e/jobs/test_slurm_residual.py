@@ -16,26 +16,9 @@ from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ENDED, ObjectSpec, ObjectState
 from domain.model.jobs.residual import ResidualEntry, ResidualReason
 from tests.e2e.jobs.cli import Cli, await_condition, await_state
-from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
+from tests.infra.slurm import SlurmTestCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
-
-
-@pytest.fixture(scope="module")
-def slurm() -> SlurmTestCluster:
-    try:
-        return shared_cluster()
-    except SlurmUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture
-def on_slurm(cli: Cli, slurm: SlurmTestCluster) -> Cli:
-    config = cli.tmp / "home" / ".config" / "dunscaith"
-    config.mkdir(parents=True)
-    env = ", ".join(f"{k} = {json.dumps(v)}" for k, v in slurm.env.items())
-    (config / "config.toml").write_text(f'[clusters.test]\nadapter = "slurm"\nenv = {{ {env} }}\n')
-    return cli
 
 
 def _direct(slurm: SlurmTestCluster, cli: Cli) -> SlurmCliScheduler:
