@@ -22,6 +22,11 @@ def main(argv: list[str]) -> None:
     except (OSError, ValueError, KeyError) as exc:
         sys.stderr.write(f"dunscaith local scheduler: cannot read the environment {env_file}: {exc}\n")
         os._exit(127)
+    # An object starts once, so its environment (tokens, passwords) need not stay on disk after this.
+    try:
+        os.unlink(env_file)
+    except OSError:
+        pass
     # The launch lock (and anything else the process owner inherited) is not the job's business.
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     try:

@@ -5,7 +5,7 @@
 - ``object.json``: the spec (name, nonce, argv or script, workdir); the object exists from the
   moment this file is linked into place, and never before;
 - ``env.json``: the worker's environment, captured when the object was made (0600; values are kept
-  here so that they never appear on a command line);
+  here so that they never appear on a command line), removed by the shim as the worker starts;
 - ``script``: the batch script, when the job is a script (0700);
 - ``step.<k>.json``: the decisions taken on the object, in order (see ``steps.py``);
 - ``launch.lock``: held while someone is responsible for starting the object (see ``scheduler.py``);

@@ -257,8 +257,15 @@ def test_the_environment_reaches_the_worker_and_never_a_command_line(local: Loca
     assert secret not in (directory / INSTANCE_DIR / "launching.json").read_text()
     assert (directory / "stdout").read_text() == f"token={secret}\n"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-    assert stat.S_IMODE((directory / "env.json").stat().st_mode) == 0o600
+    assert not (directory / "env.json").exists()  # read by the shim as the worker started, then removed
     local.scheduler.cancel(object_id)
+
+
+def test_the_environment_waits_in_a_private_file_until_the_start(local: Local) -> None:
+    _name, object_id = local.create(("true",), env={"JOB_TOKEN": "held-until-release"})
+    env_file = local.directory(object_id) / "env.json"
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    assert "held-until-release" in env_file.read_text()
 
 
 def test_a_program_that_does_not_exist_fails_with_127_and_says_why(local: Local) -> None:
