@@ -43,6 +43,15 @@ class Cli:
         return subprocess.run([DUNSCAITH, *args], env=self.env(**env), capture_output=True, text=True,
                               timeout=timeout, cwd=self.tmp)
 
+    def pointer_of_another_host(self, job: str, state: str) -> None:
+        """A pointer, as login node ``login2`` would write it, for a job whose record lives there."""
+        pointers = self.tmp / "home" / ".config" / "dunscaith" / "jobs"
+        pointers.mkdir(parents=True, exist_ok=True)
+        (pointers / job).write_text(json.dumps({
+            "version": 1, "job": job, "host": "login2", "record_root": "/var/tmp/x", "root_machine_id": "m2",
+            "root_hostname": "login2", "binary": "/opt/bin/dunscaith", "cluster": "local", "adapter": "local",
+            "state": state, "state_at": "2026-01-01T00:00:00+00:00", "supervised_at": None}))
+
     def start(self, *args: str, ignore_hup: bool = False, **env: str) -> subprocess.Popen[str]:
         def preexec() -> None:
             if ignore_hup:

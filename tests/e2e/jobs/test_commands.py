@@ -171,12 +171,7 @@ def test_a_command_killed_between_its_commit_and_its_scheduler_call_is_carried_o
 
 
 def test_a_job_of_another_host_names_the_host_and_the_ssh_command(cli: Cli) -> None:
-    pointers = cli.tmp / "home" / ".config" / "dunscaith" / "jobs"
-    pointers.mkdir(parents=True)
-    (pointers / "far").write_text(json.dumps({
-        "version": 1, "job": "far", "host": "login2", "record_root": "/var/tmp/x", "root_machine_id": "m2",
-        "root_hostname": "login2", "binary": "/opt/bin/dunscaith", "cluster": "local", "adapter": "local",
-        "state": "running", "state_at": "2026-01-01T00:00:00+00:00", "supervised_at": None}))
+    cli.pointer_of_another_host("far", "running")
     done = cli.run("hold", "far")
     assert done.returncode == 2
     assert done.stderr.strip().endswith("ssh login2 /opt/bin/dunscaith hold far")
