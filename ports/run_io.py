@@ -1,4 +1,4 @@
-"""The small ports of a live call: what it prints, how it learns of a signal, the user's rules."""
+"""The small ports of a live call: what it prints, the user's rules (a signal: ``ports.interrupts``)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,6 @@ from typing import Any, Protocol
 class Reporter(Protocol):
     def say(self, text: str) -> None:
         """One line for the user. Never raises: a closed pipe or terminal is passed over."""
-        ...
-
-
-class Interrupts(Protocol):
-    def pending(self) -> str | None:
-        """The name of a signal received (SIGINT, SIGTERM, SIGHUP), or None."""
-        ...
-
-    def wait(self, seconds: float) -> str | None:
-        """Wait up to ``seconds``; return early with the signal's name when one arrives."""
         ...
 
 

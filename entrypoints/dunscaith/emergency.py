@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import typer
 
 from domain.model.jobs.ids import JobId
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith import edge
 
 PROG = "dunscaith"
 
 
-def _cluster_of(container: Any, job: JobId) -> str:
+def _cluster_of(ctx: typer.Context, job: JobId) -> str:
     try:
-        return str(container.pointers().read(job).cluster)
+        return str(edge.adapters(ctx).pointers().read(job).cluster)
     except Exception:  # no pointer, a damaged one, an unreadable home: the default cluster
         return "local"
 
@@ -45,10 +45,9 @@ def stop(
         name = check_name(job)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    container = ctx.obj
-    where = cluster if cluster is not None else _cluster_of(container, name)
-    container.settings().cluster(where)  # an unknown cluster: one line, exit 2
-    scheduler = container.schedulers()(where)
+    where = cluster if cluster is not None else _cluster_of(ctx, name)
+    edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
+    scheduler = edge.adapters(ctx).schedulers()(where)
     try:
         stopped = list(scheduler.emergency_stop(name))
         problem = ""

@@ -22,11 +22,12 @@ from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
 from entrypoints.cli_support import BadInput, new_app, run
-from entrypoints.qdevices.container import Container
+from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
 from entrypoints.qdevices.rules_file import NoUserRules, PythonRulesFile
 from entrypoints.qdevices.settings import QdevicesSettings, load_settings
-from entrypoints.qdevices.signals import SignalInterrupts
+from ports.interrupts import Interrupts
+from ports.run_io import UserRules
 from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site_lock import SiteLockRefused
 
@@ -65,9 +66,10 @@ def _main(ctx: typer.Context) -> None:
     ctx.obj = (container, settings)
 
 
-def _ctx(ctx: typer.Context) -> tuple[Container, QdevicesSettings]:
-    container, settings = ctx.obj
-    return container, settings
+def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
+    container: Container = ctx.obj[0]
+    settings: QdevicesSettings = ctx.obj[1]
+    return container.adapters.container, container.use_cases.container, settings
 
 
 # --- manifests ----------------------------------------------------------------------------------------
@@ -130,31 +132,32 @@ def send(
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
-    container, settings = _ctx(ctx)
+    adapters, use_cases, settings = _ctx(ctx)
+    interrupts = adapters.interrupts()
     if live:
         # From here a signal is a stop line, never a traceback; nothing has been sent yet.
-        interrupts = SignalInterrupts().install()
+        interrupts.install()
     m, circuits = load_manifest(manifest)
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
     req = SendRequest(m, str(manifest.resolve()), circuits, str(resume.resolve()) if resume else None, max_order,
-                      all_older[m.site.value], container.host(), os.getpid(), all_older)
+                      all_older[m.site.value], adapters.host(), os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)
-    rules: Any = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
+    rules: UserRules = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
     if not live:
         if resume is not None:
             raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
-        return _dry_run(container, req)
+        return _dry_run(use_cases, interrupts, req)
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
     try:
-        site = container.sites(m.site.value, token=token)
+        site = adapters.sites(m.site.value, token=token)
     except Exception:
         raise BadInput(f"site {m.site.value}: this build has no adapter for it yet (a dry run still works)") from None
-    service = container.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
+    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
     try:
         outcome = service.live(req, site)
     except (CallRefused, SiteLockRefused, RecordUnreadable) as exc:
@@ -195,8 +198,8 @@ def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
     return outcome.exit
 
 
-def _dry_run(container: Container, req: SendRequest) -> int:
-    service = container.send(reporter=OUT, interrupts=SignalInterrupts(), user_rules=NoUserRules())
+def _dry_run(use_cases: UseCases, interrupts: Interrupts, req: SendRequest) -> int:
+    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=NoUserRules())
     try:
         plan = service.plan(req)
     except (CallRefused, RecordUnreadable) as exc:
@@ -228,9 +231,9 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
     """Show the orders of a record."""
-    container, _ = _ctx(ctx)
+    _, use_cases, _ = _ctx(ctx)
     try:
-        listing = container.jobs()(str(record))
+        listing = use_cases.jobs()(str(record))
     except CallRefused as exc:
         raise BadInput(str(exc)) from None
     if listing.torn_tail:
@@ -272,8 +275,8 @@ def resolve(
                                  (Option.OVER_LIMIT, over_limit), (Option.GONE, gone)) if given]
     if len(chosen) != 1:
         raise BadInput("give exactly one of --job ID, --none, --expired, --over-limit, --gone")
-    container, settings = _ctx(ctx)
-    service = container.resolve(older_records=settings.older_records())
+    _, use_cases, settings = _ctx(ctx)
+    service = use_cases.resolve(older_records=settings.older_records())
     try:
         done = service(str(record), order, chosen[0], job)
     except (CallRefused, SiteLockRefused, RecordUnreadable, RecordWriteFailed) as exc:
@@ -291,9 +294,9 @@ def resolve(
 def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
-    container, _ = _ctx(ctx)
+    _, use_cases, _ = _ctx(ctx)
     try:
-        holder = container.unlock()(SiteName(site).value, host)
+        holder = use_cases.unlock()(SiteName(site).value, host)
     except ValueError:
         raise BadInput(f"unknown site {site!r}") from None
     except SiteLockRefused as exc:
@@ -313,7 +316,7 @@ def check(
     device: str = typer.Option("", "--device", help="a device the site should know"),
 ) -> int:
     """Check the configuration; with --live, ask the site whether it takes the token."""
-    container, settings = _ctx(ctx)
+    adapters, use_cases, settings = _ctx(ctx)
     try:
         site_id = SiteName(site_name)
     except ValueError:
@@ -327,11 +330,11 @@ def check(
     if not token:
         raise BadInput(f"{TRAITS[site_id].token_variable} is not set")
     try:
-        site = container.sites(site_id.value, token=token)
+        site = adapters.sites(site_id.value, token=token)
     except Exception:
         raise BadInput(f"site {site_id.value}: this build has no adapter for it yet") from None
     try:
-        answer = container.check()(site, device)
+        answer = use_cases.check()(site, device)
     except SiteLockRefused as exc:
         raise BadInput(str(exc)) from None
     finally:

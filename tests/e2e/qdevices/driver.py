@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from dependency_injector import providers
+from dependency_injector import containers, providers
 
 from adapters.run_records.jsonl import JsonlAppender, JsonlRecordStore
 from entrypoints.qdevices import app as qapp
@@ -61,12 +61,14 @@ class CountingStore(JsonlRecordStore):
 def main() -> None:
     spec = json.loads(sys.argv[1])
     container = qapp.make_container()
+    swapped = containers.DynamicContainer()  # the test's adapters, swapped in as one set
     if "mqss_base_url" in spec:
-        container.mqss_base_url.override(spec["mqss_base_url"])
+        swapped.mqss_base_url = providers.Object(spec["mqss_base_url"])
     if "kill_after_lines" in spec or "fail_after_lines" in spec:
-        container.records.override(providers.Singleton(
-            CountingStore, root=container.config.records, host=container.host,
-            kill_after=spec.get("kill_after_lines"), fail_after=spec.get("fail_after_lines")))
+        swapped.records = providers.Singleton(
+            CountingStore, root=container.config.records, host=container.adapters.host,
+            kill_after=spec.get("kill_after_lines"), fail_after=spec.get("fail_after_lines"))
+    container.adapters.override(swapped)
     qapp.main(sys.argv[2:], container=container)
 
 
