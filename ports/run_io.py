@@ -11,6 +11,10 @@ class Reporter(Protocol):
         ...
 
 
+class RulesUnusable(Exception):
+    """The user's rules cannot be loaded; the message names the file and says why."""
+
+
 class UserRules(Protocol):
     def before_order(self, order: dict[str, Any]) -> str | None:
         """Why this order may not be sent, or None."""

@@ -5,14 +5,15 @@ cluster's scheduler, pointers, the residual list, clock, host, crash points, esc
 interrupts and the live view. ``UseCases`` builds every use case from ports only. Tests swap the whole
 adapter set at once: ``container.adapters.override(FakeAdapters())`` (tests/fakes/dunscaith_adapters.py).
 
-Heavier pieces (the SQL store, the schedulers, rich) are imported where they are built, so a command
-pays only for what it uses: ``status`` never loads a scheduler, ``remote`` builds no container at all.
+Heavier pieces (the schedulers, rich) are imported where they are built, so a command pays only for
+what it uses: ``status`` never loads a scheduler, ``remote`` builds no container at all.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import IO
@@ -27,6 +28,7 @@ from adapters.process.escalation_command import CommandEscalationDelivery
 from adapters.progress.terminal import TerminalProgress
 from adapters.residual.files import FileResidualList, default_residual_dir
 from adapters.signals.posix import SignalInterrupts
+from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.residual import ResidualPolicy
@@ -56,65 +58,58 @@ def _host() -> SystemHost:
     return SystemHost(mountinfo=Path(mountinfo)) if mountinfo else SystemHost()
 
 
-def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[JobStore]:
-    from adapters.store.sqlite.store import SqliteStore
-
-    store = SqliteStore.open(settings.records.root, host)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
 class ClusterSchedulers:
     """A cluster's name -> its scheduler, each opened once for the life of the command (a supervise and
-    its sweep share one); ``close`` tells the shared query this process no longer asks (docs/slurm.md)."""
+    its sweep share one), and closed with the command (docs/slurm.md: the shared query stops asking)."""
 
-    def __init__(self, settings: DunscaithSettings, crash: CrashPoints, clock: Clock) -> None:
+    def __init__(self, settings: DunscaithSettings, kinds: Callable[..., AbstractContextManager[Scheduler]]) -> None:
         self._settings = settings
-        self._crash = crash
-        self._clock = clock
+        self._kinds = kinds  # a cluster's adapter (its kind) -> how to open one of its clusters
         self._opened: dict[str, Scheduler] = {}
-        self._closers: list[Callable[[], None]] = []
+        self._stack = ExitStack()
 
     def __call__(self, cluster: str) -> Scheduler:
         if cluster not in self._opened:
-            adapter = self._settings.cluster(cluster).adapter
-            self._opened[cluster] = self._local() if adapter == "local" else self._slurm(cluster)
+            kind = self._settings.cluster(cluster).adapter
+            self._opened[cluster] = self._stack.enter_context(self._kinds(kind, cluster=cluster))
         return self._opened[cluster]
 
-    def _local(self) -> Scheduler:
-        from adapters.scheduler.local.scheduler import LocalScheduler
-
-        crash = self._crash
-        # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-        return LocalScheduler(self._settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"))
-
-    def _slurm(self, cluster: str) -> Scheduler:
-        from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
-
-        t = self._settings.cluster(cluster)
-        inner = SlurmCliScheduler(SlurmClusterConfig(
-            name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
-            submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
-        # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-        shared = CoalescedScheduler(inner, self._settings.records.root / "slurm-queries" / cluster, self._clock,
-                                    max_age=t.coalesce_max_age)
-        self._closers.append(shared.close)
-        return shared
-
     def close(self) -> None:
-        for close in self._closers:
-            close()
-        self._closers.clear()
+        self._stack.close()
 
 
-def _schedulers(settings: DunscaithSettings, crash: CrashPoints, clock: Clock) -> Iterator[Callable[[str], Scheduler]]:
-    opened = ClusterSchedulers(settings, crash, clock)
+def _schedulers(settings: DunscaithSettings,
+                kinds: Callable[..., AbstractContextManager[Scheduler]]) -> Iterator[Callable[[str], Scheduler]]:
+    opened = ClusterSchedulers(settings, kinds)
     try:
         yield opened
     finally:
         opened.close()
+
+
+def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
+                     cluster: str) -> AbstractContextManager[Scheduler]:
+    from adapters.scheduler.local.scheduler import LocalScheduler
+
+    # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
+    return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}")))
+
+
+@contextmanager
+def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
+    from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
+
+    t = settings.cluster(cluster)
+    inner = SlurmCliScheduler(SlurmClusterConfig(
+        name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
+        submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
+    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
+    shared = CoalescedScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
+                                max_age=t.coalesce_max_age)
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
@@ -138,13 +133,20 @@ class Adapters(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     host = providers.Singleton(_host)
     crash = providers.Singleton(EnvCrashPoints)
-    # records.backend chooses the store; a new backend is one more line here (docs/architecture.md)
+    # records.backend chooses the store, opened once and closed with the command; a new backend is one
+    # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Resource(_sqlite_store, settings=settings, host=host),
+        sqlite=providers.Resource(closing, providers.Factory(SqliteStore.open, settings.provided.records.root, host)),
+    )
+    # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
+    # here (docs/architecture.md "Add a scheduler")
+    scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(
+        local=providers.Factory(_local_scheduler, settings=settings, crash=crash),
+        slurm=providers.Factory(_slurm_scheduler, settings=settings, clock=clock),
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
-        _schedulers, settings=settings, crash=crash, clock=clock)
+        _schedulers, settings=settings, kinds=scheduler_kinds.provider)
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)

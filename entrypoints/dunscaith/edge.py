@@ -14,7 +14,7 @@ import typer
 
 from domain.model.jobs.attendance import unattended_by_pointer
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer
+from domain.model.jobs.pointer import Pointer, PointerError
 from domain.model.jobs.root_errors import RecordRootRefused
 from domain.model.jobs.state import JobState
 from domain.services.jobs.pointer_notes import PointerNotes
@@ -118,10 +118,9 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose pointer names another host is committed there: one line naming the host and how."""
     try:
         pointer = adapters(ctx).pointers().read(JobId(job))
-        here = adapters(ctx).host().identity()
-    except Exception:  # no pointer or an unreadable one: the record here decides
+    except PointerError:  # no pointer or an unreadable one: the record here decides
         return
-    if pointer.root_host != here:
+    if pointer.root_host != adapters(ctx).host().identity():
         raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
                        f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
 
@@ -161,7 +160,7 @@ def current_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Poi
     """The job's pointer as written, or a new one when there is none to use."""
     try:
         return adapters(ctx).pointers().read(state.name)
-    except Exception:  # display only: no pointer, a damaged one, an unreadable home
+    except PointerError:  # display only: no pointer, a damaged one, an unreadable home
         return new_pointer(ctx, state, store)
 
 

@@ -24,10 +24,9 @@ from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, Se
 from entrypoints.cli_support import BadInput, new_app, run
 from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
-from entrypoints.qdevices.rules_file import NoUserRules, PythonRulesFile
 from entrypoints.qdevices.settings import QdevicesSettings, load_settings
 from ports.interrupts import Interrupts
-from ports.run_io import UserRules
+from ports.run_io import RulesUnusable, UserRules
 from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site_lock import SiteLockRefused
 
@@ -145,11 +144,11 @@ def send(
                       all_older[m.site.value], adapters.host(), os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)
-    rules: UserRules = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
+    rules = _rules(adapters, (manifest.parent / m.rules).resolve()) if m.rules else adapters.no_rules()
     if not live:
         if resume is not None:
             raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
-        return _dry_run(use_cases, interrupts, req)
+        return _dry_run(use_cases, interrupts, adapters.no_rules(), req)
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
@@ -198,8 +197,15 @@ def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
     return outcome.exit
 
 
-def _dry_run(use_cases: UseCases, interrupts: Interrupts, req: SendRequest) -> int:
-    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=NoUserRules())
+def _rules(adapters: Adapters, path: Path) -> UserRules:
+    try:
+        return adapters.rules_file(path=path)
+    except RulesUnusable as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _dry_run(use_cases: UseCases, interrupts: Interrupts, rules: UserRules, req: SendRequest) -> int:
+    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=rules)
     try:
         plan = service.plan(req)
     except (CallRefused, RecordUnreadable) as exc:

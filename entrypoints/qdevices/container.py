@@ -12,6 +12,7 @@ import socket
 from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
+from adapters.rules.python_file import NoUserRules, PythonRulesFile
 from adapters.run_records.jsonl import JsonlRecordStore
 from adapters.signals.posix import SignalInterrupts
 from adapters.site_lock.flock import FlockSiteLock
@@ -31,6 +32,8 @@ class Adapters(containers.DeclarativeContainer):
     site_lock = providers.Singleton(FlockSiteLock, state_dir=providers.Callable(state_dir), host=host)
     # INT, TERM, HUP unless ignored at start: a stop line, never an interrupted request (seed 002)
     interrupts = providers.Factory(SignalInterrupts)
+    rules_file = providers.Factory(PythonRulesFile)  # the manifest's rules file (path=)
+    no_rules = providers.Singleton(NoUserRules)
 
     mqss_base_url = providers.Object(MQSS_BASE_URL)
     # One factory per site with an adapter in this build; each takes the token when called.

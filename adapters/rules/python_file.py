@@ -1,4 +1,4 @@
-"""The user's rules file (Python), imported only after the token has left the environment."""
+"""The user's rules file (Python) as ``UserRules``, imported only after the token has left the environment."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from entrypoints.cli_support import BadInput
+from ports.run_io import RulesUnusable
 
 
 class NoUserRules:
@@ -28,14 +28,14 @@ class PythonRulesFile:
     def __init__(self, path: Path) -> None:
         spec = importlib.util.spec_from_file_location("qdevices_user_rules", path)
         if spec is None or spec.loader is None:
-            raise BadInput(f"rules file {path}: cannot be loaded")
+            raise RulesUnusable(f"rules file {path}: cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
         except FileNotFoundError:
-            raise BadInput(f"rules file {path}: no such file") from None
+            raise RulesUnusable(f"rules file {path}: no such file") from None
         except Exception as exc:
-            raise BadInput(f"rules file {path}: {type(exc).__name__}: {exc}") from None
+            raise RulesUnusable(f"rules file {path}: {type(exc).__name__}: {exc}") from None
         self._before: Callable[[dict[str, Any]], Any] | None = getattr(module, "before_order", None)
         self._after: Callable[[dict[str, Any]], Any] | None = getattr(module, "after_result", None)
         self._refusal: Callable[[dict[str, Any]], Any] | None = getattr(module, "on_refusal", None)
