@@ -95,7 +95,7 @@ class CoalescedScheduler:
         return self.inner.emergency_stop(name)
 
     def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
-        sweeper: _Sweeper = self.inner  # type: ignore[assignment]
+        sweeper: _Sweeper = self.inner
         return sweeper.sweep(targets)
 
     # ---- the shared query ---------------------------------------------------------------------------

@@ -226,7 +226,7 @@ class SlurmCliScheduler:
 
     def _from_accounting(self, names: Sequence[str]) -> tuple[list[ObjectView], str]:
         lookback = int(self.config.accounting_lookback.total_seconds())
-        views = []
+        views: list[ObjectView] = []
         for group in chunk(names):
             result = self._run("sacct", sacct.sacct_args(group, lookback, self.config.clusters))
             if not result.ok:
