@@ -10,10 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.record import JsonValue, StoreIdentity
 from domain.model.jobs.spec import JobSpec
 from domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
+
+
+class EventUndecodable(JobsError, DecodeError):
+    """A record line this build cannot read: an unknown kind, or data that is not exactly its kind's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,10 +276,13 @@ def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
 def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     cls = _BY_KIND.get(kind)
     if cls is None:
-        raise DecodeError(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
-    check_fields(data, _FIELDS[kind], f"event {kind}")
+        raise EventUndecodable(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
+    try:
+        check_fields(data, _FIELDS[kind], f"event {kind}")
+    except DecodeError as exc:
+        raise EventUndecodable(str(exc)) from None
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
-        raise DecodeError("event job-recorded: command holds a non-string")
+        raise EventUndecodable("event job-recorded: command holds a non-string")
     event: Event = cls(**values)
     return event

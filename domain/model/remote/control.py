@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from domain.model.remote.errors import RemoteError
 from domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 LAUNCHING = "launching.json"
@@ -32,7 +33,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 FAILURE_STAGES = ("spawn", "barrier", "cwd", "exec")
 
 
-class ControlError(DecodeError):
+class ControlError(RemoteError, DecodeError):
     """A control file, or the set of them, is not what this instance could have written."""
 
 
