@@ -16,18 +16,12 @@ from adapters.durable.lock import is_held
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX
 from domain.model.remote.control import (
-    FAILURE,
-    INSTANCE,
-    KILLED,
     LAUNCHING,
     LOCK,
-    OUTCOME,
-    REQUEST,
-    TERMINATED,
     ControlError,
     InstanceRecords,
     decode_files,
-    refused_number,
+    reading_order,
 )
 
 MAX_CONTROL_FILE = 1 << 20
@@ -62,10 +56,8 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
     used = [n for n in names if not n.startswith(STAGING_PREFIX)]
     if used and LOCK not in used and LAUNCHING not in used:  # an empty directory is an instance not yet begun
         raise NotAnInstance(f"{directory}: not an instance directory (no lock, no launching.json)")
-    refused = sorted((n for n in used if refused_number(n) is not None), key=lambda n: -(refused_number(n) or 0))
-    order = [OUTCOME, KILLED, TERMINATED, *refused, REQUEST, FAILURE, INSTANCE, LAUNCHING]
     files: dict[str, bytes] = {}
-    for name in order:
+    for name in reading_order(used):
         try:
             files[name] = read_private(directory / name, MAX_CONTROL_FILE)
         except FileNotFoundError:
