@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.exit_codes import ExitCode
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
@@ -137,7 +138,7 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[J
         with edge.store_errors(ctx, job):
             try:
                 result = pruning.one(JobId(job))
-            except ValueError as exc:
+            except JobsError as exc:
                 raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
         if result.result is Pruning.REFUSED:
             if as_json:

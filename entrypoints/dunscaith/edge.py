@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from domain.model.jobs.attendance import unattended_by_pointer
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import Pointer, PointerError
 from domain.model.jobs.root_errors import RecordRootRefused
@@ -95,7 +96,7 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
     with store_errors(ctx, job):
         try:
             return use_cases(ctx).status().one(job).state
-        except ValueError as exc:
+        except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}{after}") from None
 
 

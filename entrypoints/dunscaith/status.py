@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.services.jobs.status import JobView
 from entrypoints.cli_support import BadInput
@@ -26,7 +27,7 @@ def status(
     with edge.store_errors(ctx, job):
         try:
             view = edge.use_cases(ctx).status().one(JobId(job))
-        except ValueError as exc:
+        except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)

@@ -64,7 +64,7 @@ class JobCommands:
         self._ids = ids
 
     def __call__(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult:
-        """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
         fold(self._store.read(job))
         rid = self._ids()
         deadline = self._clock.monotonic() + self._wait
