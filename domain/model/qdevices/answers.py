@@ -84,6 +84,7 @@ class ResultRead:
     seconds: float | None = None  # device time measured by the site
     counts: Any = None  # JSON value: {bitstring: count} or a list of them
     detail: str = ""
+    expired: bool = False  # with ENDS: the site no longer holds the result (Piast-Q result_expired)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from domain.model.qdevices.answers import job_id_url_safe
-from domain.model.qdevices.orders import OrderState, OrderView, Outcome
+from domain.model.qdevices.errors import QdevicesError
+from domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView
 from domain.model.qdevices.sites import SiteName
 
 NEW_AT_LEAST = timedelta(days=3)
@@ -27,7 +28,7 @@ class Option(StrEnum):
     GONE = "gone"
 
 
-class ResolveRefused(ValueError):
+class ResolveRefused(QdevicesError, ValueError):
     """This decision does not take this order; the message says why and what to do."""
 
 
@@ -66,7 +67,7 @@ def expired_twice(order: OrderView) -> bool:
 
 
 def over_limit(order: OrderView, limit: int) -> bool:
-    return order.outcome in (Outcome.COMPLETED, Outcome.FAILED, Outcome.CANCELLED) and (
+    return order.outcome in (OrderOutcome.COMPLETED, OrderOutcome.FAILED, OrderOutcome.CANCELLED) and (
         order.seconds is not None and order.seconds > limit
     )
 

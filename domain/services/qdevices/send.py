@@ -15,13 +15,14 @@ from typing import Any
 from domain.model.qdevices import rules as generic_rules
 from domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind, job_id_url_safe
 from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
+from domain.model.qdevices.errors import QdevicesError
 from domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
 from domain.model.qdevices.identity import RecordIdentity
 from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
 from domain.model.qdevices.manifest import Manifest, OrderSpec
 from domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
 from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
-from domain.model.qdevices.sites import TRAITS, Step
+from domain.model.qdevices.sites import TRAITS, SiteName, Step
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.site_runs import SiteRun, load_site_runs
 from ports.clock import Clock
@@ -72,7 +73,7 @@ class Plan:
     blockers: tuple[str, ...] = field(default=())
 
 
-class RecordWriteStopped(Exception):
+class RecordWriteStopped(QdevicesError):
     """A line could not be made durable: no further request is made."""
 
     def __init__(self, detail: str, under_way: UnderWay | None, record: str | None) -> None:
@@ -82,7 +83,7 @@ class RecordWriteStopped(Exception):
         self.record = record
 
 
-class ProgramStopped(Exception):
+class ProgramStopped(QdevicesError):
     """An error of the program ended a live call; the original error is the cause."""
 
     def __init__(self, under_way: UnderWay | None, record: str | None) -> None:
@@ -106,13 +107,29 @@ def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
     found = []
     for run in runs:
         for order in run.view.orders:
+            label = f"order {order.index} ({order.name}) of {run.path}"
             if order.state is OrderState.LOST:
-                found.append(f"order {order.index} ({order.name}) of {run.path} is lost: resolve it "
-                             f"(qdevices resolve {run.path} {order.index} --job ID | --none)")
+                found.append(f"{label} is lost: {lost_hint(run.view.site, run.path, order.index, run.own)}")
             elif order.state is OrderState.OPEN and not lost_only:
-                found.append(f"order {order.index} ({order.name}) of {run.path} is open: collect it "
-                             f"(qdevices send MANIFEST --live --resume {run.path})")
+                if run.own:
+                    found.append(f"{label} is open: collect it (qdevices send MANIFEST --live --resume {run.path})")
+                else:  # this app never resumes another runner's record
+                    found.append(f"{label} is open in a record of another runner: collect it with that runner, "
+                                 f"or, when the site no longer gives its job, qdevices resolve {run.path} "
+                                 f"{order.index} --gone")
     return found
+
+
+def lost_hint(site: str, path: str | None, index: int, own: bool = True) -> str:
+    """What to do with a lost order: where its job may be found, and the resolve command."""
+    if not own:
+        return f"resolve it (qdevices resolve {path} {index} --none), or settle it with its runner"
+    try:
+        where = TRAITS[SiteName(site)].job_list_hint
+    except ValueError:
+        where = ""
+    command = f"resolve it (qdevices resolve {path} {index} --job ID | --none)"
+    return f"{command}; {where}" if where else command
 
 
 def lost_elsewhere(records: RunRecords, req: SendRequest) -> list[str]:
@@ -253,9 +270,9 @@ class _LiveCall:
         lost = [v for v in self.views if v.state is OrderState.LOST]
         if lost and may_send:
             v = lost[0]
-            raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more "
-                              f"(qdevices resolve {self.appender.path if self.appender else ''} {v.index} "
-                              "--job ID | --none)")
+            path = self.appender.path if self.appender else None
+            raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more: "
+                              f"{lost_hint(self.m.site.value, path, v.index)}")
         if may_send:
             for view in list(self.views):
                 if view.state is OrderState.UNSENT and view.index <= limit:
@@ -268,8 +285,8 @@ class _LiveCall:
         if OrderState.LOST in states:
             lost = next(v for v in self.views if v.state is OrderState.LOST)
             return SendOutcome(int(Exit.UNKNOWN), path, detail=(
-                f"order {lost.index} ({lost.name}) is lost: it is never sent again; resolve it "
-                f"(qdevices resolve {path} {lost.index} --job ID | --none)"))
+                f"order {lost.index} ({lost.name}) is lost: it is never sent again; "
+                f"{lost_hint(self.m.site.value, path, lost.index)}"))
         if OrderState.OPEN in states:
             return SendOutcome(int(Exit.OPEN), path)
         return SendOutcome(int(Exit.DONE), path)
@@ -472,6 +489,11 @@ class _LiveCall:
                     self._after(spec, res.seconds)
                     return
                 if res.kind is ReadKind.ENDS:
+                    if res.expired:  # a resolve --expired needs two such stops 10 minutes apart
+                        raise self.stop(StopReason.RESULT_EXPIRED, f"the site no longer holds the result of job "
+                                        f"{job}: resume again in 10 minutes or more; after a second such "
+                                        f"answer, qdevices resolve RECORD {view.index} --expired",
+                                        self.views[view.index - 1])
                     raise self.stop(StopReason.RESULT_ERROR, f"the result of job {job}: {res.detail}",
                                     self.views[view.index - 1])
                 missed = f"result: {res.detail or 'not ready'}"
