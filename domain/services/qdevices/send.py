@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.model.qdevices import rules as generic_rules
-from domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind, job_id_url_safe
+from domain.model.qdevices.answers import (
+    ENDED_PHASES,
+    JobAnswer,
+    Phase,
+    ReadKind,
+    job_id_readable,
+    job_id_url_safe,
+    shown,
+)
 from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
 from domain.model.qdevices.errors import QdevicesError
 from domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
@@ -92,14 +100,26 @@ class ProgramStopped(QdevicesError):
         self.record = record
 
 
+# The record's own fields, written by this app from the manifest, the host and its own tables: the
+# filter never rewrites them, or a secret that is also a word of the record would make it unresumable.
+FIXED_FIELDS = frozenset({"app", "format", "site", "site_device", "run", "manifest", "host", "path", "device",
+                          "inode", "pid", "orders", "resume", "job_seconds_limit", "order", "name", "reason",
+                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes"})
+
+
 def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
+    """Every string that came from outside (a site's answer, an error): keys are the app's own, never cleaned."""
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, list):
         return [clean_data(v, clean) for v in value]
     if isinstance(value, dict):
-        return {clean(k): clean_data(v, clean) for k, v in value.items()}
+        return {k: clean_data(v, clean) for k, v in value.items()}
     return value
+
+
+def clean_fields(data: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
+    return {k: v if k in FIXED_FIELDS else clean_data(v, clean) for k, v in data.items()}
 
 
 def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
@@ -190,7 +210,7 @@ class _LiveCall:
 
     # --- the record ---------------------------------------------------------------------------
     def _line(self, kind: LineType, **data: Any) -> Line:
-        return make(kind, self.o.clock.now(), **clean_data(data, self.o.redact))
+        return make(kind, self.o.clock.now(), **clean_fields(data, self.o.redact))
 
     def write(self, kind: LineType, **data: Any) -> None:
         assert self.appender is not None
@@ -378,9 +398,10 @@ class _LiveCall:
         self.under_way = UnderWay(spec.index, spec.name, job)
         if traits.steps == (Step.CREATE,):
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {job}")
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
         else:
             self.write(LineType.CREATED, order=spec.index, job=job)
+            self._unreadable_id_stops(self.views[spec.index - 1])
             self._check_signal(self.views[spec.index - 1])
             up = self.site.upload(job, request)
             if not self._job_answer(spec, up.kind, up.status, up.detail):
@@ -390,8 +411,23 @@ class _LiveCall:
             if not self._job_answer(spec, sub.kind, sub.status, sub.detail):
                 return
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {job}")
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
         self._wait(self.views[spec.index - 1])
+
+    def _recorded_job(self, index: int) -> str:
+        return self.views[index - 1].job or ""
+
+    def _unreadable_id_stops(self, view: OrderView) -> None:
+        """The job id as recorded is what every later request uses: one that no URL can hold, or that
+        held a secret (recorded with it taken out), is never put in a request."""
+        job = view.job
+        assert job is not None
+        if job_id_readable(job) and self.o.redact(job) == job:
+            return
+        why = ("its job id cannot be put in a URL" if not job_id_url_safe(job)
+               else "its job id held a secret and is recorded without it")
+        raise self.stop(StopReason.STATUS_ERROR, f"{why}: it is never put in a request; resolve with --job ID "
+                        "(the id the site shows) or --none", view)
 
     def _job_answer(self, spec: OrderSpec, kind: JobAnswer, status: int | None, detail: str) -> bool:
         """True when the step succeeded; a refusal or an unknown answer is written here."""
@@ -415,8 +451,7 @@ class _LiveCall:
         assert view.job is not None
         multi = TRAITS[self.m.site].steps != (Step.CREATE,)
         if multi and not view.submitted:
-            if not job_id_url_safe(view.job):
-                raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL", view)
+            self._unreadable_id_stops(view)
             read = self.site.state(view.job)
             if read.kind is not ReadKind.GOOD:
                 seen = SeenState.UNREADABLE
@@ -443,12 +478,7 @@ class _LiveCall:
         job = view.job
         assert job is not None
         spec = self.m.order(view.index)
-        if not job_id_url_safe(job):
-            raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL: resolve with "
-                            "--job ID (the id the site shows) or --none", view)
-        if self.o.redact(job) != job:  # a secret inside the id: it must not travel in a URL, nor be recorded
-            raise self.stop(StopReason.STATUS_ERROR, "its job id holds a secret: it is never put in a URL; "
-                            "resolve with --job ID (the id the site shows) or --none", view)
+        self._unreadable_id_stops(view)
         clock = self.o.clock
         deadline = clock.monotonic() + self.m.limits.wait_seconds
         first = True
@@ -470,7 +500,7 @@ class _LiveCall:
                         assert read.phase is not None
                         self.write(LineType.RESULT, order=view.index, job=job, outcome=read.phase.value,
                                    seconds=None, counts=None)
-                        self.say(f"order {view.index} ({view.name}): job {job} {read.phase.value}")
+                        self.say(f"order {view.index} ({view.name}): job {shown(job)} {read.phase.value}")
                         self.under_way = None
                         return
                 elif read.kind is ReadKind.MISSED:
@@ -484,7 +514,7 @@ class _LiveCall:
                 if res.kind is ReadKind.GOOD and res.ready:
                     self.write(LineType.RESULT, order=view.index, job=job, outcome="completed",
                                seconds=res.seconds, counts=res.counts)
-                    self.say(f"order {view.index} ({view.name}): job {job} completed")
+                    self.say(f"order {view.index} ({view.name}): job {shown(job)} completed")
                     self.under_way = None
                     self._after(spec, res.seconds)
                     return
