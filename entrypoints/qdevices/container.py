@@ -20,6 +20,7 @@ from domain.services.qdevices.resolve import ResolveOrder
 from domain.services.qdevices.send import SendRun
 from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
 from entrypoints.qdevices.settings import state_dir
+from ports.site import Site
 
 
 class Container(containers.DeclarativeContainer):
@@ -35,7 +36,7 @@ class Container(containers.DeclarativeContainer):
     vlq_heappe_url = providers.Object(VLQ_HEAPPE_URL)
     piastq_base_url = providers.Object(PIASTQ_BASE_URL)
     # One factory per site; each takes the token when called (VLQ also its project and the filter's hook).
-    sites = providers.FactoryAggregate(
+    sites: providers.FactoryAggregate[Site] = providers.FactoryAggregate(
         mqss=providers.Factory(MqssSite, base_url=mqss_base_url),
         vlq=providers.Factory(VlqSite, userorg_url=vlq_userorg_url, heappe_url=vlq_heappe_url),
         piastq=providers.Factory(PiastqSite, base_url=piastq_base_url),
