@@ -56,7 +56,8 @@ CreateJob environment (Fernet, key = urlsafe_b64(sha256(password))) and sets ``j
 
 Faults: those of ``FakeMqss`` (refuse, server_error (``commit=True``), too_many, redirect, answer, drop,
 drop_after_create, half_body, no_job_id, hang), plus ``upload_failed`` (upload: 200 with
-``"Succeeded": false`` for each file, nothing stored).
+``"Succeeded": false`` for each file, nothing stored) and ``pass`` (served normally: it holds a place in
+the queue; ``script_metered`` uses it to let the init job's request of a kind through first).
 """
 
 from __future__ import annotations
@@ -241,7 +242,13 @@ class FakeVlq(FakeSite):
         return self.KINDS
 
     def extra_faults(self) -> frozenset[str]:
-        return frozenset({"upload_failed"})
+        return frozenset({"upload_failed", "pass"})
+
+    def script_metered(self, kind: str, fault: str, **options: Any) -> None:
+        """A fault for the first metered job's request of ``kind`` (create, upload, submit): the init
+        job of the call makes one request of each kind first, and is served normally."""
+        self.script(kind, "pass")
+        self.script(kind, fault, **options)
 
     def unauthorized(self) -> Answer:
         return problem(401, "Unauthorized Access", "UserOrg Authentication Problem")
@@ -276,6 +283,8 @@ class FakeVlq(FakeSite):
         return answer
 
     def fault_answer(self, fault: Fault, route: Route, query: Mapping[str, list[str]], body: bytes) -> Answer | None:
+        if fault.name == "pass":  # served normally: a place holder in the queue of faults
+            return None
         # upload_failed: the site answers 200 but keeps none of the files.
         names = [name for name, _ in _multipart_files(self._local.content_type, body)]
         return Answer(200, [{"FileName": n, "Succeeded": False, "Path": None} for n in names])

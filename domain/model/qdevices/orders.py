@@ -128,8 +128,10 @@ def apply_line(view: OrderView, line: Line) -> OrderView:
 
 
 def apply_decision(view: OrderView, option: str, job: str | None, counts_at_limit: bool, final: bool) -> OrderView:
-    if not final:  # --job ID: the order is open with that job, and a resume collects it
-        return replace(view, state=OrderState.OPEN, job=job, submitted=True, resolution=option)
+    if not final:
+        # --job ID: the order is open with that job, and a resume collects it. It gains no "submitted"
+        # line: a VLQ job found this way is read through the resume table, never submitted.
+        return replace(view, state=OrderState.OPEN, job=job, resolution=option)
     if view.state is OrderState.FINAL and view.outcome is not OrderOutcome.RESOLVED:
         # --over-limit: the result stands, measured seconds stay; only the charge changes
         return replace(view, resolution=option, counts_at_limit=counts_at_limit)

@@ -441,8 +441,12 @@ class _LiveCall:
             if self.o.user_rules.on_refusal(self._order_dict(spec, detail=detail)):
                 return False
             raise self.stop(StopReason.REFUSAL, f"order {spec.index} ({spec.name}) was refused: {detail}", None)
+        then = "" if view.job is not None else f"; {lost_hint(self.m.site.value, self._path(), spec.index)}"
         raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
-                        "it is never sent again", view)
+                        f"it is never sent again{then}", view)
+
+    def _path(self) -> str | None:
+        return self.appender.path if self.appender else None
 
     # --- collecting -----------------------------------------------------------------------------
     def _collect(self, view: OrderView) -> None:
