@@ -103,6 +103,15 @@ class _Failed(Exception):
         return JobRequestAnswer(self.kind, self.job, self.status, self.detail)
 
 
+def _problem(response: httpx.Response) -> str:
+    """The status, and HEAppE's ProblemDetails title and detail when it sent one (it names the cause:
+    "Unable to submit the job (incorrect job state)."). It passes the redaction filter like any text."""
+    data = json_or_none(response)
+    words = [str(data[k]) for k in ("title", "detail") if isinstance(data, dict) and data.get(k)]
+    text = ": ".join([describe(response), *words])
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def _parse_time(text: Any) -> datetime | None:
     if not isinstance(text, str) or not text:
         return None
@@ -261,7 +270,7 @@ class VlqSite:
         good = isinstance(job_id, int) and not isinstance(job_id, bool) and isinstance(task, int)
         kind = classify_job_answer(response.status_code, self._traits.refusals(Step.CREATE), good)
         if kind is not JobAnswer.OK:
-            detail = describe(response) if not response.is_success else f"{describe(response)} with no job id"
+            detail = _problem(response) if not response.is_success else f"{describe(response)} with no job id"
             return JobRequestAnswer(kind, None, response.status_code, detail)
         job = str(job_id)
         assert isinstance(task, int)
@@ -283,7 +292,7 @@ class VlqSite:
                                             and d.get("Succeeded") is True} >= {name for name, _ in files}
         kind = classify_job_answer(response.status_code, self._traits.refusals(Step.UPLOAD), taken)
         if kind is not JobAnswer.OK:
-            detail = describe(response) if not response.is_success else f"{describe(response)}, files not taken"
+            detail = _problem(response) if not response.is_success else f"{describe(response)}, files not taken"
             return JobRequestAnswer(kind, None, response.status_code, detail)
         self._envelopes.pop(job, None)
         return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
@@ -297,7 +306,7 @@ class VlqSite:
         # A 404 "incorrect job state" means the job already left Configuring: never a refusal.
         kind = classify_job_answer(response.status_code, self._traits.refusals(Step.SUBMIT), good)
         if kind is not JobAnswer.OK:
-            detail = describe(response) if not response.is_success else f"{describe(response)}, not the job's state"
+            detail = _problem(response) if not response.is_success else f"{describe(response)}, not the job's state"
             return JobRequestAnswer(kind, None, response.status_code, detail)
         return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
 
@@ -361,7 +370,7 @@ class VlqSite:
         known = JOB_STATES.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
         kind = classify_read(response.status_code, known is not None)
         if kind is not ReadKind.GOOD or known is None:
-            detail = describe(response) if not response.is_success else f"{describe(response)}, unknown state {value!r}"
+            detail = _problem(response) if not response.is_success else f"{describe(response)}, unknown state {value!r}"
             return StateRead(kind, detail=detail)
         assert isinstance(data, dict)
         tasks = data.get("Tasks")
