@@ -134,6 +134,11 @@ def _in_dates(item: dict[str, Any], now: datetime) -> bool:
     return (start is None or start <= now) and (end is None or now <= end)
 
 
+def _sleep_then_go_on(seconds: float) -> bool:
+    time.sleep(seconds)
+    return False
+
+
 def new_envelope(token: str) -> tuple[str, str, bytes]:
     """A fresh password, its base64 (USER_JWT_PWD), and user_token.enc for ``token``."""
     password = "".join(secrets.choice(PASSWORD_ALPHABET) for _ in range(PASSWORD_LENGTH))
@@ -150,7 +155,7 @@ class VlqSite:
     def __init__(self, token: str, project: str | None = None, *, userorg_url: str = LEXIS_USERORG_URL,
                  heappe_url: str = VLQ_HEAPPE_URL, timeout: float = 30.0, upload_timeout: float = 120.0,
                  on_secret: Callable[[str], None] = lambda secret: None, init_poll_seconds: float = 0.5,
-                 init_wait_seconds: float = 600.0, sleep: Callable[[float], None] = time.sleep) -> None:
+                 init_wait_seconds: float = 600.0, pause: Callable[[float], bool] | None = None) -> None:
         self._token = token
         self._project = project or ""
         self._heappe_url = heappe_url
@@ -161,7 +166,8 @@ class VlqSite:
         self._on_secret = on_secret
         self._init_poll = init_poll_seconds
         self._init_wait = init_wait_seconds
-        self._sleep = sleep
+        # Between two reads of the init job: True ends the wait (a signal came); the call then stops.
+        self._pause = pause or _sleep_then_go_on
         self._context: _Context | None = None
         self._tasks: dict[str, int] = {}  # job -> its task id
         self._envelopes: dict[str, bytes] = {}  # job -> user_token.enc, until it is uploaded
@@ -336,7 +342,8 @@ class VlqSite:
             if time.monotonic() >= deadline:
                 return JobRequestAnswer(JobAnswer.UNKNOWN, job, None,
                                         f"init job {job} still {read.site_state} after {self._init_wait:g} s")
-            self._sleep(self._init_poll)
+            if self._pause(self._init_poll):
+                return JobRequestAnswer(JobAnswer.UNKNOWN, job, None, f"init job {job}: interrupted in its wait")
         backend = self._download(job, BACKEND_FILE)
         if isinstance(backend, ResultRead):
             return JobRequestAnswer(JobAnswer.UNKNOWN, job, None, f"init job {job}: {BACKEND_FILE}: {backend.detail}")

@@ -27,6 +27,7 @@ from entrypoints.qdevices.output import SafePrinter
 from entrypoints.qdevices.rules_file import NoUserRules, PythonRulesFile
 from entrypoints.qdevices.settings import QdevicesSettings, load_settings
 from entrypoints.qdevices.signals import SignalInterrupts
+from ports.run_io import Interrupts
 from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site import Site
 from ports.site_lock import SiteLockRefused
@@ -113,10 +114,15 @@ def take_token(site: SiteName) -> str:
     return token
 
 
-def open_site(container: Container, site: SiteName, token: str, project: str | None) -> Site:
-    """The site's adapter, built with the token; VLQ also with its project and the filter's hook for
-    the envelope passwords it makes."""
-    extra: dict[str, Any] = {"project": project, "on_secret": _Secrets.add} if site is SiteName.VLQ else {}
+def open_site(container: Container, site: SiteName, token: str, project: str | None,
+              interrupts: Interrupts | None = None) -> Site:
+    """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
+    the envelope passwords it makes, and the call's signals (they end the wait for its init job)."""
+    extra: dict[str, Any] = {}
+    if site is SiteName.VLQ:
+        extra = {"project": project, "on_secret": _Secrets.add}
+        if interrupts is not None:
+            extra["pause"] = lambda seconds: interrupts.wait(seconds) is not None
     site_adapter: Site = container.sites(site.value, token=token, **extra)
     return site_adapter
 
@@ -167,7 +173,7 @@ def send(
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
-    site = open_site(container, m.site, token, m.project)
+    site = open_site(container, m.site, token, m.project, interrupts)
     service = container.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
     try:
         outcome = service.live(req, site)

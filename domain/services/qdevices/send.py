@@ -385,6 +385,7 @@ class _LiveCall:
             prep = self.site.prepare(self.m.device)
             if prep.kind is not JobAnswer.OK:
                 self.under_way = UnderWay(spec.index, spec.name, prep.job) if prep.job else None
+                self._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
                 raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
             self._prepared = True
         request = self._request(spec)

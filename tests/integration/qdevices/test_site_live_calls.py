@@ -233,3 +233,18 @@ def test_piastq_result_expired_is_resolved_expired_after_two_answers_10_minutes_
         order = bench.view(path).order(1)
         assert order.state is OrderState.FINAL and order.counts_at_limit
         assert fake.job_making_requests() == 1
+
+
+def test_vlq_a_signal_in_the_init_jobs_wait_ends_the_call_with_a_signal_stop(bench: Bench, site_token: str) -> None:
+    def pause(seconds: float) -> bool:
+        bench.interrupts.got = "SIGINT"  # Ctrl-C while the init job is queued
+        return True
+
+    with FakeVlq(token=site_token, init_path=(4, 4, 16)) as fake:
+        site = VlqSite(fake.token, PROJECT, userorg_url=fake.userorg_url + "/", heappe_url=fake.heappe_url,
+                       timeout=2, pause=pause)
+        out = live(bench, site, manifest("vlq"))
+        assert (out.exit, out.stop) == (130, StopReason.SIGNAL)
+        assert bench.view(out.record).order(1).state is OrderState.UNSENT
+        assert out.under_way is not None and out.under_way.job is not None  # the init job, to write down
+        assert fake.requests("cancel", "delete") == [] and metered(fake, "create") == 0
