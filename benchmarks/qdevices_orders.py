@@ -24,12 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.clock.fake import FakeClock
+from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.fake import FakeSite
 from adapters.sites.mqss import MqssSite
 from adapters.sites.piastq import PiastqSite
 from adapters.sites.vlq import VlqSite
-from adapters.store.jsonl.record_store import JsonlRecordStore
-from adapters.store.jsonl.site_lock import FlockSiteLock
 from domain.model.qdevices.manifest import parse_manifest
 from domain.services.qdevices.send import SendRequest, SendRun
 from ports.site import Site

@@ -11,11 +11,11 @@ import socket
 from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
+from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
 from adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
 from adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
-from adapters.store.jsonl.record_store import JsonlRecordStore
-from adapters.store.jsonl.site_lock import FlockSiteLock
 from domain.services.qdevices.resolve import ResolveOrder
 from domain.services.qdevices.send import SendRun
 from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
