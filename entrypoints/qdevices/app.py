@@ -140,7 +140,7 @@ def _under_way_line(under: UnderWay | None) -> str | None:
     if under is None:
         return None
     job = under.job if under.job is not None else "not known (no answer came)"
-    return f"Under way at the stop: order {under.order} ({under.name}), job {job}"
+    return f"Under way at the stop: order {under.order} ({under.name}), {under.kind} {job}"
 
 
 # --- send ---------------------------------------------------------------------------------------------
@@ -181,7 +181,8 @@ def send(
         raise BadInput(str(exc)) from None
     except RecordWriteStopped as exc:
         under = exc.under_way
-        what = f"order {under.order} ({under.name}), job {under.job or 'not known'}" if under else "no order under way"
+        what = (f"order {under.order} ({under.name}), {under.kind} {under.job or 'not known'}" if under
+                else "no order under way")
         OUT.warn(f"RECORD WRITE FAILED ({exc.detail}): {what}: write this id down; when `qdevices jobs RECORD` "
                  "shows the order as lost, give it with qdevices resolve RECORD ORDER --job ID")
         return 3

@@ -61,6 +61,7 @@ class UnderWay:
     order: int
     name: str
     job: str | None
+    kind: str = "job"  # "init job": the VLQ init job made before the order, which has no line
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +385,7 @@ class _LiveCall:
         if traits.needs_init_job and not getattr(self, "_prepared", False):
             prep = self.site.prepare(self.m.device)
             if prep.kind is not JobAnswer.OK:
-                self.under_way = UnderWay(spec.index, spec.name, prep.job) if prep.job else None
+                self.under_way = UnderWay(spec.index, spec.name, prep.job, "init job") if prep.job else None
                 self._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
                 raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
             self._prepared = True

@@ -39,3 +39,16 @@ def test_piastq_a_live_run_and_check(piastq_cli: Cli) -> None:
     assert piastq_cli.posts_per_order() == {1: 1, 2: 1}
     check = piastq_cli.run("check", "--live", "--site", "piastq", "--device", "PIAST-Q")
     assert check.returncode == 0 and "key is accepted" in check.stdout
+
+
+def test_vlq_a_failed_init_job_is_a_stop_prepare_exit_1_naming_the_init_job(vlq_cli: Cli) -> None:
+    vlq_cli.fake.script("info", "server_error")  # the first read of the init job fails
+    manifest = str(vlq_cli.manifest(orders=1))
+    done = vlq_cli.run("send", manifest, "--live")
+    (init,) = [j.id for j in vlq_cli.fake.jobs.values() if j.is_init]
+    assert done.returncode == 1 and "Stopped (prepare)" in done.stderr, done.stderr
+    assert f"Under way at the stop: order 1 (o1), init job {init}" in done.stderr
+    assert vlq_cli.posts_per_order() == {}
+    record = str(vlq_cli.only_record())
+    again = vlq_cli.run("send", manifest, "--live", "--resume", record, "--max-order", "1")
+    assert again.returncode == 0 and vlq_cli.posts_per_order() == {1: 1}, again.stderr

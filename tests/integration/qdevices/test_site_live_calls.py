@@ -92,7 +92,7 @@ def test_vlq_init_job_failed_first_read_is_a_stop_prepare_exit_1_order_unsent(be
     out = live(bench, vlq_site(fake_vlq), manifest("vlq"))
     assert (out.exit, out.stop) == (1, StopReason.PREPARE)
     assert bench.view(out.record).order(1).state is OrderState.UNSENT
-    assert out.under_way is not None and out.under_way.job is not None  # the init job's id
+    assert out.under_way is not None and out.under_way.job is not None and out.under_way.kind == "init job"
     assert metered(fake_vlq, "create") == 0
     again = live(bench, vlq_site(fake_vlq), manifest("vlq"), resume=out.record, max_order=1)
     assert again.exit == 0  # a resume with --max-order makes a new init job
