@@ -50,7 +50,7 @@ STATES: dict[str, Phase] = {
     "result_expired": Phase.COMPLETED,  # (seed) the job ran, and the site no longer holds its result
 }
 RESULT_EXPIRED = "result_expired"  # (seed) as a status word, or as the detail of an error answer
-TOO_MANY_CONNECTIONS = "too many connections"  # (seed) in the answer's text, whatever its status
+TOO_MANY_CONNECTIONS = "too many connections"  # (seed) in an answer's text that gives no state, any status
 TOO_MANY_STATUSES = frozenset({429})  # (seed) the usual status of that answer: a missed poll too
 QASM3 = "OPENQASM 3"
 
@@ -120,13 +120,14 @@ class PiastqSite:
         response = send(self._client, "GET", f"jobs/{quote(job, safe='')}")
         if isinstance(response, str):
             return ReadKind.MISSED, None, response
-        if TOO_MANY_CONNECTIONS in _text(response) or response.status_code in TOO_MANY_STATUSES:
-            return ReadKind.MISSED, None, f"{describe(response)}: too many connections"
         data = json_or_none(response)
+        has_status = isinstance(data, dict) and isinstance(data.get("status"), str)
+        if response.status_code in TOO_MANY_STATUSES or (
+                not has_status and TOO_MANY_CONNECTIONS in _text(response)):
+            return ReadKind.MISSED, None, f"{describe(response)}: too many connections"
         if _expired(response, data):
             return ReadKind.GOOD, {"status": RESULT_EXPIRED, "result": None}, ""
-        well_formed = isinstance(data, dict) and isinstance(data.get("status"), str)
-        kind = classify_read(response.status_code, well_formed)
+        kind = classify_read(response.status_code, has_status)
         if kind is not ReadKind.GOOD:
             return kind, None, describe(response) if not response.is_success else f"{describe(response)}, no status"
         return kind, data, ""
