@@ -17,10 +17,13 @@ from adapters.run_records.jsonl import JsonlRecordStore
 from adapters.signals.posix import SignalInterrupts
 from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
+from adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
+from adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
 from domain.services.qdevices.resolve import ResolveOrder
 from domain.services.qdevices.send import SendRun
 from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
 from entrypoints.qdevices.settings import state_dir
+from ports.site import Site
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -36,8 +39,15 @@ class Adapters(containers.DeclarativeContainer):
     no_rules = providers.Singleton(NoUserRules)
 
     mqss_base_url = providers.Object(MQSS_BASE_URL)
-    # One factory per site with an adapter in this build; each takes the token when called.
-    sites = providers.FactoryAggregate(mqss=providers.Factory(MqssSite, base_url=mqss_base_url))
+    vlq_userorg_url = providers.Object(LEXIS_USERORG_URL)
+    vlq_heappe_url = providers.Object(VLQ_HEAPPE_URL)
+    piastq_base_url = providers.Object(PIASTQ_BASE_URL)
+    # One factory per site; each takes the token when called (VLQ also its project and the filter's hook).
+    sites: providers.FactoryAggregate[Site] = providers.FactoryAggregate(
+        mqss=providers.Factory(MqssSite, base_url=mqss_base_url),
+        vlq=providers.Factory(VlqSite, userorg_url=vlq_userorg_url, heappe_url=vlq_heappe_url),
+        piastq=providers.Factory(PiastqSite, base_url=piastq_base_url),
+    )
 
 
 class UseCases(containers.DeclarativeContainer):
