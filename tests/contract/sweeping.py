@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from adapters.clock.fake import FakeClock
-from adapters.store.residual_memory import InMemoryResidualList
+from adapters.residual.memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import QueryResult
 from domain.model.jobs.residual import ResidualEntry, ResidualReason

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from adapters.pointers.memory import InMemoryPointers
 from adapters.scheduler.fake import FakeScheduler
-from adapters.store.pointer_memory import InMemoryPointers
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ObjectSpec, ObjectState
 from domain.model.jobs.pointer import Pointer
