@@ -49,12 +49,14 @@ class Scheduler(Protocol):
         ...
 
     def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
-        """Cancel each of ``object_ids`` that is, at the moment of the cancel, the user's own and not
-        started (held or pending), the scheduler deciding; one that started meanwhile, another user's,
-        an ended one or an id the scheduler does not know is left as it is. What was stopped.
+        """Cancel each of ``object_ids`` that is the user's own and not started (held or pending) as the
+        scheduler sees it when it cancels, not as a query saw it earlier: one that started meanwhile,
+        another user's, an ended one or an id the scheduler does not know is left as it is. "Not
+        started" is the scheduler's word for now (to Slurm a requeued job pending again is pending);
+        that an object never ran is the caller's rule, judged on a query first. What was stopped.
 
-        Raises SchedulerError when the scheduler could not be asked (the message names anything it
-        stopped all the same)."""
+        Raises SchedulerError when the scheduler could not be asked or did not say (the message names
+        anything it stopped all the same)."""
         ...
 
     def stop_by_name(self, name: JobId) -> list[ObjectId]:

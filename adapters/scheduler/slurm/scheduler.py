@@ -7,9 +7,9 @@
   squeue no longer lists confirmed in ``sacct`` when the cluster keeps accounting. A failed call
   makes the answer incomplete, never "done".
 - release / hold (a *user* hold: as root ``scontrol hold`` is an admin hold) / requeue / cancel.
-- cancel_if_not_started: one ``scancel -v --state=PENDING --user`` on exact ids (slurmctld's own job
-  list decides, so a job that started meanwhile is skipped); what was stopped is read from its
-  "Terminating job N" lines.
+- cancel_if_not_started: one ``scancel -v --state=PENDING --user`` on exact ids (scancel filters the
+  job list it loads from slurmctld just before it cancels, so a job that started meanwhile is
+  skipped); what was stopped is read from its "Terminating job N" lines.
 - stop_by_name (the emergency stop): ``scancel --name --user`` (running objects too).
 - output_paths: ``StdOut``/``StdErr`` of ``scontrol -o show job``.
 """
@@ -254,10 +254,12 @@ class SlurmCliScheduler:
 
     def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         """One ``scancel -v --state=PENDING --user=<you>`` on the exact ids (chunked only by argument
-        length): scancel filters slurmctld's job list itself, so a job that started since the caller
-        looked is skipped, silently. Verbose, scancel names each job it signals ("Terminating job N")
-        and each that failed ("Kill job error on job id N: ..."); an id slurmctld no longer lists, or
-        lists as ended, is such an error ("Invalid job id specified") and has nothing left to stop."""
+        length). scancel (22.05) loads slurmctld's job list, keeps the ids that are pending and this
+        user's, and cancels each at once: a job that started since the caller looked is skipped,
+        silently. Verbose, it names each job it cancels ("Terminating job N") and each that failed
+        ("Kill job error on job id N: ..."); an id slurmctld no longer lists, or lists as ended, is
+        such an error ("Invalid job id specified"), as is one that ended in between ("already
+        completing or completed"): neither has anything left to stop."""
         stopped: list[ObjectId] = []
         problems: list[str] = []
         for group in chunk(list(dict.fromkeys(object_ids)), prefix=""):
@@ -269,7 +271,7 @@ class SlurmCliScheduler:
                 continue
             signalled, failed, other = _scancel_verbose(result.stderr)
             stopped += [ObjectId(i) for i in group if i in signalled and i not in failed]
-            unexplained = [f for f in failed.values() if "Invalid job id specified" not in f] + other
+            unexplained = [f for f in failed.values() if not any(n in f for n in _NOTHING_TO_STOP)] + other
             quiet_failure = result.returncode != 0 and not failed and "No active jobs match" not in result.stderr
             if not unexplained and quiet_failure:
                 unexplained = [result.failure()]  # a failure that names no job: nothing says what happened
@@ -315,6 +317,7 @@ def _first_error(stderr: str) -> str:
     return lines[0] if lines else "(no message)"
 
 
+_NOTHING_TO_STOP = ("Invalid job id specified", "already completing or completed")
 _TERMINATING = re.compile(r"^scancel: Terminating job (\S+)")
 _KILL_ERROR = re.compile(r"^scancel: error: Kill job error on job id (\S+?): (.*)$")
 

@@ -318,11 +318,14 @@ INVALID = "scancel: error: Kill job error on job id {}: Invalid job id specified
 
 
 def test_cancel_if_not_started_reports_the_jobs_scancel_terminated(stubs):
-    # 1 held: terminated; 2 started meanwhile: skipped silently by --state; 3 ended and 4 purged: invalid ids
+    # 1 held: terminated; 2 started meanwhile: skipped silently by --state; 3 ended and 4 purged: invalid
+    # ids; 5 ended between scancel's load and its cancel
     stubs.set("scancel", rc=1, stderr=(INVALID.format(3) + INVALID.format(4) + "scancel: select/cons_tres: "
-                                       "common_init: select/cons_tres loaded\nscancel: Terminating job 1\n"))
-    assert sched(stubs).cancel_if_not_started([ObjectId(i) for i in "1234"]) == ["1"]
-    assert stubs.calls("scancel") == ["scancel -v --state=PENDING --user=alice 1 2 3 4"]
+                                       "common_init: select/cons_tres loaded\nscancel: Terminating job 1\n"
+                                       "scancel: Terminating job 5\nscancel: error: Kill job error on job id 5: "
+                                       "Job/step already completing or completed\n"))
+    assert sched(stubs).cancel_if_not_started([ObjectId(i) for i in "12345"]) == ["1"]
+    assert stubs.calls("scancel") == ["scancel -v --state=PENDING --user=alice 1 2 3 4 5"]
 
 
 def test_cancel_if_not_started_with_nothing_pending_stops_nothing(stubs):
