@@ -5,9 +5,9 @@ To add one (the Slurm adapter, say):
 1. write ``def make_slurm(tmp_path: Path) -> SchedulerHarness`` below. It returns the scheduler and
    the things the suite cannot know about it: how to say "a job that ends with code N"
    (``command_exiting``), "a job that runs until stopped" (``command_running``), an id that
-   names no object of that scheduler (``unknown_id``), and whether its objects' output lands in
-   files the test can read (``writes_output``). When the real component is missing, call
-   ``pytest.skip("<component> is not available: <why>")``, never fail;
+   names no object of that scheduler (``unknown_id``), whether its objects' output lands in
+   files the test can read (``writes_output``), and whether it requeues (``requeues``). When the
+   real component is missing, call ``pytest.skip("<component> is not available: <why>")``, never fail;
 2. add it to ``FACTORIES`` (``"slurm": make_slurm``, and ``"shared-slurm": shared(make_slurm)`` so
    the shared query runs in front of it too) and mark both in ``PARAMS`` if they are slow
    (``pytest.param("slurm", marks=[pytest.mark.slow, pytest.mark.slurm])``).
@@ -49,6 +49,7 @@ class SchedulerHarness:
     command_running: tuple[str, ...]
     unknown_id: ObjectId
     writes_output: bool = True  # the objects' stdout and stderr are files this test can read
+    requeues: bool = True  # requeue puts a started object back in the queue (Slurm's meaning), else refuses
     names: list[JobId] = field(default_factory=list)
 
     def name(self) -> JobId:
@@ -138,6 +139,7 @@ def make_local(tmp_path: Path) -> SchedulerHarness:
         command_exiting=_command_exiting,
         command_running=("sleep", "300"),
         unknown_id=ObjectId("00000000-20000101T000000Z-00000000"),
+        requeues=False,  # an object runs once: a new attempt is a new object
     )
 
 

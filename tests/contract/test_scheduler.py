@@ -6,8 +6,8 @@ primitive of the port is here; the rules built on them (the residual sweep) have
 the same schedulers (``test_sweep.py``). The tests at the end are the fake's own scripted faults,
 which the supervisor's tests lean on.
 
-``requeue`` is not in the common contract: Slurm puts a job back in the queue, the local scheduler
-refuses (an object runs once), the fake follows Slurm. Each adapter's meaning is in its docs.
+``requeue`` has two meanings, both here: Slurm puts a started job back in the queue (the fake
+follows Slurm), the local scheduler refuses (an object runs once); the harness says which.
 """
 
 from __future__ import annotations
@@ -185,6 +185,25 @@ def test_one_query_answers_for_many_names(harness: SchedulerHarness) -> None:
     assert result.complete
     assert {v.object_id: v.name for v in result.objects} == made
     assert other not in {v.object_id for v in result.objects}
+
+
+def test_requeue_runs_an_ended_object_again_or_is_refused_where_objects_run_once(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, *ENDED))
+
+    if not harness.requeues:
+        with pytest.raises(SchedulerError):
+            harness.scheduler.requeue(object_id)
+        assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).state is ObjectState.COMPLETED
+        return
+    harness.scheduler.requeue(object_id)
+
+    again = _one(harness.scheduler.query([name], confirm_absent=True), object_id)
+    assert again.state not in ENDED and again.started  # back in the queue, and it has run: never swept
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+    assert (_one(result, object_id).state, _one(result, object_id).exit_code) == (ObjectState.COMPLETED, 0)
 
 
 def test_stop_by_name_stops_every_object_of_the_name_running_ones_too(harness: SchedulerHarness) -> None:
