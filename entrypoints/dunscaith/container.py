@@ -33,6 +33,7 @@ from domain.model.jobs.ids import JobId
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.residual import ResidualPolicy
 from domain.services.jobs.commands import JobCommands
+from domain.services.jobs.emergency_stop import EmergencyStop
 from domain.services.jobs.pointer_notes import PointerNotes
 from domain.services.jobs.prune import Prune
 from domain.services.jobs.status import JobStatus
@@ -97,15 +98,16 @@ def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
 
 @contextmanager
 def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
+    from adapters.scheduler.shared_query import SharedQueryScheduler
+    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    shared = CoalescedScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                                max_age=t.coalesce_max_age)
+    shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
+                                  max_age=t.coalesce_max_age)
     try:
         yield shared
     finally:
@@ -190,6 +192,7 @@ class UseCases(containers.DeclarativeContainer):
                               clock=adapters.clock, crash=adapters.crash, delivering=delivering)
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
+    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering)
     # the job's pointer kept in step with its record (pointer=, on_problem=)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO
 
 import typer
@@ -18,6 +17,7 @@ from domain.services.jobs.supervise import Ending, SupervisionEnd
 from entrypoints.dunscaith import edge
 from entrypoints.dunscaith.edge import PROG
 from ports.interrupts import Interrupts
+from ports.scheduler import Scheduler
 
 
 def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
@@ -41,19 +41,18 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
         elif not fresh:
             view.line(f"supervising (attempts so far: {len(state.attempts)})")
         end = supervisor.run(job, lock, drain, bound=bound)
-    _show_output(view.line, end.state, edge.settings(ctx).records.root)
+    _show_output(view.line, end.state, adapters.schedulers()(state.spec.cluster))
     return _ending(ctx, job, end)
 
 
-def _show_output(line: Callable[[str], None], state: JobState | None, root: Path) -> None:
-    """Where the job's output is, when its scheduler keeps it (docs/local-scheduler.md)."""
+def _show_output(line: Callable[[str], None], state: JobState | None, scheduler: Scheduler) -> None:
+    """Where the job's output is, when its scheduler says (docs/local-scheduler.md)."""
     current = state.current if state is not None else None
     if state is None or state.outcome is None or current is None or current.object_id is None:
         return
-    # MERGE(arch-sched): the one place that still knows the local scheduler's layout; it becomes
-    # `scheduler.output_paths(current.object_id)` once the scheduler port has it.
-    if state.spec.adapter == "local":
-        line(f"output: {root / 'local-scheduler' / current.object_id / 'stdout'}")
+    paths = scheduler.output_paths(current.object_id)
+    if paths is not None and paths.stdout is not None:
+        line(f"output: {paths.stdout}")
 
 
 def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
