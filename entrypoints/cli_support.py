@@ -24,17 +24,92 @@ class BadInput(Exception):
     """The user's input (or a file the user pointed at) cannot be used; the message says why."""
 
 
-def new_app(help_text: str) -> typer.Typer:
+def _version(prog: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{prog} {version('dunscaith')}"
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return f"{prog} (not installed)"
+
+
+def _clean_metavars(core: Any) -> None:
+    """Help that reads like every other tool's: JOB, [JOB], --resume RECORD, never {JOB}, [[JOB]],
+    <list[str]> or <int range> (typer's own rendering of the Python types)."""
+
+    def base(param: Any) -> str:
+        return str(param.metavar or (param.name or "value").upper())
+
+    def usage_name(self: Any) -> str:
+        name = base(self)
+        if not self.required and not name.startswith("["):
+            name = f"[{name}]"
+        return name + ("..." if self.nargs != 1 and "..." not in name else "")
+
+    def option_type(self: Any, ctx: Any) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        return base(self) + ("..." if self.nargs != 1 else "")
+
+    core.TyperArgument.display_type_rich = lambda self, ctx: None
+    core.TyperArgument._usage_display_name = usage_name
+    core.TyperArgument._rich_display_name = lambda self: base(self)
+    core.TyperOption.display_type_rich = option_type
+
+
+def new_app(help_text: str, prog: str = "dunscaith") -> typer.Typer:
     import typer
+    import typer.core
+
+    _clean_metavars(typer.core)
 
     # rich_markup_mode=None keeps usage errors to plain click lines and keeps rich off the import path.
-    return typer.Typer(
+    app = typer.Typer(
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         help=help_text,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
+
+    return app
+
+
+def finish_help(app: typer.Typer, examples: dict[str, list[str]], epilog: str) -> None:
+    """Every command of ``app`` gets its examples and the exit-code epilog (its own, if it has one)."""
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
+        lines = examples.get(name, [])
+        shown = ("\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines) + "\n\n") if lines else ""
+        info.epilog = shown + (info.epilog or epilog)
+
+
+def version_flag(prog: str) -> Any:
+    """The --version option of a root callback (the one that prints ``prog VERSION`` and exits 0)."""
+    import typer
+
+    def show_version(value: bool) -> None:
+        if value:
+            print(_version(prog))
+            raise typer.Exit(0)
+
+    return typer.Option(False, "--version", callback=show_version, is_eager=True, help="print the version and exit")
+
+
+def wants_json(argv: list[str] | None) -> bool:
+    words = sys.argv[1:] if argv is None else argv
+    return "--json" in words[: words.index("--")] if "--" in words else "--json" in words
+
+
+def json_error(code: str, message: str, exit_code: int) -> None:
+    """The one shape of a refusal or an error under --json (docs/json.md), on stdout."""
+    import json
+
+    try:
+        print(json.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}), flush=True)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
 
 
 class _Interrupts:
@@ -86,10 +161,15 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         if type(exc).__name__ == "NoArgsIsHelpError":
             print(exc.format_message(), file=sys.stderr)
         else:
-            print(f"{prog}: {' '.join(exc.format_message().split())}", file=sys.stderr)
+            message = " ".join(exc.format_message().split())
+            print(f"{prog}: {message}", file=sys.stderr)
+            if wants_json(argv):
+                json_error("usage", message, EXIT_BAD_INPUT)
         sys.exit(EXIT_BAD_INPUT)
     except BadInput as exc:
         print(f"{prog}: {redact(str(exc))}", file=sys.stderr)
+        if wants_json(argv):
+            json_error("bad-input", redact(str(exc)), EXIT_BAD_INPUT)
         sys.exit(EXIT_BAD_INPUT)
     except BrokenPipeError:
         # The reader went away; nothing we print matters any more.
@@ -101,6 +181,8 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
 
             print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
         print(f"{prog}: internal error: {redact(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        if wants_json(argv):
+            json_error("internal", redact(f"{type(exc).__name__}: {exc}"), EXIT_INTERNAL)
         sys.exit(EXIT_INTERNAL)
     if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
         _interrupted(prog)

@@ -1,118 +1,213 @@
-"""The supervisor's live view (a ``JobProgress``): rich lines at a terminal, plain lines when piped.
+"""The supervisor's live view (a ``JobProgress``): at a terminal one status line kept at the bottom (the
+job, its state, the time since it was recorded, the last change) with each change printed above it;
+elsewhere (a pipe, a file, nohup, ``NO_COLOR``) timestamped plain lines and no escape code at all.
 
-rich is imported only when stdout is a terminal, so piped and scripted use (and ``status``) never
-pays for it.
+With ``follow`` the job's stdout and stderr are copied into the terminal as they grow, as ``srun``
+shows them, above the status line. rich is imported only for a terminal.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from datetime import datetime
-from typing import IO, TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import IO, TYPE_CHECKING, Any
 
+from adapters.progress.output_files import Follower
 from domain.model.jobs import events as ev
 from domain.model.jobs.state import JobState, label
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.status import Status
+    from rich.live import Live
+
+# Plain words for the live view; the exact terms stay in the record, in --json and in docs/first-job.md.
+_SAYS_REQUEST = {"confirmed": "accepted", "refused": "refused"}
 
 
-def describe(event: ev.Event) -> str:
+def _request_action(state: JobState | None, request_id: str) -> str:
+    found = state.request(request_id) if state is not None else None
+    return str(found.action) if found is not None else "a request"
+
+
+def describe(event: ev.Event, state: JobState | None = None) -> str:
     match event:
         case ev.JobRecorded(name=name, cluster=cluster):
             return f"recorded job {name} for cluster {cluster}"
         case ev.Submitting(attempt=n):
-            return f"attempt {n}: submitting (created held)"
+            return f"attempt {n}: submitting (the scheduler keeps it on hold until it is confirmed)"
         case ev.Created(attempt=n, object_id=oid):
-            return f"attempt {n}: created {oid}, held"
+            return f"attempt {n}: submitted as {oid}, on hold"
         case ev.Refused(attempt=n, detail=detail):
-            return f"attempt {n}: refused: {detail}"
+            return f"attempt {n}: the scheduler refused it: {detail}"
         case ev.Unknown(attempt=n, detail=detail):
-            return f"attempt {n}: no reply ({detail}); recorded unknown, never resent"
+            return f"attempt {n}: no reply from the scheduler ({detail}); never sent again, looked for by name"
         case ev.Found(attempt=n, object_id=oid):
-            return f"attempt {n}: found {oid} by its nonce"
+            return f"attempt {n}: found it after all: {oid}"
         case ev.Confirmed(attempt=n, object_id=oid):
-            return f"attempt {n}: confirmed {oid} is this attempt's object"
-        case ev.Released(attempt=n, object_id=oid):
-            return f"attempt {n}: released {oid}"
-        case ev.Observed(attempt=n, object_id=oid, state=state, exit_code=code, signal=sig, reason=why):
+            return f"attempt {n}: {oid} checked: it is this job's"
+        case ev.Released(attempt=n, object_id=oid, stdout=out, stderr=err):
+            where = "".join([f"; stdout: {out}" if out else "", f"; stderr: {err}" if err else ""])
+            return f"attempt {n}: {oid} released to run{where}"
+        case ev.Observed(attempt=n, object_id=oid, state=seen, exit_code=code, signal=sig, reason=why):
             extra = "".join([f", exit code {code}" if code is not None else "",
                              f", signal {sig}" if sig is not None else "", f", {why}" if why else ""])
-            return f"attempt {n}: {oid} is {state}{extra}"
+            return f"attempt {n}: {oid} is {seen.replace('_', ' ')}{extra}"
         case ev.Absent(attempt=n):
-            return f"attempt {n}: its object is not listed (not an ending yet)"
+            return f"attempt {n}: the scheduler does not list it right now (not taken as an end)"
         case ev.Cancelling(attempt=n, object_id=oid):
             return f"attempt {n}: stopping {oid}"
         case ev.MovedToResidual(attempt=n, reason=reason):
-            return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it never started"
-        case ev.Requested(action=action, request=rid):
-            return f"request {rid}: {action}"
+            return f"attempt {n}: left to later sweeps ({reason}): stopped if it turns up and never started"
+        case ev.Requested(action=action):
+            return f"{action} requested from another terminal"
         case ev.Answered(request=rid, result=result, detail=detail):
-            return f"request {rid}: {result}: {detail}"
+            word = _SAYS_REQUEST.get(result, result)
+            return f"{_request_action(state, rid)} requested from another terminal: {word}: {detail}"
         case ev.HeldByUser(attempt=n, object_id=oid):
-            return f"attempt {n}: {oid} held, as asked"
+            return f"hold carried out: {oid} is held until `dunscaith release`"
+        case ev.Requeueing(attempt=n, object_id=oid):
+            return f"attempt {n}: asking the scheduler to requeue {oid}"
+        case ev.Requeued(attempt=n, object_id=oid):
+            return f"requeue carried out: {oid} goes back to the queue"
         case ev.ActionFailed(action=action, detail=detail):
             return f"{action} not carried out: {detail}"
         case ev.Escalated(reason=reason, detail=detail):
-            return f"ESCALATION ({reason}): {detail}"
+            return f"NEEDS YOU ({reason}): {detail}"
+        case ev.Delivered(index=i):
+            return f"escalation {i + 1} passed to the escalation command"
         case ev.OutcomeReached(result=result, detail=detail):
             return f"outcome: {result} ({detail})"
         case ev.Settled():
-            return "settled: nothing outstanding"
+            return "done: nothing left to do"
+        case ev.Pruned():
+            return "pruned"
     return event.KIND
 
 
-class TerminalProgress:
-    """Lines for each committed step; at a terminal also a status line that says where the job is."""
+def plain_output(stream: IO[str]) -> bool:
+    """No escape codes: not a terminal, NO_COLOR set (to anything), or TERM=dumb."""
+    return not stream.isatty() or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb"
 
-    def __init__(self, job: str, stream: IO[str] | None = None) -> None:
-        self._job = job
+
+def _elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class _StatusLine:
+    """What the bottom line says; rendered anew each refresh so the elapsed time moves."""
+
+    def __init__(self, view: TerminalProgress) -> None:
+        self._view = view
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        v = self._view
+        since = v.since or datetime.now(UTC)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(v.job, style="bold")
+        text.append(f"  {v.word}  {_elapsed((datetime.now(UTC) - since).total_seconds())}")
+        if v.last:
+            text.append(f"  {v.last}", style="dim")
+        return text
+
+
+class TerminalProgress:
+    def __init__(self, job: str, stream: IO[str] | None = None, *, follow: bool = False) -> None:
+        self.job = job
         self._stream = stream or sys.stdout
         self._console: Console | None = None
-        self._status: Status | None = None
-        if self._stream.isatty():
+        self._live: Live | None = None
+        self._follow = Follower() if follow else None
+        self.word = "starting"
+        self.last = ""
+        self.since: datetime | None = None
+        if not plain_output(self._stream):
             from rich.console import Console
 
-            self._console = Console(file=self._stream, highlight=False)
+            self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> TerminalProgress:
         if self._console is not None:
+            from rich.live import Live
+
             # one refresh a second: a supervisor lives for hours on a login node that counts its CPU
-            self._status = self._console.status(self._status_text("starting"), refresh_per_second=1.0)
-            self._status.start()
+            self._live = Live(_StatusLine(self), console=self._console, refresh_per_second=1.0, transient=True,
+                              redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        if self._follow is not None:
+            self._follow.stop()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
-    def _status_text(self, word: str) -> str:
-        return f"[bold]{self._job}[/bold]: {word}  [dim](a signal stops the supervisor, never the job)[/dim]"
+    def line(self, text: str, *, style: str = "", at: datetime | None = None) -> None:
+        """One line above the status line (a terminal) or one timestamped line (elsewhere); never wrapped."""
+        try:
+            if self._console is not None:
+                from rich.text import Text
 
-    def line(self, text: str, *, style: str = "") -> None:
+                stamp = (at or datetime.now(UTC)).astimezone().strftime("%H:%M:%S")
+                self._console.print(Text(f"{stamp} ", style="dim") + Text(text, style=style or ""),
+                                    soft_wrap=True)
+            else:
+                stamp = (at or datetime.now(UTC)).astimezone().isoformat(timespec="seconds")
+                print(f"{stamp} {self.job}: {text}", file=self._stream, flush=True)
+        except (BrokenPipeError, OSError, ValueError):  # a closed reader: output dropped, supervision goes on
+            pass
+
+    def _job_output(self, text: str, to: IO[str]) -> None:
         if self._console is not None:
-            self._console.print(f"[dim]{self._job}[/dim] {text}", style=style or None, markup=True)
+            from rich.text import Text
+
+            self._console.print(Text(text.rstrip("\n")), soft_wrap=True)
         else:
-            print(f"{self._job}: {text}", file=self._stream, flush=True)
+            to.write(text)
+            to.flush()
+
+    def show(self, state: JobState) -> None:
+        """Where the job is before the first change (a reattached view says its state, not "starting")."""
+        self.since = state.recorded_at
+        self.word = label(state)
+        self._follow_current(state)
+        if self._live is not None:
+            self._live.refresh()
+
+    def _follow_current(self, state: JobState) -> None:
+        current = state.current
+        if self._follow is None or current is None:
+            return
+        if current.stdout:
+            self._follow.add(current.stdout, lambda text: self._job_output(text, self._stream))
+        if current.stderr and current.stderr != current.stdout:
+            self._follow.add(current.stderr, lambda text: self._job_output(text, sys.stderr))
 
     def committed(self, state: JobState, event: ev.Event) -> None:
-        if self._status is not None:
-            self._status.update(self._status_text(label(state)))
+        self.since = self.since or state.recorded_at
+        self.word = label(state)
+        text = describe(event, state)
+        self.last = text
         style = ""
         if isinstance(event, ev.Escalated):
             style = "bold red"
-            print(f"dunscaith: job {self._job}: {describe(event)}", file=sys.stderr, flush=True)
+            try:
+                print(f"dunscaith: job {self.job}: {text}", file=sys.stderr, flush=True)
+            except (BrokenPipeError, OSError, ValueError):
+                pass
         elif isinstance(event, ev.OutcomeReached):
             style = "bold green" if event.result == "succeeded" else "bold red"
-        self.line(_escape(describe(event)) if self._console else describe(event), style=style)
+        self.line(text, style=style, at=state.updated_at)
+        if self._live is not None:
+            self._live.refresh()
+        if isinstance(event, ev.Released):
+            self._follow_current(state)
 
     def supervised(self, state: JobState, at: datetime) -> None:
         pass
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

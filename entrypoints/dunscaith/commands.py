@@ -9,6 +9,7 @@ it out) or bad input or another host's job, 5 not answered in time.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -62,22 +63,36 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
         result = commands(JobId(job), action, drain)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     word = label(result.state) if result.state is not None else "unknown"
+    code = _code(result.answer, result.problem)
     if as_json:
-        print(json.dumps({"job": job, "action": str(action), "request": result.request, "answer": str(result.answer),
-                          "detail": result.detail, "by": str(result.by) if result.by else None, "state": word,
-                          "problem": result.problem or None}))
+        body: dict[str, Any] = {"job": job, "action": str(action), "request": result.request,
+                                "answer": str(result.answer), "detail": result.detail,
+                                "by": str(result.by) if result.by else None, "state": word,
+                                "problem": result.problem or None}
+        if code != ExitCode.SUCCEEDED:
+            body["error"] = {"code": "not-carried-out" if result.problem and result.answer is Answer.CONFIRMED
+                             else str(result.answer), "message": result.problem or result.detail, "exit_code": code}
+        print(json.dumps(body))
     elif result.answer is Answer.NOT_ANSWERED:
         print(f"{PROG}: job {job}: {action}: {result.detail}", file=sys.stderr)
+    elif result.answer is Answer.REFUSED:
+        print(f"{PROG}: job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})",
+              file=sys.stderr)
     else:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
+    edge.notice_unattended(ctx, skip=job)
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
-    if result.answer is Answer.CONFIRMED and result.problem:
+    return code
+
+
+def _code(answer: Answer, problem: str) -> int:
+    if answer is Answer.CONFIRMED and problem:
         return ExitCode.BAD_INPUT  # confirmed, but the scheduler refused it (or it could not be done now)
     return {Answer.CONFIRMED: ExitCode.SUCCEEDED, Answer.REFUSED: ExitCode.BAD_INPUT,
-            Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[result.answer]
+            Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[answer]
 
 
 def _command(action: Action) -> Callable[..., int]:
@@ -103,6 +118,7 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
         else:
             print(f"job {job}: its supervisor is live and carries the outstanding work on (now {view.label})")
         return 0
+    edge.notice_unattended(ctx, skip=job)
     code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=edge.settings(ctx).supervise.wait,
                                  stream=sys.stderr if as_json else None)
     if as_json:
@@ -117,10 +133,33 @@ def _pruning_json(result: PruneResult) -> dict[str, Any]:
             "problem": result.problem or None}
 
 
-def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[JOB]"),
+def _remove_outputs(ctx: typer.Context, jobs: list[JobId]) -> list[str]:
+    """The local scheduler's object folders of these pruned jobs, removed: each one that the record names
+    (the folder of its stdout) and that lies in this host's record root. Slurm's output is never touched."""
+    root = os.path.abspath(edge.settings(ctx).records.root)
+    files = edge.adapters(ctx).output_files()
+    removed = []
+    for job in jobs:
+        state = edge.read_state(ctx, job)
+        if state.spec.adapter != "local" or state.pruned_at is None:
+            continue
+        for attempt in state.attempts:
+            if attempt.stdout is None:
+                continue
+            folder = os.path.dirname(os.path.abspath(attempt.stdout))
+            kind_dir = os.path.dirname(folder)
+            if os.path.dirname(kind_dir) == root and files.remove_folder(folder, kind_dir):
+                removed.append(folder)
+    return removed
+
+
+def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB"),
           older_than: str | None = typer.Option(None, "--older-than", metavar="DURATION",
                                                 help="prune settled jobs whose record last changed this long "
                                                      "ago or more (30d, 12h, 90m; default 30d)"),
+          outputs: bool = typer.Option(False, "--outputs",
+                                       help="also remove the local scheduler's folders (stdout, stderr) of "
+                                            "the jobs pruned"),
           as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
     """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
     object of their names that has not started. The one JOB named, or every settled job older than
@@ -142,7 +181,10 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[J
                 raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
         if result.result is Pruning.REFUSED:
             if as_json:
-                print(json.dumps({"action": "prune", **_pruning_json(result)}))
+                print(json.dumps({"action": "prune", **_pruning_json(result),
+                                  "error": {"code": "refused", "message": f"prune refused: {result.detail}",
+                                            "exit_code": ExitCode.BAD_INPUT}}))
+                print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
                 return ExitCode.BAD_INPUT
             raise BadInput(f"prune refused: {result.detail}")
         done, problems = [result], list[str]()
@@ -150,18 +192,23 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[J
         with edge.store_errors():
             done, problems = pruning.older_than(age)
     edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
+    removed = _remove_outputs(ctx, [r.job for r in done if r.result is not Pruning.REFUSED]) if outputs else []
     if as_json:
         body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
                                 {"action": "prune", "older_than": older_than or "30d",
                                  "pruned": [_pruning_json(r) for r in done], "problems": problems})
+        body["outputs_removed"] = removed
         print(json.dumps(body))
     else:
         for result in done:
             print(result.detail)
         if job is None and not done:
             print(f"no settled job older than {older_than or '30d'} to prune")
+        for folder in removed:
+            print(f"removed output folder {folder}")
     for line in problems + [r.problem for r in done if r.problem]:
         print(f"{PROG}: {line}", file=sys.stderr)
+    edge.notice_unattended(ctx)
     return ExitCode.SUCCEEDED
 
 

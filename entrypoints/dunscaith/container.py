@@ -25,6 +25,7 @@ from adapters.host.system import SystemHost
 from adapters.pointers.files import FilePointers, default_pointer_dir
 from adapters.process.crash_points import EnvCrashPoints
 from adapters.process.escalation_command import CommandEscalationDelivery
+from adapters.progress.output_files import OutputFiles
 from adapters.progress.terminal import TerminalProgress
 from adapters.residual.files import FileResidualList, default_residual_dir
 from adapters.signals.posix import SignalInterrupts
@@ -123,8 +124,8 @@ def _interrupts(settings: DunscaithSettings) -> SignalInterrupts:
     return SignalInterrupts(always=SignalInterrupts.TERM, drain=settings.supervise.drain)
 
 
-def _progress(job: JobId, stream: IO[str] | None = None) -> TerminalProgress:
-    return TerminalProgress(job, stream)
+def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -> TerminalProgress:
+    return TerminalProgress(job, stream, follow=follow)
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -153,7 +154,8 @@ class Adapters(containers.DeclarativeContainer):
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
-    progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=)
+    progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=, follow=)
+    output_files = providers.Singleton(OutputFiles)  # a job's output files, read for display (logs, --follow)
 
 
 # --- use cases --------------------------------------------------------------------------------------------

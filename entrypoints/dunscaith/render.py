@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from domain.model.jobs.residual import ResidualEntry
+from domain.model.jobs.state import JobState
 from domain.services.jobs.status import JobView
 from domain.services.jobs.sweep import SweepReport
 
@@ -13,8 +15,41 @@ EXIT_CODES = ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 bad inpu
               "(the job goes on). See docs/exit-codes.md.")
 
 
-def view_json(view: JobView) -> dict[str, Any]:
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+def times(state: JobState, now: datetime) -> dict[str, datetime | None]:
+    """submitted (recorded), started (the first attempt seen running), ended (the outcome)."""
+    started = next((a.started_at for a in state.attempts if a.started_at is not None), None)
+    return {"submitted": state.recorded_at, "started": started, "ended": state.outcome_at}
+
+
+def elapsed_seconds(state: JobState, now: datetime) -> float | None:
+    """Time since it started running, to its end (None before it started)."""
+    t = times(state, now)
+    if t["started"] is None:
+        return None
+    return round(((t["ended"] or now) - t["started"]).total_seconds(), 3)
+
+
+def elapsed_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def local_time(at: datetime | None) -> str:
+    return at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if at is not None else "-"
+
+
+def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
     s = view.state
+    now = now or datetime.now(UTC)
+    current = s.current
     return {
         "job": s.name,
         "cluster": s.spec.cluster,
@@ -23,26 +58,38 @@ def view_json(view: JobView) -> dict[str, Any]:
         "outcome": None if s.outcome is None else {"result": str(s.outcome.kind), "detail": s.outcome.detail},
         "settled": s.settled,
         "unattended": view.unattended,
+        "times": {key: _iso(at) for key, at in times(s, now).items()},
+        "elapsed_seconds": elapsed_seconds(s, now),
+        "stdout": current.stdout if current is not None else None,
+        "stderr": current.stderr if current is not None else None,
+        "spec": {"command": list(s.spec.command), "script": s.spec.script is not None, "workdir": s.spec.workdir,
+                 "options": list(s.spec.options), "env": [pair.split("=", 1)[0] for pair in s.spec.env]},
         "supervisor": {"held": view.health.held,
                        "last_loop": view.health.last_loop.isoformat() if view.health.last_loop else None,
                        "healthy": view.health.held and not view.loop_unhealthy},
         "attempts": [{"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
                       "object_state": str(a.object_state) if a.object_state else None,
-                      "exit_code": a.exit_code, "signal": a.signal} for a in s.attempts],
+                      "exit_code": a.exit_code, "signal": a.signal, "stdout": a.stdout, "stderr": a.stderr,
+                      "released": _iso(a.released_at), "started": _iso(a.started_at), "ended": _iso(a.ended_at)}
+                     for a in s.attempts],
         "outstanding": [o.what for o in view.left],
         "escalations": [{"reason": str(e.reason), "attempt": e.attempt, "detail": e.detail,
                          "at": e.at.isoformat(), "delivered": e.delivered} for e in s.escalations],
         "requests": [{"request": r.id, "action": str(r.action), "at": r.at.isoformat(), "answer": r.result,
                       "detail": r.detail} for r in s.requests],
+        "failures": list(s.failures),
         "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
     }
 
 
-def view_line(view: JobView) -> str:
+def view_line(view: JobView, now: datetime | None = None, wide: bool = False) -> str:
     s = view.state
+    now = now or datetime.now(UTC)
     words = [f"{s.name}", view.label]
     if s.outcome is not None:
         words.append(f"({s.outcome.detail})")
+    words.append(f"submitted {local_time(s.recorded_at)}")
+    words.append(f"elapsed {elapsed_text(elapsed_seconds(s, now))}")
     if view.health.held:
         words.append("supervised" + (" (loop unhealthy)" if view.loop_unhealthy else ""))
     elif view.unattended:
@@ -51,6 +98,13 @@ def view_line(view: JobView) -> str:
         words.append(f"{len(view.left)} outstanding")
     if s.pruned_at is not None:
         words.append(f"pruned at {s.pruned_at:%Y-%m-%d %H:%M:%S %Z}")
+    if wide:
+        current = s.current
+        words.append(f"cluster {s.spec.cluster}")
+        if current is not None and current.stdout:
+            words.append(f"stdout {current.stdout}")
+        if current is not None and current.stderr and current.stderr != current.stdout:
+            words.append(f"stderr {current.stderr}")
     return "  ".join(words)
 
 

@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 import json
+import sys
+from datetime import datetime
 from typing import Any
 
 import typer
 
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
+from domain.model.jobs.prune import BadDuration, parse_duration
+from domain.model.jobs.residual import ResidualReason
 from domain.services.jobs.status import JobView
 from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import edge, render
+from entrypoints.dunscaith import edge, render, supervision
 from entrypoints.dunscaith.edge import PROG
+
+
+def _now(ctx: typer.Context) -> datetime:
+    return edge.adapters(ctx).clock().now()
 
 
 def status(
     ctx: typer.Context,
-    job: str | None = typer.Argument(None, metavar="[JOB]"),
-    as_json: bool = typer.Option(False, "--json", help="one JSON object (an array without JOB)"),
+    job: str | None = typer.Argument(None, metavar="JOB", help="the job (every job without it, as list)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
-        return list_jobs(ctx, as_json, False)
+        return list_jobs(ctx, as_json, False, False, None, None, None)
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
@@ -31,30 +39,78 @@ def status(
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
+    now = _now(ctx)
     if as_json:
-        print(json.dumps(render.view_json(view), indent=2))
+        print(json.dumps(render.view_json(view, now), indent=2))
         return 0
-    print(render.view_line(view))
-    for a in view.state.attempts:
+    s = view.state
+    print(render.view_line(view, now))
+    t = render.times(s, now)
+    print(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
+          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
+    print(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
+    if s.spec.options:
+        print(f"  resources: {' '.join(s.spec.options)}")
+    if s.spec.env:
+        print(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
+    for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
         print(f"  attempt {a.number}: {a.order}{obj}")
-    for e in view.state.escalations:
+        if a.stdout:
+            print(f"    stdout: {a.stdout}")
+        if a.stderr and a.stderr != a.stdout:
+            print(f"    stderr: {a.stderr}")
+    for e in s.escalations:
         print(f"  escalation ({e.reason}): {e.detail}")
-    for r in view.state.unanswered:
+    for failure in s.failures:
+        print(f"  not carried out: {failure}")
+    for r in s.unanswered:
         print(f"  request {r.id} ({r.action}): not answered yet")
-    for o in view.left if view.state.outcome is not None else ():
+    for o in view.left if s.outcome is not None else ():
         print(f"  outstanding: {o.what}")
     if view.unattended:
         print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
     return 0
 
 
-def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array"),
-              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)")) -> int:
-    """Every job in this host's records, oldest first (pruned ones only with --all)."""
+def _since(text: str | None, now: datetime) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return now - parse_duration(text)
+    except BadDuration:
+        pass
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"--since {text!r}: give a duration (12h, 2d) or a date (2026-12-01, "
+                       "2026-12-01T10:00)") from None
+    return at if at.tzinfo is not None else at.astimezone()
+
+
+def list_jobs(ctx: typer.Context,
+              as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
+              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)"),
+              wide: bool = typer.Option(False, "--wide", "-w", help="the cluster and output paths too"),
+              state: str | None = typer.Option(None, "--state", metavar="STATE",
+                                               help="only jobs in this state (running, failed, held...)"),
+              cluster: str | None = typer.Option(None, "--cluster", metavar="NAME", help="only jobs of this cluster"),
+              since: str | None = typer.Option(None, "--since", metavar="WHEN",
+                                               help="only jobs submitted since (12h, 2d, or a date)")) -> int:
+    """Every job in this host's records, newest first (pruned ones only with --all)."""
     edge.open_store(ctx)
-    views = [v for v in edge.use_cases(ctx).status().all()
-             if show_all or not isinstance(v, JobView) or v.state.pruned_at is None]
+    now = _now(ctx)
+    after = _since(since, now)
+
+    def kept(v: JobView | tuple[JobId, str]) -> bool:
+        if not isinstance(v, JobView):
+            return state is None and cluster is None and after is None
+        return ((show_all or v.state.pruned_at is None) and (state is None or v.label == state)
+                and (cluster is None or v.state.spec.cluster == cluster)
+                and (after is None or v.state.recorded_at >= after))
+
+    views = [v for v in edge.use_cases(ctx).status().all() if kept(v)]
+    views.sort(key=lambda v: v.state.recorded_at if isinstance(v, JobView) else now, reverse=True)
     try:
         elsewhere = edge.elsewhere(ctx)
     except Exception as exc:  # pointers are display only
@@ -62,17 +118,21 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
         elsewhere = []
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
+    # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
+    residual = [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
     if as_json:
-        listed: list[dict[str, Any]] = [render.view_json(v) if isinstance(v, JobView)
-                                        else {"job": v[0], "problem": v[1]} for v in views]
-        listed += [{"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
-                    "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
-                   for p, u in elsewhere]
-        listed += [render.entry_json(e, gone) for e, gone in residual]
-        print(json.dumps(listed, indent=2))
+        body: dict[str, Any] = {
+            "jobs": [render.view_json(v, now) for v in views if isinstance(v, JobView)],
+            "damaged": [{"job": v[0], "problem": v[1]} for v in views if not isinstance(v, JobView)],
+            "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
+                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
+                         for p, u in elsewhere],
+            "residual": [render.entry_json(e, gone) for e, gone in residual],
+        }
+        print(json.dumps(body, indent=2))
         return 0
     for v in views:
-        print(render.view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
+        print(render.view_line(v, now, wide) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for e, gone in residual:
@@ -81,6 +141,55 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
     return 0
 
 
+def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+         stderr: bool = typer.Option(False, "--stderr", help="the job's stderr instead of its stdout"),
+         follow: bool = typer.Option(False, "--follow", "-f", help="keep showing what is added until the job ends"),
+         attempt: int | None = typer.Option(None, "--attempt", metavar="N", min=1,
+                                            help="that attempt's output (default: the last one)")) -> int:
+    """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."""
+    edge.open_store(ctx)
+    edge.owned_elsewhere(ctx, job, ["logs", job])
+    state = edge.read_state(ctx, JobId(job))
+    edge.notice_unattended(ctx, skip=job)
+    if not state.attempts:
+        raise BadInput(f"job {job} has no attempt yet: nothing has run")
+    if attempt is not None and attempt > len(state.attempts):
+        raise BadInput(f"job {job} has {len(state.attempts)} attempt(s); there is no attempt {attempt}")
+    chosen = state.attempt(attempt) if attempt is not None else state.attempts[-1]
+    out, err = supervision.output_paths_of(ctx, state.spec.cluster, chosen)
+    path = err if stderr else out
+    which = "stderr" if stderr else "stdout"
+    if path is None:
+        raise BadInput(f"job {job}: attempt {chosen.number} has no {which} path recorded (not released yet, or "
+                       "its scheduler no longer knows it)")
+    files = edge.adapters(ctx).output_files()
+    if not follow:
+        try:
+            for piece in files.chunks(path):
+                sys.stdout.buffer.write(piece)
+            sys.stdout.flush()
+        except OSError as exc:
+            raise BadInput(f"job {job}: {which} {path}: {exc.strerror or exc}") from None
+        return 0
+    follower = files.follower()
+    follower.add(path, _write)
+    clock = edge.adapters(ctx).clock()
+    while True:
+        current = edge.read_state(ctx, JobId(job))
+        now_attempt = current.attempt(chosen.number)
+        if current.outcome is not None or now_attempt.ended or len(current.attempts) > chosen.number:
+            break
+        clock.sleep(1.0)
+    follower.stop()
+    return 0
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def register(app: typer.Typer) -> None:
     app.command("status")(status)
     app.command("list")(list_jobs)
+    app.command("logs")(logs)

@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from domain.model.jobs.ids import JobId
+from domain.model.jobs.sbatch_options import check_sbatch_options
 from domain.model.jobs.spec import BadSpec, JobSpec
 from domain.services.jobs.submit import check_name
 from entrypoints.cli_support import BadInput
@@ -39,9 +40,29 @@ def _default_name(words: list[str]) -> str:
     return f"{stem or 'job'}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
-def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: str) -> JobSpec:
+def _resources(adapter: str, resources: dict[str, str | None], export: str | None, env: list[str],
+               sbatch: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The scheduler options and the environment of the job spec, checked before anything is recorded."""
+    given = {flag: value for flag, value in resources.items() if value is not None}
+    options = tuple(f"{flag}={value}" for flag, value in given.items())
+    if export is not None:
+        options += (f"--export={export}",)
+    options += tuple(sbatch)
+    if adapter != "slurm" and options:
+        flags = sorted({o.split("=", 1)[0] for o in options})
+        raise BadInput(f"the local scheduler runs the job on this machine and takes no scheduler options "
+                       f"(given: {', '.join(flags)}); it takes --env and --chdir, or use --cluster with a Slurm "
+                       "cluster")
+    try:
+        check_sbatch_options(options)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+    return options, tuple(env)
+
+
+def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: str, chdir: str | None,
+          options: tuple[str, ...], env: tuple[str, ...]) -> JobSpec:
     settings = edge.settings(ctx)
-    cluster = settings.cluster(cluster_name)
     if not words:
         raise BadInput("nothing to run: give a command after -- (submit -- sh -c 'echo hi') or a script")
     script: str | None = None
@@ -55,38 +76,69 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
             script = Path(words[0]).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    workdir = os.path.abspath(chdir) if chdir is not None else os.getcwd()
+    if chdir is not None and not os.path.isdir(workdir):
+        raise BadInput(f"--chdir {chdir}: no such directory")
     try:
         job = check_name(name if name is not None else _default_name(words))
-        return JobSpec(job, cluster_name, cluster.adapter, command, script, os.getcwd(),
-                       settings.recovery.attempts)
+        return JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
+                       settings.recovery.attempts, options, env)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
 
 
+
+
 def submit(
     ctx: typer.Context,
-    words: list[str] = typer.Argument(None, metavar="(-- COMMAND... | SCRIPT)"),
-    cluster: str = typer.Option("local", "--cluster", help="a [clusters.NAME] of the configuration"),
-    name: str | None = typer.Option(None, "--name", help="the job's name (default: from the command)"),
+    words: list[str] = typer.Argument(None, metavar="-- COMMAND... | SCRIPT", show_default=False),
+    cluster: str = typer.Option("local", "--cluster", metavar="NAME", help="a [clusters.NAME] of the configuration"),
+    name: str | None = typer.Option(None, "--name", metavar="NAME", help="the job's name (default: from the command)"),
+    follow: bool = typer.Option(False, "--follow", "-f", help="show the job's stdout and stderr while it runs"),
+    partition: str | None = typer.Option(None, "--partition", "-p", metavar="NAME",
+                                         help="sbatch --partition"),
+    time: str | None = typer.Option(None, "--time", "-t", metavar="LIMIT", help="sbatch --time (10:00, 1-00:00:00)"),
+    mem: str | None = typer.Option(None, "--mem", metavar="SIZE", help="sbatch --mem (4G)"),
+    cpus: str | None = typer.Option(None, "--cpus-per-task", "-c", metavar="N", help="sbatch --cpus-per-task"),
+    gpus: str | None = typer.Option(None, "--gpus", metavar="N", help="sbatch --gpus ([type:]count)"),
+    account: str | None = typer.Option(None, "--account", "-A", metavar="NAME", help="sbatch --account"),
+    qos: str | None = typer.Option(None, "--qos", metavar="NAME", help="sbatch --qos"),
+    export: str | None = typer.Option(None, "--export", metavar="WHAT",
+                                      help="sbatch --export (ALL, NONE, NAME=VALUE,...)"),
+    sbatch: list[str] = typer.Option([], "--sbatch", metavar="ARG",
+                                     help="one more sbatch argument, as --sbatch=--constraint=a100 (repeatable)"),
+    env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE",
+                                  help="set a variable in the job's environment (repeatable; local and Slurm)"),
+    chdir: str | None = typer.Option(None, "--chdir", metavar="DIR",
+                                     help="the job's working directory (default: this one; local and Slurm)"),
 ) -> int:
-    """Record a job, create it held, release it once it is known, and supervise it to its outcome."""
+    """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
+
+    The job runs on the local scheduler (this machine) unless --cluster names a Slurm cluster. The
+    supervisor stays in the foreground: a signal stops the supervisor, never the job."""
     drain = edge.interrupts(ctx)
-    spec = _spec(ctx, words or [], name, cluster)
+    adapter = edge.settings(ctx).cluster(cluster).adapter
+    options, pairs = _resources(adapter, {"--partition": partition, "--time": time, "--mem": mem,
+                                          "--cpus-per-task": cpus, "--gpus": gpus, "--account": account,
+                                          "--qos": qos}, export, env, sbatch)
+    spec = _spec(ctx, words or [], name, cluster, chdir, options, pairs)
     edge.open_store(ctx)
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
-    return supervision.supervise(ctx, job, drain, fresh=True)
+    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow)
 
 
-def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
+def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+              follow: bool = typer.Option(False, "--follow", "-f",
+                                          help="show the job's stdout and stderr while it runs")) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     edge.notice_unattended(ctx, skip=job)
-    return supervision.supervise(ctx, JobId(job), drain, fresh=False)
+    return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,21 +11,20 @@ import typer
 
 from domain.model.jobs.exit_codes import ExitCode, for_outcome
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import JobState
+from domain.model.jobs.state import Attempt, AttemptState, JobState, OutcomeKind, label
 from domain.services.jobs.pointer_notes import Fanout
 from domain.services.jobs.supervise import Ending, SupervisionEnd
 from entrypoints.dunscaith import edge
 from entrypoints.dunscaith.edge import PROG
 from ports.interrupts import Interrupts
-from ports.scheduler import Scheduler
 
 
 def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
-              stream: IO[str] | None = None) -> int:
+              stream: IO[str] | None = None, follow: bool = False) -> int:
     store = edge.open_store(ctx)
     state = edge.read_state(ctx, job)
     adapters = edge.adapters(ctx)
-    view = adapters.progress(job=job, stream=stream)
+    view = adapters.progress(job=job, stream=stream, follow=follow)
     pointer = edge.current_pointer(ctx, state, store)
     if fresh:
         try:
@@ -35,31 +34,57 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
     notes = edge.pointer_notes(ctx, pointer)
     supervisor = edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=Fanout([view, notes]))
     with edge.store_errors(), store.lock(job) as lock, view:
+        view.show(state)
         edge.sweep(ctx)  # as supervision starts: objects nobody owns are stopped before they start
         if not fresh and state.settled and state.outcome is not None:
-            view.line(f"already settled: outcome {state.outcome.kind} ({state.outcome.detail})")
+            view.line(f"already done: outcome {state.outcome.kind} ({state.outcome.detail})")
         elif not fresh:
-            view.line(f"supervising (attempts so far: {len(state.attempts)})")
+            view.line(f"supervising again (attempts so far: {len(state.attempts)}; now {label(state)})")
         end = supervisor.run(job, lock, drain, bound=bound)
-    _show_output(view.line, end.state, adapters.schedulers()(state.spec.cluster))
+    _show_output(ctx, view.line, end.state)
     return _ending(ctx, job, end)
 
 
-def _show_output(line: Callable[[str], None], state: JobState | None, scheduler: Scheduler) -> None:
-    """Where the job's output is, when its scheduler says (docs/local-scheduler.md)."""
+def _show_output(ctx: typer.Context, line: Callable[[str], None], state: JobState | None) -> None:
+    """Where the job's output is; when it failed, the last lines of its stderr (the reason, mostly)."""
     current = state.current if state is not None else None
     if state is None or state.outcome is None or current is None or current.object_id is None:
         return
-    paths = scheduler.output_paths(current.object_id)
-    if paths is not None and paths.stdout is not None:
-        line(f"output: {paths.stdout}")
+    stdout, stderr = output_paths_of(ctx, state.spec.cluster, current)
+    if stdout is not None:
+        line(f"stdout: {stdout}")
+    if stderr is not None and stderr != stdout:
+        line(f"stderr: {stderr}")
+    if state.outcome.kind is not OutcomeKind.SUCCEEDED and stderr is not None:
+        tail = edge.adapters(ctx).output_files().last_lines(stderr, 10)
+        if tail:
+            edge.say(f"job {state.name}: last lines of its stderr ({stderr}):")
+            for text in tail:
+                print(f"  {text}", file=sys.stderr)
+
+
+def output_paths_of(ctx: typer.Context, cluster: str, attempt: Attempt) -> tuple[str | None, str | None]:
+    """The record's paths (from the release), else what the scheduler says now."""
+    if attempt.stdout is not None or attempt.stderr is not None or attempt.object_id is None:
+        return attempt.stdout, attempt.stderr
+    try:
+        paths = edge.adapters(ctx).schedulers()(cluster).output_paths(attempt.object_id)
+    except Exception:  # display only
+        return None, None
+    return (paths.stdout, paths.stderr) if paths is not None else (None, None)
 
 
 def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
     state = end.state
     if end.ending is Ending.DRAINED:
-        print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
-              f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
+        if state is not None and state.current is not None and state.current.order is not AttemptState.RELEASED \
+                and state.outcome is None and state.current.object_id is not None:
+            print(f"{PROG}: job {job}: supervisor stopped by signal before the job was released: it is held and "
+                  f"has not started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}",
+                  file=sys.stderr)
+        else:
+            print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
+                  f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
         edge.end_by_signal(ctx)
         return ExitCode.INTERNAL  # not reached: the signal ends the process
     if end.ending is Ending.GAVE_UP:

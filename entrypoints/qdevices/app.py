@@ -21,7 +21,7 @@ from domain.model.qdevices.resolve import Option
 from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
-from entrypoints.cli_support import BadInput, new_app, run
+from entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
 from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
 from entrypoints.qdevices.settings import QdevicesSettings, load_settings
@@ -31,7 +31,8 @@ from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site import Site
 from ports.site_lock import SiteLockRefused
 
-app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.")
+app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.",
+                           "qdevices")
 
 
 class _Secrets:
@@ -59,7 +60,7 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
 
 
 @app.callback()
-def _main(ctx: typer.Context) -> None:
+def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
     container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
@@ -382,6 +383,18 @@ def check(
         site.close()
     OUT.say(f"{site_id.value}: {answer.kind.value}: {answer.detail}")
     return {"ok": 0, "refused": 2}.get(answer.kind.value, 1)
+
+
+finish_help(app, {
+    "send": ["qdevices send run.toml", "qdevices send --live run.toml",
+             "qdevices send --live --resume ~/.local/state/qdevices/runs/RUN.jsonl run.toml"],
+    "jobs": ["qdevices jobs RECORD", "qdevices jobs --json RECORD"],
+    "resolve": ["qdevices resolve RECORD 3 --job 7f1c...", "qdevices resolve RECORD 3 --none"],
+    "unlock": ["qdevices unlock vlq --host login2"],
+    "check": ["qdevices check run.toml"],
+}, "Exit codes: 0 every order asked for is final; 1 an order stays open or a rule stopped the run; 2 a stop "
+   "unknown, a lost order, or bad input; 3 an error of the program; 128+n ended by signal n. "
+   "See docs/qdevices/live-runs.md.")
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:

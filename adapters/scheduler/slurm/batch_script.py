@@ -7,26 +7,8 @@ import shlex
 from collections.abc import Sequence
 
 from domain.model.jobs.objects import ObjectSpec
-
-# Options dunscaith sets itself; a job spec that sets them would break the name/nonce/hold barrier.
-_OWN_OPTIONS = {
-    "--job-name": "the job name is dunscaith's (every object of a job carries it)",
-    "-J": "the job name is dunscaith's (every object of a job carries it)",
-    "--comment": "the comment carries the attempt's nonce",
-    "--hold": "objects are always created held",
-    "-H": "objects are always created held",
-    "--parsable": "dunscaith reads the answer itself",
-    "--wrap": "the script is dunscaith's",
-    "--clusters": "set clusters in the cluster's configuration instead",
-    "-M": "set clusters in the cluster's configuration instead",
-    "--array": "an array makes many objects under one id; supervise one object per job",
-    "-a": "an array makes many objects under one id; supervise one object per job",
-    "--wait": "sbatch must answer as soon as the job is made",
-    "-W": "sbatch must answer as soon as the job is made",
-    "--test-only": "the job must be made",
-    "--chdir": "set the job spec's workdir instead",
-    "-D": "set the job spec's workdir instead",
-}
+from domain.model.jobs.sbatch_options import check_sbatch_options
+from domain.model.jobs.spec import BadSpec
 
 # A name or nonce travels in --job-name/--comment and in comma-separated --name lists: keep it plain.
 _PLAIN = re.compile(r"^[A-Za-z0-9._:@+=-]+$")
@@ -43,18 +25,11 @@ def check_plain(value: str, what: str) -> None:
 
 
 def check_options(options: Sequence[str]) -> None:
-    for option in options:
-        key = option.split("=", 1)[0]
-        if key in _OWN_OPTIONS:
-            raise SpecRefused(f"sbatch option {key} is not allowed in a job spec: {_OWN_OPTIONS[key]}")
-        if key.startswith("--") and len(key) > 2:
-            # sbatch (getopt_long) takes any unambiguous prefix: --arr is --array.
-            for own, why in _OWN_OPTIONS.items():
-                if own.startswith("--") and own.startswith(key):
-                    raise SpecRefused(f"sbatch option {key} (short for {own}) is not allowed in a job spec: {why}")
-        short = key[:2]
-        if not key.startswith("--") and short in _OWN_OPTIONS:
-            raise SpecRefused(f"sbatch option {short} is not allowed in a job spec: {_OWN_OPTIONS[short]}")
+    """The rule is the domain's (which options dunscaith owns); here it is only made a refusal."""
+    try:
+        check_sbatch_options(options)
+    except BadSpec as exc:
+        raise SpecRefused(f"{exc} (in a job spec)") from None
 
 
 def command_script(command: Sequence[str]) -> str:

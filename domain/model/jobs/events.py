@@ -7,7 +7,7 @@ holding a kind or a field this build does not know is refused (DecodeError), nev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from domain.model.jobs.errors import JobsError
@@ -39,17 +39,20 @@ class JobRecorded:
     location: str
     device: int | None
     inode: int | None
+    # Added later, so a record written before them reads with their defaults (see ``decode``).
+    options: tuple[str, ...] = ()  # scheduler options (sbatch's), each as one argument
+    env: tuple[str, ...] = ()  # NAME=VALUE set in the job's environment
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
         host = where.host
         return cls(spec.name, spec.cluster, spec.adapter, spec.command, spec.script, spec.workdir,
                    spec.max_attempts, host.hostname if host else "", host.machine_id if host else None,
-                   where.backend, where.location, where.device, where.inode)
+                   where.backend, where.location, where.device, where.inode, spec.options, spec.env)
 
     def spec(self) -> JobSpec:
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
-                       self.workdir, self.max_attempts)
+                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +111,13 @@ class Confirmed:
 
 @dataclass(frozen=True, slots=True)
 class Released:
+    """The object is released; where its output goes, as the scheduler said then (None: not said)."""
+
     KIND: ClassVar[str] = "released"
     attempt: int
     object_id: ObjectId
+    stdout: str | None = None  # added later: a record written before reads with None
+    stderr: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +270,12 @@ _BY_KIND: Mapping[str, type[Any]] = {
 }
 # What each kind's data must hold, read off its dataclass: a field added to an event is decoded with it.
 _FIELDS: Mapping[str, FieldSpec] = {kind: dataclass_spec(cls) for kind, cls in _BY_KIND.items()}
+# Fields added to a kind after records were written with it: such a record reads with the default.
+_DEFAULTS: Mapping[str, Mapping[str, JsonValue]] = {
+    kind: {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
+           for f in fields(cls) if f.default is not MISSING}
+    for kind, cls in _BY_KIND.items()
+}
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
@@ -277,12 +290,14 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     cls = _BY_KIND.get(kind)
     if cls is None:
         raise EventUndecodable(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
+    data = {**_DEFAULTS[kind], **data}
     try:
         check_fields(data, _FIELDS[kind], f"event {kind}")
     except DecodeError as exc:
         raise EventUndecodable(str(exc)) from None
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
-    if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
-        raise EventUndecodable("event job-recorded: command holds a non-string")
+    if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in ("command", "options", "env")
+                                            for a in values[field]):
+        raise EventUndecodable("event job-recorded: command, options or env holds a non-string")
     event: Event = cls(**values)
     return event

@@ -22,13 +22,24 @@ class JobSpec:
     script: str | None = None  # the text of a batch script, read once at submit
     workdir: str | None = None
     max_attempts: int = 3  # recovery policy: attempts in all, the first one included
+    options: tuple[str, ...] = ()  # scheduler options (sbatch's), each one argument: --partition=debug
+    env: tuple[str, ...] = ()  # NAME=VALUE pairs set in the job's environment
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
             raise BadSpec("give either a command (after --) or a script, not both and not neither")
         if self.max_attempts < 1:
             raise BadSpec("max_attempts must be at least 1")
+        for pair in self.env:
+            name, eq, _ = pair.partition("=")
+            if not eq or not name or not (name[0].isalpha() or name[0] == "_") or not all(
+                    ch.isalnum() or ch == "_" for ch in name):
+                raise BadSpec(f"environment variable {pair!r} must be NAME=VALUE (NAME of letters, digits, _)")
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return dict(pair.split("=", 1) for pair in self.env)
 
     def object_spec(self, nonce: Nonce) -> ObjectSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,
-                          workdir=self.workdir)
+                          workdir=self.workdir, env=self.environment, options=self.options)

@@ -84,6 +84,11 @@ class Attempt:
     absent_since: datetime | None = None
     cancelling: bool = False
     residual: bool = False  # moved to the residual list: sweeps look after its object now
+    stdout: str | None = None  # where the object's output goes, as the scheduler said at release
+    stderr: str | None = None
+    released_at: datetime | None = None
+    started_at: datetime | None = None  # first seen running (or ended, when its run was never seen)
+    ended_at: datetime | None = None  # first seen ended
 
     @property
     def ended(self) -> bool:
@@ -131,6 +136,7 @@ class JobState:
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
     pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
+    outcome_at: datetime | None = None
 
     def request(self, request_id: str) -> Request | None:
         return next((r for r in self.requests if r.id == request_id), None)
@@ -206,14 +212,21 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
                         absent_since=None)
         case ev.Confirmed(attempt=n, object_id=oid):
             return _set(state, n, order=AttemptState.CONFIRMED, object_id=oid)
-        case ev.Released(attempt=n, object_id=oid):
-            held = state.attempt(n).object_state in (None, ObjectState.HELD)
+        case ev.Released(attempt=n, object_id=oid, stdout=out, stderr=err):
+            before = state.attempt(n)
+            held = before.object_state in (None, ObjectState.HELD)
             state = replace(state, release_wanted=False)
             return _set(state, n, order=AttemptState.RELEASED, object_id=oid,
-                        object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
+                        object_state=ObjectState.PENDING if held else before.object_state,
+                        stdout=out if out is not None else before.stdout,
+                        stderr=err if err is not None else before.stderr, released_at=before.released_at or at)
         case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
-            return _set(state, n, object_state=_member(ObjectState, s, "observed"), exit_code=code, signal=sig,
-                        reason=why, absent_since=None)
+            seen = _member(ObjectState, s, "observed")
+            before = state.attempt(n)
+            ran = seen is ObjectState.RUNNING or (seen in ENDED and before.released_at is not None)
+            return _set(state, n, object_state=seen, exit_code=code, signal=sig, reason=why, absent_since=None,
+                        started_at=before.started_at or (at if ran else None),
+                        ended_at=(before.ended_at or at) if seen in ENDED else None)
         case ev.Absent(attempt=n):
             return _set(state, n, absent_since=at)
         case ev.Cancelling(attempt=n):
@@ -260,7 +273,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.OutcomeReached(result=result, detail=detail):
             if state.outcome is not None:
                 raise RecordInconsistent("a second outcome")
-            return replace(state, outcome=JobOutcome(_member(OutcomeKind, result, "outcome"), detail))
+            return replace(state, outcome=JobOutcome(_member(OutcomeKind, result, "outcome"), detail), outcome_at=at)
         case ev.Settled():
             return replace(state, settled=True)
         case ev.Pruned():

@@ -15,8 +15,8 @@ from enum import StrEnum
 
 from domain.model.jobs import events as ev
 from domain.model.jobs import supervision as sv
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import CreateOutcome
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import CreateOutcome, OutputPaths
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
 from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
@@ -244,6 +244,13 @@ class Supervisor:
                 if cancel.pending() is not None or not self._step(job, loop, step):
                     return
 
+    def _output_paths(self, object_id: ObjectId) -> OutputPaths:
+        """Where the released object's output goes, for the record; display only, so never fatal."""
+        try:
+            return self._scheduler.output_paths(object_id) or OutputPaths(None, None)
+        except Exception:  # a scheduler that could not say: the record just lacks the paths
+            return OutputPaths(None, None)
+
     def _step(self, job: JobId, loop: _Loop, step: sv.Step) -> bool:
         match step:
             case sv.StartAttempt(attempt=n):
@@ -258,7 +265,8 @@ class Supervisor:
                     loop.problem = f"release of {oid} failed: {exc}"
                     return False
                 self._crash.reached("release-sent")
-                return self._commit(job, loop, ev.Released(n, oid), "release-committed")
+                paths = self._output_paths(oid)
+                return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
             case sv.Cancel(attempt=n, object_id=oid):
                 try:
                     self._scheduler.cancel(oid)
