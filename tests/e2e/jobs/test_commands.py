@@ -87,12 +87,13 @@ def test_a_request_the_rules_refuse_is_answered_refused_and_exits_2(cli: Cli, li
         _unattended(cli, job)
     try:
         held = cli.run("hold", job)  # a local object starts when released: it cannot be held now
-        assert held.returncode == 2 and f"job {job}: hold refused by" in held.stdout, held.stderr
-        assert "only an object that has not started can be held" in held.stdout
+        assert held.returncode == 2 and f"job {job}: hold refused by" in held.stderr, held.stdout
+        assert "only an object that has not started can be held" in held.stderr and held.stdout == ""
         replaced = cli.run("resubmit", job)
-        assert replaced.returncode == 2 and "cancel or requeue a running one" in replaced.stdout
+        assert replaced.returncode == 2 and "cancel or requeue a running one" in replaced.stderr
         released = cli.run("release", job, "--json")
         assert released.returncode == 2 and _answer(released)["answer"] == "refused"
+        assert _answer(released)["error"]["code"] == "refused" and _answer(released)["error"]["exit_code"] == 2
         assert ("its supervisor" if live else "this command") == _answer(released)["by"]
     finally:
         _emergency(cli, job)
@@ -120,7 +121,7 @@ def test_give_up_and_abandon(cli: Cli, live: bool) -> None:
         assert [p.name for p in entries.iterdir()] == ["attempt-1"]
         assert LocalScheduler(cli.root).view(object_id).state is ObjectState.RUNNING  # never a running one
         again = cli.run("cancel", job)
-        assert again.returncode == 2 and "settled" in again.stdout
+        assert again.returncode == 2 and "settled" in again.stderr
     finally:
         _emergency(cli, job)
 

@@ -40,9 +40,10 @@ def test_list_shows_every_job_and_json_parses(cli: Cli) -> None:
     cli.run("submit", "--name", "two", "--", "false")
     plain = cli.run("list")
     assert plain.returncode == 0
-    assert [line.split()[:2] for line in plain.stdout.splitlines()] == [["one", "succeeded"], ["two", "failed"]]
+    assert [line.split()[:2] for line in plain.stdout.splitlines()] == [["two", "failed"], ["one", "succeeded"]]
     listed = json.loads(cli.run("list", "--json").stdout)
-    assert [j["job"] for j in listed] == ["one", "two"]
+    assert [j["job"] for j in listed["jobs"]] == ["two", "one"]  # newest first
+    assert (listed["pointers"], listed["residual"], listed["damaged"]) == ([], [], [])
 
 
 def test_the_pointer_is_written_private_with_the_last_state(cli: Cli) -> None:

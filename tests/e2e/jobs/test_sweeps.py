@@ -81,5 +81,5 @@ def test_an_expired_entry_is_dropped_and_reported_by_list_and_the_object_left_al
     assert "young  residual (unknown: attempt 1, cluster local; added" in plain.stdout
     assert [r.job for r in residual(cli).entries()] == ["young"]
     as_json = json.loads(cli.run("list", "--json").stdout)
-    assert [(j["job"], j["residual"]["expired"]) for j in as_json] == [("young", False)]
+    assert [(j["job"], j["residual"]["expired"]) for j in as_json["residual"]] == [("young", False)]
     assert LocalScheduler(cli.root).view(late).state is ObjectState.HELD  # an expired entry sweeps nothing
