@@ -58,7 +58,7 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
         case ev.Cancelling(attempt=n, object_id=oid):
             return f"attempt {n}: stopping {oid}"
         case ev.MovedToResidual(attempt=n, reason=reason):
-            return f"attempt {n}: left to later sweeps ({reason}): stopped if it turns up and never started"
+            return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it turns up unstarted"
         case ev.Requested(action=action):
             return f"{action} requested from another terminal"
         case ev.Answered(request=rid, result=result, detail=detail):
@@ -73,7 +73,7 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
         case ev.ActionFailed(action=action, detail=detail):
             return f"{action} not carried out: {detail}"
         case ev.Escalated(reason=reason, detail=detail):
-            return f"NEEDS YOU ({reason}): {detail}"
+            return f"ESCALATION ({reason}), a person must decide: {detail}"
         case ev.Delivered(index=i):
             return f"escalation {i + 1} passed to the escalation command"
         case ev.OutcomeReached(result=result, detail=detail):

@@ -181,7 +181,7 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
                 raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
         if result.result is Pruning.REFUSED:
             if as_json:
-                print(json.dumps({"action": "prune", **_pruning_json(result),
+                print(json.dumps({"action": "prune", **_pruning_json(result), "outputs_removed": [],
                                   "error": {"code": "refused", "message": f"prune refused: {result.detail}",
                                             "exit_code": ExitCode.BAD_INPUT}}))
                 print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
