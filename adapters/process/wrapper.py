@@ -33,7 +33,7 @@ from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
 from adapters.process.directory_watch import DirectoryWatch, watch_directory
 from adapters.process.leader import leader_exited
-from domain.model.remote_control import (
+from domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,

@@ -15,7 +15,7 @@ from entrypoints.dunscaith.remote_run import RunArgs, own
 # commands themselves: the app imports this module for every ``dunscaith`` command, and ``status JOB``
 # would pay for modules it never uses.
 if TYPE_CHECKING:
-    from domain.services.remote_instances import ReadStatus, TerminateInstance
+    from domain.services.remote.instances import ReadStatus, TerminateInstance
     from entrypoints.dunscaith.remote_container import RemoteContainer
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
@@ -68,7 +68,7 @@ def terminate_command(
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
     from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote_control import ControlError
+    from domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
@@ -88,7 +88,7 @@ def status_command(
 ) -> None:
     """Report the state of an instance directory."""
     from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote_control import ControlError
+    from domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))

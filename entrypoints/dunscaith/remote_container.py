@@ -12,7 +12,7 @@ from dependency_injector import containers, providers
 from adapters.clock.system import SystemClock
 from adapters.process.instance_dir import DirectoryInstanceFiles
 from adapters.process.wrapper import PosixWrapper
-from domain.services.remote_instances import ReadStatus, TerminateInstance
+from domain.services.remote.instances import ReadStatus, TerminateInstance
 
 
 class RemoteContainer(containers.DeclarativeContainer):
