@@ -303,8 +303,11 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     if cls is None:
         raise DecodeError(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
     check_fields(data, cls.FIELDS, f"event {kind}")
+    if kind != JobRecorded.KIND:  # the one kind with a list field: the others are built as they are read
+        event: Event = cls(**data)
+        return event
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
-    if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
+    if not all(isinstance(a, str) for a in values["command"]):
         raise DecodeError("event job-recorded: command holds a non-string")
-    event: Event = cls(**values)
-    return event
+    recorded: Event = cls(**values)
+    return recorded
