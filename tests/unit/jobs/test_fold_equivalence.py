@@ -1,4 +1,8 @@
-"""The linear fold tells what the copying fold told, for any sequence of events, and fails where it failed."""
+"""The fold's two paths tell one story: a whole record folded at once, and one event at a time.
+
+The linear fold was compared here with the copying fold it replaced (commit 353bd99, 1,500 generated
+records, failures included) before that one was deleted.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,6 @@ from domain.model.jobs.state import (
     apply,
     fold_events,
 )
-from tests.unit.jobs import copying_fold
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 HEAD = ev.JobRecorded.of(JobSpec(JobId("j"), "local", "local", ("true",), None, None, 3),
@@ -133,12 +136,6 @@ def _told(fold: Callable[[Lines], JobState], lines: Lines) -> JobState | tuple[s
         return type(exc).__name__, str(exc)
 
 
-@settings(max_examples=600, deadline=None, phases=UNSHRUNK)
-@given(records())
-def test_the_linear_fold_equals_the_copying_fold(lines: Lines) -> None:
-    assert _told(fold_events, lines) == _told(copying_fold.fold_events, lines)
-
-
 def _stepwise(lines: Lines) -> JobState:
     state = fold_events(lines[:1])
     for at, event in lines[1:]:
@@ -146,7 +143,7 @@ def _stepwise(lines: Lines) -> JobState:
     return state
 
 
-@settings(max_examples=300, deadline=None, phases=UNSHRUNK)
+@settings(max_examples=600, deadline=None, phases=UNSHRUNK)
 @given(records())
 def test_one_event_at_a_time_equals_the_whole_fold(lines: Lines) -> None:
     """The supervisor applies each event it appends to the state it holds: that path tells the same."""
