@@ -17,11 +17,15 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
+
+if TYPE_CHECKING:
+    from adapters.process.wrapper import LaunchSpec
 
 PROG = "dunscaith"
 _VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
@@ -197,7 +201,15 @@ def fresh_instance_dir() -> Path:
     return instances / f"{stamp}-{secrets.token_hex(4)}"
 
 
-def own(args: RunArgs, wrapper_for: Any) -> int:
+class Owner(Protocol):
+    """What ``own`` needs of a wrapper (``PosixWrapper``, or a test's recorder)."""
+
+    def claim(self) -> None: ...
+
+    def run(self, spec: LaunchSpec) -> int: ...
+
+
+def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     """Claim the instance directory, run the worker under the wrapper ``wrapper_for(directory=...)``
     makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
     from adapters.durable.private_dir import UnsafeDirectory
@@ -213,11 +225,10 @@ def own(args: RunArgs, wrapper_for: Any) -> int:
     if args.instance_dir is None:
         print(f"{PROG}: instance directory: {directory}", file=sys.stderr, flush=True)
     cwd = os.path.abspath(args.cwd if args.cwd is not None else os.getcwd())
-    code: int = wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
-    return code
+    return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
 
 
-def _system_wrapper(directory: Path) -> Any:
+def _system_wrapper(directory: Path) -> Owner:
     from adapters.clock.system import SystemClock
     from adapters.process.wrapper import PosixWrapper
 
