@@ -6,16 +6,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import TypeVar
 
 from domain.model.jobs import events as ev
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ENDED, ObjectState
 from domain.model.jobs.record import JobRecord
 from domain.model.jobs.spec import JobSpec
 
 
-class RecordInconsistent(ValueError):
+class RecordInconsistent(JobsError, ValueError):
     """The events do not tell one story (an event about an attempt never started, a second outcome...)."""
+
+
+_E = TypeVar("_E", bound=StrEnum)
 
 
 class AttemptState(StrEnum):
@@ -154,8 +159,19 @@ class JobState:
 class _AttemptDraft:
     """An attempt while the fold changes it: plain attributes, frozen into an ``Attempt`` at the end."""
 
-    __slots__ = ("number", "nonce", "order", "object_id", "object_state", "exit_code", "signal", "reason",
-                 "absent_since", "cancelling", "residual")
+    __slots__ = (
+        "absent_since",
+        "cancelling",
+        "exit_code",
+        "nonce",
+        "number",
+        "object_id",
+        "object_state",
+        "order",
+        "reason",
+        "residual",
+        "signal",
+    )
 
     def __init__(self, a: Attempt) -> None:
         self.number: int = a.number
@@ -267,7 +283,8 @@ class _Fold:
         match event:
             case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
                 a = self._draft(n)
-                a.object_state, a.exit_code, a.signal, a.reason, a.absent_since = ObjectState(s), code, sig, why, None
+                a.object_state = _member(ObjectState, s, "observed")
+                a.exit_code, a.signal, a.reason, a.absent_since = code, sig, why, None
             case ev.JobRecorded():
                 raise RecordInconsistent("a second job-recorded event")
             case ev.Submitting(attempt=n, nonce=nonce):
@@ -303,7 +320,7 @@ class _Fold:
                 requests, index = self._request_list()
                 if rid in index:
                     raise RecordInconsistent(f"request {rid} made twice")
-                request = Request(rid, Action(action), at)
+                request = Request(rid, _member(Action, action, "request"), at)
                 index[rid] = len(requests)
                 requests.append(request)
             case ev.Answered(request=rid, result=result, detail=detail):
@@ -336,7 +353,7 @@ class _Fold:
                 elif action == Action.REQUEUE:
                     self.requeue_wanted, self.requeue_in_flight = False, None
             case ev.Escalated(reason=reason, attempt=n, detail=detail):
-                esc = Escalation(EscalationReason(reason), n, detail, at)
+                esc = Escalation(_member(EscalationReason, reason, "escalated"), n, detail, at)
                 self._escalation_list().append(esc)
             case ev.Delivered(index=i):
                 escalations = self._escalation_list()
@@ -346,7 +363,7 @@ class _Fold:
             case ev.OutcomeReached(result=result, detail=detail):
                 if self.outcome is not None:
                     raise RecordInconsistent("a second outcome")
-                self.outcome = JobOutcome(OutcomeKind(result), detail)
+                self.outcome = JobOutcome(_member(OutcomeKind, result, "outcome"), detail)
             case ev.Settled():
                 self.settled = True
             case ev.Pruned():
@@ -379,6 +396,13 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
     return folding.freeze()
 
 
+def _member(kind: type[_E], value: str, event: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        raise RecordInconsistent(f"event {event}: {value!r} is no {kind.__name__} this build knows") from None
+
+
 def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
     items = iter(lines)
     first = next(items, None)
@@ -393,7 +417,7 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
 
 
 def fold(record: JobRecord) -> JobState:
-    """The state a record tells; DecodeError or RecordInconsistent when it does not read whole."""
+    """The state a record tells; EventUndecodable or RecordInconsistent (both JobsError) when it does not read."""
     return fold_events((line.at, ev.decode(line.kind, line.data)) for line in record.events)
 
 

@@ -151,4 +151,4 @@ def test_one_event_at_a_time_equals_the_whole_fold(lines: Lines) -> None:
 
 
 def test_a_draft_attempt_has_every_field_of_an_attempt() -> None:
-    assert _AttemptDraft.__slots__ == tuple(f.name for f in fields(Attempt))
+    assert set(_AttemptDraft.__slots__) == {f.name for f in fields(Attempt)}
