@@ -58,7 +58,7 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
         case ev.Cancelling(attempt=n, object_id=oid):
             return f"attempt {n}: stopping {oid}"
         case ev.MovedToResidual(attempt=n, reason=reason):
-            return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it turns up unstarted"
+            return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it shows, unstarted"
         case ev.Requested(action=action):
             return f"{action} requested from another terminal"
         case ev.Answered(request=rid, result=result, detail=detail):

@@ -276,6 +276,8 @@ _DEFAULTS: Mapping[str, Mapping[str, JsonValue]] = {
            for f in fields(cls) if f.default is not MISSING}
     for kind, cls in _BY_KIND.items()
 }
+# the kinds with a field that JSON carries as a list (a tuple in the event); the others are built as read
+_WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in types for types in spec.values()))
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
@@ -295,9 +297,12 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
         check_fields(data, _FIELDS[kind], f"event {kind}")
     except DecodeError as exc:
         raise EventUndecodable(str(exc)) from None
+    if kind not in _WITH_LISTS:
+        event: Event = cls(**data)
+        return event
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in ("command", "options", "env")
                                             for a in values[field]):
         raise EventUndecodable("event job-recorded: command, options or env holds a non-string")
-    event: Event = cls(**values)
-    return event
+    recorded: Event = cls(**values)
+    return recorded
