@@ -46,9 +46,8 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
             return f"attempt {n}: found it after all: {oid}"
         case ev.Confirmed(attempt=n, object_id=oid):
             return f"attempt {n}: {oid} checked: it is this job's"
-        case ev.Released(attempt=n, object_id=oid, stdout=out, stderr=err):
-            where = "".join([f"; stdout: {out}" if out else "", f"; stderr: {err}" if err else ""])
-            return f"attempt {n}: {oid} released to run{where}"
+        case ev.Released(attempt=n, object_id=oid):
+            return f"attempt {n}: {oid} released to run"
         case ev.Observed(attempt=n, object_id=oid, state=seen, exit_code=code, signal=sig, reason=why):
             extra = "".join([f", exit code {code}" if code is not None else "",
                              f", signal {sig}" if sig is not None else "", f", {why}" if why else ""])
@@ -204,6 +203,11 @@ class TerminalProgress:
         elif isinstance(event, ev.OutcomeReached):
             style = "bold green" if event.result == "succeeded" else "bold red"
         self.line(text, style=style, at=state.updated_at)
+        if isinstance(event, ev.Released):  # each path on a line of its own: one to copy, never wrapped
+            if event.stdout:
+                self.line(f"stdout: {event.stdout}", at=state.updated_at)
+            if event.stderr and event.stderr != event.stdout:
+                self.line(f"stderr: {event.stderr}", at=state.updated_at)
         if self._live is not None:
             self._live.refresh()
         if isinstance(event, ev.Released):
