@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from entrypoints.cli_support import BadInput, new_app
+from entrypoints.cli_support import BadInput, finish_help, new_app
 from entrypoints.dunscaith.remote_run import RunArgs, own
 
 # The wrapper, the control files, their use cases and the container are imported by the remote
@@ -129,3 +129,12 @@ def _text_lines(status: dict[str, Any]) -> list[str]:
         ended = f"exit {out['exit_code']}" if out["exit_code"] is not None else f"signal {out['signal']}"
         lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes sha256 {out['stdout_sha256']}")
     return lines
+
+
+finish_help(app, {
+    "run": ["dunscaith remote run --env PATH=/usr/bin:/bin -- ./worker --steps 10",
+            "dunscaith remote run --instance-dir /var/tmp/me/w1 --env-file vars.env -- python job.py"],
+    "terminate": ["dunscaith remote terminate /var/tmp/me/w1", "dunscaith remote terminate --grace 30 /var/tmp/me/w1"],
+    "status": ["dunscaith remote status /var/tmp/me/w1", "dunscaith remote status --json /var/tmp/me/w1"],
+}, "Exit codes: run exits as its worker did (128+n by signal n), 127 when it could not start, 2 bad input, "
+   "3 internal error; terminate and status: see docs/remote.md.")

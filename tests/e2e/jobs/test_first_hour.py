@@ -153,10 +153,17 @@ def test_config_show_says_where_each_setting_came_from_and_config_path_names_the
     assert cli.run("config", "path").stdout.strip() == f"{config}/config.toml"
 
 
-def _commands(binary: str, env: dict[str, str]) -> list[str]:
-    top = subprocess.run([binary, "--help"], capture_output=True, text=True, env=env, check=True).stdout
+def _commands(binary: str, env: dict[str, str], *group: str) -> list[list[str]]:
+    top = subprocess.run([binary, *group, "--help"], capture_output=True, text=True, env=env, check=True).stdout
     listed = top.split("Commands:")[1].splitlines()
-    return [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
+    names = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
+    found = []
+    for name in names:
+        if name in ("remote", "config"):
+            found += _commands(binary, env, *group, name)
+        else:
+            found.append([*group, name])
+    return found
 
 
 @pytest.mark.parametrize("binary", [DUNSCAITH, QDEVICES])
@@ -167,10 +174,10 @@ def test_every_command_has_help_with_an_example_an_exit_code_epilog_and_clean_me
     assert version.returncode == 0 and re.match(r"^(dunscaith|qdevices) \d", version.stdout)
     assert "--install-completion" in subprocess.run([binary, "-h"], capture_output=True, text=True,
                                                     env=env).stdout
-    for name in _commands(binary, env):
-        if name in ("remote", "config"):
-            continue  # groups: their own commands are below
-        shown = subprocess.run([binary, name, "-h"], capture_output=True, text=True, env=env)
+    commands = _commands(binary, env)
+    assert ["remote", "run"] in commands if binary == DUNSCAITH else ["send"] in commands
+    for name in commands:
+        shown = subprocess.run([binary, *name, "-h"], capture_output=True, text=True, env=env)
         assert shown.returncode == 0, (name, shown.stderr)
         text = shown.stdout
         assert "Examples:" in text and "Exit codes:" in text, (name, text)
