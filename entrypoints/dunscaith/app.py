@@ -7,20 +7,22 @@ import sys
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import commands, emergency, jobs, remote
+from entrypoints.dunscaith import commands, emergency, forwarding, jobs, remote
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
 jobs.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
+forwarding.register(app)
 
 
 @app.callback()
 def _root(ctx: typer.Context) -> None:
     # `remote` owns one process and needs none of the job machinery: building the job container for it
     # would add its imports to the start-up of every wrapped process.
-    if ctx.obj is None and ctx.invoked_subcommand != "remote":  # tests pass their own container
+    # Forwarding's two commands build only what they use, for the same reason.
+    if ctx.obj is None and ctx.invoked_subcommand not in ("remote", "_forwarded", "forwarded"):
         from entrypoints.dunscaith.container import Container
 
         container = Container()

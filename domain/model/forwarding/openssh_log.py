@@ -2,8 +2,8 @@
 
 The client runs with ``-E LOGFILE -o LogLevel=DEBUG1``. Some lines go to that file, some (such as
 "Connection to X closed by remote host.") only to stderr, so both are read. Measured on OpenSSH 9.2
-(../shared/notes/ssh-hosts.md); the first DEBUG1 line names the client's version, and a log without it
-is not an account of the session.
+(../shared/notes/ssh-hosts.md); a DEBUG1 log begins with the configuration files it read (and, with
+``-v``, the client's version), and a log without those is not an account of the session.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Line(Enum):
 # session's lines are combined by openssh_evidence, never by the first match.
 TABLE: tuple[tuple[re.Pattern[str], Line], ...] = (
     (re.compile(r"^(debug1: )?OpenSSH_\S+"), Line.BANNER),
+    (re.compile(r"^debug1: Reading configuration data "), Line.BANNER),
     (re.compile(r"Authenticated to \S+"), Line.AUTHENTICATED),
     (re.compile(r"Authentication succeeded \("), Line.AUTHENTICATED),
     (re.compile(r"auto-mux: Trying existing master"), Line.SHARED),

@@ -142,3 +142,30 @@ def describe(sent: SentRequest, report: HostReport, received: Received | None) -
                 lines.append(f"you received {received.stdout_bytes} bytes of it"
                              + (", all of it." if whole else f"; the rest is kept on {sent.host}."))
     return lines
+
+
+def report_from_status(request_id: str, arrived: bool, side_live: bool, status: dict[str, Any] | None) -> HostReport:
+    """The host's report on a request, from its directory and the instance's status object.
+
+    ``arrived``: the request's directory exists (the forwarded side made it before anything else).
+    ``side_live``: the forwarded side still holds the request's lock. ``status``: ``remote status``'s
+    object for the request's instance, None when the instance directory was never made.
+    """
+    if not arrived:
+        return HostReport(request_id, HostState.NOT_ARRIVED)
+    state = None if status is None else status["state"]
+    if state in (None, "empty"):
+        if side_live:
+            return HostReport(request_id, HostState.STARTING)
+        return HostReport(request_id, HostState.REFUSED, detail="the forwarded side ended before starting it")
+    if state in ("launching", "running", "terminating"):
+        return HostReport(request_id, HostState.RUNNING)
+    if state == "failed":
+        failure = status["failure"] if status is not None else None
+        detail = f"{failure['stage']}: {failure['message']}" if isinstance(failure, dict) else ""
+        return HostReport(request_id, HostState.FAILED, exit_code=127, detail=detail)
+    if state == "ended" and status is not None and isinstance(status.get("outcome"), dict):
+        out = status["outcome"]
+        code = out["exit_code"] if out["exit_code"] is not None else 128 + int(out["signal"] or 0)
+        return HostReport(request_id, HostState.ENDED, code, out["stdout_bytes"], out["stdout_sha256"])
+    return HostReport(request_id, HostState.LOST)

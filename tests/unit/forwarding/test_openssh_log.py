@@ -13,6 +13,7 @@ AUTH = 'debug1: Authenticated to login1 ([10.9.8.11]:22) using "publickey".'
 # One sample per row of the table, as OpenSSH 9.2 writes it.
 SAMPLES = {
     BANNER: Line.BANNER,
+    "debug1: Reading configuration data /home/u/.ssh/config": Line.BANNER,
     AUTH: Line.AUTHENTICATED,
     "Authentication succeeded (publickey).": Line.AUTHENTICATED,
     "debug1: auto-mux: Trying existing master": Line.SHARED,
