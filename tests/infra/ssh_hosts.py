@@ -421,11 +421,30 @@ def clear_stale() -> None:
 _shared: SshHosts | None = None
 
 
+_shared_failure: str | None = None
+
+
 def shared_hosts(count: int = 3) -> SshHosts:
-    """The session's hosts, started on first use and stopped at exit."""
-    global _shared
+    """The session's hosts, started on first use and stopped at exit.
+
+    SshHostsUnavailable when the machine lacks a component (tests skip, naming it), except under CI,
+    where every component is installed and a skip would hide a broken install step.
+    """
+    global _shared, _shared_failure
+    if _shared_failure is not None:
+        raise SshHostsUnavailable(_shared_failure)
     if _shared is None or not _shared.started:
-        _shared = SshHosts(count).start()
+        missing = missing_components()
+        if missing:
+            message = "the sshd test hosts need: " + ", ".join(missing)
+            if os.environ.get("CI"):
+                raise RuntimeError(message)
+            raise SshHostsUnavailable(message)
+        try:
+            _shared = SshHosts(count).start()
+        except SshHostsUnavailable as exc:
+            _shared_failure = str(exc)
+            raise RuntimeError(_shared_failure) from None
     return _shared
 
 
