@@ -214,6 +214,7 @@ class ForwardedSide:
         if child_in is not None:
             os.set_blocking(child_in, False)
         watch_input = not request.terminal
+        input_ended = False
         beat = request.heartbeat_seconds
         last_heard = time.monotonic()
         next_beat = time.monotonic() + beat
@@ -253,6 +254,10 @@ class ForwardedSide:
                     pass
                 except OSError:  # the command closed its stdin: what it did not read is dropped
                     to_child.clear()
+            if input_ended and not to_child and child_in is not None and child.stdin is not None:
+                with contextlib.suppress(OSError):
+                    child.stdin.close()
+                child_in = None
             for fd in ready_r:
                 if fd == 0:
                     try:
@@ -267,9 +272,8 @@ class ForwardedSide:
                     for frame in reader.feed(data):
                         if frame.kind is FrameKind.IN:
                             to_child += frame.payload
-                        elif frame.kind is FrameKind.IN_END and child_in is not None and not to_child:
-                            child.stdin.close()  # type: ignore[union-attr]
-                            child_in = None
+                        elif frame.kind is FrameKind.IN_END:
+                            input_ended = True  # the command's stdin ends once what came before is in
                     continue
                 data = os.read(fd, MAX_PAYLOAD)
                 if not data:

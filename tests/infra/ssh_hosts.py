@@ -198,6 +198,11 @@ class SshHosts:
             shutil.copyfile(ssh / "id_ed25519", copy)
             os.chmod(copy, 0o600)
             self.users[kind] = User(name, home, shell, copy)
+            # Supervisors poll twice a second here, so a job's end is seen in a test's time.
+            config = home / ".config" / "dunscaith"
+            self._as(name, "mkdir", "-p", "-m", "700", str(config))
+            (config / "config.toml").write_text("[supervise]\npoll = 0.5\n")
+            shutil.chown(config / "config.toml", name, name)
             # Startup files that print: the frames must keep the command's output apart from them.
             rc = ".bashrc" if kind == "bash" else ".tcshrc"
             # At the top: Debian's .bashrc returns early when not interactive.

@@ -17,7 +17,7 @@ from domain.model.forwarding.evidence import Failure
 from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command
 from domain.model.forwarding.verdict import Kind as VerdictKind
 from domain.model.forwarding.verdict import Reason, classify
-from tests.infra.forwarding_support import MemoryStreams, forwarder, hosts_or_skip, openssh_for
+from tests.infra.forwarding_support import forwarder, hosts_or_skip, openssh_for
 from tests.infra.ssh_hosts import NOISE, SshHosts
 
 pytestmark = [pytest.mark.slow, pytest.mark.sshd]
