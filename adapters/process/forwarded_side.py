@@ -52,8 +52,8 @@ from domain.model.forwarding.request import (
     check_request_id,
     decode_token,
 )
-from domain.model.remote_control import ControlError
-from domain.model.remote_state import status_object
+from domain.model.remote.control import ControlError
+from domain.model.remote.state import status_object
 
 FORWARDED_ENV = "DUNSCAITH_FORWARDED"  # set in the forwarded command's environment: it never forwards again
 SILENCE_BEATS = 4  # the caller is gone after this many heartbeat intervals without a frame
