@@ -58,7 +58,7 @@ class ScriptedChannel:
             return self.script.output.pop(0)
         if self.script.end_after or self.aborted:
             return b""
-        self.clock.advance(seconds=timeout or 0.1)  # silence: time passes
+        self.clock.advance(seconds=max(timeout, 0.1))  # silence: time passes
         return None
 
     def close_input(self) -> None:
