@@ -26,6 +26,14 @@ class SentRequests(Protocol):
         """The request and, if its session ended here, what was seen; UnknownRequest if none."""
         ...
 
+    def unsettled(self, host: str) -> list[tuple[SentRequest, Received | None]]:
+        """Requests to ``host`` whose outcome is not known here yet (they may have run), oldest first."""
+        ...
+
+    def settle(self, request_id: str, outcome: str) -> None:
+        """Record that the host's answer about the request is known (``outcome``, for the user)."""
+        ...
+
 
 class CallerStreams(Protocol):
     def out(self, data: bytes) -> None:

@@ -21,10 +21,12 @@ from domain.model.forwarding.recovery import (
     encode_sent,
 )
 from domain.model.forwarding.request import check_request_id
-from domain.model.strict_json import DecodeError
+from domain.model.forwarding.verdict import Kind
+from domain.model.strict_json import DecodeError, dumps_canonical
 from ports.forwarding import UnknownRequest
 
 MAX_FILE = 1 << 20
+MAY_HAVE_RUN = Kind.MAY_HAVE_RUN.value
 
 
 class FileSentRequests:
@@ -56,6 +58,27 @@ class FileSentRequests:
             return decode_sent(sent_text), None if end_text is None else decode_received(end_text)
         except DecodeError as exc:
             raise UnknownRequest(f"the record of forwarded request {request_id} is damaged: {exc}") from None
+
+    def unsettled(self, host: str) -> list[tuple[SentRequest, Received | None]]:
+        try:
+            names = sorted(os.listdir(self.directory))
+        except FileNotFoundError:
+            return []
+        found = []
+        for name in names:
+            rid = name.removesuffix(".json")
+            if name.startswith(".") or "." in rid or f"{rid}.settled.json" in names:
+                continue
+            try:
+                sent, got = self.read(rid)
+            except UnknownRequest:
+                continue
+            if sent.host == host and (got is None or got.verdict == MAY_HAVE_RUN):
+                found.append((sent, got))
+        return sorted(found, key=lambda pair: pair[0].sent_at)
+
+    def settle(self, request_id: str, outcome: str) -> None:
+        publish(self._ready(), f"{request_id}.settled.json", dumps_canonical({"outcome": outcome}))
 
     def _read(self, name: str) -> bytes | None:
         try:

@@ -22,7 +22,7 @@ from domain.model.forwarding.frames import (
     read_exit,
     read_hello,
 )
-from domain.model.forwarding.recovery import HostReport, Received, SentRequest, read_report
+from domain.model.forwarding.recovery import HostReport, HostState, Received, SentRequest, describe, read_report
 from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, version_warning
 from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
 from domain.model.strict_json import DecodeError
@@ -33,6 +33,7 @@ from ports.transport import Transport
 
 SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
 TICK_SECONDS = 0.1  # how often the user's stdin is looked at
+MAX_EARLIER = 3  # earlier requests asked about before a new one
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,7 @@ class ForwardCommand:
         self.program = program
 
     def __call__(self, host: str, binary: str, argv: Sequence[str], terminal: bool) -> Forwarded:
+        self.settle_earlier(host)
         rid = self.new_id()
         request = ForwardRequest(rid, Kind.RUN, tuple(argv), self.version, self.caller_host, self.heartbeat, terminal)
         command = remote_command(binary, encode_token(request))  # refused here, before anything is recorded
@@ -87,6 +89,25 @@ class ForwardCommand:
         self.sent.ended(Received(rid, verdict.kind.value, verdict.reason.name, session.stdout_bytes,
                                  session.digest.hexdigest(), self.clock.now()))
         return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings))
+
+    def settle_earlier(self, host: str) -> None:
+        """Before a new command goes to ``host``: learn what became of earlier ones that may have run there.
+
+        Each answer is told once (on stderr) and recorded; a request still running, or a host that does
+        not answer, is asked again by the next command. At most a few are asked, so a host that is down
+        is not hammered. Nothing is ever run again.
+        """
+        for sent, received in self.sent.unsettled(host)[:MAX_EARLIER]:
+            answer = self.query(sent)
+            report = answer.report
+            if report is None or report.state in (HostState.RUNNING, HostState.STARTING):
+                continue
+            if report.state is HostState.NOT_ARRIVED and received is None:
+                continue  # its session may still be under way from another terminal
+            lines = describe(sent, report, received)
+            for line in lines:
+                self.streams.err(f"{self.program}: earlier {line}\n".encode())
+            self.sent.settle(sent.request_id, " ".join(lines))
 
     def query(self, sent: SentRequest) -> Forwarded:
         """Ask the host what became of ``sent`` (reads only: nothing is run)."""

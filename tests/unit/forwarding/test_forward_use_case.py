@@ -108,6 +108,15 @@ class MemorySent:
             raise UnknownRequest(request_id)
         return self.sent[request_id], self.received.get(request_id)
 
+    settled: dict[str, str] = field(default_factory=dict)
+
+    def unsettled(self, host: str) -> list[tuple[SentRequest, Received | None]]:
+        return [(s, self.received.get(r)) for r, s in self.sent.items() if s.host == host and r not in self.settled
+                and (r not in self.received or self.received[r].verdict == "may have run")]
+
+    def settle(self, request_id: str, outcome: str) -> None:
+        self.settled[request_id] = outcome
+
 
 def frames(*parts: bytes) -> list[bytes]:
     return list(parts)
@@ -252,3 +261,28 @@ def test_a_host_name_ssh_could_read_as_an_option_is_refused(host: str) -> None:
 
     with pytest.raises(TransportRefused):
         OpenSshTransport().argv(host, "cmd", False, False, Path("/x"))
+
+
+def test_the_next_command_to_the_host_first_learns_what_became_of_one_that_may_have_run() -> None:
+    from domain.model.forwarding.recovery import HostReport, HostState, report_payload
+
+    first, query, second = "a" * 32, "b" * 32, "c" * 32
+    ids = iter([first, query, second, "d" * 32])
+
+    def session(rid: str, *extra: bytes, code: int = 0, ended: bool = True) -> Script:
+        hello = encode_json(rid, FrameKind.HELLO, hello_payload(Hello(1, "0.1.0", "login1")))
+        final = [encode_json(rid, FrameKind.EXIT, exit_payload(ExitStatus(code, 0, DIGEST)))] if ended else []
+        return Script([hello, *extra, *final], SessionEvidence(True, True, None, None, "dropped"))
+
+    answer = encode_json(query, FrameKind.RESULT, report_payload(HostReport(first, HostState.ENDED, 0, 0, DIGEST)))
+    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
+    transport = ScriptedTransport([session(first, ended=False), session(query, answer), session(second)], clock)
+    sent = MemorySent()
+    streams = MemoryStreams()
+    command = ForwardCommand(transport, sent, streams, clock, lambda: next(ids), "0.1.0", "login2",
+                             heartbeat_seconds=1.0)
+    assert command("login1", "/opt/ds/bin/dunscaith", ["cancel", "j"], False).verdict.kind is Kind.MAY_HAVE_RUN
+    assert command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False).verdict.kind is Kind.COMPLETED
+    assert f"earlier request {first} (cancel j) on login1: it ran and ended with exit status 0" in streams.stderr.decode()
+    assert len(transport.opened) == 3 and first in sent.settled  # told once: the next command asks nothing
+    assert sent.unsettled("login1") == []
