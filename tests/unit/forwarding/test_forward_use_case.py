@@ -283,6 +283,7 @@ def test_the_next_command_to_the_host_first_learns_what_became_of_one_that_may_h
                              heartbeat_seconds=1.0)
     assert command("login1", "/opt/ds/bin/dunscaith", ["cancel", "j"], False).verdict.kind is Kind.MAY_HAVE_RUN
     assert command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False).verdict.kind is Kind.COMPLETED
-    assert f"earlier request {first} (cancel j) on login1: it ran and ended with exit status 0" in streams.stderr.decode()
+    told = f"earlier request {first} (cancel j) on login1: it ran and ended with exit status 0"
+    assert told in streams.stderr.decode()
     assert len(transport.opened) == 3 and first in sent.settled  # told once: the next command asks nothing
     assert sent.unsettled("login1") == []
