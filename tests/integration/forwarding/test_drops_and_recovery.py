@@ -16,6 +16,7 @@ import pytest
 from domain.model.forwarding.recovery import HostState, describe
 from domain.model.forwarding.verdict import Kind, Reason
 from domain.services.forwarding.forward import Forwarded
+from ports.transport import Transport
 from tests.infra.forwarding_support import HeldStdin, MemoryStreams, forwarder, hosts_or_skip, openssh_for
 from tests.infra.ssh_hosts import SshHosts, wait_for
 
@@ -45,13 +46,22 @@ def instance_dirs(hosts: SshHosts, host: str) -> list[str]:
                         check=False).stdout.split()
 
 
+def paramiko_for(hosts: SshHosts) -> Transport:
+    from adapters.transport.paramiko_ssh import ParamikoTransport
+
+    return ParamikoTransport(config_file=str(hosts.client_config), keepalive=1, user=hosts.user.name,
+                             key_file=str(hosts.user.key))
+
+
+@pytest.mark.parametrize("client", ["openssh", "paramiko"])
 @pytest.mark.parametrize("how", ["sshd child killed", "link cut"])
 def test_a_connection_dropped_mid_command_may_have_run_is_not_resent_and_its_outcome_is_recovered(
-        hosts: SshHosts, tmp_path: Path, how: str) -> None:
-    name = f"drop-{how.split()[0]}-{tmp_path.name[-6:]}"
+        hosts: SshHosts, tmp_path: Path, how: str, client: str) -> None:
+    name = f"drop-{how.split()[0]}-{client}-{tmp_path.name[-6:]}"
     host = "login1" if how == "sshd child killed" else "login2"
     streams = HeldStdin()
-    forward, _, sent = forwarder(openssh_for(hosts), tmp_path, streams, heartbeat=0.5)
+    transport = openssh_for(hosts) if client == "openssh" else paramiko_for(hosts)
+    forward, _, sent = forwarder(transport, tmp_path, streams, heartbeat=0.5)
     thread, result = in_background(lambda: forward(host, hosts.dunscaith, waiting_job(name, hosts), False))
     try:
         wait_for(lambda: b"released" in streams.stdout, 60, "the forwarded submit to release its job")
