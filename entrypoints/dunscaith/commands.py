@@ -34,16 +34,10 @@ _HELP = {
 
 
 def _owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
-    """A job whose pointer names another host is committed there: one line naming the host and how."""
-    container = ctx.obj
-    try:
-        pointer = container.pointers().read(JobId(job))
-        here = container.host().identity()
-    except Exception:  # no pointer or an unreadable one: the record here decides
-        return
-    if pointer.root_host != here:
-        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
-                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+    """A job whose pointer names another host is committed there: the command re-runs itself there over SSH."""
+    from entrypoints.dunscaith.forwarding import route
+
+    route(ctx.obj, job, words)
 
 
 def _open(ctx: typer.Context, job: str, words: list[str]) -> Any:

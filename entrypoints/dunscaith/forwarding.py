@@ -12,7 +12,7 @@ import socket
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
@@ -103,6 +103,26 @@ def forward_and_exit(section: ForwardingSection, host: str, binary: str, argv: S
         raise BadInput(f"{exc}; nothing ran on {host}") from None
     report(result)
     raise typer.Exit(result.verdict.exit_code)
+
+
+def route(container: Any, job: str, words: Sequence[str]) -> None:
+    """If ``job``'s pointer names another host, run this very command there and exit as it did there.
+
+    Routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
+    there. No pointer, or an unreadable one: the record here decides, as before.
+    """
+    from domain.model.jobs.ids import JobId
+    from entrypoints.dunscaith import jobs
+
+    try:
+        pointer = container.pointers().read(JobId(job))
+        here = container.host().identity()
+    except Exception:
+        return
+    if pointer.root_host == here:
+        return
+    argv = list(jobs.RAW_ARGV) or list(words)  # the user's own words, exactly as typed
+    forward_and_exit(container.settings().forwarding, pointer.host, pointer.binary, argv, job)
 
 
 def report(result: Forwarded) -> None:

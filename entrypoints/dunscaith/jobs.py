@@ -45,8 +45,7 @@ def _store_errors(ctx: typer.Context | None = None, job: str | None = None) -> I
     except UnknownJob as exc:
         for pointer, _ in _elsewhere(ctx) if ctx is not None else []:
             if pointer.job == job:
-                raise BadInput(f"the record of job {job} is on host {pointer.host}; this build does not "
-                               f"forward yet: run ssh {pointer.host} {pointer.binary} ...") from None
+                raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -79,6 +78,13 @@ def _elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
     return found
 
 
+def _route(ctx: typer.Context, job: str, words: list[str]) -> None:
+    """A job whose record is on another host: this command runs there (docs/forwarding.md)."""
+    from entrypoints.dunscaith.forwarding import route
+
+    route(_c(ctx), job, words)
+
+
 def _notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor."""
     try:
@@ -93,8 +99,8 @@ def _notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     for pointer, unattended in elsewhere:
         if unattended and pointer.job != skip:
             print(f"{PROG}: job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
-                  f"{pointer.state}, no supervisor seen recently); reattach there with: "
-                  f"ssh {pointer.host} {pointer.binary} supervise {pointer.job}", file=sys.stderr)
+                  f"{pointer.state}, no supervisor seen recently); reattach with: "
+                  f"{PROG} supervise {pointer.job} (it runs on {pointer.host})", file=sys.stderr)
 
 
 def _default_name(words: list[str]) -> str:
@@ -243,6 +249,7 @@ def submit(
 
 def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
+    _route(ctx, job, ["supervise", job])
     drain = _drain(ctx)
     _store(ctx)
     _notice_unattended(ctx, skip=job)
@@ -298,6 +305,7 @@ def status(
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
         return list_jobs(ctx, as_json, False)
+    _route(ctx, job, ["status", job, *(["--json"] if as_json else [])])
     _store(ctx)
     with _store_errors(ctx, job):
         try:
