@@ -43,8 +43,8 @@ def _owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
 def _open(ctx: typer.Context, job: str, words: list[str]) -> Any:
     """The job's state from this host's record, its cluster's scheduler chosen (BadInput when not here)."""
     container = ctx.obj
+    _owned_elsewhere(ctx, job, words)  # before the store: another host's job needs nothing of this one
     jobs._store(ctx)
-    _owned_elsewhere(ctx, job, words)
     with jobs._store_errors(ctx, job):
         try:
             state = container.status().one(JobId(job)).state
