@@ -122,6 +122,10 @@ def launch(prog: str, module: str) -> None:
 
 
 def dunscaith() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "_forwarded":  # the host side of forwarding: no CLI to build
+        from entrypoints.dunscaith.forwarded_entry import main
+
+        main(sys.argv[2])
     launch("dunscaith", "entrypoints.dunscaith.app")
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith.forwarded_entry import version
 
 if TYPE_CHECKING:
     from domain.services.forwarding.forward import ForwardCommand, Forwarded
@@ -25,21 +26,6 @@ if TYPE_CHECKING:
 
 PROG = "dunscaith"
 EXIT_QUERY_FAILED = 6
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("dunscaith")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def own_binary() -> str:
-    script = Path(sys.executable).parent / PROG
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
 
 
 def _user() -> str:
@@ -137,9 +123,9 @@ def register(app: typer.Typer) -> None:
 
 def serve_command(token: str = typer.Argument(..., metavar="TOKEN")) -> None:
     """Internal: the host's side of a forwarded command. Never call it yourself."""
-    from adapters.process.forwarded_side import ForwardedSide
+    from entrypoints.dunscaith.forwarded_entry import serve
 
-    raise typer.Exit(ForwardedSide(token, own_binary(), version(), os.environ, _user())())
+    raise typer.Exit(serve(token))
 
 
 def forwarded_command(request_id: str = typer.Argument(..., metavar="REQUEST_ID")) -> None:

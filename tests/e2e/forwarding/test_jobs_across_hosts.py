@@ -67,7 +67,7 @@ def test_status_hold_release_supervise_and_cancel_from_login2_act_on_login1(host
         record = json.loads(out(hosts.ssh("login1", f"{ds} status {job} --json")))
         assert record["outcome"]["result"] == "cancelled"
         assert [r["action"] for r in record["requests"]] == ["hold", "release", "cancel"]
-        # Nothing of the job on login2: no records root was even made there.
+        # Nothing of the job on login2: no record store was even made there (no test submits on login2).
         assert hosts.ssh("login2", f"ls /var/tmp/dunscaith-{hosts.user.name}/records.db").returncode != 0
         # The pointer was written on login1 only, with the last state it committed.
         final = hosts.ssh("login2", f"{ds} status {job}")

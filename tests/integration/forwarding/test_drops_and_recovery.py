@@ -58,7 +58,7 @@ def paramiko_for(hosts: SshHosts) -> Transport:
 def test_a_connection_dropped_mid_command_may_have_run_is_not_resent_and_its_outcome_is_recovered(
         hosts: SshHosts, tmp_path: Path, how: str, client: str) -> None:
     name = f"drop-{how.split()[0]}-{client}-{tmp_path.name[-6:]}"
-    host = "login1" if how == "sshd child killed" else "login2"
+    host = "login1" if how == "sshd child killed" else "login3"
     streams = HeldStdin()
     transport = openssh_for(hosts) if client == "openssh" else paramiko_for(hosts)
     forward, _, sent = forwarder(transport, tmp_path, streams, heartbeat=0.5)
