@@ -8,11 +8,17 @@ import select
 
 
 class StdioStreams:
-    def __init__(self, stdin: int = 0, stdout: int = 1, stderr: int = 2) -> None:
+    """``raw_terminal``: ssh was handed the terminal (-tt) and put it in raw mode, where a newline no
+    longer returns the carriage: output to a terminal then gets its ``\r`` back."""
+
+    def __init__(self, stdin: int = 0, stdout: int = 1, stderr: int = 2, raw_terminal: bool = False) -> None:
         self.fds = (stdin, stdout, stderr)
         self._ended = False
+        self._raw = raw_terminal
 
     def _write(self, fd: int, data: bytes) -> None:
+        if self._raw and os.isatty(fd):
+            data = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         view = memoryview(data)
         with contextlib.suppress(OSError):  # a reader that went away loses output, never the verdict
             while view:

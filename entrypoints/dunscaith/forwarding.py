@@ -53,7 +53,8 @@ def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "dunscaith" / "forwarded"
 
 
-def forward_command(section: ForwardingSection, transport: Transport | None = None) -> ForwardCommand:
+def forward_command(section: ForwardingSection, transport: Transport | None = None,
+                    terminal: bool = False) -> ForwardCommand:
     from adapters.clock.system import SystemClock
     from adapters.transport.caller_streams import StdioStreams
     from adapters.transport.sent_requests import FileSentRequests
@@ -63,8 +64,8 @@ def forward_command(section: ForwardingSection, transport: Transport | None = No
     drain = SignalDrain(drain_seconds=3600)
     drain.install()
     return ForwardCommand(transport or make_transport(section), FileSentRequests(sent_requests_dir()),
-                          StdioStreams(), SystemClock(), lambda: secrets.token_hex(16), version(),
-                          socket.gethostname(), cancellation=drain, heartbeat_seconds=section.heartbeat)
+                          StdioStreams(raw_terminal=terminal), SystemClock(), lambda: secrets.token_hex(16),
+                          version(), socket.gethostname(), cancellation=drain, heartbeat_seconds=section.heartbeat)
 
 
 def refuse_if_forwarded(job: str, host: str) -> None:
@@ -82,9 +83,11 @@ def forward_and_exit(section: ForwardingSection, host: str, binary: str, argv: S
     from ports.transport import TransportRefused
 
     refuse_if_forwarded(job, host)
-    terminal = os.isatty(0) and os.isatty(1)
     try:
-        result = forward_command(section)(host, binary, argv, terminal)
+        transport = make_transport(section)
+        # At a terminal, ssh is handed it (-tt) so Ctrl-C reaches the remote as SIGINT; paramiko cannot.
+        terminal = os.isatty(0) and transport.name == "openssh"
+        result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
     except (UnsafeBinaryPath, TransportRefused) as exc:
         raise BadInput(f"{exc}; nothing ran on {host}") from None
     report(result)

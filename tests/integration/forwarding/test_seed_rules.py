@@ -181,3 +181,18 @@ def test_paramiko_loads_known_hosts_with_cert_authority_lines(hosts: SshHosts, t
     forward, streams, _ = forwarder(transport, tmp_path)
     result = forward("login1", hosts.dunscaith, printf_argv(["via paramiko"]), terminal=False)
     assert result.verdict.kind is VerdictKind.COMPLETED and streams.stdout == b"[via paramiko]\n"
+
+
+def test_paramiko_never_prompts_for_an_encrypted_key_and_prints_nothing(hosts: SshHosts, tmp_path: Path,
+                                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    from adapters.transport.paramiko_ssh import ParamikoTransport
+
+    locked = tmp_path / "locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "a passphrase", "-f", str(locked)], check=True)
+    capfd.readouterr()
+    transport = ParamikoTransport(config_file=str(hosts.client_config), user=hosts.user.name, key_file=str(locked))
+    evidence = transport.open("login1", "true", False, False).finish(5)
+    assert not evidence.reached and evidence.failure is Failure.AUTH
+    assert capfd.readouterr() == ("", "")  # no prompt, on stdout or anywhere
