@@ -249,7 +249,7 @@ class ParamikoTransport:
             path = os.path.expanduser(name)
             if not os.path.exists(path):
                 continue
-            with contextlib.suppress(paramiko.SSHException, OSError, ValueError):
+            with contextlib.suppress(paramiko.SSHException, OSError, ValueError, TypeError):
                 keys.append(paramiko.PKey.from_path(path))  # an encrypted key needs a prompt: skipped
         for key in keys:
             try:
