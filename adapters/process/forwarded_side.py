@@ -221,6 +221,7 @@ class ForwardedSide:
         caller_gone = False
         open_fds = set(kinds)
         instance = DirectoryInstanceFiles(folder / "instance")
+        env_file: Path | None = folder / "env.json"
         while open_fds:
             for signum in self._drain_signals():
                 if signum != signal.SIGHUP:
@@ -234,6 +235,11 @@ class ForwardedSide:
                 self._wanted.append(signal.SIGHUP)
             if self._wanted:
                 self._deliver(instance)
+            if env_file is not None and (folder / "instance" / "launching.json").exists():
+                # The owner read the environment before it wrote launching.json: none of it stays on disk.
+                with contextlib.suppress(OSError):
+                    env_file.unlink()
+                env_file = None
             readers = list(open_fds)
             if watch_input and not caller_gone:
                 readers.append(0)

@@ -196,3 +196,14 @@ def test_paramiko_never_prompts_for_an_encrypted_key_and_prints_nothing(hosts: S
     evidence = transport.open("login1", "true", False, False).finish(5)
     assert not evidence.reached and evidence.failure is Failure.AUTH
     assert capfd.readouterr() == ("", "")  # no prompt, on stdout or anywhere
+
+
+def test_the_host_keeps_the_command_s_output_and_instance_and_no_copy_of_the_environment(hosts: SshHosts,
+                                                                                        tmp_path: Path) -> None:
+    forward, _, _ = forwarder(openssh_for(hosts), tmp_path)
+    result = forward("login1", hosts.dunscaith, printf_argv(["kept"]), terminal=False)
+    user = hosts.user.name
+    folder = f"/var/tmp/dunscaith-{user}/forwarded/{result.request_id}"
+    listed = hosts.inside("login1", "ls", "-1", folder, user=user).stdout.split()
+    assert sorted(listed) == ["instance", "lock", "stderr", "stdout"]
+    assert hosts.inside("login1", "cat", f"{folder}/stdout", user=user).stdout == "[kept]\n"
