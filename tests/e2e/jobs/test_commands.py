@@ -178,6 +178,13 @@ def test_a_job_of_another_host_is_forwarded_there_and_an_unreachable_host_is_nev
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_stop_emergency_for_another_host_s_job_never_forwards(cli: Cli) -> None:
+    cli.pointer_of_another_host("far", "running")
+    done = cli.run("stop", "--emergency", "far")
+    assert done.returncode == 0 and "nothing of far to stop on cluster local" in done.stdout
+    assert "login2" not in done.stderr  # no hop was tried (it would be refused here, and say so)
+
+
 def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
     supervisor = _supervised(cli, "r-live")
     try:
