@@ -24,6 +24,7 @@ class Target:
     host: str
     hostname: str  # what `hostname` prints there
     unreachable: Callable[[], tuple[Transport, str]] | None  # a transport and host that cannot connect
+    cut: Callable[[], Callable[[], None]] | None = None  # cut the host's link; returns how to restore it
 
 
 def local() -> Target:
@@ -32,7 +33,16 @@ def local() -> Target:
 
 def openssh() -> Target:
     hosts = hosts_or_skip()
-    return Target(openssh_for(hosts), "login1", "login1", lambda: (openssh_for(hosts, None, "Port=2"), "login1"))
+    return Target(openssh_for(hosts), "login3", "login3", lambda: (openssh_for(hosts, None, "Port=2"), "login1"),
+                  _cutter(hosts, "login3"))
+
+
+def _cutter(hosts: object, host: str) -> Callable[[], Callable[[], None]]:
+    def cut() -> Callable[[], None]:
+        hosts.cut_link(host)  # type: ignore[attr-defined]
+        return lambda: hosts.restore_link(host)  # type: ignore[attr-defined]
+
+    return cut
 
 
 def paramiko() -> Target:
@@ -44,7 +54,7 @@ def paramiko() -> Target:
         return ParamikoTransport(config_file=str(hosts.client_config), connect_timeout=10, keepalive=1,
                                  user=hosts.user.name, key_file=str(hosts.user.key), port=port)
 
-    return Target(make(), "login1", "login1", lambda: (make(2), "login1"))
+    return Target(make(), "login3", "login3", lambda: (make(2), "login1"), _cutter(hosts, "login3"))
 
 
 SSHD = [pytest.mark.slow, pytest.mark.sshd]
@@ -115,3 +125,19 @@ def test_a_host_that_cannot_be_reached_is_proved_never_reached(target: Target) -
     read_all(channel)
     evidence = channel.finish(10)
     assert evidence.accounted and not evidence.reached and evidence.failure is Failure.CONNECTION
+
+
+def test_a_dead_peer_is_noticed_by_the_transport_itself(target: Target) -> None:
+    """A cut link gives no end of stream: the client's keepalives (ServerAlive; paramiko's keepalive with
+    TCP_USER_TIMEOUT) must end the session, with no exit status, without the protocol's heartbeat."""
+    if target.cut is None:
+        pytest.skip("a local session has no link to cut")
+    channel = target.transport.open(target.host, "echo started; cat", False, False)
+    read_all(channel, until=b"started")
+    restore = target.cut()
+    try:
+        assert channel.send(b"into the void\n") in (True, False)
+        read_all(channel, timeout=60)  # ends (b"") well within the minute
+        assert channel.finish(10).host_exit is None
+    finally:
+        restore()
