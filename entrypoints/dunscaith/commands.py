@@ -35,9 +35,10 @@ _HELP = {
 
 def _owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose pointer names another host is committed there: the command re-runs itself there over SSH."""
-    from entrypoints.dunscaith.forwarding import route
+    from entrypoints.dunscaith.forwarding import route_by
 
-    route(ctx.obj, job, words)
+    c = ctx.obj
+    route_by(c.pointers(), c.host(), c.settings().forwarding, job, words)
 
 
 def _open(ctx: typer.Context, job: str, words: list[str]) -> Any:

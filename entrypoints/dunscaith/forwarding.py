@@ -20,6 +20,8 @@ from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith.forwarded_entry import version
 
 if TYPE_CHECKING:
+    from domain.model.jobs.pointer import Pointer
+    from domain.model.jobs.record import HostIdentity
     from domain.services.forwarding.forward import ForwardCommand, Forwarded
     from entrypoints.dunscaith.settings import ForwardingSection
     from ports.transport import Transport
@@ -94,24 +96,31 @@ def forward_and_exit(section: ForwardingSection, host: str, binary: str, argv: S
     raise typer.Exit(result.verdict.exit_code)
 
 
-def route(container: Any, job: str, words: Sequence[str]) -> None:
+def route(pointer: Pointer | None, here: HostIdentity, section: ForwardingSection, job: str,
+          words: Sequence[str]) -> None:
     """If ``job``'s pointer names another host, run this very command there and exit as it did there.
 
     Routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
-    there. No pointer, or an unreadable one: the record here decides, as before.
+    there. No pointer (or an unreadable one, given as None): the record here decides, as before.
     """
-    from domain.model.jobs.ids import JobId
+    if pointer is None or pointer.root_host == here:
+        return
     from entrypoints.dunscaith import jobs
 
-    try:
-        pointer = container.pointers().read(JobId(job))
-        here = container.host().identity()
-    except Exception:
-        return
-    if pointer.root_host == here:
-        return
     argv = list(jobs.RAW_ARGV) or list(words)  # the user's own words, exactly as typed
-    forward_and_exit(container.settings().forwarding, pointer.host, pointer.binary, argv, job)
+    forward_and_exit(section, pointer.host, pointer.binary, argv, job)
+
+
+def route_by(pointers: Any, host: Any, section: ForwardingSection, job: str, words: Sequence[str]) -> None:
+    """``route`` with the job's pointer read from ``pointers`` and this machine's identity from ``host``."""
+    from domain.model.jobs.ids import JobId
+
+    try:
+        pointer = pointers.read(JobId(job))
+        here = host.identity()
+    except Exception:  # no pointer or an unreadable one: the record here decides
+        return
+    route(pointer, here, section, job, words)
 
 
 def report(result: Forwarded) -> None:

@@ -80,9 +80,10 @@ def _elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
 
 def _route(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose record is on another host: this command runs there (docs/forwarding.md)."""
-    from entrypoints.dunscaith.forwarding import route
+    from entrypoints.dunscaith.forwarding import route_by
 
-    route(_c(ctx), job, words)
+    c = _c(ctx)
+    route_by(c.pointers(), c.host(), c.settings().forwarding, job, words)
 
 
 def _notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
