@@ -174,11 +174,16 @@ class SshHosts:
         with open(VENVS / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             stamp = self.venv / ".installed"
+            for old in VENVS.glob("venv-*"):  # this checkout's venvs of an older pyproject.toml
+                marker = old / ".checkout"
+                if old != self.venv and marker.exists() and marker.read_text() == str(ROOT):
+                    shutil.rmtree(old, ignore_errors=True)
             if not stamp.exists():
                 shutil.rmtree(self.venv, ignore_errors=True)
                 _run(SYSTEM_PYTHON, "-m", "venv", str(self.venv))
                 _run(str(self.venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", "-e",
                      str(ROOT), timeout=900)
+                (self.venv / ".checkout").write_text(str(ROOT))
                 stamp.touch()
         # The users cannot write __pycache__ in the checkout: compile it for them (same 3.11 magic).
         _run(SYSTEM_PYTHON, "-m", "compileall", "-q", *(str(ROOT / p) for p in
