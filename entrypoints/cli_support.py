@@ -123,7 +123,7 @@ def launch(prog: str, module: str) -> None:
 
 def dunscaith() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "_forwarded":  # the host side of forwarding: no CLI to build
-        from entrypoints.dunscaith.forwarded_entry import main
+        from entrypoints.dunscaith.forwarding_root import main
 
         main(sys.argv[2])
     launch("dunscaith", "entrypoints.dunscaith.app")

@@ -63,7 +63,7 @@ def openssh_for(hosts: SshHosts, user: User | None = None, *options: str) -> Ope
 
 def forwarder(transport: Transport, tmp_path: Path, streams: MemoryStreams | None = None, version: str = "",
               heartbeat: float = 0.5) -> tuple[ForwardCommand, MemoryStreams, FileSentRequests]:
-    from entrypoints.dunscaith.forwarding import version as installed
+    from entrypoints.dunscaith.forwarding_root import version as installed
 
     streams = streams if streams is not None else MemoryStreams()
     sent = FileSentRequests(tmp_path / "config" / "dunscaith" / "forwarded")

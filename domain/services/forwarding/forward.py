@@ -26,9 +26,9 @@ from domain.model.forwarding.recovery import HostReport, HostState, Received, Se
 from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, version_warning
 from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
 from domain.model.strict_json import DecodeError
-from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.forwarding import CallerStreams, SentRequests
+from ports.interrupts import Interrupts
 from ports.transport import Transport
 
 SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
@@ -61,7 +61,7 @@ class _Session:
 class ForwardCommand:
     def __init__(self, transport: Transport, sent: SentRequests, streams: CallerStreams, clock: Clock,
                  new_id: Callable[[], str], version: str, caller_host: str,
-                 cancellation: Cancellation | None = None, heartbeat_seconds: float = 5.0,
+                 cancellation: Interrupts | None = None, heartbeat_seconds: float = 5.0,
                  drain_seconds: float = 30.0, program: str = "dunscaith") -> None:
         self.transport = transport
         self.sent = sent
@@ -133,7 +133,7 @@ class ForwardCommand:
         cancelled_at: float | None = None
         caller_end: CallerEnd | None = None
         while True:
-            if cancelled_at is None and self.cancellation is not None and self.cancellation.requested():
+            if cancelled_at is None and self.cancellation is not None and self.cancellation.pending() is not None:
                 cancelled_at = now()
                 channel.close_input()  # the host reads end of input as SIGHUP, and its command drains
             if cancelled_at is not None and now() - cancelled_at > self.drain:

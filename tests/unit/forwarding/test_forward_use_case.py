@@ -223,11 +223,11 @@ def test_the_user_s_stdin_goes_in_frames_and_its_end_is_a_frame_not_the_end_of_i
 
 def test_cancellation_closes_the_held_input_so_the_host_drains_and_its_exit_still_arrives() -> None:
     class Cancelled:
-        def requested(self) -> bool:
-            return True
+        def pending(self) -> str | None:
+            return "SIGINT"
 
-        def wait(self, seconds: float) -> bool:
-            return True
+        def wait(self, seconds: float) -> str | None:
+            return "SIGINT"
 
     command, transport, _, _ = use_case([completed()], HeldStdin(), cancellation=Cancelled())
     result = command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False)
