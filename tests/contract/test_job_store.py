@@ -9,11 +9,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.host.system import SystemHost
 from adapters.store.memory import InMemoryStore
+from adapters.store.postgres.store import PostgresStore
+from adapters.store.postgres.target import PostgresTarget
 from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
@@ -50,17 +53,35 @@ def _sqlite(tmp_path: Path) -> Backend:
     return backend
 
 
-def _keep(backend: Backend, store: SqliteStore) -> SqliteStore:
+def _keep(backend: Backend, store: Any) -> Any:
     backend.opened.append(store)
     return store
 
 
-BACKENDS = {"memory": _memory, "sqlite": _sqlite}
+def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    server = request.getfixturevalue("postgres_server")
+    url = server.url(server.new_database())
+    backend = Backend(
+        "postgresql",
+        lambda: _keep(backend, PostgresStore.open(PostgresTarget.from_settings(url))),
+        child_opens=(
+            "from adapters.store.postgres.store import PostgresStore;"
+            "from adapters.store.postgres.target import PostgresTarget;"
+            f"store = PostgresStore.open(PostgresTarget.from_settings({url!r}))"
+        ),
+    )
+    return backend
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+BACKENDS = {"memory": _memory, "sqlite": _sqlite, "postgresql": _postgresql}
+_REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
+
+
+@pytest.fixture(params=[pytest.param(name, marks=_REAL_SERVER if name == "postgresql" else [])
+                        for name in sorted(BACKENDS)])
 def backend(request, tmp_path) -> Iterator[Backend]:
-    made = BACKENDS[request.param](tmp_path)
+    make = BACKENDS[request.param]
+    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)  # type: ignore[call-arg]
     yield made
     for store in made.opened:
         store.close()  # type: ignore[attr-defined]
