@@ -20,7 +20,7 @@ from adapters.store.postgres.target import PostgresTarget
 from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
-from ports.job_store import JobExists, JobStore, LockBusy, StoreError, UnknownJob
+from ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
@@ -125,7 +125,7 @@ def test_appending_to_or_reading_an_unknown_job_is_refused(store):
 
 def test_unknown_job_and_job_exists_are_store_errors():
     assert issubclass(UnknownJob, StoreError) and issubclass(JobExists, StoreError)
-    assert issubclass(LockBusy, StoreError)
+    assert issubclass(LockBusy, StoreError) and issubclass(LockLost, StoreError)
 
 
 def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store):
@@ -149,6 +149,17 @@ def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(back
     assert not second.health(JOB).held
     with second.lock(JOB):
         assert first.health(JOB).held
+
+
+def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store):
+    with store.lock(JOB) as held:
+        held.check()
+        held.check()
+        held.release()
+        with pytest.raises(LockLost):
+            held.check()
+    with store.lock(JOB) as again:
+        again.check()
 
 
 def test_a_released_lock_cannot_beat(store):
