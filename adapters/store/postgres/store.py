@@ -15,10 +15,10 @@ another server is refused there rather than used (as a record root's HOST file d
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -56,6 +56,9 @@ _SQL_BIND = (
     "INSERT INTO store_identity (one, system_identifier, database) VALUES (1, %s, %s) "
     "ON CONFLICT (one) DO NOTHING"
 )
+
+
+T = TypeVar("T")
 
 
 class StoreMoved(StoreError):
@@ -126,8 +129,8 @@ class PostgresStore:
         return int(seq)
 
     def read(self, job: JobId) -> JobRecord:
-        with self._errors(), self._reading() as conn:
-            rows = conn.execute(_SQL_EVENTS, (job,)).fetchall()
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS, (job,)).fetchall())
         if not rows:  # a job is created with its first event, in one transaction
             raise UnknownJob(f"no job named {job} is recorded")
         events = []
@@ -141,8 +144,9 @@ class PostgresStore:
         return JobRecord(job=job, events=tuple(events))
 
     def jobs(self) -> list[JobId]:
-        with self._errors(), self._reading() as conn:
-            return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
+        return [JobId(name) for (name,) in rows]
 
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="postgresql", location=self._where)
@@ -184,8 +188,8 @@ class PostgresStore:
 
     def health(self, job: JobId) -> LoopHealth:
         hi, lo = key_halves(lock_key(job))
-        with self._errors(), self._reading() as conn:
-            held, beat = _one(conn.execute(_SQL_HEALTH, (hi, lo, job)))
+        with self._errors():
+            held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
         try:
             last = decode_time(beat) if beat else None
         except ValueError:
@@ -236,10 +240,17 @@ class PostgresStore:
             with conn.transaction():
                 yield conn, None
 
-    @contextmanager
-    def _reading(self) -> Iterator[psycopg.Connection[Any]]:
+    def _reading(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """One statement (autocommit: one snapshot). A read found the connection broken (the server
+        restarted since the last use) is asked once more on a new one: a read changes nothing."""
         with self._mutex:
-            yield self._general()  # autocommit: each statement reads one snapshot
+            conn = self._general()
+            try:
+                return query(conn)
+            except psycopg.OperationalError:
+                if not conn.broken:
+                    raise
+            return query(self._general())
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
