@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any
 
@@ -114,12 +114,12 @@ class PgJobLock:
     # --- for the store ---------------------------------------------------------------------------
 
     @contextmanager
-    def writing(self) -> Iterator[psycopg.Connection[Any]]:
+    def writing(self, *, pipelined: bool = False) -> Iterator[psycopg.Connection[Any]]:
         """One transaction on the lock's own session; a broken session is a lost lock (LockLost)."""
         with self._mutex:
             self._usable()
             try:
-                with self._conn.transaction():
+                with self._conn.pipeline() if pipelined else nullcontext(), self._conn.transaction():
                     yield self._conn
             except psycopg.Error as exc:
                 if self._conn.broken or self._conn.closed:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -31,11 +31,14 @@ from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
+# An append is one round trip: the statements go in one pipeline. The job's row is locked first, in a
+# statement of its own, so that under READ COMMITTED the insert that follows (a new snapshot) sees the
+# last append committed by whoever held the row before: its max(seq) is the true last one.
 _SQL_LOCK_ROW = "SELECT id, pg_backend_pid() FROM jobs WHERE name = %s FOR UPDATE"
-# After the job's row is locked (its own statement: under READ COMMITTED it then sees the last commit).
 _SQL_APPEND = (
     "INSERT INTO events (job_id, seq, at, kind, data) "
-    "SELECT %s, coalesce(max(seq), 0) + 1, %s, %s, %s FROM events WHERE job_id = %s RETURNING seq"
+    "SELECT j.id, coalesce((SELECT max(e.seq) FROM events e WHERE e.job_id = j.id), 0) + 1, %s, %s, %s "
+    "FROM jobs j WHERE j.name = %s RETURNING seq"
 )
 _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (%s, %s) RETURNING id, pg_backend_pid()"
 _SQL_FIRST_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, 1, %s, %s, %s)"
@@ -119,14 +122,15 @@ class PostgresStore:
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._writing(job) as (conn, lock):
-            found = conn.execute(_SQL_LOCK_ROW, (job,)).fetchone()
-            if found is None:
-                raise UnknownJob(f"no job named {job} is recorded")
-            if lock is not None:
-                lock.verify_pid(found[1])
-            (seq,) = _one(conn.execute(_SQL_APPEND, (found[0], when, kind, encoded, found[0])))
-        return int(seq)
+        with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
+            found = conn.execute(_SQL_LOCK_ROW, (job,))
+            added = conn.execute(_SQL_APPEND, (when, kind, encoded, job))
+        row, seq = found.fetchone(), added.fetchone()  # committed: a job that is not there added nothing
+        if row is None or seq is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        if lock is not None:
+            lock.verify_pid(row[1])
+        return int(seq[0])
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors():
@@ -227,17 +231,20 @@ class PostgresStore:
         return self._conn
 
     @contextmanager
-    def _writing(self, job: JobId) -> Iterator[tuple[psycopg.Connection[Any], PgJobLock | None]]:
-        """The holder's writes go over its lock's session; anyone else's over the general connection."""
+    def _writing(self, job: JobId, *, pipelined: bool = False
+                 ) -> Iterator[tuple[psycopg.Connection[Any], PgJobLock | None]]:
+        """One transaction, committed on leaving. The holder's writes go over its lock's session; anyone
+        else's over the general connection. ``pipelined``: every statement, and the commit, in one round
+        trip (their results are read after it)."""
         with self._mutex:
             lock = self._held.get(job)
         if lock is not None:
-            with lock.writing() as conn:
+            with lock.writing(pipelined=pipelined) as conn:
                 yield conn, lock
             return
         with self._mutex:
             conn = self._general()
-            with conn.transaction():
+            with conn.pipeline() if pipelined else nullcontext(), conn.transaction():
                 yield conn, None
 
     def _reading(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
