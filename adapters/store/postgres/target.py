@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ports.job_store import StoreError
 
-class TargetRefused(Exception):
+
+class TargetRefused(StoreError):
     """The configuration names no usable server (bad URL, a password in it, an unsafe password file)."""
 
 
