@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.store.postgres.store import PostgresStore, StoreMoved
-from adapters.store.postgres.target import PostgresTarget, TargetRefused
+from adapters.store.postgres.target import PostgresTarget
 from adapters.store.sql.revisions import HEAD
 from domain.model.jobs.ids import JobId
 from ports.job_store import LockBusy, LockLost, StoreError
@@ -52,45 +52,6 @@ def _password_file(tmp_path: Path, text: str = PASSWORD + "\n", mode: int = 0o60
 
 
 # --- configuration and the password ----------------------------------------------------------------
-
-
-def test_a_url_carrying_a_password_is_refused_without_showing_it():
-    with pytest.raises(TargetRefused) as caught:
-        PostgresTarget.from_settings(f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/db")
-    assert PASSWORD not in str(caught.value) and "records.password_file" in str(caught.value)
-
-
-def test_a_url_that_does_not_parse_is_refused_without_echoing_it():
-    with pytest.raises(TargetRefused) as caught:
-        PostgresTarget.from_settings(f"postgresql://u:{PASSWORD}@127.0.0.1:notaport/db?bogus_option=1")
-    assert PASSWORD not in str(caught.value)
-    with pytest.raises(TargetRefused, match="postgresql://"):
-        PostgresTarget.from_settings("mysql://u@h/db")
-
-
-@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
-def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path, mode):
-    path = _password_file(tmp_path, mode=mode)
-    with pytest.raises(TargetRefused) as caught:
-        PostgresTarget.from_settings("postgresql://u@127.0.0.1/db", password_file=path)
-    assert f"{mode:04o}" in str(caught.value) and "chmod 600" in str(caught.value)
-    assert PASSWORD not in str(caught.value)
-
-
-def test_a_password_file_that_is_a_symlink_missing_or_empty_is_refused(tmp_path):
-    real = _password_file(tmp_path)
-    link = tmp_path / "link"
-    link.symlink_to(real)
-    for path in (link, tmp_path / "missing", _empty(tmp_path)):
-        with pytest.raises(TargetRefused, match=r"records\.password_file"):
-            PostgresTarget.from_settings("postgresql://u@127.0.0.1/db", password_file=path)
-
-
-def _empty(tmp_path: Path) -> Path:
-    path = tmp_path / "empty"
-    path.write_text("\n")
-    path.chmod(0o600)
-    return path
 
 
 def test_the_password_file_logs_in_and_the_password_shows_nowhere(postgres_server, postgres_db, tmp_path, opened):
