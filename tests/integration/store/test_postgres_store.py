@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -364,3 +365,49 @@ def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(po
         assert params["keepalives"] == "1" and params["tcp_user_timeout"] == "10000"
         assert params["keepalives_idle"] == "5"
 
+
+
+FROZEN = """
+import sys
+from adapters.store.postgres.store import PostgresStore
+from adapters.store.postgres.target import PostgresTarget
+from ports.job_store import LockLost
+store = PostgresStore.open(PostgresTarget.from_settings(sys.argv[1]))
+with store.lock("analysis-1") as held:
+    print(held.pid, flush=True)
+    sys.stdin.readline()  # frozen here by the test, then woken
+    try:
+        held.check()
+        print("still held", flush=True)
+    except LockLost as exc:
+        print("lost:", exc, flush=True)
+"""
+
+
+def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_finds_it_lost(
+        postgres_server, postgres_db, url, opened):
+    """idle_session_timeout is off (docs/record-backing.md): a stopped supervisor blocks a takeover rather
+    than wake up to send a request it had checked for while another supervisor acts."""
+    store = opened(url)
+    child = subprocess.Popen([sys.executable, "-c", FROZEN, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, cwd=REPO)
+    try:
+        pid = int(child.stdout.readline())
+        child.send_signal(signal.SIGSTOP)
+        assert store.health(JOB).held
+        with pytest.raises(LockBusy), store.lock(JOB):
+            pass
+        postgres_server.psql(postgres_db, f"SELECT pg_terminate_backend({pid})")  # what an administrator does
+        while store.health(JOB).held:
+            time.sleep(0.01)
+        with store.lock(JOB) as taken:
+            taken.check()
+            child.send_signal(signal.SIGCONT)
+            child.stdin.write("wake\n")
+            child.stdin.flush()
+            answer = child.stdout.readline()
+            assert answer.startswith("lost:") and "session to the server ended" in answer
+    finally:
+        child.send_signal(signal.SIGCONT)
+        child.kill()
+        child.wait()
