@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.clock.fake import FakeClock
+from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.fake import FakeSite
-from adapters.store.jsonl.record_store import JsonlRecordStore
-from adapters.store.jsonl.site_lock import FlockSiteLock
 from domain.model.qdevices.manifest import parse_manifest
 from domain.services.qdevices.send import SendRequest, SendRun
 

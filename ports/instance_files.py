@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.remote_control import InstanceRecords, TerminateRequest
+from domain.model.remote.control import InstanceRecords, TerminateRequest
 
 
 class InstanceFiles(Protocol):
@@ -12,7 +12,7 @@ class InstanceFiles(Protocol):
         """Whether a live wrapper holds the lock (observed first), then the decoded files.
 
         The files are read in the reverse order of their writing, and a file removed before it is
-        read counts as absent. Raises ``domain.model.remote_control.ControlError`` for a file the
+        read counts as absent. Raises ``domain.model.remote.control.ControlError`` for a file the
         decoder refuses.
         """
         ...

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from adapters.durable.lock import is_held
 from adapters.durable.publish import STAGING_PREFIX, publish
-from domain.model.remote_control import (
+from domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,

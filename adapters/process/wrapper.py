@@ -30,7 +30,7 @@ from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
 from adapters.process.leader import leader_exited
-from domain.model.remote_control import (
+from domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,

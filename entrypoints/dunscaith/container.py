@@ -12,9 +12,9 @@ from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
 from adapters.host.system import SystemHost
+from adapters.pointers.files import FilePointers, default_pointer_dir
 from adapters.process.crash_points import EnvCrashPoints
-from adapters.store.pointer_files import FilePointers, default_pointer_dir
-from adapters.store.residual_files import FileResidualList, default_residual_dir
+from adapters.residual.files import FileResidualList, default_residual_dir
 from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 
 # Heavier pieces (the SQL store, the supervisor, the schedulers) are imported where they are built,

@@ -21,7 +21,7 @@ from entrypoints.cli_support import BadInput, new_app
 # for modules it never uses.
 if TYPE_CHECKING:
     from adapters.process.wrapper import PosixWrapper
-    from domain.services.remote_instances import ReadStatus, TerminateInstance
+    from domain.services.remote.instances import ReadStatus, TerminateInstance
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
@@ -38,7 +38,7 @@ def remote_container() -> Any:
     from adapters.clock.system import SystemClock
     from adapters.process.instance_dir import DirectoryInstanceFiles
     from adapters.process.wrapper import PosixWrapper
-    from domain.services.remote_instances import ReadStatus, TerminateInstance
+    from domain.services.remote.instances import ReadStatus, TerminateInstance
 
     class RemoteContainer(containers.DeclarativeContainer):
         clock = providers.Singleton(SystemClock)
@@ -226,7 +226,7 @@ def terminate_command(
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
     from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote_control import ControlError
+    from domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
@@ -246,7 +246,7 @@ def status_command(
 ) -> None:
     """Report the state of an instance directory."""
     from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote_control import ControlError
+    from domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))

@@ -11,9 +11,9 @@ import socket
 from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
+from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
-from adapters.store.jsonl.record_store import JsonlRecordStore
-from adapters.store.jsonl.site_lock import FlockSiteLock
 from domain.services.qdevices.resolve import ResolveOrder
 from domain.services.qdevices.send import SendRun
 from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock

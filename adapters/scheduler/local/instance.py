@@ -1,8 +1,8 @@
 """Read a ``dunscaith remote run`` instance directory in-process, the way ``remote status`` does.
 
 A query reads many objects; a subprocess per object would cost a Python start each. So the files are
-read here, with the one decoder of ``domain.model.remote_control`` and the state rule of
-``domain.model.remote_state``: the lock first, then the files in the reverse order of their writing,
+read here, with the one decoder of ``domain.model.remote.control`` and the state rule of
+``domain.model.remote.state``: the lock first, then the files in the reverse order of their writing,
 so a file seen implies every file written before it; a file removed before it is read is absent.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from adapters.durable.lock import is_held
 from adapters.durable.publish import STAGING_PREFIX
-from domain.model.remote_control import (
+from domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,
@@ -27,7 +27,7 @@ from domain.model.remote_control import (
     decode_files,
     refused_number,
 )
-from domain.model.remote_state import State, state_of
+from domain.model.remote.state import State, state_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from adapters.scheduler.local.instance import InstanceReading
 from adapters.scheduler.local.layout import StoredSpec
 from adapters.scheduler.local.steps import Phase
 from domain.model.jobs.objects import ObjectState, ObjectView
-from domain.model.remote_state import State
+from domain.model.remote.state import State
 
 STRANDED_RELEASE = "a release was interrupted before it started the object; release it again to start it"
 STRANDED_START = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from domain.model.jobs.state import Outcome, OutcomeKind
+from domain.model.jobs.state import JobOutcome, OutcomeKind
 
 
 class ExitCode(IntEnum):
@@ -28,7 +28,7 @@ _BY_OUTCOME = {
 }
 
 
-def for_outcome(outcome: Outcome) -> ExitCode:
+def for_outcome(outcome: JobOutcome) -> ExitCode:
     return _BY_OUTCOME[outcome.kind]
 
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from domain.model.jobs.objects import ObjectState
 from domain.model.jobs.residual import ResidualPolicy
-from domain.model.jobs.state import Attempt, Outcome, OutcomeKind
+from domain.model.jobs.state import Attempt, JobOutcome, OutcomeKind
 
 RECOVERABLE: frozenset[ObjectState] = frozenset(
     {ObjectState.NODE_FAIL, ObjectState.BOOT_FAIL, ObjectState.PREEMPTED}
@@ -32,19 +32,19 @@ class TryAgain:
     reason: str
 
 
-Verdict = Outcome | TryAgain
+Verdict = JobOutcome | TryAgain
 
 
 def judge_end(ended: Attempt, attempts_made: int, max_attempts: int, policy: Policy) -> Verdict:
     """What an attempt's ended object means: the job's outcome, or another attempt."""
     state = ended.object_state
     if state is ObjectState.COMPLETED:
-        return Outcome(OutcomeKind.SUCCEEDED, "exit code 0")
+        return JobOutcome(OutcomeKind.SUCCEEDED, "exit code 0")
     if state in policy.recoverable:
         if attempts_made < max_attempts:
             return TryAgain(f"attempt {ended.number} ended {state}")
-        return Outcome(OutcomeKind.FAILED, f"{state} on each of {attempts_made} attempt(s)")
-    return Outcome(OutcomeKind.FAILED, describe_end(ended))
+        return JobOutcome(OutcomeKind.FAILED, f"{state} on each of {attempts_made} attempt(s)")
+    return JobOutcome(OutcomeKind.FAILED, describe_end(ended))
 
 
 def describe_end(attempt: Attempt) -> str:

@@ -4,7 +4,7 @@ command that holds the job's lock alike, so the answer never depends on who give
 from __future__ import annotations
 
 from domain.model.jobs.objects import NOT_STARTED, ObjectState
-from domain.model.jobs.state import Action, JobState, OrderState
+from domain.model.jobs.state import Action, AttemptState, JobState
 
 CONFIRMED = "confirmed"
 REFUSED = "refused"
@@ -38,7 +38,7 @@ def refusal(state: JobState, action: Action) -> str | None:
         case Action.RESUBMIT:
             if state.cancel_wanted or state.resubmit_of is not None:
                 return f"job {state.name} is being cancelled or resubmitted already"
-            if current is None or current.order is OrderState.SUBMITTING:
+            if current is None or current.order is AttemptState.SUBMITTING:
                 return f"job {state.name} has no attempt to replace yet"
             if current.object_state is not None and current.object_state not in NOT_STARTED and not current.ended:
                 return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; only an "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain.model.jobs.objects import ENDED, ObjectState
-from domain.model.jobs.state import JobState, OrderState
+from domain.model.jobs.state import AttemptState, JobState
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,9 +25,9 @@ def outstanding(state: JobState, *, delivering: bool = False) -> list[Outstandin
     for a in state.attempts:
         if a.residual:
             continue  # on the residual list: sweeps look after its object
-        if a.order in (OrderState.SUBMITTING, OrderState.UNKNOWN):
+        if a.order in (AttemptState.SUBMITTING, AttemptState.UNKNOWN):
             left.append(Outstanding(a.number, f"attempt {a.number}: unknown outcome, its object may still appear"))
-        elif a.has_object and a.object_state not in ENDED and a.order is not OrderState.REFUSED:
+        elif a.has_object and a.object_state not in ENDED and a.order is not AttemptState.REFUSED:
             state_text = a.object_state or ObjectState.HELD
             doing = " (cancel requested)" if a.cancelling else ""
             left.append(Outstanding(a.number, f"attempt {a.number}: object {a.object_id} is {state_text}{doing}"))

@@ -18,7 +18,7 @@ class RecordInconsistent(ValueError):
     """The events do not tell one story (an event about an attempt never started, a second outcome...)."""
 
 
-class OrderState(StrEnum):
+class AttemptState(StrEnum):
     """One attempt is one order (DESIGN §2): it makes at most one object and is never sent twice."""
 
     SUBMITTING = "submitting"  # durable before the request; the request may or may not have gone out
@@ -70,7 +70,7 @@ class EscalationReason(StrEnum):
 class Attempt:
     number: int
     nonce: Nonce
-    order: OrderState
+    order: AttemptState
     object_id: ObjectId | None = None
     object_state: ObjectState | None = None
     exit_code: int | None = None
@@ -90,7 +90,7 @@ class Attempt:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class JobOutcome:
     kind: OutcomeKind
     detail: str
 
@@ -110,7 +110,7 @@ class JobState:
     host: str
     recorded_at: datetime
     attempts: tuple[Attempt, ...] = ()
-    outcome: Outcome | None = None
+    outcome: JobOutcome | None = None
     escalations: tuple[Escalation, ...] = ()
     settled: bool = False
     updated_at: datetime | None = None
@@ -189,22 +189,22 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.Submitting(attempt=n, nonce=nonce):
             if n != len(state.attempts) + 1:
                 raise RecordInconsistent(f"attempt {n} started after attempt {len(state.attempts)}")
-            return replace(state, attempts=(*state.attempts, Attempt(n, nonce, OrderState.SUBMITTING)))
+            return replace(state, attempts=(*state.attempts, Attempt(n, nonce, AttemptState.SUBMITTING)))
         case ev.Created(attempt=n, object_id=oid):
-            return _set(state, n, order=OrderState.CREATED, object_id=oid, object_state=ObjectState.HELD)
+            return _set(state, n, order=AttemptState.CREATED, object_id=oid, object_state=ObjectState.HELD)
         case ev.Refused(attempt=n):
-            return _set(state, n, order=OrderState.REFUSED)
+            return _set(state, n, order=AttemptState.REFUSED)
         case ev.Unknown(attempt=n):
-            return _set(state, n, order=OrderState.UNKNOWN)
+            return _set(state, n, order=AttemptState.UNKNOWN)
         case ev.Found(attempt=n, object_id=oid):
-            return _set(state, n, order=OrderState.CREATED, object_id=oid, object_state=ObjectState.HELD,
+            return _set(state, n, order=AttemptState.CREATED, object_id=oid, object_state=ObjectState.HELD,
                         absent_since=None)
         case ev.Confirmed(attempt=n, object_id=oid):
-            return _set(state, n, order=OrderState.CONFIRMED, object_id=oid)
+            return _set(state, n, order=AttemptState.CONFIRMED, object_id=oid)
         case ev.Released(attempt=n, object_id=oid):
             held = state.attempt(n).object_state in (None, ObjectState.HELD)
             state = replace(state, release_wanted=False)
-            return _set(state, n, order=OrderState.RELEASED, object_id=oid,
+            return _set(state, n, order=AttemptState.RELEASED, object_id=oid,
                         object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
         case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
             return _set(state, n, object_state=ObjectState(s), exit_code=code, signal=sig, reason=why,
@@ -255,7 +255,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.OutcomeReached(result=result, detail=detail):
             if state.outcome is not None:
                 raise RecordInconsistent("a second outcome")
-            return replace(state, outcome=Outcome(OutcomeKind(result), detail))
+            return replace(state, outcome=JobOutcome(OutcomeKind(result), detail))
         case ev.Settled():
             return replace(state, settled=True)
         case ev.Pruned():
@@ -292,8 +292,8 @@ def label(state: JobState) -> str:
     current = state.current
     if current is None:
         return "recorded"
-    if current.order in (OrderState.CREATED, OrderState.CONFIRMED) or current.object_state is ObjectState.HELD:
+    if current.order in (AttemptState.CREATED, AttemptState.CONFIRMED) or current.object_state is ObjectState.HELD:
         return "held"
-    if current.order is OrderState.RELEASED:
+    if current.order is AttemptState.RELEASED:
         return str(current.object_state or ObjectState.PENDING)
     return str(current.order)

@@ -17,14 +17,14 @@ from domain.model.jobs.residual import ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.state import (
     Attempt,
+    AttemptState,
     EscalationReason,
+    JobOutcome,
     JobState,
-    OrderState,
-    Outcome,
     OutcomeKind,
 )
 
-_FINDABLE = frozenset({OrderState.SUBMITTING, OrderState.UNKNOWN})
+_FINDABLE = frozenset({AttemptState.SUBMITTING, AttemptState.UNKNOWN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,7 @@ class Escalate:
 
 @dataclass(frozen=True, slots=True)
 class Conclude:
-    outcome: Outcome
+    outcome: JobOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +129,7 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
     """The events one query's answer adds to the record (none when nothing changed)."""
     out: list[ev.Event] = []
     for attempt in state.attempts:
-        if attempt.order is OrderState.REFUSED or attempt.ended or attempt.residual:
+        if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
             continue  # final, or the residual list's now; a scheduler forgetting an ended object says nothing
         mine = [o for o in result.objects if o.name == state.name and o.nonce == attempt.nonce]
         if len(mine) > 1:
@@ -153,7 +153,7 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
         obj = mine[0]
         if attempt.order in _FINDABLE:
             out += [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id)]
-            attempt_now = Attempt(attempt.number, attempt.nonce, OrderState.CONFIRMED, obj.object_id,
+            attempt_now = Attempt(attempt.number, attempt.nonce, AttemptState.CONFIRMED, obj.object_id,
                                   ObjectState.HELD)
             seen = _observed(attempt_now, obj)
             out += [seen] if seen else []
@@ -164,7 +164,7 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
                                         f"recorded object {attempt.object_id}, but {obj.object_id} carries "
                                         f"attempt {attempt.number}'s nonce"))
             continue
-        if attempt.order is OrderState.CREATED:
+        if attempt.order is AttemptState.CREATED:
             out.append(ev.Confirmed(attempt.number, obj.object_id))
         seen = _observed(attempt, obj)
         out += [seen] if seen else []
@@ -177,7 +177,7 @@ def _blocking_escalation(state: JobState) -> str | None:
     for esc in state.escalations:
         if current is None or esc.attempt != current.number:
             continue
-        if esc.reason is EscalationReason.VANISHED and current.order is OrderState.UNKNOWN:
+        if esc.reason is EscalationReason.VANISHED and current.order is AttemptState.UNKNOWN:
             continue  # an unknown attempt that never showed is presumed not made: the policy may go on
         return f"{esc.reason}: {esc.detail}"
     return None
@@ -186,34 +186,34 @@ def _blocking_escalation(state: JobState) -> str | None:
 def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
     """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs)."""
     oid = current.object_id
-    open_object = oid is not None and not current.ended and current.order is not OrderState.REFUSED
+    open_object = oid is not None and not current.ended and current.order is not AttemptState.REFUSED
     if state.cancel_wanted:
         if open_object and not current.cancelling:
             assert oid is not None
             return [Cancel(current.number, oid)]
-        if not open_object and current.order is not OrderState.SUBMITTING:
-            return [Conclude(Outcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
+        if not open_object and current.order is not AttemptState.SUBMITTING:
+            return [Conclude(JobOutcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
                                                             f"{current.order})"))]
         return []  # wait for the stop to show in a query
     if state.resubmit_of == current.number:
         if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
             assert oid is not None
             return [] if current.cancelling else [Cancel(current.number, oid)]
-        replaced = current.cancelling or (oid is None and current.order is OrderState.UNKNOWN)
+        replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
         if not open_object and replaced:
             return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
         # it started before the cancel: the resubmit is void and the attempt is judged as always
     if state.requeue_wanted and open_object:
         assert oid is not None
         return [Requeue(current.number, oid)]
-    if state.hold_wanted and open_object and current.order is OrderState.RELEASED:
+    if state.hold_wanted and open_object and current.order is AttemptState.RELEASED:
         if current.object_state is ObjectState.PENDING:
             assert oid is not None
             return [Hold(current.number, oid)]
         return [] if current.object_state is ObjectState.HELD else None
-    if state.hold_wanted and current.order is OrderState.CONFIRMED:
+    if state.hold_wanted and current.order is AttemptState.CONFIRMED:
         return []  # created held: it stays held
-    if (state.release_wanted and open_object and current.order is OrderState.RELEASED
+    if (state.release_wanted and open_object and current.order is AttemptState.RELEASED
             and current.object_state is ObjectState.HELD):
         assert oid is not None
         return [Release(current.number, oid)]
@@ -226,22 +226,22 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
     if mine is not None:
         return mine
     max_attempts = current.number if state.given_up else spec.max_attempts
-    if current.order is OrderState.REFUSED:
-        return [Conclude(Outcome(OutcomeKind.REFUSED, f"attempt {current.number} refused"))]
+    if current.order is AttemptState.REFUSED:
+        return [Conclude(JobOutcome(OutcomeKind.REFUSED, f"attempt {current.number} refused"))]
     blocked = _blocking_escalation(state)
     if blocked is not None:
-        return [Conclude(Outcome(OutcomeKind.ESCALATED, blocked))]
-    if current.order is OrderState.UNKNOWN and _escalated(state, EscalationReason.VANISHED, current.number):
+        return [Conclude(JobOutcome(OutcomeKind.ESCALATED, blocked))]
+    if current.order is AttemptState.UNKNOWN and _escalated(state, EscalationReason.VANISHED, current.number):
         if current.number < max_attempts:
             return [StartAttempt(current.number + 1, f"attempt {current.number}'s object never appeared")]
-        return [Conclude(Outcome(OutcomeKind.ESCALATED,
+        return [Conclude(JobOutcome(OutcomeKind.ESCALATED,
                                  f"attempt {current.number}: no object appeared and no attempt is left"))]
     if current.ended:  # released and ended, or ended while held (cancelled by someone else): judged alike
         verdict = judge_end(current, current.number, max_attempts, policy)
         if isinstance(verdict, TryAgain):
             return [StartAttempt(current.number + 1, verdict.reason)]
         return [Conclude(verdict)]
-    if current.order is OrderState.CONFIRMED:
+    if current.order is AttemptState.CONFIRMED:
         assert current.object_id is not None
         return [Release(current.number, current.object_id)]
     return []
@@ -251,11 +251,11 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
          delivering: bool = False) -> list[Step]:
     """The steps to take now, in order. ``sending`` is the attempt whose create this process has in flight."""
     steps: list[Step] = [MarkUnknown(a.number) for a in state.attempts
-                         if a.order is OrderState.SUBMITTING and a.number != sending]
+                         if a.order is AttemptState.SUBMITTING and a.number != sending]
     current = state.current
     for attempt in state.attempts:
         late = state.outcome is not None or attempt is not current
-        if (late and attempt.has_object and attempt.order is not OrderState.RELEASED
+        if (late and attempt.has_object and attempt.order is not AttemptState.RELEASED
                 and attempt.object_state is ObjectState.HELD and not attempt.cancelling):
             assert attempt.object_id is not None
             steps.append(Cancel(attempt.number, attempt.object_id))
@@ -268,11 +268,11 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
     if state.outcome is None:
         if current is None:
             if state.given_up:
-                return [Conclude(Outcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
+                return [Conclude(JobOutcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
                                          "given up by the user before the first attempt"))]
             return [StartAttempt(1, "first attempt")]
         return _next_for_current(state, current, now, policy)
-    unknown = [a for a in state.attempts if a.order is OrderState.UNKNOWN and not a.residual]
+    unknown = [a for a in state.attempts if a.order is AttemptState.UNKNOWN and not a.residual]
     if unknown and not state.settled:
         return _unknown_after_outcome(state, unknown, policy)
     if not state.settled and not outstanding(state, delivering=delivering):
@@ -283,12 +283,12 @@ def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = N
 def _abandon(state: JobState) -> list[Step]:
     """Abandon: every attempt whose object may still exist goes to the residual list (a sweep stops its
     object if it never started), then the outcome, then the record settles."""
-    open_attempts = [a for a in state.attempts if not a.residual and a.order is not OrderState.REFUSED
-                     and not a.ended and a.order is not OrderState.SUBMITTING]
+    open_attempts = [a for a in state.attempts if not a.residual and a.order is not AttemptState.REFUSED
+                     and not a.ended and a.order is not AttemptState.SUBMITTING]
     if open_attempts:
         return [MoveToResidual(a.number, ResidualReason.ABANDONED) for a in open_attempts]
     if state.outcome is None:
-        return [Conclude(Outcome(OutcomeKind.ABANDONED, "abandoned by the user; its objects are on the residual "
+        return [Conclude(JobOutcome(OutcomeKind.ABANDONED, "abandoned by the user; its objects are on the residual "
                                                         "list"))]
     return [] if state.settled else [Settle()]
 

@@ -22,7 +22,7 @@ from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
 from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
-from domain.model.jobs.state import JobState, OrderState, apply, fold
+from domain.model.jobs.state import AttemptState, JobState, apply, fold
 from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
@@ -362,7 +362,7 @@ class Supervisor:
         if pending is None:
             return True
         recorded = loop.state.by_nonce(pending.nonce)
-        if recorded is None or recorded.order is not OrderState.SUBMITTING:
+        if recorded is None or recorded.order is not AttemptState.SUBMITTING:
             return True  # not durable yet: nothing is sent
         return self._send(job, loop, pending)
 

@@ -16,7 +16,7 @@ from adapters.scheduler.local.scheduler import LocalScheduler
 from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.state import OrderState, OutcomeKind, fold
+from domain.model.jobs.state import AttemptState, OutcomeKind, fold
 from tests.e2e.jobs.cli import Cli
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,7 @@ def check_invariants(cli: Cli, job: str) -> None:
     for obj in objects:
         attempt = by_nonce.get(obj.nonce)  # type: ignore[arg-type]
         assert attempt is not None, f"object {obj.object_id} carries no recorded attempt's nonce"
-        assert attempt.object_id == obj.object_id or attempt.order is OrderState.UNKNOWN, (
+        assert attempt.object_id == obj.object_id or attempt.order is AttemptState.UNKNOWN, (
             f"object {obj.object_id} is neither recorded nor covered by an unknown attempt")
     released = [o for o in objects if o.state is not ObjectState.HELD]
     for nonce in by_nonce:

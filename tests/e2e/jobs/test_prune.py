@@ -7,8 +7,8 @@ import signal
 
 import pytest
 
+from adapters.residual.files import FileResidualList
 from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.store.residual_files import FileResidualList
 from domain.model.jobs.objects import ObjectState
 from domain.model.jobs.residual import ResidualReason
 from tests.e2e.jobs.cli import Cli, await_condition, await_state

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from adapters.residual.files import FileResidualList
 from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from adapters.store.residual_files import FileResidualList
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ENDED, ObjectSpec, ObjectState
 from domain.model.jobs.residual import ResidualEntry, ResidualReason

@@ -125,7 +125,7 @@ def test_a_record_root_on_nfs_is_refused_naming_the_setting(cli: Cli) -> None:
 def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(cli: Cli) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from adapters.store.pointer_files import FilePointers
+    from adapters.pointers.files import FilePointers
     from domain.model.jobs.ids import JobId
     from domain.model.jobs.pointer import Pointer
     from domain.model.jobs.record import HostIdentity

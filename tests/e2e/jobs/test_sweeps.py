@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from adapters.residual.files import FileResidualList
 from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.store.residual_files import FileResidualList
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ObjectSpec, ObjectState
 from domain.model.jobs.residual import ResidualEntry, ResidualReason

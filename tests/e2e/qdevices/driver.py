@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from dependency_injector import providers
 
-from adapters.store.jsonl.record_store import JsonlAppender, JsonlRecordStore
+from adapters.run_records.jsonl import JsonlAppender, JsonlRecordStore
 from entrypoints.qdevices import app as qapp
 from ports.run_record import RecordWriteFailed
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.store.jsonl.record_store import JsonlRecordStore
+from adapters.run_records.jsonl import JsonlRecordStore
 from domain.model.qdevices.decisions import make_decision
 from domain.model.qdevices.lines import APP, FORMAT, LineType, make
 from domain.model.qdevices.orders import OrderState, fold

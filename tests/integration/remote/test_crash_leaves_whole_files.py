@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from adapters.durable.publish import STAGING_PREFIX
 from adapters.process.instance_dir import DirectoryInstanceFiles
-from domain.model.remote_control import TerminateRequest, decode_files
+from domain.model.remote.control import TerminateRequest, decode_files
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 

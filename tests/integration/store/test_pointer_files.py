@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.store.pointer_files import FilePointers, default_pointer_dir
-from adapters.store.pointer_memory import InMemoryPointers
+from adapters.pointers.files import FilePointers, default_pointer_dir
+from adapters.pointers.memory import InMemoryPointers
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
 from domain.model.jobs.record import HostIdentity

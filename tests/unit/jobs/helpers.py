@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from adapters.clock.fake import FakeClock
+from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.memory import InMemoryStore
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.policy import Policy

@@ -9,10 +9,10 @@ import pytest
 from dependency_injector import providers
 from typer.testing import CliRunner
 
+from adapters.pointers.memory import InMemoryPointers
+from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.memory import InMemoryStore
-from adapters.store.pointer_memory import InMemoryPointers
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId
 from entrypoints.dunscaith import jobs
 from entrypoints.dunscaith.app import app

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from adapters.clock.system import SystemClock
+from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.memory import InMemoryStore
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectState
 from domain.model.jobs.policy import Policy

@@ -19,10 +19,10 @@ from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.spec import BadSpec, JobSpec
 from domain.model.jobs.state import (
     Attempt,
+    AttemptState,
     EscalationReason,
+    JobOutcome,
     JobState,
-    OrderState,
-    Outcome,
     OutcomeKind,
     RecordInconsistent,
     fold_events,
@@ -44,7 +44,7 @@ def state_of(*events: ev.Event) -> JobState:
 
 
 def attempt(state: ObjectState | None, n: int = 1) -> Attempt:
-    return Attempt(n, Nonce(f"n{n}"), OrderState.RELEASED, ObjectId(f"o{n}"), state)
+    return Attempt(n, Nonce(f"n{n}"), AttemptState.RELEASED, ObjectId(f"o{n}"), state)
 
 
 # ------------------------------------------------------------------ recovery policy
@@ -66,7 +66,7 @@ def test_recovery_policy(end: ObjectState, made: int, verdict: object) -> None:
     if verdict == "again":
         assert isinstance(got, TryAgain)
     else:
-        assert isinstance(got, Outcome) and got.kind is verdict
+        assert isinstance(got, JobOutcome) and got.kind is verdict
 
 
 # ------------------------------------------------------------------ exit codes
@@ -75,7 +75,7 @@ def test_recovery_policy(end: ObjectState, made: int, verdict: object) -> None:
     (OutcomeKind.SUCCEEDED, 0), (OutcomeKind.FAILED, 1), (OutcomeKind.ESCALATED, 1), (OutcomeKind.REFUSED, 2),
 ])
 def test_exit_code_of_outcome(kind: OutcomeKind, code: int) -> None:
-    assert for_outcome(Outcome(kind, "")) == code
+    assert for_outcome(JobOutcome(kind, "")) == code
 
 
 @pytest.mark.parametrize(("signum", "code"), [(1, 129), (2, 130), (15, 143)])

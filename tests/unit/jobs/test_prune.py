@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from adapters.pointers.memory import InMemoryPointers
+from adapters.residual.memory import InMemoryResidualList
 from adapters.store.memory import InMemoryStore
-from adapters.store.pointer_memory import InMemoryPointers
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.objects import ObjectState

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.store.residual_files import FileResidualList
+from adapters.residual.files import FileResidualList
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.residual import (
     EXPIRY,

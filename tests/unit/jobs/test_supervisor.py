@@ -8,7 +8,7 @@ from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
 from domain.model.jobs.residual import ResidualPolicy, ResidualReason
-from domain.model.jobs.state import EscalationReason, OrderState, OutcomeKind
+from domain.model.jobs.state import AttemptState, EscalationReason, OutcomeKind
 from domain.services.jobs.supervise import Ending
 from tests.unit.jobs.helpers import StopAfter, rig
 
@@ -160,7 +160,7 @@ def test_an_unknown_attempt_never_seen_moves_to_the_residual_list_and_the_record
     end = r.run(job)
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
     assert end.ending is Ending.OUTCOME and end.state.settled
-    assert end.state.attempts[0].order is OrderState.UNKNOWN and end.state.attempts[0].residual
+    assert end.state.attempts[0].order is AttemptState.UNKNOWN and end.state.attempts[0].residual
     (entry,) = [reading.entry for reading in r.residual.entries()]
     assert entry is not None and (entry.job, entry.attempt, entry.nonce, entry.reason) == (
         job, 1, Nonce("n1"), ResidualReason.UNKNOWN)
@@ -239,7 +239,7 @@ def test_a_stop_request_drains_and_never_cancels_the_job() -> None:
     end = r.run(job, StopAfter(r.clock, waits=2))
     assert end.ending is Ending.DRAINED
     assert r.scheduler.count("cancel") == 0
-    assert r.state(job).attempts[0].order is OrderState.RELEASED
+    assert r.state(job).attempts[0].order is AttemptState.RELEASED
     assert r.store.health(job).held is False
 
 
@@ -252,7 +252,7 @@ def test_reattaching_after_a_crash_mid_create_records_unknown_and_never_resends(
     assert kinds[2] == "unknown"
     assert all(spec_nonce != "old" for _, spec_nonce in
                [(m, a.nonce) for m, a in r.scheduler.log if m == "create_held" and hasattr(a, "nonce")])
-    assert end.state.attempts[0].order is OrderState.UNKNOWN
+    assert end.state.attempts[0].order is AttemptState.UNKNOWN
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
 
 
@@ -363,7 +363,7 @@ def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_u
     end = r.run(job)
     assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
     assert r.scheduler.count("create_held") == 1
-    assert [a.order for a in end.state.attempts] == [OrderState.RELEASED]
+    assert [a.order for a in end.state.attempts] == [AttemptState.RELEASED]
 
 
 @pytest.mark.parametrize("kind", ["submitting", "created", "released", "outcome"])

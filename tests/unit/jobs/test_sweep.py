@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from adapters.clock.fake import FakeClock
+from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ObjectSpec, ObjectState
 from domain.model.jobs.residual import ResidualEntry, ResidualReason

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.clock.fake import FakeClock
+from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.fake import FakeSite
-from adapters.store.jsonl.record_store import JsonlRecordStore
-from adapters.store.jsonl.site_lock import FlockSiteLock
 from domain.model.qdevices.manifest import Manifest, parse_manifest
 from domain.model.qdevices.orders import RunView, fold
 from domain.model.qdevices.sites import SiteName

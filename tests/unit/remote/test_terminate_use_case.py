@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from adapters.clock.fake import FakeClock
-from domain.model.remote_control import InstanceRecords, TerminateRequest
-from domain.model.remote_state import Answer
-from domain.services.remote_instances import TerminateInstance
+from domain.model.remote.control import InstanceRecords, TerminateRequest
+from domain.model.remote.state import Answer
+from domain.services.remote.instances import TerminateInstance
 from tests.unit.remote.records import FAIL, FOREIGN_REQ, INST, LAUNCH, OUT, REFUSAL, REQ, TERM
 
 RUNNING = InstanceRecords(launching=LAUNCH, instance=INST)

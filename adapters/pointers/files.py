@@ -11,7 +11,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
+from adapters.durable.private_dir import UnsafeDirectory
 from adapters.durable.publish import STAGING_PREFIX, replace
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import (
@@ -28,26 +29,8 @@ from ports.pointers import PointerReading
 _MAX_POINTER_BYTES = 64 * 1024
 
 
-def config_home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
-
-
 def default_pointer_dir(env: Mapping[str, str] | None = None) -> Path:
     return config_home(env) / "dunscaith" / "jobs"
-
-
-def ensure_dunscaith_dir(directory: Path) -> Path:
-    """Create ``directory`` (e.g. .../dunscaith/jobs, .../dunscaith/residual) and its dunscaith parent, 0700.
-
-    Only directories of dunscaith's own are made private; the config home above them (``~/.config``)
-    is created if missing but never changed, since other programs share it.
-    """
-    base = directory.parent
-    os.makedirs(base.parent, mode=0o700, exist_ok=True)
-    ensure_private_dir(base)
-    return ensure_private_dir(directory)
 
 
 class FilePointers:

@@ -11,10 +11,10 @@ import os
 import stat
 from pathlib import Path
 
+from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.durable.sync import sync_dir
-from adapters.store.pointer_files import config_home, ensure_dunscaith_dir
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import BadPointerName, pointer_file_name
 from domain.model.jobs.residual import ResidualEntry, ResidualReading, decode_entry, encode_entry

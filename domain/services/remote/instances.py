@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from domain.model.remote_control import InstanceRecords, TerminateRequest, mismatch
-from domain.model.remote_state import Answer, answer_to, status_object
+from domain.model.remote.control import InstanceRecords, TerminateRequest, mismatch
+from domain.model.remote.state import Answer, answer_to, status_object
 from ports.clock import Clock
 from ports.instance_files import InstanceFiles
 

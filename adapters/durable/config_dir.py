@@ -1,0 +1,31 @@
+"""dunscaith's own folders under the user's config home (``~/.config/dunscaith/...``), 0700.
+
+Pointers and the residual list both live there; the config home itself is shared with other programs
+and is created if missing but never changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapters.durable.private_dir import ensure_private_dir
+
+
+def config_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME")
+    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+
+
+def ensure_dunscaith_dir(directory: Path) -> Path:
+    """Create ``directory`` (e.g. .../dunscaith/jobs, .../dunscaith/residual) and its dunscaith parent, 0700.
+
+    Only directories of dunscaith's own are made private; the config home above them (``~/.config``)
+    is created if missing but never changed, since other programs share it.
+    """
+    base = directory.parent
+    os.makedirs(base.parent, mode=0o700, exist_ok=True)
+    ensure_private_dir(base)
+    return ensure_private_dir(directory)

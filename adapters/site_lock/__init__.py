@@ -1,0 +1,1 @@
+"""The qdevices per-site lock, held by the kernel (flock), with display-only health."""

@@ -1,1 +1,0 @@
-"""The qdevices record as JSON lines, its site lock and older_decisions.jsonl: readable by any JSON tool."""
