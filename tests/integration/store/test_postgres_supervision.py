@@ -11,10 +11,10 @@ from datetime import timedelta
 import pytest
 
 from adapters.clock.fake import FakeClock
+from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
 from adapters.store.postgres.store import PostgresStore
 from adapters.store.postgres.target import PostgresTarget
-from adapters.store.residual_memory import InMemoryResidualList
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectState
 from domain.model.jobs.policy import Policy

@@ -37,7 +37,7 @@ from adapters.clock.system import SystemClock
 from adapters.scheduler.local import LocalScheduler
 from adapters.store.postgres.store import PostgresStore
 from adapters.store.postgres.target import PostgresTarget
-from adapters.store.residual_memory import InMemoryResidualList
+from adapters.residual.memory import InMemoryResidualList
 from domain.model.jobs.policy import Policy
 from domain.services.jobs.supervise import SuperviseSettings, Supervisor
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Action, OrderState
+from domain.model.jobs.state import Action, AttemptState
 from domain.services.jobs.commands import Answer, JobCommands
 from domain.services.jobs.supervise import Ending
 from ports.job_store import JobLock, LockLost
@@ -68,7 +68,7 @@ def test_a_lock_lost_before_the_create_sends_nothing_and_leaves_submitting_for_t
     again = r.run(job)
     assert r.scheduler.count("create_held") == 1
     first, *later = again.state.attempts
-    assert first.order is not OrderState.SUBMITTING and first.object_id is None
+    assert first.order is not AttemptState.SUBMITTING and first.object_id is None
     assert len(later) == 1 and later[0].nonce != first.nonce
 
 
