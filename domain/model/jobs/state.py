@@ -123,6 +123,7 @@ class JobState:
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
     requeue_wanted: bool = False  # put the current (started) object back in the queue, once
     resubmit_of: int | None = None  # replace this attempt (not started) by a new one
+    machine_id: str | None = None  # with ``host``: the machine that owns the record, or the job's objects
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
     pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
@@ -274,7 +275,7 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
         raise RecordInconsistent("the record does not start with job-recorded")
     at, head = first
     assert isinstance(head, ev.JobRecorded)
-    state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at)
+    state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at, machine_id=head.machine_id)
     for at, event in items:
         state = apply(state, event, at)
     return state
