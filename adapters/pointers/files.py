@@ -7,12 +7,12 @@ so a reader on another node sees the old pointer or the new one, never a mix.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
 from adapters.durable.private_dir import UnsafeDirectory
+from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, replace
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import (
@@ -48,26 +48,13 @@ class FilePointers:
     def read(self, job: JobId) -> Pointer:
         path = self.directory / pointer_file_name(job)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            data = read_private(path, _MAX_POINTER_BYTES)
         except FileNotFoundError:
             raise NoPointer(job) from None
-        except OSError as exc:
-            if os.path.islink(path):
-                raise DamagedPointer(job, "it is a symbolic link") from None
-            raise DamagedPointer(job, exc.strerror or str(exc)) from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise DamagedPointer(job, "not a regular file")
-            if st.st_uid != os.geteuid():
-                raise DamagedPointer(job, f"owned by uid {st.st_uid}, not by you")
-            if st.st_size > _MAX_POINTER_BYTES:
-                raise DamagedPointer(job, f"{st.st_size} bytes, too large for a pointer")
-            data = os.read(fd, _MAX_POINTER_BYTES + 1)
+        except UnsafeFile as exc:
+            raise DamagedPointer(job, exc.reason) from None
         except OSError as exc:
             raise DamagedPointer(job, exc.strerror or str(exc)) from None
-        finally:
-            os.close(fd)
         return decode_pointer(job, data)
 
     def all(self) -> list[PointerReading]:

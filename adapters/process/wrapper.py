@@ -18,7 +18,6 @@ import secrets
 import select
 import signal
 import socket
-import stat
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from adapters.durable.lock import FlockLock, LockHeld
 from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
 from adapters.process.leader import leader_exited
@@ -307,17 +307,13 @@ class PosixWrapper:
     def _read_request(self) -> bytes | str | None:
         """The request's bytes; a string saying why the thing under its name is no request; or None."""
         try:  # never through a planted link, never blocking on a planted FIFO
-            fd = os.open(self.directory / REQUEST, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            return read_private(self.directory / REQUEST, MAX_REQUEST)
         except FileNotFoundError:
             return None
+        except UnsafeFile as exc:
+            return exc.reason
         except OSError as exc:
             return str(exc.strerror)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return "not a regular file"
-            return os.read(fd, MAX_REQUEST)
-        finally:
-            os.close(fd)
 
     def _refuse(self, instance: Instance, request: TerminateRequest | None, reason: str, refusals: int) -> int:
         while True:

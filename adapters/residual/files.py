@@ -13,6 +13,7 @@ from pathlib import Path
 
 from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.durable.sync import sync_dir
 from domain.model.jobs.ids import JobId
@@ -69,16 +70,11 @@ class FileResidualList:
     @staticmethod
     def _read(job: JobId, key: str, path: Path) -> ResidualReading:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            data = read_private(path, _MAX_ENTRY_BYTES)
+        except UnsafeFile as exc:
+            return ResidualReading(job, key, None, f"{path} cannot be used: {exc.reason}")
         except OSError as exc:
             return ResidualReading(job, key, None, f"cannot open {path}: {exc.strerror or exc}")
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-                return ResidualReading(job, key, None, f"{path} is not a file of yours")
-            data = os.read(fd, _MAX_ENTRY_BYTES + 1)
-        finally:
-            os.close(fd)
         try:
             entry = decode_entry(job, data)
         except DecodeError as exc:

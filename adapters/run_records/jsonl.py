@@ -9,13 +9,13 @@ symlinks, and only ever appended to.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
 from adapters.durable.sync import sync_dir, sync_fd
 from domain.model.qdevices.decisions import OlderDecision, from_json
 from domain.model.qdevices.identity import RecordIdentity
@@ -25,6 +25,7 @@ from ports.run_record import RecordRead, RecordUnreadable, RecordWriteFailed
 
 DECISIONS = "older_decisions.jsonl"
 SUFFIX = ".jsonl"
+_MAX_RECORD_BYTES = 1 << 30  # far above any run: a guard against a planted giant, not a quota
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -128,21 +129,15 @@ class JsonlRecordStore:
     def read(self, path: str) -> RecordRead:
         absolute = _real_parent(path)
         try:
-            fd = os.open(absolute, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # Not only your own: older_records may name the records of another runner (seed 002).
+            data, st = read_private_stat(Path(absolute), _MAX_RECORD_BYTES, owned=False)
         except FileNotFoundError:
             raise RecordUnreadable("no such record") from None
+        except UnsafeFile as exc:
+            raise RecordUnreadable(exc.reason) from None
         except OSError as exc:
             raise RecordUnreadable(f"cannot be opened: {exc.strerror}") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise RecordUnreadable("not a regular file")
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-        finally:
-            os.close(fd)
-        lines, torn = parse_lines(b"".join(chunks))
+        lines, torn = parse_lines(data)
         return RecordRead(absolute, tuple(lines), RecordIdentity(self.host, absolute, st.st_dev, st.st_ino), torn)
 
     def is_newest_in_run_folder(self, path: str) -> bool:
@@ -173,9 +168,11 @@ class JsonlRecordStore:
     def older_decisions(self, site: str) -> list[OlderDecision]:
         path = self.root / site / DECISIONS
         try:
-            data = path.read_bytes()
+            data = read_private(path, _MAX_RECORD_BYTES)
         except FileNotFoundError:
             return []
+        except UnsafeFile as exc:
+            raise RecordUnreadable(str(exc)) from None
         decisions = []
         for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():

@@ -14,35 +14,18 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from adapters.durable.liveness import pid_alive, process_start
 from adapters.durable.lock import FlockLock, LockHeld
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import replace
 from adapters.durable.sync import sync_dir
 from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 from ports.site_lock import Holder, SiteLockRefused
 
 HOLDER_FIELDS = {"host": (str,), "pid": (int,), "started": (str,), "proc_start": (str,)}
+_MAX_HOLDER_BYTES = 64 * 1024
 NO_FLOCK = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
-
-
-def process_start(pid: int) -> str:
-    """The kernel's start time of a process (Linux: ticks since boot), "" where it cannot be read."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def process_alive(pid: int, proc_start: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    now_start = process_start(pid)
-    return not (proc_start and now_start and now_start != proc_start)  # a reused pid is another process
 
 
 class FlockSiteLock:
@@ -55,15 +38,13 @@ class FlockSiteLock:
 
     def _read_holder(self, path: Path) -> dict[str, object] | None:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            data = read_private(path, _MAX_HOLDER_BYTES)
         except FileNotFoundError:
             return None
+        except UnsafeFile as exc:
+            raise SiteLockRefused(f"{path}: cannot be read ({exc.reason})") from None
         except OSError as exc:
             raise SiteLockRefused(f"{path}: cannot be read ({exc.strerror})") from None
-        try:
-            data = os.read(fd, 65536)
-        finally:
-            os.close(fd)
         try:
             return decode_exact(data, HOLDER_FIELDS, str(path))
         except DecodeError as exc:
@@ -105,7 +86,7 @@ class FlockSiteLock:
                     raise SiteLockRefused(
                         f"{site} is held by host {old['host']} (pid {old['pid']}, since {old['started']}): check "
                         f"that host, then give qdevices unlock {site} --host {old['host']}")
-                if process_alive(int(str(old["pid"])), str(old["proc_start"])) and old["pid"] != os.getpid():
+                if pid_alive(int(str(old["pid"])), str(old["proc_start"])) and old["pid"] != os.getpid():
                     raise SiteLockRefused(
                         f"{site}: pid {old['pid']} of this host still holds it, yet the flock was granted: this "
                         "home folder's flock does not work; use a host whose home folder has flock")

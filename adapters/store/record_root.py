@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import pwd
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import publish
 from domain.model.jobs.record import HostIdentity
 from domain.model.jobs.root_errors import RootHostFileDamaged, RootOfAnotherHost, RootOnNetworkFilesystem, RootUnsafe
@@ -23,6 +23,7 @@ from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 from ports.host import HostInfo
 
 HOST_FILE = "HOST"
+_MAX_HOST_FILE_BYTES = 4096
 _HOST_FIELDS = {"machine_id": (str,), "hostname": (str,)}
 
 
@@ -85,18 +86,11 @@ def _bind(root: Path, this: HostIdentity) -> HostIdentity:
 
 def read_host_file(root: Path) -> HostIdentity:
     try:
-        fd = os.open(root / HOST_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        text = read_private(root / HOST_FILE, _MAX_HOST_FILE_BYTES)
+    except UnsafeFile as exc:
+        raise RootHostFileDamaged(str(root), exc.reason) from None
     except OSError as exc:
         raise RootHostFileDamaged(str(root), exc.strerror or str(exc)) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise RootHostFileDamaged(str(root), "not a regular file")
-        if st.st_uid != os.geteuid():
-            raise RootHostFileDamaged(str(root), f"owned by uid {st.st_uid}, not by you")
-        text = os.read(fd, 4096)
-    finally:
-        os.close(fd)
     try:
         fields = decode_exact(text, _HOST_FIELDS, "HOST")
     except DecodeError as exc:

@@ -6,8 +6,11 @@ someone else's, or damaged, and is refused rather than half-understood.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import typing
 from collections.abc import Mapping
+from types import UnionType
 from typing import Any
 
 
@@ -17,6 +20,27 @@ class DecodeError(ValueError):
 
 # A field spec maps each name to the accepted Python types (bool is never accepted for int).
 FieldSpec = Mapping[str, tuple[type, ...]]
+
+
+def dataclass_spec(cls: type[Any]) -> FieldSpec:
+    """The field spec of a dataclass as JSON carries it: one entry per field, in declaration order.
+
+    A NewType is its base type, ``X | None`` accepts both, a tuple arrives as a JSON list.
+    """
+    hints = typing.get_type_hints(cls)
+    return {f.name: _accepted(hints[f.name]) for f in dataclasses.fields(cls)}
+
+
+def _accepted(hint: Any) -> tuple[type, ...]:
+    while hasattr(hint, "__supertype__"):  # a NewType
+        hint = hint.__supertype__
+    if isinstance(hint, UnionType) or typing.get_origin(hint) is typing.Union:
+        return tuple(t for arg in typing.get_args(hint) for t in _accepted(arg))
+    if typing.get_origin(hint) in (tuple, list):
+        return (list,)
+    if not isinstance(hint, type):
+        raise TypeError(f"no JSON type for the field type {hint!r}")
+    return (hint,)
 
 
 def loads_object(text: str | bytes) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.private_read import read_private
 from adapters.durable.publish import publish
 from adapters.durable.sync import sync_dir
 from adapters.scheduler.local import spawn
@@ -71,6 +72,7 @@ from domain.model.strict_json import DecodeError
 from ports.scheduler import SchedulerError
 
 DIRECTORY = "local-scheduler"
+MAX_OBJECT_FILE = 16 * 1024 * 1024  # the spec carries argv, which the kernel bounds far below this
 _PROBE_PATIENCE = 0.5  # a status probe holds a shared lock for an instant; a real holder for longer
 _CAS_ATTEMPTS = 20  # each lost compare-and-set means another actor decided; the log is short
 
@@ -341,11 +343,10 @@ class LocalScheduler:
         spec = self._specs.get(object_id)
         if spec is None:
             try:
-                fd = os.open(directory / OBJECT, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                data = read_private(directory / OBJECT, MAX_OBJECT_FILE)
             except FileNotFoundError:
                 raise _NotYetMade(object_id) from None
-            with os.fdopen(fd, "rb") as handle:
-                spec = decode_spec(handle.read(), directory)
+            spec = decode_spec(data, directory)
             self._specs[object_id] = spec
         return spec
 

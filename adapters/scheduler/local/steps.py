@@ -15,7 +15,6 @@ other decision is ever appended (a started object is cancelled through the proce
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,10 +22,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from adapters.durable.private_read import read_private
 from adapters.durable.publish import publish
 from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 STEP_FORMAT = "dunscaith.local-scheduler.step/1"
+MAX_STEP_FILE = 64 * 1024  # a step is one small JSON object
 _STEP = re.compile(r"step\.([1-9][0-9]{0,8})\.json")
 
 
@@ -103,11 +104,4 @@ def try_append(directory: Path, steps: Steps, action: Action) -> bool:
 
 
 def _read(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    return read_private(path, MAX_STEP_FILE)

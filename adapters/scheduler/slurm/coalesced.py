@@ -25,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
 from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.private_read import read_private
 from adapters.durable.publish import replace
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, QueryResult
@@ -46,6 +48,7 @@ _OBJECT_FIELDS = {
     "object_id": (str,), "name": (str,), "nonce": (str, type(None)), "state": (str,), "owner": (str,),
     "exit_code": (int, type(None)), "signal": (int, type(None)), "reason": (str,), "started": (bool,),
 }
+_MAX_SHARED_FILE = 16 * 1024 * 1024
 _WANTED_FIELDS = {"version": (int,), "pid": (int,), "names": (list,)}
 
 
@@ -141,7 +144,7 @@ class CoalescedScheduler:
 
     def _read_answer(self) -> tuple[float, frozenset[str], QueryResult] | None:
         try:
-            data = _read_private(self.directory / ANSWER)
+            data = read_private(self.directory / ANSWER, _MAX_SHARED_FILE)
             obj = decode_exact(data, _ANSWER_FIELDS, "shared query answer")
             if obj["version"] != 1:
                 return None
@@ -187,8 +190,8 @@ class CoalescedScheduler:
                 if now - os.lstat(path).st_mtime > self._ttl:
                     os.unlink(path)  # a supervisor that stopped polling long ago
                     continue
-                obj = decode_exact(_read_private(path), _WANTED_FIELDS, "query registration")
-                if not _alive(obj["pid"]):
+                obj = decode_exact(read_private(path, _MAX_SHARED_FILE), _WANTED_FIELDS, "query registration")
+                if not pid_alive(obj["pid"]):
                     os.unlink(path)
                     continue
                 names.update(str(n) for n in obj["names"])
@@ -218,19 +221,3 @@ def _view(obj: Any) -> ObjectView:
         owner=obj["owner"], exit_code=obj["exit_code"], signal=obj["signal"], reason=obj["reason"],
         started=obj["started"],
     )
-
-
-def _read_private(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        return f.read(16 * 1024 * 1024)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

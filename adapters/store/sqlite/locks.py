@@ -12,11 +12,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from adapters.durable.lock import FlockLock
+from adapters.durable.private_read import read_private
 from adapters.store.event_codec import decode_time, encode_time
 from domain.model.jobs.ids import JobId
 from ports.job_store import LockLost, StoreError
 
 _MAX_NAME = 200
+_MAX_BEAT_BYTES = 128
 
 
 def lock_file_name(job: JobId) -> str:
@@ -68,13 +70,7 @@ class FlockJobLock:
 def read_beat(path: Path) -> datetime | None:
     """The last beat in a lock file, or None if there is none (or it does not read: display only)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        text = os.read(fd, 128).decode("ascii").strip()
+        text = read_private(path, _MAX_BEAT_BYTES).decode("ascii").strip()
         return decode_time(text) if text else None
     except (OSError, ValueError):
         return None
-    finally:
-        os.close(fd)

@@ -10,15 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.record import JsonValue, StoreIdentity
 from domain.model.jobs.spec import JobSpec
-from domain.model.strict_json import DecodeError, FieldSpec, check_fields
+from domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
-_INT = (int,)
-_STR = (str,)
-_OPT_INT = (int, type(None))
-_OPT_STR = (str, type(None))
+
+class EventUndecodable(JobsError, DecodeError):
+    """A record line this build cannot read: an unknown kind, or data that is not exactly its kind's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +26,6 @@ class JobRecorded:
     """The first event: what to run, where, and which host's store holds the record."""
 
     KIND: ClassVar[str] = "job-recorded"
-    FIELDS: ClassVar[FieldSpec] = {"name": _STR, "cluster": _STR, "adapter": _STR, "command": (list,),
-                                   "script": _OPT_STR, "workdir": _OPT_STR, "max_attempts": _INT,
-                                   "host": _STR, "machine_id": _OPT_STR, "store": _STR, "location": _STR,
-                                   "device": _OPT_INT, "inode": _OPT_INT}
     name: str
     cluster: str
     adapter: str
@@ -61,7 +57,6 @@ class Submitting:
     """Durable before the create request goes out: from here on an object may exist."""
 
     KIND: ClassVar[str] = "submitting"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "nonce": _STR}
     attempt: int
     nonce: Nonce
 
@@ -71,7 +66,6 @@ class Created:
     """The scheduler answered the create with this id (the object is held)."""
 
     KIND: ClassVar[str] = "created"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -81,7 +75,6 @@ class Refused:
     """The scheduler's answer proves no object was made."""
 
     KIND: ClassVar[str] = "refused"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "detail": _STR}
     attempt: int
     detail: str
 
@@ -91,7 +84,6 @@ class Unknown:
     """No answer came: an object may exist. The request is never sent again."""
 
     KIND: ClassVar[str] = "unknown"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "detail": _STR}
     attempt: int
     detail: str
 
@@ -101,7 +93,6 @@ class Found:
     """A query found the object of an unknown attempt by its nonce: the record learns its id."""
 
     KIND: ClassVar[str] = "found"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -111,7 +102,6 @@ class Confirmed:
     """A query showed the object carrying this attempt's nonce is the one recorded."""
 
     KIND: ClassVar[str] = "confirmed"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -119,7 +109,6 @@ class Confirmed:
 @dataclass(frozen=True, slots=True)
 class Released:
     KIND: ClassVar[str] = "released"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -129,8 +118,6 @@ class Observed:
     """The scheduler reported a new state for an attempt's object."""
 
     KIND: ClassVar[str] = "observed"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR, "state": _STR, "exit_code": _OPT_INT,
-                                   "signal": _OPT_INT, "reason": _STR}
     attempt: int
     object_id: ObjectId
     state: str  # an ObjectState value
@@ -144,7 +131,6 @@ class Absent:
     """A complete query did not list the attempt's object (not an ending: absence is unknown)."""
 
     KIND: ClassVar[str] = "absent"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT}
     attempt: int
 
 
@@ -153,7 +139,6 @@ class Cancelling:
     """The supervisor asked the scheduler to stop an object that never started (a late, held one)."""
 
     KIND: ClassVar[str] = "cancelling"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -163,7 +148,6 @@ class Escalated:
     """Something the recovery policy cannot decide; a person must."""
 
     KIND: ClassVar[str] = "escalated"
-    FIELDS: ClassVar[FieldSpec] = {"reason": _STR, "attempt": _OPT_INT, "detail": _STR}
     reason: str  # an EscalationReason value
     attempt: int | None
     detail: str
@@ -174,7 +158,6 @@ class Delivered:
     """The escalation at ``index`` (0-based, in record order) reached the configured command."""
 
     KIND: ClassVar[str] = "escalation-delivered"
-    FIELDS: ClassVar[FieldSpec] = {"index": _INT}
     index: int
 
 
@@ -184,7 +167,6 @@ class MovedToResidual:
     look for its object by nonce, and it no longer keeps the record from settling."""
 
     KIND: ClassVar[str] = "moved-to-residual"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "reason": _STR}
     attempt: int
     reason: str  # a ResidualReason value
 
@@ -195,7 +177,6 @@ class Requested:
     a live supervisor, or the command itself when it holds the job's lock."""
 
     KIND: ClassVar[str] = "request"
-    FIELDS: ClassVar[FieldSpec] = {"request": _STR, "action": _STR}
     request: str  # the request's id: it is answered once, never acted on twice
     action: str  # an Action value
 
@@ -206,7 +187,6 @@ class Answered:
     ``refused`` with the reason."""
 
     KIND: ClassVar[str] = "answer"
-    FIELDS: ClassVar[FieldSpec] = {"request": _STR, "result": _STR, "detail": _STR}
     request: str
     result: str  # "confirmed" | "refused"
     detail: str
@@ -217,7 +197,6 @@ class HeldByUser:
     """A hold the user asked for reached the scheduler: the object is held until a release."""
 
     KIND: ClassVar[str] = "held"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -228,7 +207,6 @@ class Requeueing:
     without its ``requeued`` (its sender died) is reported as uncertain, never resent."""
 
     KIND: ClassVar[str] = "requeueing"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -236,7 +214,6 @@ class Requeueing:
 @dataclass(frozen=True, slots=True)
 class Requeued:
     KIND: ClassVar[str] = "requeued"
-    FIELDS: ClassVar[FieldSpec] = {"attempt": _INT, "object_id": _STR}
     attempt: int
     object_id: ObjectId
 
@@ -247,7 +224,6 @@ class ActionFailed:
     nobody knows whether it went out): dropped, and reported."""
 
     KIND: ClassVar[str] = "action-failed"
-    FIELDS: ClassVar[FieldSpec] = {"action": _STR, "attempt": _INT, "detail": _STR}
     action: str
     attempt: int
     detail: str
@@ -256,7 +232,6 @@ class ActionFailed:
 @dataclass(frozen=True, slots=True)
 class OutcomeReached:
     KIND: ClassVar[str] = "outcome"
-    FIELDS: ClassVar[FieldSpec] = {"result": _STR, "detail": _STR}
     result: str  # an OutcomeKind value
     detail: str
 
@@ -266,7 +241,6 @@ class Settled:
     """Every order is final and nothing is outstanding."""
 
     KIND: ClassVar[str] = "settled"
-    FIELDS: ClassVar[FieldSpec] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +249,6 @@ class Pruned:
     and ``list`` no longer shows it. The record itself is kept whole, as every record is."""
 
     KIND: ClassVar[str] = "pruned"
-    FIELDS: ClassVar[FieldSpec] = {}
 
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
@@ -288,6 +261,8 @@ _BY_KIND: Mapping[str, type[Any]] = {
                 Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
                 Requeueing, Requeued, ActionFailed, OutcomeReached, Settled, Pruned)
 }
+# What each kind's data must hold, read off its dataclass: a field added to an event is decoded with it.
+_FIELDS: Mapping[str, FieldSpec] = {kind: dataclass_spec(cls) for kind, cls in _BY_KIND.items()}
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
@@ -301,10 +276,13 @@ def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
 def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     cls = _BY_KIND.get(kind)
     if cls is None:
-        raise DecodeError(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
-    check_fields(data, cls.FIELDS, f"event {kind}")
+        raise EventUndecodable(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
+    try:
+        check_fields(data, _FIELDS[kind], f"event {kind}")
+    except DecodeError as exc:
+        raise EventUndecodable(str(exc)) from None
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
-        raise DecodeError("event job-recorded: command holds a non-string")
+        raise EventUndecodable("event job-recorded: command holds a non-string")
     event: Event = cls(**values)
     return event

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import HostIdentity
 from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
@@ -21,7 +22,7 @@ SUPERVISED_REFRESH_POLLS = 10
 _MAX_NAME_BYTES = 255
 
 
-class PointerError(Exception):
+class PointerError(JobsError):
     """A pointer cannot be used; the message names the job and why."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.state import JobState
 
@@ -20,7 +21,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"(\d{1,9})([smhdw])")
 
 
-class BadDuration(ValueError):
+class BadDuration(JobsError, ValueError):
     """A duration that does not read; the message says what one looks like."""
 
 

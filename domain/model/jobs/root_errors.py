@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from domain.model.jobs.errors import JobsError
+
 ROOT_SETTING = "records.root (environment: DUNSCAITH_RECORDS__ROOT)"
 
 
-class RecordRootRefused(Exception):
+class RecordRootRefused(JobsError):
     """The record root cannot hold records safely; the message names the root and what to change."""
 
 

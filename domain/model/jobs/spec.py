@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectSpec
 
 
-class BadSpec(ValueError):
+class BadSpec(JobsError, ValueError):
     """The job cannot be described as asked (no command, both a command and a script...)."""
 
 

@@ -6,16 +6,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import TypeVar
 
 from domain.model.jobs import events as ev
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ENDED, ObjectState
 from domain.model.jobs.record import JobRecord
 from domain.model.jobs.spec import JobSpec
 
 
-class RecordInconsistent(ValueError):
+class RecordInconsistent(JobsError, ValueError):
     """The events do not tell one story (an event about an attempt never started, a second outcome...)."""
+
+
+_E = TypeVar("_E", bound=StrEnum)
 
 
 class AttemptState(StrEnum):
@@ -208,8 +213,8 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return _set(state, n, order=AttemptState.RELEASED, object_id=oid,
                         object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
         case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
-            return _set(state, n, object_state=ObjectState(s), exit_code=code, signal=sig, reason=why,
-                        absent_since=None)
+            return _set(state, n, object_state=_member(ObjectState, s, "observed"), exit_code=code, signal=sig,
+                        reason=why, absent_since=None)
         case ev.Absent(attempt=n):
             return _set(state, n, absent_since=at)
         case ev.Cancelling(attempt=n):
@@ -219,7 +224,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.Requested(request=rid, action=action):
             if state.request(rid) is not None:
                 raise RecordInconsistent(f"request {rid} made twice")
-            return replace(state, requests=(*state.requests, Request(rid, Action(action), at)))
+            return replace(state, requests=(*state.requests, Request(rid, _member(Action, action, "request"), at)))
         case ev.Answered(request=rid, result=result, detail=detail):
             req = state.request(rid)
             if req is None:
@@ -245,7 +250,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
                 return replace(state, requeue_wanted=False, requeue_in_flight=None)
             return state
         case ev.Escalated(reason=reason, attempt=n, detail=detail):
-            esc = Escalation(EscalationReason(reason), n, detail, at)
+            esc = Escalation(_member(EscalationReason, reason, "escalated"), n, detail, at)
             return replace(state, escalations=(*state.escalations, esc))
         case ev.Delivered(index=i):
             if not 0 <= i < len(state.escalations):
@@ -256,7 +261,7 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
         case ev.OutcomeReached(result=result, detail=detail):
             if state.outcome is not None:
                 raise RecordInconsistent("a second outcome")
-            return replace(state, outcome=JobOutcome(OutcomeKind(result), detail))
+            return replace(state, outcome=JobOutcome(_member(OutcomeKind, result, "outcome"), detail))
         case ev.Settled():
             return replace(state, settled=True)
         case ev.Pruned():
@@ -266,6 +271,13 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
                 return state  # a second prune only repeats the first (its time stands)
             return replace(state, pruned_at=at)
     raise RecordInconsistent(f"unhandled event {event!r}")
+
+
+def _member(kind: type[_E], value: str, event: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        raise RecordInconsistent(f"event {event}: {value!r} is no {kind.__name__} this build knows") from None
 
 
 def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
@@ -282,7 +294,7 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
 
 
 def fold(record: JobRecord) -> JobState:
-    """The state a record tells; DecodeError or RecordInconsistent when it does not read whole."""
+    """The state a record tells; EventUndecodable or RecordInconsistent (both JobsError) when it does not read."""
     return fold_events((line.at, ev.decode(line.kind, line.data)) for line in record.events)
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from domain.model.remote.errors import RemoteError
 from domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 LAUNCHING = "launching.json"
@@ -32,7 +33,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 FAILURE_STAGES = ("spawn", "barrier", "cwd", "exec")
 
 
-class ControlError(DecodeError):
+class ControlError(RemoteError, DecodeError):
     """A control file, or the set of them, is not what this instance could have written."""
 
 
@@ -330,6 +331,16 @@ def mismatch(request: TerminateRequest, instance: Instance) -> str | None:
             mine, theirs = getattr(have, name), getattr(wanted, name)
             return f"names another instance ({name} {theirs!r}; this instance has {mine!r})"
     return None
+
+
+def reading_order(names: Iterable[str]) -> list[str]:
+    """The control files to read, among ``names``' refusals and the fixed names, in that order.
+
+    The reverse of the order the wrapper writes them, so a reader that finds a file has found every
+    file written before it (a refusal read late could otherwise be one written after the outcome).
+    """
+    refused = sorted((n for n in names if refused_number(n) is not None), key=lambda n: -(refused_number(n) or 0))
+    return [OUTCOME, KILLED, TERMINATED, *refused, REQUEST, FAILURE, INSTANCE, LAUNCHING]
 
 
 def decode_files(files: Mapping[str, bytes]) -> InstanceRecords:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from domain.model.jobs import events as ev
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import NoPointer
 from domain.model.jobs.prune import not_prunable, old_enough
@@ -69,7 +70,7 @@ class Prune:
         for job in self._store.jobs():
             try:
                 state = fold(self._store.read(job))
-            except (ValueError, StoreError) as exc:
+            except (JobsError, StoreError) as exc:
                 problems.append(f"job {job}: the record does not read ({exc}); it was left alone")
                 continue
             if state.pruned_at is not None:
@@ -81,7 +82,7 @@ class Prune:
                 continue  # a young job, or one still at work: left alone, as asked
             try:
                 result = self.one(job)
-            except (ValueError, StoreError) as exc:
+            except (JobsError, StoreError) as exc:
                 problems.append(f"job {job}: {exc}; it was left alone")
                 continue
             if result.result is not Pruning.REFUSED:

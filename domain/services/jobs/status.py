@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
@@ -39,7 +40,7 @@ class JobStatus:
         self._delivering = delivering
 
     def one(self, job: JobId) -> JobView:
-        """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
         state = fold(self._store.read(job))
         return judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
 
@@ -49,7 +50,7 @@ class JobStatus:
         for job in self._store.jobs():
             try:
                 views.append(self.one(job))
-            except ValueError as exc:
+            except JobsError as exc:
                 views.append((job, f"record does not read: {exc}"))
         return views
 

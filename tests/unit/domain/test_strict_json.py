@@ -24,3 +24,31 @@ def test_refuses_anything_but_the_exact_object(text, message):
 def test_round_trip():
     obj = {"host": "h", "pid": 3, "note": None}
     assert decode_exact(dumps_canonical(obj), SPEC, "instance") == obj
+
+
+def test_a_dataclass_spec_reads_each_field_as_json_carries_it():
+    from dataclasses import dataclass
+    from typing import ClassVar, NewType
+
+    from domain.model.strict_json import dataclass_spec
+
+    Name = NewType("Name", str)
+
+    @dataclass(frozen=True)
+    class Event:
+        KIND: ClassVar[str] = "event"
+        name: Name
+        count: int
+        note: str | None
+        argv: tuple[str, ...]
+
+    assert dataclass_spec(Event) == {"name": (str,), "count": (int,), "note": (str, type(None)), "argv": (list,)}
+
+
+def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass():
+    from dataclasses import fields
+
+    from domain.model.jobs import events as ev
+
+    for kind, cls in ev._BY_KIND.items():
+        assert list(ev._FIELDS[kind]) == [f.name for f in fields(cls)], kind

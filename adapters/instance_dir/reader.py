@@ -1,0 +1,67 @@
+"""Read an instance directory: the lock first, then its files in the reverse order of their writing.
+
+The wrapper takes the lock before it writes anything and releases it last of all, so the lock is
+probed first; then the names are listed and each file is read before the ones written ahead of it,
+so a file seen implies every file written before it is seen too. A file removed before it is read is
+absent. Each file is read with ``read_private`` (no link, no FIFO, yours, bounded); one that fails
+those checks is not what this instance could have written, and is refused like a damaged one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from adapters.durable.lock import is_held
+from adapters.durable.private_read import UnsafeFile, read_private
+from adapters.durable.publish import STAGING_PREFIX
+from domain.model.remote.control import (
+    LAUNCHING,
+    LOCK,
+    ControlError,
+    InstanceRecords,
+    decode_files,
+    reading_order,
+)
+
+MAX_CONTROL_FILE = 1 << 20
+
+
+class NotAnInstance(ControlError):
+    """The path is not an instance directory (missing, not a directory, or holding neither lock nor launch).
+
+    A ControlError, so a reader that refuses damaged control files refuses this too.
+    """
+
+
+def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tuple[bool, InstanceRecords]:
+    """Whether the instance's wrapper is live, and its records.
+
+    A missing directory is NotAnInstance, or an instance not yet begun with ``missing_is_empty`` (the
+    local scheduler names the directory before the wrapper makes it). Raises ControlError for files
+    no instance could have written, OSError for a directory that cannot be read.
+    """
+    try:
+        live = is_held(directory / LOCK)
+    except NotADirectoryError:
+        raise NotAnInstance(f"{directory}: not a directory") from None
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        if not missing_is_empty:
+            raise NotAnInstance(f"{directory}: no such directory") from None
+        names = []
+    except NotADirectoryError:
+        raise NotAnInstance(f"{directory}: not a directory") from None
+    used = [n for n in names if not n.startswith(STAGING_PREFIX)]
+    if used and LOCK not in used and LAUNCHING not in used:  # an empty directory is an instance not yet begun
+        raise NotAnInstance(f"{directory}: not an instance directory (no lock, no launching.json)")
+    files: dict[str, bytes] = {}
+    for name in reading_order(used):
+        try:
+            files[name] = read_private(directory / name, MAX_CONTROL_FILE)
+        except FileNotFoundError:
+            continue  # removed before it was read, or never written: absent
+        except UnsafeFile as exc:
+            raise ControlError(f"{name}: {exc.reason}") from None
+    return live, decode_files(files)

@@ -1,0 +1,7 @@
+"""The one root of the remote wrapper's errors (seed 001), so the edge can catch one type."""
+
+from __future__ import annotations
+
+
+class RemoteError(Exception):
+    """A rule of the remote wrapper refused something; the message says what, for the user."""
