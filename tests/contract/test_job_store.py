@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -264,6 +265,14 @@ def test_the_store_names_itself(store):
 
 # --- across processes: what only a store on disk can promise ---------------------------------------
 
+def _await_free(store: JobStore, job: JobId, deadline: float = 10.0) -> None:
+    """A kernel lock is free once its holder is dead; a server's once the server has seen the session
+    end, which it learns from the closed socket an instant later (no timeout is involved)."""
+    end = time.monotonic() + deadline
+    while store.health(job).held and time.monotonic() < end:
+        time.sleep(0.005)
+
+
 CHILD_HOLDS_LOCK = """
 import sys
 from datetime import datetime, UTC
@@ -301,6 +310,7 @@ def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_stil
         child.send_signal(signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL
+    _await_free(store, JOB)
     assert store.health(JOB) == LoopHealth(held=False, last_loop=T0)
     with store.lock(JOB) as held:
         held.beat(T0 + timedelta(minutes=1))
