@@ -52,11 +52,11 @@ def test_a_server_restart_mid_supervision_stops_the_holder_and_a_new_supervisor_
         real_query = scheduler.query
         queries = {"n": 0}
 
-        def query(names):  # type: ignore[no-untyped-def]
+        def query(names, **options):  # type: ignore[no-untyped-def]
             queries["n"] += 1
             if queries["n"] == 3:  # created, released, observed pending twice: now the server restarts
                 server.restart()
-            return real_query(names)
+            return real_query(names, **options)
 
         scheduler.query = query  # type: ignore[method-assign]
         try:
