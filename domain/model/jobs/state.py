@@ -387,7 +387,8 @@ class _Fold:
             hold_wanted=self.hold_wanted, release_wanted=self.release_wanted, cancel_wanted=self.cancel_wanted,
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
             resubmit_of=self.resubmit_of, requeue_in_flight=self.requeue_in_flight,
-            failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at)
+            failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
+            machine_id=base.machine_id)
 
 
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
