@@ -62,7 +62,7 @@ def test_an_unknown_cluster_names_the_ones_configured(config: Path) -> None:
 
 def test_postgresql_records_need_a_url_and_take_a_password_file(config: Path) -> None:
     config.write_text('[records]\nbackend = "postgresql"\n')
-    with pytest.raises(BadInput, match="needs records.url"):
+    with pytest.raises(BadInput, match=r"needs records\.url"):
         load_settings()
     config.write_text('[records]\nbackend = "postgresql"\nurl = "postgresql://alice@db1/recs"\n'
                       'password_file = "~/.config/dunscaith/pg-password"\n')
