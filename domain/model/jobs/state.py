@@ -197,8 +197,8 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
             return replace(state, attempts=(*state.attempts, Attempt(n, nonce, AttemptState.SUBMITTING)))
         case ev.Created(attempt=n, object_id=oid):
             return _set(state, n, order=AttemptState.CREATED, object_id=oid, object_state=ObjectState.HELD)
-        case ev.Refused(attempt=n):
-            return _set(state, n, order=AttemptState.REFUSED)
+        case ev.Refused(attempt=n, detail=why):
+            return _set(state, n, order=AttemptState.REFUSED, reason=why)
         case ev.Unknown(attempt=n):
             return _set(state, n, order=AttemptState.UNKNOWN)
         case ev.Found(attempt=n, object_id=oid):
