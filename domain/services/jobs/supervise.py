@@ -43,7 +43,7 @@ class SuperviseSettings:
     supervised_every: int = 10  # supervised-at is reported at most once per this many poll intervals
 
 
-_SIGNAL_SLICE = 0.5  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
+_SIGNAL_SLICE = 1.0  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
 
 
 class Ending(StrEnum):
@@ -254,7 +254,7 @@ class Supervisor:
     def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
         """Sleep until the next query, waking early when the scheduler says a started object changed
         (the local scheduler: its process owner is gone) or a signal arrives."""
-        watched = self._watched(loop.state)
+        watched = self._watched(loop.state) if seconds > 0 else []
         end = self._clock.monotonic() + seconds
         while watched:
             left = end - self._clock.monotonic()
