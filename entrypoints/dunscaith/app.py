@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import commands, emergency, remote, status, submit
+from entrypoints.dunscaith import commands, emergency, forwarding, remote, status, submit
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
@@ -13,13 +15,15 @@ submit.register(app)
 status.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
+forwarding.register(app)
 
 
 @app.callback()
 def _root(ctx: typer.Context) -> None:
     # `remote` owns one process and needs none of the job machinery: building the job container for it
     # would add its imports to the start-up of every wrapped process.
-    if ctx.obj is None and ctx.invoked_subcommand != "remote":  # tests pass their own container
+    # Forwarding's two commands build only what they use, for the same reason.
+    if ctx.obj is None and ctx.invoked_subcommand not in ("remote", "_forwarded", "forwarded"):
         from entrypoints.dunscaith.container import Container
 
         container = Container()
@@ -28,4 +32,5 @@ def _root(ctx: typer.Context) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    forwarding.ARGV[:] = sys.argv[1:] if argv is None else argv
     run(app, "dunscaith", argv)
