@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from entrypoints.cli_support import finish_help, new_app, run, version_flag
-from entrypoints.dunscaith import commands, config_cmd, emergency, remote, status, submit
+from entrypoints.dunscaith import commands, config_cmd, emergency, forwarding, remote, status, submit
 from entrypoints.dunscaith.render import EXIT_CODES
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
@@ -14,6 +16,7 @@ submit.register(app)
 status.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
+forwarding.register(app)
 app.add_typer(config_cmd.app, name="config")
 
 _J = "my-job"
@@ -40,7 +43,8 @@ finish_help(config_cmd.app, {"show": ["dunscaith config show", "dunscaith config
 def _root(ctx: typer.Context, version: bool = version_flag("dunscaith")) -> None:
     # `remote` owns one process and needs none of the job machinery: building the job container for it
     # would add its imports to the start-up of every wrapped process.
-    if ctx.obj is None and ctx.invoked_subcommand != "remote":  # tests pass their own container
+    # Forwarding's two commands build only what they use, for the same reason.
+    if ctx.obj is None and ctx.invoked_subcommand not in ("remote", "_forwarded", "forwarded"):
         from entrypoints.dunscaith.container import Container
 
         container = Container()
@@ -49,4 +53,5 @@ def _root(ctx: typer.Context, version: bool = version_flag("dunscaith")) -> None
 
 
 def main(argv: list[str] | None = None) -> None:
+    forwarding.ARGV[:] = sys.argv[1:] if argv is None else argv
     run(app, "dunscaith", argv)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from entrypoints.cli_support import BadInput
@@ -36,8 +36,20 @@ class _Strict(BaseModel):
 
 
 class RecordsSettings(_Strict):
-    backend: Literal["sqlite"] = Field(default="sqlite", description="the job store: sqlite (one file under root)")
+    backend: Literal["sqlite", "postgresql"] = Field(
+        default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
+                                      "(one database every login node shares: records.url)")
     root: Path = Field(default_factory=_default_root)
+    url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
+                                                      "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
+    password_file: Path | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
+                                                                 "first line is the password (else ~/.pgpass)")
+
+    @model_validator(mode="after")
+    def _a_server_is_named(self) -> RecordsSettings:
+        if self.backend == "postgresql" and not self.url:
+            raise ValueError("records.backend postgresql needs records.url (postgresql://USER@HOST:PORT/DATABASE)")
+        return self
 
 
 class SuperviseSection(_Strict):
@@ -68,6 +80,17 @@ class ResidualSection(_Strict):
                                     "manual: they escalate and the record waits")
 
 
+class ForwardingSection(_Strict):
+    transport: Literal["openssh", "paramiko"] | None = Field(
+        default=None, description="how a command reaches the host that owns a job's record (docs/forwarding.md); "
+                                  "default: openssh when an ssh client is installed, else paramiko")
+    ssh_config: Path | None = Field(default=None, description="an ssh config file to use instead of ~/.ssh/config")
+    heartbeat: float = Field(default=5.0, ge=0.05, le=3600,
+                             description="seconds between heartbeats; the other side drains after four are missed")
+    connect_timeout: int = Field(default=20, ge=1, description="seconds to connect and log in")
+    server_alive: int = Field(default=15, ge=1, description="seconds between the client's keepalives")
+
+
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: Path | None = None
@@ -91,6 +114,7 @@ class DunscaithSettings(BaseSettings):
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
+    forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
 
     @field_validator("clusters")

@@ -31,20 +31,27 @@ def status(
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
         return list_jobs(ctx, as_json, False, False, None, None, None)
+    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
-            view = edge.use_cases(ctx).status().one(JobId(job))
+            view = edge.use_cases(ctx).status().one(JobId(job), live=True)
         except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
     if as_json:
-        print(json.dumps(render.view_json(view, now), indent=2))
+        shown = render.view_json(view, now)
+        if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
+            shown["live"] = {"state": view.live.state, "detail": view.live.detail,
+                             "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+        print(json.dumps(shown, indent=2))
         return 0
     s = view.state
     print(render.view_line(view, now))
+    if view.live is not None:
+        print(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     t = render.times(s, now)
     print(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
           f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")

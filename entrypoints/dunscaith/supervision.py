@@ -3,9 +3,11 @@ the pointer, the sweep as supervision starts, and the ending mapped to its exit 
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, cast
 
 import typer
 
@@ -23,8 +25,9 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
               stream: IO[str] | None = None, follow: bool = False) -> int:
     store = edge.open_store(ctx)
     state = edge.read_state(ctx, job)
+    edge.bound_elsewhere(ctx, state)
     adapters = edge.adapters(ctx)
-    view = adapters.progress(job=job, stream=stream, follow=follow)
+    view = adapters.progress(job=job, stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)), follow=follow)
     pointer = edge.current_pointer(ctx, state, store)
     if fresh:
         try:
@@ -77,10 +80,11 @@ def output_paths_of(ctx: typer.Context, cluster: str, attempt: Attempt) -> tuple
 def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
     state = end.state
     if end.ending is Ending.DRAINED:
-        if state is not None and state.current is not None and state.current.order is not AttemptState.RELEASED \
-                and state.outcome is None and state.current.object_id is not None:
-            print(f"{PROG}: job {job}: supervisor stopped by signal before the job was released: it is held and "
-                  f"has not started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}",
+        current = state.current if state is not None else None
+        unreleased = current is None or current.order is not AttemptState.RELEASED
+        if state is not None and state.outcome is None and unreleased:
+            print(f"{PROG}: job {job}: supervisor stopped by signal before the release: the job is held and has "
+                  f"not started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}",
                   file=sys.stderr)
         else:
             print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
@@ -99,4 +103,48 @@ def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
         print(f"  carry it on with: {PROG} supervise {job}", file=sys.stderr)
         return ExitCode.OUTSTANDING
     assert state is not None and state.outcome is not None
+    if state.outcome.kind is OutcomeKind.REFUSED:
+        print(f"{PROG}: job {job}: refused: {state.outcome.detail}", file=sys.stderr)
     return int(for_outcome(state.outcome))
+
+
+class _DropWhenClosed:
+    """The live view's stream: once its reader is gone (``| head -1``: EPIPE), output is dropped and
+    supervision goes on, so a closed stdout never changes the exit code. The descriptor is pointed at
+    /dev/null, so the interpreter's own flush at exit finds nothing to fail on either."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._closed = False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            self._guard(lambda: self._stream.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._guard(self._stream.flush)
+
+    def isatty(self) -> bool:
+        return not self._closed and self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+    def _guard(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except OSError as exc:
+            if not isinstance(exc, BrokenPipeError) and exc.errno != errno.EPIPE:
+                raise
+            self._closed = True
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+            except (OSError, ValueError):
+                pass

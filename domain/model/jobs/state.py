@@ -133,6 +133,7 @@ class JobState:
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
     requeue_wanted: bool = False  # put the current (started) object back in the queue, once
     resubmit_of: int | None = None  # replace this attempt (not started) by a new one
+    machine_id: str | None = None  # with ``host``: the machine that owns the record, or the job's objects
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
     pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
@@ -316,8 +317,9 @@ class _Fold:
             case ev.Created(attempt=n, object_id=oid):
                 a = self._draft(n)
                 a.order, a.object_id, a.object_state = AttemptState.CREATED, oid, ObjectState.HELD
-            case ev.Refused(attempt=n):
-                self._draft(n).order = AttemptState.REFUSED
+            case ev.Refused(attempt=n, detail=why):
+                a = self._draft(n)
+                a.order, a.reason = AttemptState.REFUSED, why
             case ev.Unknown(attempt=n):
                 self._draft(n).order = AttemptState.UNKNOWN
             case ev.Found(attempt=n, object_id=oid):
@@ -413,7 +415,7 @@ class _Fold:
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
             resubmit_of=self.resubmit_of, requeue_in_flight=self.requeue_in_flight,
             failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
-            outcome_at=self.outcome_at)
+            outcome_at=self.outcome_at, machine_id=base.machine_id)
 
 
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
@@ -437,7 +439,8 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
         raise RecordInconsistent("the record does not start with job-recorded")
     at, head = first
     assert isinstance(head, ev.JobRecorded)
-    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at))
+    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at,
+                             machine_id=head.machine_id))
     for at, event in items:
         folding.apply(event, at)
     return folding.freeze()

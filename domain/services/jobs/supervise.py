@@ -16,9 +16,9 @@ from enum import StrEnum
 from domain.model.jobs import events as ev
 from domain.model.jobs import supervision as sv
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateOutcome, OutputPaths
+from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths
 from domain.model.jobs.policy import Policy
-from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+from domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
 from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
@@ -28,7 +28,7 @@ from ports.crash_points import CrashPoints
 from ports.escalation_delivery import EscalationDelivery
 from ports.interrupts import Interrupts
 from ports.job_progress import JobProgress
-from ports.job_store import JobLock, JobStore, StoreError
+from ports.job_store import JobLock, JobStore, LockLost, StoreError
 from ports.residual import ResidualList
 from ports.scheduler import Scheduler, SchedulerError
 
@@ -41,6 +41,9 @@ class SuperviseSettings:
     giveup: float = 600.0  # seconds the loop may fail to advance before the supervisor stops (exit 4)
     wait: float = 300.0  # seconds of work on what is outstanding after the outcome (then exit 5)
     supervised_every: int = 10  # supervised-at is reported at most once per this many poll intervals
+
+
+_SIGNAL_SLICE = 1.0  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
 
 
 class Ending(StrEnum):
@@ -73,6 +76,11 @@ class _Loop:
     problem: str = ""
     asked_at: datetime | None = None  # when the scheduler was last queried
     answered: bool = False  # whether that query was answered whole
+    lock: JobLock | None = None  # checked right before every request that changes the scheduler's objects
+    lost: str = ""  # the lock is gone: nothing more is sent or written by this actor
+    quiet: int = 0  # answered queries since the record last changed: the polls back off with it
+    acted_at: datetime | None = None  # when this supervisor's last scheduler action returned
+    ask_now: bool = False  # the scheduler said an object changed, or an answer was too old: ask at once
 
 
 class Supervisor:
@@ -106,7 +114,7 @@ class Supervisor:
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
         state, known = first
-        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic())
+        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic(), lock=lock)
         wait_until: float | None = None
         stop_at = None if bound is None else self._clock.monotonic() + bound
         loops = 0
@@ -117,6 +125,8 @@ class Supervisor:
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
+            if loop.lost:
+                return self._lost(loop)
             if cancel.pending() is not None:
                 return self._drain(job, loop)
             state = loop.state
@@ -133,13 +143,27 @@ class Supervisor:
             now = self._clock.now()
             if self._query_due(loop, now):
                 loop.asked_at = now
+                loop.ask_now = False
                 loop.answered = not loop.unsaved and self._observe(job, loop)
+                if loop.answered and not loop.lost:  # what the answer makes possible is done now
+                    self._act(job, loop, cancel)
+                    if loop.lost:
+                        return self._lost(loop)
+                    if cancel.pending() is not None:
+                        return self._drain(job, loop)
+                    if loop.state.settled:
+                        return SupervisionEnd(Ending.OUTCOME, loop.state)
+            if loop.lost:
+                return self._lost(loop)
             healthy = loop.answered and not loop.unsaved
             if healthy:
                 loop.last_ok = self._clock.monotonic()
                 loop.problem = ""
                 try:
                     lock.beat(now)
+                except LockLost as exc:
+                    loop.lost = str(exc)
+                    return self._lost(loop)
                 except StoreError as exc:
                     loop.problem = f"the lock could not record the loop: {exc}"
             elif self._clock.monotonic() - loop.last_ok > s.giveup:
@@ -148,7 +172,7 @@ class Supervisor:
             loops += 1
             if loops % s.supervised_every == 1 or s.supervised_every <= 1:
                 self._progress.supervised(loop.state, now)
-            if cancel.wait(self._until_next_tick()) is not None:
+            if self._pause(loop, self._until_next(loop), cancel) is not None:
                 return self._drain(job, loop)
 
     def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
@@ -156,12 +180,12 @@ class Supervisor:
         for (never a new attempt: that is supervision's), look once, take what follows. The state after,
         and what could not be done."""
         record = self._store.read(job)
-        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic())
+        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic(), lock=lock)
         self._answer(job, loop)
         self._act(job, loop, cancel, commands_only=True)
-        if self._observe(job, loop):
+        if not loop.lost and self._observe(job, loop):
             self._act(job, loop, cancel, commands_only=True)
-        return loop.state, loop.problem
+        return loop.state, loop.lost or loop.problem
 
     # ------------------------------------------------------------------ requests
 
@@ -177,6 +201,7 @@ class Supervisor:
         if len(record.events) != loop.known:
             loop.state = fold(record)
             loop.known = len(record.events)
+            loop.quiet = 0  # a request came in: what it asks for is looked at soon
 
     def _answer(self, job: JobId, loop: _Loop) -> None:
         """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""
@@ -212,19 +237,57 @@ class Supervisor:
     # ------------------------------------------------------------------ pacing
 
     def _query_due(self, loop: _Loop, now: datetime) -> bool:
-        """One batched query per interval; the interval grows with the time since the job last changed."""
-        if loop.asked_at is None or not loop.answered or self._settings.poll <= 0:
+        """One batched query per interval: short after a change (0.25 s, doubling), then growing with
+        the time since the job last changed (domain/model/jobs/polling.py)."""
+        if loop.asked_at is None or not loop.answered or loop.ask_now or self._settings.poll <= 0:
             return True
-        interval = poll_interval(now - (loop.state.updated_at or loop.state.recorded_at), self._backoff)
-        return now >= next_poll(loop.asked_at, interval)
+        return now >= self._next_query(loop)
 
-    def _until_next_tick(self) -> float:
-        """Seconds to the next multiple of supervise.poll: every supervisor of a host wakes together,
-        so one coalesced query can answer them all."""
+    def _next_query(self, loop: _Loop) -> datetime:
+        assert loop.asked_at is not None
+        age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
+        return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
+
+    def _until_next(self, loop: _Loop) -> float:
+        """Seconds to the next query, and at most to the next multiple of supervise.poll (the record is
+        read for requests at least that often). Ticks count from the epoch: every supervisor of a host
+        wakes together, so one coalesced query can answer them all."""
         if self._settings.poll <= 0:
             return 0.0
         now = self._clock.now()
-        return (next_poll(now, timedelta(seconds=self._settings.poll)) - now).total_seconds()
+        tick = next_poll(now, timedelta(seconds=self._settings.poll))
+        if loop.asked_at is not None and (not loop.answered and loop.ask_now):
+            tick = min(tick, now + self._backoff.first)  # an answer older than the last action: ask again soon
+        elif loop.asked_at is not None and loop.answered:
+            tick = min(tick, self._next_query(loop))
+        return max((tick - now).total_seconds(), 0.0)
+
+    def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
+        """Sleep until the next query, waking early when the scheduler says a started object changed
+        (the local scheduler: its process owner is gone) or a signal arrives."""
+        watched = self._watched(loop.state) if seconds > 0 else []
+        end = self._clock.monotonic() + seconds
+        while watched:
+            left = end - self._clock.monotonic()
+            if left <= 0:
+                return cancel.pending()
+            step = min(left, _SIGNAL_SLICE)
+            began = self._clock.monotonic()
+            if self._scheduler.wait_for_change(watched, step):
+                loop.ask_now = True
+                return cancel.pending()
+            if cancel.pending() is not None:
+                return cancel.pending()
+            if self._clock.monotonic() - began < step / 2:
+                break  # this scheduler cannot tell: sleep to the next query
+        return cancel.wait(max(end - self._clock.monotonic(), 0.0))
+
+    @staticmethod
+    def _watched(state: JobState) -> list[ObjectId]:
+        """The released objects that have not ended: the ones whose change is worth waking for."""
+        return [a.object_id for a in state.attempts
+                if a.object_id is not None and a.order is AttemptState.RELEASED and a.object_state not in ENDED
+                and a.object_state is not ObjectState.HELD]
 
     # ------------------------------------------------------------------ steps
 
@@ -259,31 +322,43 @@ class Supervisor:
                 return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
                                                              "reading the reply"), "unknown-committed")
             case sv.Release(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.release(oid)
                 except SchedulerError as exc:
                     loop.problem = f"release of {oid} failed: {exc}"
                     return False
+                finally:
+                    self._acted(loop)
                 self._crash.reached("release-sent")
                 paths = self._output_paths(oid)
                 return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
             case sv.Cancel(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.cancel(oid)
                 except SchedulerError as exc:
                     loop.problem = f"cancel of {oid} failed: {exc}"
                     return False
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
             case sv.MoveToResidual(attempt=n, reason=reason):
                 return self._move_to_residual(job, loop, n, reason)
             case sv.Requeue(attempt=n, object_id=oid):
                 if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
                     return False  # not durable: nothing is sent
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.requeue(oid)
                 except SchedulerError as exc:
                     return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
                                         "requeue-failed-committed")
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
             case sv.ReportUncertain(attempt=n):
                 return self._commit(job, loop, ev.ActionFailed(
@@ -291,11 +366,15 @@ class Supervisor:
                                   "not have reached the scheduler, and is never sent again; look at `status` and "
                                   "requeue again if it did not"), "uncertain-committed")
             case sv.Hold(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.hold(oid)
                 except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
                     return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
                                         "hold-failed-committed")
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
             case sv.Escalate(reason=reason, attempt=n, detail=detail):
                 return self._commit(job, loop, ev.Escalated(str(reason), n, detail), "escalation-committed")
@@ -329,6 +408,8 @@ class Supervisor:
         return self._send(job, loop, submitting)
 
     def _send(self, job: JobId, loop: _Loop, submitting: ev.Submitting) -> bool:
+        if not self._still_held(loop):
+            return False  # its "submitting" is durable: whoever holds the job now finds it unanswered
         loop.unsent = None
         n = submitting.attempt
         try:
@@ -342,6 +423,8 @@ class Supervisor:
                 event = ev.Unknown(n, answer.detail or "no reply")
         except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
             event = ev.Unknown(n, f"{type(exc).__name__}: {exc}")
+        finally:
+            self._acted(loop)
         self._crash.reached("create-answered")
         return self._commit(job, loop, event, "answer-committed")
 
@@ -355,6 +438,10 @@ class Supervisor:
             return True  # not durable yet: nothing is sent
         return self._send(job, loop, pending)
 
+    def _acted(self, loop: _Loop) -> None:
+        """An action just returned (or failed): no answer asked before now may become an observation."""
+        loop.acted_at = self._clock.now()
+
     def _observe(self, job: JobId, loop: _Loop) -> bool:
         try:
             # confirm_absent: a purged object must still say how it ended
@@ -362,12 +449,40 @@ class Supervisor:
         except Exception as exc:  # a query makes nothing; its failure only means we learned nothing
             loop.problem = f"the scheduler did not answer: {type(exc).__name__}: {exc}"
             return False
+        if sv.stale(result, loop.acted_at):
+            loop.ask_now = True  # a shared answer asked before this supervisor's last action: ask again
+            return False
         if not result.complete:
             loop.problem = f"the scheduler answered in part: {result.detail}"
-        for event in sv.observe(loop.state, result, self._clock.now(), self._policy):
+        events = sv.observe(loop.state, result, self._clock.now(), self._policy)
+        for event in events:
             if not self._commit(job, loop, event, "observation-committed"):
                 return False
+        if not events and result.complete:
+            loop.quiet += 1  # nothing changed: the next poll waits twice as long (to the cap)
         return result.complete
+
+    # ------------------------------------------------------------------ the lock
+
+    def _still_held(self, loop: _Loop) -> bool:
+        """Right before a request that changes the scheduler's objects: is the lock still ours? A lost
+        lock means another actor may act on the job now; this one sends nothing more."""
+        if loop.lost:
+            return False
+        if loop.lock is None:
+            return True
+        try:
+            loop.lock.check()
+        except LockLost as exc:
+            loop.lost = str(exc)
+            return False
+        return True
+
+    def _lost(self, loop: _Loop) -> SupervisionEnd:
+        return SupervisionEnd(Ending.GAVE_UP, loop.state,
+                              tuple(outstanding(loop.state, delivering=self._delivering)),
+                              detail=f"it lost the job's lock ({loop.lost}); nothing more was sent, and another "
+                                     "supervisor may carry the job on")
 
     # ------------------------------------------------------------------ the record
 
@@ -380,6 +495,8 @@ class Supervisor:
         return ok
 
     def _flush(self, job: JobId, loop: _Loop) -> bool:
+        if loop.lost:
+            return False  # a write now could only fail (its session is gone) or race the new holder
         if loop.doubt and not self._settle_doubt(job, loop):
             return False
         while loop.unsaved:
@@ -388,6 +505,10 @@ class Supervisor:
             try:
                 kind, data = ev.encode(event)
                 self._store.append(job, now, kind, data)
+            except LockLost as exc:
+                loop.lost = str(exc)
+                loop.doubt = True
+                return False
             except StoreError as exc:
                 loop.problem = f"the record could not be written: {exc}"
                 loop.doubt = True  # the append may have landed all the same: read before trying again
@@ -395,6 +516,7 @@ class Supervisor:
             loop.known += 1
             loop.unsaved.pop(0)
             loop.state = apply(loop.state, event, now)
+            loop.quiet = 0  # a change: the polls start short again
             self._progress.committed(loop.state, event)
         return True
 
@@ -431,7 +553,7 @@ class Supervisor:
     def _drain(self, job: JobId, loop: _Loop) -> SupervisionEnd:
         """Commit every answer received and every uncertainty; start nothing new."""
         deadline = self._clock.monotonic() + self._settings.drain
-        while not self._flush(job, loop) and self._clock.monotonic() < deadline:
+        while not self._flush(job, loop) and not loop.lost and self._clock.monotonic() < deadline:
             self._clock.sleep(0.2)
         for step in sv.plan(loop.state, self._clock.now(), self._policy):
             if isinstance(step, sv.MarkUnknown):

@@ -1,253 +1,73 @@
-"""A researcher's first hour (issue 11), as a user runs it: where the output is, the job's resources, the
-CLI's conventions. Real processes, SQLite, the local scheduler (and the real Slurm at the end)."""
+"""Issue 11, the supervisor's half, as a user meets it on the local scheduler: a closed stdout, an
+Unattended job's live state, a request the supervisor carries out, a short job that ends in seconds."""
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import pty
-import re
-import select
-import struct
+import signal
 import subprocess
-import termios
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.jobs.cli import DUNSCAITH, Cli
+from adapters.scheduler.local.scheduler import LocalScheduler
+from domain.model.jobs.objects import ENDED
+from tests.e2e.jobs.cli import DUNSCAITH, Cli, await_condition, await_state
 
 pytestmark = pytest.mark.slow
 
-QDEVICES = str(Path(DUNSCAITH).parent / "qdevices")
 
-
-def test_follow_streams_the_output_and_the_paths_are_in_the_record_status_list_and_logs(cli: Cli) -> None:
-    done = cli.run("submit", "--follow", "--name", "hello", "--", "sh", "-c", "echo hi; echo oops >&2")
-    assert done.returncode == 0, done.stderr
-    assert "\nhi\n" in done.stdout and "oops" in done.stderr
-    assert "\x1b" not in done.stdout + done.stderr  # piped: no escape code at all
-    # every line of the live view is timestamped when piped
-    view = [line for line in done.stdout.splitlines() if line.endswith(")") or "hello:" in line]
-    assert view and all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", line) for line in view)
-    status = cli.status("hello")
-    stdout, stderr = status["stdout"], status["stderr"]
-    assert Path(stdout).read_text() == "hi\n" and Path(stderr).read_text() == "oops\n"
-    assert f"stdout: {stdout}" in done.stdout  # said at the release, and again with the outcome
-    assert status["attempts"][0]["stdout"] == stdout
-    times = status["times"]
-    assert times["submitted"] <= times["started"] <= times["ended"] and status["elapsed_seconds"] >= 0
-    assert stdout in cli.run("list", "--wide").stdout
-    assert stdout not in cli.run("list").stdout
-    assert json.loads(cli.run("list", "--json").stdout)["jobs"][0]["stdout"] == stdout
-    plain = cli.run("status", "hello").stdout
-    assert f"stdout: {stdout}" in plain and "submitted " in plain and "elapsed " in plain
-    logs = cli.run("logs", "hello")
-    assert (logs.returncode, logs.stdout) == (0, "hi\n")
-    assert cli.run("logs", "--stderr", "hello").stdout == "oops\n"
-    assert cli.run("logs", "--follow", "--attempt", "1", "hello").stdout == "hi\n"  # ended: prints and returns
-    missing = cli.run("logs", "--attempt", "2", "hello")
-    assert missing.returncode == 2 and "no attempt 2" in missing.stderr
-
-
-def test_a_program_that_cannot_start_shows_its_reason_with_the_outcome(cli: Cli) -> None:
-    done = cli.run("submit", "--name", "typo", "--", "no-such-prog")
-    assert done.returncode == 1
-    assert "last lines of its stderr" in done.stderr and "no-such-prog" in done.stderr, done.stderr
-
-
-def test_resources_the_local_scheduler_cannot_honour_are_refused_before_anything_is_recorded(cli: Cli) -> None:
-    for args in (["-p", "debug"], ["--time", "10"], ["--mem", "1G"], ["-c", "2"], ["--gpus", "1"], ["-A", "x"],
-                 ["--qos", "q"], ["--export", "NONE"], ["--sbatch=--constraint=a"]):
-        done = cli.run("submit", *args, "--", "true")
-        assert done.returncode == 2 and "local scheduler" in done.stderr, (args, done.stderr)
-        assert len(done.stderr.strip().splitlines()) == 1
-    assert json.loads(cli.run("list", "--json").stdout)["jobs"] == []
-
-
-def test_env_and_chdir_reach_a_local_job_and_are_recorded(cli: Cli) -> None:
-    work = cli.tmp / "work"
-    work.mkdir()
-    done = cli.run("submit", "--name", "env", "--env", "GREETING=hello there", "--chdir", str(work), "--",
-                   "sh", "-c", 'echo "$GREETING"; pwd')
-    assert done.returncode == 0, done.stderr
-    assert cli.run("logs", "env").stdout == f"hello there\n{work}\n"
-    status = cli.status("env")
-    assert status["spec"]["workdir"] == str(work) and status["spec"]["env"] == ["GREETING"]  # names, never values
-    assert "environment: GREETING" in cli.run("status", "env").stdout
-    bad = cli.run("submit", "--env", "no-equals", "--", "true")
-    assert bad.returncode == 2 and "NAME=VALUE" in bad.stderr
-    gone = cli.run("submit", "--chdir", str(cli.tmp / "nowhere"), "--", "true")
-    assert gone.returncode == 2 and "no such directory" in gone.stderr
-
-
-@pytest.fixture
-def with_slurm_config(cli: Cli) -> Cli:
-    """A cluster of adapter slurm that is never reached: options are checked before anything is sent."""
-    config = cli.tmp / "home" / ".config" / "dunscaith"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text('[clusters.hpc]\nadapter = "slurm"\nbin_dir = "/nonexistent"\n')
-    return cli
-
-
-@pytest.mark.parametrize("option", ["--hold", "-H", "--job-name=x", "-Jx", "--comment=x", "--parsable", "--wait",
-                                    "-W", "--ho", "-va", "-vH", "-Qa", "--array=1-3", "--chdir=/tmp"])
-def test_sbatch_options_dunscaith_owns_are_refused_however_spelt(with_slurm_config: Cli, option: str) -> None:
-    done = with_slurm_config.run("submit", "--cluster", "hpc", f"--sbatch={option}", "--", "true")
-    assert done.returncode == 2 and "is not allowed" in done.stderr, done.stderr
-    assert json.loads(with_slurm_config.run("list", "--json").stdout)["jobs"] == []
-
-
-def test_a_refusal_with_json_is_one_error_object_on_stdout_with_the_same_exit_code(cli: Cli) -> None:
-    for args in (["status", "ghost", "--json"], ["hold", "ghost", "--json"], ["logs", "ghost"],
-                 ["list", "--since", "whenever", "--json"]):
-        done = cli.run(*args)
-        assert done.returncode == 2 and done.stderr.startswith("dunscaith: "), (args, done.stderr)
-        if "--json" in args:
-            error = json.loads(done.stdout)["error"]
-            assert error["exit_code"] == 2 and error["code"] and error["message"], error
-        else:
-            assert done.stdout == ""
-
-
-def test_list_filters_by_state_cluster_and_time_newest_first(cli: Cli) -> None:
-    cli.run("submit", "--name", "first", "--", "true")
-    cli.run("submit", "--name", "second", "--", "false")
-    cli.run("submit", "--name", "third", "--", "true")
-
-    def names(*args: str) -> list[str]:
-        done = cli.run("list", "--json", *args)
-        assert done.returncode == 0, done.stderr
-        return [j["job"] for j in json.loads(done.stdout)["jobs"]]
-
-    assert names() == ["third", "second", "first"]
-    assert names("--state", "succeeded") == ["third", "first"]
-    assert names("--state", "failed") == ["second"]
-    assert names("--cluster", "mars") == []
-    assert names("--since", "1h") == ["third", "second", "first"]
-    assert names("--since", "2999-01-01") == []
-
-
-def test_prune_outputs_removes_the_local_object_folders_only_when_asked(cli: Cli) -> None:
-    cli.run("submit", "--name", "kept", "--", "true")
-    cli.run("submit", "--name", "dropped", "--", "true")
-    kept, dropped = (Path(cli.status(j)["stdout"]).parent for j in ("kept", "dropped"))
-    assert cli.run("prune", "kept").returncode == 0
-    assert kept.is_dir()  # never by default
-    done = cli.run("prune", "dropped", "--outputs", "--json")
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["outputs_removed"] == [str(dropped)]
-    assert not dropped.exists() and kept.is_dir()
-
-
-def test_config_show_says_where_each_setting_came_from_and_config_path_names_the_file(cli: Cli) -> None:
-    config = cli.tmp / "home" / ".config" / "dunscaith"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text("[recovery]\nattempts = 5\n")
-    shown = json.loads(cli.run("config", "show", "--json").stdout)
-    by = {row["setting"]: row for row in shown["settings"]}
-    assert (by["recovery.attempts"]["value"], by["recovery.attempts"]["source"]) == (5, f"file {config}/config.toml")
-    assert by["supervise.poll"]["source"] == "environment DUNSCAITH_SUPERVISE__POLL"
-    assert by["commands.wait"]["source"] == "default"
-    assert cli.run("config", "path").stdout.strip() == f"{config}/config.toml"
-
-
-def _commands(binary: str, env: dict[str, str], *group: str) -> list[list[str]]:
-    top = subprocess.run([binary, *group, "--help"], capture_output=True, text=True, env=env, check=True).stdout
-    listed = top.split("Commands:")[1].splitlines()
-    names = [line.split()[0] for line in listed if line.startswith("  ") and line.split()]
-    found = []
-    for name in names:
-        if name in ("remote", "config"):
-            found += _commands(binary, env, *group, name)
-        else:
-            found.append([*group, name])
-    return found
-
-
-@pytest.mark.parametrize("binary", [DUNSCAITH, QDEVICES])
-def test_every_command_has_help_with_an_example_an_exit_code_epilog_and_clean_metavars(cli: Cli,
-                                                                                       binary: str) -> None:
-    env = cli.env()
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, env=env)
-    assert version.returncode == 0 and re.match(r"^(dunscaith|qdevices) \d", version.stdout)
-    assert "--install-completion" in subprocess.run([binary, "-h"], capture_output=True, text=True,
-                                                    env=env).stdout
-    commands = _commands(binary, env)
-    assert ["remote", "run"] in commands if binary == DUNSCAITH else ["send"] in commands
-    for name in commands:
-        shown = subprocess.run([binary, *name, "-h"], capture_output=True, text=True, env=env)
-        assert shown.returncode == 0, (name, shown.stderr)
-        text = shown.stdout
-        assert "Examples:" in text and "Exit codes:" in text, (name, text)
-        assert not re.search(r"\{[A-Za-z]|\[\[|<[a-z]", text), (name, text)
-
-
-def _in_a_terminal(cli: Cli, *args: str, columns: int = 80) -> str:
-    """Run dunscaith with a pseudo-terminal of ``columns`` columns as its stdout; what it wrote."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = cli.env(COLUMNS=str(columns), TERM="xterm")
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([DUNSCAITH, *args], stdin=follower, stdout=follower, stderr=follower, env=env,
-                            cwd=cli.tmp, close_fds=True)
-    os.close(follower)
-    out = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            break
-        try:
-            piece = os.read(leader, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not piece:
-            break
-        out += piece
-    proc.wait(timeout=60)
-    os.close(leader)
-    return out.decode(errors="replace")
-
-
-def test_at_a_terminal_of_80_columns_a_path_is_never_broken_by_a_newline(cli: Cli) -> None:
-    text = _in_a_terminal(cli, "submit", "--name", "wide-enough-to-wrap-its-paths", "--", "true")
-    path = cli.status("wide-enough-to-wrap-its-paths")["stdout"]
-    assert len(path) > 80 and path in text, text
-
-
-def test_no_color_at_a_terminal_means_no_escape_code_at_all(cli: Cli) -> None:
-    leader, follower = pty.openpty()
-    env = cli.env(NO_COLOR="1", TERM="xterm")
-    proc = subprocess.run([DUNSCAITH, "submit", "--name", "plain", "--", "true"], stdin=follower, stdout=follower,
-                          stderr=follower, env=env, cwd=cli.tmp, timeout=90)
-    os.close(follower)
-    out = b""
-    while select.select([leader], [], [], 0.5)[0]:
-        try:
-            piece = os.read(leader, 4096)
-        except OSError:
-            break
-        if not piece:
-            break
-        out += piece
-    os.close(leader)
-    assert proc.returncode == 0
-    assert b"\x1b" not in out and b"outcome: succeeded" in out, out
-
-
-@pytest.mark.slurm
-def test_on_slurm_resources_reach_sbatch_are_recorded_and_logs_reads_scontrols_paths(on_slurm: Cli) -> None:
-    done = on_slurm.run("submit", "--cluster", "test", "--name", "sized", "-p", "debug", "-t", "5", "--mem", "20M",
-                        "-c", "1", "--env", "WHO=slurm", "--", "sh", "-c", 'echo "hi $WHO"; echo warn >&2',
-                        timeout=180)
+def test_a_closed_stdout_never_changes_the_supervisors_exit_code(cli: Cli) -> None:
+    # `| head -1` closes the pipe after the first line; the supervisor goes on writing (EPIPE) to the end
+    done = subprocess.run(["bash", "-c", f'"{DUNSCAITH}" submit --name piped -- sleep 2 | head -1; '
+                                         'exit "${PIPESTATUS[0]}"'],
+                          env=cli.env(DUNSCAITH_SUPERVISE__POLL="10"), capture_output=True, text=True,
+                          timeout=120, cwd=cli.tmp)
     assert done.returncode == 0, (done.stdout, done.stderr)
-    status = on_slurm.status("sized")
-    assert status["spec"]["options"] == ["--partition=debug", "--time=5", "--mem=20M", "--cpus-per-task=1"]
-    assert status["stdout"] and "stdout: " in done.stdout
-    assert "resources: --partition=debug --time=5 --mem=20M --cpus-per-task=1" in on_slurm.run(
-        "status", "sized").stdout
-    logs = on_slurm.run("logs", "sized")
-    assert logs.returncode == 0 and "hi slurm" in logs.stdout, (logs.stdout, logs.stderr)
-    refused = on_slurm.run("submit", "--cluster", "test", "--sbatch=-vH", "--", "true")
-    assert refused.returncode == 2 and "-H" in refused.stderr
+    assert len(done.stdout.splitlines()) == 1 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    assert cli.status("piped")["state"] == "succeeded"
+
+
+def test_status_of_an_unattended_job_asks_the_scheduler_and_shows_it_beside_the_record(cli: Cli) -> None:
+    go = cli.tmp / "go"
+    supervisor = cli.start("submit", "--name", "lagging", "--", "sh", "-c",
+                           f"while [ ! -e {go} ]; do sleep 0.05; done")
+    await_state(cli, "lagging", "running", timeout=120)
+    os.killpg(supervisor.pid, signal.SIGKILL)  # Unattended: nobody keeps the record up to date now
+    supervisor.wait()
+    go.touch()
+    object_id = str(cli.status("lagging")["attempts"][-1]["object_id"])
+    await_condition(lambda: LocalScheduler(cli.root).view(object_id).state in ENDED, 60, "the job's end")  # type: ignore[arg-type]
+    shown = cli.status("lagging")
+    assert shown["state"] == "running" and shown["live"]["state"] == "completed", shown
+    text = cli.run("status", "lagging")
+    assert "live: completed" in text.stdout and "the record says running" in text.stdout
+    carried = cli.run("supervise", "lagging", timeout=120)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    assert "live" not in cli.status("lagging")  # settled: nothing to ask
+
+
+def test_a_hold_sent_to_a_live_supervisor_reports_it_was_carried_out(cli: Cli) -> None:
+    # a command the supervisor confirms waits on for the scheduler's part, and exits 0 only once it is done
+    supervisor = cli.start("submit", "--name", "held", "--", "sleep", "120")
+    try:
+        await_state(cli, "held", "running", timeout=120)
+        refused = cli.run("hold", "held")  # it has started: only an object that has not started is held
+        assert refused.returncode == 2 and "refused" in refused.stdout + refused.stderr
+        given_up = cli.run("give-up", "held")
+        assert given_up.returncode == 0, (given_up.stdout, given_up.stderr)
+        assert "confirmed by its supervisor" in given_up.stdout and "not carried out" not in given_up.stderr
+        cancelled = cli.run("cancel", "held", timeout=120)
+        assert cancelled.returncode == 0, (cancelled.stdout, cancelled.stderr)
+        assert supervisor.wait(timeout=120) == 1  # cancelled: the outcome is not success
+    finally:
+        if supervisor.poll() is None:
+            cli.run("stop", "--emergency", "held")
+            supervisor.wait(timeout=60)
+
+
+def test_the_readmes_job_ends_within_seconds_with_the_default_poll(cli: Cli) -> None:
+    # supervise.poll 10 s (the default): the end is seen through the object's lock, not at the next tick
+    done = cli.run("submit", "--name", "hi", "--", "sh", "-c", "echo hi", timeout=60,
+                   DUNSCAITH_SUPERVISE__POLL="10", DUNSCAITH_SUPERVISE__WAIT="300")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "succeeded" in done.stdout
