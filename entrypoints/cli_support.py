@@ -76,13 +76,14 @@ def new_app(help_text: str, prog: str = "dunscaith") -> typer.Typer:
     return app
 
 
-def finish_help(app: typer.Typer, examples: dict[str, list[str]], epilog: str) -> None:
+def finish_help(app: typer.Typer, examples: dict[str, list[str]], epilog: str,
+                epilogs: dict[str, str] | None = None) -> None:
     """Every command of ``app`` gets its examples and the exit-code epilog (its own, if it has one)."""
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
         lines = examples.get(name, [])
         shown = ("\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines) + "\n\n") if lines else ""
-        info.epilog = shown + (info.epilog or epilog)
+        info.epilog = shown + (info.epilog or (epilogs or {}).get(name) or epilog)
 
 
 def version_flag(prog: str) -> Any:

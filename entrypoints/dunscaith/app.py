@@ -33,7 +33,9 @@ finish_help(app, {
        for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
     "reconcile": [f"dunscaith reconcile {_J}"],
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
-}, EXIT_CODES)
+    "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
+}, EXIT_CODES, {"forwarded": "Exit codes: 0 the owning host answered (the answer is printed); 2 an unknown request "
+                             "id; 6 the host could not be asked (ask again). See docs/exit-codes.md."})
 finish_help(config_cmd.app, {"show": ["dunscaith config show", "dunscaith config show --json"],
                              "path": ["dunscaith config path"]},
             "Exit codes: 0 shown; 2 a configuration that does not read. See docs/configuration.md.")
