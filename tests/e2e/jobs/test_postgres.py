@@ -144,7 +144,8 @@ def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_s
     pointer.write_text(json.dumps(text))
     listed = cli.run("list", "--json", **_env(url))
     assert listed.returncode == 0, listed.stderr
-    assert [j["job"] for j in json.loads(listed.stdout)] == ["pg-ptr"]  # once: from the store, not the pointer
+    shown = json.loads(listed.stdout)
+    assert [j["job"] for j in shown["jobs"]] == ["pg-ptr"] and shown["pointers"] == []  # from the store, once
     done = cli.run("cancel", "pg-ptr", "--json", **_env(url))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["by"] == "its supervisor"
