@@ -13,11 +13,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.cli_support import BadInput
+from entrypoints.settings_support import (
+    Count,
+    Flag,
+    Seconds,
+    UserPath,
+    deep_merge,
+    describe_error,
+    environment_values,
+    read_toml,
+    unknown_variables,
+    variable_for,
+)
 
 LOCAL = "local"
+PREFIX = "DUNSCAITH_"
+# Variables with the prefix that are not settings: read by the program itself or by its tests.
+NOT_SETTINGS = ("DUNSCAITH_DEBUG", "DUNSCAITH_FORWARDED")
+NOT_SETTINGS_PREFIXES = ("DUNSCAITH_TEST_", "DUNSCAITH_SLURM_TEST_", "DUNSCAITH_PG_TEST_")
 
 
 def _default_root() -> Path:
@@ -27,7 +43,9 @@ def _default_root() -> Path:
 
 def config_file(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    xdg = env.get("XDG_CONFIG_HOME")
+    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
+    base = xdg if xdg and xdg.startswith("/") else str(Path(env.get("HOME") or Path.home()) / ".config")
     return Path(base) / "dunscaith" / "config.toml"
 
 
@@ -36,29 +54,30 @@ class _Strict(BaseModel):
 
 
 class RecordsSettings(_Strict):
-    root: Path = Field(default_factory=_default_root)
+    root: UserPath = Field(default_factory=_default_root)
 
 
 class SuperviseSection(_Strict):
-    poll: float = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
-    poll_max: float = Field(default=160.0, gt=0, description="the longest interval between queries")
-    giveup: float = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
-    drain: float = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
-    wait: float = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
-    absence: float = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
+    poll: Seconds = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
+    poll_max: Seconds = Field(default=160.0, gt=0, description="the longest interval between queries")
+    giveup: Seconds = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance this long")
+    drain: Seconds = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
+    wait: Seconds = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
+    absence: Seconds = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
 
 
 class RecoverySection(_Strict):
-    attempts: int = Field(default=3, ge=1, description="attempts in all for node failure, boot failure, preemption")
+    attempts: Count = Field(default=3, ge=1, le=100,
+                            description="attempts in all for node failure, boot failure, preemption")
 
 
 class EscalationsSection(_Strict):
     command: list[str] = Field(default_factory=list, description="argv given each escalation as JSON on stdin")
-    timeout: float = Field(default=10.0, gt=0, description="seconds the command may take")
+    timeout: Seconds = Field(default=10.0, gt=0, description="seconds the command may take")
 
 
 class CommandsSection(_Strict):
-    wait: float = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
+    wait: Seconds = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
 
 
 class ResidualSection(_Strict):
@@ -69,20 +88,21 @@ class ResidualSection(_Strict):
 
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
-    bin_dir: Path | None = None
+    bin_dir: UserPath | None = None
     env: dict[str, str] = Field(default_factory=dict)
     # Slurm only (docs/slurm.md): none of these changes what a job is, only how the cluster is reached
     clusters: str | None = None
-    command_timeout: float = Field(default=60.0, gt=0)
-    submit_timeout: float = Field(default=60.0, gt=0)
-    accounting: bool | None = None
-    workdir: Path | None = None
-    coalesce_max_age: float = Field(default=4.0, gt=0)
+    command_timeout: Seconds = Field(default=60.0, gt=0)
+    submit_timeout: Seconds = Field(default=60.0, gt=0)
+    submit_timeout_unknown_floor: Seconds = Field(default=200.0, gt=0)
+    accounting: Flag | None = None
+    accounting_lookback: Seconds = Field(default=30 * 24 * 3600.0, gt=0)
+    workdir: UserPath | None = None
+    coalesce_max_age: Seconds = Field(default=4.0, gt=0)
 
 
-class DunscaithSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DUNSCAITH_", env_nested_delimiter="__", extra="ignore",
-                                      frozen=True)
+class DunscaithSettings(_Strict):
+    """Every setting, validated from exactly the values given (no source of its own): see load_settings."""
 
     records: RecordsSettings = Field(default_factory=RecordsSettings)
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
@@ -90,23 +110,15 @@ class DunscaithSettings(BaseSettings):
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
-    clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
+    clusters: dict[str, ClusterSettings] = Field(default_factory=dict, validate_default=True)
 
     @field_validator("clusters")
     @classmethod
     def _local_always_exists(cls, clusters: dict[str, ClusterSettings]) -> dict[str, ClusterSettings]:
-        return {LOCAL: ClusterSettings(adapter="local"), **clusters}
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()))
+        if clusters.get(LOCAL, ClusterSettings(adapter="local")) != ClusterSettings(adapter="local"):
+            raise ValueError("the cluster local is built in (this machine, under dunscaith remote run) and "
+                             "cannot be redefined: give your cluster another name")
+        return {**clusters, LOCAL: ClusterSettings(adapter="local")}
 
     def cluster(self, name: str) -> ClusterSettings:
         found = self.clusters.get(name)
@@ -116,14 +128,32 @@ class DunscaithSettings(BaseSettings):
         return found
 
 
-def load_settings(**overrides: Any) -> DunscaithSettings:
-    """The settings, or BadInput naming the file or variable that is wrong (one line)."""
+class _Environment(DunscaithSettings, BaseSettings):
+    """The same settings as pydantic-settings reads them from ``DUNSCAITH_*`` variables (``__`` nests)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+
+
+def load_settings(**flags: Any) -> DunscaithSettings:
+    """The settings, or BadInput naming the file, variable or flag that is wrong (one line).
+
+    Each source is validated alone first, so the error names the one it is in; then the merge (file,
+    then variables, then flags) is validated for what only the whole can say.
+    """
+    path = config_file()
+    from_file = read_toml(path)
+    unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
+    from_env = environment_values(_Environment, PREFIX)
+    _validate(from_file, lambda _loc: f"configuration file {path}")
+    _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
+    _validate(flags, lambda loc: f"flag {'.'.join(str(p) for p in loc)}")
+    return _validate(deep_merge(from_file, from_env, flags),
+                     lambda _loc: f"configuration (file {path} with the {PREFIX}* variables)")
+
+
+def _validate(values: Mapping[str, Any], source: Any) -> DunscaithSettings:
     try:
-        return DunscaithSettings(**overrides)
+        return DunscaithSettings.model_validate(dict(values))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise BadInput(f"configuration: {where}: {first['msg']} "
-                       f"(file {config_file()}, or DUNSCAITH_* variables)") from None
-    except ValueError as exc:  # a TOML file that does not parse
-        raise BadInput(f"configuration file {config_file()}: {exc}") from None
+        loc = exc.errors()[0]["loc"]
+        raise BadInput(f"{source(loc)}: {describe_error(exc, DunscaithSettings, values)}") from None
