@@ -109,6 +109,11 @@ def take_token(site: SiteName) -> str:
     return token
 
 
+def _absolute(path: Path) -> str:
+    """Absolute, without following a symbolic link of its last name: the record store refuses one."""
+    return os.path.abspath(path)
+
+
 def _resume_line(manifest: Path, record: str | None) -> str:
     return f"Resume with: qdevices send {manifest} --live --resume {record}"
 
@@ -138,7 +143,7 @@ def send(
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
-    req = SendRequest(m, str(manifest.resolve()), circuits, str(resume.resolve()) if resume else None, max_order,
+    req = SendRequest(m, str(manifest.resolve()), circuits, _absolute(resume) if resume else None, max_order,
                       all_older[m.site.value], container.host(), os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)
