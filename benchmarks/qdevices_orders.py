@@ -1,11 +1,16 @@
-"""Orders per second through a zero-latency fake site, and fsyncs per order.
+"""Orders per second through each zero-latency fake site, and fsyncs per order.
 
 Run: .venv/bin/python benchmarks/qdevices_orders.py [ORDERS]
 
+Four runs of ORDERS orders each: the in-memory FakeSite (no HTTP at all), then each site's real
+adapter against its loopback HTTP fake (tests/fakes: MQSS, VLQ through LEXIS and HEAppE, Piast-Q),
+every job finishing at its first reads. VLQ writes more lines per order ("created", "uploaded", one
+status line per HEAppE state) and makes an init job per call.
+
 The live call makes each line durable before the next request, so its speed is the disk's: the
 baseline, measured in the same run on the same folder, is a loop that appends and fsyncs the same
-number of lines with nothing else. The ratio says what the rest of the call (the fold, the rules,
-the budget, the encoding) costs on top of the syncs it cannot avoid.
+number of lines with nothing else. The ratio says what the rest of the call (HTTP on loopback, the
+fold, the rules, the budget, the encoding) costs on top of the syncs it cannot avoid.
 """
 
 from __future__ import annotations
@@ -22,8 +27,17 @@ from adapters.clock.fake import FakeClock
 from adapters.run_records.jsonl import JsonlRecordStore
 from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.fake import FakeSite
+from adapters.sites.mqss import MqssSite
+from adapters.sites.piastq import PiastqSite
+from adapters.sites.vlq import VlqSite
 from domain.model.qdevices.manifest import parse_manifest
 from domain.services.qdevices.send import SendRequest, SendRun
+from ports.site import Site
+from tests.fakes.mqss_server import FakeMqss
+from tests.fakes.piastq_server import DEVICE, FakePiastq
+from tests.fakes.vlq_server import PROJECT, FakeVlq
+
+TOKEN = "bench-token-0123456789abcdef"
 
 SYNCS = {"n": 0}
 _real_fsync = os.fsync
@@ -62,22 +76,25 @@ class NoRules:
         return False
 
 
-def live_run(folder: Path, orders: int) -> tuple[float, int, int]:
-    manifest = parse_manifest({"site": "mqss", "device": "Q5", "name": "bench",
-                               "limits": {"job_seconds_limit": 1, "budget_seconds": 10 * orders + 10},
+def live_run(folder: Path, orders: int, site_name: str, site: Site) -> tuple[float, int, int]:
+    extra = {"project": PROJECT} if site_name == "vlq" else {}
+    device = {"mqss": "Q5", "vlq": "VLQ", "piastq": DEVICE}[site_name]
+    manifest = parse_manifest({"site": site_name, "device": device, "name": "bench", **extra,
+                               "limits": {"job_seconds_limit": 10, "budget_seconds": 20 * orders + 20},
                                "orders": [{"name": f"o{i}", "circuit": "c", "shots": 1}
                                           for i in range(1, orders + 1)]}, "bench")
     clock = FakeClock()
+    folder = Path(tempfile.mkdtemp(dir=folder))  # each run its own records and site lock
     records = JsonlRecordStore(folder / "records", "bench-host")
-    service = SendRun(records, FlockSiteLock(folder / "state", "bench-host"), clock, Quiet(), NoSignals(clock),
-                      NoRules(), poll_seconds=0.0)
+    service = SendRun(records, FlockSiteLock(folder / "state", "bench-host"), clock, Quiet(),
+                      NoSignals(clock), NoRules(), poll_seconds=0.0)
     req = SendRequest(manifest, "/bench.toml", {o.index: "OPENQASM 2.0;" for o in manifest.orders},
                       host="bench-host", pid=os.getpid())
-    site = FakeSite(polls_to_finish=1, seconds=0.5)
     SYNCS["n"] = 0
     start = time.perf_counter()
     outcome = service.live(req, site)
     elapsed = time.perf_counter() - start
+    site.close()
     assert outcome.exit == 0, outcome
     assert outcome.record is not None
     lines = len(Path(outcome.record).read_bytes().splitlines())
@@ -96,18 +113,33 @@ def baseline(folder: Path, lines: int) -> float:
     return elapsed
 
 
+def runs(folder: Path, orders: int) -> list[tuple[str, float, int, int]]:
+    out = [("in-memory FakeSite (mqss)", *live_run(folder, orders, "mqss", FakeSite(polls_to_finish=1, seconds=0.5)))]
+    with FakeMqss(token=TOKEN, path=("COMPLETED",)) as mqss:
+        out.append(("MQSS over loopback", *live_run(folder, orders, "mqss", MqssSite(TOKEN, base_url=mqss.base_url))))
+    with FakeVlq(token=TOKEN, path=(16,), init_path=(16,)) as vlq:
+        site = VlqSite(TOKEN, PROJECT, userorg_url=vlq.userorg_url + "/", heappe_url=vlq.heappe_url,
+                       init_poll_seconds=0.0)
+        out.append(("VLQ (LEXIS + HEAppE) over loopback", *live_run(folder, orders, "vlq", site)))
+    with FakePiastq(token=TOKEN, path=("completed",)) as piastq:
+        site_p = PiastqSite(TOKEN, base_url=piastq.base_url)
+        out.append(("Piast-Q over loopback", *live_run(folder, orders, "piastq", site_p)))
+    return out
+
+
 def main() -> None:
     orders = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     os.fsync = counting_fsync  # the benchmark counts the syncs the adapters make; tests never do this
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         folder = Path(tmp)
-        elapsed, syncs, lines = live_run(folder, orders)
-        base = baseline(folder, lines)
-    print(f"orders: {orders}, record lines: {lines}, fsyncs: {syncs}")
-    print(f"live call:  {orders / elapsed:10.1f} orders/s  ({elapsed * 1000 / orders:.3f} ms/order)")
-    print(f"fsyncs per order: {syncs / orders:.2f}  (lines per order: {(lines - 1) / orders:.2f})")
-    print(f"baseline (append + fsync the same {lines} lines, nothing else): {lines / base:10.1f} lines/s")
-    print(f"ratio live / baseline time: {elapsed / base:.2f}")
+        results = runs(folder, orders)
+        most = max(lines for _, _, _, lines in results)
+        base = baseline(folder, most) / most  # seconds per appended, synced line
+    print(f"orders per run: {orders}; baseline: append + fsync one line, nothing else: {1 / base:.1f} lines/s")
+    print(f"{'site':<36} {'orders/s':>9} {'ms/order':>9} {'fsyncs/order':>13} {'lines/order':>12} {'x baseline':>11}")
+    for name, elapsed, syncs, lines in results:
+        print(f"{name:<36} {orders / elapsed:9.1f} {elapsed * 1000 / orders:9.3f} {syncs / orders:13.2f} "
+              f"{(lines - 1) / orders:12.2f} {elapsed / (base * lines):11.2f}")
 
 
 if __name__ == "__main__":

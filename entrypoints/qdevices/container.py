@@ -14,10 +14,13 @@ from adapters.clock.system import SystemClock
 from adapters.run_records.jsonl import JsonlRecordStore
 from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
+from adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
+from adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
 from domain.services.qdevices.resolve import ResolveOrder
 from domain.services.qdevices.send import SendRun
 from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
 from entrypoints.qdevices.settings import state_dir
+from ports.site import Site
 
 
 class Container(containers.DeclarativeContainer):
@@ -29,8 +32,15 @@ class Container(containers.DeclarativeContainer):
     site_lock = providers.Singleton(FlockSiteLock, state_dir=providers.Callable(state_dir), host=host)
 
     mqss_base_url = providers.Object(MQSS_BASE_URL)
-    # One factory per site with an adapter in this build; each takes the token when called.
-    sites = providers.FactoryAggregate(mqss=providers.Factory(MqssSite, base_url=mqss_base_url))
+    vlq_userorg_url = providers.Object(LEXIS_USERORG_URL)
+    vlq_heappe_url = providers.Object(VLQ_HEAPPE_URL)
+    piastq_base_url = providers.Object(PIASTQ_BASE_URL)
+    # One factory per site; each takes the token when called (VLQ also its project and the filter's hook).
+    sites: providers.FactoryAggregate[Site] = providers.FactoryAggregate(
+        mqss=providers.Factory(MqssSite, base_url=mqss_base_url),
+        vlq=providers.Factory(VlqSite, userorg_url=vlq_userorg_url, heappe_url=vlq_heappe_url),
+        piastq=providers.Factory(PiastqSite, base_url=piastq_base_url),
+    )
 
     send = providers.Factory(SendRun, records=records, lock=site_lock, clock=clock,
                              poll_seconds=config.poll_seconds)

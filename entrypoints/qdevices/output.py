@@ -1,5 +1,8 @@
 """What a call prints: every line through the redaction filter, and never fatal to a live call.
 
+Each message is one line: a newline or control character in it (a job id or an answer from a site)
+is printed escaped, so a site cannot add lines to the output.
+
 A closed pipe or terminal is passed over: the first failed write sends the rest of this stream to
 /dev/null, so neither the write nor the interpreter's last flush can end or fail the call.
 """
@@ -11,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from domain.model.qdevices.answers import shown
+
 
 class SafePrinter:
     def __init__(self, redact: Callable[[str], str]) -> None:
@@ -19,7 +24,7 @@ class SafePrinter:
     def _write(self, stream_name: str, text: str) -> None:
         stream: TextIO = getattr(sys, stream_name)
         try:
-            stream.write(self.redact(text) + "\n")
+            stream.write(shown(self.redact(text)) + "\n")
             stream.flush()
         except (OSError, ValueError):
             try:

@@ -1,4 +1,8 @@
-"""The user's rules file (Python), imported only after the token has left the environment."""
+"""The user's rules file (Python), imported only after the token has left the environment.
+
+A rules file cannot end the call: ``sys.exit`` (or ``exit``, ``quit``) at import is a rules error (exit 2
+before the run); inside a rule function it stops the run with a rule stop that says so.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +38,9 @@ class PythonRulesFile:
             spec.loader.exec_module(module)
         except FileNotFoundError:
             raise BadInput(f"rules file {path}: no such file") from None
+        except SystemExit as exc:
+            raise BadInput(f"rules file {path}: it calls sys.exit({exc.code!r}) at import; a rules file cannot "
+                           "end the call") from None
         except Exception as exc:
             raise BadInput(f"rules file {path}: {type(exc).__name__}: {exc}") from None
         self._before: Callable[[dict[str, Any]], Any] | None = getattr(module, "before_order", None)
@@ -41,12 +48,25 @@ class PythonRulesFile:
         self._refusal: Callable[[dict[str, Any]], Any] | None = getattr(module, "on_refusal", None)
 
     def before_order(self, order: dict[str, Any]) -> str | None:
-        why = self._before(dict(order)) if self._before else None
-        return str(why) if why else None
+        return self._reason("before_order", self._before, order)
 
     def after_result(self, order: dict[str, Any]) -> str | None:
-        why = self._after(dict(order)) if self._after else None
-        return str(why) if why else None
+        return self._reason("after_result", self._after, order)
 
     def on_refusal(self, order: dict[str, Any]) -> bool:
-        return bool(self._refusal(dict(order))) if self._refusal else False
+        if self._refusal is None:
+            return False
+        try:
+            return bool(self._refusal(dict(order)))
+        except SystemExit:
+            return False  # the rule refusal stops the run, as with no on_refusal
+
+    @staticmethod
+    def _reason(name: str, rule: Callable[[dict[str, Any]], Any] | None, order: dict[str, Any]) -> str | None:
+        if rule is None:
+            return None
+        try:
+            why = rule(dict(order))
+        except SystemExit as exc:
+            return f"{name} called sys.exit({exc.code!r}): a rules file cannot end the call"
+        return str(why) if why else None

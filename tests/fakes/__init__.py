@@ -7,7 +7,7 @@ fixtures (fixtures) that a conftest imports: ``from tests.fakes.fixtures import 
 
 from tests.fakes.harness import JournalEntry, TrapServer
 from tests.fakes.mqss_server import FakeMqss, MqssJob
-from tests.fakes.piastq_server import FakePiastq, PiastqTask
+from tests.fakes.piastq_server import FakePiastq, PiastqJob
 from tests.fakes.vlq_server import FakeVlq, VlqJob
 
-__all__ = ["FakeMqss", "FakePiastq", "FakeVlq", "JournalEntry", "MqssJob", "PiastqTask", "TrapServer", "VlqJob"]
+__all__ = ["FakeMqss", "FakePiastq", "FakeVlq", "JournalEntry", "MqssJob", "PiastqJob", "TrapServer", "VlqJob"]

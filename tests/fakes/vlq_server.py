@@ -56,7 +56,10 @@ CreateJob environment (Fernet, key = urlsafe_b64(sha256(password))) and sets ``j
 
 Faults: those of ``FakeMqss`` (refuse, server_error (``commit=True``), too_many, redirect, answer, drop,
 drop_after_create, half_body, no_job_id, hang), plus ``upload_failed`` (upload: 200 with
-``"Succeeded": false`` for each file, nothing stored).
+``"Succeeded": false`` for each file, nothing stored) and ``pass`` (served normally: it holds a place in
+the queue; ``script_metered`` uses it to let the init job's request of a kind through first) and
+``echo_body`` (``status``, default 500, with a ProblemDetails whose detail is the request body: the
+envelope password, a multipart upload's Fernet text, all of it; no side effect).
 """
 
 from __future__ import annotations
@@ -241,7 +244,13 @@ class FakeVlq(FakeSite):
         return self.KINDS
 
     def extra_faults(self) -> frozenset[str]:
-        return frozenset({"upload_failed"})
+        return frozenset({"upload_failed", "pass", "echo_body"})
+
+    def script_metered(self, kind: str, fault: str, **options: Any) -> None:
+        """A fault for the first metered job's request of ``kind`` (create, upload, submit): the init
+        job of the call makes one request of each kind first, and is served normally."""
+        self.script(kind, "pass")
+        self.script(kind, fault, **options)
 
     def unauthorized(self) -> Answer:
         return problem(401, "Unauthorized Access", "UserOrg Authentication Problem")
@@ -276,6 +285,11 @@ class FakeVlq(FakeSite):
         return answer
 
     def fault_answer(self, fault: Fault, route: Route, query: Mapping[str, list[str]], body: bytes) -> Answer | None:
+        if fault.name == "pass":  # served normally: a place holder in the queue of faults
+            return None
+        if fault.name == "echo_body":  # a careless server: its error repeats the request, secrets and all
+            status = int(fault.options.get("status", 500))
+            return problem(status, "Problem", body.decode(errors="replace"))
         # upload_failed: the site answers 200 but keeps none of the files.
         names = [name for name, _ in _multipart_files(self._local.content_type, body)]
         return Answer(200, [{"FileName": n, "Succeeded": False, "Path": None} for n in names])

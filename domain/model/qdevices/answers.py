@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from domain.model.qdevices.redaction import MARKER
+
 
 class JobAnswer(StrEnum):
     OK = "ok"
@@ -84,6 +86,7 @@ class ResultRead:
     seconds: float | None = None  # device time measured by the site
     counts: Any = None  # JSON value: {bitstring: count} or a list of them
     detail: str = ""
+    expired: bool = False  # with ENDS: the site no longer holds the result (Piast-Q result_expired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +102,18 @@ _URL_FORBIDDEN = frozenset(chr(c) for c in range(0x20)) | {"\x7f"}
 def job_id_url_safe(job: str) -> bool:
     """Whether a job id can be put in a URL path at all (a newline or control character cannot)."""
     return 0 < len(job) <= 512 and not any(ch in _URL_FORBIDDEN for ch in job) and job.strip() == job
+
+
+
+def job_id_readable(job: str) -> bool:
+    """Whether a recorded job id can name its job in a request: it fits in a URL and is not a
+    redacted text (an id that held a secret is recorded with the secret taken out)."""
+    return job_id_url_safe(job) and MARKER not in job
+
+
+def shown(text: str) -> str:
+    """Text from a site as one printable line: a newline or control character is escaped, so a
+    site cannot add lines to the output."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

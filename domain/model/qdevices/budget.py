@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from domain.model.qdevices.orders import OrderState, OrderView, Outcome, RunView
+from domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView, RunView
 
 
 def charge(order: OrderView, job_seconds_limit: int) -> float:
@@ -20,7 +20,7 @@ def charge(order: OrderView, job_seconds_limit: int) -> float:
         return float(job_seconds_limit)
     if order.counts_at_limit:
         return float(job_seconds_limit)
-    if order.outcome in (Outcome.REFUSED, Outcome.NOT_SUBMITTED, Outcome.RESOLVED):
+    if order.outcome in (OrderOutcome.REFUSED, OrderOutcome.NOT_SUBMITTED, OrderOutcome.RESOLVED):
         return 0.0
     if order.seconds is None:  # a job that ended with no measured time may still have used the device
         return float(job_seconds_limit)

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from domain.model.qdevices.errors import QdevicesError
 from domain.model.qdevices.sites import SiteName, parse_site
 
 
-class ManifestError(ValueError):
+class ManifestError(QdevicesError, ValueError):
     """The manifest cannot be used; the message names the problem."""
 
 
@@ -45,12 +46,14 @@ class Manifest:
     orders: tuple[OrderSpec, ...]
     limits: Limits
     rules: str | None  # path of a Python rules file, as written
+    project: str | None = None  # VLQ: the LEXIS project (short name) the jobs are charged to
+
 
     def order(self, index: int) -> OrderSpec:
         return self.orders[index - 1]
 
 
-_TOP = {"name", "site", "device", "rules", "limits", "orders"}
+_TOP = {"name", "site", "device", "rules", "limits", "orders", "project"}
 _LIMITS = {"job_seconds_limit": None, "budget_seconds": None, "wait_seconds": 3600, "max_shots": 100_000}
 _ORDER = {"name", "circuit", "shots"}
 
@@ -94,6 +97,11 @@ def parse_manifest(data: Mapping[str, Any], default_name: str) -> Manifest:
     device = _str(data["device"], "device")
     run = _name(data.get("name", default_name), "name")
     rules = _str(data["rules"], "rules") if "rules" in data else None
+    project = _name(data["project"], "project") if "project" in data else None
+    if site is SiteName.VLQ and project is None:
+        raise ManifestError("manifest: missing project (VLQ: the LEXIS project short name the jobs are charged to)")
+    if site is not SiteName.VLQ and project is not None:
+        raise ManifestError(f"manifest: project is for site vlq only, not {site.value}")
 
     raw_limits = data["limits"]
     if not isinstance(raw_limits, Mapping):
@@ -130,7 +138,7 @@ def parse_manifest(data: Mapping[str, Any], default_name: str) -> Manifest:
         if shots > limits.max_shots:
             raise ManifestError(f"{where} ({name}): {shots} shots is more than limits.max_shots {limits.max_shots}")
         orders.append(OrderSpec(number, name, _str(raw["circuit"], f"{where} circuit"), shots))
-    return Manifest(run, site, device, tuple(orders), limits, rules)
+    return Manifest(run, site, device, tuple(orders), limits, rules, project)
 
 
 def check_circuit(text: str, where: str) -> None:

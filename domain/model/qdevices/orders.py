@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
+from domain.model.qdevices.errors import QdevicesError
 from domain.model.qdevices.lines import APP, Line, LineType
 
 
@@ -23,7 +24,7 @@ class OrderState(StrEnum):
     FINAL = "final"
 
 
-class Outcome(StrEnum):
+class OrderOutcome(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -32,7 +33,7 @@ class Outcome(StrEnum):
     RESOLVED = "resolved"
 
 
-class RecordError(ValueError):
+class RecordError(QdevicesError, ValueError):
     """The lines do not make a record of this app (no start line, unknown order, ...)."""
 
 
@@ -52,7 +53,7 @@ class OrderView:
     uploaded: bool = False
     submitted: bool = False
     statuses: tuple[StatusMark, ...] = ()
-    outcome: Outcome | None = None
+    outcome: OrderOutcome | None = None
     seconds: float | None = None  # device seconds measured by the site
     resolution: str | None = None  # the resolve option that decided it
     counts_at_limit: bool = False  # a decision that charges job_seconds_limit whatever was measured
@@ -112,12 +113,12 @@ def apply_line(view: OrderView, line: Line) -> OrderView:
         return replace(view, statuses=(*view.statuses, StatusMark(line.at, d["state"])))
     if kind is LineType.RESULT:
         seconds = d["seconds"]
-        return replace(view, state=OrderState.FINAL, job=d["job"], outcome=Outcome(d["outcome"]),
+        return replace(view, state=OrderState.FINAL, job=d["job"], outcome=OrderOutcome(d["outcome"]),
                        seconds=float(seconds) if seconds is not None else None)
     if kind is LineType.REFUSED:
-        return replace(view, state=OrderState.FINAL, outcome=Outcome.REFUSED)
+        return replace(view, state=OrderState.FINAL, outcome=OrderOutcome.REFUSED)
     if kind is LineType.NOT_SUBMITTED:
-        return replace(view, state=OrderState.FINAL, outcome=Outcome.NOT_SUBMITTED)
+        return replace(view, state=OrderState.FINAL, outcome=OrderOutcome.NOT_SUBMITTED)
     if kind is LineType.STOP:
         expired = (*view.expired_at, line.at) if d["reason"] == "result_expired" else view.expired_at
         return replace(view, last_stop=d["reason"], expired_at=expired)
@@ -127,12 +128,14 @@ def apply_line(view: OrderView, line: Line) -> OrderView:
 
 
 def apply_decision(view: OrderView, option: str, job: str | None, counts_at_limit: bool, final: bool) -> OrderView:
-    if not final:  # --job ID: the order is open with that job, and a resume collects it
-        return replace(view, state=OrderState.OPEN, job=job, submitted=True, resolution=option)
-    if view.state is OrderState.FINAL and view.outcome is not Outcome.RESOLVED:
+    if not final:
+        # --job ID: the order is open with that job, and a resume collects it. It gains no "submitted"
+        # line: a VLQ job found this way is read through the resume table, never submitted.
+        return replace(view, state=OrderState.OPEN, job=job, resolution=option)
+    if view.state is OrderState.FINAL and view.outcome is not OrderOutcome.RESOLVED:
         # --over-limit: the result stands, measured seconds stay; only the charge changes
         return replace(view, resolution=option, counts_at_limit=counts_at_limit)
-    return replace(view, state=OrderState.FINAL, outcome=Outcome.RESOLVED, resolution=option,
+    return replace(view, state=OrderState.FINAL, outcome=OrderOutcome.RESOLVED, resolution=option,
                    counts_at_limit=counts_at_limit)
 
 

@@ -30,6 +30,13 @@ from dataclasses import dataclass
 MARKER = "[REDACTED]"
 # Below this length a start or end of a secret is too common in ordinary text to remove on its own.
 MIN_PIECE = 8
+# A token shorter than this is refused at the start of a call: a short one is also a word of the
+# record (MQSS_TOKEN=mqss would redact the site's name and every path that holds it).
+MIN_SECRET_LENGTH = 16
+
+
+def too_short(secret: str) -> bool:
+    return len(secret) < MIN_SECRET_LENGTH
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
 _B64_TEXT = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")

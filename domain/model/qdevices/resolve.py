@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.qdevices.answers import job_id_url_safe
-from domain.model.qdevices.orders import OrderState, OrderView, Outcome
+from domain.model.qdevices.answers import job_id_readable
+from domain.model.qdevices.errors import QdevicesError
+from domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView
 from domain.model.qdevices.sites import SiteName
 
 NEW_AT_LEAST = timedelta(days=3)
@@ -27,7 +28,7 @@ class Option(StrEnum):
     GONE = "gone"
 
 
-class ResolveRefused(ValueError):
+class ResolveRefused(QdevicesError, ValueError):
     """This decision does not take this order; the message says why and what to do."""
 
 
@@ -66,7 +67,7 @@ def expired_twice(order: OrderView) -> bool:
 
 
 def over_limit(order: OrderView, limit: int) -> bool:
-    return order.outcome in (Outcome.COMPLETED, Outcome.FAILED, Outcome.CANCELLED) and (
+    return order.outcome in (OrderOutcome.COMPLETED, OrderOutcome.FAILED, OrderOutcome.CANCELLED) and (
         order.seconds is not None and order.seconds > limit
     )
 
@@ -98,7 +99,7 @@ def _over_limit(case: ResolveCase, label: str) -> Decision:
 def _decide_own(case: ResolveCase, option: Option, job: str | None, label: str) -> Decision:
     order = case.order
     state = order.state
-    bad_id = order.job is not None and not job_id_url_safe(order.job)
+    bad_id = order.job is not None and not job_id_readable(order.job)
     if option is Option.GONE:
         raise ResolveRefused("--gone takes only a record of another runner; here --expired takes such an order")
     if option is Option.OVER_LIMIT:
@@ -107,8 +108,9 @@ def _decide_own(case: ResolveCase, option: Option, job: str | None, label: str) 
         raise ResolveRefused(f"{label} is final: resolve takes it only with --over-limit")
     if option is Option.JOB:
         assert job is not None
-        if not job_id_url_safe(job):
-            raise ResolveRefused("that job id cannot be read at the site (a newline or control character in it)")
+        if not job_id_readable(job):
+            raise ResolveRefused("that job id cannot be read at the site (a newline, a control character or "
+                                 "[REDACTED] in it): give the id the site shows")
         if state is OrderState.LOST or bad_id:
             return Decision(Option.JOB, job, False, False)
         raise ResolveRefused(f"{label} is open with its job: a resume collects it "

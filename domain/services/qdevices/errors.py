@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from domain.model.qdevices.errors import QdevicesError
 
-class CallRefused(Exception):
+
+class CallRefused(QdevicesError):
     """The call cannot go on (bad record, blocked by a lost or open order, lock held...)."""

@@ -13,15 +13,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.model.qdevices import rules as generic_rules
-from domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind, job_id_url_safe
+from domain.model.qdevices.answers import (
+    ENDED_PHASES,
+    JobAnswer,
+    Phase,
+    ReadKind,
+    job_id_readable,
+    job_id_url_safe,
+    shown,
+)
 from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
+from domain.model.qdevices.errors import QdevicesError
 from domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
 from domain.model.qdevices.identity import RecordIdentity
 from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
 from domain.model.qdevices.manifest import Manifest, OrderSpec
 from domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
 from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
-from domain.model.qdevices.sites import TRAITS, Step
+from domain.model.qdevices.sites import TRAITS, SiteName, Step
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.site_runs import SiteRun, load_site_runs
 from ports.clock import Clock
@@ -52,6 +61,7 @@ class UnderWay:
     order: int
     name: str
     job: str | None
+    kind: str = "job"  # "init job": the VLQ init job made before the order, which has no line
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +82,7 @@ class Plan:
     blockers: tuple[str, ...] = field(default=())
 
 
-class RecordWriteStopped(Exception):
+class RecordWriteStopped(QdevicesError):
     """A line could not be made durable: no further request is made."""
 
     def __init__(self, detail: str, under_way: UnderWay | None, record: str | None) -> None:
@@ -82,7 +92,7 @@ class RecordWriteStopped(Exception):
         self.record = record
 
 
-class ProgramStopped(Exception):
+class ProgramStopped(QdevicesError):
     """An error of the program ended a live call; the original error is the cause."""
 
     def __init__(self, under_way: UnderWay | None, record: str | None) -> None:
@@ -91,14 +101,26 @@ class ProgramStopped(Exception):
         self.record = record
 
 
+# The record's own fields, written by this app from the manifest, the host and its own tables: the
+# filter never rewrites them, or a secret that is also a word of the record would make it unresumable.
+FIXED_FIELDS = frozenset({"app", "format", "site", "site_device", "run", "manifest", "host", "path", "device",
+                          "inode", "pid", "orders", "resume", "job_seconds_limit", "order", "name", "reason",
+                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes"})
+
+
 def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
+    """Every string that came from outside (a site's answer, an error): keys are the app's own, never cleaned."""
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, list):
         return [clean_data(v, clean) for v in value]
     if isinstance(value, dict):
-        return {clean(k): clean_data(v, clean) for k, v in value.items()}
+        return {k: clean_data(v, clean) for k, v in value.items()}
     return value
+
+
+def clean_fields(data: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
+    return {k: v if k in FIXED_FIELDS else clean_data(v, clean) for k, v in data.items()}
 
 
 def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
@@ -106,13 +128,29 @@ def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
     found = []
     for run in runs:
         for order in run.view.orders:
+            label = f"order {order.index} ({order.name}) of {run.path}"
             if order.state is OrderState.LOST:
-                found.append(f"order {order.index} ({order.name}) of {run.path} is lost: resolve it "
-                             f"(qdevices resolve {run.path} {order.index} --job ID | --none)")
+                found.append(f"{label} is lost: {lost_hint(run.view.site, run.path, order.index, run.own)}")
             elif order.state is OrderState.OPEN and not lost_only:
-                found.append(f"order {order.index} ({order.name}) of {run.path} is open: collect it "
-                             f"(qdevices send MANIFEST --live --resume {run.path})")
+                if run.own:
+                    found.append(f"{label} is open: collect it (qdevices send MANIFEST --live --resume {run.path})")
+                else:  # this app never resumes another runner's record
+                    found.append(f"{label} is open in a record of another runner: collect it with that runner, "
+                                 f"or, when the site no longer gives its job, qdevices resolve {run.path} "
+                                 f"{order.index} --gone")
     return found
+
+
+def lost_hint(site: str, path: str | None, index: int, own: bool = True) -> str:
+    """What to do with a lost order: where its job may be found, and the resolve command."""
+    if not own:
+        return f"resolve it (qdevices resolve {path} {index} --none), or settle it with its runner"
+    try:
+        where = TRAITS[SiteName(site)].job_list_hint
+    except ValueError:
+        where = ""
+    command = f"resolve it (qdevices resolve {path} {index} --job ID | --none)"
+    return f"{command}; {where}" if where else command
 
 
 def lost_elsewhere(records: RunRecords, req: SendRequest) -> list[str]:
@@ -173,7 +211,7 @@ class _LiveCall:
 
     # --- the record ---------------------------------------------------------------------------
     def _line(self, kind: LineType, **data: Any) -> Line:
-        return make(kind, self.o.clock.now(), **clean_data(data, self.o.redact))
+        return make(kind, self.o.clock.now(), **clean_fields(data, self.o.redact))
 
     def write(self, kind: LineType, **data: Any) -> None:
         assert self.appender is not None
@@ -255,9 +293,9 @@ class _LiveCall:
         lost = [v for v in self.views if v.state is OrderState.LOST]
         if lost and may_send:
             v = lost[0]
-            raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more "
-                              f"(qdevices resolve {self.appender.path if self.appender else ''} {v.index} "
-                              "--job ID | --none)")
+            path = self.appender.path if self.appender else None
+            raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more: "
+                              f"{lost_hint(self.m.site.value, path, v.index)}")
         if may_send:
             for view in list(self.views):
                 if view.state is OrderState.UNSENT and view.index <= limit:
@@ -270,8 +308,8 @@ class _LiveCall:
         if OrderState.LOST in states:
             lost = next(v for v in self.views if v.state is OrderState.LOST)
             return SendOutcome(int(Exit.UNKNOWN), path, detail=(
-                f"order {lost.index} ({lost.name}) is lost: it is never sent again; resolve it "
-                f"(qdevices resolve {path} {lost.index} --job ID | --none)"))
+                f"order {lost.index} ({lost.name}) is lost: it is never sent again; "
+                f"{lost_hint(self.m.site.value, path, lost.index)}"))
         if OrderState.OPEN in states:
             return SendOutcome(int(Exit.OPEN), path)
         return SendOutcome(int(Exit.DONE), path)
@@ -349,7 +387,8 @@ class _LiveCall:
         if traits.needs_init_job and not getattr(self, "_prepared", False):
             prep = self.site.prepare(self.m.device)
             if prep.kind is not JobAnswer.OK:
-                self.under_way = UnderWay(spec.index, spec.name, prep.job) if prep.job else None
+                self.under_way = UnderWay(spec.index, spec.name, prep.job, "init job") if prep.job else None
+                self._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
                 raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
             self._prepared = True
         request = self._request(spec)
@@ -363,9 +402,10 @@ class _LiveCall:
         self.under_way = UnderWay(spec.index, spec.name, job)
         if traits.steps == (Step.CREATE,):
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {job}")
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
         else:
             self.write(LineType.CREATED, order=spec.index, job=job)
+            self._unreadable_id_stops(self.views[spec.index - 1])
             self._check_signal(self.views[spec.index - 1])
             up = self.site.upload(job, request)
             if not self._job_answer(spec, up.kind, up.status, up.detail):
@@ -375,8 +415,23 @@ class _LiveCall:
             if not self._job_answer(spec, sub.kind, sub.status, sub.detail):
                 return
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {job}")
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
         self._wait(self.views[spec.index - 1])
+
+    def _recorded_job(self, index: int) -> str:
+        return self.views[index - 1].job or ""
+
+    def _unreadable_id_stops(self, view: OrderView) -> None:
+        """The job id as recorded is what every later request uses: one that no URL can hold, or that
+        held a secret (recorded with it taken out), is never put in a request."""
+        job = view.job
+        assert job is not None
+        if job_id_readable(job) and self.o.redact(job) == job:
+            return
+        why = ("its job id cannot be put in a URL" if not job_id_url_safe(job)
+               else "its job id held a secret and is recorded without it")
+        raise self.stop(StopReason.STATUS_ERROR, f"{why}: it is never put in a request; resolve with --job ID "
+                        "(the id the site shows) or --none", view)
 
     def _job_answer(self, spec: OrderSpec, kind: JobAnswer, status: int | None, detail: str) -> bool:
         """True when the step succeeded; a refusal or an unknown answer is written here."""
@@ -390,8 +445,12 @@ class _LiveCall:
             if self.o.user_rules.on_refusal(self._order_dict(spec, detail=detail)):
                 return False
             raise self.stop(StopReason.REFUSAL, f"order {spec.index} ({spec.name}) was refused: {detail}", None)
+        then = "" if view.job is not None else f"; {lost_hint(self.m.site.value, self._path(), spec.index)}"
         raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
-                        "it is never sent again", view)
+                        f"it is never sent again{then}", view)
+
+    def _path(self) -> str | None:
+        return self.appender.path if self.appender else None
 
     # --- collecting -----------------------------------------------------------------------------
     def _collect(self, view: OrderView) -> None:
@@ -400,8 +459,7 @@ class _LiveCall:
         assert view.job is not None
         multi = TRAITS[self.m.site].steps != (Step.CREATE,)
         if multi and not view.submitted:
-            if not job_id_url_safe(view.job):
-                raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL", view)
+            self._unreadable_id_stops(view)
             read = self.site.state(view.job)
             if read.kind is not ReadKind.GOOD:
                 seen = SeenState.UNREADABLE
@@ -428,12 +486,7 @@ class _LiveCall:
         job = view.job
         assert job is not None
         spec = self.m.order(view.index)
-        if not job_id_url_safe(job):
-            raise self.stop(StopReason.STATUS_ERROR, "its job id cannot be put in a URL: resolve with "
-                            "--job ID (the id the site shows) or --none", view)
-        if self.o.redact(job) != job:  # a secret inside the id: it must not travel in a URL, nor be recorded
-            raise self.stop(StopReason.STATUS_ERROR, "its job id holds a secret: it is never put in a URL; "
-                            "resolve with --job ID (the id the site shows) or --none", view)
+        self._unreadable_id_stops(view)
         clock = self.o.clock
         deadline = clock.monotonic() + self.m.limits.wait_seconds
         first = True
@@ -455,7 +508,7 @@ class _LiveCall:
                         assert read.phase is not None
                         self.write(LineType.RESULT, order=view.index, job=job, outcome=read.phase.value,
                                    seconds=None, counts=None)
-                        self.say(f"order {view.index} ({view.name}): job {job} {read.phase.value}")
+                        self.say(f"order {view.index} ({view.name}): job {shown(job)} {read.phase.value}")
                         self.under_way = None
                         return
                 elif read.kind is ReadKind.MISSED:
@@ -469,11 +522,16 @@ class _LiveCall:
                 if res.kind is ReadKind.GOOD and res.ready:
                     self.write(LineType.RESULT, order=view.index, job=job, outcome="completed",
                                seconds=res.seconds, counts=res.counts)
-                    self.say(f"order {view.index} ({view.name}): job {job} completed")
+                    self.say(f"order {view.index} ({view.name}): job {shown(job)} completed")
                     self.under_way = None
                     self._after(spec, res.seconds)
                     return
                 if res.kind is ReadKind.ENDS:
+                    if res.expired:  # a resolve --expired needs two such stops 10 minutes apart
+                        raise self.stop(StopReason.RESULT_EXPIRED, f"the site no longer holds the result of job "
+                                        f"{job}: resume again in 10 minutes or more; after a second such "
+                                        f"answer, qdevices resolve RECORD {view.index} --expired",
+                                        self.views[view.index - 1])
                     raise self.stop(StopReason.RESULT_ERROR, f"the result of job {job}: {res.detail}",
                                     self.views[view.index - 1])
                 missed = f"result: {res.detail or 'not ready'}"

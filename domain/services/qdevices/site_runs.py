@@ -15,6 +15,7 @@ from ports.run_record import RecordUnreadable, RunRecords
 class SiteRun:
     path: str
     view: RunView
+    own: bool = True  # False: a record of another runner, read through older_records
 
 
 def load_site_runs(records: RunRecords, site: str, older: Sequence[str], skip: str | None = None) -> list[SiteRun]:
@@ -33,7 +34,8 @@ def load_site_runs(records: RunRecords, site: str, older: Sequence[str], skip: s
             view = fold(read.lines)
         except (RecordUnreadable, RecordError) as exc:
             raise CallRefused(f"{path}: {exc} (the budget and open-order check read every record of {site})") from None
-        if not records.is_in_records_folder(path):
+        own = records.is_in_records_folder(path)
+        if not own:
             view = apply_older(view, path, decisions)
-        runs.append(SiteRun(path, view))
+        runs.append(SiteRun(path, view, own and view.first_line_is_ours))
     return runs

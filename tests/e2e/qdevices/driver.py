@@ -2,7 +2,8 @@
 
     python driver.py SPEC_JSON qdevices-arguments...
 
-SPEC keys (all optional): ``mqss_base_url`` (the fake server's address), ``kill_after_lines`` (SIGKILL
+SPEC keys (all optional): ``mqss_base_url``, ``vlq_userorg_url``, ``vlq_heappe_url``, ``piastq_base_url`` (the
+fake servers' addresses), ``kill_after_lines`` (SIGKILL
 this process right after its Nth durable record line, before the next request), ``fail_after_lines``
 (the Nth+1 line fails to write, as a full disk would).
 """
@@ -61,8 +62,9 @@ class CountingStore(JsonlRecordStore):
 def main() -> None:
     spec = json.loads(sys.argv[1])
     container = qapp.make_container()
-    if "mqss_base_url" in spec:
-        container.mqss_base_url.override(spec["mqss_base_url"])
+    for address in ("mqss_base_url", "vlq_userorg_url", "vlq_heappe_url", "piastq_base_url"):
+        if address in spec:
+            getattr(container, address).override(spec[address])
     if "kill_after_lines" in spec or "fail_after_lines" in spec:
         container.records.override(providers.Singleton(
             CountingStore, root=container.config.records, host=container.host,

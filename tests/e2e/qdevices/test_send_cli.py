@@ -219,7 +219,8 @@ def test_the_budget_counts_every_record_of_the_site(cli: Cli) -> None:
 def test_check_live_asks_the_site_with_the_token(cli: Cli) -> None:
     done = cli.run("check", "--live", "--device", "Q5")
     assert done.returncode == 0 and "token is accepted" in done.stdout
-    assert cli.run("check", "--live", MQSS_TOKEN="wrong").returncode == 2
+    refused = cli.run("check", "--live", MQSS_TOKEN="wrong-token-0123456789")
+    assert refused.returncode == 2 and "refused" in refused.stdout
     assert cli.fake.job_making_requests() == 0
 
 

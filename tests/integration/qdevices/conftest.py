@@ -1,1 +1,3 @@
-from tests.fakes.fixtures import fake_mqss, site_token  # noqa: F401
+from tests.fakes.fixtures import fake_mqss, fake_piastq, fake_vlq, site_token
+
+__all__ = ["fake_mqss", "fake_piastq", "fake_vlq", "site_token"]

@@ -66,7 +66,8 @@ class Rules:
 
 
 def manifest(site: str = "mqss", orders: int = 2, limit: int = 60, budget: int = 10_000, wait: int = 30) -> Manifest:
-    return parse_manifest({"site": site, "device": "Q5", "name": "run",
+    extra = {"project": "P-QTEST"} if site == "vlq" else {}
+    return parse_manifest({"site": site, "device": "Q5", "name": "run", **extra,
                            "limits": {"job_seconds_limit": limit, "budget_seconds": budget, "wait_seconds": wait},
                            "orders": [{"name": f"o{i}", "circuit": "c.qasm", "shots": 10}
                                       for i in range(1, orders + 1)]}, "run")

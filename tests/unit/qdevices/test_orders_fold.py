@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import OrderState, Outcome, RecordError, fold
+from domain.model.qdevices.orders import OrderOutcome, OrderState, RecordError, fold
 from tests.unit.qdevices.lines_kit import Kit
 
 
@@ -29,12 +29,12 @@ def test_an_order_with_no_line_is_unsent() -> None:
 def test_a_result_makes_the_order_final_with_its_seconds() -> None:
     view = fold(Kit().submitting().submitted().result(seconds=7.5).lines)
     assert (view.order(1).state, view.order(1).outcome, view.order(1).seconds) == (OrderState.FINAL,
-                                                                                    Outcome.COMPLETED, 7.5)
+                                                                                    OrderOutcome.COMPLETED, 7.5)
 
 
 def test_a_refused_line_is_final_with_no_job() -> None:
     view = fold(Kit().submitting().add(LineType.REFUSED, order=1, status=401, detail="HTTP 401").lines)
-    assert view.order(1).state is OrderState.FINAL and view.order(1).outcome is Outcome.REFUSED
+    assert view.order(1).state is OrderState.FINAL and view.order(1).outcome is OrderOutcome.REFUSED
 
 
 def test_vlq_created_line_makes_the_order_open_with_its_job() -> None:
@@ -54,7 +54,7 @@ def test_vlq_uploaded_then_submitted() -> None:
 def test_not_submitted_is_final() -> None:
     kit = Kit(site="vlq").submitting().add(LineType.CREATED, order=1, job="41")
     kit.add(LineType.NOT_SUBMITTED, order=1, job="41", detail="x")
-    assert fold(kit.lines).order(1).outcome is Outcome.NOT_SUBMITTED
+    assert fold(kit.lines).order(1).outcome is OrderOutcome.NOT_SUBMITTED
 
 
 def test_resolve_job_makes_a_lost_order_open() -> None:

@@ -10,7 +10,7 @@ from domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, Phase, Re
 from domain.model.qdevices.budget import bound
 from domain.model.qdevices.exits import StopReason
 from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import OrderState, Outcome
+from domain.model.qdevices.orders import OrderOutcome, OrderState
 from domain.model.qdevices.sites import SiteName
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
@@ -56,7 +56,7 @@ def test_a_refusal_is_final_and_the_rule_refusal_stops_the_run(tmp_path: Path) -
     bench.site.script("create", [REFUSED])
     out = bench.send(manifest())
     assert (out.exit, out.stop) == (1, StopReason.REFUSAL)
-    assert bench.view(out.record).order(1).outcome is Outcome.REFUSED
+    assert bench.view(out.record).order(1).outcome is OrderOutcome.REFUSED
     assert bench.view(out.record).order(2).state is OrderState.UNSENT and bench.creates() == 1
 
 
@@ -65,7 +65,7 @@ def test_on_refusal_can_let_the_run_go_on(tmp_path: Path) -> None:
     bench.rules.go_on_after_refusal = True
     bench.site.script("create", [REFUSED])
     out = bench.send(manifest())
-    assert out.exit == 0 and bench.view(out.record).order(2).outcome is Outcome.COMPLETED
+    assert out.exit == 0 and bench.view(out.record).order(2).outcome is OrderOutcome.COMPLETED
 
 
 def test_an_unknown_answer_is_a_stop_unknown_exit_2_and_the_order_is_lost(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_no_result_right_after_completed_is_a_missed_poll(tmp_path: Path) -> Non
     bench = Bench(tmp_path)
     bench.site.script("result", [ResultRead(ReadKind.GOOD, ready=False)])
     out = bench.send(manifest(orders=1))
-    assert out.exit == 0 and bench.view(out.record).order(1).outcome is Outcome.COMPLETED
+    assert out.exit == 0 and bench.view(out.record).order(1).outcome is OrderOutcome.COMPLETED
 
 
 def test_a_malformed_result_stops_result_error_and_the_order_stays_open(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ def test_a_failed_job_is_final(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
     bench.site.script("state", [StateRead(ReadKind.GOOD, Phase.FAILED, "FAILED")])
     out = bench.send(manifest(orders=1))
-    assert out.exit == 0 and bench.view(out.record).order(1).outcome is Outcome.FAILED
+    assert out.exit == 0 and bench.view(out.record).order(1).outcome is OrderOutcome.FAILED
 
 
 def test_a_signal_in_the_wait_ends_the_call_with_a_stop_line_and_the_job_under_way(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ def test_vlq_resume_configuring_created_no_uploaded_is_not_submitted(tmp_path: P
     assert out.exit == 2 and bench.view(out.record).order(1).state is OrderState.OPEN
     again = bench.send(manifest("vlq", orders=1), resume=out.record)
     assert again.exit == 0
-    assert bench.view(out.record).order(1).outcome is Outcome.NOT_SUBMITTED
+    assert bench.view(out.record).order(1).outcome is OrderOutcome.NOT_SUBMITTED
     assert [m for m, _ in bench.site.journal].count("submit") == 0
 
 
@@ -313,7 +313,7 @@ def test_vlq_resume_past_configuring_collects(tmp_path: Path) -> None:
     bench.site.script("submit", [JobRequestAnswer(JobAnswer.UNKNOWN, None, None, "no answer")])
     out = bench.send(manifest("vlq", orders=1))
     again = bench.send(manifest("vlq", orders=1), resume=out.record)
-    assert again.exit == 0 and bench.view(out.record).order(1).outcome is Outcome.COMPLETED
+    assert again.exit == 0 and bench.view(out.record).order(1).outcome is OrderOutcome.COMPLETED
 
 
 def test_vlq_resume_state_unreadable_stays_open_exit_1(tmp_path: Path) -> None:
