@@ -28,7 +28,7 @@ class RecordDamaged(StoreError):
 
     def __init__(self, job: str, detail: str, event: int | None = None) -> None:
         at = f" at event {event}" if event is not None else ""
-        super().__init__(f"the record of job {job} is damaged{at}: {detail}")
+        super().__init__(f"damaged{at}: {detail}")
         self.job = job
         self.detail = detail
         self.event = event

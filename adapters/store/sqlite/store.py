@@ -226,6 +226,12 @@ class SqliteStore:
             finally:
                 fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
 
+    def integrity_problem(self) -> str | None:
+        """SQLite's quick_check of every page (for ``dunscaith doctor``); None when it passes."""
+        with self._errors(), self._reading() as conn:
+            problem = quick_check(conn)
+        return None if problem is None else f"record store {self.db_path} fails its integrity check ({problem})"
+
     def _check_integrity(self) -> None:
         """Before this process's first write: a store with a damaged page takes no more (it could spread)."""
         with self._errors(), self._reading() as conn:

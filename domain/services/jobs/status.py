@@ -11,7 +11,7 @@ from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import JobState, fold, label
 from ports.clock import Clock
-from ports.job_store import JobStore
+from ports.job_store import JobStore, RecordDamaged
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,8 @@ class JobStatus:
         self._delivering = delivering
 
     def one(self, job: JobId) -> JobView:
-        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) or RecordDamaged
+        (the store could not give its events back) when it does not read."""
         state = fold(self._store.read(job))
         return judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
 
@@ -50,7 +51,7 @@ class JobStatus:
         for job in self._store.jobs():
             try:
                 views.append(self.one(job))
-            except JobsError as exc:
+            except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
                 views.append((job, f"record does not read: {exc}"))
         return views
 
