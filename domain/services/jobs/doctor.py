@@ -62,7 +62,8 @@ class Doctor:
             problem = self._integrity(store)
         except StoreError as exc:
             problem = str(exc)
-        findings.append(Finding("store", problem, f"{store.identity().location}: it opens, and its integrity check passes"))
+        where = store.identity().location
+        findings.append(Finding("store", problem, f"{where}: it opens, and its integrity check passes"))
         try:
             jobs = store.jobs()
         except StoreError as exc:
