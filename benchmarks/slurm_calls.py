@@ -4,12 +4,13 @@ Run (as root, with the Slurm packages of .ci/install-packages): .venv/bin/python
 
 It starts the project's private single-node Slurm (tests/infra/slurm.py) and counts every Slurm
 command with a counting shim in the cluster's ``bin_dir`` (one line per call). Supervisors are
-threads, each with its own CoalescedScheduler (its own lock file descriptor, so the flock between
+threads, each with its own SharedQueryScheduler (its own lock file descriptor, so the flock between
 them is as real as between processes) over one cache directory; each wakes on the shared ticks of
 ``domain.model.jobs.polling.next_poll`` and queries only its own job's name.
 
 Baselines, measured in the same run: every supervisor querying Slurm itself (one squeue each per
-interval), and a sweep that asks once per name (what the seed's build does).
+interval), and a sweep that asks once per name (what the seed's build does). The sweep measured is
+the ``Sweep`` use case itself over the real adapter: query, the domain's rule, cancel_if_not_started.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from adapters.clock.system import SystemClock
-from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
+from adapters.scheduler.shared_query import SharedQueryScheduler
+from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectSpec
 from domain.model.jobs.polling import next_poll
+from tests.contract.sweeping import sweep_once
 from tests.infra.slurm import SlurmUnavailable, shared_cluster
 from tests.infra.slurm_bin import calls, make_bin_dir
 
@@ -53,7 +56,7 @@ def poll_rounds(schedulers: list, names: list[JobId], count: Path) -> tuple[Coun
     def supervisor(s, name: JobId) -> None:
         for tick in ticks:
             time.sleep(max(0.0, (tick - clock.now()).total_seconds()))
-            result = s.query([name])
+            result = s.query([name], confirm_absent=True)
             assert result.complete and len(result.objects) == 1, result
             barrier.wait()
 
@@ -88,7 +91,7 @@ def run(env: dict[str, str], work: Path) -> None:
     direct = SlurmCliScheduler(base)
 
     print(f"Slurm calls per poll interval ({INTERVAL.total_seconds():.0f} s ticks, {ROUNDS} intervals measured)")
-    print(f"{'jobs':>5} | {'coalesced calls/interval':>24} | {'baseline calls/interval':>23} | {'ratio':>6} | "
+    print(f"{'jobs':>5} | {'shared calls/interval':>24} | {'baseline calls/interval':>23} | {'ratio':>6} | "
           f"{'wall/interval':>13}")
     for n in (1, 10, 100):
         names = [JobId(f"bench-{n}-{i}") for i in range(n)]
@@ -96,9 +99,9 @@ def run(env: dict[str, str], work: Path) -> None:
             direct.create_held(ObjectSpec(name, Nonce(f"n-{name}"), command=("true",)))
         count = work / f"calls-{n}"
         config = replace(base, bin_dir=make_bin_dir(work / f"bin-{n}", count_to=count))
-        coalesced = [CoalescedScheduler(SlurmCliScheduler(config), work / f"cache-{n}", SystemClock(), max_age=1.5)
-                     for _ in names]
-        ours, wall = poll_rounds(coalesced, names, count)
+        shared = [SharedQueryScheduler(SlurmCliScheduler(config), work / f"cache-{n}", SystemClock(), max_age=1.5)
+                  for _ in names]
+        ours, wall = poll_rounds(shared, names, count)
         base_count = work / f"base-{n}"
         baseline_config = replace(base, bin_dir=make_bin_dir(work / f"bin-base-{n}", count_to=base_count))
         plain = [SlurmCliScheduler(baseline_config) for _ in names]
@@ -106,9 +109,9 @@ def run(env: dict[str, str], work: Path) -> None:
         per, base_per = sum(ours.values()) / ROUNDS, sum(theirs.values()) / ROUNDS
         detail = ", ".join(f"{k} {v / ROUNDS:g}" for k, v in sorted(ours.items()))
         print(f"{n:>5} | {per:>10g} ({detail}) | {base_per:>23g} | {base_per / per:>5.0f}x | {wall:>11.3f} s")
-        for s in coalesced:
+        for s in shared:
             s.close()
-        direct.cancel_not_started([v.object_id for v in direct.query_live(names).objects])
+        direct.cancel_if_not_started([v.object_id for v in direct.query(names, confirm_absent=False).objects])
 
     print("\nSweep of 1,000 residual names (5 of them left a held object by a lost reply)")
     names = [JobId(f"residual-{i:04d}") for i in range(1000)]
@@ -117,18 +120,18 @@ def run(env: dict[str, str], work: Path) -> None:
     count = work / "calls-sweep"
     sweeper = SlurmCliScheduler(replace(base, bin_dir=make_bin_dir(work / "bin-sweep", count_to=count)))
     started = time.monotonic()
-    stopped = sweeper.sweep({name: frozenset({Nonce(f"lost-{name}")}) for name in names})
+    stopped = sweep_once(sweeper, {name: frozenset({Nonce(f"lost-{name}")}) for name in names}).stopped
     ours_wall = time.monotonic() - started
     ours = counted(count)
     again = work / "calls-sweep-again"
     sweeper = SlurmCliScheduler(replace(base, bin_dir=make_bin_dir(work / "bin-sweep-again", count_to=again)))
-    nothing = sweeper.sweep({name: None for name in names[5:]})
+    nothing = sweep_once(sweeper, {name: None for name in names[5:]}).stopped
     empty = counted(again)
     base_count = work / "calls-sweep-base"
     per_name = SlurmCliScheduler(replace(base, bin_dir=make_bin_dir(work / "bin-sweep-base", count_to=base_count)))
     started = time.monotonic()
     for name in names:
-        per_name.query_live([name])
+        per_name.query([name], confirm_absent=False)
     base_wall = time.monotonic() - started
     theirs = counted(base_count)
     print(f"  dunscaith sweep, 5 to stop: {sum(ours.values())} calls ({dict(ours)}), stopped {len(stopped)}, "

@@ -1,16 +1,19 @@
 """A scheduler that makes, releases and reports objects (local processes, Slurm jobs, fakes).
 
+The port is primitives only: the rules that combine them (which residual objects a sweep may stop,
+what an emergency stop reports) live once in ``domain/``, in the use cases that call them.
+
 No method here is ever retried by an adapter when it makes an object: ``create_held`` sends at most
 one request, and when its answer is lost it says UNKNOWN.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectSpec, QueryResult
+from domain.model.jobs.ids import JobId, ObjectId
+from domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
 
 
 class SchedulerError(Exception):
@@ -18,6 +21,11 @@ class SchedulerError(Exception):
 
 
 class Scheduler(Protocol):
+    @property
+    def user(self) -> str:
+        """Whom this scheduler acts as: an object another owner has is foreign to it."""
+        ...
+
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         """Create one object, held (not started until released). One request, never retried."""
         ...
@@ -30,16 +38,33 @@ class Scheduler(Protocol):
 
     def cancel(self, object_id: ObjectId) -> None: ...
 
-    def query(self, names: Sequence[JobId]) -> QueryResult:
-        """Every object carrying any of ``names``, in one request whatever the number of names."""
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        """Every object carrying any of ``names``, in one request whatever the number of names.
+
+        With ``confirm_absent`` a name that has no live object is also looked up where the scheduler
+        remembers ended ones (Slurm: ``sacct``, when the cluster keeps accounting), so a supervisor
+        learns how a purged object ended. Without it only live objects are asked for: enough for
+        sweeps and stops, which act on live objects alone, and one request cheaper.
+        """
         ...
 
-    def emergency_stop(self, name: JobId) -> list[ObjectId]:
-        """Stop every object carrying ``name``, running ones too, with no store; what was stopped."""
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
+        """Cancel each of ``object_ids`` that is the user's own and not started (held or pending) as the
+        scheduler sees it when it cancels, not as a query saw it earlier: one that started meanwhile,
+        another user's, an ended one or an id the scheduler does not know is left as it is. "Not
+        started" is the scheduler's word for now (to Slurm a requeued job pending again is pending);
+        that an object never ran is the caller's rule, judged on a query first. What was stopped.
+
+        Raises SchedulerError when the scheduler could not be asked or did not say (the message names
+        anything it stopped all the same)."""
         ...
 
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
-        """Stop the residual objects of ``targets``' names: ONE batched query for every name, then stop
-        only objects that never started and are not foreign, carrying one of the name's nonces (or,
-        for None, any such object of the name). Never a started or running object. What was stopped."""
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
+        """Stop every object of the user's carrying ``name``, running ones too, with no store and no
+        nonce check (the emergency stop). What was stopped."""
+        ...
+
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
+        """Where the object's stdout and stderr go, for display; None when the scheduler does not
+        know the object (any more) or could not be asked."""
         ...

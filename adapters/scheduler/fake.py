@@ -10,7 +10,12 @@ It keeps the same contract as the real schedulers (``tests/contract/test_schedul
   first, with ``gradual_cancel``); of an ended one it does nothing;
 - ``requeue`` of a started or ended object puts it back PENDING (Slurm's meaning);
 - ``query`` answers for many names in one call, foreign objects included (the caller judges them);
-- ``emergency_stop`` cancels every object of that name this owner has, running ones too;
+  ``confirm_absent`` changes nothing: the fake forgets an object only when told to (``vanish``);
+- ``cancel_if_not_started`` cancels each id that is this owner's and held or pending right now (as
+  Slurm's ``scancel --state=PENDING``: a requeued object pending again counts), and skips the rest;
+- ``stop_by_name`` cancels every object of that name this owner has, running ones too;
+- ``output_paths`` is what ``set_output_paths`` said for the object (both None by default), None
+  for an id it does not know;
 - an id the scheduler does not know raises ``SchedulerError`` on every action.
 
 Nothing runs by itself unless ``exit_code_of`` is given: then every query first moves each released
@@ -19,10 +24,10 @@ still RUNNING when it returns None), the way a real scheduler moves between two 
 
 Faults are scripted before the call they affect: ``lose_next_create_reply`` (the object is made
 but the answer says UNKNOWN), ``refuse_next_create``, ``fail_next_query`` (complete=False),
-``fail_next`` (an action raises, before or after taking effect), ``vanish`` (an object disappears
-from queries and actions, as Slurm forgets finished jobs), and ``add_foreign`` (another owner's
-object, or one with the job's name and a nonce nobody knows). States move by hand with ``start``,
-``finish``, ``kill``, ``fail_node``, ``preempt``, ``set_state``.
+``fail_next`` (an action or a ``cancel_if_not_started`` raises, before or after taking effect),
+``vanish`` (an object disappears from queries and actions, as Slurm forgets finished jobs), and
+``add_foreign`` (another owner's object, or one with the job's name and a nonce nobody knows).
+States move by hand with ``start``, ``finish``, ``kill``, ``fail_node``, ``preempt``, ``set_state``.
 
 Every call is counted: ``calls`` (method → count) and ``log`` (method, argument) in order, so a test
 can assert "released once" with ``count("release", object_id)``.
@@ -33,8 +38,8 @@ from __future__ import annotations
 import getpass
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import (
@@ -45,12 +50,12 @@ from domain.model.jobs.objects import (
     ObjectSpec,
     ObjectState,
     ObjectView,
+    OutputPaths,
     QueryResult,
 )
-from domain.model.jobs.residual import sweepable
 from ports.scheduler import SchedulerError
 
-_ACTIONS = ("release", "hold", "requeue", "cancel")
+_ACTIONS = ("release", "hold", "requeue", "cancel", "cancel_if_not_started")
 
 
 @dataclass(slots=True)
@@ -61,6 +66,7 @@ class FakeObject:
     view: ObjectView
     vanished: bool = False
     releases: int = 0  # how many times it went from HELD to PENDING
+    output: OutputPaths = field(default_factory=lambda: OutputPaths(None, None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +162,7 @@ class FakeScheduler:
             if fault:
                 raise SchedulerError(fault.detail)
 
-    def query(self, names: Sequence[JobId]) -> QueryResult:
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         with self._lock:
             self._count("query", tuple(names))
             if self._query_faults:
@@ -166,9 +172,27 @@ class FakeScheduler:
             found = tuple(o.view for o in self._objects.values() if not o.vanished and o.view.name in wanted)
             return QueryResult(found, complete=True)
 
-    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         with self._lock:
-            self._count("emergency_stop", name)
+            self._count("cancel_if_not_started", tuple(object_ids))
+            fault = self._fault("cancel_if_not_started")
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            stopped: list[ObjectId] = []
+            for object_id in dict.fromkeys(object_ids):
+                obj = self._objects.get(object_id)
+                if obj is None or obj.vanished or obj.view.owner != self.owner:
+                    continue
+                if obj.view.state in NOT_STARTED:
+                    self._set(obj, ObjectState.CANCELLED)
+                    stopped.append(object_id)
+            if fault:
+                raise SchedulerError(f"{fault.detail} (stopped {', '.join(stopped) or 'nothing'})")
+            return stopped
+
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
+        with self._lock:
+            self._count("stop_by_name", name)
             stopped: list[ObjectId] = []
             for object_id, obj in self._objects.items():
                 if obj.vanished or obj.view.name != name or obj.view.owner != self.owner:
@@ -178,16 +202,15 @@ class FakeScheduler:
                     stopped.append(object_id)
             return stopped
 
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         with self._lock:
-            self._count("sweep", tuple(sorted(targets)))
-            if self._query_faults:
-                raise SchedulerError(self._query_faults.pop(0))
-            found = [o.view for o in self._objects.values() if not o.vanished and o.view.name in targets]
-            chosen = sweepable(found, targets, self.owner)
-            for object_id in chosen:
-                self._cancel(self._objects[object_id])
-            return chosen
+            self._count("output_paths", object_id)
+            obj = self._objects.get(object_id)
+            return None if obj is None or obj.vanished else obj.output
+
+    @property
+    def user(self) -> str:
+        return self.owner
 
     # ------------------------------------------------------------------ scripted faults
 
@@ -207,7 +230,7 @@ class FakeScheduler:
             self._query_faults.append(detail)
 
     def fail_next(self, action: str, detail: str = "the fake scheduler failed", *, applied: bool = False) -> None:
-        """The next ``action`` (release, hold, requeue, cancel) raises SchedulerError.
+        """The next ``action`` (release, hold, requeue, cancel, cancel_if_not_started) raises SchedulerError.
 
         With ``applied`` the action takes effect first and only its reply is lost.
         """
@@ -215,6 +238,11 @@ class FakeScheduler:
             raise ValueError(f"fail_next: {action!r} is not one of {', '.join(_ACTIONS)}")
         with self._lock:
             self._action_faults.setdefault(action, []).append(_ActionFault(detail, applied))
+
+    def set_output_paths(self, object_id: ObjectId, paths: OutputPaths) -> None:
+        """What ``output_paths`` answers for this object."""
+        with self._lock:
+            self._objects[object_id].output = paths
 
     def vanish(self, object_id: ObjectId) -> None:
         """The object drops out of queries and actions (a scheduler that forgot it)."""

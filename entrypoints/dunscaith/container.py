@@ -47,14 +47,15 @@ def _local_scheduler(settings: DunscaithSettings, crash: EnvCrashPoints):  # typ
 
 
 def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClock):  # type: ignore[no-untyped-def]
-    from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler, SlurmClusterConfig
+    from adapters.scheduler.shared_query import SharedQueryScheduler
+    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    return CoalescedScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
+    return SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
                               max_age=t.coalesce_max_age)
 
 
@@ -76,6 +77,12 @@ def _sweep(**ports: Any) -> Any:
     from domain.services.jobs.sweep import Sweep
 
     return Sweep(**ports)
+
+
+def _emergency_stop(**ports: Any) -> Any:
+    from domain.services.jobs.emergency_stop import EmergencyStop
+
+    return EmergencyStop(**ports)
 
 
 def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
@@ -133,6 +140,7 @@ class Container(containers.DeclarativeContainer):
 
     schedulers = providers.Singleton(_schedulers, settings=settings, crash=crash, clock=clock)
     sweep = providers.Factory(_sweep, residual=residual, schedulers=schedulers, clock=clock)
+    emergency_stop = providers.Factory(_emergency_stop, schedulers=schedulers, pointers=pointers)
 
     # the supervisor's cancellation: signals in the real program; tests put their own in
     cancellation = providers.Factory(_signal_drain, settings=settings)

@@ -1,29 +1,19 @@
 """``dunscaith stop --emergency JOB``: the exception to every rule of the record (seed 000).
 
-It reads no record, takes no lock and uses no SSH: it opens the cluster with no store and stops
-every object that carries the job's name, running ones too, so it works when the owning host is down
-or its record root is gone. The pointer is read only to learn the job's cluster, and only if it reads.
+The use case is ``domain.services.jobs.emergency_stop.EmergencyStop``; this command parses, calls it
+and renders its report.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import typer
 
-from domain.model.jobs.ids import JobId
 from entrypoints.cli_support import BadInput
 
 PROG = "dunscaith"
-
-
-def _cluster_of(container: Any, job: JobId) -> str:
-    try:
-        return str(container.pointers().read(job).cluster)
-    except Exception:  # no pointer, a damaged one, an unreadable home: the default cluster
-        return "local"
 
 
 def stop(
@@ -39,21 +29,17 @@ def stop(
                        f"without its record; to end a job under its record use `{PROG} cancel JOB`")
     from domain.model.jobs.spec import BadSpec
     from domain.services.jobs.submit import check_name
-    from ports.scheduler import SchedulerError
 
     try:
         name = check_name(job)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
     container = ctx.obj
-    where = cluster if cluster is not None else _cluster_of(container, name)
+    stop_all = container.emergency_stop()
+    where = cluster if cluster is not None else stop_all.cluster_of(name)
     container.settings().cluster(where)  # an unknown cluster: one line, exit 2
-    scheduler = container.schedulers()(where)
-    try:
-        stopped = list(scheduler.emergency_stop(name))
-        problem = ""
-    except SchedulerError as exc:
-        stopped, problem = [], str(exc)
+    done = stop_all(name, where)
+    stopped, problem = list(done.stopped), done.problem or ""
     if as_json:
         print(json.dumps({"job": name, "cluster": where, "stopped": stopped, "problem": problem or None}))
     elif problem:

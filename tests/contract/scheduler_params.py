@@ -3,15 +3,17 @@
 To add one (the Slurm adapter, say):
 
 1. write ``def make_slurm(tmp_path: Path) -> SchedulerHarness`` below. It returns the scheduler and
-   the three things the suite cannot know about it: how to say "a job that ends with code N"
-   (``command_exiting``), "a job that runs until stopped" (``command_running``), and an id that
-   names no object of that scheduler (``unknown_id``). When the real component is missing, call
-   ``pytest.skip("<component> is not available: <why>")``, never fail;
-2. add it to ``FACTORIES`` (``"slurm": make_slurm``) and mark it in ``PARAMS`` if it is slow
+   the things the suite cannot know about it: how to say "a job that ends with code N"
+   (``command_exiting``), "a job that runs until stopped" (``command_running``), an id that
+   names no object of that scheduler (``unknown_id``), whether its objects' output lands in
+   files the test can read (``writes_output``), and whether it requeues (``requeues``). When the
+   real component is missing, call ``pytest.skip("<component> is not available: <why>")``, never fail;
+2. add it to ``FACTORIES`` (``"slurm": make_slurm``, and ``"shared-slurm": shared(make_slurm)`` so
+   the shared query runs in front of it too) and mark both in ``PARAMS`` if they are slow
    (``pytest.param("slurm", marks=[pytest.mark.slow, pytest.mark.slurm])``).
 
 Every test gets fresh job names from ``harness.name()``, and at teardown every object made under
-those names is stopped with ``emergency_stop``, so a failing test leaves nothing running.
+those names is stopped with ``stop_by_name``, so a failing test leaves nothing running.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from pathlib import Path
 
 import pytest
 
+from adapters.clock.system import SystemClock
 from adapters.scheduler.fake import FakeScheduler
 from adapters.scheduler.local import LocalScheduler
 from adapters.scheduler.local.spawn import default_dunscaith
+from adapters.scheduler.shared_query import SharedQueryScheduler
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectSpec, QueryResult
+from domain.model.jobs.objects import CreateOutcome, ObjectSpec, QueryResult
 from ports.scheduler import Scheduler
 
 SETTLE_SECONDS = 60.0
@@ -44,6 +48,8 @@ class SchedulerHarness:
     command_exiting: Callable[[int], tuple[str, ...]]
     command_running: tuple[str, ...]
     unknown_id: ObjectId
+    writes_output: bool = True  # the objects' stdout and stderr are files this test can read
+    requeues: bool = True  # requeue puts a started object back in the queue (Slurm's meaning), else refuses
     names: list[JobId] = field(default_factory=list)
 
     def name(self) -> JobId:
@@ -54,11 +60,18 @@ class SchedulerHarness:
     def spec(self, name: JobId, command: tuple[str, ...], nonce: str | None = None) -> ObjectSpec:
         return ObjectSpec(name=name, nonce=Nonce(nonce or uuid.uuid4().hex), command=command)
 
+    def created(self, spec: ObjectSpec) -> ObjectId:
+        """Create ``spec``'s object, which must be created; its id."""
+        answer = self.scheduler.create_held(spec)
+        assert answer.outcome is CreateOutcome.CREATED, answer
+        assert answer.object_id is not None
+        return answer.object_id
+
     def settle(self, names: Sequence[JobId], until: Callable[[QueryResult], bool]) -> QueryResult:
         """Query until ``until`` holds: a deadline, never a fixed sleep. Fails with the last answer."""
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
-            result = self.scheduler.query(names)
+            result = self.scheduler.query(names, confirm_absent=True)
             if until(result):
                 return result
             if time.monotonic() > deadline:
@@ -68,7 +81,7 @@ class SchedulerHarness:
     def stop_everything(self) -> None:
         for job in self.names:
             try:
-                self.scheduler.emergency_stop(job)
+                self.scheduler.stop_by_name(job)
             except Exception:  # teardown: the test's own assertion is what matters
                 pass
 
@@ -90,6 +103,7 @@ def make_fake(tmp_path: Path) -> SchedulerHarness:
         command_exiting=_command_exiting,
         command_running=("sleep", "300"),
         unknown_id=ObjectId("fake-999999"),
+        writes_output=False,
     )
 
 
@@ -125,6 +139,7 @@ def make_local(tmp_path: Path) -> SchedulerHarness:
         command_exiting=_command_exiting,
         command_running=("sleep", "300"),
         unknown_id=ObjectId("00000000-20000101T000000Z-00000000"),
+        requeues=False,  # an object runs once: a new attempt is a new object
     )
 
 
@@ -147,13 +162,33 @@ def make_slurm(tmp_path: Path) -> SchedulerHarness:
     )
 
 
+def shared(make: Callable[[Path], SchedulerHarness]) -> Callable[[Path], SchedulerHarness]:
+    """The same scheduler behind a SharedQueryScheduler, as every Slurm cluster runs in dunscaith.
+
+    A short ``max_age`` keeps the suite's waits short; the sharing itself is as in production."""
+
+    def make_shared(tmp_path: Path) -> SchedulerHarness:
+        harness = make(tmp_path)
+        harness.scheduler = SharedQueryScheduler(harness.scheduler, tmp_path / "shared-query", SystemClock(),
+                                                 max_age=0.5)
+        return harness
+
+    return make_shared
+
+
 FACTORIES: dict[str, Callable[[Path], SchedulerHarness]] = {
     "fake": make_fake,
     "local": make_local,
     "slurm": make_slurm,
+    "shared-fake": shared(make_fake),
+    "shared-local": shared(make_local),
+    "shared-slurm": shared(make_slurm),
 }
 PARAMS = [
     "fake",
     pytest.param("local", marks=pytest.mark.slow),
     pytest.param("slurm", marks=[pytest.mark.slow, pytest.mark.slurm]),
+    "shared-fake",
+    pytest.param("shared-local", marks=pytest.mark.slow),
+    pytest.param("shared-slurm", marks=[pytest.mark.slow, pytest.mark.slurm]),
 ]

@@ -1,16 +1,18 @@
 """One contract for every scheduler: what the supervisor may rely on, whichever adapter it drives.
 
-Parametrized over the schedulers in ``scheduler_params.py`` (the in-memory fake, the local scheduler
-with real processes; the module docstring there says how to add Slurm). The tests at the end are
-the fake's own scripted faults, which the supervisor's tests lean on.
+Parametrized over the schedulers in ``scheduler_params.py``: the in-memory fake, the local scheduler
+with real processes, the real Slurm, and each of them behind a ``SharedQueryScheduler``. Every
+primitive of the port is here; the rules built on them (the residual sweep) have their own suite over
+the same schedulers (``test_sweep.py``). The tests at the end are the fake's own scripted faults,
+which the supervisor's tests lean on.
 
-``requeue`` is not in the common contract: Slurm puts a job back in the queue, the local scheduler
-refuses (an object runs once), the fake follows Slurm. Each adapter's meaning is in its docs.
+``requeue`` has two meanings, both here: Slurm puts a started job back in the queue (the fake
+follows Slurm), the local scheduler refuses (an object runs once); the harness says which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,24 +25,11 @@ from domain.model.jobs.objects import (
     ObjectSpec,
     ObjectState,
     ObjectView,
+    OutputPaths,
     QueryResult,
 )
 from ports.scheduler import SchedulerError
-from tests.contract.scheduler_params import FACTORIES, PARAMS, SchedulerHarness
-
-
-@pytest.fixture(params=PARAMS)
-def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SchedulerHarness]:
-    made = FACTORIES[request.param](tmp_path)
-    yield made
-    made.stop_everything()
-
-
-def _created(harness: SchedulerHarness, spec: ObjectSpec) -> ObjectId:
-    answer = harness.scheduler.create_held(spec)
-    assert answer.outcome is CreateOutcome.CREATED, answer
-    assert answer.object_id is not None
-    return answer.object_id
+from tests.contract.scheduler_params import SchedulerHarness
 
 
 def _one(result: QueryResult, object_id: ObjectId) -> ObjectView:
@@ -63,9 +52,9 @@ def test_an_unknown_object_id_is_refused_by_every_action(harness: SchedulerHarne
 
 
 def test_a_query_for_names_nobody_used_finds_nothing_and_is_complete(harness: SchedulerHarness) -> None:
-    _created(harness, harness.spec(harness.name(), harness.command_exiting(0)))
+    harness.created(harness.spec(harness.name(), harness.command_exiting(0)))
 
-    result = harness.scheduler.query([harness.name(), harness.name()])
+    result = harness.scheduler.query([harness.name(), harness.name()], confirm_absent=True)
 
     assert result.objects == ()
     assert result.complete
@@ -73,7 +62,7 @@ def test_a_query_for_names_nobody_used_finds_nothing_and_is_complete(harness: Sc
 
 def test_a_failing_command_ends_failed_with_its_exit_code(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(3)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(3)))
 
     harness.scheduler.release(object_id)
     result = harness.settle([name], _state_is(object_id, *ENDED))
@@ -86,27 +75,27 @@ def test_a_failing_command_ends_failed_with_its_exit_code(harness: SchedulerHarn
 
 def test_a_cancelled_held_object_never_starts(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
 
     harness.scheduler.cancel(object_id)
     with pytest.raises(SchedulerError):
         harness.scheduler.release(object_id)
 
-    view = _one(harness.scheduler.query([name]), object_id)
+    view = _one(harness.scheduler.query([name], confirm_absent=True), object_id)
     assert view.state is ObjectState.CANCELLED
     assert not view.started
 
 
 def test_a_started_object_cannot_be_held(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_running))
+    object_id = harness.created(harness.spec(name, harness.command_running))
     harness.scheduler.release(object_id)
     harness.settle([name], _state_is(object_id, ObjectState.RUNNING))
 
     with pytest.raises(SchedulerError):
         harness.scheduler.hold(object_id)
 
-    assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.RUNNING
+    assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).state is ObjectState.RUNNING
 
 
 # ---------------------------------------------------------------- the life of an object
@@ -114,9 +103,9 @@ def test_a_started_object_cannot_be_held(harness: SchedulerHarness) -> None:
 
 def test_a_new_object_is_held_and_carries_name_nonce_and_owner(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0), nonce="nonce-of-attempt-1"))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0), nonce="nonce-of-attempt-1"))
 
-    result = harness.scheduler.query([name])
+    result = harness.scheduler.query([name], confirm_absent=True)
 
     assert result.complete
     view = _one(result, object_id)
@@ -126,15 +115,15 @@ def test_a_new_object_is_held_and_carries_name_nonce_and_owner(harness: Schedule
 
 def test_a_held_object_stays_held_until_released(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
 
     for _ in range(3):  # each query is a poll: a held object never moves by itself
-        assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.HELD
+        assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).state is ObjectState.HELD
 
 
 def test_a_released_object_runs_to_completed_with_exit_code_0(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
 
     harness.scheduler.release(object_id)
     result = harness.settle([name], _state_is(object_id, *ENDED))
@@ -146,7 +135,7 @@ def test_a_released_object_runs_to_completed_with_exit_code_0(harness: Scheduler
 
 def test_releasing_twice_is_harmless(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
 
     harness.scheduler.release(object_id)
     harness.scheduler.release(object_id)
@@ -154,15 +143,15 @@ def test_releasing_twice_is_harmless(harness: SchedulerHarness) -> None:
     result = harness.settle([name], _state_is(object_id, *ENDED))
     assert _one(result, object_id).state is ObjectState.COMPLETED
     harness.scheduler.release(object_id)  # after the end too
-    assert [v.object_id for v in harness.scheduler.query([name]).objects] == [object_id]
+    assert [v.object_id for v in harness.scheduler.query([name], confirm_absent=True).objects] == [object_id]
 
 
 def test_a_held_object_can_be_held_again_and_then_released(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_exiting(0)))
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
 
     harness.scheduler.hold(object_id)
-    assert _one(harness.scheduler.query([name]), object_id).state is ObjectState.HELD
+    assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).state is ObjectState.HELD
     harness.scheduler.release(object_id)
 
     result = harness.settle([name], _state_is(object_id, *ENDED))
@@ -171,7 +160,7 @@ def test_a_held_object_can_be_held_again_and_then_released(harness: SchedulerHar
 
 def test_a_cancelled_running_object_ends_cancelled(harness: SchedulerHarness) -> None:
     name = harness.name()
-    object_id = _created(harness, harness.spec(name, harness.command_running))
+    object_id = harness.created(harness.spec(name, harness.command_running))
     harness.scheduler.release(object_id)
     harness.settle([name], _state_is(object_id, ObjectState.RUNNING))
 
@@ -186,29 +175,48 @@ def test_a_cancelled_running_object_ends_cancelled(harness: SchedulerHarness) ->
 
 def test_one_query_answers_for_many_names(harness: SchedulerHarness) -> None:
     names = [harness.name() for _ in range(3)]
-    made = {_created(harness, harness.spec(n, harness.command_exiting(0))): n for n in names}
-    extra = _created(harness, harness.spec(names[0], harness.command_exiting(0)))
+    made = {harness.created(harness.spec(n, harness.command_exiting(0))): n for n in names}
+    extra = harness.created(harness.spec(names[0], harness.command_exiting(0)))
     made[extra] = names[0]
-    other = _created(harness, harness.spec(harness.name(), harness.command_exiting(0)))
+    other = harness.created(harness.spec(harness.name(), harness.command_exiting(0)))
 
-    result = harness.scheduler.query(names)
+    result = harness.scheduler.query(names, confirm_absent=True)
 
     assert result.complete
     assert {v.object_id: v.name for v in result.objects} == made
     assert other not in {v.object_id for v in result.objects}
 
 
-def test_emergency_stop_stops_every_object_of_the_name_running_ones_too(harness: SchedulerHarness) -> None:
+def test_requeue_runs_an_ended_object_again_or_is_refused_where_objects_run_once(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, *ENDED))
+
+    if not harness.requeues:
+        with pytest.raises(SchedulerError):
+            harness.scheduler.requeue(object_id)
+        assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).state is ObjectState.COMPLETED
+        return
+    harness.scheduler.requeue(object_id)
+
+    again = _one(harness.scheduler.query([name], confirm_absent=True), object_id)
+    assert again.state not in ENDED and again.started  # back in the queue, and it has run: never swept
+    result = harness.settle([name], _state_is(object_id, *ENDED))
+    assert (_one(result, object_id).state, _one(result, object_id).exit_code) == (ObjectState.COMPLETED, 0)
+
+
+def test_stop_by_name_stops_every_object_of_the_name_running_ones_too(harness: SchedulerHarness) -> None:
     name, bystander = harness.name(), harness.name()
-    running = _created(harness, harness.spec(name, harness.command_running))
-    held = _created(harness, harness.spec(name, harness.command_running))
-    spared = _created(harness, harness.spec(bystander, harness.command_running))
+    running = harness.created(harness.spec(name, harness.command_running))
+    held = harness.created(harness.spec(name, harness.command_running))
+    spared = harness.created(harness.spec(bystander, harness.command_running))
     for object_id in (running, spared):
         harness.scheduler.release(object_id)
     harness.settle([name, bystander], lambda r: all(v.state is not ObjectState.PENDING for v in r.objects))
     harness.settle([name], _state_is(running, ObjectState.RUNNING))
 
-    stopped = harness.scheduler.emergency_stop(name)
+    stopped = harness.scheduler.stop_by_name(name)
 
     assert sorted(stopped) == sorted([running, held])
     result = harness.settle([name], lambda r: all(v.state in ENDED for v in r.objects))
@@ -216,30 +224,64 @@ def test_emergency_stop_stops_every_object_of_the_name_running_ones_too(harness:
         running: ObjectState.CANCELLED,
         held: ObjectState.CANCELLED,
     }
-    assert _one(harness.scheduler.query([bystander]), spared).state is ObjectState.RUNNING
+    assert _one(harness.scheduler.query([bystander], confirm_absent=True), spared).state is ObjectState.RUNNING
 
 
-def test_a_sweep_stops_held_listed_objects_in_one_call_never_a_running_or_foreign_one(
+def test_cancel_if_not_started_stops_held_objects_and_leaves_running_ended_and_unknown_ones(
         harness: SchedulerHarness) -> None:
-    attempts, pruned, bystander = harness.name(), harness.name(), harness.name()
-    listed = _created(harness, harness.spec(attempts, harness.command_running, nonce="listed-1"))
-    foreign = _created(harness, harness.spec(attempts, harness.command_running, nonce="another-nonce"))
-    running = _created(harness, harness.spec(attempts, harness.command_running, nonce="listed-2"))
-    any_held = _created(harness, harness.spec(pruned, harness.command_running))
-    spared = _created(harness, harness.spec(bystander, harness.command_running, nonce="listed-1"))
-    harness.scheduler.release(running)
-    harness.settle([attempts], _state_is(running, ObjectState.RUNNING))
+    name = harness.name()
+    first = harness.created(harness.spec(name, harness.command_running))
+    second = harness.created(harness.spec(name, harness.command_running))
+    running = harness.created(harness.spec(name, harness.command_running))
+    ended = harness.created(harness.spec(name, harness.command_exiting(0)))
+    for object_id in (running, ended):
+        harness.scheduler.release(object_id)
+    harness.settle([name], lambda r: _state_is(running, ObjectState.RUNNING)(r) and _state_is(ended, *ENDED)(r))
 
-    stopped = harness.scheduler.sweep({attempts: frozenset({Nonce("listed-1"), Nonce("listed-2")}), pruned: None})
+    stopped = harness.scheduler.cancel_if_not_started([first, running, ended, harness.unknown_id, second])
 
-    assert sorted(stopped) == sorted([listed, any_held])
-    result = harness.settle([attempts, pruned], lambda r: all(_state_is(o, *ENDED)(r) for o in (listed, any_held)))
+    assert sorted(stopped) == sorted([first, second])
+    result = harness.settle([name], lambda r: all(_state_is(o, *ENDED)(r) for o in (first, second)))
     states = {v.object_id: v.state for v in result.objects}
-    assert states == {listed: ObjectState.CANCELLED, foreign: ObjectState.HELD, running: ObjectState.RUNNING,
-                      any_held: ObjectState.CANCELLED}
-    assert not _one(result, listed).started
-    assert _one(harness.scheduler.query([bystander]), spared).state is ObjectState.HELD
-    assert harness.scheduler.sweep({attempts: frozenset({Nonce("listed-1")})}) == []  # nothing left to stop
+    assert states == {first: ObjectState.CANCELLED, second: ObjectState.CANCELLED, running: ObjectState.RUNNING,
+                      ended: ObjectState.COMPLETED}
+    assert not _one(result, first).started and not _one(result, second).started
+    assert harness.scheduler.cancel_if_not_started([first, second]) == []  # nothing left to stop
+    assert harness.scheduler.cancel_if_not_started([]) == []
+
+
+def test_a_query_without_confirming_absence_sees_every_live_object(harness: SchedulerHarness) -> None:
+    name, nobody = harness.name(), harness.name()
+    held = harness.created(harness.spec(name, harness.command_running, nonce="live-1"))
+
+    result = harness.scheduler.query([name, nobody], confirm_absent=False)
+
+    assert result.complete
+    assert [(v.object_id, v.nonce, v.state) for v in result.objects] == [(held, "live-1", ObjectState.HELD)]
+
+
+def test_the_scheduler_acts_as_the_owner_of_the_objects_it_makes(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
+
+    assert _one(harness.scheduler.query([name], confirm_absent=True), object_id).owner == harness.scheduler.user
+
+
+def test_output_paths_name_the_files_an_object_writes_and_none_for_an_unknown_id(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, ("sh", "-c", "echo out-line; echo err-line >&2")))
+    assert harness.scheduler.output_paths(harness.unknown_id) is None
+    if not harness.writes_output:
+        assert harness.scheduler.output_paths(object_id) is not None
+        return
+
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, *ENDED))
+
+    paths = harness.scheduler.output_paths(object_id)
+    assert paths is not None and paths.stdout is not None and paths.stderr is not None
+    assert "out-line" in Path(paths.stdout).read_text()
+    assert "err-line" in Path(paths.stderr).read_text()
 
 
 # ---------------------------------------------------------------- the fake's scripted faults
@@ -256,7 +298,7 @@ def test_fake_lost_reply_made_the_object_anyway_and_a_query_finds_it_by_nonce() 
     answer = fake.create_held(_spec(nonce="n-lost"))
 
     assert (answer.outcome, answer.object_id) == (CreateOutcome.UNKNOWN, None)
-    (view,) = fake.query([JobId("job")]).objects
+    (view,) = fake.query([JobId("job")], confirm_absent=True).objects
     assert (view.nonce, view.state) == ("n-lost", ObjectState.HELD)
 
 
@@ -267,7 +309,7 @@ def test_fake_refusal_makes_nothing() -> None:
     answer = fake.create_held(_spec())
 
     assert (answer.outcome, answer.detail) == (CreateOutcome.REFUSED, "no such partition")
-    assert fake.query([JobId("job")]).objects == ()
+    assert fake.query([JobId("job")], confirm_absent=True).objects == ()
     assert fake.create_held(_spec()).outcome is CreateOutcome.CREATED  # only the next one
 
 
@@ -276,10 +318,10 @@ def test_fake_failed_query_is_incomplete_and_the_next_one_answers() -> None:
     fake.create_held(_spec())
     fake.fail_next_query("controller timed out")
 
-    failed = fake.query([JobId("job")])
+    failed = fake.query([JobId("job")], confirm_absent=True)
 
     assert (failed.objects, failed.complete, failed.detail) == ((), False, "controller timed out")
-    assert len(fake.query([JobId("job")]).objects) == 1
+    assert len(fake.query([JobId("job")], confirm_absent=True).objects) == 1
 
 
 def test_fake_vanished_object_is_gone_from_queries_and_actions() -> None:
@@ -289,11 +331,11 @@ def test_fake_vanished_object_is_gone_from_queries_and_actions() -> None:
 
     fake.vanish(object_id)
 
-    assert fake.query([JobId("job")]) == QueryResult((), complete=True)
+    assert fake.query([JobId("job")], confirm_absent=True) == QueryResult((), complete=True)
     with pytest.raises(SchedulerError):
         fake.cancel(object_id)
     fake.reappear(object_id)
-    assert len(fake.query([JobId("job")]).objects) == 1
+    assert len(fake.query([JobId("job")], confirm_absent=True).objects) == 1
 
 
 def test_fake_foreign_objects_are_reported_and_never_changed() -> None:
@@ -301,13 +343,13 @@ def test_fake_foreign_objects_are_reported_and_never_changed() -> None:
     theirs = fake.add_foreign(JobId("job"), owner="bob", state=ObjectState.RUNNING)
     unknown_nonce = fake.add_foreign(JobId("job"))
 
-    views = {v.object_id: v for v in fake.query([JobId("job")]).objects}
+    views = {v.object_id: v for v in fake.query([JobId("job")], confirm_absent=True).objects}
 
     assert (views[theirs].owner, views[theirs].started) == ("bob", True)
     assert (views[unknown_nonce].owner, views[unknown_nonce].nonce) == ("ana", None)
     with pytest.raises(SchedulerError):
         fake.cancel(theirs)
-    assert fake.emergency_stop(JobId("job")) == [unknown_nonce]  # its name, this owner: stopped
+    assert fake.stop_by_name(JobId("job")) == [unknown_nonce]  # its name, this owner: stopped
     assert views[theirs].state is ObjectState.RUNNING
 
 
@@ -337,7 +379,7 @@ def test_fake_action_fault_before_or_after_the_effect() -> None:
     with pytest.raises(SchedulerError, match="socket timed out"):
         fake.release(second)
 
-    states = {v.object_id: v.state for v in fake.query([JobId("job")]).objects}
+    states = {v.object_id: v.state for v in fake.query([JobId("job")], confirm_absent=True).objects}
     assert states == {first: ObjectState.HELD, second: ObjectState.PENDING}
 
 
@@ -354,7 +396,7 @@ def test_fake_states_move_by_hand() -> None:
     fake.preempt(c)
     fake.kill(d, signal=9)
 
-    views = {v.object_id: v for v in fake.query([JobId("job")]).objects}
+    views = {v.object_id: v for v in fake.query([JobId("job")], confirm_absent=True).objects}
     assert (views[a].state, views[a].exit_code) == (ObjectState.FAILED, 2)
     assert views[b].state is ObjectState.NODE_FAIL
     assert views[c].state is ObjectState.PREEMPTED
@@ -373,5 +415,57 @@ def test_fake_gradual_cancel_passes_through_stopping() -> None:
     fake.cancel(object_id)
 
     assert fake.get(object_id).view.state is ObjectState.STOPPING
-    (view,) = fake.query([JobId("job")]).objects
+    (view,) = fake.query([JobId("job")], confirm_absent=True).objects
     assert view.state is ObjectState.CANCELLED
+
+
+def test_fake_cancel_if_not_started_never_touches_another_owners_object() -> None:
+    fake = FakeScheduler(owner="ana")
+    theirs = fake.add_foreign(JobId("job"), owner="bob")
+    unknown_nonce = fake.add_foreign(JobId("job"))
+
+    assert fake.cancel_if_not_started([theirs, unknown_nonce]) == [unknown_nonce]
+    assert fake.get(theirs).view.state is ObjectState.HELD
+
+
+def _made(fake: FakeScheduler, nonce: str = "n1") -> ObjectId:
+    answer = fake.create_held(_spec(nonce=nonce))
+    assert answer.object_id is not None
+    return answer.object_id
+
+
+def test_fake_cancel_if_not_started_follows_slurm_a_requeued_pending_object_is_pending() -> None:
+    fake = FakeScheduler()
+    object_id, gone = _made(fake), _made(fake, "n2")
+    fake.release(object_id)
+    fake.start(object_id)
+    fake.requeue(object_id)
+    fake.vanish(gone)
+
+    assert fake.cancel_if_not_started([object_id, gone]) == [object_id]
+    assert fake.get(gone).view.state is ObjectState.HELD
+
+
+def test_fake_cancel_if_not_started_fault_before_or_after_the_effect() -> None:
+    fake = FakeScheduler()
+    first = _made(fake)
+    fake.fail_next("cancel_if_not_started", "socket timed out")
+    fake.fail_next("cancel_if_not_started", "socket timed out", applied=True)
+
+    with pytest.raises(SchedulerError, match="socket timed out"):
+        fake.cancel_if_not_started([first])
+    assert fake.get(first).view.state is ObjectState.HELD
+    with pytest.raises(SchedulerError, match=f"socket timed out \\(stopped {first}\\)"):
+        fake.cancel_if_not_started([first])
+    assert fake.get(first).view.state is ObjectState.CANCELLED
+
+
+def test_fake_output_paths_are_what_the_test_set() -> None:
+    fake = FakeScheduler()
+    object_id = _made(fake)
+
+    assert fake.output_paths(object_id) == OutputPaths(None, None)
+    fake.set_output_paths(object_id, OutputPaths("/o", "/e"))
+    assert fake.output_paths(object_id) == OutputPaths("/o", "/e")
+    fake.vanish(object_id)
+    assert fake.output_paths(object_id) is None

@@ -24,6 +24,10 @@ by the kernel when its last holder dies:
 
 Started objects are read from their instance directory (``instance.py``) and cancelled with
 ``dunscaith remote terminate``. ``requeue`` is refused: an instance directory runs one worker once.
+
+``cancel_if_not_started`` appends its ``cancel`` step only while the object is still before its start
+(the same compare-and-set as a release's ``start``): whichever step is linked first wins, so an object
+a release starts meanwhile is left alone.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import os
 import pwd
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -49,6 +53,8 @@ from adapters.scheduler.local.layout import (
     LAUNCH_LOCK,
     OBJECT,
     SCRIPT,
+    STDERR,
+    STDOUT,
     StoredSpec,
     decode_spec,
     encode_env,
@@ -58,16 +64,16 @@ from adapters.scheduler.local.layout import (
 )
 from adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
 from adapters.scheduler.local.views import view_of
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.ids import JobId, ObjectId
 from domain.model.jobs.objects import (
     ENDED,
     CreateAnswer,
     CreateOutcome,
     ObjectSpec,
     ObjectView,
+    OutputPaths,
     QueryResult,
 )
-from domain.model.jobs.residual import sweepable
 from domain.model.strict_json import DecodeError
 from ports.scheduler import SchedulerError
 
@@ -237,7 +243,14 @@ class LocalScheduler:
 
     # ------------------------------------------------------------------ query
 
-    def query(self, names: Sequence[JobId]) -> QueryResult:
+    @property
+    def user(self) -> str:
+        """The owner of the objects' folder: the user whose objects these are."""
+        return self._owner(self.base)
+
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        """One listing of the objects' folder. ``confirm_absent`` changes nothing: an object stays in
+        its folder after it ends, so absence here is already the whole answer."""
         self._reap()
         wanted = {name_digest(n) for n in names}
         names_set = set(names)
@@ -280,14 +293,14 @@ class LocalScheduler:
             self._final[object_id] = view
         return view, reading
 
-    # ------------------------------------------------------------------ emergency stop
+    # ------------------------------------------------------------------ stops
 
-    def emergency_stop(self, name: JobId) -> list[ObjectId]:
-        result = self.query([name])
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
+        result = self.query([name], confirm_absent=False)
         stopped: list[ObjectId] = []
         failed: list[str] = []
         for view in result.objects:
-            if view.state in ENDED or view.owner != self._owner(self.base):
+            if view.state in ENDED or view.owner != self.user:
                 continue
             try:
                 self.cancel(view.object_id)
@@ -301,33 +314,40 @@ class LocalScheduler:
             )
         return stopped
 
-    # ------------------------------------------------------------------ residual sweep
-
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
-        """One listing for every name, then a cancel decided only while the object is still before its
-        start: a release that wins the race starts it, and then this sweep leaves it alone."""
-        result = self.query(list(targets))
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         stopped: list[ObjectId] = []
         failed: list[str] = []
-        for object_id in sweepable(result.objects, targets, self._owner(self.base)):
+        for object_id in dict.fromkeys(object_ids):
             try:
                 if self._cancel_not_started(object_id):
                     stopped.append(object_id)
             except SchedulerError as exc:
                 failed.append(str(exc))
         if failed:
-            raise SchedulerError(f"sweep: stopped {', '.join(stopped) or 'nothing'}; not stopped: {'; '.join(failed)}")
+            raise SchedulerError(
+                f"stopped {', '.join(stopped) or 'nothing'}; not stopped: {'; '.join(failed)}")
         return stopped
 
     def _cancel_not_started(self, object_id: ObjectId) -> bool:
-        directory = self._directory(object_id)
+        if not is_object_id(object_id) or not os.path.lexists(self.base / object_id / OBJECT):
+            return False  # nothing of ours to stop
+        directory = self.base / object_id
+        if self._owner(directory) != self.user:
+            return False  # another user's: never touched
         for _ in range(_CAS_ATTEMPTS):
             steps = self._steps(directory)
             if steps.phase in (Phase.CANCELLED, Phase.STARTED):
-                return False  # stopped already, or started meanwhile: a sweep never stops a started one
+                return False  # stopped already, or started meanwhile: left alone
             if try_append(directory, steps, Action.CANCEL):
                 return True
         raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
+        """The object folder's ``stdout`` and ``stderr``, where its process owner and worker write."""
+        if not is_object_id(object_id) or not os.path.lexists(self.base / object_id / OBJECT):
+            return None
+        directory = self.base / object_id
+        return OutputPaths(stdout=str(directory / STDOUT), stderr=str(directory / STDERR))
 
     # ------------------------------------------------------------------ internals
 

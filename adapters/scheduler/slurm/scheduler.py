@@ -3,19 +3,23 @@
 - create: one ``sbatch --parsable --hold --job-name=<name> --comment=<nonce>``, the script on stdin,
   never retried; its answer classified by ``sbatch_answers`` (timeouts and lost replies are UNKNOWN).
 - query: ONE ``squeue --states=all`` for all names (chunked only by argument length); exit codes
-  from ``scontrol -o show job`` for ended jobs squeue cannot describe; names squeue no longer lists
-  confirmed in ``sacct`` when the cluster keeps accounting. A failed call makes the answer
-  incomplete, never "done".
+  from ``scontrol -o show job`` for ended jobs squeue cannot describe; with ``confirm_absent``, names
+  squeue no longer lists confirmed in ``sacct`` when the cluster keeps accounting. A failed call
+  makes the answer incomplete, never "done".
 - release / hold (a *user* hold: as root ``scontrol hold`` is an admin hold) / requeue / cancel.
-- emergency stop: ``scancel --name --user`` (running objects too); sweep: one ``scancel --state=PENDING``
-  on exact ids.
+- cancel_if_not_started: one ``scancel -v --state=PENDING --user`` on exact ids (scancel filters the
+  job list it loads from slurmctld just before it cancels, so a job that started meanwhile is
+  skipped); what was stopped is read from its "Terminating job N" lines.
+- stop_by_name (the emergency stop): ``scancel --name --user`` (running objects too).
+- output_paths: ``StdOut``/``StdErr`` of ``scontrol -o show job``.
 """
 
 from __future__ import annotations
 
 import getpass
+import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 from adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
 from adapters.scheduler.slurm.chunking import chunk
@@ -26,12 +30,12 @@ from adapters.scheduler.slurm.states import UnknownState, object_state, parse_ex
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import (
     ENDED,
-    NOT_STARTED,
     CreateAnswer,
     CreateOutcome,
     ObjectSpec,
     ObjectState,
     ObjectView,
+    OutputPaths,
     QueryResult,
 )
 from ports.scheduler import SchedulerError
@@ -147,14 +151,7 @@ class SlurmCliScheduler:
         raise SchedulerError(f"{what}: {result.failure() if not result.ok else _first_error(result.stderr)}")
 
     # ---- query ----------------------------------------------------------------------------------
-    def query(self, names: Sequence[JobId]) -> QueryResult:
-        return self._query(names, confirm_absent=True)
-
-    def query_live(self, names: Sequence[JobId]) -> QueryResult:
-        """squeue only (no accounting): enough for stops and sweeps, which only act on live objects."""
-        return self._query(names, confirm_absent=False)
-
-    def _query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         wanted = sorted(set(names))
         if not wanted:
             return QueryResult((), True)
@@ -226,7 +223,7 @@ class SlurmCliScheduler:
 
     def _from_accounting(self, names: Sequence[str]) -> tuple[list[ObjectView], str]:
         lookback = int(self.config.accounting_lookback.total_seconds())
-        views = []
+        views: list[ObjectView] = []
         for group in chunk(names):
             result = self._run("sacct", sacct.sacct_args(group, lookback, self.config.clusters))
             if not result.ok:
@@ -245,34 +242,53 @@ class SlurmCliScheduler:
                 ))
         return views, ""
 
-    # ---- stops by name --------------------------------------------------------------------------
-    def emergency_stop(self, name: JobId) -> list[ObjectId]:
+    # ---- stops ------------------------------------------------------------------------------------
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
         """Every object of ``name`` this user owns, running ones too; no store, no nonce check."""
-        before = self.query_live([name])
+        before = self.query([name], confirm_absent=False)
         mine = [v.object_id for v in before.objects if v.owner == self._user and v.state not in ENDED]
         result = self._run("scancel", [f"--name={name}", f"--user={self._user}", *self._clusters_arg()])
         if not result.ok:
             raise SchedulerError(f"scancel --name={name}: {result.failure()}")
         return mine
 
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
-        """Stop the not-started objects of residual names: one squeue, then one scancel on exact ids.
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
+        """One ``scancel -v --state=PENDING --user=<you>`` on the exact ids (chunked only by argument
+        length). scancel (22.05) loads slurmctld's job list, keeps the ids that are pending and this
+        user's, and cancels each at once: a job that started since the caller looked is skipped,
+        silently. Verbose, it names each job it cancels ("Terminating job N") and each that failed
+        ("Kill job error on job id N: ..."); an id slurmctld no longer lists, or lists as ended, is
+        such an error ("Invalid job id specified"), as is one that ended in between ("already
+        completing or completed"): neither has anything left to stop."""
+        stopped: list[ObjectId] = []
+        problems: list[str] = []
+        for group in chunk(list(dict.fromkeys(object_ids)), prefix=""):
+            result = self._run("scancel", ["-v", "--state=PENDING", f"--user={self._user}",
+                                           *self._clusters_arg(), *group])
+            if result.timed_out or result.spawn_error or result.killed_by is not None:
+                problems.append(f"scancel --state=PENDING {' '.join(group)}: {result.failure()}; "
+                                "it may or may not have stopped them")
+                continue
+            signalled, failed, other = _scancel_verbose(result.stderr)
+            stopped += [ObjectId(i) for i in group if i in signalled and i not in failed]
+            unexplained = [f for f in failed.values() if not any(n in f for n in _NOTHING_TO_STOP)] + other
+            quiet_failure = result.returncode != 0 and not failed and "No active jobs match" not in result.stderr
+            if not unexplained and quiet_failure:
+                unexplained = [result.failure()]  # a failure that names no job: nothing says what happened
+            if unexplained:
+                problems.append(f"scancel --state=PENDING: {unexplained[0]}")
+        if problems:
+            raise SchedulerError(f"stopped {', '.join(stopped) or 'nothing'}; {'; '.join(problems)}")
+        return stopped
 
-        For each name, ``targets`` gives the nonces whose objects may be stopped (an unknown or abandoned
-        attempt's), or None for any object of this user (a pruned job). Never a started, running or
-        foreign object; ``--state=PENDING`` makes slurmctld itself skip one that started meanwhile.
-        """
-        found = self.query_live(list(targets))
-        chosen = select_sweepable(found.objects, targets, self._user)
-        self.cancel_not_started(chosen)
-        return chosen
-
-    def cancel_not_started(self, object_ids: Sequence[ObjectId]) -> None:
-        for group in chunk(list(object_ids), prefix=""):
-            result = self._run("scancel", ["--state=PENDING", f"--user={self._user}", *self._clusters_arg(), *group])
-            # An id slurmctld already forgot ("Invalid job id specified") has nothing left to stop.
-            if not result.ok and not _only_invalid_ids(result):
-                raise SchedulerError(f"scancel --state=PENDING: {result.failure()}")
+    # ---- output ----------------------------------------------------------------------------------
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
+        """``StdOut`` and ``StdErr`` as slurmctld expanded them; None once it forgot the job (MinJobAge)."""
+        result = self._run("scontrol", [*self._clusters_arg(), "-o", "show", "job", object_id])
+        if not result.ok:
+            return None
+        paths = scontrol.output_paths(result.stdout)
+        return None if paths is None else OutputPaths(stdout=paths[0], stderr=paths[1])
 
     # ---- helpers --------------------------------------------------------------------------------
     def _clusters_arg(self) -> list[str]:
@@ -280,22 +296,6 @@ class SlurmCliScheduler:
 
     def _run(self, program: str, args: Sequence[str], stdin: str | None = None) -> CommandResult:
         return self._runner.run(program, args, timeout=self.config.command_timeout, stdin=stdin)
-
-
-def select_sweepable(
-    objects: Iterable[ObjectView], targets: Mapping[JobId, frozenset[Nonce] | None], user: str
-) -> list[ObjectId]:
-    chosen = []
-    for view in objects:
-        if view.name not in targets or view.owner != user:
-            continue  # foreign: never touched
-        if view.state not in NOT_STARTED or view.started:
-            continue  # a sweep never stops an object that has started
-        nonces = targets[view.name]
-        if nonces is not None and view.nonce not in nonces:
-            continue
-        chosen.append(view.object_id)
-    return sorted(set(chosen), key=lambda i: (len(i), i))
 
 
 def _nonce(comment: str) -> Nonce | None:
@@ -317,8 +317,24 @@ def _first_error(stderr: str) -> str:
     return lines[0] if lines else "(no message)"
 
 
-def _only_invalid_ids(result: CommandResult) -> bool:
-    if result.returncode is None or result.returncode <= 0 or result.timed_out:
-        return False
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    return bool(lines) and all("Invalid job id specified" in ln for ln in lines)
+_NOTHING_TO_STOP = ("Invalid job id specified", "already completing or completed")
+_TERMINATING = re.compile(r"^scancel: Terminating job (\S+)")
+_KILL_ERROR = re.compile(r"^scancel: error: Kill job error on job id (\S+?): (.*)$")
+
+
+def _scancel_verbose(stderr: str) -> tuple[set[str], dict[str, str], list[str]]:
+    """The ids ``scancel -v`` signalled, those it says failed (id → message), and any other error line.
+
+    "No active jobs match ALL job filters" is not an error here: it only says nothing was pending.
+    """
+    signalled: set[str] = set()
+    failed: dict[str, str] = {}
+    other: list[str] = []
+    for line in (ln.strip() for ln in stderr.splitlines()):
+        if match := _TERMINATING.match(line):
+            signalled.add(match.group(1))
+        elif match := _KILL_ERROR.match(line):
+            failed[match.group(1)] = line
+        elif "error" in line and "No active jobs match" not in line:
+            other.append(line)
+    return signalled, failed, other

@@ -54,3 +54,21 @@ def parse_job_line(stdout: str) -> dict[str, str]:
     """``Key=value`` pairs of one ``scontrol -o show job`` line (values with spaces are cut at the space)."""
     first = stdout.split("\n", 1)[0]
     return dict(pair.split("=", 1) for pair in first.split() if "=" in pair)
+
+
+# Values of StdOut/StdErr may hold spaces; each runs to the next " Key=" of the one-line form.
+_OUTPUT = re.compile(r"(?:^|\s)(StdOut|StdErr)=(.*?)(?=\s[A-Z][A-Za-z/:_]*=|\s*$)")
+
+
+def output_paths(stdout: str) -> tuple[str | None, str | None] | None:
+    """(StdOut, StdErr) of one ``scontrol -o show job`` line; None when the line is not a job's."""
+    first = stdout.split("\n", 1)[0]
+    if not first.startswith("JobId="):
+        return None
+    found = dict(_OUTPUT.findall(first))
+
+    def path(key: str) -> str | None:
+        value = found.get(key, "").strip()
+        return value if value and value not in ("(null)", "N/A") else None
+
+    return path("StdOut"), path("StdErr")

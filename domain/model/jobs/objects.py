@@ -86,6 +86,14 @@ class QueryResult:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class OutputPaths:
+    """Where an object's output goes, as its scheduler says; None for a stream it does not name."""
+
+    stdout: str | None
+    stderr: str | None
+
+
 class CreateOutcome(StrEnum):
     CREATED = "created"  # the scheduler answered with an id
     REFUSED = "refused"  # an answer that proves no object was made

@@ -3,7 +3,7 @@
 Intervals are the base interval doubled a whole number of times (5, 10, 20, 40, 80, 160 s by default),
 and polls fall on multiples of the interval counted from the epoch. So every supervisor on a host
 wakes on the same ticks, a longer interval's ticks are a subset of a shorter one's, and one shared
-query per tick (the coalesced query of the Slurm adapter) answers all of them.
+query per tick (the shared query, adapters/scheduler/shared_query.py) answers all of them.
 """
 
 from __future__ import annotations

@@ -86,7 +86,10 @@ def targets_by_cluster(entries: Iterable[ResidualEntry]) -> dict[str, dict[JobId
 
 def sweepable(objects: Iterable[ObjectView], targets: Targets, user: str) -> list[ObjectId]:
     """Which of a query's objects a sweep may stop: the user's own, never started, and the attempt's
-    (by nonce) unless the whole job was pruned. Anything else (foreign, running, ended) is left alone."""
+    (by nonce) unless the whole job was pruned. Anything else (foreign, running, ended) is left alone.
+
+    The one statement of the rule: every sweep (``domain.services.jobs.sweep``) applies it to its
+    scheduler's answer, whichever scheduler that is."""
     chosen = set()
     for view in objects:
         if view.name not in targets or view.owner != user:

@@ -349,7 +349,8 @@ class Supervisor:
 
     def _observe(self, job: JobId, loop: _Loop) -> bool:
         try:
-            result = self._scheduler.query([job])
+            # confirm_absent: a purged object must still say how it ended
+            result = self._scheduler.query([job], confirm_absent=True)
         except Exception as exc:  # a query makes nothing; its failure only means we learned nothing
             loop.problem = f"the scheduler did not answer: {type(exc).__name__}: {exc}"
             return False

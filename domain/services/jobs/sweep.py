@@ -1,9 +1,12 @@
 """Residual sweeps: drop expired entries (reporting each), then stop the objects nobody owns.
 
-One batched scheduler request per cluster for every name on the list. A sweep never stops an object
-that has started, nor a foreign one; for an unknown or abandoned attempt only that attempt's object
-(by its nonce), for a pruned job any not-started object of its name. A sweep never fails the command
-it rides on: what it could not do is reported, and the next sweep tries again.
+Per cluster on the list: ONE query for every name on it (live objects only: a sweep never acts on
+an ended one), the domain's rule ``sweepable`` on the answer, and, when it chose anything, ONE
+``cancel_if_not_started`` on exactly those ids, which the scheduler itself skips if one started
+meanwhile. A sweep never stops an object that has started, nor a foreign one; for an unknown or
+abandoned attempt only that attempt's object (by its nonce), for a pruned job any not-started object
+of its name. A sweep never fails the command it rides on: what it could not do is reported, and the
+next sweep tries again.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.residual import ResidualEntry, targets_by_cluster
+from domain.model.jobs.residual import ResidualEntry, Targets, sweepable, targets_by_cluster
 from ports.clock import Clock
 from ports.residual import ResidualList
 from ports.scheduler import Scheduler
@@ -21,7 +24,7 @@ from ports.scheduler import Scheduler
 @dataclass
 class SweepReport:
     stopped: list[tuple[str, ObjectId]] = field(default_factory=list)  # (cluster, object)
-    swept: dict[str, list[JobId]] = field(default_factory=dict)  # cluster -> the names looked up there
+    swept: dict[str, list[JobId]] = field(default_factory=dict)  # cluster -> the names looked up there in full
     expired: list[ResidualEntry] = field(default_factory=list)
     kept: list[ResidualEntry] = field(default_factory=list)  # entries still on the list
     problems: list[str] = field(default_factory=list)
@@ -60,12 +63,22 @@ class Sweep:
     def __call__(self) -> SweepReport:
         report = self.expire()
         for cluster, targets in sorted(targets_by_cluster(report.kept).items()):
-            try:
-                scheduler = self._schedulers(cluster)
-                stopped = scheduler.sweep(targets)
-            except Exception as exc:  # learned nothing, stopped (perhaps) nothing: the next sweep tries again
-                report.problems.append(f"sweep of cluster {cluster}: {type(exc).__name__}: {exc}")
-                continue
-            report.swept[cluster] = sorted(targets)
-            report.stopped += [(cluster, oid) for oid in stopped]
+            self._sweep_cluster(cluster, targets, report)
         return report
+
+    def _sweep_cluster(self, cluster: str, targets: Targets, report: SweepReport) -> None:
+        names = sorted(targets)
+        try:
+            scheduler = self._schedulers(cluster)
+            found = scheduler.query(names, confirm_absent=False)
+            chosen = sweepable(found.objects, targets, scheduler.user)
+            # An answer in part still shows real objects: those it shows are judged like any other.
+            stopped = scheduler.cancel_if_not_started(chosen) if chosen else []
+        except Exception as exc:  # learned nothing, stopped (perhaps) nothing: the next sweep tries again
+            report.problems.append(f"sweep of cluster {cluster}: {type(exc).__name__}: {exc}")
+            return
+        report.stopped += [(cluster, oid) for oid in stopped]
+        if found.complete:
+            report.swept[cluster] = names
+        else:
+            report.problems.append(f"sweep of cluster {cluster}: the scheduler answered in part: {found.detail}")

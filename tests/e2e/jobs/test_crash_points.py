@@ -43,7 +43,7 @@ def check_invariants(cli: Cli, job: str) -> None:
     with SqliteStore.open(cli.root, SystemHost()) as store:
         state = fold(store.read(JobId(job)))  # the record reads whole
     assert state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED, state.outcome
-    objects = LocalScheduler(cli.root).query([JobId(job)]).objects
+    objects = LocalScheduler(cli.root).query([JobId(job)], confirm_absent=True).objects
     by_nonce = {a.nonce: a for a in state.attempts}
     for obj in objects:
         attempt = by_nonce.get(obj.nonce)  # type: ignore[arg-type]

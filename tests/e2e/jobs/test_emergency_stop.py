@@ -41,7 +41,7 @@ def test_emergency_stop_with_the_record_deleted_stops_the_running_object(cli: Cl
     _running_job_then_owner_gone(cli, "runaway")
     done = cli.run("stop", "--emergency", "runaway")
     assert done.returncode == 0, (done.stdout, done.stderr)
-    (obj,) = LocalScheduler(cli.root).query([JobId("runaway")]).objects
+    (obj,) = LocalScheduler(cli.root).query([JobId("runaway")], confirm_absent=True).objects
     assert f"stopped 1 object(s) of runaway on cluster local: {obj.object_id}" in done.stdout
     await_condition(lambda: LocalScheduler(cli.root).view(obj.object_id).state in ENDED, what="the object to end")
     assert LocalScheduler(cli.root).view(obj.object_id).state is ObjectState.CANCELLED

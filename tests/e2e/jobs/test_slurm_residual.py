@@ -26,7 +26,7 @@ def _direct(slurm: SlurmTestCluster, cli: Cli) -> SlurmCliScheduler:
 
 
 def _state(direct: SlurmCliScheduler, job: str, object_id: str) -> ObjectState | None:
-    found = [v for v in direct.query_live([JobId(job)]).objects if v.object_id == object_id]
+    found = [v for v in direct.query([JobId(job)], confirm_absent=False).objects if v.object_id == object_id]
     return found[0].state if found else None
 
 

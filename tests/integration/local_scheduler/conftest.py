@@ -51,7 +51,7 @@ class Local:
         return name, answer.object_id
 
     def view(self, name: JobId, object_id: ObjectId) -> ObjectView:
-        result = self.scheduler.query([name])
+        result = self.scheduler.query([name], confirm_absent=True)
         assert result.complete, result.detail
         (view,) = [v for v in result.objects if v.object_id == object_id]
         return view
@@ -98,6 +98,6 @@ def local(tmp_path: Path) -> Iterator[Local]:
             child.stdout.close()
     for name in made.names:
         try:
-            made.scheduler.emergency_stop(name)
+            made.scheduler.stop_by_name(name)
         except Exception:  # teardown: the test's own assertion is what matters
             pass

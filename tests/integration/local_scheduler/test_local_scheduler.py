@@ -109,6 +109,45 @@ def test_concurrent_releases_from_many_processes_start_the_object_once(local: Lo
     assert _runs(marker) == 1
 
 
+# ---------------------------------------------------------------- cancel_if_not_started racing a release
+
+
+@pytest.mark.parametrize(("paused_at", "cancel_wins"), [
+    ("released", True),  # released (PENDING), its start not decided yet: the cancel step is linked first
+    ("start-decided", False),  # the start step is linked: the release won, and the object runs
+])
+def test_cancel_if_not_started_racing_a_release_either_stops_it_before_anything_runs_or_leaves_it_to_run(
+    local: Local, tmp_path: Path, paused_at: str, cancel_wins: bool
+) -> None:
+    marker, go = tmp_path / "runs", tmp_path / "go"
+    name, object_id = local.create(_counting(marker))
+    child = local.releaser(object_id, "--pause-at", paused_at, "--go", str(go))
+    read_until(child, f"at {paused_at}")
+
+    stopped = local.scheduler.cancel_if_not_started([object_id])
+    go.touch()
+    read_until(child, "done")
+
+    assert child.wait() == 0
+    if cancel_wins:
+        assert stopped == [object_id]
+        view = local.view(name, object_id)
+        assert (view.state, view.started) == (ObjectState.CANCELLED, False)
+        assert not (local.directory(object_id) / INSTANCE_DIR).exists()
+        assert _runs(marker) == 0
+    else:
+        assert stopped == []
+        assert _ended(local, name, object_id).state is ObjectState.COMPLETED
+        assert _runs(marker) == 1
+
+
+def test_cancel_if_not_started_skips_ids_that_are_not_its_objects(local: Local) -> None:
+    name, object_id = local.create(("true",))
+    assert local.scheduler.cancel_if_not_started([ObjectId("../../etc"), ObjectId("not-an-id"), object_id]) == [
+        object_id]
+    assert local.view(name, object_id).state is ObjectState.CANCELLED
+
+
 # ---------------------------------------------------------------- objects outlive their releaser
 
 
@@ -314,6 +353,6 @@ def test_refusals_make_no_object(local: Local, tmp_path: Path) -> None:
     ]
     for spec in bad:
         assert local.scheduler.create_held(spec).outcome is CreateOutcome.REFUSED
-    assert local.scheduler.query([JobId("x")]).objects == ()
+    assert local.scheduler.query([JobId("x")], confirm_absent=True).objects == ()
     with pytest.raises(SchedulerError, match="not an object"):
         local.scheduler.release(ObjectId("../../etc"))

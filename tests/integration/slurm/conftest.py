@@ -70,6 +70,11 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, ev
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 
 
+def seen(scheduler: SlurmCliScheduler, name: JobId, object_id: str) -> ObjectView | None:
+    """The object as a supervisor's query (absence confirmed) reports it, or None."""
+    return only_view(scheduler.query([name], confirm_absent=True), object_id)
+
+
 def only_view(result: QueryResult, object_id: str) -> ObjectView | None:
     for view in result.objects:
         if view.object_id == object_id:

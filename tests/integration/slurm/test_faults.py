@@ -8,8 +8,9 @@ import pytest
 
 from adapters.scheduler.slurm import SlurmCliScheduler
 from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
+from tests.contract.sweeping import stopped_ids, sweep_once
 from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir
-from tests.integration.slurm.conftest import new_name, only_view, wait_for
+from tests.integration.slurm.conftest import new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
@@ -22,13 +23,13 @@ def test_a_lost_reply_is_unknown_then_found_by_its_nonce_then_swept_by_name(conf
     assert answer.outcome is CreateOutcome.UNKNOWN and answer.object_id is None
 
     # The next query finds the object the lost reply made, by its nonce: held, never started.
-    [found] = [v for v in scheduler.query([name]).objects if v.nonce == nonce]
+    [found] = [v for v in scheduler.query([name], confirm_absent=True).objects if v.nonce == nonce]
     assert (found.state, found.started, found.owner) == (ObjectState.HELD, False, "root")
 
     # Another attempt's nonce does not match it: a sweep for that one leaves it alone.
-    assert scheduler.sweep({name: frozenset({new_name()[1]})}) == []
-    assert scheduler.sweep({name: frozenset({nonce})}) == [found.object_id]
-    view = wait_for("CANCELLED", lambda: (v := only_view(scheduler.query([name]), found.object_id))
+    assert sweep_once(scheduler, {name: frozenset({new_name()[1]})}).stopped == []
+    assert stopped_ids(sweep_once(scheduler, {name: frozenset({nonce})})) == [found.object_id]
+    view = wait_for("CANCELLED", lambda: (v := seen(scheduler, name, found.object_id))
                     and v.state in ENDED and v)
     assert (view.state, view.started) == (ObjectState.CANCELLED, False)
 
@@ -37,9 +38,10 @@ def test_a_sweep_never_stops_a_running_object(scheduler, workdir):
     name, nonce = new_name()
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
     scheduler.release(oid)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
-    assert scheduler.sweep({name: None}) == []
-    assert only_view(scheduler.query([name]), oid).state is ObjectState.RUNNING
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
+    assert sweep_once(scheduler, {name: None}).stopped == []
+    assert scheduler.cancel_if_not_started([oid]) == []  # slurmctld itself skips a running job
+    assert seen(scheduler, name, oid).state is ObjectState.RUNNING
     scheduler.cancel(oid)
 
 
@@ -49,7 +51,7 @@ def test_a_refused_submission_makes_nothing(scheduler, workdir):
                                               options=("--partition=no-such-partition",)))
     assert answer.outcome is CreateOutcome.REFUSED
     assert "partition" in answer.detail
-    assert scheduler.query_live([name]).objects == ()
+    assert scheduler.query([name], confirm_absent=False).objects == ()
 
 
 def test_more_cpus_than_the_node_has_is_refused(scheduler, workdir, slurm_cluster):
@@ -70,12 +72,12 @@ def test_squeue_answering_empty_or_failing_never_says_done(config, scheduler, wo
     count = tmp_path / "calls"
     broken = SlurmCliScheduler(dataclasses.replace(
         config, bin_dir=make_bin_dir(tmp_path / "bin", {"squeue": body}, count_to=count)))
-    result = broken.query([name])
+    result = broken.query([name], confirm_absent=True)
     assert result.complete is complete
     assert all(v.state not in ENDED for v in result.objects)  # the held job is never reported done
     if complete:  # an empty answer is checked in accounting, which knows of no end either
         assert [c.split()[0] for c in calls(count) if not c.startswith("scontrol")] == ["squeue", "sacct"]
-    assert only_view(scheduler.query([name]), oid).state is ObjectState.HELD
+    assert seen(scheduler, name, oid).state is ObjectState.HELD
     scheduler.cancel(oid)
 
 
@@ -84,10 +86,10 @@ def test_a_node_failure_ends_the_job_node_fail(scheduler, workdir, slurm_cluster
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
                                            options=("--no-requeue",))).object_id
     scheduler.release(oid)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
     slurm_cluster.kill_slurmd()
     try:
-        view = wait_for("NODE_FAIL", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED
+        view = wait_for("NODE_FAIL", lambda: (v := seen(scheduler, name, oid)) and v.state in ENDED
                         and v, timeout=90, every=1)
         assert view.state is ObjectState.NODE_FAIL
         assert view.started
@@ -101,13 +103,13 @@ def test_a_preempted_job_ends_preempted(scheduler, workdir, slurm_cluster):
     low = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
                                            options=(whole_node, "--no-requeue"))).object_id
     scheduler.release(low)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), low)) and v.state is ObjectState.RUNNING)
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, low)) and v.state is ObjectState.RUNNING)
     urgent_name, urgent_nonce = new_name()
     high = scheduler.create_held(ObjectSpec(urgent_name, urgent_nonce, command=("sleep", "1"), workdir=str(workdir),
                                             options=(whole_node, "--partition=urgent"))).object_id
     scheduler.release(high)
-    view = wait_for("PREEMPTED", lambda: (v := only_view(scheduler.query([name]), low)) and v.state in ENDED and v,
+    view = wait_for("PREEMPTED", lambda: (v := seen(scheduler, name, low)) and v.state in ENDED and v,
                     timeout=90, every=1)
     assert (view.state, view.started) == (ObjectState.PREEMPTED, True)
-    wait_for("the urgent job to finish", lambda: (v := only_view(scheduler.query([urgent_name]), high))
+    wait_for("the urgent job to finish", lambda: (v := seen(scheduler, urgent_name, high))
              and v.state is ObjectState.COMPLETED)

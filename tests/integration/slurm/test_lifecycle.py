@@ -6,7 +6,7 @@ import pytest
 
 from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
-from tests.integration.slurm.conftest import new_name, only_view, wait_for
+from tests.integration.slurm.conftest import new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
@@ -17,12 +17,12 @@ def test_held_then_confirmed_by_nonce_then_released_completes_with_exit_code_0(s
                                               workdir=str(workdir)))
     assert answer.outcome is CreateOutcome.CREATED, answer.detail
     oid = answer.object_id
-    held = only_view(scheduler.query([name]), oid)
+    held = seen(scheduler, name, oid)
     assert held is not None
     assert (held.state, held.nonce, held.owner, held.started) == (ObjectState.HELD, nonce, "root", False)
 
     scheduler.release(oid)
-    done = wait_for("COMPLETED", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED and v)
+    done = wait_for("COMPLETED", lambda: (v := seen(scheduler, name, oid)) and v.state in ENDED and v)
     assert (done.state, done.exit_code, done.nonce, done.started) == (ObjectState.COMPLETED, 0, nonce, True)
     assert (workdir / f"slurm-{oid}.out").read_text() == "hello from dsc\n"
     scheduler.release(oid)  # releasing an ended job changes nothing
@@ -33,7 +33,7 @@ def test_a_failing_job_ends_failed_with_its_exit_code(scheduler, workdir):
     oid = scheduler.create_held(ObjectSpec(name, nonce, script="#!/bin/sh\necho failing\nexit 3\n",
                                            workdir=str(workdir))).object_id
     scheduler.release(oid)
-    ended = wait_for("FAILED", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED and v)
+    ended = wait_for("FAILED", lambda: (v := seen(scheduler, name, oid)) and v.state in ENDED and v)
     assert (ended.state, ended.exit_code, ended.signal) == (ObjectState.FAILED, 3, None)
 
 
@@ -41,7 +41,7 @@ def test_a_cancelled_held_job_ends_cancelled_never_started(scheduler, workdir):
     name, nonce = new_name()
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
     scheduler.cancel(oid)
-    view = wait_for("CANCELLED", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED and v)
+    view = wait_for("CANCELLED", lambda: (v := seen(scheduler, name, oid)) and v.state in ENDED and v)
     assert (view.state, view.started) == (ObjectState.CANCELLED, False)
     scheduler.cancel(oid)  # cancelling an ended job changes nothing
 
@@ -50,9 +50,9 @@ def test_a_running_job_is_cancelled(scheduler, workdir):
     name, nonce = new_name()
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
     scheduler.release(oid)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
     scheduler.cancel(oid)
-    view = wait_for("ended", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state in ENDED and v)
+    view = wait_for("ended", lambda: (v := seen(scheduler, name, oid)) and v.state in ENDED and v)
     assert (view.state, view.started) == (ObjectState.CANCELLED, True)
 
 
@@ -61,13 +61,13 @@ def test_a_requeued_job_is_pending_again_has_started_and_runs_to_completion(sche
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sh", "-c", "echo run; sleep 2"),
                                            workdir=str(workdir), options=("--open-mode=append",))).object_id
     scheduler.release(oid)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), oid)) and v.state is ObjectState.RUNNING)
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
     scheduler.requeue(oid)
-    again = wait_for("requeued", lambda: (v := only_view(scheduler.query([name]), oid))
+    again = wait_for("requeued", lambda: (v := seen(scheduler, name, oid))
                      and v.state in (ObjectState.PENDING, ObjectState.REQUEUED) and v)
     assert again.started  # a sweep must never stop it: it has run
     assert again.state not in ENDED
-    done = wait_for("COMPLETED after the rerun", lambda: (v := only_view(scheduler.query([name]), oid))
+    done = wait_for("COMPLETED after the rerun", lambda: (v := seen(scheduler, name, oid))
                     and v.state in ENDED and v, timeout=90)
     assert (done.state, done.exit_code) == (ObjectState.COMPLETED, 0)
     assert (workdir / f"slurm-{oid}.out").read_text().count("run") == 2
@@ -78,23 +78,23 @@ def test_hold_is_a_user_hold_and_release_undoes_it(scheduler, workdir, slurm_clu
     oid = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
                                            options=("--begin=now+300",))).object_id
     scheduler.release(oid)
-    assert only_view(scheduler.query([name]), oid).state is ObjectState.PENDING
+    assert seen(scheduler, name, oid).state is ObjectState.PENDING
     scheduler.hold(oid)
-    view = only_view(scheduler.query([name]), oid)
+    view = seen(scheduler, name, oid)
     assert (view.state, view.reason) == (ObjectState.HELD, "JobHeldUser")  # not JobHeldAdmin, even as root
     scheduler.cancel(oid)
 
 
-def test_emergency_stop_stops_every_object_of_the_name_running_ones_too(scheduler, workdir):
+def test_stop_by_name_stops_every_object_of_the_name_running_ones_too(scheduler, workdir):
     name, _ = new_name()
     running = scheduler.create_held(ObjectSpec(name, new_name()[1], command=("sleep", "60"),
                                                workdir=str(workdir))).object_id
     held = scheduler.create_held(ObjectSpec(name, new_name()[1], command=("sleep", "60"),
                                             workdir=str(workdir))).object_id
     scheduler.release(running)
-    wait_for("RUNNING", lambda: (v := only_view(scheduler.query([name]), running)) and v.state is ObjectState.RUNNING)
-    assert sorted(scheduler.emergency_stop(name)) == sorted([running, held])
-    views = wait_for("both ended", lambda: (r := scheduler.query([name])) and len(r.objects) == 2
+    wait_for("RUNNING", lambda: (v := seen(scheduler, name, running)) and v.state is ObjectState.RUNNING)
+    assert sorted(scheduler.stop_by_name(name)) == sorted([running, held])
+    views = wait_for("both ended", lambda: (r := scheduler.query([name], confirm_absent=True)) and len(r.objects) == 2
                      and all(v.state in ENDED for v in r.objects) and r.objects)
     assert {v.state for v in views} == {ObjectState.CANCELLED}
 
@@ -108,9 +108,9 @@ def test_purged_jobs_are_found_in_accounting_even_one_that_never_became_eligible
     scheduler.release(failed)
     scheduler.cancel(held)  # held, then cancelled: never eligible, missing from plain sacct name queries
     names = [failed_name, held_name]
-    wait_for("slurmctld to purge both (MinJobAge)", lambda: scheduler.query_live(names).objects == (), timeout=120,
-             every=2)
-    result = scheduler.query(names)
+    wait_for("slurmctld to purge both (MinJobAge)", lambda: scheduler.query(names, confirm_absent=False).objects == (),
+             timeout=120, every=2)
+    result = scheduler.query(names, confirm_absent=True)
     assert result.complete, result.detail
     views = {v.object_id: v for v in result.objects}
     assert (views[failed].state, views[failed].exit_code, views[failed].nonce) == (ObjectState.FAILED, 3,
@@ -123,7 +123,7 @@ def test_clusters_option_reaches_every_command(slurm_cluster, workdir):
     name, nonce = new_name()
     answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir)))
     assert answer.outcome is CreateOutcome.CREATED, answer.detail
-    assert only_view(scheduler.query([name]), answer.object_id).nonce == nonce
+    assert seen(scheduler, name, answer.object_id).nonce == nonce
     scheduler.cancel(answer.object_id)
-    wait_for("CANCELLED", lambda: (v := only_view(scheduler.query([name]), answer.object_id))
+    wait_for("CANCELLED", lambda: (v := seen(scheduler, name, answer.object_id))
              and v.state is ObjectState.CANCELLED)

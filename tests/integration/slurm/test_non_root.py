@@ -28,15 +28,16 @@ SCRIPT = textwrap.dedent("""
     conf, name, nonce, workdir = sys.argv[1:5]
     s = SlurmCliScheduler(SlurmClusterConfig(env={"SLURM_CONF": conf}))
     answer = s.create_held(ObjectSpec(name, nonce, command=("sh", "-c", "id -un; exit 4"), workdir=workdir))
-    held = [v for v in s.query([name]).objects if v.object_id == answer.object_id][0]
+    kept = s.create_held(ObjectSpec(name, nonce + "-kept", command=("true",), workdir=workdir))
+    held = [v for v in s.query([name], confirm_absent=True).objects if v.object_id == answer.object_id][0]
     s.release(answer.object_id)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        view = [v for v in s.query([name]).objects if v.object_id == answer.object_id][0]
+        view = [v for v in s.query([name], confirm_absent=True).objects if v.object_id == answer.object_id][0]
         if view.state in ENDED:
             break
         time.sleep(0.5)
-    print(json.dumps({"id": answer.object_id, "outcome": answer.outcome, "user": s.user,
+    print(json.dumps({"id": answer.object_id, "kept": kept.object_id, "outcome": answer.outcome, "user": s.user,
                       "held": [held.state, held.owner, held.nonce], "end": [view.state, view.exit_code, view.owner]}))
 """)
 
@@ -73,5 +74,12 @@ def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluste
     assert (home / f"slurm-{out['id']}.out").read_text() == f"{user}\n"
 
     # Seen from root, the object is another user's: foreign, and root's emergency stop leaves it alone.
-    root_view = only_view(SlurmCliScheduler(SlurmClusterConfig(env=slurm_cluster.env)).query([name]), out["id"])
+    as_root = SlurmCliScheduler(SlurmClusterConfig(env=slurm_cluster.env))
+    root_view = only_view(as_root.query([name], confirm_absent=True), out["id"])
     assert root_view.owner == user and root_view.state is ObjectState.FAILED
+    # Its held object too: root's cancel_if_not_started and stop_by_name (--user=root) leave it held.
+    assert as_root.cancel_if_not_started([out["kept"]]) == []
+    assert as_root.stop_by_name(name) == []
+    kept = only_view(as_root.query([name], confirm_absent=False), out["kept"])
+    assert (kept.owner, kept.state) == (user, ObjectState.HELD)
+    slurm_cluster.run("scancel", out["kept"])

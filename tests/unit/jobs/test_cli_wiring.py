@@ -84,7 +84,7 @@ def test_a_refused_create_returns_2(wired: Any) -> None:
 
 def test_a_scheduler_that_never_answers_returns_4_and_leaves_the_job_unattended(wired: Any) -> None:
     container, scheduler, _ = wired
-    scheduler.query = lambda names: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
+    scheduler.query = lambda names, **kw: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
     result = invoke(container, "submit", "--name", "stuck", "--", "true")
     assert result.return_value == 4
     assert "gave up" in result.output and "controller down" in result.output

@@ -82,7 +82,7 @@ def test_a_node_failure_is_tried_again_in_a_new_attempt_with_a_new_nonce() -> No
     failed_once = {"done": False}
     real = r.scheduler.query
 
-    def query(names):  # type: ignore[no-untyped-def]
+    def query(names, **kw):  # type: ignore[no-untyped-def]
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 if not failed_once["done"]:
@@ -90,7 +90,7 @@ def test_a_node_failure_is_tried_again_in_a_new_attempt_with_a_new_nonce() -> No
                     r.scheduler.fail_node(oid)
                 else:
                     r.scheduler.finish(oid, 0)
-        return real(names)
+        return real(names, **kw)
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
@@ -105,11 +105,11 @@ def test_preemption_on_every_attempt_fails_after_max_attempts() -> None:
     job = r.record(max_attempts=2)
     real = r.scheduler.query
 
-    def query(names):  # type: ignore[no-untyped-def]
+    def query(names, **kw):  # type: ignore[no-untyped-def]
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 r.scheduler.preempt(oid)
-        return real(names)
+        return real(names, **kw)
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
@@ -122,11 +122,11 @@ def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_bef
     job = r.record()
     real = r.scheduler.query
 
-    def query(names):  # type: ignore[no-untyped-def]
+    def query(names, **kw):  # type: ignore[no-untyped-def]
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 r.scheduler.vanish(oid)
-        return real(names)
+        return real(names, **kw)
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
@@ -211,10 +211,10 @@ def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelle
     r.scheduler.create_held = create  # type: ignore[method-assign]
     real_query = r.scheduler.query
 
-    def query(names):  # type: ignore[no-untyped-def]
+    def query(names, **kw):  # type: ignore[no-untyped-def]
         if any(obj.view.state is ObjectState.COMPLETED for obj in r.scheduler.objects().values()):
             r.scheduler.reappear(late[0])
-        return real_query(names)
+        return real_query(names, **kw)
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
@@ -226,7 +226,7 @@ def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelle
 def test_a_scheduler_that_stops_answering_makes_the_supervisor_give_up() -> None:
     r = rig(exit_code=None, giveup=5.0, poll=1.0)
     job = r.record()
-    r.scheduler.query = lambda names: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
+    r.scheduler.query = lambda names, **kw: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
     end = r.run(job)
     assert end.ending is Ending.GAVE_UP
     assert "controller down" in end.detail

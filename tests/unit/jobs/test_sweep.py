@@ -6,7 +6,7 @@ from adapters.clock.fake import FakeClock
 from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectSpec, ObjectState
+from domain.model.jobs.objects import ObjectSpec, ObjectState, QueryResult
 from domain.model.jobs.residual import ResidualEntry, ResidualReason
 from domain.services.jobs.sweep import Sweep
 
@@ -37,7 +37,8 @@ def test_a_sweep_stops_only_the_listed_attempts_not_started_object() -> None:
     assert report.stopped == [("local", late)] and report.problems == []
     assert scheduler.get(late).view.state is ObjectState.CANCELLED
     assert scheduler.get(other_attempt).view.state is ObjectState.HELD
-    assert scheduler.count("sweep") == 1
+    assert (scheduler.count("query"), scheduler.count("cancel_if_not_started")) == (1, 1)
+    assert scheduler.log[-1] == ("cancel_if_not_started", (late,))  # exactly the chosen ids
 
 
 def test_a_sweep_never_touches_a_running_a_started_or_a_foreign_object() -> None:
@@ -60,7 +61,7 @@ def test_a_sweep_never_touches_a_running_a_started_or_a_foreign_object() -> None
     assert scheduler.get(requeued).view.state is ObjectState.PENDING
     assert scheduler.get(theirs).view.state is ObjectState.HELD
     assert scheduler.get(nobodys).view.state is ObjectState.HELD
-    assert scheduler.count("cancel") == 0
+    assert scheduler.count("cancel") == 0 and scheduler.count("cancel_if_not_started") == 0
 
 
 def test_a_pruned_job_has_any_of_its_not_started_objects_stopped_but_never_another_users() -> None:
@@ -81,7 +82,8 @@ def test_every_cluster_on_the_list_is_asked_once_for_all_its_names() -> None:
         residual.add(_entry(clock, f"job{n}", "n1", cluster="hpc" if n % 2 else "local"))
     report = Sweep(residual, schedulers.__getitem__, clock)()
     assert report.swept == {"hpc": ["job1", "job3"], "local": ["job0", "job2", "job4"]}
-    assert [s.count("sweep") for s in schedulers.values()] == [1, 1]
+    assert [s.count("query") for s in schedulers.values()] == [1, 1]
+    assert schedulers["hpc"].log == [("query", ("job1", "job3"))]
 
 
 def test_an_entry_expires_thirty_days_after_it_was_added_and_the_expiry_is_reported() -> None:
@@ -93,7 +95,7 @@ def test_an_entry_expires_thirty_days_after_it_was_added_and_the_expiry_is_repor
     clock.advance(seconds=1)
     report = sweep()
     assert report.expired == [old] and residual.entries() == []
-    assert scheduler.count("sweep") == 1  # the expired entry's name is not looked up any more
+    assert scheduler.count("query") == 1  # the expired entry's name is not looked up any more
 
 
 def test_a_scheduler_that_cannot_be_asked_is_reported_and_the_entry_kept() -> None:
@@ -119,3 +121,48 @@ def test_a_cluster_that_cannot_be_opened_is_reported_and_the_others_are_swept() 
 
     report = Sweep(residual, schedulers, clock)()
     assert report.stopped == [("local", oid)] and "no cluster named 'gone'" in report.problems[0]
+
+
+def test_an_answer_in_part_is_reported_and_what_it_shows_is_still_swept() -> None:
+    clock, scheduler, residual, sweep = _rig()
+    late = _make(scheduler, "j1", "n1")
+    residual.add(_entry(clock, "j1", "n1"))
+    real = scheduler.query
+
+    def partial(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+        answer = real(names, confirm_absent=confirm_absent)
+        return QueryResult(answer.objects, complete=False, detail="sacct: Connection refused")
+
+    scheduler.query = partial  # type: ignore[method-assign]
+    report = sweep()
+    assert report.stopped == [("local", late)]
+    assert report.problems == ["sweep of cluster local: the scheduler answered in part: sacct: Connection refused"]
+    assert report.swept == {}
+
+
+def test_a_cancel_that_fails_is_reported_and_the_entry_kept_for_the_next_sweep() -> None:
+    clock, scheduler, residual, sweep = _rig()
+    late = _make(scheduler, "j1", "n1")
+    residual.add(_entry(clock, "j1", "n1"))
+    scheduler.fail_next("cancel_if_not_started", "scancel: Socket timed out")
+    report = sweep()
+    assert report.stopped == [] and "Socket timed out" in report.problems[0]
+    assert len(residual.entries()) == 1 and scheduler.get(late).view.state is ObjectState.HELD
+    assert sweep().stopped == [("local", late)]
+
+
+def test_an_object_that_started_between_the_query_and_the_cancel_is_left_alone() -> None:
+    clock, scheduler, residual, sweep = _rig()
+    late = _make(scheduler, "j1", "n1")
+    residual.add(_entry(clock, "j1", "n1"))
+    real = scheduler.cancel_if_not_started
+
+    def started_meanwhile(object_ids):  # type: ignore[no-untyped-def]
+        scheduler.release(late)
+        scheduler.start(late)
+        return real(object_ids)
+
+    scheduler.cancel_if_not_started = started_meanwhile  # type: ignore[method-assign]
+    report = sweep()
+    assert report.stopped == [] and report.problems == []
+    assert scheduler.get(late).view.state is ObjectState.RUNNING

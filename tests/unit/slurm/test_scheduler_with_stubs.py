@@ -16,8 +16,9 @@ import pytest
 from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from adapters.scheduler.slurm.squeue import RS, US
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectState
+from domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectState, OutputPaths
 from ports.scheduler import SchedulerError
+from tests.contract.sweeping import stopped_ids, sweep_once
 
 CONFIG_OUT = "MessageTimeout          = 1 sec\nAccountingStorageType   = accounting_storage/slurmdbd\n"
 
@@ -108,7 +109,7 @@ def test_a_hanging_sbatch_is_unknown_after_a_timeout_never_below_message_timeout
 def test_a_timeout_returns_even_when_a_grandchild_outside_the_group_keeps_the_pipes(stubs):
     stubs.set("squeue", body="setsid sleep 8 & sleep 30")
     started = time.monotonic()
-    result = sched(stubs, command_timeout=0.5).query([JobId("job-1")])
+    result = sched(stubs, command_timeout=0.5).query([JobId("job-1")], confirm_absent=True)
     assert not result.complete and "in time" in result.detail
     assert time.monotonic() - started < 20
 
@@ -167,7 +168,7 @@ def test_spec_env_reaches_sbatch_environment(stubs):
 def test_query_asks_squeue_once_for_a_thousand_names(stubs):
     names = [JobId(f"job-{i}") for i in range(1000)]
     stubs.set("squeue", stdout=squeue_record("7", "job-5", "PENDING", "JobHeldUser"))
-    result = sched(stubs, accounting=False).query(names)
+    result = sched(stubs, accounting=False).query(names, confirm_absent=True)
     assert result.complete and [v.object_id for v in result.objects] == ["7"]
     assert result.objects[0].state is ObjectState.HELD and result.objects[0].nonce == "n-1"
     assert len(stubs.calls("squeue")) == 1 and stubs.calls("sacct") == []
@@ -180,18 +181,18 @@ def test_query_asks_squeue_once_for_a_thousand_names(stubs):
 ])
 def test_a_failed_squeue_is_incomplete_never_done(stubs, body, rc, stderr):
     stubs.set("squeue", rc=rc, stderr=stderr, body=body)
-    result = sched(stubs, command_timeout=1.0).query([JobId("job-1")])
+    result = sched(stubs, command_timeout=1.0).query([JobId("job-1")], confirm_absent=True)
     assert not result.complete and result.objects == ()
     assert stubs.calls("sacct") == []  # absence after a failure proves nothing: nothing to confirm
 
 
 def test_garbage_from_squeue_is_incomplete(stubs):
     stubs.set("squeue", stdout="something else\n")
-    assert not sched(stubs).query([JobId("job-1")]).complete
+    assert not sched(stubs).query([JobId("job-1")], confirm_absent=True).complete
 
 
 def test_an_empty_squeue_is_confirmed_in_accounting_and_stays_unknown(stubs):
-    result = sched(stubs).query([JobId("job-1")])
+    result = sched(stubs).query([JobId("job-1")], confirm_absent=True)
     assert result.complete and result.objects == ()
     [call] = stubs.calls("sacct")
     assert "--name=job-1" in call and "--endtime=now" in call
@@ -199,14 +200,14 @@ def test_an_empty_squeue_is_confirmed_in_accounting_and_stays_unknown(stubs):
 
 def test_a_purged_job_comes_back_from_accounting(stubs):
     stubs.set("sacct", stdout="9|job-1|FAILED|3:0|alice|vm|n-1\n")
-    [view] = sched(stubs).query([JobId("job-1")]).objects
+    [view] = sched(stubs).query([JobId("job-1")], confirm_absent=True).objects
     assert (view.object_id, view.state, view.exit_code, view.nonce, view.started) == (
         "9", ObjectState.FAILED, 3, "n-1", True)
 
 
 def test_a_failed_sacct_makes_the_answer_incomplete(stubs):
     stubs.set("sacct", rc=1, stderr="sacct: error: Problem talking to the database: Connection refused\n")
-    result = sched(stubs).query([JobId("job-1")])
+    result = sched(stubs).query([JobId("job-1")], confirm_absent=True)
     assert not result.complete and "sacct" in result.detail
 
 
@@ -216,7 +217,7 @@ def test_exit_codes_of_ended_jobs_come_from_scontrol_once(stubs):
     stubs.set("scontrol", stdout="JobId=7 JobName=job-1 JobState=FAILED ExitCode=3:0\n")
     s = sched(stubs, accounting=False)
     for _ in range(2):
-        views = {v.object_id: v for v in s.query([JobId("job-1")]).objects}
+        views = {v.object_id: v for v in s.query([JobId("job-1")], confirm_absent=True).objects}
         assert (views["7"].exit_code, views["8"].exit_code) == (3, 0)
     assert [c for c in stubs.calls("scontrol") if "show job" in c] == ["scontrol -o show job 7"]
 
@@ -224,7 +225,7 @@ def test_exit_codes_of_ended_jobs_come_from_scontrol_once(stubs):
 def test_an_ended_job_without_its_exit_code_is_left_out_and_the_answer_incomplete(stubs):
     stubs.set("squeue", stdout=squeue_record("7", "job-1", "FAILED", host="vm", end="T1"))
     stubs.set("scontrol", rc=1, stderr="slurm_load_jobs error: Invalid job id specified\n")
-    result = sched(stubs, accounting=False).query([JobId("job-1")])
+    result = sched(stubs, accounting=False).query([JobId("job-1")], confirm_absent=True)
     assert not result.complete and result.objects == ()
 
 
@@ -280,16 +281,16 @@ def test_releasing_a_job_cancelled_while_held_is_an_error(stubs):
         sched(stubs).release(ObjectId("5"))
 
 
-def test_emergency_stop_queries_first_then_cancels_by_name_and_user(stubs):
+def test_stop_by_name_queries_first_then_cancels_by_name_and_user(stubs):
     stubs.set("squeue", stdout=squeue_record("7", "job-1", "RUNNING", host="vm")
               + squeue_record("8", "job-1", "PENDING", "JobHeldUser")
               + squeue_record("9", "job-1", "RUNNING", user="bob", host="vm"))
-    assert sched(stubs).emergency_stop(JobId("job-1")) == ["7", "8"]
+    assert sched(stubs).stop_by_name(JobId("job-1")) == ["7", "8"]
     assert stubs.calls("scancel") == ["scancel --name=job-1 --user=alice"]
     assert stubs.calls("sacct") == []
 
 
-def test_sweep_stops_only_own_not_started_objects_of_the_listed_nonces_in_one_scancel(stubs):
+def test_a_sweep_stops_only_own_not_started_objects_of_the_listed_nonces_in_one_scancel(stubs):
     stubs.set("squeue", stdout=(
         squeue_record("1", "a", "PENDING", "JobHeldUser", comment="n-a")  # stop
         + squeue_record("2", "a", "PENDING", "JobHeldUser", comment="n-other")  # another attempt: keep
@@ -298,7 +299,74 @@ def test_sweep_stops_only_own_not_started_objects_of_the_listed_nonces_in_one_sc
         + squeue_record("5", "b", "PENDING", "None", comment="y")  # pruned job, any nonce: stop
         + squeue_record("6", "b", "PENDING", "BeginTime", comment="y", restarts="1")  # requeued, had run: never
     ))
-    stopped = sched(stubs).sweep({JobId("a"): frozenset({Nonce("n-a")}), JobId("b"): None})
-    assert stopped == ["1", "5"]
-    assert stubs.calls("scancel") == ["scancel --state=PENDING --user=alice 1 5"]
+    stubs.set("scancel", stderr="scancel: Terminating job 1\nscancel: Terminating job 5\n")
+    report = sweep_once(sched(stubs), {JobId("a"): frozenset({Nonce("n-a")}), JobId("b"): None})
+    assert stopped_ids(report) == ["1", "5"] and report.problems == []
+    assert stubs.calls("scancel") == ["scancel -v --state=PENDING --user=alice 1 5"]
     assert len(stubs.calls("squeue")) == 1 and stubs.calls("sacct") == []
+
+
+def test_a_sweep_with_nothing_to_stop_is_one_squeue_and_no_scancel(stubs):
+    stubs.set("squeue", stdout=squeue_record("3", "a", "RUNNING", host="vm", comment="n-a"))
+    report = sweep_once(sched(stubs), {JobId(f"job-{i}"): None for i in range(1000)} | {JobId("a"): None})
+    assert (report.stopped, report.problems) == ([], [])
+    assert len(stubs.calls("squeue")) == 1 and stubs.calls("scancel") == [] and stubs.calls("sacct") == []
+
+
+# ---- cancel_if_not_started: what scancel -v says it did (Slurm 22.05, notes/slurm-local.md) -----
+INVALID = "scancel: error: Kill job error on job id {}: Invalid job id specified\n"
+
+
+def test_cancel_if_not_started_reports_the_jobs_scancel_terminated(stubs):
+    # 1 held: terminated; 2 started meanwhile: skipped silently by --state; 3 ended and 4 purged: invalid
+    # ids; 5 ended between scancel's load and its cancel
+    stubs.set("scancel", rc=1, stderr=(INVALID.format(3) + INVALID.format(4) + "scancel: select/cons_tres: "
+                                       "common_init: select/cons_tres loaded\nscancel: Terminating job 1\n"
+                                       "scancel: Terminating job 5\nscancel: error: Kill job error on job id 5: "
+                                       "Job/step already completing or completed\n"))
+    assert sched(stubs).cancel_if_not_started([ObjectId(i) for i in "12345"]) == ["1"]
+    assert stubs.calls("scancel") == ["scancel -v --state=PENDING --user=alice 1 2 3 4 5"]
+
+
+def test_cancel_if_not_started_with_nothing_pending_stops_nothing(stubs):
+    stubs.set("scancel", rc=1, stderr=INVALID.format(1) + "scancel: error: No active jobs match ALL job filters, "
+              "including: state=PENDING user_name=alice \n")
+    assert sched(stubs).cancel_if_not_started([ObjectId("1")]) == []
+
+
+def test_cancel_if_not_started_of_a_job_whose_kill_failed_is_not_stopped_and_says_why(stubs):
+    stubs.set("scancel", rc=1, stderr="scancel: Terminating job 1\nscancel: Terminating job 2\n"
+              "scancel: error: Kill job error on job id 2: Access/permission denied\n")
+    with pytest.raises(SchedulerError, match=r"stopped 1; .*Access/permission denied"):
+        sched(stubs).cancel_if_not_started([ObjectId("1"), ObjectId("2")])
+
+
+@pytest.mark.parametrize("body,rc,stderr", [
+    ("sleep 30", 0, ""),
+    ("kill -9 $$", 0, ""),
+    ("", 1, "scancel: error: Unable to contact slurm controller (connect failure)\n"),
+    ("", 1, ""),
+])
+def test_cancel_if_not_started_that_got_no_clear_answer_raises_never_says_stopped_nothing(stubs, body, rc, stderr):
+    stubs.set("scancel", rc=rc, stderr=stderr, body=body)
+    with pytest.raises(SchedulerError, match="stopped nothing"):
+        sched(stubs, command_timeout=1.0).cancel_if_not_started([ObjectId("1")])
+
+
+def test_cancel_if_not_started_on_a_cluster_passes_clusters(stubs):
+    stubs.set("scancel", stderr="scancel: Terminating job 7\n")
+    assert sched(stubs, clusters="c1").cancel_if_not_started([ObjectId("7"), ObjectId("7")]) == ["7"]
+    assert stubs.calls("scancel") == ["scancel -v --state=PENDING --user=alice --clusters=c1 7"]
+
+
+# ---- output_paths ------------------------------------------------------------------------------
+def test_output_paths_are_stdout_and_stderr_of_scontrol_spaces_and_all(stubs):
+    stubs.set("scontrol", stdout="JobId=5 JobName=job-1 WorkDir=/w d StdErr=/w d/e 5.txt StdIn=/dev/null "
+                                 "StdOut=/w d/o 5.txt Power= \n")
+    assert sched(stubs).output_paths(ObjectId("5")) == OutputPaths("/w d/o 5.txt", "/w d/e 5.txt")
+    assert stubs.calls("scontrol") == ["scontrol -o show job 5"]
+
+
+def test_output_paths_of_a_job_slurm_forgot_are_none(stubs):
+    stubs.set("scontrol", rc=1, stderr="slurm_load_jobs error: Invalid job id specified\n")
+    assert sched(stubs).output_paths(ObjectId("5")) is None

@@ -1,4 +1,4 @@
-"""Coalesced polling on a real Slurm: ten supervisors, one squeue per interval (counted by a shim)."""
+"""Shared polling on a real Slurm: ten supervisors, one squeue per interval (counted by a shim)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from adapters.clock.fake import FakeClock
-from adapters.scheduler.slurm import CoalescedScheduler, SlurmCliScheduler
+from adapters.scheduler.shared_query import SharedQueryScheduler
+from adapters.scheduler.slurm import SlurmCliScheduler
 from domain.model.jobs.objects import ObjectSpec, ObjectState
 from tests.infra.slurm_bin import calls, make_bin_dir
 from tests.integration.slurm.conftest import new_name
@@ -22,14 +23,14 @@ def test_ten_supervisors_cost_one_squeue_per_interval(config, scheduler, workdir
     ids = [scheduler.create_held(ObjectSpec(n, nonce, command=("true",), workdir=str(workdir))).object_id
            for n, nonce in jobs]
     clock = FakeClock()
-    sups = [CoalescedScheduler(SlurmCliScheduler(counted), tmp_path / "cache", clock) for _ in jobs]
+    sups = [SharedQueryScheduler(SlurmCliScheduler(counted), tmp_path / "cache", clock) for _ in jobs]
     for sup, (name, _) in zip(sups, jobs, strict=True):
-        sup.query([name])  # each registers its name as it first asks
+        sup.query([name], confirm_absent=True)  # each registers its name as it first asks
     for _ in range(2):
         clock.advance(seconds=5)
         before = len(calls(count))
         for sup, (name, nonce), oid in zip(sups, jobs, ids, strict=True):
-            [view] = sup.query([name]).objects
+            [view] = sup.query([name], confirm_absent=True).objects
             assert (view.object_id, view.nonce, view.state) == (oid, nonce, ObjectState.HELD)
         assert [c.split(" ")[0] for c in calls(count)[before:]] == ["squeue"]
     for oid in ids:

@@ -1,4 +1,4 @@
-"""The coalesced query: every supervisor on a host shares one scheduler query per interval."""
+"""The shared query: every supervisor on a host shares one scheduler query per interval."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import threading
 from adapters.clock.fake import FakeClock
 from adapters.clock.system import SystemClock
 from adapters.scheduler.fake import FakeScheduler
-from adapters.scheduler.slurm.coalesced import ANSWER, WANTED, CoalescedScheduler
+from adapters.scheduler.shared_query import ANSWER, WANTED, SharedQueryScheduler
 from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectSpec, ObjectState
+from domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
 
 
 def make(inner, tmp_path, clock, n):
-    return [CoalescedScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
+    return [SharedQueryScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
 
 
 def submit(inner, names):
@@ -31,12 +31,12 @@ def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path)
     submit(inner, names)
     sups = make(inner, tmp_path, clock, 100)
     for sup, name in zip(sups, names, strict=True):  # first round: each registers as it first asks
-        sup.query([JobId(name)])
+        sup.query([JobId(name)], confirm_absent=True)
     for _ in range(3):
         clock.advance(seconds=5)
         before = inner.calls["query"]
         for sup, name in zip(sups, names, strict=True):
-            [view] = sup.query([JobId(name)]).objects
+            [view] = sup.query([JobId(name)], confirm_absent=True).objects
             assert view.name == name and view.state is ObjectState.HELD
         assert inner.calls["query"] - before == 1
 
@@ -53,7 +53,7 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
 
     def poll(sup, name):
         barrier.wait()
-        results[name] = sup.query([JobId(name)])
+        results[name] = sup.query([JobId(name)], confirm_absent=True)
 
     threads = [threading.Thread(target=poll, args=(s, n)) for s, n in zip(sups, names, strict=True)]
     for t in threads:
@@ -67,11 +67,11 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
 def test_a_stale_answer_is_asked_again(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    sup.query([JobId("a")])
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
+    sup.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 1
     clock.advance(seconds=4.5)
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 2
 
 
@@ -81,8 +81,8 @@ def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
     a._register(frozenset(["a"]))
     b._register(frozenset(["b"]))
     inner.fail_next_query("squeue: Socket timed out")
-    assert not a.query([JobId("a")]).complete
-    result = b.query([JobId("b")])
+    assert not a.query([JobId("a")], confirm_absent=True).complete
+    result = b.query([JobId("b")], confirm_absent=True)
     assert not result.complete and "Socket timed out" in result.detail
     assert inner.calls["query"] == 1
 
@@ -90,11 +90,11 @@ def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
 def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
     dead = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()
     (tmp_path / "cache" / WANTED / "dead").write_text(json.dumps({"version": 1, "pid": int(dead), "names": ["zz"]}))
     clock.advance(seconds=10)
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
     assert inner.log[-1] == ("query", ("a",))
     assert not (tmp_path / "cache" / WANTED / "dead").exists()
 
@@ -102,20 +102,20 @@ def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
 def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     a, b = make(inner, tmp_path, clock, 2)
-    a.query([JobId("a")])
-    b.query([JobId("b")])
+    a.query([JobId("a")], confirm_absent=True)
+    b.query([JobId("b")], confirm_absent=True)
     b.close()
     clock.advance(seconds=10)
-    a.query([JobId("a")])
+    a.query([JobId("a")], confirm_absent=True)
     assert inner.log[-1] == ("query", ("a",))
 
 
 def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
     (tmp_path / "cache" / ANSWER).write_text('{"version": 1, "asked_at"')
-    assert sup.query([JobId("a")]).complete
+    assert sup.query([JobId("a")], confirm_absent=True).complete
     assert inner.calls["query"] == 2
     json.loads((tmp_path / "cache" / ANSWER).read_text())
 
@@ -123,7 +123,7 @@ def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
 def test_the_cache_is_private(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    sup.query([JobId("a")])
+    sup.query([JobId("a")], confirm_absent=True)
     assert stat.S_IMODE(os.stat(tmp_path / "cache").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "cache" / ANSWER).st_mode) == 0o600
 
@@ -132,6 +132,44 @@ def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     answer = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",)))
+    other = sup.create_held(ObjectSpec(JobId("a"), Nonce("m"), command=("true",)))
     sup.release(answer.object_id)
     sup.cancel(answer.object_id)
-    assert (inner.calls["create_held"], inner.calls["release"], inner.calls["cancel"]) == (1, 1, 1)
+    assert sup.cancel_if_not_started([other.object_id]) == [other.object_id]
+    assert sup.stop_by_name(JobId("a")) == []
+    inner.set_output_paths(answer.object_id, OutputPaths("/o", None))
+    assert sup.output_paths(answer.object_id) == OutputPaths("/o", None)
+    assert sup.user == inner.user
+    assert (inner.calls["create_held"], inner.calls["release"], inner.calls["cancel"]) == (2, 1, 1)
+    assert (inner.calls["cancel_if_not_started"], inner.calls["stop_by_name"], inner.calls["output_paths"]) == (1, 1, 1)
+
+
+def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_registered(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    poller, sweeper = make(inner, tmp_path, clock, 2)
+    poller.query([JobId("polled")], confirm_absent=True)
+    residual = [JobId(f"residual-{i}") for i in range(1000)]
+
+    for _ in range(2):  # a sweep's query is its own, whatever the shared answer's age
+        assert sweeper.query(residual, confirm_absent=False).complete
+    clock.advance(seconds=10)
+    poller.query([JobId("polled")], confirm_absent=True)
+
+    assert inner.log[-3:] == [("query", tuple(residual)), ("query", tuple(residual)), ("query", ("polled",))]
+    assert os.listdir(tmp_path / "cache" / WANTED) == [poller._token]
+
+
+def test_after_its_own_action_an_instance_asks_afresh(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    sup, other = make(inner, tmp_path, clock, 2)
+    object_id = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id
+    [held] = sup.query([JobId("a")], confirm_absent=True).objects
+    assert held.state is ObjectState.HELD
+
+    sup.release(object_id)  # within max_age of the last answer, which predates the release
+    [released] = sup.query([JobId("a")], confirm_absent=True).objects
+    assert released.state is ObjectState.PENDING
+    assert inner.calls["query"] == 2
+    other.query([JobId("a")], confirm_absent=True)  # the fresh answer is shared again
+    sup.query([JobId("a")], confirm_absent=True)
+    assert inner.calls["query"] == 2

@@ -1,6 +1,8 @@
 """All supervisors on one host share one query per poll interval (peers §2.3: per-job polling floods).
 
-The shared state is a private directory inside the record root (one per cluster):
+``SharedQueryScheduler`` wraps any scheduler (Slurm's, the local one, a fake): every call but a
+confirming ``query`` goes straight through. The shared state is a private directory inside the
+record root (one per cluster):
 
 - ``wanted/<token>``: the names each live supervisor asks about (pid + names), refreshed as it polls;
 - ``answer.json``: the last answer (objects, complete, detail) with the names it covers and the
@@ -13,6 +15,12 @@ asked), and if still needed asks the scheduler ONCE for its own names and every 
 publishes the answer. Since supervisors wake on the same ticks (``domain.model.jobs.polling``), the
 first to wake asks for all and the others read. A failed query is shared too (``complete=False``): a
 struggling controller is not asked a hundred times more.
+
+Only queries that confirm absence (the supervisors' polls) are shared. One that does not (a sweep's,
+an emergency stop's) is a one-off that acts on what it sees: it goes straight to the scheduler and its
+names are not registered, so a sweep of a thousand residual names never joins every later poll.
+After this instance acts on the scheduler (creates, releases, cancels...) its next query asks afresh:
+an answer asked before its own action says nothing about what the action did.
 """
 
 from __future__ import annotations
@@ -21,9 +29,9 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
@@ -31,7 +39,7 @@ from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.private_read import read_private
 from adapters.durable.publish import replace
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, QueryResult
+from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, OutputPaths, QueryResult
 from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 from ports.clock import Clock
 from ports.scheduler import Scheduler
@@ -51,13 +59,12 @@ _OBJECT_FIELDS = {
 _MAX_SHARED_FILE = 16 * 1024 * 1024
 _WANTED_FIELDS = {"version": (int,), "pid": (int,), "names": (list,)}
 
+A = TypeVar("A")
+T = TypeVar("T")
 
-class _Sweeper(Protocol):
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]: ...
 
-
-class CoalescedScheduler:
-    """A scheduler whose ``query`` is shared by every instance using the same ``directory``."""
+class SharedQueryScheduler:
+    """A scheduler whose confirming ``query`` is shared by every instance using the same ``directory``."""
 
     def __init__(
         self,
@@ -76,50 +83,68 @@ class CoalescedScheduler:
         self._token = f"{os.getpid()}-{secrets.token_hex(6)}"
         self._registered: frozenset[str] = frozenset()
         self._registered_at = 0.0
+        self._acted = False  # this instance acted since it last asked: its next query asks afresh
         self.asked = 0  # how many times this instance asked the scheduler itself (for benchmarks)
 
-    # ---- everything but query goes straight through ----------------------------------------------
+    # ---- everything but a confirming query goes straight through ---------------------------------
+    @property
+    def user(self) -> str:
+        return self.inner.user
+
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
-        return self.inner.create_held(spec)
+        return self._act(self.inner.create_held, spec)
 
     def release(self, object_id: ObjectId) -> None:
-        self.inner.release(object_id)
+        self._act(self.inner.release, object_id)
 
     def hold(self, object_id: ObjectId) -> None:
-        self.inner.hold(object_id)
+        self._act(self.inner.hold, object_id)
 
     def requeue(self, object_id: ObjectId) -> None:
-        self.inner.requeue(object_id)
+        self._act(self.inner.requeue, object_id)
 
     def cancel(self, object_id: ObjectId) -> None:
-        self.inner.cancel(object_id)
+        self._act(self.inner.cancel, object_id)
 
-    def emergency_stop(self, name: JobId) -> list[ObjectId]:
-        return self.inner.emergency_stop(name)
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
+        return self._act(self.inner.cancel_if_not_started, object_ids)
 
-    def sweep(self, targets: Mapping[JobId, frozenset[Nonce] | None]) -> list[ObjectId]:
-        sweeper: _Sweeper = self.inner  # type: ignore[assignment]
-        return sweeper.sweep(targets)
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
+        return self._act(self.inner.stop_by_name, name)
+
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
+        return self.inner.output_paths(object_id)
+
+    def _act(self, action: Callable[[A], T], argument: A) -> T:
+        """Run an action; whatever it did (even when it raised), this instance's next query asks afresh."""
+        try:
+            return action(argument)
+        finally:
+            self._acted = True
 
     # ---- the shared query ---------------------------------------------------------------------------
-    def query(self, names: Sequence[JobId]) -> QueryResult:
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        if not confirm_absent:
+            return self.inner.query(names, confirm_absent=False)
         wanted = frozenset(names)
         if not wanted:
             return QueryResult((), True)
         ensure_private_dir(self.directory, parents=True)
         self._register(wanted)
-        answer = self._fresh_answer(wanted)
+        answer = None if self._acted else self._fresh_answer(wanted)
         if answer is not None:
             return answer
         lock = FlockLock(self.directory / LOCK)
         lock.acquire(blocking=True)
         try:
-            answer = self._fresh_answer(wanted)  # whoever held the lock may have asked for us
+            # whoever held the lock may have asked for us (but not after our own action)
+            answer = None if self._acted else self._fresh_answer(wanted)
             if answer is not None:
                 return answer
             everyone = sorted(wanted | self._registered_names())
             asked_at = self._clock.now().timestamp()
-            result = self.inner.query([JobId(n) for n in everyone])
+            self._acted = False
+            result = self.inner.query([JobId(n) for n in everyone], confirm_absent=True)
             self.asked += 1
             self._publish(asked_at, everyone, result)
         finally:
