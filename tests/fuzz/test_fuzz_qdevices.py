@@ -73,7 +73,8 @@ ENV = st.dictionaries(
                                "QDEVICES_MQSS__OLDER_RECORDS", "QDEVICES_MQSS", "QDEVICES_VLQ__OLDER_RECORDS"]),
               st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=1, max_size=8).map(lambda s: "QDEVICES_" + s)),
     st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "notjson", "[]", '["rel"]', "relative", "~/r",
-                               "$NOPE", "/dev/null", "/etc/passwd"]), st.text(max_size=8).filter(lambda s: "\x00" not in s)),
+                               "$NOPE", "/dev/null", "/etc/passwd"]),
+              st.text(max_size=8).filter(lambda s: "\x00" not in s)),
     min_size=1, max_size=3)
 
 
