@@ -35,7 +35,7 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
         env.update(env_extra or {})
         snapshot = before(home)
         ran = run_in_process("dunscaith", argv, home, env)
-        check_promises(ran, home, *snapshot)
+        check_promises(ran, home, *snapshot, argv=argv)
         return ran
 
 

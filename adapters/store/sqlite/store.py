@@ -227,10 +227,13 @@ class SqliteStore:
                 fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
 
     def integrity_problem(self) -> str | None:
-        """SQLite's quick_check of every page (for ``dunscaith doctor``); None when it passes."""
-        with self._errors(), self._reading() as conn:
-            problem = quick_check(conn)
-        return None if problem is None else f"record store {self.db_path} fails its integrity check ({problem})"
+        """SQLite's quick_check of every page, as one line with what to do; None when it passes (and then a
+        first write does not check again). For ``doctor``, and for a command to ask before its side effects."""
+        try:
+            self._check_integrity()
+        except StoreRefused as exc:
+            return str(exc)
+        return None
 
     def _check_integrity(self) -> None:
         """Before this process's first write: a store with a damaged page takes no more (it could spread)."""
