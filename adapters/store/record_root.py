@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import publish
+from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.durable.sync import sync_dir
 from domain.model.jobs.record import HostIdentity
 from domain.model.jobs.root_errors import RootHostFileDamaged, RootOfAnotherHost, RootOnNetworkFilesystem, RootUnsafe
@@ -94,7 +94,8 @@ def _claim(path: Path) -> None:
         if mode & 0o077:
             raise RootUnsafe(str(path), f"it is open to others (mode {mode:04o}) and dunscaith never changes the mode "
                                         f"of a directory it did not create; if it is yours alone, chmod 700 {path}")
-        foreign = set(os.listdir(fd)) - _OWN_ENTRIES
+        # a HOST still being published by another process's first use is there as its staging file
+        foreign = {name for name in os.listdir(fd) if not name.startswith(STAGING_PREFIX)} - _OWN_ENTRIES
         if foreign and HOST_FILE not in foreign:
             raise RootUnsafe(str(path), f"it is not a record root (it holds {len(foreign)} other entries and no "
                                         "HOST file), and dunscaith takes over only an empty directory")
