@@ -109,7 +109,8 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
     except sqlite3.DatabaseError as exc:
         return str(exc).splitlines()[0]
     found = [str(row[0]) for row in rows]
-    return None if found == ["ok"] else "; ".join(found)
+    # SQLite puts several findings in one row, a line each: one line for the user
+    return None if found == ["ok"] else " ".join("; ".join(found).replace("*** in database main ***", "").split())
 
 
 def _is_regular(mode: int) -> bool:
