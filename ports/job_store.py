@@ -74,3 +74,7 @@ class JobStore(Protocol):
     def identity(self) -> StoreIdentity:
         """Which store this is (backend, location, bound host), for a record's first event."""
         ...
+
+    def location(self) -> str:
+        """Where the records are, for display and a pointer's record root (a directory, a server)."""
+        ...

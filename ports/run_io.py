@@ -1,4 +1,4 @@
-"""The small ports of a live call: what it prints, how it learns of a signal, the user's rules."""
+"""The small ports of a live call: what it prints, the user's rules (a signal: ``ports.interrupts``)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,8 @@ class Reporter(Protocol):
         ...
 
 
-class Interrupts(Protocol):
-    def pending(self) -> str | None:
-        """The name of a signal received (SIGINT, SIGTERM, SIGHUP), or None."""
-        ...
-
-    def wait(self, seconds: float) -> str | None:
-        """Wait up to ``seconds``; return early with the signal's name when one arrives."""
-        ...
+class RulesUnusable(Exception):
+    """The user's rules cannot be loaded; the message names the file and says why."""
 
 
 class UserRules(Protocol):

@@ -103,4 +103,7 @@ class InMemoryStore:
             return LoopHealth(held=job in self._locked, last_loop=decode_time(beat) if beat else None)
 
     def identity(self) -> StoreIdentity:
-        return StoreIdentity(backend="memory", location=f"memory:{id(self):x}")
+        return StoreIdentity(backend="memory", location=self.location())
+
+    def location(self) -> str:
+        return f"memory:{id(self):x}"

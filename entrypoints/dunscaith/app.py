@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import commands, emergency, jobs, remote
+from entrypoints.dunscaith import commands, emergency, remote, status, submit
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
-jobs.register(app)
+submit.register(app)
+status.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
 
@@ -29,5 +28,4 @@ def _root(ctx: typer.Context) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    jobs.RAW_ARGV[:] = sys.argv[1:] if argv is None else argv
     run(app, "dunscaith", argv)

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import typer
 
+from domain.model.jobs.errors import JobsError
 from domain.model.jobs.exit_codes import ExitCode
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Action, label
+from domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
+from domain.model.jobs.state import Action, JobState, label
+from domain.services.jobs.commands import Answer
+from domain.services.jobs.prune import PruneResult, Pruning
+from domain.services.jobs.supervise import Supervisor
 from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import jobs, sweeps
-
-PROG = "dunscaith"
+from entrypoints.dunscaith import edge, render, supervision
+from entrypoints.dunscaith.edge import PROG
+from entrypoints.dunscaith.render import EXIT_CODES
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
@@ -33,62 +39,28 @@ _HELP = {
 }
 
 
-def _owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
-    """A job whose pointer names another host is committed there: one line naming the host and how."""
-    container = ctx.obj
-    try:
-        pointer = container.pointers().read(JobId(job))
-        here = container.host().identity()
-    except Exception:  # no pointer or an unreadable one: the record here decides
-        return
-    if pointer.root_host != here:
-        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
-                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
+    """The job's state from this host's record (BadInput when it is not here)."""
+    edge.open_store(ctx)
+    edge.owned_elsewhere(ctx, job, words)
+    return edge.read_state(ctx, JobId(job))
 
 
-def _open(ctx: typer.Context, job: str, words: list[str]) -> Any:
-    """The job's state from this host's record, its cluster's scheduler chosen (BadInput when not here)."""
-    container = ctx.obj
-    jobs._store(ctx)
-    _owned_elsewhere(ctx, job, words)
-    with jobs._store_errors(ctx, job):
-        try:
-            state = container.status().one(JobId(job)).state
-        except ValueError as exc:
-            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
-    container.cluster.override(state.spec.cluster)
-    container.adapter.override(container.settings().cluster(state.spec.cluster).adapter)
-    return state
-
-
-def _supervisor_for(ctx: typer.Context, state: Any) -> Any:
+def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     """The supervisor a command acts with under the lock; it keeps the pointer's last state."""
-    from domain.services.jobs.pointer_notes import PointerNotes
-
-    container = ctx.obj
-    pointers = container.pointers()
-    try:
-        pointer = pointers.read(state.name)
-    except Exception:
-        pointer = jobs._pointer(ctx, state, container.store())
-    notes = PointerNotes(pointers, pointer, container.settings().supervise.poll,
-                         on_problem=lambda m: print(f"{PROG}: {m}", file=sys.stderr))
-    return container.supervisor(progress=notes)
+    notes = edge.pointer_notes(ctx, edge.current_pointer(ctx, state, edge.open_store(ctx)))
+    return edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=notes)
 
 
 def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
-    from domain.services.jobs.commands import Answer, JobCommands
-
-    container = ctx.obj
-    drain = jobs._drain(ctx)
+    drain = edge.interrupts(ctx)
     state = _open(ctx, job, [str(action), job])
     if state.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {state.pruned_at.isoformat()}; {action} refused, nothing was done")
-    commands = JobCommands(container.store(), container.clock(), container.crash(),
-                           lambda: _supervisor_for(ctx, state), wait=container.settings().commands.wait)
-    with jobs._store_errors(ctx, job):
+    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, state))
+    with edge.store_errors(ctx, job):
         result = commands(JobId(job), action, drain)
-    sweeps.sweep(container)  # after they act: objects nobody owns are stopped before they start
+    edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     word = label(result.state) if result.state is not None else "unknown"
     if as_json:
         print(json.dumps({"job": job, "action": str(action), "request": result.request, "answer": str(result.answer),
@@ -100,15 +72,15 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
-    if drain.signum is not None:
-        drain.reraise()
+    if drain.pending() is not None:
+        edge.end_by_signal(ctx)
     if result.answer is Answer.CONFIRMED and result.problem:
         return ExitCode.BAD_INPUT  # confirmed, but the scheduler refused it (or it could not be done now)
     return {Answer.CONFIRMED: ExitCode.SUCCEEDED, Answer.REFUSED: ExitCode.BAD_INPUT,
             Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[result.answer]
 
 
-def _command(action: Action) -> Any:
+def _command(action: Action) -> Callable[..., int]:
     def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
                 as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
         return request(ctx, job, action, as_json)
@@ -121,26 +93,25 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
     """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), for at most
     supervise.wait; with a live supervisor, say so (it carries it on)."""
-    container = ctx.obj
-    drain = jobs._drain(ctx)
+    drain = edge.interrupts(ctx)
     state = _open(ctx, job, ["reconcile", job])
-    if container.store().health(state.name).held:
-        sweeps.sweep(container)
-        view = container.status().one(state.name)
+    if edge.open_store(ctx).health(state.name).held:
+        edge.sweep(ctx)
+        view = edge.use_cases(ctx).status().one(state.name)
         if as_json:
-            print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": jobs._view_json(view)}))
+            print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": render.view_json(view)}))
         else:
             print(f"job {job}: its supervisor is live and carries the outstanding work on (now {view.label})")
         return 0
-    code = jobs._supervise(ctx, state.name, drain, fresh=False, bound=container.settings().supervise.wait,
-                           stream=sys.stderr if as_json else None)
+    code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=edge.settings(ctx).supervise.wait,
+                                 stream=sys.stderr if as_json else None)
     if as_json:
-        view = container.status().one(state.name)
-        print(json.dumps({"job": job, "exit_code": code, "supervised": False, "status": jobs._view_json(view)}))
+        view = edge.use_cases(ctx).status().one(state.name)
+        print(json.dumps({"job": job, "exit_code": code, "supervised": False, "status": render.view_json(view)}))
     return code
 
 
-def _pruning_json(result: Any) -> dict[str, Any]:
+def _pruning_json(result: PruneResult) -> dict[str, Any]:
     return {"job": result.job, "result": str(result.result), "detail": result.detail,
             "pruned_at": result.pruned_at.isoformat() if result.pruned_at else None,
             "problem": result.problem or None}
@@ -154,36 +125,31 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="[J
     """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
     object of their names that has not started. The one JOB named, or every settled job older than
     --older-than."""
-    from domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
-    from domain.services.jobs.prune import Prune, Pruning
-
-    container = ctx.obj
     if job is not None and older_than is not None:
         raise BadInput("give JOB or --older-than, not both")
     try:
         age = DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
     except BadDuration as exc:
         raise BadInput(str(exc)) from None
-    jobs._store(ctx)
-    pruning = Prune(container.store(), container.residual(), container.pointers(), container.clock(),
-                    container.crash(), delivering=bool(container.settings().escalations.command))
+    edge.open_store(ctx)
+    pruning = edge.use_cases(ctx).prune()
     if job is not None:
-        _owned_elsewhere(ctx, job, ["prune", job])
-        with jobs._store_errors(ctx, job):
+        edge.owned_elsewhere(ctx, job, ["prune", job])
+        with edge.store_errors(ctx, job):
             try:
                 result = pruning.one(JobId(job))
-            except ValueError as exc:
+            except JobsError as exc:
                 raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
         if result.result is Pruning.REFUSED:
             if as_json:
                 print(json.dumps({"action": "prune", **_pruning_json(result)}))
                 return ExitCode.BAD_INPUT
             raise BadInput(f"prune refused: {result.detail}")
-        done, problems = [result], []
+        done, problems = [result], list[str]()
     else:
-        with jobs._store_errors():
+        with edge.store_errors():
             done, problems = pruning.older_than(age)
-    sweeps.sweep(container)  # after it acts: a pruned job's objects that never started are stopped
+    edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
     if as_json:
         body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
                                 {"action": "prune", "older_than": older_than or "30d",
@@ -204,6 +170,6 @@ def register(app: typer.Typer) -> None:
         app.command(str(action), epilog="Exit codes: 0 confirmed; 2 refused, bad input, or a job of another "
                                         "host; 5 not answered in time (the request stays). See "
                                         "docs/job-commands.md.")(_command(action))
-    app.command("reconcile", epilog=jobs.EXIT_CODES)(reconcile)
+    app.command("reconcile", epilog=EXIT_CODES)(reconcile)
     app.command("prune", epilog="Exit codes: 0 done (or nothing to prune); 2 bad input, a job that is not "
                                 "settled, or a job of another host. See docs/job-commands.md.")(prune)

@@ -1,12 +1,22 @@
-"""The ``dunscaith`` composition root: one container; tests override its providers."""
+"""The ``dunscaith`` composition root: the adapters in one container, the use cases in another, composed.
+
+``Adapters`` is the one place that names a technology: the store (chosen by ``records.backend``), a
+cluster's scheduler, pointers, the residual list, clock, host, crash points, escalation delivery,
+interrupts and the live view. ``UseCases`` builds every use case from ports only. Tests swap the whole
+adapter set at once: ``container.adapters.override(FakeAdapters())`` (tests/fakes/dunscaith_adapters.py).
+
+Heavier pieces (the schedulers, rich) are imported where they are built, so a command pays only for
+what it uses: ``status`` never loads a scheduler, ``remote`` builds no container at all.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 from dependency_injector import containers, providers
 
@@ -14,39 +24,80 @@ from adapters.clock.system import SystemClock
 from adapters.host.system import SystemHost
 from adapters.pointers.files import FilePointers, default_pointer_dir
 from adapters.process.crash_points import EnvCrashPoints
+from adapters.process.escalation_command import CommandEscalationDelivery
+from adapters.progress.terminal import TerminalProgress
 from adapters.residual.files import FileResidualList, default_residual_dir
+from adapters.signals.posix import SignalInterrupts
+from adapters.store.sqlite.store import SqliteStore
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.policy import Policy
+from domain.model.jobs.residual import ResidualPolicy
+from domain.services.jobs.commands import JobCommands
+from domain.services.jobs.emergency_stop import EmergencyStop
+from domain.services.jobs.pointer_notes import PointerNotes
+from domain.services.jobs.prune import Prune
+from domain.services.jobs.status import JobStatus
+from domain.services.jobs.submit import RecordJob
+from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from domain.services.jobs.sweep import Sweep
 from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
-
-# Heavier pieces (the SQL store, the supervisor, the schedulers) are imported where they are built,
-# so a command pays only for what it uses: `status` never loads the supervisor, `remote` no store.
+from ports.clock import Clock
+from ports.crash_points import CrashPoints
+from ports.escalation_delivery import EscalationDelivery
+from ports.job_progress import JobProgress
+from ports.job_store import JobStore
+from ports.residual import ResidualList
+from ports.scheduler import Scheduler
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
 
 
+# --- adapters ---------------------------------------------------------------------------------------------
 def _host() -> SystemHost:
     mountinfo = os.environ.get(MOUNTINFO_VARIABLE)
     return SystemHost(mountinfo=Path(mountinfo)) if mountinfo else SystemHost()
 
 
-def _sqlite_store(settings: DunscaithSettings, host: SystemHost) -> Iterator[Any]:
-    from adapters.store.sqlite.store import SqliteStore
+class ClusterSchedulers:
+    """A cluster's name -> its scheduler, each opened once for the life of the command (a supervise and
+    its sweep share one), and closed with the command (docs/slurm.md: the shared query stops asking)."""
 
-    store = SqliteStore.open(settings.records.root, host)
+    def __init__(self, settings: DunscaithSettings, kinds: Callable[..., AbstractContextManager[Scheduler]]) -> None:
+        self._settings = settings
+        self._kinds = kinds  # a cluster's adapter (its kind) -> how to open one of its clusters
+        self._opened: dict[str, Scheduler] = {}
+        self._stack = ExitStack()
+
+    def __call__(self, cluster: str) -> Scheduler:
+        if cluster not in self._opened:
+            kind = self._settings.cluster(cluster).adapter
+            self._opened[cluster] = self._stack.enter_context(self._kinds(kind, cluster=cluster))
+        return self._opened[cluster]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def _schedulers(settings: DunscaithSettings,
+                kinds: Callable[..., AbstractContextManager[Scheduler]]) -> Iterator[Callable[[str], Scheduler]]:
+    opened = ClusterSchedulers(settings, kinds)
     try:
-        yield store
+        yield opened
     finally:
-        store.close()
+        opened.close()
 
 
-def _local_scheduler(settings: DunscaithSettings, crash: EnvCrashPoints):  # type: ignore[no-untyped-def]
+def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
+                     cluster: str) -> AbstractContextManager[Scheduler]:
     from adapters.scheduler.local.scheduler import LocalScheduler
 
     # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"))
+    return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}")))
 
 
-def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClock):  # type: ignore[no-untyped-def]
+@contextmanager
+def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
     from adapters.scheduler.shared_query import SharedQueryScheduler
     from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
@@ -55,98 +106,101 @@ def _slurm_scheduler(settings: DunscaithSettings, cluster: str, clock: SystemClo
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    return SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                              max_age=t.coalesce_max_age)
+    shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
+                                  max_age=t.coalesce_max_age)
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
-def _schedulers(settings: DunscaithSettings, crash: EnvCrashPoints, clock: SystemClock) -> Any:
-    """A cluster's name -> its scheduler, each opened once: a sweep looks up every cluster on the list."""
-    opened: dict[str, Any] = {}
-
-    def open_cluster(cluster: str) -> Any:
-        if cluster not in opened:
-            adapter = settings.cluster(cluster).adapter
-            opened[cluster] = (_local_scheduler(settings, crash) if adapter == "local"
-                               else _slurm_scheduler(settings, cluster, clock))
-        return opened[cluster]
-
-    return open_cluster
-
-
-def _sweep(**ports: Any) -> Any:
-    from domain.services.jobs.sweep import Sweep
-
-    return Sweep(**ports)
-
-
-def _emergency_stop(**ports: Any) -> Any:
-    from domain.services.jobs.emergency_stop import EmergencyStop
-
-    return EmergencyStop(**ports)
-
-
-def _supervisor(settings: DunscaithSettings, **ports: Any) -> Any:
-    from domain.model.jobs.policy import Policy
-    from domain.model.jobs.residual import ResidualPolicy
-    from domain.services.jobs.supervise import SuperviseSettings, Supervisor
-
-    s = settings.supervise
-    return Supervisor(**ports, settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup,
-                                                           wait=s.wait, drain=s.drain),
-                      policy=Policy(absence_deadline=timedelta(seconds=s.absence),
-                                    residual=ResidualPolicy(settings.residual.policy)))
-
-
-def _record_job(**ports: Any) -> Any:
-    from domain.services.jobs.submit import RecordJob
-
-    return RecordJob(**ports)
-
-
-def _job_status(settings: DunscaithSettings, **ports: Any) -> Any:
-    from domain.services.jobs.status import JobStatus
-
-    return JobStatus(**ports, poll=settings.supervise.poll, delivering=bool(settings.escalations.command))
-
-
-def _delivery(settings: DunscaithSettings) -> Any:
-    from adapters.process.escalation_command import CommandEscalationDelivery
-
+def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
     return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
 
 
-def _signal_drain(settings: DunscaithSettings):  # type: ignore[no-untyped-def]
-    from entrypoints.dunscaith.drain import SignalDrain
+def _interrupts(settings: DunscaithSettings) -> SignalInterrupts:
+    # TERM always, INT and HUP unless ignored at start; the drain bound, then the signal again (seed 000)
+    return SignalInterrupts(always=SignalInterrupts.TERM, drain=settings.supervise.drain)
 
-    return SignalDrain(settings.supervise.drain)
+
+def _progress(job: JobId, stream: IO[str] | None = None) -> TerminalProgress:
+    return TerminalProgress(job, stream)
 
 
-class Container(containers.DeclarativeContainer):
-    settings = providers.Singleton(load_settings)
-    cluster = providers.Object("local")  # the job's cluster, set by the command
-    adapter = providers.Object("local")  # that cluster's adapter, set by the command
+class Adapters(containers.DeclarativeContainer):
+    """Every technology dunscaith's job commands use; a test overrides this set as a whole."""
+
+    settings = providers.Dependency(instance_of=DunscaithSettings)
 
     clock = providers.Singleton(SystemClock)
     host = providers.Singleton(_host)
     crash = providers.Singleton(EnvCrashPoints)
-    store = providers.Resource(_sqlite_store, settings=settings, host=host)
+    # records.backend chooses the store, opened once and closed with the command; a new backend is one
+    # more line here (docs/architecture.md "Add a store backend")
+    store: providers.Provider[JobStore] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Resource(closing, providers.Factory(SqliteStore.open, settings.provided.records.root, host)),
+    )
+    # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
+    # here (docs/architecture.md "Add a scheduler")
+    scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(
+        local=providers.Factory(_local_scheduler, settings=settings, crash=crash),
+        slurm=providers.Factory(_slurm_scheduler, settings=settings, clock=clock),
+    )
+    schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
+        _schedulers, settings=settings, kinds=scheduler_kinds.provider)
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
-    scheduler = providers.Selector(
-        adapter,
-        local=providers.Singleton(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Singleton(_slurm_scheduler, settings=settings, cluster=cluster, clock=clock),
-    )
-
-    schedulers = providers.Singleton(_schedulers, settings=settings, crash=crash, clock=clock)
-    sweep = providers.Factory(_sweep, residual=residual, schedulers=schedulers, clock=clock)
-    emergency_stop = providers.Factory(_emergency_stop, schedulers=schedulers, pointers=pointers)
-
-    # the supervisor's cancellation: signals in the real program; tests put their own in
-    cancellation = providers.Factory(_signal_drain, settings=settings)
-
-    record_job = providers.Factory(_record_job, store=store, clock=clock, crash=crash)
     delivery = providers.Singleton(_delivery, settings=settings)
-    supervisor = providers.Factory(_supervisor, settings=settings, store=store, scheduler=scheduler, clock=clock,
-                                   crash=crash, delivery=delivery, residual=residual)
-    status = providers.Factory(_job_status, settings=settings, store=store, clock=clock)
+    interrupts = providers.Singleton(_interrupts, settings=settings)
+    progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=)
+
+
+# --- use cases --------------------------------------------------------------------------------------------
+def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callable[[str], Scheduler], clock: Clock,
+                crash: CrashPoints, delivery: EscalationDelivery, residual: ResidualList, *, cluster: str,
+                progress: JobProgress) -> Supervisor:
+    s = settings.supervise
+    return Supervisor(store=store, scheduler=schedulers(cluster), clock=clock, crash=crash, progress=progress,
+                      settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait,
+                                                 drain=s.drain),
+                      policy=Policy(absence_deadline=timedelta(seconds=s.absence),
+                                    residual=ResidualPolicy(settings.residual.policy)),
+                      delivery=delivery, residual=residual)
+
+
+def _delivering(settings: DunscaithSettings) -> bool:
+    return bool(settings.escalations.command)
+
+
+class UseCases(containers.DeclarativeContainer):
+    """Every use case of the job commands, built from the adapters' ports."""
+
+    settings = providers.Dependency(instance_of=DunscaithSettings)
+    adapters = providers.DependenciesContainer()
+    delivering = providers.Callable(_delivering, settings)
+
+    record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash)
+    # the supervisor of one job (cluster=, progress=)
+    supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
+                                   schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
+                                   delivery=adapters.delivery, residual=adapters.residual)
+    # the job commands (supervisor=: how to make the supervisor a command acts with under the lock)
+    job_commands = providers.Factory(JobCommands, store=adapters.store, clock=adapters.clock,
+                                     crash=adapters.crash, wait=settings.provided.commands.wait)
+    prune = providers.Factory(Prune, store=adapters.store, residual=adapters.residual, pointers=adapters.pointers,
+                              clock=adapters.clock, crash=adapters.crash, delivering=delivering)
+    sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
+                              clock=adapters.clock)
+    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
+                               poll=settings.provided.supervise.poll, delivering=delivering)
+    # the job's pointer kept in step with its record (pointer=, on_problem=)
+    pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
+                                      poll=settings.provided.supervise.poll)
+
+
+class Container(containers.DeclarativeContainer):
+    settings = providers.Singleton(load_settings)
+    adapters = providers.Container(Adapters, settings=settings)
+    use_cases = providers.Container(UseCases, settings=settings, adapters=adapters)

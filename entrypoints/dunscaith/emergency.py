@@ -12,6 +12,7 @@ import sys
 import typer
 
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith import edge
 
 PROG = "dunscaith"
 
@@ -34,10 +35,9 @@ def stop(
         name = check_name(job)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    container = ctx.obj
-    stop_all = container.emergency_stop()
+    stop_all = edge.use_cases(ctx).emergency_stop()
     where = cluster if cluster is not None else stop_all.cluster_of(name)
-    container.settings().cluster(where)  # an unknown cluster: one line, exit 2
+    edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
     done = stop_all(name, where)
     stopped, problem = list(done.stopped), done.problem or ""
     if as_json:

@@ -54,6 +54,7 @@ class _Strict(BaseModel):
 
 
 class RecordsSettings(_Strict):
+    backend: Literal["sqlite"] = Field(default="sqlite", description="the job store: sqlite (one file under root)")
     root: UserPath = Field(default_factory=_default_root)
 
 

@@ -22,12 +22,11 @@ from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
 from entrypoints.cli_support import BadInput, new_app, run
-from entrypoints.qdevices.container import Container
+from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
-from entrypoints.qdevices.rules_file import NoUserRules, PythonRulesFile
 from entrypoints.qdevices.settings import QdevicesSettings, load_settings
-from entrypoints.qdevices.signals import SignalInterrupts
-from ports.run_io import Interrupts
+from ports.interrupts import Interrupts
+from ports.run_io import RulesUnusable, UserRules
 from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site import Site
 from ports.site_lock import SiteLockRefused
@@ -67,9 +66,10 @@ def _main(ctx: typer.Context) -> None:
     ctx.obj = (container, settings)
 
 
-def _ctx(ctx: typer.Context) -> tuple[Container, QdevicesSettings]:
-    container, settings = ctx.obj
-    return container, settings
+def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
+    container: Container = ctx.obj[0]
+    settings: QdevicesSettings = ctx.obj[1]
+    return container.adapters.container, container.use_cases.container, settings
 
 
 # --- manifests ----------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def _absolute(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def open_site(container: Container, site: SiteName, token: str, project: str | None,
+def open_site(adapters: Adapters, site: SiteName, token: str, project: str | None,
               interrupts: Interrupts | None = None) -> Site:
     """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
     the envelope passwords it makes, and the call's signals (they end the wait for its init job)."""
@@ -128,7 +128,7 @@ def open_site(container: Container, site: SiteName, token: str, project: str | N
         extra = {"project": project, "on_secret": _Secrets.add}
         if interrupts is not None:
             extra["pause"] = lambda seconds: interrupts.wait(seconds) is not None
-    site_adapter: Site = container.sites(site.value, token=token, **extra)
+    site_adapter: Site = adapters.sites(site.value, token=token, **extra)
     return site_adapter
 
 
@@ -158,28 +158,29 @@ def send(
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
-    container, settings = _ctx(ctx)
+    adapters, use_cases, settings = _ctx(ctx)
+    interrupts = adapters.interrupts()
     if live:
         # From here a signal is a stop line, never a traceback; nothing has been sent yet.
-        interrupts = SignalInterrupts().install()
+        interrupts.install()
     m, circuits = load_manifest(manifest)
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
     req = SendRequest(m, str(manifest.resolve()), circuits, _absolute(resume) if resume else None, max_order,
-                      all_older[m.site.value], container.host(), os.getpid(), all_older)
+                      all_older[m.site.value], adapters.host(), os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)
-    rules: Any = PythonRulesFile((manifest.parent / m.rules).resolve()) if m.rules else NoUserRules()
+    rules = _rules(adapters, (manifest.parent / m.rules).resolve()) if m.rules else adapters.no_rules()
     if not live:
         if resume is not None:
             raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
-        return _dry_run(container, req, bool(token))
+        return _dry_run(use_cases, interrupts, adapters.no_rules(), req, bool(token))
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
-    site = open_site(container, m.site, token, m.project, interrupts)
-    service = container.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
+    site = open_site(adapters, m.site, token, m.project, interrupts)
+    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
     try:
         outcome = service.live(req, site)
     except (CallRefused, SiteLockRefused, RecordUnreadable) as exc:
@@ -221,8 +222,16 @@ def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
     return outcome.exit
 
 
-def _dry_run(container: Container, req: SendRequest, token_set: bool) -> int:
-    service = container.send(reporter=OUT, interrupts=SignalInterrupts(), user_rules=NoUserRules())
+def _rules(adapters: Adapters, path: Path) -> UserRules:
+    try:
+        return adapters.rules_file(path=path)
+    except RulesUnusable as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules, req: SendRequest,
+             token_set: bool) -> int:
+    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=user_rules)
     try:
         plan = service.plan(req)
     except (CallRefused, RecordUnreadable) as exc:
@@ -259,9 +268,9 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
     """Show the orders of a record."""
-    container, _ = _ctx(ctx)
+    _, use_cases, _ = _ctx(ctx)
     try:
-        listing = container.jobs()(str(record))
+        listing = use_cases.jobs()(str(record))
     except CallRefused as exc:
         raise BadInput(str(exc)) from None
     if listing.torn_tail:
@@ -303,8 +312,8 @@ def resolve(
                                  (Option.OVER_LIMIT, over_limit), (Option.GONE, gone)) if given]
     if len(chosen) != 1:
         raise BadInput("give exactly one of --job ID, --none, --expired, --over-limit, --gone")
-    container, settings = _ctx(ctx)
-    service = container.resolve(older_records=settings.older_records())
+    _, use_cases, settings = _ctx(ctx)
+    service = use_cases.resolve(older_records=settings.older_records())
     try:
         done = service(str(record), order, chosen[0], job)
     except (CallRefused, SiteLockRefused, RecordUnreadable, RecordWriteFailed) as exc:
@@ -322,9 +331,9 @@ def resolve(
 def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
-    container, _ = _ctx(ctx)
+    _, use_cases, _ = _ctx(ctx)
     try:
-        holder = container.unlock()(SiteName(site).value, host)
+        holder = use_cases.unlock()(SiteName(site).value, host)
     except ValueError:
         raise BadInput(f"unknown site {site!r}") from None
     except SiteLockRefused as exc:
@@ -345,7 +354,7 @@ def check(
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
-    container, settings = _ctx(ctx)
+    adapters, use_cases, settings = _ctx(ctx)
     try:
         site_id = SiteName(site_name)
     except ValueError:
@@ -369,9 +378,9 @@ def check(
     token = take_token(site_id)
     if not token:
         raise BadInput(f"{variable} is not set")
-    site = open_site(container, site_id, token, project)
+    site = open_site(adapters, site_id, token, project)
     try:
-        answer = container.check()(site, device)
+        answer = use_cases.check()(site, device)
     except SiteLockRefused as exc:
         raise BadInput(str(exc)) from None
     finally:

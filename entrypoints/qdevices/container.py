@@ -1,7 +1,8 @@
-"""The qdevices dependency-injector container.
+"""The qdevices composition root: the adapters in one container, the use cases in another, composed.
 
-Tests swap adapters here (``container.mqss_base_url.override(...)``, ``container.sites.override(...)``),
-never through a flag or an environment variable: that is how a site's fixed address stays fixed.
+Tests swap adapters as a set (``container.adapters.override(their_container)``, see
+tests/e2e/qdevices/driver.py), never through a flag or an environment variable: that is how a site's
+fixed address stays fixed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import socket
 from dependency_injector import containers, providers
 
 from adapters.clock.system import SystemClock
+from adapters.rules.python_file import NoUserRules, PythonRulesFile
 from adapters.run_records.jsonl import JsonlRecordStore
+from adapters.signals.posix import SignalInterrupts
 from adapters.site_lock.flock import FlockSiteLock
 from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
 from adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
@@ -23,13 +26,17 @@ from entrypoints.qdevices.settings import state_dir
 from ports.site import Site
 
 
-class Container(containers.DeclarativeContainer):
-    config = providers.Configuration(strict=True)
+class Adapters(containers.DeclarativeContainer):
+    config = providers.Configuration()
 
     host = providers.Singleton(socket.gethostname)
     clock = providers.Singleton(SystemClock)
     records = providers.Singleton(JsonlRecordStore, root=config.records, host=host)
     site_lock = providers.Singleton(FlockSiteLock, state_dir=providers.Callable(state_dir), host=host)
+    # INT, TERM, HUP unless ignored at start: a stop line, never an interrupted request (seed 002)
+    interrupts = providers.Factory(SignalInterrupts)
+    rules_file = providers.Factory(PythonRulesFile)  # the manifest's rules file (path=)
+    no_rules = providers.Singleton(NoUserRules)
 
     mqss_base_url = providers.Object(MQSS_BASE_URL)
     vlq_userorg_url = providers.Object(LEXIS_USERORG_URL)
@@ -42,9 +49,20 @@ class Container(containers.DeclarativeContainer):
         piastq=providers.Factory(PiastqSite, base_url=piastq_base_url),
     )
 
-    send = providers.Factory(SendRun, records=records, lock=site_lock, clock=clock,
+
+class UseCases(containers.DeclarativeContainer):
+    config = providers.Configuration()
+    adapters = providers.DependenciesContainer()
+
+    send = providers.Factory(SendRun, records=adapters.records, lock=adapters.site_lock, clock=adapters.clock,
                              poll_seconds=config.poll_seconds)
-    resolve = providers.Factory(ResolveOrder, records=records, lock=site_lock, clock=clock)
-    jobs = providers.Factory(ShowJobs, records=records)
-    unlock = providers.Factory(Unlock, lock=site_lock)
-    check = providers.Factory(CheckSite, lock=site_lock)
+    resolve = providers.Factory(ResolveOrder, records=adapters.records, lock=adapters.site_lock, clock=adapters.clock)
+    jobs = providers.Factory(ShowJobs, records=adapters.records)
+    unlock = providers.Factory(Unlock, lock=adapters.site_lock)
+    check = providers.Factory(CheckSite, lock=adapters.site_lock)
+
+
+class Container(containers.DeclarativeContainer):
+    config = providers.Configuration(strict=True)
+    adapters = providers.Container(Adapters, config=config)
+    use_cases = providers.Container(UseCases, config=config, adapters=adapters)

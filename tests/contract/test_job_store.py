@@ -230,6 +230,11 @@ def test_the_store_names_itself(store):
     assert identity.backend and identity.location
 
 
+def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend):
+    first, second = backend.open(), backend.open()
+    assert first.location() and first.location() == second.location()
+
+
 # --- across processes: what only a store on disk can promise ---------------------------------------
 
 CHILD_HOLDS_LOCK = """

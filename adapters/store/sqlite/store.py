@@ -155,6 +155,9 @@ class SqliteStore:
         with self._errors(), self._reading() as conn:
             return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
 
+    def location(self) -> str:
+        return str(self.root.path)
+
     def identity(self) -> StoreIdentity:
         try:
             st = os.stat(self.db_path)

@@ -18,9 +18,9 @@ from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.state import Action, JobState, fold
 from domain.services.jobs.supervise import Supervisor
-from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
+from ports.interrupts import Interrupts
 from ports.job_store import JobLock, JobStore, LockBusy
 
 _POLL = 0.25  # seconds between reads of the record while waiting for an answer
@@ -63,8 +63,8 @@ class JobCommands:
         self._wait = wait
         self._ids = ids
 
-    def __call__(self, job: JobId, action: Action, cancel: Cancellation) -> CommandResult:
-        """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
+    def __call__(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult:
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
         fold(self._store.read(job))
         rid = self._ids()
         deadline = self._clock.monotonic() + self._wait
@@ -85,7 +85,7 @@ class JobCommands:
                         return self._here(job, lock, action, rid, asked, cancel)
                 except LockBusy:
                     pass  # a supervisor (or another command) took it first: ask it, or wait for it
-            if self._clock.monotonic() >= deadline or cancel.requested():
+            if self._clock.monotonic() >= deadline or cancel.pending() is not None:
                 state = fold(self._store.read(job))
                 return CommandResult(job, action, rid, Answer.NOT_ANSWERED,
                                      f"not answered within {self._wait:g} s; the request stays in the record and "
@@ -94,7 +94,7 @@ class JobCommands:
             cancel.wait(_POLL)
 
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
-              cancel: Cancellation) -> CommandResult:
+              cancel: Interrupts) -> CommandResult:
         if not asked:
             self._append(job, ev.Requested(rid, str(action)))
         self._crash.reached("request-committed")

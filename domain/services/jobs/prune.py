@@ -53,7 +53,7 @@ class Prune:
         self._delivering = delivering
 
     def one(self, job: JobId) -> PruneResult:
-        """UnknownJob when not recorded; ValueError (DecodeError, RecordInconsistent) when it does not read."""
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
         try:
             with self._store.lock(job):
                 return self._here(job)

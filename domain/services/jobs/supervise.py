@@ -23,10 +23,10 @@ from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import AttemptState, JobState, apply, fold
-from ports.cancellation import Cancellation
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
 from ports.escalation_delivery import EscalationDelivery
+from ports.interrupts import Interrupts
 from ports.job_progress import JobProgress
 from ports.job_store import JobLock, JobStore, StoreError
 from ports.residual import ResidualList
@@ -96,7 +96,7 @@ class Supervisor:
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
 
-    def run(self, job: JobId, lock: JobLock, cancel: Cancellation, *, bound: float | None = None) -> SupervisionEnd:
+    def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None) -> SupervisionEnd:
         """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job.
 
         With ``bound`` (seconds) it stops with what is left after that long even before the outcome
@@ -111,13 +111,13 @@ class Supervisor:
         stop_at = None if bound is None else self._clock.monotonic() + bound
         loops = 0
         while True:
-            if cancel.requested():
+            if cancel.pending() is not None:
                 return self._drain(job, loop)
             self._refresh(job, loop)
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
-            if cancel.requested():
+            if cancel.pending() is not None:
                 return self._drain(job, loop)
             state = loop.state
             if state.settled:
@@ -148,10 +148,10 @@ class Supervisor:
             loops += 1
             if loops % s.supervised_every == 1 or s.supervised_every <= 1:
                 self._progress.supervised(loop.state, now)
-            if cancel.wait(self._until_next_tick()):
+            if cancel.wait(self._until_next_tick()) is not None:
                 return self._drain(job, loop)
 
-    def carry_out(self, job: JobId, lock: JobLock, cancel: Cancellation) -> tuple[JobState, str]:
+    def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
         """A command holding the job's lock: answer what is asked, take the steps the user's requests call
         for (never a new attempt: that is supervision's), look once, take what follows. The state after,
         and what could not be done."""
@@ -228,7 +228,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ steps
 
-    def _act(self, job: JobId, loop: _Loop, cancel: Cancellation, *, commands_only: bool = False) -> None:
+    def _act(self, job: JobId, loop: _Loop, cancel: Interrupts, *, commands_only: bool = False) -> None:
         """Take the planned steps until none is left, a step fails, or a stop is requested."""
         for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
             if not self._flush(job, loop) or not self._send_if_durable(job, loop):
@@ -241,7 +241,7 @@ class Supervisor:
             if not steps:
                 return
             for step in steps:
-                if cancel.requested() or not self._step(job, loop, step):
+                if cancel.pending() is not None or not self._step(job, loop, step):
                     return
 
     def _step(self, job: JobId, loop: _Loop, step: sv.Step) -> bool:
@@ -409,14 +409,15 @@ class Supervisor:
         loop.doubt = False
         return True
 
-    def _read_until_giveup(self, job: JobId, cancel: Cancellation) -> tuple[JobState, int] | None:
+    def _read_until_giveup(self, job: JobId, cancel: Interrupts) -> tuple[JobState, int] | None:
         started = self._clock.monotonic()
         while True:
             try:
                 record = self._store.read(job)
                 return fold(record), len(record.events)
             except StoreError:
-                if self._clock.monotonic() - started > self._settings.giveup or cancel.wait(self._settings.poll):
+                if (self._clock.monotonic() - started > self._settings.giveup
+                        or cancel.wait(self._settings.poll) is not None):
                     return None
 
     def _drain(self, job: JobId, loop: _Loop) -> SupervisionEnd:

@@ -34,7 +34,8 @@ from domain.model.qdevices.sites import TRAITS, SiteName, Step
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.site_runs import SiteRun, load_site_runs
 from ports.clock import Clock
-from ports.run_io import Interrupts, Reporter, UserRules
+from ports.interrupts import Interrupts
+from ports.run_io import Reporter, UserRules
 from ports.run_record import RecordAppender, RecordUnreadable, RecordWriteFailed, RunRecords
 from ports.site import JobRequest, Site
 from ports.site_lock import SiteLock

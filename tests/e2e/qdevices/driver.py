@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from dependency_injector import providers
+from dependency_injector import containers, providers
 
 from adapters.run_records.jsonl import JsonlAppender, JsonlRecordStore
 from entrypoints.qdevices import app as qapp
@@ -62,13 +62,15 @@ class CountingStore(JsonlRecordStore):
 def main() -> None:
     spec = json.loads(sys.argv[1])
     container = qapp.make_container()
+    swapped = containers.DynamicContainer()  # the test's adapters, swapped in as one set
     for address in ("mqss_base_url", "vlq_userorg_url", "vlq_heappe_url", "piastq_base_url"):
         if address in spec:
-            getattr(container, address).override(spec[address])
+            setattr(swapped, address, providers.Object(spec[address]))
     if "kill_after_lines" in spec or "fail_after_lines" in spec:
-        container.records.override(providers.Singleton(
-            CountingStore, root=container.config.records, host=container.host,
-            kill_after=spec.get("kill_after_lines"), fail_after=spec.get("fail_after_lines")))
+        swapped.records = providers.Singleton(
+            CountingStore, root=container.config.records, host=container.adapters.host,
+            kill_after=spec.get("kill_after_lines"), fail_after=spec.get("fail_after_lines"))
+    container.adapters.override(swapped)
     qapp.main(sys.argv[2:], container=container)
 
 

@@ -28,23 +28,23 @@ class NoCrash:
 
 
 class StopAfter:
-    """A cancellation requested after ``waits`` sleeps of the loop (a signal arriving mid-supervision)."""
+    """A stop requested after ``waits`` sleeps of the loop (a signal arriving mid-supervision)."""
 
     def __init__(self, clock: FakeClock, waits: int | None = None) -> None:
         self._clock = clock
         self._left = waits
         self.flag = False
 
-    def requested(self) -> bool:
-        return self.flag
+    def pending(self) -> str | None:
+        return "SIGTERM" if self.flag else None
 
-    def wait(self, seconds: float) -> bool:
+    def wait(self, seconds: float) -> str | None:
         self._clock.sleep(seconds)
         if self._left is not None:
             self._left -= 1
             if self._left <= 0:
                 self.flag = True
-        return self.flag
+        return self.pending()
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The job commands with the container's providers overridden by fakes: every ending maps to its code."""
+"""The job commands with the container's adapters swapped for fakes: every ending maps to its code."""
 
 from __future__ import annotations
 
@@ -10,28 +10,12 @@ from dependency_injector import providers
 from typer.testing import CliRunner
 
 from adapters.pointers.memory import InMemoryPointers
-from adapters.residual.memory import InMemoryResidualList
 from adapters.scheduler.fake import FakeScheduler
-from adapters.store.memory import InMemoryStore
 from domain.model.jobs.ids import JobId
-from entrypoints.dunscaith import jobs
 from entrypoints.dunscaith.app import app
 from entrypoints.dunscaith.container import Container
 from entrypoints.dunscaith.settings import DunscaithSettings, ResidualSection, SuperviseSection
-
-
-class NoSignals:
-    def install(self) -> None:
-        pass
-
-    def requested(self) -> bool:
-        return False
-
-    def wait(self, seconds: float) -> bool:
-        return False  # no sleeping: the loop runs as fast as it can
-
-    def reraise(self) -> None:
-        raise AssertionError("no signal was received")
+from tests.fakes.dunscaith_adapters import FakeAdapters
 
 
 @pytest.fixture
@@ -43,20 +27,15 @@ def wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Container, F
     container = Container()
     settings = DunscaithSettings(records={"root": tmp_path / "records"},
                                  supervise=SuperviseSection(poll=0.001, giveup=0.2, wait=0.05, absence=0.01))
-    scheduler = FakeScheduler(exit_code_of=lambda spec: 0 if spec.command == ("true",) else 1)
-    pointers = InMemoryPointers()
     container.settings.override(providers.Object(settings))
-    container.store.override(providers.Object(InMemoryStore()))
-    container.scheduler.override(providers.Object(scheduler))
-    container.pointers.override(providers.Object(pointers))
-    container.cancellation.override(providers.Object(NoSignals()))
-    container.schedulers.override(providers.Object(lambda cluster: scheduler))
-    container.residual.override(providers.Object(InMemoryResidualList()))
+    container.adapters.override(FakeAdapters())
+    scheduler = container.adapters.schedulers()("local")
+    pointers = container.adapters.pointers()
+    assert isinstance(scheduler, FakeScheduler) and isinstance(pointers, InMemoryPointers)
     return container, scheduler, pointers
 
 
 def invoke(container: Container, *args: str) -> Any:
-    jobs.RAW_ARGV[:] = list(args)
     result = CliRunner().invoke(app, list(args), obj=container, standalone_mode=False)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception

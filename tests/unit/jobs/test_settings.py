@@ -46,6 +46,7 @@ def test_the_file_is_read_and_the_environment_wins(config: Path, monkeypatch: py
     ("[supervise]\npoll = 0\n", "supervise.poll"),
     ("[supervise]\npolll = 1\n", "supervise.polll"),
     ('[clusters.x]\nadapter = "pbs"\n', "clusters.x.adapter"),
+    ('[records]\nbackend = "mongo"\n', "records.backend"),
     ("[supervise\n", "config.toml"),
 ])
 def test_a_bad_file_is_one_line_of_bad_input(config: Path, text: str, says: str) -> None:

@@ -1,4 +1,4 @@
-"""What the supervisor shows while it works: rich lines at a terminal, plain lines when piped.
+"""The supervisor's live view (a ``JobProgress``): rich lines at a terminal, plain lines when piped.
 
 rich is imported only when stdout is a terminal, so piped and scripted use (and ``status``) never
 pays for it.
@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 from domain.model.jobs import events as ev
 from domain.model.jobs.state import JobState, label
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.status import Status
 
 
 def describe(event: ev.Event) -> str:
@@ -59,20 +63,20 @@ def describe(event: ev.Event) -> str:
     return event.KIND
 
 
-class LiveView:
+class TerminalProgress:
     """Lines for each committed step; at a terminal also a status line that says where the job is."""
 
-    def __init__(self, job: str, stream: Any = None) -> None:
+    def __init__(self, job: str, stream: IO[str] | None = None) -> None:
         self._job = job
         self._stream = stream or sys.stdout
-        self._console: Any = None
-        self._status: Any = None
+        self._console: Console | None = None
+        self._status: Status | None = None
         if self._stream.isatty():
             from rich.console import Console
 
             self._console = Console(file=self._stream, highlight=False)
 
-    def __enter__(self) -> LiveView:
+    def __enter__(self) -> TerminalProgress:
         if self._console is not None:
             # one refresh a second: a supervisor lives for hours on a login node that counts its CPU
             self._status = self._console.status(self._status_text("starting"), refresh_per_second=1.0)

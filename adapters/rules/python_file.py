@@ -1,4 +1,4 @@
-"""The user's rules file (Python), imported only after the token has left the environment.
+"""The user's rules file (Python) as ``UserRules``, imported only after the token has left the environment.
 
 A rules file cannot end the call: ``sys.exit`` (or ``exit``, ``quit``) at import is a rules error (exit 2
 before the run); inside a rule function it stops the run with a rule stop that says so.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from entrypoints.cli_support import BadInput
+from ports.run_io import RulesUnusable
 
 
 class NoUserRules:
@@ -32,17 +32,17 @@ class PythonRulesFile:
     def __init__(self, path: Path) -> None:
         spec = importlib.util.spec_from_file_location("qdevices_user_rules", path)
         if spec is None or spec.loader is None:
-            raise BadInput(f"rules file {path}: cannot be loaded")
+            raise RulesUnusable(f"rules file {path}: cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
         except FileNotFoundError:
-            raise BadInput(f"rules file {path}: no such file") from None
+            raise RulesUnusable(f"rules file {path}: no such file") from None
         except SystemExit as exc:
-            raise BadInput(f"rules file {path}: it calls sys.exit({exc.code!r}) at import; a rules file cannot "
+            raise RulesUnusable(f"rules file {path}: it calls sys.exit({exc.code!r}) at import; a rules file cannot "
                            "end the call") from None
         except Exception as exc:
-            raise BadInput(f"rules file {path}: {type(exc).__name__}: {exc}") from None
+            raise RulesUnusable(f"rules file {path}: {type(exc).__name__}: {exc}") from None
         self._before: Callable[[dict[str, Any]], Any] | None = getattr(module, "before_order", None)
         self._after: Callable[[dict[str, Any]], Any] | None = getattr(module, "after_result", None)
         self._refusal: Callable[[dict[str, Any]], Any] | None = getattr(module, "on_refusal", None)

@@ -1,0 +1,197 @@
+"""What every job command shares at the edge: the container, errors mapped to one line, notices, sweeps."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import typer
+
+from domain.model.jobs.attendance import unattended_by_pointer
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import Pointer, PointerError
+from domain.model.jobs.root_errors import RecordRootRefused
+from domain.model.jobs.state import JobState
+from domain.services.jobs.pointer_notes import PointerNotes
+from domain.services.jobs.sweep import SweepReport
+from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith import render
+from ports.interrupts import Interrupts
+from ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
+
+# The container is built by the root callback (app.py), never for `remote`: importing it here would put
+# dependency-injector and pydantic on the start-up path of every wrapped process.
+if TYPE_CHECKING:
+    from entrypoints.dunscaith.container import Adapters, Container, UseCases
+    from entrypoints.dunscaith.settings import DunscaithSettings
+
+PROG = "dunscaith"
+
+
+def say(line: str) -> None:
+    print(f"{PROG}: {line}", file=sys.stderr)
+
+
+# --- the container ---------------------------------------------------------------------------------------
+def container_of(ctx: typer.Context) -> Container:
+    return cast("Container", ctx.obj)
+
+
+def adapters(ctx: typer.Context) -> Adapters:
+    return container_of(ctx).adapters.container
+
+
+def use_cases(ctx: typer.Context) -> UseCases:
+    return container_of(ctx).use_cases.container
+
+
+def settings(ctx: typer.Context) -> DunscaithSettings:
+    return container_of(ctx).settings()
+
+
+def interrupts(ctx: typer.Context) -> Interrupts:
+    """Signals drain from the start of the command: one arriving before supervision starts stops it
+    before any request goes out, with what is recorded kept."""
+    return adapters(ctx).interrupts().install()
+
+
+def end_by_signal(ctx: typer.Context) -> None:
+    """After a drain: end the process by the signal that started it (the shell sees 128+n)."""
+    adapters(ctx).interrupts().reraise()
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+@contextmanager
+def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> Iterator[None]:
+    try:
+        yield
+    except RecordRootRefused as exc:
+        raise BadInput(str(exc)) from None
+    except UnknownJob as exc:
+        for pointer, _ in elsewhere(ctx) if ctx is not None else []:
+            if pointer.job == job:
+                raise BadInput(f"the record of job {job} is on host {pointer.host}; this build does not "
+                               f"forward yet: run ssh {pointer.host} {pointer.binary} ...") from None
+        raise BadInput(str(exc)) from None
+    except LockBusy as exc:
+        raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
+
+
+def open_store(ctx: typer.Context) -> JobStore:
+    with store_errors():
+        try:
+            return adapters(ctx).store()
+        except StoreError as exc:  # a store that cannot be opened (a newer schema, not a store): refused
+            raise BadInput(str(exc)) from None
+
+
+def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done to the job") -> JobState:
+    """The job's state from this host's record (BadInput when it is not here or does not read)."""
+    with store_errors(ctx, job):
+        try:
+            return use_cases(ctx).status().one(job).state
+        except JobsError as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}{after}") from None
+
+
+# --- other hosts' jobs -----------------------------------------------------------------------------------
+def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
+    """Pointers to jobs whose record is on another host, each with the Unattended judgement."""
+    found = adapters(ctx)
+    here = found.host().identity()
+    poll = timedelta(seconds=settings(ctx).supervise.poll)
+    now = found.clock().now()
+    listed = []
+    for reading in found.pointers().all():
+        pointer = reading.pointer
+        if pointer is not None and pointer.root_host != here:
+            listed.append((pointer, unattended_by_pointer(pointer, now, poll)))
+    return listed
+
+
+def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
+    """A job whose pointer names another host is committed there: one line naming the host and how."""
+    try:
+        pointer = adapters(ctx).pointers().read(JobId(job))
+    except PointerError:  # no pointer or an unreadable one: the record here decides
+        return
+    if pointer.root_host != adapters(ctx).host().identity():
+        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
+                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+
+
+def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
+    """The Unattended notice every job command prints while a job has work and no supervisor."""
+    try:
+        views = use_cases(ctx).status().unattended()
+        others = elsewhere(ctx)
+    except Exception:  # a notice never stops the command it rides on
+        return
+    for view in views:
+        if view.state.name != skip:
+            say(f"job {view.state.name} is Unattended ({view.label}, no supervisor); "
+                f"reattach with: {PROG} supervise {view.state.name}")
+    for pointer, unattended in others:
+        if unattended and pointer.job != skip:
+            say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
+                f"{pointer.state}, no supervisor seen recently); reattach there with: "
+                f"ssh {pointer.host} {pointer.binary} supervise {pointer.job}")
+
+
+# --- pointers --------------------------------------------------------------------------------------------
+def binary() -> str:
+    script = Path(sys.executable).parent / PROG
+    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
+
+
+def new_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
+    host = store.identity().host or adapters(ctx).host().identity()
+    return Pointer(job=state.name, host=host.hostname, record_root=store.location(), root_host=host,
+                   binary=binary(), cluster=state.spec.cluster, adapter=state.spec.adapter, state="recorded",
+                   state_at=state.recorded_at, supervised_at=None)
+
+
+def current_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
+    """The job's pointer as written, or a new one when there is none to use."""
+    try:
+        return adapters(ctx).pointers().read(state.name)
+    except PointerError:  # display only: no pointer, a damaged one, an unreadable home
+        return new_pointer(ctx, state, store)
+
+
+def pointer_notes(ctx: typer.Context, pointer: Pointer) -> PointerNotes:
+    return use_cases(ctx).pointer_notes(pointer=pointer, on_problem=say)
+
+
+# --- sweeps ----------------------------------------------------------------------------------------------
+def _report(done: SweepReport) -> None:
+    for line in render.sweep_lines(done):
+        say(line)
+
+
+def sweep(ctx: typer.Context) -> SweepReport | None:
+    """One sweep of the whole residual list; its report printed. None when it could not run at all."""
+    try:
+        done = use_cases(ctx).sweep()()
+    except Exception as exc:  # a sweep rides on a command and never stops it
+        say(f"sweep not run: {type(exc).__name__}: {exc}")
+        return None
+    _report(done)
+    return done
+
+
+def expire(ctx: typer.Context) -> SweepReport | None:
+    """Drop expired entries only (no scheduler is asked), reporting each."""
+    try:
+        done = use_cases(ctx).sweep().expire()
+    except Exception as exc:
+        say(f"residual list not read: {type(exc).__name__}: {exc}")
+        return None
+    _report(done)
+    return done
