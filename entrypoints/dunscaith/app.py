@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from domain.model.jobs.errors import JobsError
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import commands, emergency, remote, status, submit
+from entrypoints.dunscaith import commands, doctor, emergency, remote, status, submit
+from ports.job_store import StoreError
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
@@ -13,6 +15,7 @@ submit.register(app)
 status.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
+doctor.register(app)
 
 
 @app.callback()
@@ -28,4 +31,6 @@ def _root(ctx: typer.Context) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(app, "dunscaith", argv)
+    # A store that refuses (damaged, locked too long) and a rule of the domain that refuses are the user's
+    # to act on: one line and exit 2 wherever they surface, never an internal error.
+    run(app, "dunscaith", argv, refusals=(StoreError, JobsError))

@@ -13,6 +13,7 @@ from domain.services.jobs.status import JobView
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render
 from entrypoints.dunscaith.edge import PROG
+from ports.job_store import RecordDamaged
 
 
 def status(
@@ -27,8 +28,11 @@ def status(
     with edge.store_errors(ctx, job):
         try:
             view = edge.use_cases(ctx).status().one(JobId(job))
-        except JobsError as exc:
+        except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
+    for name, problem in edge.damaged_pointers(ctx):
+        if name == job:  # display only: the record here is what counts, and it read
+            edge.say(f"{problem}; it is display only: remove it, and the job's next change writes a new one")
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     if as_json:
@@ -53,8 +57,10 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
               show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)")) -> int:
     """Every job in this host's records, oldest first (pruned ones only with --all)."""
     edge.open_store(ctx)
-    views = [v for v in edge.use_cases(ctx).status().all()
-             if show_all or not isinstance(v, JobView) or v.state.pruned_at is None]
+    with edge.store_errors():
+        views = [v for v in edge.use_cases(ctx).status().all()
+                 if show_all or not isinstance(v, JobView) or v.state.pruned_at is None]
+    damaged = edge.damaged_pointers(ctx)
     try:
         elsewhere = edge.elsewhere(ctx)
     except Exception as exc:  # pointers are display only
@@ -68,6 +74,7 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
         listed += [{"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
                     "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
                    for p, u in elsewhere]
+        listed += [{"job": job, "problem": problem, "from_pointer": True} for job, problem in damaged]
         listed += [render.entry_json(e, gone) for e, gone in residual]
         print(json.dumps(listed, indent=2))
         return 0
@@ -75,6 +82,8 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
         print(render.view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+    for job, problem in damaged:
+        print(f"{job}  damaged pointer: {problem}")
     for e, gone in residual:
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx)

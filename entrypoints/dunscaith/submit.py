@@ -56,9 +56,13 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
+        workdir = os.getcwd()
+    except FileNotFoundError:
+        raise BadInput("the current directory no longer exists (removed after you entered it), and a job runs "
+                       "where submit runs: cd to a directory that exists") from None
+    try:
         job = check_name(name if name is not None else _default_name(words))
-        return JobSpec(job, cluster_name, cluster.adapter, command, script, os.getcwd(),
-                       settings.recovery.attempts)
+        return JobSpec(job, cluster_name, cluster.adapter, command, script, workdir, settings.recovery.attempts)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
 
