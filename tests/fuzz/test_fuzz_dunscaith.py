@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import JOBS, Home, before, check_promises, examples, fresh_copy, run_in_process
@@ -39,7 +39,10 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
         return ran
 
 
+# The issue's cases are the first examples of each test (issue 10's corpus), before what hypothesis draws.
 @settings(max_examples=examples(120), **FUZZ)
+@example(argv=["prune", "--older-than", "999999999w"])
+@example(argv=["status", "j1", "--json"])
 @given(argv=ARGV)
 def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
     _call(template, argv)
@@ -71,6 +74,16 @@ def config_text(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=examples(80), **FUZZ)
+@example(text='[record]\nroot = "/var/tmp/x"\n', argv=["list"], as_directory=False)
+@example(text="[supervize]\npoll = 1\n", argv=["list"], as_directory=False)
+@example(text="recods = 1\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = true\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = inf\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = 1e300\n", argv=["list"], as_directory=False)
+@example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
+@example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
+@example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text="", argv=["list"], as_directory=True)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
 def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:
     def prepare(home: Home) -> None:
@@ -97,6 +110,9 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
 
 
 @settings(max_examples=examples(80), **FUZZ)
+@example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
+@example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
+@example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
 @given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),
        argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:
@@ -116,6 +132,10 @@ CONTENT = st.one_of(st.binary(max_size=300), st.text(max_size=200).map(str.encod
 
 
 @settings(max_examples=examples(60), **FUZZ)
+@example(job="j1", content=b"garbage\n", directory=False, argv=["list"])
+@example(job="j1", content=bytes(range(256)), directory=False, argv=["status", "j1"])
+@example(job="j1", content=b"x" * 200_000, directory=False, argv=["list"])
+@example(job="j1", content=b"", directory=True, argv=["status", "j1"])
 @given(job=st.sampled_from([*JOBS, "j9", ".hidden", "x y"]), content=CONTENT, directory=st.booleans(),
        argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_pointers(template: Home, job: str, content: bytes, directory: bool, argv: list[str]) -> None:
@@ -171,6 +191,11 @@ def _damage(db: Path, how: tuple[str, int, bytes]) -> None:
 
 
 @settings(max_examples=examples(80), **FUZZ)
+@example(how=("empty", 0, b"x"), argv=["list"])
+@example(how=("zero", 8192, b"x"), argv=["list"])
+@example(how=("zero", 8192, b"x"), argv=["status", "j1"])
+@example(how=("zero", 8192, b"x"), argv=["prune", "j1"])
+@example(how=("replace", 0, b"not a database"), argv=["doctor"])
 @given(how=damage(), argv=st.sampled_from([*READ_COMMANDS, ["hold", "j1"], ["cancel", "j2"], ["reconcile"],
                                            ["supervise", "j3"]]))
 def test_fuzz_records(template: Home, how: tuple[str, int, bytes], argv: list[str]) -> None:
