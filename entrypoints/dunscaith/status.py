@@ -75,6 +75,8 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
                     "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
                    for p, u in elsewhere]
         listed += [{"job": job, "problem": problem, "from_pointer": True} for job, problem in damaged]
+        listed += [{"job": job, "residual": key, "problem": problem}
+                   for job, key, problem in (expired.damaged if expired else [])]
         listed += [render.entry_json(e, gone) for e, gone in residual]
         print(json.dumps(listed, indent=2))
         return 0
@@ -84,6 +86,8 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for job, problem in damaged:
         print(f"{job}  damaged pointer: {problem}")
+    for job, key, problem in expired.damaged if expired else []:
+        print(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx)

@@ -216,7 +216,9 @@ def test_damaged_residual_entry_is_listed_as_damaged(cli: Cli) -> None:
     entry.chmod(0o600)
     listing = cli.run("list")
     assert listing.returncode == 0, listing.stderr
-    assert "j7" in listing.stdout + listing.stderr and "damaged" in listing.stdout + listing.stderr
+    assert "j7  damaged residual entry k1: " in listing.stdout
+    rows = json.loads(cli.run("list", "--json").stdout)
+    assert [(r["job"], r["residual"]) for r in rows if "residual" in r] == [("j7", "k1")]
 
 
 # --- doctor ---------------------------------------------------------------------------------------------
