@@ -32,7 +32,8 @@ from entrypoints.settings_support import (
 LOCAL = "local"
 PREFIX = "DUNSCAITH_"
 # Variables with the prefix that are not settings: read by the program itself or by its tests.
-NOT_SETTINGS = ("DUNSCAITH_DEBUG", "DUNSCAITH_FORWARDED")
+# (DUNSCAITH_FORWARDED and DUNSCAITH_FORWARDING__INSTANCES: set by the forwarding side for the command it runs.)
+NOT_SETTINGS = ("DUNSCAITH_DEBUG", "DUNSCAITH_FORWARDED", "DUNSCAITH_FORWARDING__INSTANCES")
 NOT_SETTINGS_PREFIXES = ("DUNSCAITH_TEST_", "DUNSCAITH_SLURM_TEST_", "DUNSCAITH_PG_TEST_")
 
 
