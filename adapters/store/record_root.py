@@ -26,9 +26,10 @@ from ports.host import HostInfo
 
 HOST_FILE = "HOST"
 _MAX_HOST_FILE_BYTES = 4096
-# What dunscaith itself may have put in the default root before its HOST: `dunscaith remote run`'s
-# instance folders (the wrapper runs without the job machinery). Anything else means someone else's.
-_OWN_ENTRIES = frozenset({"instances"})
+# What dunscaith itself may have put in a root before its HOST: commands that open no store make their
+# folders there (`remote run`'s instances, `stop --emergency`'s local scheduler, a Slurm cluster's shared
+# queries). Named here, not imported: adapters do not import each other. Anything else is someone else's.
+_OWN_ENTRIES = frozenset({"instances", "local-scheduler", "slurm-queries", "locks"})
 _HOST_FIELDS = {"machine_id": (str,), "hostname": (str,)}
 
 

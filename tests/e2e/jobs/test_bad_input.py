@@ -251,3 +251,10 @@ def test_doctor_lists_pointers_naming_jobs_the_store_does_not_know(cli: Cli) -> 
     assert done.returncode == 1, done.stderr
     assert "pointer j1" in done.stdout and "which the store does not know" in done.stdout
     assert "pointer j2" not in done.stdout
+
+
+def test_stop_emergency_on_a_fresh_root_then_submit_still_uses_it(cli: Cli) -> None:
+    stop = cli.run("stop", "--emergency", "nothing-yet")  # opens no store: makes the local scheduler's folder
+    assert stop.returncode in (0, 1), stop.stderr
+    done = cli.run("submit", "--name", "after", "--", "true")
+    assert done.returncode == 0, done.stderr

@@ -172,9 +172,10 @@ def test_the_default_root_is_under_var_tmp_named_for_the_user():
     assert default_records_root({}).name.startswith("dunscaith-")
 
 
-def test_the_wrappers_instance_folder_alone_does_not_make_a_root_foreign(tmp_path):
+@pytest.mark.parametrize("own", ["instances", "local-scheduler", "slurm-queries"])
+def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path, own):
     root = tmp_path / "root"
-    (root / "instances").mkdir(parents=True, mode=0o700)
+    (root / own).mkdir(parents=True, mode=0o700)  # remote run, stop --emergency: no store opened first
     os.chmod(root, 0o700)
     open_record_root(root, LOGIN1)
     assert (root / "HOST").exists()
