@@ -140,9 +140,33 @@ class _DictOf:
         self.value = value
 
 
-def describe_error(exc: ValidationError, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
-    """The first error as one line: where (a.b.c), what, and for an unknown name the nearest known one."""
-    first = exc.errors()[0]
+def first_error(exc: ValidationError, model: type[BaseModel], *, fields_only: bool) -> Any:
+    """The error to report; with ``fields_only``, None when every error is about a whole table (a rule
+    across keys, such as "postgresql needs records.url"), which one source alone cannot be blamed for."""
+    for error in exc.errors():
+        loc = [str(p) for p in error["loc"]]
+        whole_table = not loc or (error["type"] != "extra_forbidden" and _is_table(model, loc))
+        if not (fields_only and whole_table):
+            return error
+    return None
+
+
+def _is_table(model: type[BaseModel], loc: Sequence[str]) -> bool:
+    holder = model_at(model, loc)
+    return holder is not None and _field_model(holder, loc[-1]) is not None
+
+
+def source_of(loc: Sequence[str | int], values_by_source: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Of the sources (highest precedence first), the first that gives a value at or below ``loc``."""
+    parts = [str(p) for p in loc]
+    for name, values in values_by_source:
+        if parts and _value_at(values, parts[:1]) is not None:
+            return name
+    return values_by_source[-1][0] if values_by_source else "configuration"
+
+
+def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
+    """One error as one line: where (a.b.c), what, and for an unknown name the nearest known one."""
     loc = [str(p) for p in first["loc"]]
     where = ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden" and loc:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from domain.model.jobs.attendance import unattended_by_pointer
+from domain.model.jobs.binding import bound_elsewhere as bound_to
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import Pointer, PointerError
@@ -76,14 +77,13 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
     except UnknownJob as exc:
         for pointer, _ in elsewhere(ctx) if ctx is not None else []:
             if pointer.job == job:
-                raise BadInput(f"the record of job {job} is on host {pointer.host}; this build does not "
-                               f"forward yet: run ssh {pointer.host} {pointer.binary} ...") from None
+                raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
     except RecordDamaged as exc:  # that job's damage only: nothing was done to it
         raise BadInput(f"the record of job {exc.job} does not read: {exc}; nothing was done to the job") from None
-    except StoreError as exc:  # the store refused (damaged, not a store, locked too long): nothing written
+    except StoreError as exc:  # the store refused (damaged, not a store, locked too long, a server gone)
         raise BadInput(str(exc)) from None
 
 
@@ -113,16 +113,33 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
 
 
 # --- other hosts' jobs -----------------------------------------------------------------------------------
+def shared_location(ctx: typer.Context) -> str | None:
+    """Where the records are when the store is shared by login nodes (bound to no host), else None: a
+    pointer naming it points here, whichever host wrote it."""
+    store = open_store(ctx)
+    identity = store.identity()
+    return store.location() if identity.host is None and identity.backend != "memory" else None
+
+
+def bound_elsewhere(ctx: typer.Context, state: JobState) -> None:
+    """A job whose objects live on another host (a local-scheduler job in a shared store): one line."""
+    why = bound_to(state, adapters(ctx).host().identity())
+    if why is not None:
+        raise BadInput(f"{why}; this build does not forward yet, nothing was done")
+
+
 def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
-    """Pointers to jobs whose record is on another host, each with the Unattended judgement."""
+    """Pointers to jobs whose record is on another host, each with the Unattended judgement; a pointer
+    to the shared store this command opened is not elsewhere (its record is here)."""
     found = adapters(ctx)
     here = found.host().identity()
+    shared = shared_location(ctx)
     poll = timedelta(seconds=settings(ctx).supervise.poll)
     now = found.clock().now()
     listed = []
     for reading in found.pointers().all():
         pointer = reading.pointer
-        if pointer is not None and pointer.root_host != here:
+        if pointer is not None and pointer.root_host != here and pointer.record_root != shared:
             listed.append((pointer, unattended_by_pointer(pointer, now, poll)))
     return listed
 
@@ -138,14 +155,21 @@ def damaged_pointers(ctx: typer.Context) -> list[tuple[JobId, str]]:
 
 
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
-    """A job whose pointer names another host is committed there: one line naming the host and how."""
+    """A job whose pointer names another host is committed there: this command re-runs itself there over
+    SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
+    from entrypoints.dunscaith.forwarding import route
+
     try:
         pointer = adapters(ctx).pointers().read(JobId(job))
     except PointerError:  # no pointer or an unreadable one: the record here decides
         return
-    if pointer.root_host != adapters(ctx).host().identity():
-        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
-                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+    here = adapters(ctx).host().identity()
+    # a pointer naming the shared store this command opens points here, whichever host wrote it; a
+    # host-bound (SQLite) store is never opened just to ask, so another host's job opens nothing here
+    if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
+            and pointer.record_root == shared_location(ctx)):
+        return
+    route(pointer, here, settings(ctx).forwarding, job, words)
 
 
 def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
@@ -162,8 +186,8 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     for pointer, unattended in others:
         if unattended and pointer.job != skip:
             say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
-                f"{pointer.state}, no supervisor seen recently); reattach there with: "
-                f"ssh {pointer.host} {pointer.binary} supervise {pointer.job}")
+                f"{pointer.state}, no supervisor seen recently); reattach with: "
+                f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
 
 
 # --- pointers --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.cli_support import BadInput
@@ -24,7 +24,9 @@ from entrypoints.settings_support import (
     deep_merge,
     describe_error,
     environment_values,
+    first_error,
     read_toml,
+    source_of,
     unknown_variables,
     variable_for,
 )
@@ -55,8 +57,20 @@ class _Strict(BaseModel):
 
 
 class RecordsSettings(_Strict):
-    backend: Literal["sqlite"] = Field(default="sqlite", description="the job store: sqlite (one file under root)")
+    backend: Literal["sqlite", "postgresql"] = Field(
+        default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
+                                      "(one database every login node shares: records.url)")
     root: UserPath = Field(default_factory=_default_root)
+    url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
+                                                      "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
+    password_file: UserPath | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
+                                                                 "first line is the password (else ~/.pgpass)")
+
+    @model_validator(mode="after")
+    def _a_server_is_named(self) -> RecordsSettings:
+        if self.backend == "postgresql" and not self.url:
+            raise ValueError("records.backend postgresql needs records.url (postgresql://USER@HOST:PORT/DATABASE)")
+        return self
 
 
 class SuperviseSection(_Strict):
@@ -88,6 +102,18 @@ class ResidualSection(_Strict):
                                     "manual: they escalate and the record waits")
 
 
+class ForwardingSection(_Strict):
+    transport: Literal["openssh", "paramiko"] | None = Field(
+        default=None, description="how a command reaches the host that owns a job's record (docs/forwarding.md); "
+                                  "default: openssh when an ssh client is installed, else paramiko")
+    ssh_config: UserPath | None = Field(default=None,
+                                        description="an ssh config file to use instead of ~/.ssh/config")
+    heartbeat: Seconds = Field(default=5.0, ge=0.05, le=3600,
+                               description="seconds between heartbeats; the other side drains after four are missed")
+    connect_timeout: Count = Field(default=20, ge=1, le=3600, description="seconds to connect and log in")
+    server_alive: Count = Field(default=15, ge=1, le=3600, description="seconds between the client's keepalives")
+
+
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: UserPath | None = None
@@ -112,6 +138,7 @@ class DunscaithSettings(_Strict):
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
+    forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict, validate_default=True)
 
     @field_validator("clusters")
@@ -139,23 +166,33 @@ class _Environment(DunscaithSettings, BaseSettings):
 def load_settings(**flags: Any) -> DunscaithSettings:
     """The settings, or BadInput naming the file, variable or flag that is wrong (one line).
 
-    Each source is validated alone first, so the error names the one it is in; then the merge (file,
-    then variables, then flags) is validated for what only the whole can say.
+    Each source is validated alone first, so an error names the one it is in; then the merge (file,
+    then variables, then flags) is validated for what only the whole can say (a rule across keys).
     """
     path = config_file()
     from_file = read_toml(path)
     unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
     from_env = environment_values(_Environment, PREFIX)
-    _validate(from_file, lambda _loc: f"configuration file {path}")
+    in_file = f"configuration file {path}"
+    _validate(from_file, lambda _loc: in_file)
     _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
     _validate(flags, lambda loc: f"flag {'.'.join(str(p) for p in loc)}")
-    return _validate(deep_merge(from_file, from_env, flags),
-                     lambda _loc: f"configuration (file {path} with the {PREFIX}* variables)")
+    by_source = [("flags", dict(flags)), ("env", from_env), ("file", from_file)]
+
+    def merged_source(loc: Any) -> str:
+        found = source_of(loc, by_source)
+        return {"flags": "flags", "env": f"variable {variable_for(loc, PREFIX, os.environ)}"}.get(found, in_file)
+
+    settings = _validate(deep_merge(from_file, from_env, flags), merged_source, fields_only=False)
+    assert settings is not None
+    return settings
 
 
-def _validate(values: Mapping[str, Any], source: Any) -> DunscaithSettings:
+def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> DunscaithSettings | None:
     try:
         return DunscaithSettings.model_validate(dict(values))
     except ValidationError as exc:
-        loc = exc.errors()[0]["loc"]
-        raise BadInput(f"{source(loc)}: {describe_error(exc, DunscaithSettings, values)}") from None
+        error = first_error(exc, DunscaithSettings, fields_only=fields_only)
+        if error is None:
+            return None  # a rule across keys: the merge of every source decides
+        raise BadInput(f"{source(error['loc'])}: {describe_error(error, DunscaithSettings, values)}") from None

@@ -20,6 +20,7 @@ from entrypoints.settings_support import (
     deep_merge,
     describe_error,
     environment_values,
+    first_error,
     read_toml,
     unknown_variables,
     variable_for,
@@ -88,13 +89,17 @@ def load_settings() -> QdevicesSettings:
     from_env = environment_values(_Environment, PREFIX)
     _validate(from_file, lambda _loc: f"configuration file {path}")
     _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
-    return _validate(deep_merge(from_file, from_env), lambda _loc: f"configuration (file {path} with the "
-                                                                   f"{PREFIX}* variables)")
+    settings = _validate(deep_merge(from_file, from_env), lambda _loc: f"configuration (file {path} with the "
+                                                                       f"{PREFIX}* variables)", fields_only=False)
+    assert settings is not None
+    return settings
 
 
-def _validate(values: Mapping[str, Any], source: Any) -> QdevicesSettings:
+def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> QdevicesSettings | None:
     try:
         return QdevicesSettings.model_validate(dict(values))
     except ValidationError as exc:
-        loc = exc.errors()[0]["loc"]
-        raise BadInput(f"{source(loc)}: {describe_error(exc, QdevicesSettings, values)}") from None
+        error = first_error(exc, QdevicesSettings, fields_only=fields_only)
+        if error is None:
+            return None
+        raise BadInput(f"{source(error['loc'])}: {describe_error(error, QdevicesSettings, values)}") from None

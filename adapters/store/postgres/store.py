@@ -1,0 +1,290 @@
+"""PostgresStore: every job's record in one PostgreSQL database that several login nodes share.
+
+Same tables as the SQLite store (adapters/store/sql/tables.py), migrated by the same alembic history
+on open. At run time the store speaks psycopg 3 directly: one general connection for reads and for
+the writes of actors that do not hold the job's lock (a command's request), reconnected when it
+breaks; and one connection per held lock (locks.py), never reconnected, that carries every write of
+the lock's holder.
+
+The store is bound to no host: any login node may open it. It is bound to its database instead: the
+first open writes the server's system identifier and the database's name into ``store_identity``,
+and every later open compares them with the server it reached, so a store restored or copied into
+another server is refused there rather than used (as a record root's HOST file does for SQLite).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext, suppress
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
+from adapters.store.postgres.schema import ensure_schema
+from adapters.store.postgres.target import PostgresTarget
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
+
+# An append is one round trip: the statements go in one pipeline. The job's row is locked first, in a
+# statement of its own, so that under READ COMMITTED the insert that follows (a new snapshot) sees the
+# last append committed by whoever held the row before: its max(seq) is the true last one.
+_SQL_LOCK_ROW = "SELECT id, pg_backend_pid() FROM jobs WHERE name = %s FOR UPDATE"
+_SQL_APPEND = (
+    "INSERT INTO events (job_id, seq, at, kind, data) "
+    "SELECT j.id, coalesce((SELECT max(e.seq) FROM events e WHERE e.job_id = j.id), 0) + 1, %s, %s, %s "
+    "FROM jobs j WHERE j.name = %s RETURNING seq"
+)
+_SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (%s, %s) RETURNING id, pg_backend_pid()"
+_SQL_FIRST_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, 1, %s, %s, %s)"
+_SQL_EVENTS = (
+    "SELECT e.seq, e.at, e.kind, e.data FROM events e JOIN jobs j ON j.id = e.job_id "
+    "WHERE j.name = %s ORDER BY e.seq"
+)
+_SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+_SQL_HEALTH = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+    "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1), "
+    "(SELECT last_loop FROM lock_beats WHERE job = %s)"
+)
+_SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
+_SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
+_SQL_BIND = (
+    "INSERT INTO store_identity (one, system_identifier, database) VALUES (1, %s, %s) "
+    "ON CONFLICT (one) DO NOTHING"
+)
+
+
+T = TypeVar("T")
+
+
+class StoreMoved(StoreError):
+    """The database is not the one the store was made in (restored or copied into another server)."""
+
+
+class PostgresStore:
+    def __init__(self, target: PostgresTarget) -> None:
+        self.target = target
+        self._where = target.location()
+        self._mutex = threading.RLock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._held: dict[JobId, PgJobLock] = {}
+        self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
+        try:
+            with self._errors():
+                conn = self._general()
+                ensure_schema(conn, target)
+                self.server = self._bind(conn)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def open(cls, target: PostgresTarget) -> PostgresStore:
+        return cls(target)
+
+    def location(self) -> str:
+        return self._where
+
+    def close(self) -> None:
+        with self._mutex:
+            for lock in list(self._held.values()):
+                lock.release()
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                with suppress(Exception):
+                    conn.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the record -------------------------------------------------------------------------------
+
+    def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
+        when, encoded = encode_time(at), encode_data(data)
+        try:
+            with self._errors(), self._writing(job) as (conn, lock):
+                job_id, pid = _one(conn.execute(_SQL_CREATE_JOB, (job, when)))
+                if lock is not None:
+                    lock.verify_pid(pid)
+                conn.execute(_SQL_FIRST_EVENT, (job_id, when, kind, encoded))
+        except _Exists:
+            raise JobExists(f"job {job} is already recorded") from None
+
+    def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
+        when, encoded = encode_time(at), encode_data(data)
+        with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
+            found = conn.execute(_SQL_LOCK_ROW, (job,))
+            added = conn.execute(_SQL_APPEND, (when, kind, encoded, job))
+        row, seq = found.fetchone(), added.fetchone()  # committed: a job that is not there added nothing
+        if row is None or seq is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        if lock is not None:
+            lock.verify_pid(row[1])
+        return int(seq[0])
+
+    def read(self, job: JobId) -> JobRecord:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS, (job,)).fetchall())
+        if not rows:  # a job is created with its first event, in one transaction
+            raise UnknownJob(f"no job named {job} is recorded")
+        events = []
+        for expected, (seq, at, kind, data) in enumerate(rows, start=1):
+            if seq != expected:
+                raise StoreError(f"record of job {job} in {self._where} is damaged: event {expected} is missing")
+            try:
+                events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
+            except (ValueError, TypeError) as exc:
+                raise StoreError(f"record of job {job} in {self._where} is damaged at event {seq}: {exc}") from None
+        return JobRecord(job=job, events=tuple(events))
+
+    def jobs(self) -> list[JobId]:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
+        return [JobId(name) for (name,) in rows]
+
+    def identity(self) -> StoreIdentity:
+        return StoreIdentity(backend="postgresql", location=self._where)
+
+    # --- the lock ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, job: JobId) -> Iterator[PgJobLock]:
+        with self._mutex:
+            if job in self._held:
+                raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
+        key = lock_key(job)
+        with self._errors():
+            conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+        try:
+            with self._errors():
+                first_pid = conn.info.backend_pid
+                got, pid = _one(conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)))
+                if not got:
+                    raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
+                again = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+                if not first_pid == pid == again:
+                    raise StoreError(
+                        f"record store {self._where}: the server answered from another session within one "
+                        "connection: records.url seems to go through a transaction pooler (PgBouncer "
+                        "pool_mode=transaction), where a job's lock cannot hold; connect to PostgreSQL directly "
+                        "or through session pooling"
+                    )
+        except BaseException:
+            conn.close()
+            raise
+        held = PgJobLock(conn, job, key, pid, self._forget)
+        with self._mutex:
+            self._held[job] = held
+        try:
+            yield held
+        finally:
+            held.release()
+
+    def health(self, job: JobId) -> LoopHealth:
+        hi, lo = key_halves(lock_key(job))
+        with self._errors():
+            held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
+        try:
+            last = decode_time(beat) if beat else None
+        except ValueError:
+            last = None  # display only
+        return LoopHealth(held=bool(held), last_loop=last)
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _forget(self, job: JobId) -> None:
+        with self._mutex:
+            self._held.pop(job, None)
+
+    def _bind(self, conn: psycopg.Connection[Any]) -> tuple[str, str]:
+        server = _one(conn.execute(_SQL_SERVER))
+        bound = conn.execute(_SQL_BOUND).fetchone()
+        if bound is None:
+            conn.execute(_SQL_BIND, server)
+            bound = _one(conn.execute(_SQL_BOUND))
+        if tuple(bound) != tuple(server):
+            raise StoreMoved(
+                f"record store {self._where} was made in database {bound[1]} of the PostgreSQL server with system "
+                f"identifier {bound[0]}, and this is database {server[1]} of server {server[0]}: it was restored "
+                "or copied here; use the original (records.url), or another database for new records"
+            )
+        return str(server[0]), str(server[1])
+
+    def _general(self) -> psycopg.Connection[Any]:
+        """The shared connection; a broken one is replaced (no lock lives on it)."""
+        if self._conn is not None and (self._conn.closed or self._conn.broken):
+            with suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        if self._conn is None:
+            self._conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+        return self._conn
+
+    @contextmanager
+    def _writing(self, job: JobId, *, pipelined: bool = False
+                 ) -> Iterator[tuple[psycopg.Connection[Any], PgJobLock | None]]:
+        """One transaction, committed on leaving. The holder's writes go over its lock's session; anyone
+        else's over the general connection. ``pipelined``: every statement, and the commit, in one round
+        trip (their results are read after it)."""
+        with self._mutex:
+            lock = self._held.get(job)
+        if lock is not None:
+            with lock.writing(pipelined=pipelined) as conn:
+                yield conn, lock
+            return
+        with self._mutex:
+            conn = self._general()
+            with conn.pipeline() if pipelined else nullcontext(), conn.transaction():
+                yield conn, None
+
+    def _reading(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """One statement (autocommit: one snapshot). A read found the connection broken (the server
+        restarted since the last use) is asked once more on a new one: a read changes nothing."""
+        with self._mutex:
+            conn = self._general()
+            try:
+                return query(conn)
+            except psycopg.OperationalError:
+                if not conn.broken:
+                    raise
+            return query(self._general())
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """What the server or libpq says, as one StoreError line naming the store (never the password)."""
+        try:
+            yield
+        except (StoreError, _Exists):
+            raise
+        except pg_errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "uq_jobs_name":
+                raise _Exists() from None
+            raise StoreError(f"record store {self._where} refused a write: {first_line(exc)}") from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"record store {self._where} cannot be reached: {first_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise StoreError(f"record store {self._where}: {first_line(exc)}") from None
+
+
+class _Exists(Exception):
+    pass
+
+
+def _one(cursor: Any) -> Any:
+    row = cursor.fetchone()
+    if row is None:
+        raise StoreError("the server returned no row")
+    return row
+
+
+__all__ = ["LockLost", "PostgresStore", "StoreMoved"]
