@@ -156,12 +156,13 @@ def records_of(root: Path) -> object:
         return None
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn.text_factory = bytes  # damaged text is compared as it is, not decoded
         try:
             return (conn.execute("SELECT * FROM jobs ORDER BY id").fetchall(),
                     conn.execute("SELECT * FROM events ORDER BY job_id, seq").fetchall())
         finally:
             conn.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # a name in the schema itself may be the damaged byte
         return hashlib.sha256(db.read_bytes()).hexdigest()
 
 

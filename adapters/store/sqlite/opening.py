@@ -93,6 +93,8 @@ def _problem(db: Path) -> str | None:
         tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
     except sqlite3.DatabaseError as exc:
         return f"is damaged ({str(exc).splitlines()[0]})"
+    except UnicodeDecodeError:  # a damaged byte in a table's name
+        return "is damaged (its schema holds text that is not UTF-8)"
     finally:
         conn.close()
     if not tables:

@@ -20,7 +20,13 @@ from adapters.store.event_codec import decode_data, decode_time, encode_data, en
 from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
-from adapters.store.sqlite.opening import StoreRefused, check_existing, create_exclusively, quick_check
+from adapters.store.sqlite.opening import (
+    StoreRefused,
+    check_existing,
+    create_exclusively,
+    quick_check,
+    recovery_advice,
+)
 from adapters.store.sqlite.schema import ensure_schema
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
@@ -139,6 +145,9 @@ class SqliteStore:
                 if not _is_damage(exc):
                     raise
                 raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
+            except UnicodeDecodeError:  # a damaged byte inside one of its events' text
+                raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
+            # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
@@ -295,6 +304,9 @@ class SqliteStore:
             raise StoreError(f"record store {self.db_path} refused a write: {exc}") from None
         except sqlite3.Error as exc:
             raise StoreError(describe_sqlite_error(self.db_path, exc, self._busy_timeout_ms)) from None
+        except UnicodeError:  # sqlite3 decodes TEXT as UTF-8: a damaged byte in a job's name or an event
+            raise StoreError(f"record store {self.db_path} is damaged (text that is not UTF-8); "
+                             f"{recovery_advice(self.db_path)}") from None
         except OSError as exc:
             raise StoreError(f"record store {self.db_path} cannot be used: {exc.strerror or exc}") from None
 
@@ -305,7 +317,7 @@ class _Exists(Exception):
 
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
     text = str(exc)
-    return "malformed" in text or "corrupt" in text or "not a database" in text
+    return "malformed" in text or "corrupt" in text or "not a database" in text or "decode" in text
 
 
 def _open_private(path: Path) -> int:

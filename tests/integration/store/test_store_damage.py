@@ -101,3 +101,17 @@ def test_another_programs_file_named_records_db_is_left_byte_for_byte(tmp_path: 
     with pytest.raises(StoreRefused, match="is not a SQLite database"):
         SqliteStore.open(root, SystemHost())
     assert _digest(root) == before
+
+
+def test_a_byte_that_is_not_utf8_in_an_event_damages_only_that_job(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root, pad=300)
+    conn = sqlite3.connect(root / "records.db")
+    conn.execute("DROP TRIGGER IF EXISTS events_append_only_update")
+    conn.execute("UPDATE events SET data = CAST(X'7B2278223A2280227D' AS TEXT) WHERE seq = 2 AND job_id = 1")
+    conn.commit()
+    conn.close()
+    with SqliteStore.open(root, SystemHost()) as store:
+        with pytest.raises(RecordDamaged, match="UTF-8"):
+            store.read("j1")
+        assert len(store.read("j2").events) == 6
