@@ -214,7 +214,8 @@ class UseCases(containers.DeclarativeContainer):
                               clock=adapters.clock)
     emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
-                               poll=settings.provided.supervise.poll, delivering=delivering)
+                               poll=settings.provided.supervise.poll, delivering=delivering,
+                               schedulers=adapters.schedulers)
     # what is wrong with this host's records, reported and never repaired (the store opened inside it)
     doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.store_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,
