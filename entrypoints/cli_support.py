@@ -141,10 +141,13 @@ def _interrupted(prog: str) -> None:
 
 
 def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
-        redact: Callable[[str], str] = lambda s: s, obj: Any = None) -> None:
+        redact: Callable[[str], str] = lambda s: s, obj: Any = None,
+        refusals: tuple[type[Exception], ...] = ()) -> None:
     """Run ``app`` and turn every way it can end into an exit code and at most one line on stderr.
 
-    ``obj`` becomes the root context's ``ctx.obj`` (tests give their own container this way)."""
+    ``obj`` becomes the root context's ``ctx.obj`` (tests give their own container this way).
+    ``refusals``: errors whose message is for the user (a damaged store, a rule that refused), one line
+    and exit 2 wherever they are raised, never exit 3."""
     import typer
 
     _Interrupts.install()
@@ -171,6 +174,9 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         print(f"{prog}: {redact(str(exc))}", file=sys.stderr)
         if wants_json(argv):
             json_error("bad-input", redact(str(exc)), EXIT_BAD_INPUT)
+        sys.exit(EXIT_BAD_INPUT)
+    except refusals as exc:
+        print(f"{prog}: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except BrokenPipeError:
         # The reader went away; nothing we print matters any more.

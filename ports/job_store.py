@@ -23,6 +23,17 @@ class UnknownJob(StoreError):
     """No job of that name is recorded."""
 
 
+class RecordDamaged(StoreError):
+    """One job's record does not read (an event that does not decode, a damaged page); others may."""
+
+    def __init__(self, job: str, detail: str, event: int | None = None) -> None:
+        at = f" at event {event}" if event is not None else ""
+        super().__init__(f"damaged{at}: {detail}")
+        self.job = job
+        self.detail = detail
+        self.event = event
+
+
 class LockBusy(StoreError):
     """Another actor (a live supervisor or a command) holds the job's lock."""
 

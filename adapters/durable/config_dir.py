@@ -23,9 +23,11 @@ def ensure_dunscaith_dir(directory: Path) -> Path:
     """Create ``directory`` (e.g. .../dunscaith/jobs, .../dunscaith/residual) and its dunscaith parent, 0700.
 
     Only directories of dunscaith's own are made private; the config home above them (``~/.config``)
-    is created if missing but never changed, since other programs share it.
+    is created if missing but never changed, since other programs share it, and so is an existing
+    ``~/.config/dunscaith`` (the user may have made it for config.toml).
     """
     base = directory.parent
     os.makedirs(base.parent, mode=0o700, exist_ok=True)
-    ensure_private_dir(base)
+    # ~/.config/dunscaith may be the user's own (it holds config.toml): made 0700 if missing, else kept
+    ensure_private_dir(base, tighten=False)
     return ensure_private_dir(directory)

@@ -9,6 +9,7 @@ symlinks, and only ever appended to.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -67,10 +68,13 @@ class JsonlRecordStore:
 
     # --- writing ----------------------------------------------------------------------------------
     def _private(self, path: Path) -> Path:
+        self._check_root(RecordWriteFailed)
         try:
             return ensure_private_dir(path, parents=True)
         except UnsafeDirectory as exc:
             raise RecordWriteFailed(str(exc)) from None
+        except OSError as exc:
+            raise RecordWriteFailed(f"{path}: cannot be made ({exc.strerror or exc})") from None
 
     def create(self, site: str, run: str, first: Line) -> JsonlAppender:
         folder = self._private(self.root / site / run)
@@ -151,6 +155,7 @@ class JsonlRecordStore:
         return os.path.commonpath([real, root]) == root
 
     def site_records(self, site: str, older: Sequence[str]) -> list[str]:
+        self._check_root(RecordUnreadable)
         found: list[str] = []
         own = self.root / site
         if own.is_dir():
@@ -167,21 +172,39 @@ class JsonlRecordStore:
     # --- older_decisions.jsonl -------------------------------------------------------------------
     def older_decisions(self, site: str) -> list[OlderDecision]:
         path = self.root / site / DECISIONS
+        self._check_root(RecordUnreadable)
         try:
             data = read_private(path, _MAX_RECORD_BYTES)
         except FileNotFoundError:
             return []
         except UnsafeFile as exc:
             raise RecordUnreadable(str(exc)) from None
+        except OSError as exc:
+            raise RecordUnreadable(f"{path}: cannot be read ({exc.strerror or exc})") from None
         decisions = []
         for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
+            where = f"{path} line {number}"
             try:
-                decisions.append(from_json(loads_object(raw), f"{path} line {number}"))
+                decisions.append(from_json(loads_object(raw), where))
             except DecodeError as exc:
-                raise RecordUnreadable(str(exc)) from None
+                message = str(exc)
+                raise RecordUnreadable(message if message.startswith(str(path)) else f"{where}: {message}") from None
         return decisions
+
+    def _check_root(self, error: type[Exception]) -> None:
+        """The records folder is a folder (or not there yet): a file in its place is one clear line."""
+        try:
+            st = os.stat(self.root)
+        except FileNotFoundError:
+            return
+        except NotADirectoryError:
+            raise error(f"the records folder {self.root} cannot be made: a folder above it is a file") from None
+        except OSError as exc:
+            raise error(f"the records folder {self.root} cannot be used ({exc.strerror or exc})") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise error(f"the records folder {self.root} is not a folder")
 
     def add_older_decision(self, site: str, decision: OlderDecision) -> None:
         folder = self._private(self.root / site)

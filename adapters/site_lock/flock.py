@@ -71,7 +71,9 @@ class FlockSiteLock:
             if exc.errno in NO_FLOCK:
                 raise SiteLockRefused(f"{lock_path}: no flock here ({exc.strerror}): use a host whose home "
                                       "folder has flock") from None
-            raise
+            # a directory, a symlink, a file of someone else: not a lock file of this app
+            raise SiteLockRefused(f"{lock_path}: cannot be opened as a lock file ({exc.strerror or exc}); "
+                                  "if no call runs, move it aside") from None
         return lock
 
     @contextmanager

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from domain.model.strict_json import loads_bounded
+
 
 def fixed_client(base_url: str, headers: Mapping[str, str], timeout: float) -> httpx.Client:
     return httpx.Client(
@@ -40,7 +42,7 @@ def describe(response: httpx.Response) -> str:
 
 def json_or_none(response: httpx.Response) -> Any:
     try:
-        return response.json()
+        return loads_bounded(response.content)  # a body nested 200,000 deep is malformed, not a RecursionError
     except ValueError:
         return None
 

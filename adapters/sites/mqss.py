@@ -10,7 +10,6 @@ not a success means a job may exist.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +28,7 @@ from domain.model.qdevices.answers import (
     classify_read,
 )
 from domain.model.qdevices.sites import TRAITS, SiteName, Step
+from domain.model.strict_json import loads_bounded
 from ports.site import JobRequest
 
 MQSS_BASE_URL = "https://portal.quantum.lrz.de:4000/v1/"
@@ -50,7 +50,7 @@ def _describe(response: httpx.Response) -> str:
 
 def _json(response: httpx.Response) -> Any:
     try:
-        return response.json()
+        return loads_bounded(response.content)  # a body nested 200,000 deep is malformed, not a RecursionError
     except ValueError:
         return None
 
@@ -137,7 +137,7 @@ class MqssSite:
         if raw is None or raw in ("", "None"):
             return ResultRead(ReadKind.GOOD, ready=False, detail="no result yet")
         try:
-            counts = json.loads(raw) if isinstance(raw, str) else raw
+            counts = loads_bounded(raw) if isinstance(raw, str) else raw
         except ValueError:
             return ResultRead(ReadKind.ENDS, detail="malformed result (not JSON)")
         if not isinstance(counts, dict | list):

@@ -46,6 +46,7 @@ from domain.model.qdevices.answers import (
     classify_read,
 )
 from domain.model.qdevices.sites import TRAITS, SiteName, Step
+from domain.model.strict_json import loads_bounded
 from ports.site import JobRequest
 
 LEXIS_USERORG_URL = "https://api.lexis.tech/userorg/"
@@ -417,7 +418,7 @@ class VlqSite:
         if isinstance(content, ResultRead):
             return content
         try:
-            counts = json.loads(content)
+            counts = loads_bounded(content)
         except ValueError:
             return ResultRead(ReadKind.ENDS, detail=f"malformed result ({RESULT_FILE} is not JSON)")
         if not isinstance(counts, dict | list):

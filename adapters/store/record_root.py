@@ -8,15 +8,17 @@ this machine's: a root copied or mounted onto another host is refused there rath
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import publish
+from adapters.durable.publish import STAGING_PREFIX, publish
+from adapters.durable.sync import sync_dir
 from domain.model.jobs.record import HostIdentity
 from domain.model.jobs.root_errors import RootHostFileDamaged, RootOfAnotherHost, RootOnNetworkFilesystem, RootUnsafe
 from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
@@ -24,6 +26,10 @@ from ports.host import HostInfo
 
 HOST_FILE = "HOST"
 _MAX_HOST_FILE_BYTES = 4096
+# What dunscaith itself may have put in a root before its HOST: commands that open no store make their
+# folders there (`remote run`'s instances, `stop --emergency`'s local scheduler, a Slurm cluster's shared
+# queries). Named here, not imported: adapters do not import each other. Anything else is someone else's.
+_OWN_ENTRIES = frozenset({"instances", "local-scheduler", "slurm-queries", "locks"})
 _HOST_FIELDS = {"machine_id": (str,), "hostname": (str,)}
 
 
@@ -55,12 +61,7 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     filesystem = host.filesystem(path)
     if filesystem.is_network:
         raise RootOnNetworkFilesystem(str(path), filesystem.name)
-    try:
-        ensure_private_dir(path, parents=True)
-    except UnsafeDirectory as exc:
-        raise RootUnsafe(str(path), _why(exc, path)) from None
-    except OSError as exc:
-        raise RootUnsafe(str(path), exc.strerror or str(exc)) from None
+    _claim(path)
     this = host.identity()
     recorded = _bind(path, this)
     if recorded != this:
@@ -68,9 +69,62 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     return RecordRoot(path=path, host=this)
 
 
-def _why(exc: UnsafeDirectory, path: Path) -> str:
-    # ensure_private_dir names the path itself; the refusal names it once already.
-    return str(exc).removeprefix(f"{path} ").removeprefix("is ")
+def _claim(path: Path) -> None:
+    """Make ``path`` a record root, or check that it is one: never take over a directory that is not.
+
+    A directory this call creates is made 0700. An existing one is used only if it is the user's own,
+    closed to others and either empty or a root already (it has a HOST file); its mode is never
+    changed, since the user (or a group project) chose it. Refusals say how to fix it.
+    """
+    created = _make_missing(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise RootUnsafe(str(path), "a symbolic link; refusing to keep records through it") from None
+        if exc.errno == errno.ENOTDIR:
+            raise RootUnsafe(str(path), "it is not a directory") from None
+        raise RootUnsafe(str(path), exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid():
+            raise RootUnsafe(str(path), f"it is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})")
+        if created:
+            return
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise RootUnsafe(str(path), f"it is open to others (mode {mode:04o}) and dunscaith never changes the mode "
+                                        f"of a directory it did not create; if it is yours alone, chmod 700 {path}")
+        # a HOST still being published by another process's first use is there as its staging file
+        foreign = {name for name in os.listdir(fd) if not name.startswith(STAGING_PREFIX)} - _OWN_ENTRIES
+        if foreign and HOST_FILE not in foreign:
+            raise RootUnsafe(str(path), f"it is not a record root (it holds {len(foreign)} other entries and no "
+                                        "HOST file), and dunscaith takes over only an empty directory")
+    finally:
+        os.close(fd)
+
+
+def _make_missing(path: Path) -> bool:
+    """Create ``path`` and any missing parent, each 0700; True if ``path`` itself was created here."""
+    missing: list[Path] = []
+    current = path
+    while not os.path.lexists(current) and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    created = False
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+            created = directory == path
+        except FileExistsError:
+            created = False  # another process made it first: checked as an existing directory
+        except NotADirectoryError:
+            raise RootUnsafe(str(path), f"{directory.parent} is not a directory") from None
+        except OSError as exc:
+            raise RootUnsafe(str(path), f"{directory} cannot be created ({exc.strerror or exc})") from None
+    if missing:
+        sync_dir(missing[-1].parent)
+    return created
 
 
 def _bind(root: Path, this: HostIdentity) -> HostIdentity:

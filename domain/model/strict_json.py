@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
 from collections.abc import Mapping
 from types import UnionType
@@ -43,11 +44,37 @@ def _accepted(hint: Any) -> tuple[type, ...]:
     return (hint,)
 
 
-def loads_object(text: str | bytes) -> dict[str, Any]:
+# Deep enough for any answer a site gives or any file of ours; far below the interpreter's recursion limit.
+MAX_DEPTH = 64
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def loads_bounded(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` that refuses nesting deeper than ``max_depth`` (DecodeError), never a RecursionError.
+
+    The depth is counted before parsing, skipping strings, so a body of 200,000 brackets costs one
+    regular-expression pass and no recursion.
+    """
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(data):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                raise DecodeError(f"not JSON this program reads: nested deeper than {max_depth}")
+        elif token in (b"]", b"}"):
+            depth -= 1
     try:
-        value = json.loads(text)
+        return json.loads(text)
+    except RecursionError:  # the count above missed a form (an encoding it cannot see): still one error
+        raise DecodeError(f"not JSON this program reads: nested deeper than {max_depth}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(f"not JSON: {exc}") from None
+
+
+def loads_object(text: str | bytes) -> dict[str, Any]:
+    value = loads_bounded(text)
     if not isinstance(value, dict):
         raise DecodeError(f"expected a JSON object, found {type(value).__name__}")
     return value

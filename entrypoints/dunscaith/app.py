@@ -6,9 +6,11 @@ import sys
 
 import typer
 
+from domain.model.jobs.errors import JobsError
 from entrypoints.cli_support import finish_help, new_app, run, version_flag
-from entrypoints.dunscaith import commands, config_cmd, emergency, forwarding, remote, status, submit
+from entrypoints.dunscaith import commands, config_cmd, doctor, emergency, forwarding, remote, status, submit
 from entrypoints.dunscaith.render import EXIT_CODES
+from ports.job_store import StoreError
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 app.add_typer(remote.app, name="remote")
@@ -16,6 +18,7 @@ submit.register(app)
 status.register(app)
 app.command("stop")(emergency.stop)
 commands.register(app)
+doctor.register(app)
 forwarding.register(app)
 app.add_typer(config_cmd.app, name="config")
 
@@ -34,6 +37,7 @@ finish_help(app, {
     "reconcile": [f"dunscaith reconcile {_J}"],
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
     "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
+    "doctor": ["dunscaith doctor", "dunscaith doctor --json"],
 }, EXIT_CODES, {"forwarded": "Exit codes: 0 the owning host answered (the answer is printed); 2 an unknown request "
                              "id; 6 the host could not be asked (ask again). See docs/exit-codes.md."})
 finish_help(config_cmd.app, {"show": ["dunscaith config show", "dunscaith config show --json"],
@@ -56,4 +60,6 @@ def _root(ctx: typer.Context, version: bool = version_flag("dunscaith")) -> None
 
 def main(argv: list[str] | None = None) -> None:
     forwarding.ARGV[:] = sys.argv[1:] if argv is None else argv
-    run(app, "dunscaith", argv)
+    # A store that refuses (damaged, locked too long, a server gone) and a rule of the domain that refuses
+    # are the user's to act on: one line and exit 2 wherever they surface, never an internal error.
+    run(app, "dunscaith", argv, refusals=(StoreError, JobsError))

@@ -28,6 +28,7 @@ from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render, supervision
 from entrypoints.dunscaith.edge import PROG
 from entrypoints.dunscaith.render import EXIT_CODES
+from ports.job_store import RecordDamaged
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
@@ -173,13 +174,14 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     except BadDuration as exc:
         raise BadInput(str(exc)) from None
     edge.open_store(ctx)
+    edge.check_writable(ctx)  # the residual entry is added before the record's event: both, or neither
     pruning = edge.use_cases(ctx).prune()
     if job is not None:
         edge.owned_elsewhere(ctx, job, ["prune", job])
         with edge.store_errors(ctx, job):
             try:
                 result = pruning.one(JobId(job))
-            except JobsError as exc:
+            except (JobsError, RecordDamaged) as exc:
                 raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
         if result.result is Pruning.REFUSED:
             if as_json:

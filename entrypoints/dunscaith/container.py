@@ -34,6 +34,7 @@ from domain.model.jobs.ids import JobId
 from domain.model.jobs.policy import Policy
 from domain.model.jobs.residual import ResidualPolicy
 from domain.services.jobs.commands import JobCommands
+from domain.services.jobs.doctor import Doctor
 from domain.services.jobs.emergency_stop import EmergencyStop
 from domain.services.jobs.pointer_notes import PointerNotes
 from domain.services.jobs.prune import Prune
@@ -105,7 +106,8 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
     t = settings.cluster(cluster)
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
-        submit_timeout=t.submit_timeout, accounting=t.accounting, workdir=t.workdir))
+        submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
+        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir))
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
     shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
                                   max_age=t.coalesce_max_age)
@@ -113,6 +115,11 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
         yield shared
     finally:
         shared.close()
+
+
+def _integrity(store: JobStore) -> str | None:
+    """The store's own integrity check, for ``doctor``; a store without one has nothing to say."""
+    return store.integrity_problem() if isinstance(store, SqliteStore) else None
 
 
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
@@ -161,6 +168,7 @@ class Adapters(containers.DeclarativeContainer):
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+    store_integrity = providers.Object(_integrity)
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
@@ -210,6 +218,10 @@ class UseCases(containers.DeclarativeContainer):
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)
+    # what is wrong with this host's records, reported and never repaired (the store opened inside it)
+    doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.store_integrity,
+                               pointers=adapters.pointers, residual=adapters.residual,
+                               here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)

@@ -24,7 +24,7 @@ from domain.services.jobs.sweep import SweepReport
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import render
 from ports.interrupts import Interrupts
-from ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
+from ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
 
 # The container is built by the root callback (app.py), never for `remote`: importing it here would put
 # dependency-injector and pydantic on the start-up path of every wrapped process.
@@ -81,7 +81,9 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
-    except StoreError as exc:  # the store stopped answering (a server restarted, a network cut): refused
+    except RecordDamaged as exc:  # that job's damage only: nothing was done to it
+        raise BadInput(f"the record of job {exc.job} does not read: {exc}; nothing was done to the job") from None
+    except StoreError as exc:  # the store refused (damaged, not a store, locked too long, a server gone)
         raise BadInput(str(exc)) from None
 
 
@@ -93,12 +95,20 @@ def open_store(ctx: typer.Context) -> JobStore:
             raise BadInput(str(exc)) from None
 
 
+def check_writable(ctx: typer.Context) -> None:
+    """Before a command's first side effect outside the store (prune's residual entry): a store that would
+    refuse its write refuses the command now, so nothing else is changed either."""
+    problem = adapters(ctx).store_integrity()(open_store(ctx))
+    if problem is not None:
+        raise BadInput(problem)
+
+
 def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done to the job") -> JobState:
     """The job's state from this host's record (BadInput when it is not here or does not read)."""
     with store_errors(ctx, job):
         try:
             return use_cases(ctx).status().one(job).state
-        except JobsError as exc:
+        except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}{after}") from None
 
 
@@ -132,6 +142,16 @@ def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
         if pointer is not None and pointer.root_host != here and pointer.record_root != shared:
             listed.append((pointer, unattended_by_pointer(pointer, now, poll)))
     return listed
+
+
+def damaged_pointers(ctx: typer.Context) -> list[tuple[JobId, str]]:
+    """Every pointer that does not read, with why: listed as damaged, never passed over in silence."""
+    try:
+        readings = adapters(ctx).pointers().all()
+    except Exception as exc:  # the pointers' folder itself: one line, the rest of the command goes on
+        say(f"pointers not read: {exc}")
+        return []
+    return [(r.job, r.problem or "damaged") for r in readings if r.pointer is None]
 
 
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:

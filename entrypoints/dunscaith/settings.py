@@ -13,11 +13,30 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.cli_support import BadInput
+from entrypoints.settings_support import (
+    Count,
+    Flag,
+    Seconds,
+    UserPath,
+    deep_merge,
+    describe_error,
+    environment_values,
+    first_error,
+    read_toml,
+    source_of,
+    unknown_variables,
+    variable_for,
+)
 
 LOCAL = "local"
+PREFIX = "DUNSCAITH_"
+# Variables with the prefix that are not settings: read by the program itself or by its tests.
+# (DUNSCAITH_FORWARDED and DUNSCAITH_FORWARDING__INSTANCES: set by the forwarding side for the command it runs.)
+NOT_SETTINGS = ("DUNSCAITH_DEBUG", "DUNSCAITH_FORWARDED", "DUNSCAITH_FORWARDING__INSTANCES")
+NOT_SETTINGS_PREFIXES = ("DUNSCAITH_TEST_", "DUNSCAITH_SLURM_TEST_", "DUNSCAITH_PG_TEST_")
 
 
 def _default_root() -> Path:
@@ -27,7 +46,9 @@ def _default_root() -> Path:
 
 def config_file(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    xdg = env.get("XDG_CONFIG_HOME")
+    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
+    base = xdg if xdg and xdg.startswith("/") else str(Path(env.get("HOME") or Path.home()) / ".config")
     return Path(base) / "dunscaith" / "config.toml"
 
 
@@ -39,10 +60,10 @@ class RecordsSettings(_Strict):
     backend: Literal["sqlite", "postgresql"] = Field(
         default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
                                       "(one database every login node shares: records.url)")
-    root: Path = Field(default_factory=_default_root)
+    root: UserPath = Field(default_factory=_default_root)
     url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
                                                       "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
-    password_file: Path | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
+    password_file: UserPath | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
                                                                  "first line is the password (else ~/.pgpass)")
 
     @model_validator(mode="after")
@@ -53,25 +74,26 @@ class RecordsSettings(_Strict):
 
 
 class SuperviseSection(_Strict):
-    poll: float = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
-    poll_max: float = Field(default=160.0, gt=0, description="the longest interval between queries")
-    giveup: float = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance for this long")
-    drain: float = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
-    wait: float = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
-    absence: float = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
+    poll: Seconds = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
+    poll_max: Seconds = Field(default=160.0, gt=0, description="the longest interval between queries")
+    giveup: Seconds = Field(default=600.0, gt=0, description="stop (exit 4) when the loop cannot advance this long")
+    drain: Seconds = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
+    wait: Seconds = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
+    absence: Seconds = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
 
 
 class RecoverySection(_Strict):
-    attempts: int = Field(default=3, ge=1, description="attempts in all for node failure, boot failure, preemption")
+    attempts: Count = Field(default=3, ge=1, le=100,
+                            description="attempts in all for node failure, boot failure, preemption")
 
 
 class EscalationsSection(_Strict):
     command: list[str] = Field(default_factory=list, description="argv given each escalation as JSON on stdin")
-    timeout: float = Field(default=10.0, gt=0, description="seconds the command may take")
+    timeout: Seconds = Field(default=10.0, gt=0, description="seconds the command may take")
 
 
 class CommandsSection(_Strict):
-    wait: float = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
+    wait: Seconds = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
 
 
 class ResidualSection(_Strict):
@@ -84,29 +106,31 @@ class ForwardingSection(_Strict):
     transport: Literal["openssh", "paramiko"] | None = Field(
         default=None, description="how a command reaches the host that owns a job's record (docs/forwarding.md); "
                                   "default: openssh when an ssh client is installed, else paramiko")
-    ssh_config: Path | None = Field(default=None, description="an ssh config file to use instead of ~/.ssh/config")
-    heartbeat: float = Field(default=5.0, ge=0.05, le=3600,
-                             description="seconds between heartbeats; the other side drains after four are missed")
-    connect_timeout: int = Field(default=20, ge=1, description="seconds to connect and log in")
-    server_alive: int = Field(default=15, ge=1, description="seconds between the client's keepalives")
+    ssh_config: UserPath | None = Field(default=None,
+                                        description="an ssh config file to use instead of ~/.ssh/config")
+    heartbeat: Seconds = Field(default=5.0, ge=0.05, le=3600,
+                               description="seconds between heartbeats; the other side drains after four are missed")
+    connect_timeout: Count = Field(default=20, ge=1, le=3600, description="seconds to connect and log in")
+    server_alive: Count = Field(default=15, ge=1, le=3600, description="seconds between the client's keepalives")
 
 
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
-    bin_dir: Path | None = None
+    bin_dir: UserPath | None = None
     env: dict[str, str] = Field(default_factory=dict)
     # Slurm only (docs/slurm.md): none of these changes what a job is, only how the cluster is reached
     clusters: str | None = None
-    command_timeout: float = Field(default=60.0, gt=0)
-    submit_timeout: float = Field(default=60.0, gt=0)
-    accounting: bool | None = None
-    workdir: Path | None = None
-    coalesce_max_age: float = Field(default=4.0, gt=0)
+    command_timeout: Seconds = Field(default=60.0, gt=0)
+    submit_timeout: Seconds = Field(default=60.0, gt=0)
+    submit_timeout_unknown_floor: Seconds = Field(default=200.0, gt=0)
+    accounting: Flag | None = None
+    accounting_lookback: Seconds = Field(default=30 * 24 * 3600.0, gt=0)
+    workdir: UserPath | None = None
+    coalesce_max_age: Seconds = Field(default=4.0, gt=0)
 
 
-class DunscaithSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DUNSCAITH_", env_nested_delimiter="__", extra="ignore",
-                                      frozen=True)
+class DunscaithSettings(_Strict):
+    """Every setting, validated from exactly the values given (no source of its own): see load_settings."""
 
     records: RecordsSettings = Field(default_factory=RecordsSettings)
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
@@ -115,23 +139,15 @@ class DunscaithSettings(BaseSettings):
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
     forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
-    clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
+    clusters: dict[str, ClusterSettings] = Field(default_factory=dict, validate_default=True)
 
     @field_validator("clusters")
     @classmethod
     def _local_always_exists(cls, clusters: dict[str, ClusterSettings]) -> dict[str, ClusterSettings]:
-        return {LOCAL: ClusterSettings(adapter="local"), **clusters}
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()))
+        if clusters.get(LOCAL, ClusterSettings(adapter="local")) != ClusterSettings(adapter="local"):
+            raise ValueError("the cluster local is built in (this machine, under dunscaith remote run) and "
+                             "cannot be redefined: give your cluster another name")
+        return {**clusters, LOCAL: ClusterSettings(adapter="local")}
 
     def cluster(self, name: str) -> ClusterSettings:
         found = self.clusters.get(name)
@@ -141,14 +157,42 @@ class DunscaithSettings(BaseSettings):
         return found
 
 
-def load_settings(**overrides: Any) -> DunscaithSettings:
-    """The settings, or BadInput naming the file or variable that is wrong (one line)."""
+class _Environment(DunscaithSettings, BaseSettings):
+    """The same settings as pydantic-settings reads them from ``DUNSCAITH_*`` variables (``__`` nests)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+
+
+def load_settings(**flags: Any) -> DunscaithSettings:
+    """The settings, or BadInput naming the file, variable or flag that is wrong (one line).
+
+    Each source is validated alone first, so an error names the one it is in; then the merge (file,
+    then variables, then flags) is validated for what only the whole can say (a rule across keys).
+    """
+    path = config_file()
+    from_file = read_toml(path)
+    unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
+    from_env = environment_values(_Environment, PREFIX)
+    in_file = f"configuration file {path}"
+    _validate(from_file, lambda _loc: in_file)
+    _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
+    _validate(flags, lambda loc: f"flag {'.'.join(str(p) for p in loc)}")
+    by_source = [("flags", dict(flags)), ("env", from_env), ("file", from_file)]
+
+    def merged_source(loc: Any) -> str:
+        found = source_of(loc, by_source)
+        return {"flags": "flags", "env": f"variable {variable_for(loc, PREFIX, os.environ)}"}.get(found, in_file)
+
+    settings = _validate(deep_merge(from_file, from_env, flags), merged_source, fields_only=False)
+    assert settings is not None
+    return settings
+
+
+def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> DunscaithSettings | None:
     try:
-        return DunscaithSettings(**overrides)
+        return DunscaithSettings.model_validate(dict(values))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise BadInput(f"configuration: {where}: {first['msg']} "
-                       f"(file {config_file()}, or DUNSCAITH_* variables)") from None
-    except ValueError as exc:  # a TOML file that does not parse
-        raise BadInput(f"configuration file {config_file()}: {exc}") from None
+        error = first_error(exc, DunscaithSettings, fields_only=fields_only)
+        if error is None:
+            return None  # a rule across keys: the merge of every source decides
+        raise BadInput(f"{source(error['loc'])}: {describe_error(error, DunscaithSettings, values)}") from None

@@ -17,6 +17,7 @@ from domain.services.jobs.status import JobView
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render, supervision
 from entrypoints.dunscaith.edge import PROG
+from ports.job_store import RecordDamaged
 
 
 def _now(ctx: typer.Context) -> datetime:
@@ -36,8 +37,11 @@ def status(
     with edge.store_errors(ctx, job):
         try:
             view = edge.use_cases(ctx).status().one(JobId(job), live=True)
-        except JobsError as exc:
+        except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
+    for name, problem in edge.damaged_pointers(ctx):
+        if name == job:  # display only: the record here is what counts, and it read
+            edge.say(f"{problem}; it is display only: remove it, and the job's next change writes a new one")
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
@@ -116,8 +120,10 @@ def list_jobs(ctx: typer.Context,
                 and (cluster is None or v.state.spec.cluster == cluster)
                 and (after is None or v.state.recorded_at >= after))
 
-    views = [v for v in edge.use_cases(ctx).status().all() if kept(v)]
+    with edge.store_errors():
+        views = [v for v in edge.use_cases(ctx).status().all() if kept(v)]
     views.sort(key=lambda v: v.state.recorded_at if isinstance(v, JobView) else now, reverse=True)
+    damaged = edge.damaged_pointers(ctx)
     try:
         elsewhere = edge.elsewhere(ctx)
     except Exception as exc:  # pointers are display only
@@ -130,7 +136,10 @@ def list_jobs(ctx: typer.Context,
     if as_json:
         body: dict[str, Any] = {
             "jobs": [render.view_json(v, now) for v in views if isinstance(v, JobView)],
-            "damaged": [{"job": v[0], "problem": v[1]} for v in views if not isinstance(v, JobView)],
+            "damaged": ([{"job": v[0], "what": "record", "problem": v[1]} for v in views if not isinstance(v, JobView)]
+                        + [{"job": job, "what": "pointer", "problem": problem} for job, problem in damaged]
+                        + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
+                           for job, key, problem in (expired.damaged if expired else [])]),
             "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
                           "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
                          for p, u in elsewhere],
@@ -142,6 +151,10 @@ def list_jobs(ctx: typer.Context,
         print(render.view_line(v, now, wide) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+    for job, problem in damaged:
+        print(f"{job}  damaged pointer: {problem}")
+    for job, key, problem in expired.damaged if expired else []:
+        print(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx)

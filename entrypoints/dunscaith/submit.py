@@ -76,7 +76,11 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
             script = Path(words[0]).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
-    workdir = os.path.abspath(chdir) if chdir is not None else os.getcwd()
+    try:
+        workdir = os.path.abspath(chdir) if chdir is not None else os.getcwd()
+    except FileNotFoundError:
+        raise BadInput("the current directory no longer exists (removed after you entered it), and a job runs "
+                       "where submit runs: cd to a directory that exists, or give --chdir") from None
     if chdir is not None and not os.path.isdir(workdir):
         raise BadInput(f"--chdir {chdir}: no such directory")
     try:

@@ -115,6 +115,11 @@ def take_token(site: SiteName) -> str:
     return token
 
 
+def _absolute(path: Path) -> str:
+    """Absolute, without following a symbolic link of its last name: the record store refuses one."""
+    return os.path.abspath(path)
+
+
 def open_site(adapters: Adapters, site: SiteName, token: str, project: str | None,
               interrupts: Interrupts | None = None) -> Site:
     """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
@@ -163,7 +168,7 @@ def send(
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
-    req = SendRequest(m, str(manifest.resolve()), circuits, str(resume.resolve()) if resume else None, max_order,
+    req = SendRequest(m, str(manifest.resolve()), circuits, _absolute(resume) if resume else None, max_order,
                       all_older[m.site.value], adapters.host(), os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)

@@ -6,22 +6,43 @@ Site addresses are not settings: they are constants of the site adapters.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.cli_support import BadInput
+from entrypoints.settings_support import (
+    Seconds,
+    UserPath,
+    deep_merge,
+    describe_error,
+    environment_values,
+    first_error,
+    read_toml,
+    unknown_variables,
+    variable_for,
+)
+
+PREFIX = "QDEVICES_"
+NOT_SETTINGS = ("QDEVICES_DEBUG",)  # read by the program itself (a traceback on an internal error)
+NOT_SETTINGS_PREFIXES = ("QDEVICES_TEST_",)
+
+
+def _xdg(name: str, default: Path) -> Path:
+    value = os.environ.get(name)
+    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
+    return Path(value) if value and value.startswith("/") else default
 
 
 def config_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "qdevices" / "config.toml"
+    return _xdg("XDG_CONFIG_HOME", Path.home() / ".config") / "qdevices" / "config.toml"
 
 
 def default_records() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "qdevices" / "records"
+    return _xdg("XDG_DATA_HOME", Path.home() / ".local" / "share") / "qdevices" / "records"
 
 
 def state_dir() -> Path:
@@ -32,43 +53,53 @@ def state_dir() -> Path:
 class SiteSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     # Records of another runner (files or folders) that count in this site's budget and open-order check.
-    older_records: list[str] = Field(default_factory=list)
+    older_records: list[UserPath] = Field(default_factory=list)
 
 
-class QdevicesSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="QDEVICES_", env_nested_delimiter="__", extra="forbid")
+class QdevicesSettings(BaseModel):
+    """Every setting, validated from exactly the values given: see load_settings."""
 
-    records: Path = Field(default_factory=default_records)
-    poll_seconds: float = Field(default=10.0, gt=0)
+    model_config = ConfigDict(extra="forbid")
+
+    records: UserPath = Field(default_factory=default_records)
+    poll_seconds: Seconds = Field(default=10.0, gt=0)
     mqss: SiteSettings = Field(default_factory=SiteSettings)
     vlq: SiteSettings = Field(default_factory=SiteSettings)
     piastq: SiteSettings = Field(default_factory=SiteSettings)
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()))
-
     def older_records(self) -> dict[str, list[str]]:
-        def absolute(entries: list[str]) -> list[str]:
-            return [os.path.realpath(os.path.expanduser(e)) for e in entries]
+        def absolute(entries: list[Path]) -> list[str]:
+            return [os.path.realpath(e) for e in entries]
 
         return {"mqss": absolute(self.mqss.older_records), "vlq": absolute(self.vlq.older_records),
                 "piastq": absolute(self.piastq.older_records)}
 
 
+class _Environment(QdevicesSettings, BaseSettings):
+    """The same settings as pydantic-settings reads them from ``QDEVICES_*`` variables (``__`` nests)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__", extra="forbid")
+
+
 def load_settings() -> QdevicesSettings:
+    """The settings, or BadInput naming the file or the variable that is wrong (one line)."""
+    path = config_file()
+    from_file = read_toml(path)
+    unknown_variables(PREFIX, os.environ, QdevicesSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
+    from_env = environment_values(_Environment, PREFIX)
+    _validate(from_file, lambda _loc: f"configuration file {path}")
+    _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
+    settings = _validate(deep_merge(from_file, from_env), lambda _loc: f"configuration (file {path} with the "
+                                                                       f"{PREFIX}* variables)", fields_only=False)
+    assert settings is not None
+    return settings
+
+
+def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> QdevicesSettings | None:
     try:
-        return QdevicesSettings()
+        return QdevicesSettings.model_validate(dict(values))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise BadInput(f"configuration ({config_file()} or QDEVICES_ variables): {where}: {first['msg']}") from None
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"configuration {config_file()}: {exc}") from None
+        error = first_error(exc, QdevicesSettings, fields_only=fields_only)
+        if error is None:
+            return None
+        raise BadInput(f"{source(error['loc'])}: {describe_error(error, QdevicesSettings, values)}") from None

@@ -72,12 +72,18 @@ def make_engine(path: Path, *, busy_timeout_ms: int, foreign_keys: bool = True) 
     return engine
 
 
+def _advice(db: Path) -> str:
+    from adapters.store.sqlite.opening import recovery_advice
+
+    return recovery_advice(db)
+
+
 def describe_sqlite_error(db: Path, exc: Exception, busy_timeout_ms: int) -> str:
     message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
     if "file is not a database" in message:
-        return f"record store {db} is not a SQLite database (damaged, or another program's file)"
+        return f"record store {db} is not a SQLite database (damaged, or another program's file); {_advice(db)}"
     if "malformed" in message or "corrupt" in message:
-        return f"record store {db} is damaged ({message}); copy it aside before anything else"
+        return f"record store {db} is damaged ({message}); {_advice(db)}"
     if "database is locked" in message or "database is busy" in message:
         return (
             f"record store {db} stayed locked by another process for longer than busy_timeout "

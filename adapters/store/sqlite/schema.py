@@ -15,6 +15,7 @@ from adapters.durable.lock import FlockLock
 from adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
 from adapters.store.sql.revisions import alembic_config as shared_alembic_config
 from adapters.store.sqlite.engine import describe_sqlite_error, make_engine
+from adapters.store.sqlite.opening import StoreRefused, quick_check
 from ports.job_store import StoreError
 
 if TYPE_CHECKING:
@@ -60,7 +61,10 @@ def check_revision(found: str | None, db: Path) -> None:
         raise NewerSchema(db, found)
 
 
-def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_timeout_ms: int) -> None:
+def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_timeout_ms: int,
+                  created: bool = False) -> None:
+    """Bring the store to HEAD. ``created``: this call made the file and holds the schema lock already;
+    only then is a store with no schema given one (opening.py refuses any other)."""
     conn.execute("BEGIN")  # deferred: one snapshot, never waiting for a writer
     try:
         found = current_revision(lambda sql: conn.execute(sql).fetchall(), db)
@@ -69,16 +73,28 @@ def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_t
     check_revision(found, db)
     if found == HEAD:
         return
+    if created:
+        _migrate(db, busy_timeout_ms)
+        return
+    if found is None:
+        raise StoreRefused(db, "has no schema (an empty SQLite database, not a record store)")
+    problem = quick_check(conn)  # a migration rewrites tables: never over a damaged page
+    if problem is not None:
+        raise StoreRefused(db, f"fails its integrity check (quick_check: {problem})")
     lock = FlockLock(lock_path)
     lock.acquire(blocking=True)  # a second opener waits for the first migration, then finds head
     try:
-        engine = make_engine(db, busy_timeout_ms=busy_timeout_ms)
-        try:
-            _upgrade(engine, db, busy_timeout_ms)
-        finally:
-            engine.dispose()
+        _migrate(db, busy_timeout_ms)
     finally:
         lock.release()
+
+
+def _migrate(db: Path, busy_timeout_ms: int) -> None:
+    engine = make_engine(db, busy_timeout_ms=busy_timeout_ms)
+    try:
+        _upgrade(engine, db, busy_timeout_ms)
+    finally:
+        engine.dispose()
 
 
 def _upgrade(engine: Engine, db: Path, busy_timeout_ms: int) -> None:

@@ -16,16 +16,22 @@ from typing import Any
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.durable.sync import sync_dir
 from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
 from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
+from adapters.store.sqlite.opening import (
+    StoreRefused,
+    check_existing,
+    create_exclusively,
+    quick_check,
+    recovery_advice,
+)
 from adapters.store.sqlite.schema import ensure_schema
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from ports.host import HostInfo
-from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
+from ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
 
 DB_FILE = "records.db"
 SCHEMA_LOCK = "schema.lock"
@@ -60,7 +66,8 @@ class SqliteStore:
             self._locks = ensure_private_dir(root.path / LOCKS_DIR)
         except UnsafeDirectory as exc:
             raise StoreError(f"record root {root.path}: {exc}") from None
-        _create_private_file(self.db_path)
+        schema_lock = FlockLock(root.path / SCHEMA_LOCK)
+        created = create_exclusively(self.db_path, schema_lock)
         # Writers queue on an flock before BEGIN IMMEDIATE. SQLite's own busy handler sleeps up to 100 ms
         # between tries and is not fair: fifty writers at once starved some past busy_timeout. Polling
         # the flock every few milliseconds keeps every writer's wait short and bounded by the same timeout.
@@ -72,13 +79,19 @@ class SqliteStore:
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
+        self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
         try:
+            if not created:
+                check_existing(self.db_path, schema_lock)
             with self._errors(), self._read_lock:
                 ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
-                              busy_timeout_ms=busy_timeout_ms)
+                              busy_timeout_ms=busy_timeout_ms, created=created)
         except BaseException:
             self.close()
             raise
+        finally:
+            if created:
+                schema_lock.release()
 
     @classmethod
     def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:
@@ -126,15 +139,25 @@ class SqliteStore:
     def read(self, job: JobId) -> JobRecord:
         with self._errors(), self._reading() as conn:
             job_id = self._job_id(conn, job)
-            rows = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
+            try:
+                rows = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
+            except sqlite3.DatabaseError as exc:  # a damaged page under this job's events: its damage only
+                if not _is_damage(exc):
+                    raise
+                raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
+            except UnicodeDecodeError:  # a damaged byte inside one of its events' text
+                raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
+            # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
-                raise StoreError(f"record of job {job} in {self.db_path} is damaged: event {expected} is missing")
+                raise RecordDamaged(job, f"event {expected} is missing from {self.db_path}", expected)
             try:
+                if not isinstance(kind, str):
+                    raise TypeError(f"its kind is {type(kind).__name__}, not text")
                 events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
-            except (ValueError, TypeError) as exc:
-                raise StoreError(f"record of job {job} in {self.db_path} is damaged at event {seq}: {exc}") from None
+            except (ValueError, TypeError, RecursionError) as exc:
+                raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
         return JobRecord(job=job, events=tuple(events))
 
     def jobs(self) -> list[JobId]:
@@ -195,6 +218,8 @@ class SqliteStore:
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced)."""
+        if not self._integrity_checked:
+            self._check_integrity()
         with self._thread_turn:
             self._take_turn()
             try:
@@ -212,6 +237,23 @@ class SqliteStore:
                     raise
             finally:
                 fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
+
+    def integrity_problem(self) -> str | None:
+        """SQLite's quick_check of every page, as one line with what to do; None when it passes (and then a
+        first write does not check again). For ``doctor``, and for a command to ask before its side effects."""
+        try:
+            self._check_integrity()
+        except StoreRefused as exc:
+            return str(exc)
+        return None
+
+    def _check_integrity(self) -> None:
+        """Before this process's first write: a store with a damaged page takes no more (it could spread)."""
+        with self._errors(), self._reading() as conn:
+            problem = quick_check(conn)
+        if problem is not None:
+            raise StoreRefused(self.db_path, f"fails its integrity check (quick_check: {problem})")
+        self._integrity_checked = True
 
     def _take_turn(self) -> None:
         deadline = time.monotonic() + self._busy_timeout_ms / 1000
@@ -262,6 +304,9 @@ class SqliteStore:
             raise StoreError(f"record store {self.db_path} refused a write: {exc}") from None
         except sqlite3.Error as exc:
             raise StoreError(describe_sqlite_error(self.db_path, exc, self._busy_timeout_ms)) from None
+        except UnicodeError:  # sqlite3 decodes TEXT as UTF-8: a damaged byte in a job's name or an event
+            raise StoreError(f"record store {self.db_path} is damaged (text that is not UTF-8); "
+                             f"{recovery_advice(self.db_path)}") from None
         except OSError as exc:
             raise StoreError(f"record store {self.db_path} cannot be used: {exc.strerror or exc}") from None
 
@@ -270,22 +315,13 @@ class _Exists(Exception):
     pass
 
 
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc)
+    return "malformed" in text or "corrupt" in text or "not a database" in text or "decode" in text
+
+
 def _open_private(path: Path) -> int:
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise StoreError(f"record store lock {path} cannot be opened: {exc.strerror or exc}") from None
-
-
-def _create_private_file(path: Path) -> None:
-    """Create the database 0600 ourselves (SQLite would honour the umask), never through a symlink."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        if os.path.islink(path):
-            raise StoreError(f"record store {path} is a symbolic link; refusing to open it") from None
-        return
-    except OSError as exc:
-        raise StoreError(f"record store {path} cannot be created: {exc.strerror or exc}") from None
-    os.close(fd)
-    sync_dir(path.parent)

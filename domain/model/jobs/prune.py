@@ -16,6 +16,8 @@ from domain.model.jobs.settlement import outstanding
 from domain.model.jobs.state import JobState
 
 DEFAULT_OLDER_THAN = timedelta(days=30)
+# A century: older than any record, and far inside what a date can be moved by (999999999w is not).
+MAX_DURATION_SECONDS = 36500 * 86400
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"(\d{1,9})([smhdw])")
@@ -31,7 +33,10 @@ def parse_duration(text: str) -> timedelta:
     if found is None:
         raise BadDuration(f"duration {text!r} does not read: give a whole number and one unit of s, m, h, d "
                           "or w (30d, 12h, 90m)")
-    return timedelta(seconds=int(found.group(1)) * _UNITS[found.group(2)])
+    seconds = int(found.group(1)) * _UNITS[found.group(2)]
+    if seconds > MAX_DURATION_SECONDS:
+        raise BadDuration(f"duration {text!r} is longer than 100 years (36500d), the longest one read")
+    return timedelta(seconds=seconds)
 
 
 def last_change(state: JobState) -> datetime:

@@ -12,7 +12,7 @@ from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import AttemptState, JobState, fold, label
 from ports.clock import Clock
-from ports.job_store import JobStore
+from ports.job_store import JobStore, RecordDamaged
 from ports.scheduler import Scheduler
 
 
@@ -54,7 +54,8 @@ class JobStatus:
         self._schedulers = schedulers
 
     def one(self, job: JobId, *, live: bool = False) -> JobView:
-        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read.
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) or RecordDamaged
+        (the store could not give its events back) when it does not read.
 
         With ``live``, an Unattended job's current object is also asked of its scheduler (read-only; on
         Slurm the query is the host's shared one), since no supervisor keeps the record up to date."""
@@ -88,7 +89,7 @@ class JobStatus:
         for job in self._store.jobs():
             try:
                 views.append(self.one(job))
-            except JobsError as exc:
+            except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
                 views.append((job, f"record does not read: {exc}"))
         return views
 

@@ -28,6 +28,7 @@ class SweepReport:
     expired: list[ResidualEntry] = field(default_factory=list)
     kept: list[ResidualEntry] = field(default_factory=list)  # entries still on the list
     problems: list[str] = field(default_factory=list)
+    damaged: list[tuple[JobId, str, str]] = field(default_factory=list)  # (job, key, why): entries that do not read
 
 
 class Sweep:
@@ -49,6 +50,7 @@ class Sweep:
             entry = reading.entry
             if entry is None:
                 report.problems.append(f"residual entry {reading.job}/{reading.key}: {reading.problem}")
+                report.damaged.append((reading.job, reading.key, reading.problem or "damaged"))
             elif entry.expired(now):
                 try:
                     self._residual.drop(entry)

@@ -36,7 +36,7 @@ from domain.services.qdevices.site_runs import SiteRun, load_site_runs
 from ports.clock import Clock
 from ports.interrupts import Interrupts
 from ports.run_io import Reporter, UserRules
-from ports.run_record import RecordAppender, RecordUnreadable, RunRecords
+from ports.run_record import RecordAppender, RecordUnreadable, RecordWriteFailed, RunRecords
 from ports.site import JobRequest, Site
 from ports.site_lock import SiteLock
 
@@ -254,6 +254,8 @@ class _LiveCall:
         except (RecordWriteStopped, CallRefused):
             raise
         except Exception as exc:
+            if self.appender is None and isinstance(exc, RecordUnreadable | RecordWriteFailed):
+                raise  # nothing is recorded or sent yet: the caller refuses the call in one line
             if self.appender is not None:
                 try:
                     self.stop(StopReason.PROGRAM, f"{type(exc).__name__}", self._current_order())

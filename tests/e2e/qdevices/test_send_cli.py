@@ -225,9 +225,9 @@ def test_check_live_asks_the_site_with_the_token(cli: Cli) -> None:
 
 
 def test_config_file_and_variables_are_read(cli: Cli) -> None:
-    cli.config('records = "elsewhere"\n')
+    cli.config(f'records = "{cli.tmp / "elsewhere"}"\n')  # absolute: a relative folder is refused (issue 10)
     done = cli.run("check")
-    assert "records: elsewhere" in done.stdout
+    assert f"records: {cli.tmp / 'elsewhere'}" in done.stdout
     cli.config("nonsense = 1\n")
     bad = cli.run("check")
     assert bad.returncode == 2 and "nonsense" in one_line(bad.stderr)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.host.system import SystemHost
+from adapters.store.record_root import open_record_root
 from adapters.store.sqlite.store import SqliteStore
 
 
@@ -28,6 +29,12 @@ def open_store(root):
     yield _open
     for store in opened:
         store.close()
+
+
+def bound(root: Path) -> Path:
+    """An empty record root of this host (HOST written, no store yet), as a first open leaves it."""
+    open_record_root(root, SystemHost())
+    return root
 
 
 def raw(db: Path) -> sqlite3.Connection:

@@ -139,3 +139,17 @@ def test_both_pointer_stores_keep_the_last_write_of_each_job(kind, pointers):
     assert [r.job for r in store.all()] == ["b-job"]
     with pytest.raises(BadPointerName):
         store.write(_pointer(".hidden"))
+
+
+def test_a_config_folder_the_user_made_keeps_its_mode_and_the_pointers_folder_is_private(tmp_path):
+    import os
+    import stat
+
+    from adapters.durable.config_dir import ensure_dunscaith_dir
+
+    base = tmp_path / ".config" / "dunscaith"
+    base.mkdir(parents=True)
+    os.chmod(base, 0o755)  # mkdir -p ~/.config/dunscaith, to write config.toml
+    jobs = ensure_dunscaith_dir(base / "jobs")
+    assert stat.S_IMODE(os.stat(base).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(jobs).st_mode) == 0o700

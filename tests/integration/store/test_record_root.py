@@ -133,14 +133,49 @@ def test_first_use_creates_a_private_root_bound_to_this_machine(tmp_path):
     assert open_record_root(root, SystemHost()) == opened
 
 
-def test_a_root_left_open_to_others_is_made_private(tmp_path):
-    root = tmp_path / "root"
+def test_a_group_shared_directory_is_refused_and_left_as_it_was(tmp_path):
+    root = tmp_path / "project"
     root.mkdir()
-    os.chmod(root, 0o755)
+    os.chmod(root, 0o2775)
+    with pytest.raises(RootUnsafe, match=r"open to others \(mode 2775\).*chmod 700") as caught:
+        open_record_root(root, LOGIN1)
+    assert SETTING in str(caught.value)
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o2775
+    assert os.listdir(root) == []
+
+
+def test_a_private_directory_with_files_and_no_host_file_is_not_taken_over(tmp_path):
+    root = tmp_path / "mine"
+    root.mkdir(mode=0o700)
+    (root / "thesis.tex").write_text("x")
+    with pytest.raises(RootUnsafe, match=r"not a record root .* no HOST file"):
+        open_record_root(root, LOGIN1)
+    assert os.listdir(root) == ["thesis.tex"]
+
+
+def test_an_empty_private_directory_becomes_a_root(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir(mode=0o700)
     open_record_root(root, LOGIN1)
-    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
+    assert (root / "HOST").exists() and stat.S_IMODE(os.stat(root).st_mode) == 0o700
+
+
+def test_missing_parents_are_created_private_and_the_root_below_them(tmp_path):
+    root = tmp_path / "a" / "b" / "root"
+    open_record_root(root, LOGIN1)
+    for d in (tmp_path / "a", tmp_path / "a" / "b", root):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
 
 
 def test_the_default_root_is_under_var_tmp_named_for_the_user():
     assert str(default_records_root({"USER": "ada"})) == "/var/tmp/dunscaith-ada"
     assert default_records_root({}).name.startswith("dunscaith-")
+
+
+@pytest.mark.parametrize("own", ["instances", "local-scheduler", "slurm-queries"])
+def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path, own):
+    root = tmp_path / "root"
+    (root / own).mkdir(parents=True, mode=0o700)  # remote run, stop --emergency: no store opened first
+    os.chmod(root, 0o700)
+    open_record_root(root, LOGIN1)
+    assert (root / "HOST").exists()

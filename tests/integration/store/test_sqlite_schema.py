@@ -39,7 +39,9 @@ def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_l
 
 
 def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store, root):
-    root.mkdir(mode=0o700)
+    open_store().close()
+    for name in ("records.db", "records.db-wal", "records.db-shm"):
+        (root / name).unlink(missing_ok=True)
     with raw(root / "records.db") as conn:
         conn.execute("CREATE TABLE theirs (x)")
     with pytest.raises(StoreError, match="not a dunscaith record store"):

@@ -12,9 +12,10 @@ from datetime import UTC, datetime
 import pytest
 
 from adapters.host.system import SystemHost
+from adapters.store.sqlite.opening import recovery_advice
 from adapters.store.sqlite.store import SqliteStore
 from ports.job_store import StoreError
-from tests.integration.store.conftest import raw
+from tests.integration.store.conftest import bound, raw
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -23,14 +24,15 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(open_store, root):
-    root.mkdir(mode=0o700)
+    bound(root)
     garbage = b"these are not the records you are looking for\n" * 200
     (root / "records.db").write_bytes(garbage)
     with pytest.raises(StoreError) as caught:
         open_store()
     message = str(caught.value)
     assert message == (
-        f"record store {root / 'records.db'} is not a SQLite database (damaged, or another program's file)"
+        f"record store {root / 'records.db'} is not a SQLite database (damaged, or another program's file); "
+        f"{recovery_advice(root / 'records.db')}"
     )
     assert (root / "records.db").read_bytes() == garbage
 
@@ -64,7 +66,7 @@ def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_stor
 
 
 def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, root):
-    (root / "records.db").mkdir(parents=True)
+    (bound(root) / "records.db").mkdir()
     with pytest.raises(StoreError) as caught:
         open_store()
     assert str(caught.value).startswith(f"record store {root / 'records.db'} cannot be used: ")
@@ -72,7 +74,7 @@ def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, 
 
 
 def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path):
-    root.mkdir(mode=0o700)
+    bound(root)
     (root / "records.db").symlink_to(tmp_path / "elsewhere.db")
     with pytest.raises(StoreError, match="symbolic link"):
         open_store()
@@ -80,7 +82,7 @@ def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path
 
 
 def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(root):
-    root.mkdir(mode=0o700)
+    bound(root)
     (root / "records.db").write_bytes(b"\0garbage" * 100)
     code = (
         "import pathlib, sys; from adapters.host.system import SystemHost;"
@@ -148,6 +150,7 @@ APPENDER = """
 import json, os, pathlib, sys, time
 from datetime import datetime, UTC
 from adapters.host.system import SystemHost
+from adapters.store.sqlite.opening import recovery_advice
 from adapters.store.sqlite.store import SqliteStore
 root, go, me, count = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 store = SqliteStore.open(root, SystemHost())

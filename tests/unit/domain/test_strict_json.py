@@ -52,3 +52,25 @@ def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass():
 
     for kind, cls in ev._BY_KIND.items():
         assert list(ev._FIELDS[kind]) == [f.name for f in fields(cls)], kind
+
+
+# --- bounded depth (issue 10: a site body nested 200,000 deep was a RecursionError, exit 3) ----------
+
+def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error():
+    import pytest
+
+    from domain.model.strict_json import DecodeError, loads_bounded
+
+    for body in (b"[" * 200_000, b"[" * 200_000 + b"]" * 200_000, '{"a":' * 100_000):
+        with pytest.raises(DecodeError, match="nested deeper than 64"):
+            loads_bounded(body)
+
+
+def test_brackets_inside_strings_do_not_count_and_64_levels_read():
+    import json
+
+    from domain.model.strict_json import loads_bounded
+
+    value = {"x": "[" * 500 + '\\"]{' * 50}
+    assert loads_bounded(json.dumps(value)) == value
+    assert loads_bounded("[" * 64 + "]" * 64) is not None

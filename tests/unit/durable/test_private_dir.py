@@ -39,3 +39,13 @@ def test_refuses_a_directory_of_another_user(tmp_path):
     os.chown(d, 65534, 65534)
     with pytest.raises(UnsafeDirectory, match="owned by uid 65534"):
         ensure_private_dir(d)
+
+
+def test_an_existing_directory_keeps_its_mode_when_not_tightened(tmp_path):
+    d = tmp_path / "users-own"
+    d.mkdir()
+    os.chmod(d, 0o755)
+    ensure_private_dir(d, tighten=False)
+    assert stat.S_IMODE(d.stat().st_mode) == 0o755
+    new = ensure_private_dir(tmp_path / "new", tighten=False)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o700

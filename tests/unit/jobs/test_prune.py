@@ -207,3 +207,10 @@ def test_a_residual_list_that_refuses_the_entry_leaves_the_job_unpruned_and_says
     one = pruning.one(job)
     assert one.result is Pruning.REFUSED and "disk full" in one.detail
     assert "pruned" not in r.kinds(job)
+
+
+@pytest.mark.parametrize("text", ["999999999w", "999999999d", "36501d"])
+def test_prune_older_than_999999999w_is_bad_input_not_an_overflow(text: str) -> None:
+    with pytest.raises(BadDuration, match="longer than 100 years"):
+        parse_duration(text)
+    assert parse_duration("36500d") == timedelta(days=36500)

@@ -67,5 +67,6 @@ def test_postgresql_records_need_a_url_and_take_a_password_file(config: Path) ->
     config.write_text('[records]\nbackend = "postgresql"\nurl = "postgresql://alice@db1/recs"\n'
                       'password_file = "~/.config/dunscaith/pg-password"\n')
     records = load_settings().records
+    # ~ is expanded by the one path rule for every path a user gives (issue 10)
     assert (records.backend, records.url, str(records.password_file)) == (
-        "postgresql", "postgresql://alice@db1/recs", "~/.config/dunscaith/pg-password")
+        "postgresql", "postgresql://alice@db1/recs", str(Path.home() / ".config/dunscaith/pg-password"))

@@ -1,0 +1,121 @@
+"""A store is created only by the call that creates its file; any other file is used only if it is one.
+
+An existing ``records.db`` that is empty, is not SQLite, or has no schema is not "a new store": it is
+a store that lost its contents (truncated, overwritten, replaced), and writing a fresh schema over it
+would hide that every record is gone. So such a file is refused with one line saying what to do, and
+nothing is written to it. The creating call holds ``schema.lock`` from before the file exists until
+its schema is committed, so another opener that meets a file still being made waits for it rather
+than mistaking it for a damaged one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from adapters.durable.lock import FlockLock
+from adapters.durable.sync import sync_dir
+from ports.job_store import StoreError
+
+MAGIC = b"SQLite format 3\x00"
+
+
+def recovery_advice(db: Path) -> str:
+    return (f"nothing was written to it: restore it from a copy, or move it aside (with any {db.name}-wal and "
+            f"{db.name}-shm beside it) to start a new store; dunscaith doctor checks the root")
+
+
+class StoreRefused(StoreError):
+    """The store file exists but is not a usable store; the message names it and what to do."""
+
+    def __init__(self, db: Path, why: str) -> None:
+        super().__init__(f"record store {db} {why}; {recovery_advice(db)}")
+        self.db = db
+        self.why = why
+
+
+def create_exclusively(db: Path, schema_lock: FlockLock) -> bool:
+    """Create ``db`` (0600, never through a symlink) under the schema lock; True if this call made it.
+
+    A True return leaves the lock held: the caller makes the schema, then releases it.
+    """
+    if os.path.lexists(db):
+        return False
+    schema_lock.acquire(blocking=True)
+    try:
+        fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        schema_lock.release()  # another opener made it first, and finished: it held this lock throughout
+        return False
+    except OSError as exc:
+        schema_lock.release()
+        raise StoreError(f"record store {db} cannot be created: {exc.strerror or exc}") from None
+    os.close(fd)
+    sync_dir(db.parent)
+    return True
+
+
+def check_existing(db: Path, schema_lock: FlockLock) -> None:
+    """Refuse an existing file that is not a store of some schema; writes nothing, to it or beside it."""
+    if _problem(db) is None:
+        return
+    # It may be a store still being made: its creator holds the schema lock until its schema is in.
+    schema_lock.acquire(blocking=True)
+    schema_lock.release()
+    problem = _problem(db)
+    if problem is not None:
+        raise StoreRefused(db, problem)
+
+
+def _problem(db: Path) -> str | None:
+    try:
+        fd = os.open(db, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(db):
+            raise StoreError(f"record store {db} is a symbolic link; refusing to open it") from None
+        raise StoreError(f"record store {db} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not _is_regular(st.st_mode):
+            raise StoreError(f"record store {db} cannot be used: it is not a regular file; move it aside")
+        if st.st_size == 0:
+            return "is empty (0 bytes)"
+        if os.pread(fd, len(MAGIC), 0) != MAGIC:
+            return "is not a SQLite database (damaged, or another program's file)"
+    finally:
+        os.close(fd)
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return f"cannot be read as SQLite ({exc})"
+    try:
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"is damaged ({str(exc).splitlines()[0]})"
+    except UnicodeDecodeError:  # a damaged byte in a table's name
+        return "is damaged (its schema holds text that is not UTF-8)"
+    finally:
+        conn.close()
+    if not tables:
+        return "has no schema (an empty SQLite database, not a record store)"
+    if ("alembic_version",) not in tables:
+        return "is a SQLite database but not a dunscaith record store (another program's)"
+    return None
+
+
+def quick_check(conn: sqlite3.Connection) -> str | None:
+    """SQLite's own check of every page, without the slower index cross-checks; None when it passes."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return str(exc).splitlines()[0]
+    found = [str(row[0]) for row in rows]
+    # SQLite puts several findings in one row, a line each: one line for the user
+    return None if found == ["ok"] else " ".join("; ".join(found).replace("*** in database main ***", "").split())
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)

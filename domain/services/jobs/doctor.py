@@ -1,0 +1,106 @@
+"""Doctor: what is wrong with this host's records, said without changing anything.
+
+It reports the store (whether it opens, and SQLite's own integrity check), every job whose record does
+not read, every pointer that is damaged or names a job of this host that the store does not know (a
+store restored from an older copy, or moved aside), and every residual entry that does not read. It
+writes nothing: a doctor that repaired would hide what a user must decide (restore, or start anew).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.record import HostIdentity
+from domain.model.jobs.state import fold
+from ports.job_store import JobStore, StoreError
+from ports.pointers import Pointers
+from ports.residual import ResidualList
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    subject: str  # "store", "job j1", "pointer j2", "residual j3/KEY"
+    problem: str | None  # None: this one is fine
+    detail: str = ""  # what was checked, for a finding without a problem
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    findings: tuple[Finding, ...]
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.problem is not None)
+
+
+class Doctor:
+    def __init__(self, open_store: Callable[[], JobStore], integrity: Callable[[JobStore], str | None],
+                 pointers: Pointers, residual: ResidualList, here: HostIdentity) -> None:
+        self._open_store = open_store
+        self._integrity = integrity
+        self._pointers = pointers
+        self._residual = residual
+        self._here = here
+
+    def __call__(self) -> DoctorReport:
+        findings: list[Finding] = []
+        known = self._store(findings)
+        findings.extend(self._pointer_findings(known))
+        findings.extend(self._residual_findings())
+        return DoctorReport(tuple(findings))
+
+    def _store(self, findings: list[Finding]) -> set[str] | None:
+        """The jobs the store knows; None when it cannot be opened or listed."""
+        try:
+            store = self._open_store()
+        except (StoreError, JobsError) as exc:  # the root or the store refused: that is the finding
+            findings.append(Finding("store", str(exc)))
+            return None
+        try:
+            problem = self._integrity(store)
+        except StoreError as exc:
+            problem = str(exc)
+        where = store.identity().location
+        findings.append(Finding("store", problem, f"{where}: it opens, and its integrity check passes"))
+        try:
+            jobs = store.jobs()
+        except StoreError as exc:
+            findings.append(Finding("store", f"its jobs cannot be listed: {exc}"))
+            return None
+        for job in jobs:
+            try:
+                fold(store.read(job))
+            except (JobsError, StoreError) as exc:
+                findings.append(Finding(f"job {job}", f"its record does not read: {exc}"))
+        findings.append(Finding("records", None, f"{len(jobs)} job(s) recorded"))
+        return set(jobs)
+
+    def _pointer_findings(self, known: set[str] | None) -> list[Finding]:
+        try:
+            readings = self._pointers.all()
+        except Exception as exc:  # the pointers' folder itself does not read: say so, check the rest
+            return [Finding("pointers", f"cannot be listed: {exc}")]
+        found = []
+        for reading in readings:
+            pointer = reading.pointer
+            if pointer is None:
+                found.append(Finding(f"pointer {reading.job}", reading.problem or "damaged"))
+            elif pointer.root_host != self._here:
+                continue  # another host's job: its store is there, and so is its check
+            elif known is None:
+                found.append(Finding(f"pointer {reading.job}", None, "names a job of this host; the store does "
+                                                                     "not open, so it is not checked"))
+            elif reading.job not in known:
+                found.append(Finding(f"pointer {reading.job}", (
+                    f"names job {reading.job} of this host ({pointer.record_root}), which the store does not know: "
+                    "the store was replaced or restored from an older copy; if it is elsewhere, put it back")))
+        return found
+
+    def _residual_findings(self) -> list[Finding]:
+        try:
+            readings = self._residual.entries()
+        except Exception as exc:
+            return [Finding("residual list", f"cannot be listed: {exc}")]
+        return [Finding(f"residual {r.job}/{r.key}", r.problem or "damaged") for r in readings if r.entry is None]

@@ -1,0 +1,34 @@
+"""``dunscaith doctor``: what is wrong with this host's records, one line each; nothing is changed."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from entrypoints.dunscaith import edge
+
+EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line); 2 bad input (the "
+          "configuration). See docs/record-backing.md.")
+
+
+def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings")
+           ) -> int:
+    """Check the store (that it opens, its integrity), every record, every pointer and residual entry."""
+    report = edge.use_cases(ctx).doctor()()
+    if as_json:
+        print(json.dumps([{"subject": f.subject, "problem": f.problem, "detail": f.detail}
+                          for f in report.findings], indent=2))
+    else:
+        for finding in report.findings:
+            if finding.problem is None:
+                print(f"ok       {finding.subject}: {finding.detail}")
+            else:
+                print(f"PROBLEM  {finding.subject}: {finding.problem}")
+        if report.problems:
+            print(f"{len(report.problems)} problem(s); nothing was changed. How to recover: docs/record-backing.md")
+    return 1 if report.problems else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor", epilog=EPILOG)(doctor)

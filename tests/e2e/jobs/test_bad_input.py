@@ -1,0 +1,262 @@
+"""Issue 10, each reproduction as a user meets it: a private HOME, the real ``dunscaith``, one clear line.
+
+Never lost, even on bad input: an empty or relative root, a damaged store, configuration mistakes,
+damaged pointers and residual entries, and inputs that used to end in an internal error (exit 3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.jobs.cli import DUNSCAITH, Cli
+
+pytestmark = pytest.mark.slow
+
+
+def one_line(done: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("dunscaith: ")]
+    assert lines, done.stderr
+    return lines[0]
+
+
+def config(cli: Cli, text: str) -> Path:
+    path = cli.tmp / "home" / ".config" / "dunscaith" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def run_in(cli: Cli, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = cli.env(**env)
+    for name in [k for k, v in env.items() if v is None]:
+        environment.pop(name, None)
+    return subprocess.run([DUNSCAITH, *args], env=environment, capture_output=True, text=True, timeout=90,
+                          cwd=cwd)
+
+
+def submitted(cli: Cli, *names: str) -> None:
+    for name in names:
+        done = cli.run("submit", "--name", name, "--", "sh", "-c", "echo " + "p" * 400)
+        assert done.returncode == 0, done.stderr
+
+
+# --- the record root ------------------------------------------------------------------------------------
+
+def test_empty_root_variable_in_a_group_shared_folder_is_refused_and_the_folder_untouched(cli: Cli) -> None:
+    project = cli.tmp / "project"
+    project.mkdir()
+    os.chmod(project, 0o2775)
+    done = run_in(cli, project, "list", DUNSCAITH_RECORDS__ROOT="")
+    assert one_line(done) == ("dunscaith: variable DUNSCAITH_RECORDS__ROOT: records.root: is empty: "
+                              "give an absolute path")
+    assert os.listdir(project) == [] and stat.S_IMODE(os.stat(project).st_mode) == 0o2775
+
+
+def test_empty_root_in_the_toml_is_refused_naming_the_file(cli: Cli) -> None:
+    path = config(cli, '[records]\nroot = ""\n')
+    env = cli.env()
+    env.pop("DUNSCAITH_RECORDS__ROOT")
+    before = sorted(os.listdir(cli.tmp))
+    done = subprocess.run([DUNSCAITH, "list"], env=env, capture_output=True, text=True, cwd=cli.tmp, timeout=90)
+    assert one_line(done) == f"dunscaith: configuration file {path}: records.root: is empty: give an absolute path"
+    assert sorted(os.listdir(cli.tmp)) == before  # the current directory was not made a root
+
+
+def test_tilde_root_in_the_toml_is_the_home_not_a_literal_tilde_folder(cli: Cli) -> None:
+    config(cli, '[records]\nroot = "~/dunscaith-records"\n')
+    env = cli.env()
+    env.pop("DUNSCAITH_RECORDS__ROOT")
+    done = subprocess.run([DUNSCAITH, "submit", "--name", "t1", "--", "true"], env=env, capture_output=True,
+                          text=True, cwd=cli.tmp, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert (cli.tmp / "home" / "dunscaith-records" / "HOST").exists()
+    assert not (cli.tmp / "~").exists()
+
+
+def test_relative_root_is_refused_so_jobs_never_follow_the_current_directory(cli: Cli) -> None:
+    done = cli.run("list", DUNSCAITH_RECORDS__ROOT="relative/root")
+    assert "'relative/root' is relative: give an absolute path" in one_line(done)
+    assert not (cli.tmp / "relative").exists()
+
+
+def test_a_private_folder_with_other_files_is_not_taken_over(cli: Cli) -> None:
+    mine = cli.tmp / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "thesis.tex").write_text("x")
+    done = cli.run("list", DUNSCAITH_RECORDS__ROOT=str(mine))
+    assert "is not a record root" in one_line(done)
+    assert os.listdir(mine) == ["thesis.tex"]
+
+
+# --- a damaged store ------------------------------------------------------------------------------------
+
+def test_empty_records_db_is_refused_and_nothing_is_written_over_it(cli: Cli) -> None:
+    submitted(cli, "j1")
+    (cli.root / "records.db").write_bytes(b"")  # : > records.db
+    for args in (["list"], ["status", "j1"], ["submit", "--name", "j2", "--", "true"]):
+        line = one_line(cli.run(*args))
+        assert f"record store {cli.root / 'records.db'} is empty (0 bytes); nothing was written to it" in line
+    assert (cli.root / "records.db").stat().st_size == 0
+    assert (cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "j1").exists()
+
+
+def test_zeroed_page_damages_one_job_list_status_prune_exit_2_and_others_still_list(cli: Cli) -> None:
+    submitted(cli, "j1", "j2", "j3")
+    with open(cli.root / "records.db", "r+b") as f:  # dd if=/dev/zero bs=4096 seek=2 count=1 conv=notrunc
+        f.seek(4096 * 2)
+        f.write(b"\0" * 4096)
+    listing = cli.run("list")
+    assert listing.returncode == 0, listing.stderr
+    assert "internal error" not in listing.stderr
+    damaged = [line for line in listing.stdout.splitlines() if "damaged" in line]
+    assert damaged, listing.stdout
+    for job in ("j1", "j2", "j3"):
+        assert job in listing.stdout
+    for job in [line.split()[0] for line in damaged]:
+        for args in (["status", job], ["prune", job]):
+            done = cli.run(*args)
+            assert "damaged" in one_line(done) or "integrity check" in done.stderr
+            assert done.stderr.count("\n") == 1, done.stderr  # one line, whatever SQLite found
+    doctor = cli.run("doctor")
+    assert doctor.returncode == 1 and "PROBLEM  job " in doctor.stdout, doctor.stdout
+
+
+# --- configuration --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[record]\nroot = "/var/tmp/x"\n', "unknown table [record] (did you mean [records]?)"),
+    ("[supervize]\npoll = 1\n", "unknown table [supervize] (did you mean [supervise]?)"),
+    ("recods = 1\n", "recods: unknown key (did you mean records?)"),
+    ("[supervise]\npoll = true\n", "supervise.poll: a number, not true/false"),
+    ("[supervise]\npoll = inf\n", "supervise.poll: a finite number"),
+    ("[supervise]\npoll = 1e300\n", "supervise.poll: at most 2592000 seconds"),
+    ('[clusters.local]\nadapter = "slurm"\n', "the cluster local is built in"),
+])
+def test_configuration_mistakes_are_refused_before_anything_is_recorded(cli: Cli, text: str, says: str) -> None:
+    path = config(cli, text)
+    done = cli.run("submit", "--name", "c1", "--", "true")
+    assert one_line(done).startswith(f"dunscaith: configuration file {path}: ")
+    assert says in done.stderr
+    assert not cli.root.exists()  # nothing recorded: no job "recorded, Unattended" left behind
+
+
+def test_config_toml_that_is_a_directory_is_refused(cli: Cli) -> None:
+    (cli.tmp / "home" / ".config" / "dunscaith" / "config.toml").mkdir(parents=True)
+    assert "config.toml is a directory, not a TOML file" in one_line(cli.run("list"))
+
+
+def test_clusters_notjson_is_blamed_on_the_variable_not_the_file(cli: Cli) -> None:
+    line = one_line(cli.run("list", DUNSCAITH_CLUSTERS="notjson"))
+    assert line.startswith("dunscaith: variable DUNSCAITH_CLUSTERS does not parse") and "config.toml" not in line
+
+
+def test_misspelt_variable_is_refused_with_the_nearest_name(cli: Cli) -> None:
+    line = one_line(cli.run("list", DUNSCAITH_SUPERVISE__POL="3"))
+    assert "DUNSCAITH_SUPERVISE__POL names no setting (did you mean DUNSCAITH_SUPERVISE__POLL?)" in line
+
+
+def test_the_slurm_keys_docs_list_are_accepted(cli: Cli) -> None:
+    config(cli, '[clusters.big]\nadapter = "slurm"\naccounting_lookback = 86400\n'
+                "submit_timeout_unknown_floor = 300\n")
+    done = cli.run("list")
+    assert done.returncode == 0, done.stderr
+
+
+# --- inputs that were internal errors -------------------------------------------------------------------
+
+def test_submit_from_a_deleted_current_directory_is_one_line_exit_2(cli: Cli) -> None:
+    gone = cli.tmp / "gone"
+    gone.mkdir()
+    process = subprocess.Popen(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" submit --name d1 -- true',
+                                DUNSCAITH], env=cli.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=90)
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    assert "current directory" in one_line(done)
+    assert cli.run("status", "d1").returncode == 2  # nothing recorded
+
+
+def test_prune_older_than_999999999w_is_one_line_exit_2(cli: Cli) -> None:
+    assert "longer than 100 years" in one_line(cli.run("prune", "--older-than", "999999999w"))
+
+
+# --- damaged pointers and residual entries --------------------------------------------------------------
+
+@pytest.mark.parametrize("content", [b"garbage\n", bytes(range(256)) * 4, b"x" * 200_000, None],
+                         ids=["garbage", "binary", "200KB", "directory"])
+def test_damaged_pointer_is_listed_as_damaged_in_list_and_status(cli: Cli, content: bytes | None) -> None:
+    submitted(cli, "j1")
+    pointer = cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "j1"
+    pointer.unlink()
+    if content is None:
+        pointer.mkdir()
+    else:
+        pointer.write_bytes(content)
+        pointer.chmod(0o600)
+    listing = cli.run("list")
+    assert listing.returncode == 0, listing.stderr
+    assert "pointer of job j1" in listing.stdout + listing.stderr and "damaged" in listing.stdout + listing.stderr
+    status = cli.run("status", "j1")
+    assert status.returncode == 0, status.stderr
+    assert "pointer of job j1" in status.stderr
+    as_json = json.loads(cli.run("list", "--json").stdout)
+    assert any(row.get("job") == "j1" and row.get("what") == "pointer" and "pointer" in str(row.get("problem", ""))
+               for row in as_json["damaged"])
+
+
+def test_damaged_residual_entry_is_listed_as_damaged(cli: Cli) -> None:
+    entry = cli.tmp / "home" / ".config" / "dunscaith" / "residual" / "j7" / "k1"
+    entry.parent.mkdir(parents=True, mode=0o700)
+    entry.write_bytes(b"\xff not an entry")
+    entry.chmod(0o600)
+    listing = cli.run("list")
+    assert listing.returncode == 0, listing.stderr
+    assert "j7  damaged residual entry k1: " in listing.stdout
+    rows = json.loads(cli.run("list", "--json").stdout)["damaged"]
+    assert [(r["job"], r["key"]) for r in rows if r["what"] == "residual entry"] == [("j7", "k1")]
+
+
+# --- doctor ---------------------------------------------------------------------------------------------
+
+def test_doctor_on_a_healthy_root_exits_0(cli: Cli) -> None:
+    submitted(cli, "j1")
+    done = cli.run("doctor")
+    assert done.returncode == 0, done.stderr
+    assert "store" in done.stdout
+
+
+def test_doctor_reports_an_empty_store_and_the_pointers_it_cannot_check(cli: Cli) -> None:
+    submitted(cli, "j1")
+    (cli.root / "records.db").write_bytes(b"")
+    done = cli.run("doctor")
+    assert done.returncode == 1, done.stderr
+    assert "is empty (0 bytes)" in done.stdout and "j1" in done.stdout
+    assert (cli.root / "records.db").stat().st_size == 0
+
+
+def test_doctor_lists_pointers_naming_jobs_the_store_does_not_know(cli: Cli) -> None:
+    submitted(cli, "j1")
+    aside = cli.tmp / "aside"
+    aside.mkdir()
+    for name in ("records.db", "records.db-wal", "records.db-shm"):
+        if (cli.root / name).exists():
+            (cli.root / name).rename(aside / name)
+    submitted(cli, "j2")
+    done = cli.run("doctor")
+    assert done.returncode == 1, done.stderr
+    assert "pointer j1" in done.stdout and "which the store does not know" in done.stdout
+    assert "pointer j2" not in done.stdout
+
+
+def test_stop_emergency_on_a_fresh_root_then_submit_still_uses_it(cli: Cli) -> None:
+    stop = cli.run("stop", "--emergency", "nothing-yet")  # opens no store: makes the local scheduler's folder
+    assert stop.returncode in (0, 1), stop.stderr
+    done = cli.run("submit", "--name", "after", "--", "true")
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,203 @@
+"""Issue 10: hypothesis over dunscaith's arguments, configuration, variables, pointers, residual files and
+records. Whatever the input: no traceback, no exit 3, nothing written outside the record root and
+dunscaith's own folders, and a refused call changes no record."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzz.harness import JOBS, Home, before, check_promises, examples, fresh_copy, run_in_process
+
+FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                   HealthCheck.data_too_large])
+
+COMMANDS = ["status", "list", "prune", "hold", "release", "requeue", "resubmit", "give-up", "cancel", "abandon",
+            "reconcile", "doctor", "stop", "submit", "supervise"]
+WORDS = [*COMMANDS, *JOBS, "--json", "--all", "--older-than", "--emergency", "--name", "--cluster", "--help",
+         "-h", "999999999w", "1e300d", "0s", "-1d", "1w", "nan", "local", "nope", "", " ", "\x00", "é", "../x",
+         "--to", "--reason", "--force", "-", "--older-than=999999999w", "10000000000000000000000d"]
+ARG = st.one_of(st.sampled_from(WORDS), st.text(max_size=12).filter(lambda s: "\x00" not in s))
+# "--" would end the options and run a command: a job actually started is not bad input.
+ARGV = st.lists(ARG, min_size=1, max_size=6).filter(lambda a: "--" not in a and a[0] != "remote")
+READ_COMMANDS = [["list"], ["list", "--json"], ["status", "j1"], ["status", "j2", "--json"], ["prune", "j1"],
+                 ["doctor"], ["status"]]
+
+
+def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # type: ignore[no-untyped-def]
+    with fresh_copy(template) as home:
+        if prepare is not None:
+            prepare(home)
+        env = home.env()
+        env.update(env_extra or {})
+        snapshot = before(home)
+        ran = run_in_process("dunscaith", argv, home, env)
+        check_promises(ran, home, *snapshot, argv=argv)
+        return ran
+
+
+# The issue's cases are the first examples of each test (issue 10's corpus), before what hypothesis draws.
+@settings(max_examples=examples(120), **FUZZ)
+@example(argv=["prune", "--older-than", "999999999w"])
+@example(argv=["status", "j1", "--json"])
+@given(argv=ARGV)
+def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
+    _call(template, argv)
+
+
+TOML_KEYS = ["records", "record", "supervise", "supervize", "recovery", "escalations", "residual", "commands",
+             "clusters", "root", "poll", "poll_max", "giveup", "drain", "wait", "absence", "attempts", "command",
+             "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods"]
+TOML_VALUES = st.one_of(
+    st.sampled_from(["0", "-1", "1e300", "inf", "nan", "true", "false", '""', '"~/x"', '"relative"', '"/tmp/x"',
+                     '"slurm"', '"local"', "[]", '["/bin/true"]', "{}", '{ SLURM_CONF = "/x" }', "1", "0.2"]),
+    st.integers(min_value=-10**30, max_value=10**30).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.text(max_size=8).map(lambda s: '"' + s.replace("\\", "").replace('"', "") + '"'),
+)
+
+
+@st.composite
+def config_text(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        return draw(st.text(max_size=80))  # anything at all, mostly not TOML
+    lines = []
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            lines.append(f"[{draw(st.sampled_from(TOML_KEYS))}" + (f".{draw(st.sampled_from(TOML_KEYS))}]"
+                                                                  if draw(st.booleans()) else "]"))
+        lines.append(f"{draw(st.sampled_from(TOML_KEYS))} = {draw(TOML_VALUES)}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=examples(80), **FUZZ)
+@example(text='[record]\nroot = "/var/tmp/x"\n', argv=["list"], as_directory=False)
+@example(text="[supervize]\npoll = 1\n", argv=["list"], as_directory=False)
+@example(text="recods = 1\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = true\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = inf\n", argv=["list"], as_directory=False)
+@example(text="[supervise]\npoll = 1e300\n", argv=["list"], as_directory=False)
+@example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
+@example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
+@example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text="", argv=["list"], as_directory=True)
+@given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
+def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:
+    def prepare(home: Home) -> None:
+        path = home.dunscaith_dir / "config.toml"
+        if as_directory and not text.strip():
+            path.mkdir()
+        else:
+            path.write_text(text, errors="surrogateescape")
+
+    _call(template, argv, prepare)
+
+
+ENV_NAMES = st.one_of(
+    st.sampled_from(["DUNSCAITH_RECORDS__ROOT", "DUNSCAITH_SUPERVISE__POLL", "DUNSCAITH_CLUSTERS",
+                     "DUNSCAITH_CLUSTERS__BIG__ADAPTER", "DUNSCAITH_CLUSTERS__LOCAL__ADAPTER", "DUNSCAITH_RECORDS",
+                     "DUNSCAITH_SUPERVISE", "DUNSCAITH_RECOVERY__ATTEMPTS", "DUNSCAITH_ESCALATIONS__COMMAND",
+                     "DUNSCAITH_RESIDUAL__POLICY", "DUNSCAITH_COMMANDS__WAIT", "DUNSCAITH_RECORDS__ROT",
+                     "XDG_CONFIG_HOME", "HOME"]),
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=1, max_size=10).map(lambda s: "DUNSCAITH_" + s),
+)
+ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", "notjson", "{}", "[]", '{"x": 1}',
+                                        "relative", "~/r", "/tmp", "$NOPE/x", "slurm", "-5"]),
+                       st.text(max_size=10).filter(lambda s: "\x00" not in s))
+
+
+@settings(max_examples=examples(80), **FUZZ)
+@example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
+@example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
+@example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
+@given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),
+       argv=st.sampled_from(READ_COMMANDS))
+def test_fuzz_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:
+    def prepare(home: Home) -> None:
+        pass
+
+    if variables.get("HOME", "/").startswith("/") is False:
+        variables.pop("HOME")
+    if "HOME" in variables:
+        variables.pop("HOME")  # another home is another user's files: the copy's home stays the one watched
+    _call(template, argv, prepare, variables)
+
+
+CONTENT = st.one_of(st.binary(max_size=300), st.text(max_size=200).map(str.encode),
+                    st.sampled_from([b"", b"garbage\n", b"{}", b"[]", b"x" * 200_000, b"[" * 100_000,
+                                     b'{"version": 1}']))
+
+
+@settings(max_examples=examples(60), **FUZZ)
+@example(job="j1", content=b"garbage\n", directory=False, argv=["list"])
+@example(job="j1", content=bytes(range(256)), directory=False, argv=["status", "j1"])
+@example(job="j1", content=b"x" * 200_000, directory=False, argv=["list"])
+@example(job="j1", content=b"", directory=True, argv=["status", "j1"])
+@given(job=st.sampled_from([*JOBS, "j9", ".hidden", "x y"]), content=CONTENT, directory=st.booleans(),
+       argv=st.sampled_from(READ_COMMANDS))
+def test_fuzz_pointers(template: Home, job: str, content: bytes, directory: bool, argv: list[str]) -> None:
+    def prepare(home: Home) -> None:
+        path = home.dunscaith_dir / "jobs" / job
+        if path.exists():
+            path.unlink()
+        if directory:
+            path.mkdir()
+        else:
+            path.write_bytes(content)
+            os.chmod(path, 0o600)
+
+    _call(template, argv, prepare)
+
+
+@settings(max_examples=examples(40), **FUZZ)
+@given(job=st.sampled_from([*JOBS, "j9"]), key=st.sampled_from(["k1", "entry", "x.json"]), content=CONTENT,
+       directory=st.booleans(), argv=st.sampled_from(READ_COMMANDS))
+def test_fuzz_residual_files(template: Home, job: str, key: str, content: bytes, directory: bool,
+                             argv: list[str]) -> None:
+    def prepare(home: Home) -> None:
+        folder = home.dunscaith_dir / "residual" / job
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if directory:
+            (folder / key).mkdir()
+        else:
+            (folder / key).write_bytes(content)
+            os.chmod(folder / key, 0o600)
+
+    _call(template, argv, prepare)
+
+
+@st.composite
+def damage(draw: st.DrawFn) -> tuple[str, int, bytes]:
+    kind = draw(st.sampled_from(["zero", "flip", "truncate", "replace", "empty"]))
+    return kind, draw(st.integers(0, 40_000)), draw(st.binary(min_size=1, max_size=64))
+
+
+def _damage(db: Path, how: tuple[str, int, bytes]) -> None:
+    kind, offset, data = how
+    size = db.stat().st_size
+    if kind == "empty":
+        db.write_bytes(b"")
+    elif kind == "truncate":
+        os.truncate(db, offset % (size + 1))
+    elif kind == "replace":
+        db.write_bytes(data)
+    else:
+        with open(db, "r+b") as f:
+            f.seek(offset % max(size, 1))
+            f.write(b"\0" * 4096 if kind == "zero" else data)
+
+
+@settings(max_examples=examples(80), **FUZZ)
+@example(how=("empty", 0, b"x"), argv=["list"])
+@example(how=("zero", 8192, b"x"), argv=["list"])
+@example(how=("zero", 8192, b"x"), argv=["status", "j1"])
+@example(how=("zero", 8192, b"x"), argv=["prune", "j1"])
+@example(how=("replace", 0, b"not a database"), argv=["doctor"])
+@example(how=("flip", 8040, b"\x80"), argv=["list"])  # found by this suite: a byte that is not UTF-8
+@given(how=damage(), argv=st.sampled_from([*READ_COMMANDS, ["hold", "j1"], ["cancel", "j2"], ["reconcile"],
+                                           ["supervise", "j3"]]))
+def test_fuzz_records(template: Home, how: tuple[str, int, bytes], argv: list[str]) -> None:
+    _call(template, argv, lambda home: _damage(home.root / "records.db", how))

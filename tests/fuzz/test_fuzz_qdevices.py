@@ -1,0 +1,127 @@
+"""Issue 10: hypothesis over qdevices' configuration, variables, manifests and records. No site is asked
+(dry runs and ``jobs`` only); whatever the input: no traceback, no exit 3, nothing written outside its
+own folders, and a refused call changes no record."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzz.harness import Home, Ran, examples, fresh_copy, run_in_process, snapshot
+
+FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                   HealthCheck.data_too_large])
+BELL = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\nmeasure q -> c;\n'
+MANIFEST = ('name = "run"\nsite = "mqss"\ndevice = "Q5"\n[limits]\njob_seconds_limit = 60\nbudget_seconds = 1000\n'
+            'wait_seconds = 5\n[[orders]]\nname = "o1"\ncircuit = "bell.qasm"\nshots = 10\n')
+
+
+def _qdevices(template: Home, argv: list[str], prepare=None, env_extra=None) -> Ran:  # type: ignore[no-untyped-def]
+    with fresh_copy(template) as home:
+        (home.cwd / "bell.qasm").write_text(BELL)
+        (home.cwd / "run.toml").write_text(MANIFEST)
+        if prepare is not None:
+            prepare(home)
+        env = home.env()
+        env.update(env_extra or {})
+        watched = {k: v for k, v in snapshot(home.base).items() if not k.startswith(str(home.home / ".local"))
+                   and not k.startswith(str(home.qdevices_dir))}
+        records = snapshot(home.home / ".local")
+        ran = run_in_process("qdevices", argv, home, env)
+        assert ran.code != 3, f"exit 3: {ran.stderr}"
+        assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran.stderr
+        after = {k: v for k, v in snapshot(home.base).items() if not k.startswith(str(home.home / ".local"))
+                 and not k.startswith(str(home.qdevices_dir))}
+        assert after == watched, f"files outside qdevices' own changed: {set(after) ^ set(watched)}"
+        if ran.code == 2:
+            assert snapshot(home.home / ".local") == records, f"a refused call changed a record: {ran.stderr}"
+        return ran
+
+
+CONFIG_VALUES = st.one_of(st.sampled_from(["0", "-1", "1e300", "inf", "nan", "true", '""', '"~/r"', '"rel"', "[]",
+                                           '["rel"]', '["~/x"]', "{}", "1", '"/tmp/q"']),
+                          st.text(max_size=8).map(lambda s: '"' + s.replace("\\", "").replace('"', "") + '"'))
+CONFIG_KEYS = ["records", "poll_seconds", "poll_second", "mqss", "vlq", "piastq", "older_records", "record"]
+
+
+@st.composite
+def config_text(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        return draw(st.text(max_size=60))
+    lines = []
+    for _ in range(draw(st.integers(0, 3))):
+        if draw(st.booleans()):
+            lines.append(f"[{draw(st.sampled_from(CONFIG_KEYS))}]")
+        lines.append(f"{draw(st.sampled_from(CONFIG_KEYS))} = {draw(CONFIG_VALUES)}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=examples(50), **FUZZ)
+@given(text=config_text(), argv=st.sampled_from([["check"], ["send", "run.toml"]]))
+def test_fuzz_qdevices_config_files(template: Home, text: str, argv: list[str]) -> None:
+    def prepare(home: Home) -> None:
+        home.qdevices_dir.mkdir(parents=True, exist_ok=True)
+        (home.qdevices_dir / "config.toml").write_text(text, errors="surrogateescape")
+
+    _qdevices(template, argv, prepare)
+
+
+ENV = st.dictionaries(
+    st.one_of(st.sampled_from(["QDEVICES_RECORDS", "QDEVICES_POLL_SECONDS", "QDEVICES_POLL_SECOND",
+                               "QDEVICES_MQSS__OLDER_RECORDS", "QDEVICES_MQSS", "QDEVICES_VLQ__OLDER_RECORDS"]),
+              st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=1, max_size=8).map(lambda s: "QDEVICES_" + s)),
+    st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "notjson", "[]", '["rel"]', "relative", "~/r",
+                               "$NOPE", "/dev/null", "/etc/passwd"]),
+              st.text(max_size=8).filter(lambda s: "\x00" not in s)),
+    min_size=1, max_size=3)
+
+
+@settings(max_examples=examples(50), **FUZZ)
+@example(variables={"QDEVICES_POLL_SECOND": "3"}, argv=["send", "run.toml"])
+@example(variables={"QDEVICES_RECORDS": "/etc/passwd"}, argv=["send", "run.toml"])
+@given(variables=ENV, argv=st.sampled_from([["check"], ["send", "run.toml"]]))
+def test_fuzz_qdevices_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:
+    _qdevices(template, argv, env_extra=variables)
+
+
+MANIFEST_LINES = st.sampled_from([
+    'name = "run"', 'name = ""', 'name = "../x"', 'site = "mqss"', 'site = "nowhere"', 'device = "Q5"',
+    "[limits]", "job_seconds_limit = 60", "job_seconds_limit = 1e300", "job_seconds_limit = true",
+    "budget_seconds = inf", "budget_seconds = -1", "wait_seconds = 0", "[[orders]]", 'name = "o1"',
+    'circuit = "bell.qasm"', 'circuit = "/etc/passwd"', 'circuit = "missing.qasm"', "shots = 10", "shots = 0",
+    "shots = 1e3", "shots = true", 'rules = "nope.py"', "colour = 1"])
+
+
+@settings(max_examples=examples(60), **FUZZ)
+@given(lines=st.lists(MANIFEST_LINES, max_size=14), raw=st.one_of(st.none(), st.binary(max_size=100)))
+def test_fuzz_qdevices_manifests(template: Home, lines: list[str], raw: bytes | None) -> None:
+    def prepare(home: Home) -> None:
+        (home.cwd / "m.toml").write_bytes(raw if raw is not None else "\n".join(lines).encode())
+
+    _qdevices(template, ["send", "m.toml"], prepare)
+
+
+RECORD = st.one_of(
+    st.binary(max_size=300),
+    st.lists(st.sampled_from([
+        b'{"type":"start","at":"2026-01-01T00:00:00+00:00"}', b'{"type":"submitting","order":1}', b"{}", b"[]",
+        b"[" * 100_000, b'{"type":"start"}', b"garbage", b'{"type":"result","order":1,"seconds":1e400}']),
+        max_size=5).map(lambda parts: b"\n".join(parts) + b"\n"))
+
+
+@settings(max_examples=examples(60), **FUZZ)
+@given(content=RECORD, directory=st.booleans(), link=st.booleans())
+def test_fuzz_qdevices_records(template: Home, content: bytes, directory: bool, link: bool) -> None:
+    def prepare(home: Home) -> None:
+        target = home.cwd / "r.jsonl"
+        if directory:
+            target.mkdir()
+        else:
+            target.write_bytes(content)
+            os.chmod(target, 0o600)
+        if link:
+            (home.cwd / "link.jsonl").symlink_to(target)
+
+    _qdevices(template, ["jobs", "link.jsonl" if link else "r.jsonl"], prepare)

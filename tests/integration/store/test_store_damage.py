@@ -1,0 +1,117 @@
+"""Issue 10: a store is created only by the call that creates its file; damage is refused or kept to its job."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.host.system import SystemHost
+from adapters.store.sqlite.opening import StoreRefused
+from adapters.store.sqlite.store import SqliteStore
+from ports.job_store import RecordDamaged
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.glob("records.db*"))}
+
+
+def _three_jobs(root: Path, pad: int = 0) -> None:
+    with SqliteStore.open(root, SystemHost()) as store:
+        for job in ("j1", "j2", "j3"):
+            store.create(job, T0, "created", {"spec": "x" * 50})
+            for i in range(5):
+                store.append(job, T0, "note", {"i": i, "pad": "p" * pad})
+
+
+def _zero_page(db: Path, offset: int = 4096 * 2, size: int = 4096) -> None:
+    """dd if=/dev/zero of=records.db bs=4096 seek=2 count=1 conv=notrunc"""
+    with open(db, "r+b") as f:
+        f.seek(offset)
+        f.write(b"\0" * size)
+
+
+def test_empty_records_db_is_refused_and_left_empty(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    (root / "records.db").write_bytes(b"")  # : > records.db
+    before = _digest(root)
+    with pytest.raises(StoreRefused) as caught:
+        SqliteStore.open(root, SystemHost())
+    message = str(caught.value)
+    assert message.startswith(f"record store {root / 'records.db'} is empty (0 bytes); nothing was written to it")
+    assert "restore it from a copy, or move it aside" in message and "dunscaith doctor" in message
+    assert "\n" not in message
+    assert _digest(root) == before and (root / "records.db").stat().st_size == 0
+
+
+def test_sqlite_file_without_schema_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    for name in ("records.db", "records.db-wal", "records.db-shm"):
+        (root / name).unlink(missing_ok=True)
+    sqlite3.connect(root / "records.db").execute("PRAGMA user_version=1").connection.close()
+    before = _digest(root)
+    with pytest.raises(StoreRefused, match="has no schema"):
+        SqliteStore.open(root, SystemHost())
+    assert _digest(root) == before
+
+
+def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root, pad=300)
+    _zero_page(root / "records.db")
+    with SqliteStore.open(root, SystemHost()) as store:
+        assert store.jobs() == ["j1", "j2", "j3"]
+        with pytest.raises(RecordDamaged) as caught:
+            store.read("j1")
+        assert caught.value.job == "j1" and caught.value.event is not None
+        assert len(store.read("j2").events) == len(store.read("j3").events) == 6
+        store.append("j2", T0, "note", {"after": "damage"})  # the file passes quick_check: others go on
+        assert len(store.read("j2").events) == 7
+
+
+def test_zeroed_structural_page_refuses_every_write_and_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    _zero_page(root / "records.db")
+    before = _digest(root)
+    with SqliteStore.open(root, SystemHost()) as store:
+        with pytest.raises(RecordDamaged):
+            store.read("j2")
+        with pytest.raises(StoreRefused, match=r"fails its integrity check \(quick_check: .*\); nothing was written"):
+            store.append("j2", T0, "note", {})
+        with pytest.raises(StoreRefused):
+            store.create("j4", T0, "created", {})
+    assert _digest(root) == before
+
+
+def test_another_programs_file_named_records_db_is_left_byte_for_byte(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    for name in ("records.db-wal", "records.db-shm"):
+        (root / name).unlink(missing_ok=True)
+    (root / "records.db").write_bytes(b"my thesis, not a database\n" * 100)
+    before = _digest(root)
+    with pytest.raises(StoreRefused, match="is not a SQLite database"):
+        SqliteStore.open(root, SystemHost())
+    assert _digest(root) == before
+
+
+def test_a_byte_that_is_not_utf8_in_an_event_damages_only_that_job(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root, pad=300)
+    conn = sqlite3.connect(root / "records.db")
+    conn.execute("DROP TRIGGER IF EXISTS events_append_only_update")
+    conn.execute("UPDATE events SET data = CAST(X'7B2278223A2280227D' AS TEXT) WHERE seq = 2 AND job_id = 1")
+    conn.commit()
+    conn.close()
+    with SqliteStore.open(root, SystemHost()) as store:
+        with pytest.raises(RecordDamaged, match="UTF-8"):
+            store.read("j1")
+        assert len(store.read("j2").events) == 6
