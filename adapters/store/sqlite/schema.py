@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Rows = Callable[[str], Sequence[Any]]  # run one SQL statement, return its rows
 
 # Every revision this build knows, oldest first; a test checks it against migrations/versions.
-KNOWN_REVISIONS: tuple[str, ...] = ("0001",)
+KNOWN_REVISIONS: tuple[str, ...] = ("0001", "0002")
 HEAD = KNOWN_REVISIONS[-1]
 
 

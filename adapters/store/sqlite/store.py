@@ -22,8 +22,10 @@ from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from adapters.store.sqlite.schema import ensure_schema
+from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryQuery
 from ports.host import HostInfo
 from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
 
@@ -49,6 +51,17 @@ _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# The summary of a job, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
+_SUMMARY_COLUMNS = ", ".join(COLUMNS)
+_SQL_PUT_SUMMARY = (
+    f"INSERT INTO summaries (job_id, {_SUMMARY_COLUMNS}) VALUES (?, {', '.join('?' * len(COLUMNS))}) "
+    f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
+)
+_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SQL_EVERY_EVENT = (
+    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "ORDER BY j.id, e.seq"
+)
 
 
 class SqliteStore:
@@ -72,6 +85,8 @@ class SqliteStore:
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
+        self._carries = Carries()
+        self._batch_depth = 0  # inside batch(): appends share one transaction
         try:
             with self._errors(), self._read_lock:
                 ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
@@ -107,20 +122,24 @@ class SqliteStore:
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
         when, encoded = encode_time(at), encode_data(data)
         try:
-            with self._errors(), self._writing() as db:
+            with self._errors(), self._writing(job) as db:
                 job_id = db.execute(_SQL_CREATE_JOB, (job, when)).lastrowid
                 db.execute(_SQL_APPEND, (job_id, 1, when, kind, encoded))
+                db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(self._carries.start(job, at, kind, encoded))))
         except _Exists:
             raise JobExists(f"job {job} is already recorded") from None
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._writing() as db:
+        with self._errors(), self._writing(job) as db:
             found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
             if found is None:
                 raise UnknownJob(f"no job named {job} is recorded")
-            seq = int(found[1] or 0) + 1
-            db.execute(_SQL_APPEND, (found[0], seq, when, kind, encoded))
+            job_id, seq = found[0], int(found[1] or 0) + 1
+            summary = self._carries.step(job, seq - 1, at, kind, encoded,
+                                         lambda: db.execute(_SQL_EVENTS, (job_id,)).fetchall())
+            db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
+            db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
         return seq
 
     def read(self, job: JobId) -> JobRecord:
@@ -140,6 +159,70 @@ class SqliteStore:
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
             return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
+
+    # --- the summaries --------------------------------------------------------------------------
+
+    def summary(self, job: JobId) -> JobSummary:
+        with self._errors(), self._reading() as conn:
+            row = conn.execute(f"{_SQL_SUMMARY} WHERE j.name = ?", (job,)).fetchone()
+        if row is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        return self._summary(row)
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        where, args = _where(query)
+        sql = f"{_SQL_SUMMARY}{where} ORDER BY s.job_id DESC"
+        if query.limit is not None:
+            sql, args = f"{sql} LIMIT ?", [*args, query.limit]
+        # One snapshot, read a page at a time (memory stays flat in the number of jobs), on a connection
+        # of its own: the caller may use the store between two rows.
+        with self._errors():
+            conn = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            with self._errors():
+                conn.execute("BEGIN")
+                cursor = conn.execute(sql, args)
+                while rows := cursor.fetchmany(256):
+                    for row in rows:
+                        yield self._summary(row)
+        finally:
+            conn.close()
+
+    def count(self, query: SummaryQuery) -> int:
+        where, args = _where(SummaryQuery(query.include_pruned, query.state, query.cluster, query.since))
+        with self._errors(), self._reading() as conn:
+            return int(conn.execute(f"SELECT count(*) FROM summaries s{where}", args).fetchone()[0])
+
+    def unsettled(self) -> list[JobSummary]:
+        with self._errors(), self._reading() as conn:
+            rows = conn.execute(f"{_SQL_SUMMARY} WHERE s.settled = 0 AND s.problem IS NULL ORDER BY s.job_id"
+                                ).fetchall()
+        return [self._summary(row) for row in rows]
+
+    def rebuild_summaries(self) -> int:
+        """Every summary folded again from its record's events, in one transaction; how many."""
+        with self._errors(), self._writing() as db:
+            rows = list(rebuilt_rows(grouped(db.execute(_SQL_EVERY_EVENT))))
+            db.executemany(_SQL_PUT_SUMMARY, rows)
+            self._carries.clear()
+        return len(rows)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every create and append inside is one transaction, committed (durably) on leaving: for tools
+        that build large stores. A failure inside rolls them all back."""
+        with self._writing():
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+
+    def _summary(self, row: tuple[Any, ...]) -> JobSummary:
+        try:
+            return from_row(row[0], row[1:])
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"summary of job {row[0]} in {self.db_path} is damaged: {exc}") from None
 
     def location(self) -> str:
         return str(self.root.path)
@@ -193,8 +276,27 @@ class SqliteStore:
         return self._reader
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced)."""
+    def _writing(self, job: JobId | None = None) -> Iterator[sqlite3.Connection]:
+        """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced).
+        Inside ``batch()`` the batch's transaction is used; a failure then rolls the whole batch back."""
+        if self._batch_depth:
+            assert self._writer is not None
+            try:
+                yield self._writer
+            except BaseException:
+                self._carries.clear()
+                raise
+            return
+        try:
+            with self._committing() as db:
+                yield db
+        except BaseException:
+            if job is not None:
+                self._carries.forget(job)
+            raise
+
+    @contextmanager
+    def _committing(self) -> Iterator[sqlite3.Connection]:
         with self._thread_turn:
             self._take_turn()
             try:
@@ -268,6 +370,23 @@ class SqliteStore:
 
 class _Exists(Exception):
     pass
+
+
+def _where(query: SummaryQuery) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if not query.include_pruned:
+        clauses.append("s.pruned_at IS NULL")
+    if query.state is not None:
+        clauses.append("s.state = ?")
+        args.append(query.state)
+    if query.cluster is not None:
+        clauses.append("s.cluster = ?")
+        args.append(query.cluster)
+    if query.since is not None:
+        clauses.append("s.recorded_at >= ?")
+        args.append(encode_time(query.since))
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), args
 
 
 def _open_private(path: Path) -> int:
