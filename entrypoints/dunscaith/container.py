@@ -34,6 +34,7 @@ from domain.model.jobs.policy import Policy
 from domain.model.jobs.residual import ResidualPolicy
 from domain.services.jobs.commands import JobCommands
 from domain.services.jobs.emergency_stop import EmergencyStop
+from domain.services.jobs.listing import JobListing
 from domain.services.jobs.pointer_notes import PointerNotes
 from domain.services.jobs.prune import Prune
 from domain.services.jobs.status import JobStatus
@@ -195,6 +196,8 @@ class UseCases(containers.DeclarativeContainer):
     emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering)
+    listing = providers.Factory(JobListing, store=adapters.store, clock=adapters.clock,
+                                poll=settings.provided.supervise.poll, delivering=delivering)
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.model.jobs.residual import ResidualEntry
+from domain.services.jobs.listing import ListedJob
 from domain.services.jobs.status import JobView
 from domain.services.jobs.sweep import SweepReport
 
@@ -52,6 +53,50 @@ def view_line(view: JobView) -> str:
     if s.pruned_at is not None:
         words.append(f"pruned at {s.pruned_at:%Y-%m-%d %H:%M:%S %Z}")
     return "  ".join(words)
+
+
+def listed_line(job: ListedJob) -> str:
+    """``view_line``'s words, from the job's summary."""
+    s = job.summary
+    if s.problem is not None:
+        return f"{s.job}  damaged: record does not read: {s.problem}"
+    words = [f"{s.job}", s.state]
+    if s.outcome is not None:
+        words.append(f"({s.outcome_detail})")
+    if job.health.held:
+        words.append("supervised" + (" (loop unhealthy)" if job.loop_unhealthy else ""))
+    elif job.unattended:
+        words.append("Unattended")
+    if job.left and s.outcome is not None:
+        words.append(f"{job.left} outstanding")
+    if s.pruned_at is not None:
+        words.append(f"pruned at {s.pruned_at:%Y-%m-%d %H:%M:%S %Z}")
+    return "  ".join(words)
+
+
+def listed_json(job: ListedJob) -> dict[str, Any]:
+    """One job of ``list --json``: its summary (``status JOB --json`` has the attempts, requests...)."""
+    s = job.summary
+    if s.problem is not None:
+        return {"job": s.job, "problem": f"record does not read: {s.problem}"}
+    return {
+        "job": s.job,
+        "cluster": s.cluster,
+        "adapter": s.adapter,
+        "state": s.state,
+        "outcome": None if s.outcome is None else {"result": s.outcome, "detail": s.outcome_detail},
+        "settled": s.settled,
+        "unattended": job.unattended,
+        "supervisor": {"held": job.health.held,
+                       "last_loop": job.health.last_loop.isoformat() if job.health.last_loop else None,
+                       "healthy": job.health.held and not job.loop_unhealthy},
+        "attempt_count": s.attempts,
+        "object_id": s.object_id,
+        "outstanding_count": job.left,
+        "recorded_at": s.recorded_at.isoformat(),
+        "updated_at": s.updated_at.isoformat(),
+        "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
+    }
 
 
 def expiry_line(entry: ResidualEntry) -> str:

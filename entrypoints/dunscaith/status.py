@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from typing import Any
 
 import typer
 
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
-from domain.services.jobs.status import JobView
+from domain.model.jobs.summary import SummaryQuery
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render
 from entrypoints.dunscaith.edge import PROG
+
+DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def status(
@@ -50,11 +54,27 @@ def status(
 
 
 def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array"),
-              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)")) -> int:
-    """Every job in this host's records, oldest first (pruned ones only with --all)."""
+              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)"),
+              limit: int | None = typer.Option(None, "--limit", min=0, help=(
+                  "at most this many of this host's jobs, newest first (0: all; default: a screenful, "
+                  "all with --json)"))) -> int:
+    """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
     edge.open_store(ctx)
-    views = [v for v in edge.use_cases(ctx).status().all()
-             if show_all or not isinstance(v, JobView) or v.state.pruned_at is None]
+    listing = edge.use_cases(ctx).listing()
+    query = SummaryQuery(include_pruned=show_all, limit=_limit(limit, as_json))
+    shown = 0
+    if as_json:
+        out = _JsonArray()
+        for job in listing.page(query):  # written as it is read: memory flat in the number of jobs
+            out.item(render.listed_json(job))
+            shown += 1
+    else:
+        for job in listing.page(query):
+            print(render.listed_line(job))
+            shown += 1
+    if query.limit is not None and shown == query.limit and (more := listing.count(query) - shown) > 0:
+        edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
+                 "for all")
     try:
         elsewhere = edge.elsewhere(ctx)
     except Exception as exc:  # pointers are display only
@@ -63,22 +83,43 @@ def list_jobs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", 
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     if as_json:
-        listed: list[dict[str, Any]] = [render.view_json(v) if isinstance(v, JobView)
-                                        else {"job": v[0], "problem": v[1]} for v in views]
-        listed += [{"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
-                    "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
-                   for p, u in elsewhere]
-        listed += [render.entry_json(e, gone) for e, gone in residual]
-        print(json.dumps(listed, indent=2))
+        for p, u in elsewhere:
+            out.item({"job": p.job, "host": p.host, "state": p.state, "from_pointer": True, "unattended": u,
+                      "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None})
+        for e, gone in residual:
+            out.item(render.entry_json(e, gone))
+        out.close()
         return 0
-    for v in views:
-        print(render.view_line(v) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for e, gone in residual:
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx)
     return 0
+
+
+def _limit(given: int | None, as_json: bool) -> int | None:
+    if given is not None:
+        return given or None
+    if as_json:
+        return None
+    # a screenful: the terminal's height less a few lines for notices (a pipe gets the fallback's 24)
+    return max(10, shutil.get_terminal_size((80, DEFAULT_LINES)).lines - 4)
+
+
+class _JsonArray:
+    """One JSON array on stdout, an element at a time."""
+
+    def __init__(self) -> None:
+        self._first = True
+
+    def item(self, value: dict[str, Any]) -> None:
+        text = json.dumps(value, indent=2).replace("\n", "\n  ")
+        sys.stdout.write(("[\n  " if self._first else ",\n  ") + text)
+        self._first = False
+
+    def close(self) -> None:
+        sys.stdout.write("[]\n" if self._first else "\n]\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -46,7 +46,7 @@ def test_a_finished_job_is_pruned_off_the_list_and_onto_the_residual_list(cli: C
     answer = json.loads(pruned.stdout)
     assert (answer["job"], answer["result"]) == ("done", "pruned") and answer["pruned_at"]
     assert _listed(cli) == ["kept"]
-    assert _listed(cli, "--all") == ["done", "kept"]
+    assert _listed(cli, "--all") == ["kept", "done"]  # newest first
     assert "pruned at" in cli.run("list", "--all").stdout
     assert _entries(cli, "done") == [("pruned", ResidualReason.PRUNED)]
     assert not _pointer(cli, "done")
@@ -87,7 +87,7 @@ def test_older_than_prunes_the_settled_jobs_that_old_and_leaves_the_rest(cli: Cl
     young = cli.run("prune", "--older-than", "1h", "--json")
     assert young.returncode == 0, young.stderr
     assert json.loads(young.stdout)["pruned"] == []
-    assert _listed(cli) == ["a", "b"]
+    assert _listed(cli) == ["b", "a"]  # newest first
     old = cli.run("prune", "--older-than", "0s", "--json")
     assert old.returncode == 0, old.stderr
     assert [p["job"] for p in json.loads(old.stdout)["pruned"]] == ["a"]
