@@ -122,7 +122,10 @@ def launch(prog: str, module: str) -> None:
 
 
 def dunscaith() -> None:
-    launch("dunscaith", "entrypoints.dunscaith.app")
+    # `remote run` and `remote exec` start every local job: they go to a module that imports the wrapper
+    # and nothing of typer (it hands anything but a plain run back to the app).
+    lean = sys.argv[1:2] == ["remote"] and sys.argv[2:3] in (["run"], ["exec"])
+    launch("dunscaith", "entrypoints.dunscaith.remote_run" if lean else "entrypoints.dunscaith.app")
 
 
 def qdevices() -> None:

@@ -9,8 +9,6 @@ this project's tests (they run on Linux).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import sys
 from collections.abc import Callable
@@ -21,6 +19,9 @@ def _os_waitid(pid: int) -> bool:
 
 
 def _darwin_waitid() -> Callable[[int], bool]:  # pragma: no cover - macOS with Python < 3.13 only
+    import ctypes  # here: ctypes.util alone costs the wrapper's start-up ~4 ms where os.waitid exists
+    import ctypes.util
+
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     p_pid, wnohang, wexited, wnowait = 1, 0x01, 0x04, 0x20  # <sys/wait.h> on Darwin
     siginfo_size, si_pid_offset = 104, 12  # siginfo_t: si_signo, si_errno, si_code, then si_pid

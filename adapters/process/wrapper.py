@@ -2,7 +2,10 @@
 
 One loop owns the child. A pump thread moves the worker's stdout to ours (so a stalled reader never
 stops the loop from answering a termination request); everything else (requests, signals, the
-leader's exit, the files) happens in the loop, in one thread.
+leader's exit, the files) happens in the loop, in one thread. While nothing happens the loop sleeps
+without a timeout: the leader's exit (SIGCHLD), the end of stdout, and a name added to the instance
+directory (a request: ``directory_watch``) each wake it, and only a grace running out is waited for
+by the clock.
 """
 
 from __future__ import annotations
@@ -14,13 +17,12 @@ import hashlib
 import json
 import os
 import queue
-import secrets
 import select
 import signal
-import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
+from adapters.process.directory_watch import DirectoryWatch, watch_directory
 from adapters.process.leader import leader_exited
 from domain.model.remote.control import (
     FAILURE,
@@ -57,7 +60,6 @@ from ports.clock import Clock
 
 CHUNK = 1 << 20
 MAX_REQUEST = 1 << 16
-REQUEST_POLL_SECONDS = 0.1
 EXIT_START_FAILED = 127
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
 
@@ -156,11 +158,13 @@ def _pump(source: int, wake: int, result: _Stdout) -> None:
 class PosixWrapper:
     """Owns one worker for the life of one instance directory."""
 
-    def __init__(self, directory: Path, clock: Clock) -> None:
+    def __init__(self, directory: Path, clock: Clock,
+                 watch: Callable[[Path], DirectoryWatch] = watch_directory) -> None:
         self.directory = directory
         self.clock = clock
-        self.host = socket.gethostname()
-        self.nonce = secrets.token_hex(16)
+        self.watch = watch
+        self.host = os.uname().nodename  # what gethostname(3) returns, without importing socket
+        self.nonce = os.urandom(16).hex()  # what secrets.token_hex(16) is, without its imports
         self.pid = os.getpid()
         self._lock = FlockLock(directory / LOCK)
         self._request_blocked = False
@@ -197,6 +201,14 @@ class PosixWrapper:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the wrapper quietly (state: lost)
         self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
                                            tuple(sorted(spec.env)), self.clock.now()))
+        # Watched before instance.json exists: no request can be written before that, so none is missed.
+        watch = self.watch(self.directory)
+        try:
+            return self._launch(spec, watch)
+        finally:
+            watch.close()
+
+    def _launch(self, spec: LaunchSpec, watch: DirectoryWatch) -> int:
         out_r, out_w = (_high_fd(fd) for fd in os.pipe())
         bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
         st_r, st_w = (_high_fd(fd) for fd in os.pipe())
@@ -233,7 +245,7 @@ class PosixWrapper:
         stdout = _Stdout()
         pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout), name="stdout-pump", daemon=True)
         pump.start()
-        status = self._own(instance, stdout, wake_r)
+        status = self._own(instance, stdout, wake_r, watch)
         pump.join()
         os.close(out_r)
         exit_code = os.waitstatus_to_exitcode(status)
@@ -268,7 +280,7 @@ class PosixWrapper:
         return Failure(self.nonce, self.host, self.pid, instance.worker_pid, stage,
                        err if isinstance(err, int) else None, message, self.clock.now())
 
-    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int) -> int:
+    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int, watch: DirectoryWatch) -> int:
         """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped."""
         pid = instance.worker_pid
         admitted: TerminateRequest | None = None
@@ -297,10 +309,11 @@ class PosixWrapper:
                 kill_at = None
             if leader_done and stdout.done and kill_at is None:
                 break
-            timeout = REQUEST_POLL_SECONDS
+            timeout = watch.poll_seconds
             if kill_at is not None:
-                timeout = min(timeout, max(0.0, kill_at - self.clock.monotonic()))
-            _wait_readable(wake_r, timeout)
+                left = max(0.0, kill_at - self.clock.monotonic())
+                timeout = left if timeout is None else min(timeout, left)
+            _wait(wake_r, watch, timeout)
         _, status = os.waitpid(pid, 0)
         return status
 
@@ -340,9 +353,16 @@ class PosixWrapper:
         return True
 
 
-def _wait_readable(fd: int, timeout: float) -> None:
-    ready, _, _ = select.select([fd], [], [], timeout)
-    if ready:
+def _wait(wake: int, watch: DirectoryWatch, timeout: float | None) -> None:
+    """Sleep until a signal or the pump writes ``wake``, a name is added to the directory, or ``timeout``.
+
+    Both are drained before the loop looks again, so a request linked after this point wakes the next wait.
+    """
+    watched = watch.fileno()
+    ready, _, _ = select.select([wake] if watched is None else [wake, watched], [], [], timeout)
+    if wake in ready:
         with contextlib.suppress(BlockingIOError):
-            while os.read(fd, 4096):
+            while os.read(wake, 4096):
                 pass
+    if watched is not None and watched in ready:
+        watch.drain()

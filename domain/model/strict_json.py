@@ -54,12 +54,13 @@ def loads_object(text: str | bytes) -> dict[str, Any]:
 
 
 def check_fields(obj: Mapping[str, Any], spec: FieldSpec, what: str) -> None:
-    missing = sorted(set(spec) - set(obj))
-    extra = sorted(set(obj) - set(spec))
-    if missing:
-        raise DecodeError(f"{what}: missing field(s) {', '.join(missing)}")
-    if extra:
-        raise DecodeError(f"{what}: unexpected field(s) {', '.join(extra)}")
+    if obj.keys() != spec.keys():  # records are read whole on every status: the usual case costs no sets
+        missing = sorted(set(spec) - set(obj))
+        extra = sorted(set(obj) - set(spec))
+        if missing:
+            raise DecodeError(f"{what}: missing field(s) {', '.join(missing)}")
+        if extra:
+            raise DecodeError(f"{what}: unexpected field(s) {', '.join(extra)}")
     for name, types in spec.items():
         value = obj[name]
         if isinstance(value, bool) and bool not in types:

@@ -19,7 +19,8 @@ def default_dunscaith() -> tuple[str, ...]:
     script = Path(sys.executable).parent / "dunscaith"
     if script.is_file() and os.access(script, os.X_OK):
         return (str(script),)
-    return (sys.executable, "-c", "from entrypoints.dunscaith.app import main; main()")
+    # the console script's own start, so `remote run` takes its lean path here too
+    return (sys.executable, "-c", "from entrypoints.cli_support import dunscaith; dunscaith()")
 
 
 def program_of(spec: StoredSpec, directory: Path) -> list[str]:

@@ -263,6 +263,8 @@ _BY_KIND: Mapping[str, type[Any]] = {
 }
 # What each kind's data must hold, read off its dataclass: a field added to an event is decoded with it.
 _FIELDS: Mapping[str, FieldSpec] = {kind: dataclass_spec(cls) for kind, cls in _BY_KIND.items()}
+# the kinds with a field that JSON carries as a list (a tuple in the event); the others are built as read
+_WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in types for types in spec.values()))
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
@@ -281,8 +283,11 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
         check_fields(data, _FIELDS[kind], f"event {kind}")
     except DecodeError as exc:
         raise EventUndecodable(str(exc)) from None
+    if kind not in _WITH_LISTS:
+        event: Event = cls(**data)
+        return event
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for a in values["command"]):
         raise EventUndecodable("event job-recorded: command holds a non-string")
-    event: Event = cls(**values)
-    return event
+    recorded: Event = cls(**values)
+    return recorded

@@ -152,124 +152,248 @@ class JobState:
             raise RecordInconsistent(f"event about attempt {number}, which was never started")
         return self.attempts[number - 1]
 
-    def with_attempt(self, attempt: Attempt) -> JobState:
-        attempts = list(self.attempts)
-        attempts[attempt.number - 1] = attempt
-        return replace(self, attempts=tuple(attempts))
-
     def by_nonce(self, nonce: Nonce | None) -> Attempt | None:
         return next((a for a in self.attempts if nonce is not None and a.nonce == nonce), None)
 
 
-def _set(state: JobState, number: int, **changes: object) -> JobState:
-    return state.with_attempt(replace(state.attempt(number), **changes))  # type: ignore[arg-type]
+class _AttemptDraft:
+    """An attempt while the fold changes it: plain attributes, frozen into an ``Attempt`` at the end."""
+
+    __slots__ = (
+        "absent_since",
+        "cancelling",
+        "exit_code",
+        "nonce",
+        "number",
+        "object_id",
+        "object_state",
+        "order",
+        "reason",
+        "residual",
+        "signal",
+    )
+
+    def __init__(self, a: Attempt) -> None:
+        self.number: int = a.number
+        self.nonce: Nonce = a.nonce
+        self.order: AttemptState = a.order
+        self.object_id: ObjectId | None = a.object_id
+        self.object_state: ObjectState | None = a.object_state
+        self.exit_code: int | None = a.exit_code
+        self.signal: int | None = a.signal
+        self.reason: str = a.reason
+        self.absent_since: datetime | None = a.absent_since
+        self.cancelling: bool = a.cancelling
+        self.residual: bool = a.residual
+
+    def freeze(self) -> Attempt:
+        return Attempt(self.number, self.nonce, self.order, self.object_id, self.object_state, self.exit_code,
+                       self.signal, self.reason, self.absent_since, self.cancelling, self.residual)
 
 
-def _intent(state: JobState, action: Action) -> JobState:
-    """A confirmed request becomes the job's own intent, which the plan then carries out."""
-    match action:
-        case Action.HOLD:
-            return replace(state, hold_wanted=True, release_wanted=False)
-        case Action.RELEASE:
-            return replace(state, hold_wanted=False, release_wanted=True)
-        case Action.CANCEL:
-            return replace(state, cancel_wanted=True, given_up=True, hold_wanted=False)
-        case Action.GIVE_UP:
-            return replace(state, given_up=True)
-        case Action.ABANDON:
-            return replace(state, abandoned=True, given_up=True)
-        case Action.REQUEUE:
-            return replace(state, requeue_wanted=True)
-        case Action.RESUBMIT:
-            return replace(state, resubmit_of=state.current.number if state.current else None)
-    raise RecordInconsistent(f"unhandled action {action!r}")
+class _Fold:
+    """The state being folded, changed in place event by event; ``freeze`` makes the ``JobState``.
+
+    An event changes a field or two, so nothing is copied per event: a collection is turned into a
+    list the first time an event changes it, requests are found by id through an index, and the
+    frozen state is built once. ``apply`` below is this same table for one event.
+    """
+
+    def __init__(self, state: JobState) -> None:
+        self._base = state
+        self.outcome = state.outcome
+        self.settled = state.settled
+        self.updated_at = state.updated_at
+        self.hold_wanted = state.hold_wanted
+        self.release_wanted = state.release_wanted
+        self.cancel_wanted = state.cancel_wanted
+        self.given_up = state.given_up
+        self.abandoned = state.abandoned
+        self.requeue_wanted = state.requeue_wanted
+        self.resubmit_of = state.resubmit_of
+        self.requeue_in_flight = state.requeue_in_flight
+        self.pruned_at = state.pruned_at
+        self._attempts: list[Attempt | _AttemptDraft] | None = None
+        self._requests: list[Request] | None = None
+        self._request_index: dict[str, int] | None = None
+        self._escalations: list[Escalation] | None = None
+        self._failures: list[str] | None = None
+
+    # ---- the collections, turned into lists when first changed ------------------------------------
+
+    def _attempt_list(self) -> list[Attempt | _AttemptDraft]:
+        if self._attempts is None:
+            self._attempts = list(self._base.attempts)
+        return self._attempts
+
+    def _count(self) -> int:
+        return len(self._base.attempts) if self._attempts is None else len(self._attempts)
+
+    def _last(self) -> Attempt | _AttemptDraft | None:
+        attempts = self._base.attempts if self._attempts is None else self._attempts
+        return attempts[-1] if attempts else None
+
+    def _draft(self, number: int) -> _AttemptDraft:
+        if not 1 <= number <= self._count():
+            raise RecordInconsistent(f"event about attempt {number}, which was never started")
+        attempts = self._attempt_list()
+        found = attempts[number - 1]
+        if isinstance(found, _AttemptDraft):
+            return found
+        draft = attempts[number - 1] = _AttemptDraft(found)
+        return draft
+
+    def _request_list(self) -> tuple[list[Request], dict[str, int]]:
+        if self._requests is None or self._request_index is None:
+            self._requests = list(self._base.requests)
+            self._request_index = {r.id: i for i, r in enumerate(self._requests)}
+        return self._requests, self._request_index
+
+    def _escalation_list(self) -> list[Escalation]:
+        if self._escalations is None:
+            self._escalations = list(self._base.escalations)
+        return self._escalations
+
+    # ---- the transition table ---------------------------------------------------------------------
+
+    def _intent(self, action: Action) -> None:
+        """A confirmed request becomes the job's own intent, which the plan then carries out."""
+        match action:
+            case Action.HOLD:
+                self.hold_wanted, self.release_wanted = True, False
+            case Action.RELEASE:
+                self.hold_wanted, self.release_wanted = False, True
+            case Action.CANCEL:
+                self.cancel_wanted, self.given_up, self.hold_wanted = True, True, False
+            case Action.GIVE_UP:
+                self.given_up = True
+            case Action.ABANDON:
+                self.abandoned, self.given_up = True, True
+            case Action.REQUEUE:
+                self.requeue_wanted = True
+            case Action.RESUBMIT:
+                current = self._last()
+                self.resubmit_of = current.number if current is not None else None
+            case _:
+                raise RecordInconsistent(f"unhandled action {action!r}")
+
+    def apply(self, event: ev.Event, at: datetime) -> None:
+        """One event onto the state: the transition table of the record, in one place."""
+        self.updated_at = at
+        match event:
+            case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
+                a = self._draft(n)
+                a.object_state = _member(ObjectState, s, "observed")
+                a.exit_code, a.signal, a.reason, a.absent_since = code, sig, why, None
+            case ev.JobRecorded():
+                raise RecordInconsistent("a second job-recorded event")
+            case ev.Submitting(attempt=n, nonce=nonce):
+                if n != self._count() + 1:
+                    raise RecordInconsistent(f"attempt {n} started after attempt {self._count()}")
+                self._attempt_list().append(Attempt(n, nonce, AttemptState.SUBMITTING))
+            case ev.Created(attempt=n, object_id=oid):
+                a = self._draft(n)
+                a.order, a.object_id, a.object_state = AttemptState.CREATED, oid, ObjectState.HELD
+            case ev.Refused(attempt=n):
+                self._draft(n).order = AttemptState.REFUSED
+            case ev.Unknown(attempt=n):
+                self._draft(n).order = AttemptState.UNKNOWN
+            case ev.Found(attempt=n, object_id=oid):
+                a = self._draft(n)
+                a.order, a.object_id, a.object_state, a.absent_since = AttemptState.CREATED, oid, ObjectState.HELD, None
+            case ev.Confirmed(attempt=n, object_id=oid):
+                a = self._draft(n)
+                a.order, a.object_id = AttemptState.CONFIRMED, oid
+            case ev.Released(attempt=n, object_id=oid):
+                a = self._draft(n)
+                self.release_wanted = False
+                if a.object_state in (None, ObjectState.HELD):
+                    a.object_state = ObjectState.PENDING
+                a.order, a.object_id = AttemptState.RELEASED, oid
+            case ev.Absent(attempt=n):
+                self._draft(n).absent_since = at
+            case ev.Cancelling(attempt=n):
+                self._draft(n).cancelling = True
+            case ev.MovedToResidual(attempt=n):
+                self._draft(n).residual = True
+            case ev.Requested(request=rid, action=action):
+                requests, index = self._request_list()
+                if rid in index:
+                    raise RecordInconsistent(f"request {rid} made twice")
+                request = Request(rid, _member(Action, action, "request"), at)
+                index[rid] = len(requests)
+                requests.append(request)
+            case ev.Answered(request=rid, result=result, detail=detail):
+                requests, index = self._request_list()
+                i = index.get(rid)
+                if i is None:
+                    raise RecordInconsistent(f"an answer to request {rid}, which was never made")
+                req = requests[i]
+                if req.result is not None:
+                    raise RecordInconsistent(f"request {rid} answered twice")
+                requests[i] = Request(req.id, req.action, req.at, result, detail)
+                if result == "confirmed":
+                    self._intent(req.action)
+            case ev.HeldByUser(attempt=n, object_id=oid):
+                a = self._draft(n)
+                a.object_id, a.object_state = oid, ObjectState.HELD
+            case ev.Requeueing(attempt=n):
+                self._draft(n)
+                self.requeue_wanted, self.requeue_in_flight = False, n
+            case ev.Requeued(attempt=n):
+                self.requeue_in_flight = None
+                a = self._draft(n)
+                a.object_state, a.exit_code, a.signal, a.reason = ObjectState.REQUEUED, None, None, "requeued"
+            case ev.ActionFailed(action=action, detail=detail):
+                if self._failures is None:
+                    self._failures = list(self._base.failures)
+                self._failures.append(f"{action}: {detail}")
+                if action == Action.HOLD:
+                    self.hold_wanted = False
+                elif action == Action.REQUEUE:
+                    self.requeue_wanted, self.requeue_in_flight = False, None
+            case ev.Escalated(reason=reason, attempt=n, detail=detail):
+                esc = Escalation(_member(EscalationReason, reason, "escalated"), n, detail, at)
+                self._escalation_list().append(esc)
+            case ev.Delivered(index=i):
+                escalations = self._escalation_list()
+                if not 0 <= i < len(escalations):
+                    raise RecordInconsistent(f"delivery of escalation {i}, which was never raised")
+                escalations[i] = replace(escalations[i], delivered=True)
+            case ev.OutcomeReached(result=result, detail=detail):
+                if self.outcome is not None:
+                    raise RecordInconsistent("a second outcome")
+                self.outcome = JobOutcome(_member(OutcomeKind, result, "outcome"), detail)
+            case ev.Settled():
+                self.settled = True
+            case ev.Pruned():
+                if not self.settled:
+                    raise RecordInconsistent("pruned before the record settled")
+                if self.pruned_at is None:  # a second prune only repeats the first (its time stands)
+                    self.pruned_at = at
+            case _:
+                raise RecordInconsistent(f"unhandled event {event!r}")
+
+    def freeze(self) -> JobState:
+        base = self._base
+        attempts = base.attempts if self._attempts is None else tuple(
+            a.freeze() if isinstance(a, _AttemptDraft) else a for a in self._attempts)
+        return JobState(
+            spec=base.spec, host=base.host, recorded_at=base.recorded_at, attempts=attempts, outcome=self.outcome,
+            escalations=base.escalations if self._escalations is None else tuple(self._escalations),
+            settled=self.settled, updated_at=self.updated_at,
+            requests=base.requests if self._requests is None else tuple(self._requests),
+            hold_wanted=self.hold_wanted, release_wanted=self.release_wanted, cancel_wanted=self.cancel_wanted,
+            given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
+            resubmit_of=self.resubmit_of, requeue_in_flight=self.requeue_in_flight,
+            failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at)
 
 
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
-    """One event onto the state: the transition table of the record, in one place."""
-    state = replace(state, updated_at=at)
-    match event:
-        case ev.JobRecorded():
-            raise RecordInconsistent("a second job-recorded event")
-        case ev.Submitting(attempt=n, nonce=nonce):
-            if n != len(state.attempts) + 1:
-                raise RecordInconsistent(f"attempt {n} started after attempt {len(state.attempts)}")
-            return replace(state, attempts=(*state.attempts, Attempt(n, nonce, AttemptState.SUBMITTING)))
-        case ev.Created(attempt=n, object_id=oid):
-            return _set(state, n, order=AttemptState.CREATED, object_id=oid, object_state=ObjectState.HELD)
-        case ev.Refused(attempt=n):
-            return _set(state, n, order=AttemptState.REFUSED)
-        case ev.Unknown(attempt=n):
-            return _set(state, n, order=AttemptState.UNKNOWN)
-        case ev.Found(attempt=n, object_id=oid):
-            return _set(state, n, order=AttemptState.CREATED, object_id=oid, object_state=ObjectState.HELD,
-                        absent_since=None)
-        case ev.Confirmed(attempt=n, object_id=oid):
-            return _set(state, n, order=AttemptState.CONFIRMED, object_id=oid)
-        case ev.Released(attempt=n, object_id=oid):
-            held = state.attempt(n).object_state in (None, ObjectState.HELD)
-            state = replace(state, release_wanted=False)
-            return _set(state, n, order=AttemptState.RELEASED, object_id=oid,
-                        object_state=ObjectState.PENDING if held else state.attempt(n).object_state)
-        case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
-            return _set(state, n, object_state=_member(ObjectState, s, "observed"), exit_code=code, signal=sig,
-                        reason=why, absent_since=None)
-        case ev.Absent(attempt=n):
-            return _set(state, n, absent_since=at)
-        case ev.Cancelling(attempt=n):
-            return _set(state, n, cancelling=True)
-        case ev.MovedToResidual(attempt=n):
-            return _set(state, n, residual=True)
-        case ev.Requested(request=rid, action=action):
-            if state.request(rid) is not None:
-                raise RecordInconsistent(f"request {rid} made twice")
-            return replace(state, requests=(*state.requests, Request(rid, _member(Action, action, "request"), at)))
-        case ev.Answered(request=rid, result=result, detail=detail):
-            req = state.request(rid)
-            if req is None:
-                raise RecordInconsistent(f"an answer to request {rid}, which was never made")
-            if req.result is not None:
-                raise RecordInconsistent(f"request {rid} answered twice")
-            answered = replace(req, result=result, detail=detail)
-            state = replace(state, requests=tuple(answered if r.id == rid else r for r in state.requests))
-            return _intent(state, req.action) if result == "confirmed" else state
-        case ev.HeldByUser(attempt=n, object_id=oid):
-            return _set(state, n, object_id=oid, object_state=ObjectState.HELD)
-        case ev.Requeueing(attempt=n):
-            state.attempt(n)
-            return replace(state, requeue_wanted=False, requeue_in_flight=n)
-        case ev.Requeued(attempt=n):
-            state = replace(state, requeue_in_flight=None)
-            return _set(state, n, object_state=ObjectState.REQUEUED, exit_code=None, signal=None, reason="requeued")
-        case ev.ActionFailed(action=action, detail=detail):
-            state = replace(state, failures=(*state.failures, f"{action}: {detail}"))
-            if action == Action.HOLD:
-                return replace(state, hold_wanted=False)
-            if action == Action.REQUEUE:
-                return replace(state, requeue_wanted=False, requeue_in_flight=None)
-            return state
-        case ev.Escalated(reason=reason, attempt=n, detail=detail):
-            esc = Escalation(_member(EscalationReason, reason, "escalated"), n, detail, at)
-            return replace(state, escalations=(*state.escalations, esc))
-        case ev.Delivered(index=i):
-            if not 0 <= i < len(state.escalations):
-                raise RecordInconsistent(f"delivery of escalation {i}, which was never raised")
-            escalations = list(state.escalations)
-            escalations[i] = replace(escalations[i], delivered=True)
-            return replace(state, escalations=tuple(escalations))
-        case ev.OutcomeReached(result=result, detail=detail):
-            if state.outcome is not None:
-                raise RecordInconsistent("a second outcome")
-            return replace(state, outcome=JobOutcome(_member(OutcomeKind, result, "outcome"), detail))
-        case ev.Settled():
-            return replace(state, settled=True)
-        case ev.Pruned():
-            if not state.settled:
-                raise RecordInconsistent("pruned before the record settled")
-            if state.pruned_at is not None:
-                return state  # a second prune only repeats the first (its time stands)
-            return replace(state, pruned_at=at)
-    raise RecordInconsistent(f"unhandled event {event!r}")
+    """``state`` with one more event (the supervisor's step after each append); the same table as the fold."""
+    folding = _Fold(state)
+    folding.apply(event, at)
+    return folding.freeze()
 
 
 def _member(kind: type[_E], value: str, event: str) -> _E:
@@ -286,10 +410,10 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
         raise RecordInconsistent("the record does not start with job-recorded")
     at, head = first
     assert isinstance(head, ev.JobRecorded)
-    state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at)
+    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at))
     for at, event in items:
-        state = apply(state, event, at)
-    return state
+        folding.apply(event, at)
+    return folding.freeze()
 
 
 def fold(record: JobRecord) -> JobState:

@@ -75,8 +75,9 @@ class Remote:
         return done.returncode, done.stdout.strip()
 
     def instance(self, directory: Path) -> dict[str, Any]:
-        return wait_for(lambda: (directory / "instance.json").exists() and read_json(directory / "instance.json"),
-                        "instance.json")  # type: ignore[no-any-return]
+        found: dict[str, Any] = wait_for(
+            lambda: (directory / "instance.json").exists() and read_json(directory / "instance.json"), "instance.json")
+        return found
 
     def cleanup(self) -> None:
         for proc, directory in self.started:

@@ -1,0 +1,272 @@
+"""``dunscaith remote run`` and ``remote exec`` without typer: the start of every local job.
+
+Every local job starts a wrapper, so what the wrapper imports before its worker runs is paid per job.
+This module imports the wrapper and the standard library only (no typer, pydantic, dependency-injector
+or the jobs domain: together ~0.3-1 s on a loaded login node). ``cli_support.dunscaith`` sends
+``remote run`` and ``remote exec`` here before anything else is imported. The parser below accepts
+exactly the well-formed command lines the typer command accepts, and hands everything else
+(``--help``, an unknown option, a missing value or program) to the typer app, so usage errors and
+help read the same on both paths. Nothing is done before that decision.
+
+The environment options (``--env``, ``--env-file``) are read here, for both paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
+
+if TYPE_CHECKING:
+    from adapters.process.wrapper import LaunchSpec
+
+PROG = "dunscaith"
+_VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
+
+
+@dataclass
+class RunArgs:
+    command: list[str]
+    instance_dir: Path | None = None
+    env: list[str] = field(default_factory=list)
+    env_file: Path | None = None
+    cwd: Path | None = None
+
+
+def parse_run_args(argv: list[str]) -> RunArgs | None:
+    """The arguments after ``remote run``, parsed as click parses them; None for anything but a plain run.
+
+    Options end at ``--`` or at the first argument that is not an option (the program's own options
+    are its own); a repeated single-valued option keeps its last value, as click does.
+    """
+    values: dict[str, list[str]] = {name: [] for name in _VALUE_OPTIONS}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            i += 1
+            break
+        if not token.startswith("-") or token == "-":
+            break
+        name, eq, value = token.partition("=")
+        if name not in values:
+            return None  # --help, an unknown option, a short one: typer says what it says
+        if not eq:
+            if i + 1 >= len(argv):
+                return None  # the option's value is missing
+            i += 1
+            value = argv[i]
+        values[name].append(value)
+        i += 1
+    command = argv[i:]
+    if not command:
+        return None
+    last = {name: Path(v[-1]) if v else None for name, v in values.items() if name != "--env"}
+    return RunArgs(command, last["--instance-dir"], values["--env"], last["--env-file"], last["--cwd"])
+
+
+# ---- the worker's environment ----------------------------------------------------------------------
+
+ENV_FILE_MAX_BYTES = 1 << 20  # far above what execve takes; a bigger file is a mistake
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or "\0" in pair:
+            raise BadInput(f"--env wants NAME=VALUE, got {pair.split('=')[0]!r} without '=' or without a name")
+        if name in env:
+            raise BadInput(f"--env {name} is given twice")
+        env[name] = value
+    return env
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The environment in ``path``: yours, 0600 (nothing for group or others), not a symlink.
+
+    Either a JSON object of strings, or NAME=VALUE entries each ended by a NUL byte (what ``env -0``
+    writes). An error names the file and the entry's number or name, never a value.
+    """
+    where = f"--env-file {path}"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise BadInput(f"{where}: no such file") from None
+    except OSError as exc:
+        if os.path.islink(path):
+            raise BadInput(f"{where}: is a symbolic link; give the file itself") from None
+        raise BadInput(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(f"{where}: not a regular file")
+        if st.st_uid != os.geteuid():
+            raise BadInput(f"{where}: not your own file")
+        if st.st_mode & 0o077:
+            raise BadInput(f"{where}: mode {stat.S_IMODE(st.st_mode):04o} lets others read or change it; "
+                           f"chmod 600 {path}")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > ENV_FILE_MAX_BYTES:
+                raise BadInput(f"{where}: larger than {ENV_FILE_MAX_BYTES} bytes")
+    except OSError as exc:
+        raise BadInput(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    return parse_env_file(where, b"".join(chunks))
+
+
+def parse_env_file(where: str, data: bytes) -> dict[str, str]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{where}: not UTF-8 (at byte {exc.start})") from None
+    if "\0" not in text and text.lstrip().startswith("{"):
+        return _env_from_json(where, text)
+    if text and not text.endswith("\0"):
+        # Lines are not entries: a value may hold a newline, so only a NUL ends an entry.
+        raise BadInput(f"{where}: neither a JSON object nor NAME=VALUE entries each ended by a NUL byte "
+                       "(write it with `env -0`, or as JSON)")
+    env: dict[str, str] = {}
+    for number, entry in enumerate(text.split("\0")[:-1], start=1):
+        name, sep, value = entry.partition("=")
+        if not sep or not name:
+            raise BadInput(f"{where}: entry {number} is not NAME=VALUE")
+        _add(where, env, name, value)
+    return env
+
+
+def _env_from_json(where: str, text: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, str]:
+        for name, value in items:
+            if not isinstance(value, str):
+                raise BadInput(f"{where}: the value of {name!r} is not a string")
+            _add(where, env, name, value)
+        return env
+
+    try:
+        loaded: object = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:  # its message quotes no text, only where
+        raise BadInput(f"{where}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if loaded is not env:
+        raise BadInput(f"{where}: a JSON file must be one object of NAME: VALUE strings")
+    return env
+
+
+def _add(where: str, env: dict[str, str], name: str, value: str) -> None:
+    if not name or "=" in name or "\0" in name:
+        raise BadInput(f"{where}: {name!r} is not a variable name")
+    if "\0" in value:
+        raise BadInput(f"{where}: the value of {name} holds a NUL byte")
+    if name in env:
+        raise BadInput(f"{where}: {name} is given twice")
+    env[name] = value
+
+
+def declared_environment(pairs: list[str], env_file: Path | None) -> dict[str, str]:
+    env = _parse_env(pairs)
+    if env_file is not None:
+        for name, value in read_env_file(env_file).items():
+            if name in env:
+                raise BadInput(f"{name} is given both by --env and by --env-file {env_file}")
+            env[name] = value
+    return env
+
+
+# ---- the run ---------------------------------------------------------------------------------------
+
+def fresh_instance_dir() -> Path:
+    import pwd
+    import secrets
+    from datetime import UTC, datetime
+
+    from adapters.durable.private_dir import ensure_private_dir
+
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    root = ensure_private_dir(Path(f"/var/tmp/dunscaith-{user}"))
+    instances = ensure_private_dir(root / "instances")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return instances / f"{stamp}-{secrets.token_hex(4)}"
+
+
+class Owner(Protocol):
+    """What ``own`` needs of a wrapper (``PosixWrapper``, or a test's recorder)."""
+
+    def claim(self) -> None: ...
+
+    def run(self, spec: LaunchSpec) -> int: ...
+
+
+def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
+    """Claim the instance directory, run the worker under the wrapper ``wrapper_for(directory=...)``
+    makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
+    from adapters.durable.private_dir import UnsafeDirectory
+    from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
+
+    declared = declared_environment(args.env, args.env_file)
+    try:
+        directory = args.instance_dir if args.instance_dir is not None else fresh_instance_dir()
+        wrapper = wrapper_for(directory=directory.absolute())
+        wrapper.claim()
+    except (InstanceDirUnusable, UnsafeDirectory) as exc:
+        raise BadInput(str(exc)) from None
+    if args.instance_dir is None:
+        print(f"{PROG}: instance directory: {directory}", file=sys.stderr, flush=True)
+    cwd = os.path.abspath(args.cwd if args.cwd is not None else os.getcwd())
+    return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
+
+
+def _system_wrapper(directory: Path) -> Owner:
+    from adapters.clock.system import SystemClock
+    from adapters.process.wrapper import PosixWrapper
+
+    return PosixWrapper(directory, SystemClock())
+
+
+def _exit(code: int, line: str | None = None) -> None:
+    if line is not None:
+        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``dunscaith remote run|exec ...`` (``argv`` without the program name); anything else goes to typer."""
+    args_all = sys.argv[1:] if argv is None else argv
+    if args_all[:2] == ["remote", "exec"] and len(args_all) == 2:
+        from adapters.process import exec_side
+
+        exec_side.main()
+    parsed = parse_run_args(args_all[2:]) if args_all[:2] == ["remote", "run"] else None
+    if parsed is None:
+        from entrypoints.dunscaith.app import main as typer_main
+
+        typer_main(args_all)
+        return
+    try:
+        code = own(parsed, _system_wrapper)
+    except KeyboardInterrupt:
+        _exit(EXIT_INTERRUPTED, "interrupted")
+    except BadInput as exc:
+        _exit(EXIT_BAD_INPUT, str(exc))
+    except BrokenPipeError:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush error
+        _exit(1)
+    except Exception as exc:  # an error of the program: exit 3, one line, the detail only on request
+        if os.environ.get(f"{PROG.upper()}_DEBUG"):
+            import traceback
+
+            print("".join(traceback.format_exception(exc)), file=sys.stderr)
+        _exit(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+    sys.exit(code)
