@@ -17,14 +17,9 @@ commands.register(app)
 
 @app.callback()
 def _root(ctx: typer.Context) -> None:
-    # `remote` owns one process and needs none of the job machinery: building the job container for it
-    # would add its imports to the start-up of every wrapped process.
-    if ctx.obj is None and ctx.invoked_subcommand != "remote":  # tests pass their own container
-        from entrypoints.dunscaith.container import Container
-
-        container = Container()
-        ctx.obj = container
-        ctx.call_on_close(container.shutdown_resources)
+    # The job container is built by the first command that uses it (edge.container_of), never for
+    # `--help` or `remote`: building it imports dependency-injector, pydantic and every adapter.
+    pass
 
 
 def main(argv: list[str] | None = None) -> None:

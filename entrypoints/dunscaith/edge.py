@@ -40,7 +40,15 @@ def say(line: str) -> None:
 
 # --- the container ---------------------------------------------------------------------------------------
 def container_of(ctx: typer.Context) -> Container:
-    return cast("Container", ctx.obj)
+    """The command's container: the one a test gave (``run(obj=)``), else built now, once per command
+    (so help and argument errors never pay for it), and shut down when the command ends."""
+    root = ctx.find_root()
+    if root.obj is None:
+        from entrypoints.dunscaith.container import Container
+
+        root.obj = Container()
+        root.call_on_close(root.obj.shutdown_resources)
+    return cast("Container", root.obj)
 
 
 def adapters(ctx: typer.Context) -> Adapters:

@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("job_id", name=op.f("pk_summaries")),
     )
     op.create_index(op.f("ix_summaries_settled"), "summaries", ["settled"], unique=False)
+    op.create_index(op.f("ix_summaries_pruned_at"), "summaries", ["pruned_at"], unique=False)
     _rebuild(summaries)
 
 
@@ -64,5 +65,6 @@ def _rebuild(summaries: sa.Table) -> None:
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_summaries_pruned_at"), table_name="summaries")
     op.drop_index(op.f("ix_summaries_settled"), table_name="summaries")
     op.drop_table("summaries")

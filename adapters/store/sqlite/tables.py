@@ -65,4 +65,6 @@ summaries = Table(
     Column("problem", Text, nullable=True),
     # the Unattended notice asks for the records not settled: few, found without a scan
     Index("ix_summaries_settled", "settled"),
+    # list leaves pruned jobs out and says how many more it did not show: a count over this index
+    Index("ix_summaries_pruned_at", "pruned_at"),
 )
