@@ -68,10 +68,10 @@ def main() -> None:
         envs = {size: {**base, "DUNSCAITH_RECORDS__ROOT": str(root)} for size, root in stores.items()}
         status: dict[int, list[float]] = {s: [] for s in sizes}
         page: dict[int, list[float]] = {s: [] for s in sizes}
-        help_runs: dict[str, list[float]] = {"import typer": [], "dunscaith --help": [], "qdevices --help": [],
-                                             "dunscaith status --help": []}
-        help_argv = {"import typer": [sys.executable, "-c", "import typer"], "dunscaith --help": [dunscaith, "--help"],
-                     "qdevices --help": [qdevices, "--help"], "dunscaith status --help": [dunscaith, "status", "--help"]}
+        help_argv = {"import typer": [sys.executable, "-c", "import typer"],
+                     "dunscaith --help": [dunscaith, "--help"], "qdevices --help": [qdevices, "--help"],
+                     "dunscaith status --help": [dunscaith, "status", "--help"]}
+        help_runs: dict[str, list[float]] = {name: [] for name in help_argv}
         for size in sizes:  # warm each store's pages once
             _run([dunscaith, "list", "--limit", "50"], envs[size])
         for _ in range(args.runs):  # interleaved: every figure sees the same load
