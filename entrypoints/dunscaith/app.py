@@ -5,14 +5,14 @@ from __future__ import annotations
 import typer
 
 from entrypoints.cli_support import new_app, run
-from entrypoints.dunscaith import commands, emergency, remote, status, submit
+from entrypoints.dunscaith import remote
+from entrypoints.dunscaith.lazy_commands import LazyCommands
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
+# The job commands (submit ... prune) are registered by LazyCommands when one of them is used: their
+# modules, and the jobs domain behind them, are not imported for `--help` (lazy_commands.LAZY).
+app.info.cls = LazyCommands
 app.add_typer(remote.app, name="remote")
-submit.register(app)
-status.register(app)
-app.command("stop")(emergency.stop)
-commands.register(app)
 
 
 @app.callback()

@@ -10,7 +10,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -22,14 +22,18 @@ from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
 from domain.services.qdevices.errors import CallRefused
 from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
 from entrypoints.cli_support import BadInput, new_app, run
-from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
-from entrypoints.qdevices.settings import QdevicesSettings, load_settings
 from ports.interrupts import Interrupts
 from ports.run_io import RulesUnusable, UserRules
 from ports.run_record import RecordUnreadable, RecordWriteFailed
 from ports.site import Site
 from ports.site_lock import SiteLockRefused
+
+# The container (every site adapter, httpx, dependency-injector) and the settings (pydantic) are imported
+# by the command that uses them, never for --help or a usage error.
+if TYPE_CHECKING:
+    from entrypoints.qdevices.container import Adapters, Container, UseCases
+    from entrypoints.qdevices.settings import QdevicesSettings
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.")
 
@@ -52,6 +56,8 @@ OUT = SafePrinter(_Secrets.clean)
 
 
 def make_container(settings: QdevicesSettings | None = None) -> Container:
+    from entrypoints.qdevices.container import Container
+
     container = Container()
     if settings is not None:
         container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
@@ -60,6 +66,8 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
 
 @app.callback()
 def _main(ctx: typer.Context) -> None:
+    from entrypoints.qdevices.settings import load_settings
+
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
     container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
