@@ -33,8 +33,8 @@ BIN = Path(sys.executable).parent
 JOB = "job-0000000"  # the oldest job of every store: finished, nine events
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run of ``argv``."""
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of one run of ``argv``."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -42,7 +42,7 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
-    return took, usage.ru_maxrss
+    return took, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def _ensure(stores: Path, size: int) -> Path:
@@ -72,6 +72,7 @@ def main() -> None:
                      "dunscaith --help": [dunscaith, "--help"], "qdevices --help": [qdevices, "--help"],
                      "dunscaith status --help": [dunscaith, "status", "--help"]}
         help_runs: dict[str, list[float]] = {name: [] for name in help_argv}
+        help_cpu: dict[str, list[float]] = {name: [] for name in help_argv}
         for size in sizes:  # warm each store's pages once
             _run([dunscaith, "list", "--limit", "50"], envs[size])
         for _ in range(args.runs):  # interleaved: every figure sees the same load
@@ -79,7 +80,9 @@ def main() -> None:
                 status[size].append(_run([dunscaith, "status", JOB], envs[size])[0])
                 page[size].append(_run([dunscaith, "list", "--limit", "50"], envs[size])[0])
             for name, argv in help_argv.items():
-                help_runs[name].append(_run(argv, base)[0])
+                wall, _, cpu = _run(argv, base)
+                help_runs[name].append(wall)
+                help_cpu[name].append(cpu)
         json_runs = {size: [_run([dunscaith, "list", "--json"], envs[size]) for _ in range(3)] for size in sizes}
 
     def med(xs: list[float]) -> float:
@@ -99,15 +102,17 @@ def main() -> None:
     print("  goal: at 100k <= 1.5")
     print("\nlist --json (every job)")
     for size in sizes:
-        walls = [w for w, _ in json_runs[size]]
-        peak = max(r for _, r in json_runs[size]) / 1024
+        walls = [w for w, _, _ in json_runs[size]]
+        peak = max(r for _, r, _ in json_runs[size]) / 1024
         print(f"  {size:>7} jobs: {med(walls) * 1000:7.0f} ms  peak RSS {peak:6.1f} MiB")
     print("  goal: at 100k <= 100 MiB")
-    t0 = med(help_runs["import typer"])
-    print(f"\nhelp   (baseline: python -c 'import typer', {t0 * 1000:.0f} ms)")
+    t0, c0 = med(help_runs["import typer"]), med(help_cpu["import typer"])
+    print(f"\nhelp   (baseline: python -c 'import typer', {t0 * 1000:.0f} ms wall, {c0 * 1000:.0f} ms CPU)")
     for name, runs in help_runs.items():
         if name != "import typer":
-            print(f"  {name:<24} {med(runs) * 1000:6.0f} ms  ratio {med(runs) / t0:.2f}")
+            cpu = med(help_cpu[name])
+            print(f"  {name:<24} {med(runs) * 1000:6.0f} ms  ratio {med(runs) / t0:.2f}   "
+                  f"CPU {cpu * 1000:4.0f} ms  ratio {cpu / c0:.2f}")
     print("  goal: dunscaith --help and qdevices --help <= 1.5")
 
 
