@@ -16,7 +16,7 @@ from typing import Any
 from adapters.store.event_codec import decode_data, decode_time, encode_time
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine
-from domain.model.jobs.summary import JobSummary, SummaryCarry, rebuild
+from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
 
 COLUMNS = ("seq", "state", "cluster", "adapter", "outcome", "outcome_detail", "settled", "attempts", "object_id",
            "recorded_at", "updated_at", "pruned_at", "outstanding", "undelivered", "problem")
@@ -99,3 +99,17 @@ def grouped(rows: Iterable[Sequence[Any]]) -> Iterable[tuple[int, str, list[Sequ
     if current is not None:
         yield current[0], current[1], events
 
+
+
+def where(query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (on ``summaries s``) of ``query``, its limit aside, with ``mark`` placeholders."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    if not query.include_pruned:
+        clauses.append("s.pruned_at IS NULL")
+    for column, value in (("state", query.state), ("cluster", query.cluster),
+                          ("recorded_at", encode_time(query.since) if query.since is not None else None)):
+        if value is not None:
+            clauses.append(f"s.{column} {'>=' if column == 'recorded_at' else '='} {mark}")
+            args.append(value)
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), args

@@ -22,7 +22,7 @@ from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from adapters.store.sqlite.schema import ensure_schema
-from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row
+from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row, where
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryQuery
@@ -170,8 +170,8 @@ class SqliteStore:
         return self._summary(row)
 
     def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
-        where, args = _where(query)
-        sql = f"{_SQL_SUMMARY}{where} ORDER BY s.job_id DESC"
+        clause, args = where(query, "?")
+        sql = f"{_SQL_SUMMARY}{clause} ORDER BY s.job_id DESC"
         if query.limit is not None:
             sql, args = f"{sql} LIMIT ?", [*args, query.limit]
         # One snapshot, read a page at a time (memory stays flat in the number of jobs), on a connection
@@ -189,9 +189,9 @@ class SqliteStore:
             conn.close()
 
     def count(self, query: SummaryQuery) -> int:
-        where, args = _where(SummaryQuery(query.include_pruned, query.state, query.cluster, query.since))
+        clause, args = where(query, "?")
         with self._errors(), self._reading() as conn:
-            return int(conn.execute(f"SELECT count(*) FROM summaries s{where}", args).fetchone()[0])
+            return int(conn.execute(f"SELECT count(*) FROM summaries s{clause}", args).fetchone()[0])
 
     def unsettled(self) -> list[JobSummary]:
         with self._errors(), self._reading() as conn:
@@ -370,23 +370,6 @@ class SqliteStore:
 
 class _Exists(Exception):
     pass
-
-
-def _where(query: SummaryQuery) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    if not query.include_pruned:
-        clauses.append("s.pruned_at IS NULL")
-    if query.state is not None:
-        clauses.append("s.state = ?")
-        args.append(query.state)
-    if query.cluster is not None:
-        clauses.append("s.cluster = ?")
-        args.append(query.cluster)
-    if query.since is not None:
-        clauses.append("s.recorded_at >= ?")
-        args.append(encode_time(query.since))
-    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), args
 
 
 def _open_private(path: Path) -> int:
