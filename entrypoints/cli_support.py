@@ -122,6 +122,10 @@ def launch(prog: str, module: str) -> None:
 
 
 def dunscaith() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "_forwarded":  # the host side of forwarding: no CLI to build
+        from entrypoints.dunscaith.forwarding_root import main
+
+        main(sys.argv[2])
     # `remote run` and `remote exec` start every local job: they go to a module that imports the wrapper
     # and nothing of typer (it hands anything but a plain run back to the app).
     lean = sys.argv[1:2] == ["remote"] and sys.argv[2:3] in (["run"], ["exec"])

@@ -41,8 +41,8 @@ _HELP = {
 
 def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
     """The job's state from this host's record (BadInput when it is not here)."""
+    edge.owned_elsewhere(ctx, job, words)  # before the store: another host's job needs nothing of this one
     edge.open_store(ctx)
-    edge.owned_elsewhere(ctx, job, words)
     return edge.read_state(ctx, JobId(job))
 
 

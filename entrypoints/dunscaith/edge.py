@@ -84,8 +84,7 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
     except UnknownJob as exc:
         for pointer, _ in elsewhere(ctx) if ctx is not None else []:
             if pointer.job == job:
-                raise BadInput(f"the record of job {job} is on host {pointer.host}; this build does not "
-                               f"forward yet: run ssh {pointer.host} {pointer.binary} ...") from None
+                raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -124,14 +123,15 @@ def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
 
 
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
-    """A job whose pointer names another host is committed there: one line naming the host and how."""
+    """A job whose pointer names another host is committed there: this command re-runs itself there over
+    SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
+    from entrypoints.dunscaith.forwarding import route
+
     try:
         pointer = adapters(ctx).pointers().read(JobId(job))
     except PointerError:  # no pointer or an unreadable one: the record here decides
         return
-    if pointer.root_host != adapters(ctx).host().identity():
-        raise BadInput(f"job {job} is owned by host {pointer.host}; this build does not forward: run "
-                       f"ssh {pointer.host} {pointer.binary} {' '.join(words)}")
+    route(pointer, adapters(ctx).host().identity(), settings(ctx).forwarding, job, words)
 
 
 def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
@@ -149,8 +149,8 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     for pointer, unattended in others:
         if unattended and pointer.job != skip:
             say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
-                f"{pointer.state}, no supervisor seen recently); reattach there with: "
-                f"ssh {pointer.host} {pointer.binary} supervise {pointer.job}")
+                f"{pointer.state}, no supervisor seen recently); reattach with: "
+                f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
 
 
 # --- pointers --------------------------------------------------------------------------------------------

@@ -68,6 +68,17 @@ class ResidualSection(_Strict):
                                     "manual: they escalate and the record waits")
 
 
+class ForwardingSection(_Strict):
+    transport: Literal["openssh", "paramiko"] | None = Field(
+        default=None, description="how a command reaches the host that owns a job's record (docs/forwarding.md); "
+                                  "default: openssh when an ssh client is installed, else paramiko")
+    ssh_config: Path | None = Field(default=None, description="an ssh config file to use instead of ~/.ssh/config")
+    heartbeat: float = Field(default=5.0, ge=0.05, le=3600,
+                             description="seconds between heartbeats; the other side drains after four are missed")
+    connect_timeout: int = Field(default=20, ge=1, description="seconds to connect and log in")
+    server_alive: int = Field(default=15, ge=1, description="seconds between the client's keepalives")
+
+
 class ClusterSettings(_Strict):
     adapter: Literal["local", "slurm"]
     bin_dir: Path | None = None
@@ -91,6 +102,7 @@ class DunscaithSettings(BaseSettings):
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
+    forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
     clusters: dict[str, ClusterSettings] = Field(default_factory=dict)
 
     @field_validator("clusters")

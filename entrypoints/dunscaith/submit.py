@@ -83,6 +83,7 @@ def submit(
 
 def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB")) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
+    edge.owned_elsewhere(ctx, job, ["supervise", job])  # another host's job: supervised there, in the foreground
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     edge.notice_unattended(ctx, skip=job)

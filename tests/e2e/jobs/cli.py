@@ -35,6 +35,9 @@ class Cli:
             "DUNSCAITH_SUPERVISE__ABSENCE": "2",
             "DUNSCAITH_SUPERVISE__GIVEUP": "60",
             "DUNSCAITH_SUPERVISE__DRAIN": "10",
+            # Another host's jobs are forwarded over ssh: "login2" is a closed port on loopback here, so
+            # a forward is refused before authentication (never ran), and no name is ever looked up.
+            "DUNSCAITH_FORWARDING__SSH_CONFIG": str(self.ssh_config()),
         })
         env.update(extra)
         return env
@@ -42,6 +45,12 @@ class Cli:
     def run(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([DUNSCAITH, *args], env=self.env(**env), capture_output=True, text=True,
                               timeout=timeout, cwd=self.tmp)
+
+    def ssh_config(self) -> Path:
+        path = self.tmp / "ssh_config"
+        if not path.exists():
+            path.write_text("Host *\n    HostName 127.0.0.1\n    Port 9\n    BatchMode yes\n")
+        return path
 
     def pointer_of_another_host(self, job: str, state: str) -> None:
         """A pointer, as login node ``login2`` would write it, for a job whose record lives there."""

@@ -170,12 +170,19 @@ def test_a_command_killed_between_its_commit_and_its_scheduler_call_is_carried_o
     assert "stopping" in carried.stdout
 
 
-def test_a_job_of_another_host_names_the_host_and_the_ssh_command(cli: Cli) -> None:
+def test_a_job_of_another_host_is_forwarded_there_and_an_unreachable_host_is_never_ran(cli: Cli) -> None:
     cli.pointer_of_another_host("far", "running")
     done = cli.run("hold", "far")
     assert done.returncode == 2
-    assert done.stderr.strip().endswith("ssh login2 /opt/bin/dunscaith hold far")
+    assert "could not connect to login2" in done.stderr and "nothing ran on login2" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_stop_emergency_for_another_host_s_job_never_forwards(cli: Cli) -> None:
+    cli.pointer_of_another_host("far", "running")
+    done = cli.run("stop", "--emergency", "far")
+    assert done.returncode == 0 and "nothing of far to stop on cluster local" in done.stdout
+    assert "login2" not in done.stderr  # no hop was tried (it would be refused here, and say so)
 
 
 def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:

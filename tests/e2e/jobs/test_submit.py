@@ -151,9 +151,9 @@ def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(
                            "/opt/dunscaith/bin/dunscaith", "local", "local", "running", old, old))
     listed = cli.run("list")
     assert "far  running  on host login2 (from its pointer; looks Unattended)" in listed.stdout
-    assert "ssh login2 /opt/dunscaith/bin/dunscaith supervise far" in listed.stderr
-    status = cli.run("status", "far")
-    assert status.returncode == 2 and "on host login2" in status.stderr
+    assert "reattach with: dunscaith supervise far (it runs on login2)" in listed.stderr
+    status = cli.run("status", "far")  # forwarded to login2, which cannot be reached here
+    assert status.returncode == 2 and "nothing ran on login2" in status.stderr
 
 
 def test_a_record_that_does_not_read_is_one_line_and_exit_2_for_status_and_supervise(cli: Cli) -> None:

@@ -1,0 +1,330 @@
+"""The host's side of forwarding: ``dunscaith _forwarded TOKEN`` (hidden), started by the caller over ssh.
+
+It decodes the token, says hello in a frame, and runs the command under ``dunscaith remote run`` as an
+instance named by the request id (``<base>/<request id>/instance``), so what the command did is
+recorded on this host whatever happens to the connection. Everything the command writes travels in
+frames, and is also kept in ``<base>/<request id>/stdout`` and ``stderr``; the last frame carries the
+exit status.
+
+The caller going away is seen three ways: end of input on stdin (the caller holds it open while it
+lasts), no heartbeat for four intervals (a cut link gives no end of input), or SIGHUP (a terminal
+session's hangup). Each is treated as SIGHUP: the command's process group is sent SIGHUP once, and
+it drains under its owner; its output is still kept. With a terminal, Ctrl-C arrives here as SIGINT
+and is passed on to the command's group the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapters.durable.lock import FlockLock, LockHeld, is_held
+from adapters.durable.private_dir import ensure_private_dir
+from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+from domain.model.forwarding.frames import (
+    MAX_PAYLOAD,
+    ExitStatus,
+    FrameKind,
+    FrameReader,
+    Hello,
+    encode_data,
+    encode_frame,
+    encode_json,
+    exit_payload,
+    hello_payload,
+)
+from domain.model.forwarding.recovery import report_from_status, report_payload
+from domain.model.forwarding.request import (
+    PROTOCOL,
+    ForwardRequest,
+    Kind,
+    TokenError,
+    check_request_id,
+    decode_token,
+)
+from domain.model.remote.control import ControlError
+from domain.model.remote.state import status_object
+
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"  # set in the forwarded command's environment: it never forwards again
+SILENCE_BEATS = 4  # the caller is gone after this many heartbeat intervals without a frame
+REFUSED_EXIT = 2
+OUTPUT_BUFFER_LIMIT = 8 << 20  # what is held for a caller that stopped reading, before it counts as gone
+
+
+def instances_base(env: Mapping[str, str], user: str) -> Path:
+    configured = env.get("DUNSCAITH_FORWARDING__INSTANCES")
+    return Path(configured) if configured else Path(f"/var/tmp/dunscaith-{user}/forwarded")
+
+
+class _Out:
+    """Our stdout toward the caller: non-blocking, so a stalled caller never stops the loop."""
+
+    def __init__(self) -> None:
+        self.pending = bytearray()
+        self.gone = False
+        with contextlib.suppress(OSError):
+            os.set_blocking(1, False)
+
+    def put(self, data: bytes) -> None:
+        if not self.gone:
+            self.pending += data
+            if len(self.pending) > OUTPUT_BUFFER_LIMIT:
+                self.gone = True
+                self.pending.clear()
+            self.flush()
+
+    def flush(self) -> None:
+        while self.pending and not self.gone:
+            try:
+                written = os.write(1, self.pending)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.gone = True
+                self.pending.clear()
+                return
+            del self.pending[:written]
+
+    def drain(self, seconds: float) -> None:
+        """Give the last frames a moment to leave before the process ends."""
+        deadline = time.monotonic() + seconds
+        while self.pending and not self.gone and time.monotonic() < deadline:
+            select.select([], [1], [], 0.1)
+            self.flush()
+
+
+class ForwardedSide:
+    def __init__(self, token: str, binary: str, version: str, env: Mapping[str, str], user: str) -> None:
+        self.token = token
+        self.binary = binary
+        self.version = version
+        self.env = dict(env)
+        self.base = instances_base(env, user)
+        self.host = socket.gethostname()
+        self._signals: list[int] = []
+        self._wanted: list[int] = []  # signals for the command's group, delivered once it is published
+
+    def __call__(self) -> int:
+        if self.env.get(FORWARDED_ENV):
+            return self._refuse_plain(f"this command was itself forwarded (request {self.env[FORWARDED_ENV]}); "
+                                      "a forwarded command never forwards again")
+        try:
+            request = decode_token(self.token, self.version)
+        except TokenError as exc:  # no frames: the caller's protocol may frame differently
+            return self._refuse_plain(f"on {self.host}: {exc}")
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        out = _Out()
+        rid = request.request_id
+        out.put(b"\n" + encode_json(rid, FrameKind.HELLO, hello_payload(Hello(PROTOCOL, self.version, self.host))))
+        code = self._outcome(request, out) if request.kind is Kind.OUTCOME else self._run(request, out)
+        out.drain(5.0)
+        return code
+
+    def _refuse_plain(self, text: str) -> int:
+        print(f"dunscaith: {text}", file=sys.stderr, flush=True)
+        return REFUSED_EXIT
+
+    def _final(self, out: _Out, rid: str, code: int, count: int = 0, digest: str = "") -> int:
+        digest = digest or hashlib.sha256(b"").hexdigest()
+        out.put(encode_json(rid, FrameKind.EXIT, exit_payload(ExitStatus(code, count, digest))))
+        return code
+
+    # ---- an outcome query -------------------------------------------------------------------------
+
+    def _outcome(self, request: ForwardRequest, out: _Out) -> int:
+        rid = request.request_id
+        try:
+            target = check_request_id(request.argv[0] if request.argv else "")
+        except ValueError as exc:
+            out.put(b"".join(encode_data(rid, FrameKind.ERR, f"dunscaith: {exc}\n".encode())))
+            return self._final(out, rid, REFUSED_EXIT)
+        folder = self.base / target
+        arrived = folder.is_dir()
+        side_live = arrived and is_held(folder / "lock")
+        status = None
+        if (folder / "instance").is_dir():
+            files = DirectoryInstanceFiles(folder / "instance")
+            try:
+                live, records = files.read()
+                status = status_object(files.location, live, records)
+            except (NotAnInstance, ControlError) as exc:
+                out.put(b"".join(encode_data(rid, FrameKind.ERR, f"dunscaith: {exc}\n".encode())))
+                return self._final(out, rid, REFUSED_EXIT)
+        report = report_from_status(target, arrived, side_live, status)
+        out.put(encode_json(rid, FrameKind.RESULT, report_payload(report)))
+        return self._final(out, rid, 0)
+
+    # ---- a command ---------------------------------------------------------------------------------
+
+    def _run(self, request: ForwardRequest, out: _Out) -> int:
+        rid = request.request_id
+        ensure_private_dir(self.base, parents=True)
+        folder = self.base / rid
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            text = f"dunscaith: request {rid} was already received on {self.host}; a request never runs twice\n"
+            out.put(b"".join(encode_data(rid, FrameKind.ERR, text.encode())))
+            return self._final(out, rid, REFUSED_EXIT)
+        lock = FlockLock(folder / "lock")
+        try:
+            lock.acquire()
+        except LockHeld:  # cannot be: the folder is new and ours
+            return self._final(out, rid, REFUSED_EXIT)
+        env_file = folder / "env.json"
+        environment = {**self.env, FORWARDED_ENV: rid}
+        fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(environment, f)
+        argv = [self.binary, "remote", "run", "--instance-dir", str(folder / "instance"), "--env-file", str(env_file),
+                "--cwd", self.env.get("HOME", "/"), "--", self.binary, *request.argv]
+        for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._on_signal)
+        stdin = None if request.terminal else subprocess.PIPE
+        child = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True, close_fds=True)
+        try:
+            return self._own(request, out, child, folder)
+        finally:
+            with contextlib.suppress(OSError):
+                env_file.unlink()
+            lock.release()
+
+    def _own(self, request: ForwardRequest, out: _Out, child: subprocess.Popen[bytes], folder: Path) -> int:
+        rid = request.request_id
+        assert child.stdout is not None and child.stderr is not None
+        kept = {child.stdout.fileno(): open(folder / "stdout", "wb"),  # noqa: SIM115
+                child.stderr.fileno(): open(folder / "stderr", "wb")}  # noqa: SIM115
+        kinds = {child.stdout.fileno(): FrameKind.OUT, child.stderr.fileno(): FrameKind.ERR}
+        digest = hashlib.sha256()
+        count = 0
+        reader = FrameReader(rid)
+        to_child = bytearray()
+        child_in = None if child.stdin is None else child.stdin.fileno()
+        if child_in is not None:
+            os.set_blocking(child_in, False)
+        watch_input = not request.terminal
+        input_ended = False
+        beat = request.heartbeat_seconds
+        last_heard = time.monotonic()
+        next_beat = time.monotonic() + beat
+        caller_gone = False
+        open_fds = set(kinds)
+        instance = DirectoryInstanceFiles(folder / "instance")
+        env_file: Path | None = folder / "env.json"
+        while open_fds:
+            for signum in self._drain_signals():
+                if signum != signal.SIGHUP:
+                    self._wanted.append(signum)  # Ctrl-C at the caller's terminal, or a TERM: passed on
+                elif not caller_gone:
+                    caller_gone = True
+                    self._wanted.append(signal.SIGHUP)
+            silent = watch_input and time.monotonic() - last_heard > SILENCE_BEATS * beat
+            if (silent or out.gone) and not caller_gone:
+                caller_gone = True
+                self._wanted.append(signal.SIGHUP)
+            if self._wanted:
+                self._deliver(instance)
+            if env_file is not None and (folder / "instance" / "launching.json").exists():
+                # The owner read the environment before it wrote launching.json: none of it stays on disk.
+                with contextlib.suppress(OSError):
+                    env_file.unlink()
+                env_file = None
+            readers = list(open_fds)
+            if watch_input and not caller_gone:
+                readers.append(0)
+            writers = [1] if out.pending and not out.gone else []
+            if to_child and child_in is not None:
+                writers.append(child_in)
+            timeout = max(0.0, min(next_beat - time.monotonic(), 0.5))
+            try:
+                ready_r, ready_w, _ = select.select(readers, writers, [], timeout)
+            except InterruptedError:
+                continue
+            if 1 in ready_w:
+                out.flush()
+            if child_in is not None and child_in in ready_w:
+                try:
+                    del to_child[:os.write(child_in, to_child)]
+                except BlockingIOError:
+                    pass
+                except OSError:  # the command closed its stdin: what it did not read is dropped
+                    to_child.clear()
+            if input_ended and not to_child and child_in is not None and child.stdin is not None:
+                with contextlib.suppress(OSError):
+                    child.stdin.close()
+                child_in = None
+            for fd in ready_r:
+                if fd == 0:
+                    try:
+                        data = os.read(0, 65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        caller_gone = True  # end of input: the caller went away (its stdin is held open)
+                        self._wanted.append(signal.SIGHUP)
+                        continue
+                    last_heard = time.monotonic()
+                    for frame in reader.feed(data):
+                        if frame.kind is FrameKind.IN:
+                            to_child += frame.payload
+                        elif frame.kind is FrameKind.IN_END:
+                            input_ended = True  # the command's stdin ends once what came before is in
+                    continue
+                data = os.read(fd, MAX_PAYLOAD)
+                if not data:
+                    open_fds.discard(fd)
+                    continue
+                kept[fd].write(data)
+                kept[fd].flush()
+                if kinds[fd] is FrameKind.OUT:
+                    digest.update(data)
+                    count += len(data)
+                out.put(b"".join(encode_data(rid, kinds[fd], data)))
+            if time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + beat
+                out.put(encode_frame(rid, FrameKind.BEAT))
+        for f in kept.values():
+            f.close()
+        if child.stdin is not None:
+            with contextlib.suppress(OSError):
+                child.stdin.close()
+        code = child.wait()
+        code = code if code >= 0 else 128 - code
+        return self._final(out, rid, code, count, digest.hexdigest())
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._signals.append(signum)
+
+    def _drain_signals(self) -> list[int]:
+        taken, self._signals[:] = list(self._signals), []
+        return taken
+
+    def _deliver(self, instance: DirectoryInstanceFiles) -> None:
+        """Send the wanted signals to the command's process group, once its owner has published it."""
+        try:
+            live, records = instance.read()
+        except (NotAnInstance, ControlError):
+            return  # not begun yet: tried again on the next turn of the loop
+        if records.outcome is not None or records.failure is not None or (not live and records.launching):
+            self._wanted.clear()  # it has ended (or its owner is gone): nothing to signal
+            return
+        if records.instance is None:
+            return
+        for signum in self._wanted:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(records.instance.process_group, signum)
+        self._wanted.clear()
+
+
+__all__ = ["FORWARDED_ENV", "ForwardedSide", "instances_base"]

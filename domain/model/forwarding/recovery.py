@@ -1,0 +1,171 @@
+"""After "may have run": what the caller recorded before sending, and what the host says became of it.
+
+The caller records each request (its id, the host, the command) before the first byte goes out, so
+``dunscaith forwarded REQUEST_ID`` can ask the owning host, from any login node, what became of the
+instance named by that id: the request is never sent again blindly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
+
+SENT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    request_id: str
+    host: str
+    binary: str
+    argv: tuple[str, ...]
+    sent_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What the caller saw when the session ended: the verdict and the stdout it was given."""
+
+    request_id: str
+    verdict: str  # verdict.Kind value
+    reason: str  # verdict.Reason name
+    stdout_bytes: int
+    stdout_sha256: str
+    ended_at: datetime
+
+
+def encode_sent(sent: SentRequest) -> bytes:
+    return dumps_canonical({"version": SENT_VERSION, "request_id": sent.request_id, "host": sent.host,
+                            "binary": sent.binary, "argv": list(sent.argv), "sent_at": sent.sent_at.isoformat()})
+
+
+def decode_sent(text: bytes) -> SentRequest:
+    obj = decode_exact(text, {"version": (int,), "request_id": (str,), "host": (str,), "binary": (str,),
+                              "argv": (list,), "sent_at": (str,)}, "forwarded request")
+    if obj["version"] != SENT_VERSION or not all(isinstance(w, str) for w in obj["argv"]):
+        raise DecodeError("forwarded request: another version, or argv is not strings")
+    return SentRequest(obj["request_id"], obj["host"], obj["binary"], tuple(obj["argv"]),
+                       _time(obj["sent_at"]))
+
+
+def encode_received(got: Received) -> bytes:
+    return dumps_canonical({"version": SENT_VERSION, "request_id": got.request_id, "verdict": got.verdict,
+                            "reason": got.reason, "stdout_bytes": got.stdout_bytes,
+                            "stdout_sha256": got.stdout_sha256, "ended_at": got.ended_at.isoformat()})
+
+
+def decode_received(text: bytes) -> Received:
+    obj = decode_exact(text, {"version": (int,), "request_id": (str,), "verdict": (str,), "reason": (str,),
+                              "stdout_bytes": (int,), "stdout_sha256": (str,), "ended_at": (str,)},
+                       "forwarded request's end")
+    return Received(obj["request_id"], obj["verdict"], obj["reason"], obj["stdout_bytes"], obj["stdout_sha256"],
+                    _time(obj["ended_at"]))
+
+
+def _time(text: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise DecodeError(f"not a time: {text!r}") from None
+    if at.utcoffset() is None:
+        raise DecodeError("a time without a zone")
+    return at
+
+
+class HostState(Enum):
+    """What the owning host knows of a request's instance."""
+
+    NOT_ARRIVED = "not arrived"  # no directory for this request id: nothing ran there (so far)
+    REFUSED = "refused"  # the forwarded side refused it before running anything
+    STARTING = "starting"  # the directory exists, the instance has not begun
+    RUNNING = "running"  # a live wrapper owns it
+    ENDED = "ended"  # the command ended: exit status, stdout count and digest
+    FAILED = "failed"  # the command could not be started
+    LOST = "lost"  # the wrapper was killed before recording an end: the command may still run
+
+
+@dataclass(frozen=True, slots=True)
+class HostReport:
+    request_id: str
+    state: HostState
+    exit_code: int | None = None  # 128+n for signal n
+    stdout_bytes: int | None = None
+    stdout_sha256: str | None = None
+    detail: str = ""
+
+
+_REPORT = {"request_id": (str,), "state": (str,), "exit_code": (int, type(None)),
+           "stdout_bytes": (int, type(None)), "stdout_sha256": (str, type(None)), "detail": (str,)}
+
+
+def report_payload(report: HostReport) -> dict[str, Any]:
+    return {"request_id": report.request_id, "state": report.state.value, "exit_code": report.exit_code,
+            "stdout_bytes": report.stdout_bytes, "stdout_sha256": report.stdout_sha256, "detail": report.detail}
+
+
+def read_report(obj: dict[str, Any]) -> HostReport:
+    check_fields(obj, _REPORT, "result frame")
+    try:
+        state = HostState(obj["state"])
+    except ValueError:
+        raise DecodeError(f"result frame: unknown state {obj['state']!r}") from None
+    return HostReport(obj["request_id"], state, obj["exit_code"], obj["stdout_bytes"], obj["stdout_sha256"],
+                      obj["detail"])
+
+
+def describe(sent: SentRequest, report: HostReport, received: Received | None) -> list[str]:
+    """What happened to a forwarded request, in lines for the user."""
+    command = " ".join(sent.argv)
+    head = f"request {sent.request_id} ({command}) on {sent.host}: "
+    match report.state:
+        case HostState.NOT_ARRIVED:
+            lines = [head + "it never arrived there: nothing ran. You may run the command again."]
+        case HostState.REFUSED:
+            lines = [head + f"refused before anything ran ({report.detail}). You may run the command again."]
+        case HostState.STARTING | HostState.RUNNING:
+            lines = [head + "it is running there now. Ask again later; do not run it again."]
+        case HostState.FAILED:
+            lines = [head + f"it could not be started ({report.detail}): nothing ran."]
+        case HostState.LOST:
+            lines = [head + "its owner on the host was killed before it recorded an end; the command may have run "
+                     "(check the job's status before acting again)."]
+        case HostState.ENDED:
+            lines = [head + f"it ran and ended with exit status {report.exit_code}; it wrote "
+                     f"{report.stdout_bytes} bytes to stdout (sha256 {report.stdout_sha256})."]
+            if received is not None:
+                whole = (received.stdout_bytes == report.stdout_bytes
+                         and received.stdout_sha256 == report.stdout_sha256)
+                lines.append(f"you received {received.stdout_bytes} bytes of it"
+                             + (", all of it." if whole else f"; the rest is kept on {sent.host}."))
+    return lines
+
+
+def report_from_status(request_id: str, arrived: bool, side_live: bool, status: dict[str, Any] | None) -> HostReport:
+    """The host's report on a request, from its directory and the instance's status object.
+
+    ``arrived``: the request's directory exists (the forwarded side made it before anything else).
+    ``side_live``: the forwarded side still holds the request's lock. ``status``: ``remote status``'s
+    object for the request's instance, None when the instance directory was never made.
+    """
+    if not arrived:
+        return HostReport(request_id, HostState.NOT_ARRIVED)
+    state = None if status is None else status["state"]
+    if state in (None, "empty"):
+        if side_live:
+            return HostReport(request_id, HostState.STARTING)
+        return HostReport(request_id, HostState.REFUSED, detail="the forwarded side ended before starting it")
+    if state in ("launching", "running", "terminating"):
+        return HostReport(request_id, HostState.RUNNING)
+    if state == "failed":
+        failure = status["failure"] if status is not None else None
+        detail = f"{failure['stage']}: {failure['message']}" if isinstance(failure, dict) else ""
+        return HostReport(request_id, HostState.FAILED, exit_code=127, detail=detail)
+    if state == "ended" and status is not None and isinstance(status.get("outcome"), dict):
+        out = status["outcome"]
+        code = out["exit_code"] if out["exit_code"] is not None else 128 + int(out["signal"] or 0)
+        return HostReport(request_id, HostState.ENDED, code, out["stdout_bytes"], out["stdout_sha256"])
+    return HostReport(request_id, HostState.LOST)

@@ -1,0 +1,201 @@
+"""Forward one dunscaith command to the owning host, and classify how it went. Never retried by itself.
+
+The request id is chosen here and recorded before the first byte goes out; it names the command's
+instance on the host, so "may have run" can always be answered later (recover.py), and a request that
+arrives twice is refused there. The one second session is the prompt after an authentication failure
+at a terminal: the first session proved nothing ran, and it carries the same request id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from domain.model.forwarding.frames import (
+    ExitStatus,
+    Frame,
+    FrameKind,
+    FrameReader,
+    encode_data,
+    encode_frame,
+    read_exit,
+    read_hello,
+)
+from domain.model.forwarding.recovery import HostReport, HostState, Received, SentRequest, describe, read_report
+from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, version_warning
+from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
+from domain.model.strict_json import DecodeError
+from ports.clock import Clock
+from ports.forwarding import CallerStreams, SentRequests
+from ports.interrupts import Interrupts
+from ports.transport import Transport
+
+SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
+TICK_SECONDS = 0.1  # how often the user's stdin is looked at
+MAX_EARLIER = 3  # earlier requests asked about before a new one
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    request_id: str
+    host: str
+    verdict: Verdict
+    message: str | None  # the line about the hop itself (None when the command completed)
+    warnings: tuple[str, ...] = ()
+    report: HostReport | None = None  # the answer of an outcome query
+
+
+@dataclass
+class _Session:
+    request_id: str
+    streams: CallerStreams | None
+    hello: bool = False
+    final: ExitStatus | None = None
+    report: HostReport | None = None
+    warnings: list[str] = field(default_factory=list)
+    stdout_bytes: int = 0
+    digest: hashlib._Hash = field(default_factory=hashlib.sha256)
+
+
+class ForwardCommand:
+    def __init__(self, transport: Transport, sent: SentRequests, streams: CallerStreams, clock: Clock,
+                 new_id: Callable[[], str], version: str, caller_host: str,
+                 cancellation: Interrupts | None = None, heartbeat_seconds: float = 5.0,
+                 drain_seconds: float = 30.0, program: str = "dunscaith") -> None:
+        self.transport = transport
+        self.sent = sent
+        self.streams = streams
+        self.clock = clock
+        self.new_id = new_id
+        self.version = version
+        self.caller_host = caller_host
+        self.cancellation = cancellation
+        self.heartbeat = heartbeat_seconds
+        self.drain = drain_seconds
+        self.program = program
+
+    def __call__(self, host: str, binary: str, argv: Sequence[str], terminal: bool) -> Forwarded:
+        self.settle_earlier(host)
+        rid = self.new_id()
+        request = ForwardRequest(rid, Kind.RUN, tuple(argv), self.version, self.caller_host, self.heartbeat, terminal)
+        command = remote_command(binary, encode_token(request))  # refused here, before anything is recorded
+        self.sent.record(SentRequest(rid, host, binary, tuple(argv), self.clock.now()))
+        session = _Session(rid, self.streams)
+        verdict = self._session(host, command, session, terminal, prompt=False)
+        if may_prompt(verdict, self.streams.at_terminal()):
+            session = _Session(rid, self.streams)
+            verdict = self._session(host, command, session, terminal, prompt=True)
+        self.sent.ended(Received(rid, verdict.kind.value, verdict.reason.name, session.stdout_bytes,
+                                 session.digest.hexdigest(), self.clock.now()))
+        return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings))
+
+    def settle_earlier(self, host: str) -> None:
+        """Before a new command goes to ``host``: learn what became of earlier ones that may have run there.
+
+        Each answer is told once (on stderr) and recorded; a request still running, or a host that does
+        not answer, is asked again by the next command. At most a few are asked, so a host that is down
+        is not hammered. Nothing is ever run again.
+        """
+        for sent, received in self.sent.unsettled(host)[:MAX_EARLIER]:
+            answer = self.query(sent)
+            report = answer.report
+            if report is None or report.state in (HostState.RUNNING, HostState.STARTING):
+                continue
+            if report.state is HostState.NOT_ARRIVED and received is None:
+                continue  # its session may still be under way from another terminal
+            lines = describe(sent, report, received)
+            for line in lines:
+                self.streams.err(f"{self.program}: earlier {line}\n".encode())
+            self.sent.settle(sent.request_id, " ".join(lines))
+
+    def query(self, sent: SentRequest) -> Forwarded:
+        """Ask the host what became of ``sent`` (reads only: nothing is run)."""
+        rid = self.new_id()
+        request = ForwardRequest(rid, Kind.OUTCOME, (sent.request_id,), self.version, self.caller_host,
+                                 self.heartbeat, False)
+        command = remote_command(sent.binary, encode_token(request))
+        session = _Session(rid, None)
+        verdict = self._session(sent.host, command, session, terminal=False, prompt=False)
+        return Forwarded(rid, sent.host, verdict, message(verdict, sent.host, rid, self.program),
+                         tuple(session.warnings), session.report)
+
+    # ---- one session ---------------------------------------------------------------------------------
+
+    def _session(self, host: str, command: str, session: _Session, terminal: bool, prompt: bool) -> Verdict:
+        channel = self.transport.open(host, command, terminal, prompt)
+        reader = FrameReader(session.request_id)
+        rid = session.request_id
+        feeding = not terminal and session.streams is not None  # the user's stdin, copied in while it lasts
+        now = self.clock.monotonic
+        last_frame = now()
+        next_beat = now() + self.heartbeat
+        cancelled_at: float | None = None
+        caller_end: CallerEnd | None = None
+        while True:
+            if cancelled_at is None and self.cancellation is not None and self.cancellation.pending() is not None:
+                cancelled_at = now()
+                channel.close_input()  # the host reads end of input as SIGHUP, and its command drains
+            if cancelled_at is not None and now() - cancelled_at > self.drain:
+                caller_end = CallerEnd.CANCELLED
+                channel.abort()
+                break
+            chunk = channel.receive(min(TICK_SECONDS, max(0.0, next_beat - now())))
+            if chunk == b"":
+                break
+            if chunk:
+                frames = reader.feed(chunk)
+                if frames:
+                    last_frame = now()
+                for frame in frames:
+                    self._take(frame, session, host)
+                if session.final is not None:
+                    break
+            if session.hello and now() - last_frame > SILENCE_BEATS * self.heartbeat:
+                caller_end = CallerEnd.SILENT
+                channel.abort()
+                break
+            if cancelled_at is not None or terminal:
+                continue
+            if feeding and session.streams is not None:
+                data = session.streams.read_input()
+                if data == b"":
+                    feeding = False
+                    channel.send(encode_frame(rid, FrameKind.IN_END))  # the command's stdin ends, ours stays
+                elif data:
+                    channel.send(b"".join(encode_data(rid, FrameKind.IN, data)))
+            if now() >= next_beat:
+                next_beat = now() + self.heartbeat
+                channel.send(encode_frame(rid, FrameKind.BEAT))
+        reader.finish()
+        channel.close_input()
+        evidence = channel.finish(10.0)
+        return classify(evidence, session.hello, session.final, caller_end)
+
+    def _take(self, frame: Frame, session: _Session, host: str) -> None:
+        try:
+            match frame.kind:
+                case FrameKind.HELLO:
+                    hello = read_hello(frame)
+                    session.hello = True
+                    warning = version_warning(self.version, hello.version, host)
+                    if warning is not None:
+                        session.warnings.append(warning)
+                        if session.streams is not None:
+                            session.streams.err(f"{self.program}: warning: {warning}\n".encode())
+                case FrameKind.OUT:
+                    session.stdout_bytes += len(frame.payload)
+                    session.digest.update(frame.payload)
+                    if session.streams is not None:
+                        session.streams.out(frame.payload)
+                case FrameKind.ERR:
+                    if session.streams is not None:
+                        session.streams.err(frame.payload)
+                case FrameKind.RESULT:
+                    session.report = read_report(frame.json())
+                case FrameKind.EXIT:
+                    session.final = read_exit(frame)
+                case _:
+                    pass  # beats, and kinds only the host reads
+        except DecodeError:
+            pass  # a damaged frame is not the host's answer: without a final one, the verdict says so

@@ -1,0 +1,105 @@
+"""Forwarding's commands: ``dunscaith forwarded REQUEST_ID``, the hidden host side, and the routing every job
+command goes through (docs/forwarding.md). The adapters are built in ``forwarding_root``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+from entrypoints.cli_support import BadInput
+
+if TYPE_CHECKING:
+    from domain.model.jobs.pointer import Pointer
+    from domain.model.jobs.record import HostIdentity
+    from domain.services.forwarding.forward import Forwarded
+    from entrypoints.dunscaith.settings import ForwardingSection
+
+PROG = "dunscaith"
+EXIT_QUERY_FAILED = 6
+# The words the command line was parsed from (app.main sets them): a forwarded command sends exactly these.
+ARGV: list[str] = []
+
+
+def refuse_if_forwarded(job: str, host: str) -> None:
+    """A forwarded command never forwards again (an alias pointing back at a forwarder cannot recurse)."""
+    from entrypoints.dunscaith.forwarding_root import forwarded_env
+
+    request = forwarded_env()
+    if request:
+        raise BadInput(f"the record of job {job} is on host {host}, and this command was itself forwarded here "
+                       f"(request {request}): a forwarded command never forwards again")
+
+
+def forward_and_exit(section: ForwardingSection, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+    """Run ``argv`` on ``host`` (the job's owning host) and exit as it did there."""
+    from domain.model.forwarding.request import UnsafeBinaryPath
+    from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
+    from ports.transport import TransportRefused
+
+    refuse_if_forwarded(job, host)
+    try:
+        transport = make_transport(section)
+        # At a terminal, ssh is handed it (-tt) so Ctrl-C reaches the remote as SIGINT; paramiko cannot.
+        terminal = os.isatty(0) and transport.name == "openssh"
+        result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
+    except (UnsafeBinaryPath, TransportRefused) as exc:
+        raise BadInput(f"{exc}; nothing ran on {host}") from None
+    report(result)
+    raise typer.Exit(result.verdict.exit_code)
+
+
+def route(pointer: Pointer | None, here: HostIdentity, section: ForwardingSection, job: str,
+          words: Sequence[str]) -> None:
+    """If ``job``'s pointer names another host, run this very command there and exit as it did there.
+
+    Routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
+    there. No pointer (or an unreadable one, given as None): the record here decides, as before.
+    """
+    if pointer is None or pointer.root_host == here:
+        return
+    argv = list(ARGV) or list(words)  # the user's own words, exactly as typed
+    forward_and_exit(section, pointer.host, pointer.binary, argv, job)
+
+
+def report(result: Forwarded) -> None:
+    if result.message is not None:
+        print(f"{PROG}: {result.message}", file=sys.stderr, flush=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("_forwarded", hidden=True)(serve_command)
+    app.command("forwarded")(forwarded_command)
+
+
+def serve_command(token: str = typer.Argument(..., metavar="TOKEN")) -> None:
+    """Internal: the host's side of a forwarded command. Never call it yourself."""
+    from entrypoints.dunscaith.forwarding_root import serve
+
+    raise typer.Exit(serve(token))
+
+
+def forwarded_command(request_id: str = typer.Argument(..., metavar="REQUEST_ID")) -> None:
+    """Ask the owning host what became of a forwarded command that "may have run"; never runs it again."""
+    from domain.model.forwarding.recovery import describe
+    from domain.model.forwarding.verdict import Kind
+    from entrypoints.dunscaith.forwarding_root import forward_command, sent_requests
+    from entrypoints.dunscaith.settings import load_settings
+    from ports.forwarding import UnknownRequest
+
+    section = load_settings().forwarding
+    try:
+        sent, received = sent_requests().read(request_id)
+    except UnknownRequest as exc:
+        raise BadInput(str(exc)) from None
+    result = forward_command(section).query(sent)
+    if result.verdict.kind is not Kind.COMPLETED or result.report is None:
+        text = result.message or f"{sent.host} did not answer the question"
+        print(f"{PROG}: asking {sent.host} about request {request_id}: {text}. Nothing was run; ask again.",
+              file=sys.stderr)
+        raise typer.Exit(EXIT_QUERY_FAILED)
+    for line in describe(sent, result.report, received):
+        print(line)

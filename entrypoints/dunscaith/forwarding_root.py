@@ -1,0 +1,107 @@
+"""Forwarding's composition root: the transport chosen by ``forwarding.transport``, the caller's record of
+requests and streams, the use case; and the host's side, started without typer or the job container.
+
+A forwarded command is on the path of every hop (``dunscaith _forwarded TOKEN`` on the owning host): the
+whole CLI and job container would add their imports (~0.2 s) to each, so this root names its few
+adapters itself, like ``remote_container`` does for the process owner. Nothing here imports typer.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import secrets
+import socket
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from domain.services.forwarding.forward import ForwardCommand
+    from entrypoints.dunscaith.settings import ForwardingSection
+    from ports.forwarding import SentRequests
+    from ports.transport import Transport
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("dunscaith")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def own_binary() -> str:
+    script = Path(sys.executable).parent / "dunscaith"
+    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
+
+
+# --- the caller's side -------------------------------------------------------------------------------------
+def make_transport(section: ForwardingSection) -> Transport:
+    from adapters.transport.openssh import OpenSshTransport
+
+    kind = section.transport or ("openssh" if OpenSshTransport.available() else "paramiko")
+    config = None if section.ssh_config is None else str(section.ssh_config)
+    if kind == "paramiko":
+        from adapters.transport.paramiko_ssh import ParamikoTransport
+
+        return ParamikoTransport(config_file=config, connect_timeout=section.connect_timeout,
+                                 keepalive=section.server_alive)
+    return OpenSshTransport(config_file=config, connect_timeout=section.connect_timeout,
+                            server_alive_interval=section.server_alive)
+
+
+def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
+    return base / "dunscaith" / "forwarded"
+
+
+def sent_requests() -> SentRequests:
+    from adapters.transport.sent_requests import FileSentRequests
+
+    return FileSentRequests(sent_requests_dir())
+
+
+def forward_command(section: ForwardingSection, transport: Transport | None = None,
+                    terminal: bool = False) -> ForwardCommand:
+    from adapters.clock.system import SystemClock
+    from adapters.signals.posix import SignalInterrupts
+    from adapters.transport.caller_streams import StdioStreams
+    from domain.services.forwarding.forward import ForwardCommand
+
+    # A signal closes the held input (the host drains its command) and the exit status is still awaited.
+    interrupts = SignalInterrupts(always=SignalInterrupts.TERM).install()
+    return ForwardCommand(transport or make_transport(section), sent_requests(),
+                          StdioStreams(raw_terminal=terminal), SystemClock(), lambda: secrets.token_hex(16),
+                          version(), socket.gethostname(), cancellation=interrupts,
+                          heartbeat_seconds=section.heartbeat)
+
+
+def forwarded_env() -> str | None:
+    """The request id a forwarded command runs under, if this process is one (it never forwards again)."""
+    from adapters.process.forwarded_side import FORWARDED_ENV
+
+    return os.environ.get(FORWARDED_ENV)
+
+
+# --- the host's side ---------------------------------------------------------------------------------------
+def serve(token: str) -> int:
+    from adapters.process.forwarded_side import ForwardedSide
+
+    return ForwardedSide(token, own_binary(), version(), os.environ, pwd.getpwuid(os.geteuid()).pw_name)()
+
+
+def main(token: str) -> None:
+    try:
+        code = serve(token)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # one line, as every dunscaith error; nothing of the token is printed
+        print(f"dunscaith: internal error on the forwarded side: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 3
+    sys.exit(code)

@@ -1,0 +1,53 @@
+"""What the forwarding use case needs besides a transport: the caller's record of requests, its streams."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from domain.model.forwarding.recovery import Received, SentRequest
+
+__all__ = ["CallerStreams", "Received", "SentRequest", "SentRequests", "UnknownRequest"]
+
+
+class UnknownRequest(Exception):
+    """No forwarded request of this id was recorded by this user (on any login node)."""
+
+
+class SentRequests(Protocol):
+    def record(self, sent: SentRequest) -> None:
+        """Record a request durably, before the first byte of it goes out; never replacing one."""
+        ...
+
+    def ended(self, got: Received) -> None:
+        """Record what the caller saw when the session ended."""
+        ...
+
+    def read(self, request_id: str) -> tuple[SentRequest, Received | None]:
+        """The request and, if its session ended here, what was seen; UnknownRequest if none."""
+        ...
+
+    def unsettled(self, host: str) -> list[tuple[SentRequest, Received | None]]:
+        """Requests to ``host`` whose outcome is not known here yet (they may have run), oldest first."""
+        ...
+
+    def settle(self, request_id: str, outcome: str) -> None:
+        """Record that the host's answer about the request is known (``outcome``, for the user)."""
+        ...
+
+
+class CallerStreams(Protocol):
+    def out(self, data: bytes) -> None:
+        """The forwarded command's stdout, to ours."""
+        ...
+
+    def err(self, data: bytes) -> None:
+        """The forwarded command's stderr, to ours."""
+        ...
+
+    def read_input(self) -> bytes | None:
+        """What the user's stdin has now, without waiting: b"" once it ended, None if nothing yet."""
+        ...
+
+    def at_terminal(self) -> bool:
+        """A person is at a terminal (stdin and stderr are terminals): a prompt could be answered."""
+        ...

@@ -1,0 +1,53 @@
+"""At a terminal, ssh is handed the terminal and the remote gets one (-tt): Ctrl-C reaches the remote as SIGINT."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.infra.forwarding_support import hosts_or_skip
+from tests.infra.ssh_hosts import ROOT, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.sshd]
+
+
+def test_ctrl_c_at_the_caller_s_terminal_reaches_the_forwarded_command_as_sigint(tmp_path: Path) -> None:
+    hosts = hosts_or_skip()
+    name = f"tty-{tmp_path.name[-6:]}"
+    go = hosts.user.home / f"go-{name}"
+    master, slave = pty.openpty()
+    result = tmp_path / "result.json"
+    argv = ["submit", "--name", name, "--", "/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.1; done"]
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", str(hosts.client_config),
+         hosts.user.name, str(hosts.user.key), hosts.dunscaith, str(result), *argv],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    out = bytearray()
+    try:
+        os.set_blocking(caller.stdout.fileno(), False)  # type: ignore[union-attr]
+
+        def released() -> bool:
+            try:
+                out.extend(caller.stdout.read() or b"")  # type: ignore[union-attr]
+            except BlockingIOError:
+                pass
+            return b"released" in out
+
+        wait_for(released, 60, "the forwarded submit to release its job")
+        os.write(master, b"\x03")  # Ctrl-C, typed at the caller's terminal
+        assert caller.wait(60) == 0, caller.stderr.read()  # type: ignore[union-attr]
+        verdict = json.loads(result.read_text())
+        # The remote supervisor drained on SIGINT and died by it: its own 130 came back in the frames.
+        assert verdict == {"kind": "completed", "code": 130}
+    finally:
+        go.touch()
+        os.close(master)
+        if caller.poll() is None:
+            caller.kill()

@@ -1,0 +1,66 @@
+"""Frames: only this request's frames are read; startup-file text, other ids and damaged lines are discarded."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain.model.forwarding.frames import (
+    MAX_LINE,
+    MAX_PAYLOAD,
+    ExitStatus,
+    Frame,
+    FrameKind,
+    FrameReader,
+    encode_data,
+    encode_frame,
+    encode_json,
+    exit_payload,
+    read_exit,
+)
+
+RID = "0123456789abcdef0123456789abcdef"
+OTHER = "f" * 32
+
+
+def test_output_outside_the_frames_is_discarded_and_counted() -> None:
+    junk = b"Welcome to login1\nlast login: never\n"
+    stream = (junk + encode_frame(RID, FrameKind.OUT, b"hello\n") + b"motd\n" + encode_frame(OTHER, FrameKind.OUT, b"x")
+              + encode_frame(RID, FrameKind.BEAT) + b"DSF1 " + RID.encode() + b" out !!!\n" + b"bye from .logout")
+    reader = FrameReader(RID)
+    frames = reader.feed(stream)
+    reader.finish()
+    assert frames == [Frame(FrameKind.OUT, b"hello\n"), Frame(FrameKind.BEAT)]
+    assert reader.discarded_bytes > len(junk)
+
+
+def test_a_terminal_carriage_return_is_tolerated() -> None:
+    line = encode_frame(RID, FrameKind.ERR, b"e").replace(b"\n", b"\r\n")
+    assert FrameReader(RID).feed(line) == [Frame(FrameKind.ERR, b"e")]
+
+
+def test_a_frame_glued_to_startup_text_on_its_line_is_not_a_frame() -> None:
+    assert FrameReader(RID).feed(b"junk" + encode_frame(RID, FrameKind.OUT, b"x")) == []
+
+
+@given(st.binary(max_size=3 * MAX_PAYLOAD), st.integers(min_value=1, max_value=5000))
+def test_data_split_at_any_point_is_read_back_whole(data: bytes, step: int) -> None:
+    stream = b"".join(encode_data(RID, FrameKind.OUT, data))
+    reader = FrameReader(RID)
+    frames: list[Frame] = []
+    for start in range(0, len(stream), step):
+        frames += reader.feed(stream[start:start + step])
+    assert b"".join(f.payload for f in frames) == data
+    assert reader.discarded_bytes == 0
+
+
+def test_an_overlong_line_is_dropped_without_being_held_and_the_next_frame_read() -> None:
+    reader = FrameReader(RID)
+    assert reader.feed(b"x" * (MAX_LINE + 10)) == []
+    assert reader.feed(b"y" * 100 + b"\n" + encode_frame(RID, FrameKind.BEAT)) == [Frame(FrameKind.BEAT)]
+
+
+def test_the_exit_status_travels_in_the_final_frame() -> None:
+    status = ExitStatus(255, 12, "ab" * 32)
+    frame = FrameReader(RID).feed(encode_json(RID, FrameKind.EXIT, exit_payload(status)))[0]
+    assert read_exit(frame) == status
