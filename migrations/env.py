@@ -1,8 +1,11 @@
-"""Alembic environment for the SQLite job store.
+"""Alembic environment for the SQL job stores: one history for SQLite and PostgreSQL.
 
-The store migrates itself on open and hands its connection in ``config.attributes["connection"]``
-(already inside its BEGIN IMMEDIATE transaction, under the store's schema lock). From the command
-line, name the database: ``alembic -x db=/var/tmp/dunscaith-$USER/records.db upgrade head``.
+A store migrates itself on open and hands its connection in ``config.attributes["connection"]``
+(already inside its transaction, under the store's schema lock: SQLite's BEGIN IMMEDIATE and flock,
+PostgreSQL's transaction-scoped advisory lock). From the command line, name the database:
+``alembic -x db=/var/tmp/dunscaith-$USER/records.db current`` (SQLite) or
+``alembic -x url=postgresql://alice@db1/dunscaith current`` (PostgreSQL; the password from libpq's
+``~/.pgpass``).
 """
 
 from __future__ import annotations
@@ -11,17 +14,18 @@ from pathlib import Path
 
 from alembic import context
 
+from adapters.store.sql.tables import metadata, postgres_only
 from adapters.store.sqlite.engine import make_engine
-from adapters.store.sqlite.tables import metadata
 
 config = context.config
 target_metadata = metadata
 
 
 def _configure(connection) -> None:  # type: ignore[no-untyped-def]
+    postgres = connection.dialect.name == "postgresql"
     context.configure(
         connection=connection,
-        target_metadata=target_metadata,
+        target_metadata=[metadata, postgres_only] if postgres else target_metadata,
         render_as_batch=True,  # SQLite alters tables by copying them; from revision one on
     )
 
@@ -33,9 +37,13 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    db = context.get_x_argument(as_dictionary=True).get("db") or config.attributes.get("db_path")
+    arguments = context.get_x_argument(as_dictionary=True)
+    if arguments.get("url"):
+        _run_postgres(arguments["url"])
+        return
+    db = arguments.get("db") or config.attributes.get("db_path")
     if not db:
-        raise SystemExit("name the record store: alembic -x db=PATH/records.db ...")
+        raise SystemExit("name the record store: alembic -x db=PATH/records.db ... or -x url=postgresql://...")
     # Foreign keys off while migrating: a batch copy of a referenced table would trip them.
     engine = make_engine(Path(db), busy_timeout_ms=30_000, foreign_keys=False)
     try:
@@ -45,6 +53,23 @@ def run_migrations_online() -> None:
                 context.run_migrations()
                 if connection.exec_driver_sql("PRAGMA foreign_key_check").first():
                     raise RuntimeError("foreign key violations after migration")
+    finally:
+        engine.dispose()
+
+
+def _run_postgres(url: str) -> None:
+    """By hand, as the store does on open: one transaction, under the store's schema advisory lock."""
+    from sqlalchemy import create_engine, pool, text
+
+    from adapters.store.postgres.schema import SCHEMA_LOCK_KEY
+
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=pool.NullPool)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+            _configure(connection)
+            with context.begin_transaction():
+                context.run_migrations()
     finally:
         engine.dispose()
 

@@ -28,8 +28,19 @@ class LockBusy(StoreError):
     """Another actor (a live supervisor or a command) holds the job's lock."""
 
 
+class LockLost(StoreError):
+    """The holder's lock is gone (its session ended, its file was replaced): the holder must stop acting."""
+
+
 class JobLock(Protocol):
     """Held for as long as the actor acts on the job; a dead holder releases it (kernel or server side)."""
+
+    def check(self) -> None:
+        """Prove the lock is still held, right before an external action; LockLost if it is not.
+
+        A store whose lock can vanish under a live holder (a server's session) asks the server; a
+        kernel-held lock verifies its own file. Once lost, a lock stays lost: it is never retaken."""
+        ...
 
     def beat(self, at: datetime) -> None:
         """Record that the holder's loop completed at ``at`` (display only)."""

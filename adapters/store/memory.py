@@ -17,7 +17,7 @@ from adapters.store.event_codec import decode_data, decode_time, encode_data, en
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
-from ports.job_store import JobExists, LockBusy, StoreError, UnknownJob
+from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 
 @dataclass
@@ -31,6 +31,10 @@ class InMemoryLock:
         self._store = store
         self._job = job
         self._held = True
+
+    def check(self) -> None:
+        if not self._held:
+            raise LockLost(f"the lock of job {self._job} was released; nothing more may be done under it")
 
     def beat(self, at: datetime) -> None:
         if not self._held:

@@ -43,7 +43,9 @@ def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
     """The job's state from this host's record (BadInput when it is not here)."""
     edge.owned_elsewhere(ctx, job, words)  # before the store: another host's job needs nothing of this one
     edge.open_store(ctx)
-    return edge.read_state(ctx, JobId(job))
+    state = edge.read_state(ctx, JobId(job))
+    edge.bound_elsewhere(ctx, state)
+    return state
 
 
 def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:

@@ -128,6 +128,16 @@ def _progress(job: JobId, stream: IO[str] | None = None) -> TerminalProgress:
     return TerminalProgress(job, stream)
 
 
+def _postgres_store(settings: DunscaithSettings) -> JobStore:
+    # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
+    from adapters.store.postgres.store import PostgresStore
+    from adapters.store.postgres.target import PostgresTarget
+
+    records = settings.records
+    password_file = records.password_file.expanduser() if records.password_file is not None else None
+    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file))
+
+
 class Adapters(containers.DeclarativeContainer):
     """Every technology dunscaith's job commands use; a test overrides this set as a whole."""
 
@@ -141,6 +151,7 @@ class Adapters(containers.DeclarativeContainer):
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
         sqlite=providers.Resource(closing, providers.Factory(SqliteStore.open, settings.provided.records.root, host)),
+        postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
     # here (docs/architecture.md "Add a scheduler")
@@ -181,7 +192,8 @@ class UseCases(containers.DeclarativeContainer):
     adapters = providers.DependenciesContainer()
     delivering = providers.Callable(_delivering, settings)
 
-    record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash)
+    record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
+                                   host=adapters.host)
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 
 from domain.model.jobs.attendance import unattended_by_pointer
+from domain.model.jobs.binding import bound_elsewhere as bound_to
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import Pointer, PointerError
@@ -88,6 +89,8 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
+    except StoreError as exc:  # the store stopped answering (a server restarted, a network cut): refused
+        raise BadInput(str(exc)) from None
 
 
 def open_store(ctx: typer.Context) -> JobStore:
@@ -108,16 +111,33 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
 
 
 # --- other hosts' jobs -----------------------------------------------------------------------------------
+def shared_location(ctx: typer.Context) -> str | None:
+    """Where the records are when the store is shared by login nodes (bound to no host), else None: a
+    pointer naming it points here, whichever host wrote it."""
+    store = open_store(ctx)
+    identity = store.identity()
+    return store.location() if identity.host is None and identity.backend != "memory" else None
+
+
+def bound_elsewhere(ctx: typer.Context, state: JobState) -> None:
+    """A job whose objects live on another host (a local-scheduler job in a shared store): one line."""
+    why = bound_to(state, adapters(ctx).host().identity())
+    if why is not None:
+        raise BadInput(f"{why}; this build does not forward yet, nothing was done")
+
+
 def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
-    """Pointers to jobs whose record is on another host, each with the Unattended judgement."""
+    """Pointers to jobs whose record is on another host, each with the Unattended judgement; a pointer
+    to the shared store this command opened is not elsewhere (its record is here)."""
     found = adapters(ctx)
     here = found.host().identity()
+    shared = shared_location(ctx)
     poll = timedelta(seconds=settings(ctx).supervise.poll)
     now = found.clock().now()
     listed = []
     for reading in found.pointers().all():
         pointer = reading.pointer
-        if pointer is not None and pointer.root_host != here:
+        if pointer is not None and pointer.root_host != here and pointer.record_root != shared:
             listed.append((pointer, unattended_by_pointer(pointer, now, poll)))
     return listed
 
@@ -131,7 +151,13 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
         pointer = adapters(ctx).pointers().read(JobId(job))
     except PointerError:  # no pointer or an unreadable one: the record here decides
         return
-    route(pointer, adapters(ctx).host().identity(), settings(ctx).forwarding, job, words)
+    here = adapters(ctx).host().identity()
+    # a pointer naming the shared store this command opens points here, whichever host wrote it; a
+    # host-bound (SQLite) store is never opened just to ask, so another host's job opens nothing here
+    if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
+            and pointer.record_root == shared_location(ctx)):
+        return
+    route(pointer, here, settings(ctx).forwarding, job, words)
 
 
 def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from entrypoints.cli_support import BadInput
@@ -36,8 +36,20 @@ class _Strict(BaseModel):
 
 
 class RecordsSettings(_Strict):
-    backend: Literal["sqlite"] = Field(default="sqlite", description="the job store: sqlite (one file under root)")
+    backend: Literal["sqlite", "postgresql"] = Field(
+        default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
+                                      "(one database every login node shares: records.url)")
     root: Path = Field(default_factory=_default_root)
+    url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
+                                                      "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
+    password_file: Path | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
+                                                                 "first line is the password (else ~/.pgpass)")
+
+    @model_validator(mode="after")
+    def _a_server_is_named(self) -> RecordsSettings:
+        if self.backend == "postgresql" and not self.url:
+            raise ValueError("records.backend postgresql needs records.url (postgresql://USER@HOST:PORT/DATABASE)")
+        return self
 
 
 class SuperviseSection(_Strict):

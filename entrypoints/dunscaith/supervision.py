@@ -24,6 +24,7 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
               stream: IO[str] | None = None) -> int:
     store = edge.open_store(ctx)
     state = edge.read_state(ctx, job)
+    edge.bound_elsewhere(ctx, state)
     adapters = edge.adapters(ctx)
     view = adapters.progress(job=job, stream=stream)
     pointer = edge.current_pointer(ctx, state, store)

@@ -37,6 +37,9 @@ def upgrade() -> None:
         sqlite_with_rowid=False,
     )
     # A record is never edited: refuse it in the database too, not only in the code.
+    if op.get_context().dialect.name == "postgresql":
+        _postgres_only()
+        return
     op.execute(
         "CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events "
         "BEGIN SELECT RAISE(ABORT, 'events are append-only'); END"
@@ -47,7 +50,46 @@ def upgrade() -> None:
     )
 
 
+def _postgres_only() -> None:
+    """PostgreSQL's triggers call a function; and its store keeps the loop's beat and its own identity."""
+    op.execute(
+        "CREATE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'events are append-only'; END $$"
+    )
+    op.execute(
+        "CREATE TRIGGER events_append_only_update BEFORE UPDATE OR DELETE ON events "
+        "FOR EACH ROW EXECUTE FUNCTION events_append_only()"
+    )
+    op.execute(
+        "CREATE TRIGGER events_append_only_truncate BEFORE TRUNCATE ON events "
+        "FOR EACH STATEMENT EXECUTE FUNCTION events_append_only()"
+    )
+    op.create_table(
+        "lock_beats",
+        sa.Column("job", sa.String(length=255), nullable=False),
+        sa.Column("last_loop", sa.String(length=32), nullable=False),
+        sa.PrimaryKeyConstraint("job", name=op.f("pk_lock_beats")),
+    )
+    op.create_table(
+        "store_identity",
+        sa.Column("one", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("system_identifier", sa.String(length=32), nullable=False),
+        sa.Column("database", sa.String(length=255), nullable=False),
+        sa.CheckConstraint("one = 1", name=op.f("ck_store_identity_one_row")),
+        sa.PrimaryKeyConstraint("one", name=op.f("pk_store_identity")),
+    )
+
+
 def downgrade() -> None:
+    if op.get_context().dialect.name == "postgresql":
+        op.drop_table("store_identity")
+        op.drop_table("lock_beats")
+        op.execute("DROP TRIGGER events_append_only_truncate ON events")
+        op.execute("DROP TRIGGER events_append_only_update ON events")
+        op.drop_table("events")
+        op.drop_table("jobs")
+        op.execute("DROP FUNCTION events_append_only()")
+        return
     op.execute("DROP TRIGGER events_append_only_delete")
     op.execute("DROP TRIGGER events_append_only_update")
     op.drop_table("events")

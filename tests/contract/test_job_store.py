@@ -5,19 +5,23 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.host.system import SystemHost
 from adapters.store.memory import InMemoryStore
+from adapters.store.postgres.store import PostgresStore
+from adapters.store.postgres.target import PostgresTarget
 from adapters.store.sqlite.store import SqliteStore
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
-from ports.job_store import JobExists, JobStore, LockBusy, StoreError, UnknownJob
+from ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
@@ -50,17 +54,35 @@ def _sqlite(tmp_path: Path) -> Backend:
     return backend
 
 
-def _keep(backend: Backend, store: SqliteStore) -> SqliteStore:
+def _keep(backend: Backend, store: Any) -> Any:
     backend.opened.append(store)
     return store
 
 
-BACKENDS = {"memory": _memory, "sqlite": _sqlite}
+def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    server = request.getfixturevalue("postgres_server")
+    url = server.url(server.new_database())
+    backend = Backend(
+        "postgresql",
+        lambda: _keep(backend, PostgresStore.open(PostgresTarget.from_settings(url))),
+        child_opens=(
+            "from adapters.store.postgres.store import PostgresStore;"
+            "from adapters.store.postgres.target import PostgresTarget;"
+            f"store = PostgresStore.open(PostgresTarget.from_settings({url!r}))"
+        ),
+    )
+    return backend
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+BACKENDS = {"memory": _memory, "sqlite": _sqlite, "postgresql": _postgresql}
+_REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
+
+
+@pytest.fixture(params=[pytest.param(name, marks=_REAL_SERVER if name == "postgresql" else [])
+                        for name in sorted(BACKENDS)])
 def backend(request, tmp_path) -> Iterator[Backend]:
-    made = BACKENDS[request.param](tmp_path)
+    make = BACKENDS[request.param]
+    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)  # type: ignore[call-arg]
     yield made
     for store in made.opened:
         store.close()  # type: ignore[attr-defined]
@@ -104,7 +126,7 @@ def test_appending_to_or_reading_an_unknown_job_is_refused(store):
 
 def test_unknown_job_and_job_exists_are_store_errors():
     assert issubclass(UnknownJob, StoreError) and issubclass(JobExists, StoreError)
-    assert issubclass(LockBusy, StoreError)
+    assert issubclass(LockBusy, StoreError) and issubclass(LockLost, StoreError)
 
 
 def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store):
@@ -128,6 +150,17 @@ def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(back
     assert not second.health(JOB).held
     with second.lock(JOB):
         assert first.health(JOB).held
+
+
+def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store):
+    with store.lock(JOB) as held:
+        held.check()
+        held.check()
+        held.release()
+        with pytest.raises(LockLost):
+            held.check()
+    with store.lock(JOB) as again:
+        again.check()
 
 
 def test_a_released_lock_cannot_beat(store):
@@ -237,6 +270,14 @@ def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend
 
 # --- across processes: what only a store on disk can promise ---------------------------------------
 
+def _await_free(store: JobStore, job: JobId, deadline: float = 10.0) -> None:
+    """A kernel lock is free once its holder is dead; a server's once the server has seen the session
+    end, which it learns from the closed socket an instant later (no timeout is involved)."""
+    end = time.monotonic() + deadline
+    while store.health(job).held and time.monotonic() < end:
+        time.sleep(0.005)
+
+
 CHILD_HOLDS_LOCK = """
 import sys
 from datetime import datetime, UTC
@@ -274,6 +315,7 @@ def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_stil
         child.send_signal(signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL
+    _await_free(store, JOB)
     assert store.health(JOB) == LoopHealth(held=False, last_loop=T0)
     with store.lock(JOB) as held:
         held.beat(T0 + timedelta(minutes=1))

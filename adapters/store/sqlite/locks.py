@@ -15,7 +15,7 @@ from adapters.durable.lock import FlockLock
 from adapters.durable.private_read import read_private
 from adapters.store.event_codec import decode_time, encode_time
 from domain.model.jobs.ids import JobId
-from ports.job_store import StoreError
+from ports.job_store import LockLost, StoreError
 
 _MAX_NAME = 200
 _MAX_BEAT_BYTES = 128
@@ -34,6 +34,22 @@ class FlockJobLock:
         self._flock = flock
         self._job = job
         self._held = True
+
+    def check(self) -> None:
+        """The kernel holds an flock until the holder lets go, so only the file can fail it: the lock is
+        sound while the path still names the very file it locks (a lock file removed or replaced lets
+        another actor lock a new file of the same name)."""
+        if not self._held:
+            raise LockLost(f"the lock of job {self._job} was released; nothing more may be done under it")
+        try:
+            held = os.fstat(self._flock.fd)
+            named = os.stat(self._flock.path, follow_symlinks=False)
+        except OSError as exc:
+            raise LockLost(f"the lock file of job {self._job} is gone ({exc.strerror or exc}): another actor "
+                           "may hold the job now; this one stops acting") from None
+        if (held.st_dev, held.st_ino) != (named.st_dev, named.st_ino):
+            raise LockLost(f"the lock file of job {self._job} was replaced: another actor may hold the job now; "
+                           "this one stops acting")
 
     def beat(self, at: datetime) -> None:
         if not self._held:

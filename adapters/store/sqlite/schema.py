@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapters.durable.lock import FlockLock
+from adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
+from adapters.store.sql.revisions import alembic_config as shared_alembic_config
 from adapters.store.sqlite.engine import describe_sqlite_error, make_engine
 from ports.job_store import StoreError
 
@@ -20,24 +22,11 @@ if TYPE_CHECKING:
 
 Rows = Callable[[str], Sequence[Any]]  # run one SQL statement, return its rows
 
-# Every revision this build knows, oldest first; a test checks it against migrations/versions.
-KNOWN_REVISIONS: tuple[str, ...] = ("0001", "0002")
-HEAD = KNOWN_REVISIONS[-1]
-
-
-def migrations_dir() -> Path:
-    # The alembic environment lives at the top of the source tree (installed editable: the repo).
-    return Path(__file__).resolve().parents[3] / "migrations"
+__all__ = ["HEAD", "KNOWN_REVISIONS", "alembic_config", "ensure_schema", "migrations_dir"]
 
 
 def alembic_config(db_path: Path | None = None):  # type: ignore[no-untyped-def]
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(migrations_dir()))
-    if db_path is not None:
-        config.attributes["db_path"] = str(db_path)
-    return config
+    return shared_alembic_config(**({"db_path": str(db_path)} if db_path is not None else {}))
 
 
 class NewerSchema(StoreError):

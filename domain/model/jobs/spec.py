@@ -13,6 +13,11 @@ class BadSpec(JobsError, ValueError):
     """The job cannot be described as asked (no command, both a command and a script...)."""
 
 
+# Adapters whose objects live on one host (the local scheduler's processes): on a store that several
+# login nodes share, such a job is still acted on only where it was submitted.
+HOST_BOUND_ADAPTERS = frozenset({"local"})
+
+
 @dataclass(frozen=True, slots=True)
 class JobSpec:
     name: JobId
@@ -28,6 +33,10 @@ class JobSpec:
             raise BadSpec("give either a command (after --) or a script, not both and not neither")
         if self.max_attempts < 1:
             raise BadSpec("max_attempts must be at least 1")
+
+    @property
+    def host_bound(self) -> bool:
+        return self.adapter in HOST_BOUND_ADAPTERS
 
     def object_spec(self, nonce: Nonce) -> ObjectSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,

@@ -128,6 +128,7 @@ class JobState:
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
     requeue_wanted: bool = False  # put the current (started) object back in the queue, once
     resubmit_of: int | None = None  # replace this attempt (not started) by a new one
+    machine_id: str | None = None  # with ``host``: the machine that owns the record, or the job's objects
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
     pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
@@ -386,7 +387,8 @@ class _Fold:
             hold_wanted=self.hold_wanted, release_wanted=self.release_wanted, cancel_wanted=self.cancel_wanted,
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
             resubmit_of=self.resubmit_of, requeue_in_flight=self.requeue_in_flight,
-            failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at)
+            failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
+            machine_id=base.machine_id)
 
 
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
@@ -410,7 +412,8 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
         raise RecordInconsistent("the record does not start with job-recorded")
     at, head = first
     assert isinstance(head, ev.JobRecorded)
-    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at))
+    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at,
+                             machine_id=head.machine_id))
     for at, event in items:
         folding.apply(event, at)
     return folding.freeze()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.spec import BadSpec, JobSpec
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
+from ports.host import HostInfo
 from ports.job_store import JobStore
 
 # A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
@@ -23,14 +25,21 @@ def check_name(name: str) -> JobId:
 
 
 class RecordJob:
-    def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints) -> None:
+    def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, host: HostInfo | None = None) -> None:
         self._store = store
         self._clock = clock
         self._crash = crash
+        self._host = host
 
     def __call__(self, spec: JobSpec) -> JobId:
-        """Record ``spec`` as a new job (JobExists if the name is taken); durable when this returns."""
-        kind, data = ev.encode(ev.JobRecorded.of(spec, self._store.identity()))
+        """Record ``spec`` as a new job (JobExists if the name is taken); durable when this returns.
+
+        A store bound to no host (shared by login nodes) records no host, unless the job's objects are
+        bound to one (the local scheduler): then this host, where they will live."""
+        where = self._store.identity()
+        if where.host is None and spec.host_bound and self._host is not None:
+            where = replace(where, host=self._host.identity())
+        kind, data = ev.encode(ev.JobRecorded.of(spec, where))
         self._store.create(spec.name, self._clock.now(), kind, data)
         self._crash.reached("job-recorded")
         return spec.name

@@ -28,7 +28,7 @@ from ports.crash_points import CrashPoints
 from ports.escalation_delivery import EscalationDelivery
 from ports.interrupts import Interrupts
 from ports.job_progress import JobProgress
-from ports.job_store import JobLock, JobStore, StoreError
+from ports.job_store import JobLock, JobStore, LockLost, StoreError
 from ports.residual import ResidualList
 from ports.scheduler import Scheduler, SchedulerError
 
@@ -73,6 +73,8 @@ class _Loop:
     problem: str = ""
     asked_at: datetime | None = None  # when the scheduler was last queried
     answered: bool = False  # whether that query was answered whole
+    lock: JobLock | None = None  # checked right before every request that changes the scheduler's objects
+    lost: str = ""  # the lock is gone: nothing more is sent or written by this actor
 
 
 class Supervisor:
@@ -106,7 +108,7 @@ class Supervisor:
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
         state, known = first
-        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic())
+        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic(), lock=lock)
         wait_until: float | None = None
         stop_at = None if bound is None else self._clock.monotonic() + bound
         loops = 0
@@ -117,6 +119,8 @@ class Supervisor:
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
+            if loop.lost:
+                return self._lost(loop)
             if cancel.pending() is not None:
                 return self._drain(job, loop)
             state = loop.state
@@ -134,12 +138,17 @@ class Supervisor:
             if self._query_due(loop, now):
                 loop.asked_at = now
                 loop.answered = not loop.unsaved and self._observe(job, loop)
+            if loop.lost:
+                return self._lost(loop)
             healthy = loop.answered and not loop.unsaved
             if healthy:
                 loop.last_ok = self._clock.monotonic()
                 loop.problem = ""
                 try:
                     lock.beat(now)
+                except LockLost as exc:
+                    loop.lost = str(exc)
+                    return self._lost(loop)
                 except StoreError as exc:
                     loop.problem = f"the lock could not record the loop: {exc}"
             elif self._clock.monotonic() - loop.last_ok > s.giveup:
@@ -156,12 +165,12 @@ class Supervisor:
         for (never a new attempt: that is supervision's), look once, take what follows. The state after,
         and what could not be done."""
         record = self._store.read(job)
-        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic())
+        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic(), lock=lock)
         self._answer(job, loop)
         self._act(job, loop, cancel, commands_only=True)
-        if self._observe(job, loop):
+        if not loop.lost and self._observe(job, loop):
             self._act(job, loop, cancel, commands_only=True)
-        return loop.state, loop.problem
+        return loop.state, loop.lost or loop.problem
 
     # ------------------------------------------------------------------ requests
 
@@ -252,6 +261,8 @@ class Supervisor:
                 return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
                                                              "reading the reply"), "unknown-committed")
             case sv.Release(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.release(oid)
                 except SchedulerError as exc:
@@ -260,6 +271,8 @@ class Supervisor:
                 self._crash.reached("release-sent")
                 return self._commit(job, loop, ev.Released(n, oid), "release-committed")
             case sv.Cancel(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.cancel(oid)
                 except SchedulerError as exc:
@@ -271,6 +284,8 @@ class Supervisor:
             case sv.Requeue(attempt=n, object_id=oid):
                 if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
                     return False  # not durable: nothing is sent
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.requeue(oid)
                 except SchedulerError as exc:
@@ -283,6 +298,8 @@ class Supervisor:
                                   "not have reached the scheduler, and is never sent again; look at `status` and "
                                   "requeue again if it did not"), "uncertain-committed")
             case sv.Hold(attempt=n, object_id=oid):
+                if not self._still_held(loop):
+                    return False
                 try:
                     self._scheduler.hold(oid)
                 except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
@@ -321,6 +338,8 @@ class Supervisor:
         return self._send(job, loop, submitting)
 
     def _send(self, job: JobId, loop: _Loop, submitting: ev.Submitting) -> bool:
+        if not self._still_held(loop):
+            return False  # its "submitting" is durable: whoever holds the job now finds it unanswered
         loop.unsent = None
         n = submitting.attempt
         try:
@@ -361,6 +380,28 @@ class Supervisor:
                 return False
         return result.complete
 
+    # ------------------------------------------------------------------ the lock
+
+    def _still_held(self, loop: _Loop) -> bool:
+        """Right before a request that changes the scheduler's objects: is the lock still ours? A lost
+        lock means another actor may act on the job now; this one sends nothing more."""
+        if loop.lost:
+            return False
+        if loop.lock is None:
+            return True
+        try:
+            loop.lock.check()
+        except LockLost as exc:
+            loop.lost = str(exc)
+            return False
+        return True
+
+    def _lost(self, loop: _Loop) -> SupervisionEnd:
+        return SupervisionEnd(Ending.GAVE_UP, loop.state,
+                              tuple(outstanding(loop.state, delivering=self._delivering)),
+                              detail=f"it lost the job's lock ({loop.lost}); nothing more was sent, and another "
+                                     "supervisor may carry the job on")
+
     # ------------------------------------------------------------------ the record
 
     def _commit(self, job: JobId, loop: _Loop, event: ev.Event, point: str) -> bool:
@@ -372,6 +413,8 @@ class Supervisor:
         return ok
 
     def _flush(self, job: JobId, loop: _Loop) -> bool:
+        if loop.lost:
+            return False  # a write now could only fail (its session is gone) or race the new holder
         if loop.doubt and not self._settle_doubt(job, loop):
             return False
         while loop.unsaved:
@@ -380,6 +423,10 @@ class Supervisor:
             try:
                 kind, data = ev.encode(event)
                 self._store.append(job, now, kind, data)
+            except LockLost as exc:
+                loop.lost = str(exc)
+                loop.doubt = True
+                return False
             except StoreError as exc:
                 loop.problem = f"the record could not be written: {exc}"
                 loop.doubt = True  # the append may have landed all the same: read before trying again
@@ -423,7 +470,7 @@ class Supervisor:
     def _drain(self, job: JobId, loop: _Loop) -> SupervisionEnd:
         """Commit every answer received and every uncertainty; start nothing new."""
         deadline = self._clock.monotonic() + self._settings.drain
-        while not self._flush(job, loop) and self._clock.monotonic() < deadline:
+        while not self._flush(job, loop) and not loop.lost and self._clock.monotonic() < deadline:
             self._clock.sleep(0.2)
         for step in sv.plan(loop.state, self._clock.now(), self._policy):
             if isinstance(step, sv.MarkUnknown):

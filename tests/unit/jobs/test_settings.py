@@ -58,3 +58,14 @@ def test_a_bad_file_is_one_line_of_bad_input(config: Path, text: str, says: str)
 def test_an_unknown_cluster_names_the_ones_configured(config: Path) -> None:
     with pytest.raises(BadInput, match="configured: local"):
         load_settings().cluster("mars")
+
+
+def test_postgresql_records_need_a_url_and_take_a_password_file(config: Path) -> None:
+    config.write_text('[records]\nbackend = "postgresql"\n')
+    with pytest.raises(BadInput, match=r"needs records\.url"):
+        load_settings()
+    config.write_text('[records]\nbackend = "postgresql"\nurl = "postgresql://alice@db1/recs"\n'
+                      'password_file = "~/.config/dunscaith/pg-password"\n')
+    records = load_settings().records
+    assert (records.backend, records.url, str(records.password_file)) == (
+        "postgresql", "postgresql://alice@db1/recs", "~/.config/dunscaith/pg-password")

@@ -1,4 +1,4 @@
-"""The rows SQLite keeps. They stay in this adapter; the store maps them to domain values.
+"""The rows the SQL stores keep (SQLite and PostgreSQL alike); the store adapters map them to domain values.
 
 SQLAlchemy Core tables, not ORM classes: ``sqlalchemy.orm`` costs 60-90 ms to import, on the path of
 every ``dunscaith status``, and the store never needed mapped objects.
@@ -6,7 +6,7 @@ every ``dunscaith status``, and the store never needed mapped objects.
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import Boolean, CheckConstraint, Column, ForeignKey, Index, Integer, MetaData, String, Table, Text
 
 # Named constraints from the first revision: batch migrations can only drop or alter what has a name.
 NAMING = {
@@ -67,4 +67,27 @@ summaries = Table(
     Index("ix_summaries_settled", "settled"),
     # list leaves pruned jobs out and says how many more it did not show: a count over this index
     Index("ix_summaries_pruned_at", "pruned_at"),
+)
+
+# Only PostgreSQL keeps these: SQLite's lock is a file, which carries the beat, and its root's HOST file
+# says which store it is. Declared apart so that a SQLite schema never grows them.
+postgres_only = MetaData(naming_convention=NAMING)
+
+# The time a job's lock holder last completed its loop (display only), written over the lock's session.
+lock_beats = Table(
+    "lock_beats",
+    postgres_only,
+    Column("job", String(255), primary_key=True),  # a name: a lock may be taken before the job is recorded
+    Column("last_loop", String(32), nullable=False),
+)
+
+# Which database this store was made in: its cluster's system identifier and the database's name,
+# written once; a store restored or copied into another server is refused there.
+store_identity = Table(
+    "store_identity",
+    postgres_only,
+    Column("one", Integer, primary_key=True),  # always 1: one row
+    Column("system_identifier", String(32), nullable=False),
+    Column("database", String(255), nullable=False),
+    CheckConstraint("one = 1", name="one_row"),
 )

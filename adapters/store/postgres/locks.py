@@ -1,0 +1,144 @@
+"""The per-job lock of the PostgreSQL store: a session advisory lock on a connection of its own.
+
+Sound by the rules measured in ../shared/notes/postgres.md:
+
+- one dedicated connection per lock, never pooled and never reconnected: the lock is the session, so
+  once the session is gone (server restarted, backend terminated, network cut long enough) the lock
+  is lost for good, and this object says so instead of quietly opening a new session;
+- every record write of the holder goes over that connection (``writing``), inside a transaction
+  whose first statement reads the backend pid: a commit that succeeds proves the lock was held;
+- ``check`` asks the server, on that connection, right before every external action;
+- a changed backend pid means the session is not the one that took the lock (a transaction pooler
+  between us and the server): lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from adapters.store.event_codec import encode_time
+from domain.model.jobs.ids import JobId
+from ports.job_store import LockLost, StoreError
+
+# Shown in pg_locks as locktype 'advisory', classid = high 32 bits, objid = low 32 bits, objsubid 1.
+_SQL_CHECK = (
+    "SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+    "AND pid = pg_backend_pid() AND classid = %s::bigint::oid AND objid = %s::bigint::oid "
+    "AND objsubid = 1 AND granted)"
+)
+_SQL_BEAT = (
+    "INSERT INTO lock_beats (job, last_loop) VALUES (%s, %s) "
+    "ON CONFLICT (job) DO UPDATE SET last_loop = EXCLUDED.last_loop RETURNING pg_backend_pid()"
+)
+
+
+def lock_key(job: JobId) -> int:
+    """A signed 64-bit key for the job's name. Two names that collide only lock each other out."""
+    digest = hashlib.sha256(b"dunscaith-job\0" + job.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def key_halves(key: int) -> tuple[int, int]:
+    unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
+    return unsigned >> 32, unsigned & 0xFFFF_FFFF
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text.removeprefix("connection failed: ")
+
+
+class PgJobLock:
+    def __init__(self, conn: psycopg.Connection[Any], job: JobId, key: int, pid: int,
+                 on_release: Callable[[JobId], None]) -> None:
+        self._conn = conn
+        self._job = job
+        self._halves = key_halves(key)
+        self._key = key
+        self.pid = pid
+        self._on_release = on_release
+        self._mutex = threading.RLock()
+        self._held = True
+        self._lost = ""
+
+    # --- the port --------------------------------------------------------------------------------
+
+    def check(self) -> None:
+        with self._mutex:
+            self._usable()
+            try:
+                row = self._conn.execute(_SQL_CHECK, self._halves).fetchone()
+            except psycopg.Error as exc:
+                self._lose(f"its session to the server ended ({first_line(exc)})")
+            assert row is not None
+            if row[0] != self.pid:
+                self._lose(f"the server answered from another session (backend {row[0]}, not {self.pid})")
+            if not row[1]:
+                self._lose("the server no longer shows it held")
+
+    def beat(self, at: datetime) -> None:
+        line = encode_time(at)
+        with self._mutex:
+            if not self._held:
+                raise StoreError(f"the lock of job {self._job} was released; its loop cannot beat")
+            self._usable()
+            try:
+                row = self._conn.execute(_SQL_BEAT, (self._job, line)).fetchone()
+            except psycopg.Error as exc:
+                if self._conn.broken or self._conn.closed:
+                    self._lose(f"its session to the server ended ({first_line(exc)})")
+                raise StoreError(f"the loop's beat of job {self._job} was not recorded: {first_line(exc)}") from None
+            if row is None or row[0] != self.pid:
+                self._lose("the server answered from another session")
+
+    def release(self) -> None:
+        with self._mutex:
+            if not self._held:
+                return
+            self._held = False
+            try:
+                if not self._lost and not self._conn.closed:
+                    with suppress(psycopg.Error):
+                        self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+            finally:
+                self._conn.close()  # the session's end would free it anyway
+                self._on_release(self._job)
+
+    # --- for the store ---------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self, *, pipelined: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction on the lock's own session; a broken session is a lost lock (LockLost)."""
+        with self._mutex:
+            self._usable()
+            try:
+                with self._conn.pipeline() if pipelined else nullcontext(), self._conn.transaction():
+                    yield self._conn
+            except psycopg.Error as exc:
+                if self._conn.broken or self._conn.closed:
+                    self._lose(f"its session to the server ended ({first_line(exc)}); the last write may or may "
+                               "not have been committed")
+                raise
+
+    def verify_pid(self, pid: int) -> None:
+        if pid != self.pid:
+            self._lose(f"the server answered from another session (backend {pid}, not {self.pid})")
+
+    def _usable(self) -> None:
+        if not self._held:
+            raise LockLost(f"the lock of job {self._job} was released; nothing more may be done under it")
+        if self._lost:
+            raise LockLost(self._lost) from None
+
+    def _lose(self, why: str) -> Any:
+        self._lost = f"the lock of job {self._job} is lost: {why}; another actor may hold the job now"
+        with suppress(Exception):
+            self._conn.close()  # never used again: a new session would hold no lock
+        raise LockLost(self._lost) from None

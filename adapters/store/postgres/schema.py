@@ -1,0 +1,99 @@
+"""Bring a PostgreSQL store to this build's head on open, under an advisory lock; refuse a newer one.
+
+The common case (at head) costs one query on the store's own psycopg connection, with neither
+SQLAlchemy nor alembic imported. A migration runs in one transaction (PostgreSQL's DDL is
+transactional) that first takes a transaction-scoped advisory lock: two openers on two login nodes
+migrate one after the other, and the second finds head.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.store.postgres.target import PostgresTarget
+from adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from ports.job_store import StoreError
+
+# pg_advisory_xact_lock's key for "one migration at a time" (the job locks use another key space).
+SCHEMA_LOCK_KEY = 0x6475_6E73_6361_0001  # "dunsca" + 1
+
+_SQL_STATE = (
+    "SELECT to_regclass('alembic_version') IS NOT NULL, "
+    "(SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema())"
+)
+
+
+class NewerSchema(StoreError):
+    def __init__(self, where: str, found: str) -> None:
+        super().__init__(
+            f"record store {where} was written by a newer dunscaith (schema {found}); this dunscaith knows "
+            f"schemas up to {HEAD}: use the newer dunscaith, or another records.url"
+        )
+
+
+class NotAStore(StoreError):
+    def __init__(self, where: str) -> None:
+        super().__init__(f"database {where} holds other tables but is not a dunscaith record store; it is left as "
+                         "it is: give dunscaith a database of its own (records.url)")
+
+
+def current_revision(conn: Any, where: str) -> str | None:
+    """The revision recorded in the database; None for a new, empty one. ``conn``: psycopg or SQLAlchemy."""
+    run = conn.exec_driver_sql if hasattr(conn, "exec_driver_sql") else conn.execute
+    has_version, tables = run(_SQL_STATE).fetchone()
+    if not has_version:
+        if tables:
+            raise NotAStore(where)
+        return None
+    revisions = [row[0] for row in run("SELECT version_num FROM alembic_version").fetchall()]
+    if len(revisions) != 1:
+        raise StoreError(f"record store {where} has {len(revisions)} schema versions recorded, expected one")
+    return str(revisions[0])
+
+
+def check_revision(found: str | None, where: str) -> None:
+    if found is not None and found not in KNOWN_REVISIONS:
+        raise NewerSchema(where, found)
+
+
+def ensure_schema(conn: Any, target: PostgresTarget) -> None:
+    """``conn``: the store's psycopg connection (autocommit)."""
+    where = target.location()
+    found = current_revision(conn, where)
+    check_revision(found, where)
+    if found != HEAD:
+        _upgrade(target, where)
+
+
+def _upgrade(target: PostgresTarget, where: str) -> None:
+    import psycopg
+    from alembic import command
+    from alembic.util import CommandError
+    from sqlalchemy import create_engine, pool, text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if not (migrations_dir() / "env.py").is_file():
+        raise StoreError(
+            f"record store {where} needs schema {HEAD}, but the migrations are not installed (expected in "
+            f"{migrations_dir()}): install dunscaith from its source tree (pip install -e .)"
+        )
+    kwargs = target.connect_kwargs()
+    engine = create_engine("postgresql+psycopg://", poolclass=pool.NullPool,
+                           creator=lambda: psycopg.connect(target.url, **kwargs))
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+            found = current_revision(conn, where)  # another opener may have migrated while we waited
+            check_revision(found, where)
+            if found == HEAD:
+                return
+            config = alembic_config(connection=conn)
+            try:
+                command.upgrade(config, "head")
+            except CommandError as exc:
+                raise StoreError(f"record store {where} cannot be migrated to schema {HEAD}: {exc}") from None
+    except SQLAlchemyError as exc:
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise StoreError(f"record store {where} cannot be migrated to schema {HEAD}: {detail}") from None
+    finally:
+        engine.dispose()

@@ -1,0 +1,382 @@
+"""PostgresStore: every job's record in one PostgreSQL database that several login nodes share.
+
+Same tables as the SQLite store (adapters/store/sql/tables.py), migrated by the same alembic history
+on open. At run time the store speaks psycopg 3 directly: one general connection for reads and for
+the writes of actors that do not hold the job's lock (a command's request), reconnected when it
+breaks; and one connection per held lock (locks.py), never reconnected, that carries every write of
+the lock's holder.
+
+The store is bound to no host: any login node may open it. It is bound to its database instead: the
+first open writes the server's system identifier and the database's name into ``store_identity``,
+and every later open compares them with the server it reached, so a store restored or copied into
+another server is refused there rather than used (as a record root's HOST file does for SQLite).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext, suppress
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
+from adapters.store.postgres.schema import ensure_schema
+from adapters.store.postgres.target import PostgresTarget
+from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row, where
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryQuery
+from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
+
+# An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
+# summary and the commit. The job's row is locked first, in a statement of its own, so that under READ
+# COMMITTED the max(seq) that follows (a new snapshot) sees the last append committed by whoever held the
+# row before. The summary needs that seq (and, when this process does not carry the job, its events).
+_SQL_LOCK_ROW = "SELECT id, pg_backend_pid() FROM jobs WHERE name = %s FOR UPDATE"
+_SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (%s, %s) RETURNING id, pg_backend_pid()"
+_SQL_FIRST_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, 1, %s, %s, %s)"
+_SQL_EVENTS = (
+    "SELECT e.seq, e.at, e.kind, e.data FROM events e JOIN jobs j ON j.id = e.job_id "
+    "WHERE j.name = %s ORDER BY e.seq"
+)
+_SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# The job's summary, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
+# The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
+_SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
+_SQL_ADD_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
+_SQL_JOB_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = %s ORDER BY seq"
+_SQL_PUT_SUMMARY = (
+    f"INSERT INTO summaries (job_id, {', '.join(COLUMNS)}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))}) "
+    f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
+)
+_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SQL_EVERY_EVENT = (
+    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "ORDER BY j.id, e.seq"
+)
+_SQL_HEALTH = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+    "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1), "
+    "(SELECT last_loop FROM lock_beats WHERE job = %s)"
+)
+_SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
+_SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
+_SQL_BIND = (
+    "INSERT INTO store_identity (one, system_identifier, database) VALUES (1, %s, %s) "
+    "ON CONFLICT (one) DO NOTHING"
+)
+
+
+T = TypeVar("T")
+
+
+class StoreMoved(StoreError):
+    """The database is not the one the store was made in (restored or copied into another server)."""
+
+
+class PostgresStore:
+    def __init__(self, target: PostgresTarget) -> None:
+        self.target = target
+        self._where = target.location()
+        self._mutex = threading.RLock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._held: dict[JobId, PgJobLock] = {}
+        self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
+        self._carries = Carries()
+        try:
+            with self._errors():
+                conn = self._general()
+                ensure_schema(conn, target)
+                self.server = self._bind(conn)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def open(cls, target: PostgresTarget) -> PostgresStore:
+        return cls(target)
+
+    def location(self) -> str:
+        return self._where
+
+    def close(self) -> None:
+        with self._mutex:
+            for lock in list(self._held.values()):
+                lock.release()
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                with suppress(Exception):
+                    conn.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the record -------------------------------------------------------------------------------
+
+    def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
+        when, encoded = encode_time(at), encode_data(data)
+        try:
+            with self._errors(), self._writing(job) as (conn, lock):
+                job_id, pid = _one(conn.execute(_SQL_CREATE_JOB, (job, when)))
+                if lock is not None:
+                    lock.verify_pid(pid)
+                conn.execute(_SQL_FIRST_EVENT, (job_id, when, kind, encoded))
+                conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(self._carries.start(job, at, kind, encoded))))
+        except _Exists:
+            raise JobExists(f"job {job} is already recorded") from None
+
+    def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
+        when, encoded = encode_time(at), encode_data(data)
+        try:
+            with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
+                found = conn.execute(_SQL_LOCK_ROW, (job,))
+                last = conn.execute(_SQL_LAST_SEQ, (job,))
+                row = found.fetchone()  # one round trip for both
+                if row is None:
+                    raise UnknownJob(f"no job named {job} is recorded")
+                if lock is not None:
+                    lock.verify_pid(row[1])
+                job_id, seq = row[0], int(_one(last)[0]) + 1
+                summary = self._carries.step(job, seq - 1, at, kind, encoded,
+                                             lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
+                conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
+                conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+        except BaseException:
+            self._carries.forget(job)  # not committed (or not known to be): fold again next time
+            raise
+        return seq
+
+    def read(self, job: JobId) -> JobRecord:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS, (job,)).fetchall())
+        if not rows:  # a job is created with its first event, in one transaction
+            raise UnknownJob(f"no job named {job} is recorded")
+        events = []
+        for expected, (seq, at, kind, data) in enumerate(rows, start=1):
+            if seq != expected:
+                raise StoreError(f"record of job {job} in {self._where} is damaged: event {expected} is missing")
+            try:
+                events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
+            except (ValueError, TypeError) as exc:
+                raise StoreError(f"record of job {job} in {self._where} is damaged at event {seq}: {exc}") from None
+        return JobRecord(job=job, events=tuple(events))
+
+    def jobs(self) -> list[JobId]:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
+        return [JobId(name) for (name,) in rows]
+
+    def identity(self) -> StoreIdentity:
+        return StoreIdentity(backend="postgresql", location=self._where)
+
+    # --- the summaries --------------------------------------------------------------------------
+
+    def summary(self, job: JobId) -> JobSummary:
+        with self._errors():
+            row = self._reading(lambda conn: conn.execute(f"{_SQL_SUMMARY} WHERE j.name = %s", (job,)).fetchone())
+        if row is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        return self._summary(row)
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        clause, args = where(query, "%s")
+        sql = f"{_SQL_SUMMARY}{clause} ORDER BY s.job_id DESC"
+        if query.limit is not None:
+            sql, args = f"{sql} LIMIT %s", [*args, query.limit]
+        # A server-side cursor on a connection of its own, read a page at a time: memory stays flat in the
+        # number of jobs, and the caller may use the store between two rows.
+        with self._errors():
+            conn = psycopg.connect(self.target.url, **self.target.connect_kwargs())
+        try:
+            with self._errors(), conn.transaction(), conn.cursor(name="dunscaith_summaries") as cursor:
+                cursor.itersize = 256
+                cursor.execute(sql, args)
+                for row in cursor:
+                    yield self._summary(row)
+        finally:
+            conn.close()
+
+    def count(self, query: SummaryQuery) -> int:
+        clause, args = where(query, "%s")
+        with self._errors():
+            found = self._reading(lambda conn: _one(conn.execute(f"SELECT count(*) FROM summaries s{clause}", args)))
+        return int(found[0])
+
+    def unsettled(self) -> list[JobSummary]:
+        sql = f"{_SQL_SUMMARY} WHERE NOT s.settled AND s.problem IS NULL ORDER BY s.job_id"
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(sql).fetchall())
+        return [self._summary(row) for row in rows]
+
+    def rebuild_summaries(self) -> int:
+        """Every summary folded again from its record's events, in one transaction; how many."""
+        with self._errors(), self._mutex:
+            conn = self._general()
+            with conn.transaction():
+                rows = list(rebuilt_rows(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall())))
+                with conn.cursor() as cursor:
+                    cursor.executemany(_SQL_PUT_SUMMARY, rows)
+            self._carries.clear()
+        return len(rows)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Creates and appends inside (by actors that hold no lock: tools that build stores) are one
+        transaction on the shared connection, committed on leaving."""
+        with self._errors(), self._mutex:
+            conn = self._general()
+            try:
+                with conn.transaction():
+                    yield
+            except BaseException:
+                self._carries.clear()
+                raise
+
+    def _summary(self, row: Any) -> JobSummary:
+        try:
+            return from_row(row[0], row[1:])
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"summary of job {row[0]} in {self._where} is damaged: {exc}") from None
+
+    # --- the lock ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, job: JobId) -> Iterator[PgJobLock]:
+        with self._mutex:
+            if job in self._held:
+                raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
+        key = lock_key(job)
+        with self._errors():
+            conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+        try:
+            with self._errors():
+                first_pid = conn.info.backend_pid
+                got, pid = _one(conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)))
+                if not got:
+                    raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
+                again = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+                if not first_pid == pid == again:
+                    raise StoreError(
+                        f"record store {self._where}: the server answered from another session within one "
+                        "connection: records.url seems to go through a transaction pooler (PgBouncer "
+                        "pool_mode=transaction), where a job's lock cannot hold; connect to PostgreSQL directly "
+                        "or through session pooling"
+                    )
+        except BaseException:
+            conn.close()
+            raise
+        held = PgJobLock(conn, job, key, pid, self._forget)
+        with self._mutex:
+            self._held[job] = held
+        try:
+            yield held
+        finally:
+            held.release()
+
+    def health(self, job: JobId) -> LoopHealth:
+        hi, lo = key_halves(lock_key(job))
+        with self._errors():
+            held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
+        try:
+            last = decode_time(beat) if beat else None
+        except ValueError:
+            last = None  # display only
+        return LoopHealth(held=bool(held), last_loop=last)
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _forget(self, job: JobId) -> None:
+        with self._mutex:
+            self._held.pop(job, None)
+
+    def _bind(self, conn: psycopg.Connection[Any]) -> tuple[str, str]:
+        server = _one(conn.execute(_SQL_SERVER))
+        bound = conn.execute(_SQL_BOUND).fetchone()
+        if bound is None:
+            conn.execute(_SQL_BIND, server)
+            bound = _one(conn.execute(_SQL_BOUND))
+        if tuple(bound) != tuple(server):
+            raise StoreMoved(
+                f"record store {self._where} was made in database {bound[1]} of the PostgreSQL server with system "
+                f"identifier {bound[0]}, and this is database {server[1]} of server {server[0]}: it was restored "
+                "or copied here; use the original (records.url), or another database for new records"
+            )
+        return str(server[0]), str(server[1])
+
+    def _general(self) -> psycopg.Connection[Any]:
+        """The shared connection; a broken one is replaced (no lock lives on it)."""
+        if self._conn is not None and (self._conn.closed or self._conn.broken):
+            with suppress(Exception):
+                self._conn.close()
+            self._conn = None
+        if self._conn is None:
+            self._conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+        return self._conn
+
+    @contextmanager
+    def _writing(self, job: JobId, *, pipelined: bool = False
+                 ) -> Iterator[tuple[psycopg.Connection[Any], PgJobLock | None]]:
+        """One transaction, committed on leaving. The holder's writes go over its lock's session; anyone
+        else's over the general connection. ``pipelined``: every statement, and the commit, in one round
+        trip (their results are read after it)."""
+        with self._mutex:
+            lock = self._held.get(job)
+        if lock is not None:
+            with lock.writing(pipelined=pipelined) as conn:
+                yield conn, lock
+            return
+        with self._mutex:
+            conn = self._general()
+            with conn.pipeline() if pipelined else nullcontext(), conn.transaction():
+                yield conn, None
+
+    def _reading(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """One statement (autocommit: one snapshot). A read found the connection broken (the server
+        restarted since the last use) is asked once more on a new one: a read changes nothing."""
+        with self._mutex:
+            conn = self._general()
+            try:
+                return query(conn)
+            except psycopg.OperationalError:
+                if not conn.broken:
+                    raise
+            return query(self._general())
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """What the server or libpq says, as one StoreError line naming the store (never the password)."""
+        try:
+            yield
+        except (StoreError, _Exists):
+            raise
+        except pg_errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "uq_jobs_name":
+                raise _Exists() from None
+            raise StoreError(f"record store {self._where} refused a write: {first_line(exc)}") from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"record store {self._where} cannot be reached: {first_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise StoreError(f"record store {self._where}: {first_line(exc)}") from None
+
+
+class _Exists(Exception):
+    pass
+
+
+def _one(cursor: Any) -> Any:
+    row = cursor.fetchone()
+    if row is None:
+        raise StoreError("the server returned no row")
+    return row
+
+
+__all__ = ["LockLost", "PostgresStore", "StoreMoved"]

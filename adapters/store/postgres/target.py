@@ -1,0 +1,173 @@
+"""Which PostgreSQL server and database, how to log in, and the session settings every connection carries.
+
+``records.url`` is a libpq URL without a password (TLS options such as ``sslmode`` and ``sslrootcert``
+pass through to libpq as they are). The password comes from ``records.password_file`` (the user's own
+file, mode 0600, checked) or, with none set, from libpq itself (``~/.pgpass`` or ``PGPASSFILE``). The
+password lives in a ``Secret`` whose repr hides it, is handed to libpq only as a connection argument,
+and never enters a message: errors are rebuilt from libpq's own words, which never carry it.
+
+The timings (``SessionTimings``) are what makes the per-job lock sound when the network is cut: the
+client gives up on a silent server after ``client_user_timeout`` (so a holder notices within one query
+after the cut), the server drops a silent client's session, and with it the lock, after
+``server_user_timeout``, which must exceed the holder's detection plus the longest step it may be in
+(sbatch: up to 200 s when the cluster's MessageTimeout is unknown). See docs/record-backing.md.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ports.job_store import StoreError
+
+
+class TargetRefused(StoreError):
+    """The configuration names no usable server (bad URL, a password in it, an unsafe password file)."""
+
+
+class Secret:
+    """A password: handed to libpq, never printed."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTimings:
+    """Seconds (and a count) for the two ends of every session; see the module's docstring."""
+
+    connect_timeout: int = 10
+    # The holder's side: libpq's keepalives, and TCP_USER_TIMEOUT, which is what ends a query stuck
+    # sending into a cut network (keepalives alone did not, measured).
+    client_keepalives_idle: int = 5
+    client_keepalives_interval: int = 2
+    client_keepalives_count: int = 3
+    client_user_timeout: float = 10.0
+    # The server's side, sent in the session's own options (all are user-settable).
+    server_keepalives_idle: int = 10
+    server_keepalives_interval: int = 5
+    server_keepalives_count: int = 6
+    server_user_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.server_user_timeout <= self.client_user_timeout:
+            raise ValueError("the server's release time must exceed the client's detection time")
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresTarget:
+    url: str  # as configured: no password in it
+    password: Secret | None = None
+    timings: SessionTimings = field(default_factory=SessionTimings)
+
+    @classmethod
+    def from_settings(cls, url: str, password_file: Path | None = None,
+                      timings: SessionTimings | None = None) -> PostgresTarget:
+        parts = parse_url(url)
+        if "password" in parts:
+            raise TargetRefused("records.url carries a password; remove it from the URL and put it in the file "
+                                "named by records.password_file (mode 0600), or in ~/.pgpass")
+        password = read_password_file(password_file) if password_file is not None else None
+        return cls(url, password, timings or SessionTimings())
+
+    def location(self) -> str:
+        """For display: the server, port, user and database, never a password or an option."""
+        parts = parse_url(self.url)
+        user = parts.get("user") or os.environ.get("PGUSER") or _login_name()
+        host = parts.get("host") or os.environ.get("PGHOST") or "localhost"
+        port = parts.get("port") or os.environ.get("PGPORT") or "5432"
+        database = parts.get("dbname") or os.environ.get("PGDATABASE") or user
+        if "," in host or host.startswith("/"):
+            return f"postgresql://{user}@[{host}]:{port}/{database}"
+        return f"postgresql://{user}@{host}:{port}/{database}"
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        """Everything libpq is given besides the URL."""
+        t = self.timings
+        options = " ".join((
+            f"-c tcp_keepalives_idle={t.server_keepalives_idle}",
+            f"-c tcp_keepalives_interval={t.server_keepalives_interval}",
+            f"-c tcp_keepalives_count={t.server_keepalives_count}",
+            f"-c tcp_user_timeout={int(t.server_user_timeout * 1000)}",
+            "-c synchronous_commit=on",  # a commit is on the server's disk, whatever the server's default
+            "-c idle_session_timeout=0",  # see docs/record-backing.md: a frozen holder keeps its lock
+            "-c idle_in_transaction_session_timeout=0",
+        ))
+        kwargs: dict[str, Any] = {
+            "connect_timeout": t.connect_timeout,
+            "keepalives": 1,
+            "keepalives_idle": t.client_keepalives_idle,
+            "keepalives_interval": t.client_keepalives_interval,
+            "keepalives_count": t.client_keepalives_count,
+            "tcp_user_timeout": int(t.client_user_timeout * 1000),
+            "application_name": "dunscaith",
+            "options": options,
+        }
+        if self.password is not None:
+            kwargs["password"] = self.password.reveal()
+        return kwargs
+
+
+def parse_url(url: str) -> dict[str, str]:
+    from psycopg.conninfo import conninfo_to_dict
+
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise TargetRefused("records.url must be a postgresql:// URL (postgresql://USER@HOST:PORT/DATABASE)")
+    try:
+        parts = conninfo_to_dict(url)
+    except Exception:  # libpq's message quotes the URL, which may hold a password: never shown
+        raise TargetRefused("records.url is not a valid postgresql:// URL "
+                            "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)") from None
+    return {k: str(v) for k, v in parts.items() if v is not None}
+
+
+def read_password_file(path: Path) -> Secret:
+    """The first line of the user's own 0600 file, opened without following a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise TargetRefused(f"records.password_file {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TargetRefused(f"records.password_file {path} is not a regular file")
+        if st.st_uid != os.geteuid():
+            raise TargetRefused(f"records.password_file {path} is not yours (owner uid {st.st_uid})")
+        if st.st_mode & 0o077:
+            mode = stat.S_IMODE(st.st_mode)
+            raise TargetRefused(f"records.password_file {path} is open to others (mode {mode:04o}); "
+                                f"make it private: chmod 600 {path}")
+        raw = os.read(fd, 65536)
+    finally:
+        os.close(fd)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TargetRefused(f"records.password_file {path} is not UTF-8 text") from None
+    lines = text.splitlines()
+    password = lines[0] if lines else ""
+    if not password:
+        raise TargetRefused(f"records.password_file {path} is empty: its first line is the password")
+    return Secret(password)
+
+
+def _login_name() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())

@@ -1,0 +1,1 @@
+"""What the SQL stores (SQLite, PostgreSQL) share: the tables, and the one alembic history that makes them."""

@@ -1,0 +1,205 @@
+"""The job commands on a PostgreSQL store, as a user runs them: real processes, the local scheduler, a real
+PostgreSQL 15. Two record roots stand for two login nodes that share the one store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+
+from adapters.scheduler.local.scheduler import LocalScheduler
+from adapters.store.postgres.store import PostgresStore
+from adapters.store.postgres.target import PostgresTarget
+from tests.e2e.jobs.cli import Cli, await_state
+from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+@pytest.fixture
+def url(postgres_server: PostgresTestServer, postgres_db: str) -> str:
+    return postgres_server.url(postgres_db)
+
+
+def _env(url: str, **extra: str) -> dict[str, str]:
+    return {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url, **extra}
+
+
+def _kinds(url: str, job: str) -> list[str]:
+    with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
+        return [line.kind for line in store.read(job).events]  # type: ignore[arg-type]
+
+
+def _other_node(cli: Cli) -> dict[str, str]:
+    """Another login node's own records.root (its local objects, its caches): the store is shared."""
+    other = cli.tmp / "login2-records"
+    return {"DUNSCAITH_RECORDS__ROOT": str(other)}
+
+
+def test_submit_on_postgresql_and_the_job_is_seen_from_another_record_root(cli: Cli, url: str) -> None:
+    done = cli.run("submit", "--name", "pg-1", "--", "sh", "-c", "echo hello", **_env(url))
+    assert done.returncode == 0, done.stderr
+    seen = cli.run("status", "pg-1", "--json", **_env(url, **_other_node(cli)))
+    assert seen.returncode == 0, seen.stderr
+    assert '"state": "succeeded"' in seen.stdout.replace('":"', '": "')
+    listed = cli.run("list", **_env(url, **_other_node(cli)))
+    assert listed.returncode == 0 and "pg-1" in listed.stdout
+    kinds = _kinds(url, "pg-1")
+    assert kinds.count("submitting") == 1 and kinds.count("released") == 1 and kinds[-1] == "settled"
+    assert not (cli.root / "records.db").exists()  # the shared store, not this host's SQLite
+
+
+def test_a_server_that_is_down_at_submit_is_one_line_exit_2_and_nothing_is_sent(cli: Cli) -> None:
+    url = f"postgresql://nobody@127.0.0.1:{free_port()}/records"
+    done = cli.run("submit", "--name", "pg-down", "--", "true", **_env(url))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot be reached" in lines[0] and "Traceback" not in done.stderr
+    objects = cli.root / "local-scheduler"
+    assert not objects.exists() or not any(objects.iterdir())
+
+
+def test_a_password_file_open_to_others_is_refused_in_one_line_that_never_shows_it(cli: Cli, url: str,
+                                                                                    postgres_server) -> None:
+    path = cli.tmp / "pg-password"
+    path.write_text(PASSWORD + "\n")
+    path.chmod(0o644)
+    url = postgres_server.url(url.rsplit("/", 1)[1], PASSWORD_USER)
+    done = cli.run("submit", "--name", "pg-pw", "--", "true",
+                   **_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
+    assert done.returncode == 2 and "chmod 600" in done.stderr
+    assert PASSWORD not in done.stderr + done.stdout
+    path.chmod(0o600)
+    done = cli.run("submit", "--name", "pg-pw", "--", "true",
+                   **_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
+    assert done.returncode == 0, done.stderr
+    assert PASSWORD not in done.stderr + done.stdout
+    assert PASSWORD not in "".join(p.read_text() for p in (cli.tmp / "home").rglob("*") if p.is_file())
+
+
+def test_a_supervisor_killed_mid_job_is_taken_over_by_supervise_in_another_process(cli: Cli, url: str) -> None:
+    supervisor = cli.start("submit", "--name", "pg-kill", "--", "sh", "-c", "sleep 3; echo done",
+                                   **_env(url))
+    await_state_env(cli, "pg-kill", "running", url)
+    os.killpg(supervisor.pid, signal.SIGKILL)
+    supervisor.wait()
+    done = cli.run("supervise", "pg-kill", **_env(url))
+    assert done.returncode == 0, done.stderr
+    kinds = _kinds(url, "pg-kill")
+    assert kinds.count("submitting") == 1 and kinds.count("released") == 1 and kinds[-2:] == ["outcome", "settled"]
+    (object_dir,) = LocalScheduler(cli.root).base.iterdir()
+    assert (object_dir / "stdout").read_text() == "done\n"
+
+
+def test_a_command_from_another_record_root_is_answered_by_the_live_supervisor(cli: Cli, url: str) -> None:
+    supervisor = cli.start("submit", "--name", "pg-cancel", "--", "sleep", "120", **_env(url))
+    await_state_env(cli, "pg-cancel", "running", url)
+    done = cli.run("cancel", "pg-cancel", "--json", **_env(url, **_other_node(cli)))
+    assert done.returncode == 0, done.stderr
+    assert '"its supervisor"' in done.stdout.replace('":"', '": "')
+    assert supervisor.wait(timeout=60) == 1
+
+
+def test_a_server_restart_mid_supervision_stops_the_supervisor_with_exit_4_and_supervise_carries_on(cli: Cli) -> None:
+    with private_server() as server:
+        url = server.url(server.new_database())
+        supervisor = cli.start("submit", "--name", "pg-restart", "--", "sh", "-c", "sleep 4; echo done", **_env(url))
+        await_state_env(cli, "pg-restart", "running", url)
+        server.restart()
+        assert supervisor.wait(timeout=60) == 4
+        err = supervisor.stderr.read() if supervisor.stderr else ""
+        assert "lost the job's lock" in err and "supervise pg-restart" in err
+        done = cli.run("supervise", "pg-restart", **_env(url))
+        assert done.returncode == 0, done.stderr
+        kinds = _kinds(url, "pg-restart")
+        assert kinds.count("submitting") == 1 and kinds.count("released") == 1
+        assert kinds[-2:] == ["outcome", "settled"]
+
+
+def await_state_env(cli: Cli, job: str, state: str, url: str) -> None:
+    original = cli.env
+
+    def env(**extra: str) -> dict[str, str]:
+        return original(**_env(url), **extra)
+
+    cli.env = env  # type: ignore[method-assign]
+    try:
+        await_state(cli, job, state, timeout=120)
+    finally:
+        cli.env = original  # type: ignore[method-assign]
+
+
+
+def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_send_commands_there(
+        cli: Cli, url: str) -> None:
+    supervisor = cli.start("submit", "--name", "pg-ptr", "--", "sleep", "120", **_env(url))
+    await_state_env(cli, "pg-ptr", "running", url)
+    pointer = cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "pg-ptr"
+    location = PostgresTarget.from_settings(url).location()
+    text = json.loads(pointer.read_text())
+    assert text["record_root"] == location  # the pointer names the store, not a host's root
+    text.update({"host": "login2", "root_hostname": "login2", "root_machine_id": "m2"})
+    pointer.write_text(json.dumps(text))
+    listed = cli.run("list", "--json", **_env(url))
+    assert listed.returncode == 0, listed.stderr
+    assert [j["job"] for j in json.loads(listed.stdout)] == ["pg-ptr"]  # once: from the store, not the pointer
+    done = cli.run("cancel", "pg-ptr", "--json", **_env(url))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["by"] == "its supervisor"
+    assert supervisor.wait(timeout=60) == 1
+
+
+def test_a_local_job_submitted_on_another_login_node_is_refused_here_in_one_line(cli: Cli, url: str) -> None:
+    from adapters.clock.system import SystemClock
+    from domain.model.jobs.filesystem import Filesystem
+    from domain.model.jobs.ids import JobId
+    from domain.model.jobs.record import HostIdentity
+    from domain.model.jobs.spec import JobSpec
+    from domain.services.jobs.submit import RecordJob
+    from tests.unit.jobs.helpers import NoCrash
+
+    class Login9:
+        def identity(self) -> HostIdentity:
+            return HostIdentity(machine_id="m9", hostname="login9")
+
+        def filesystem(self, path):  # type: ignore[no-untyped-def]
+            return Filesystem("ext4", is_network=False)
+
+    with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
+        RecordJob(store, SystemClock(), NoCrash(), Login9())(
+            JobSpec(JobId("pg-there"), "local", "local", ("sleep", "60")))
+    for args in (["cancel", "pg-there"], ["supervise", "pg-there"]):
+        done = cli.run(*args, **_env(url))
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert "local scheduler of host login9" in line
+    assert cli.run("status", "pg-there", **_env(url)).returncode == 0  # reading is fine from anywhere
+    assert _kinds(url, "pg-there") == ["job-recorded"]  # nothing was done
+
+
+def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_once(cli: Cli, url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    supervisor = cli.start("submit", "--name", "pg-busy", "--", "sleep", "120", **_env(url))
+    try:
+        await_state_env(cli, "pg-busy", "running", url)
+        actions = ["give-up" if n % 2 else "release" for n in range(50)]
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            done = list(pool.map(lambda a: cli.run(a, "pg-busy", "--json", timeout=300,
+                                                   **_env(url, DUNSCAITH_COMMANDS__WAIT="240")), actions))
+        for action, d in zip(actions, done, strict=True):
+            answer = json.loads(d.stdout)
+            expected = ("confirmed", 0) if action == "give-up" else ("refused", 2)
+            assert (answer["answer"], d.returncode) == expected, (action, d.stdout, d.stderr)
+        ids = [json.loads(d.stdout)["request"] for d in done]
+        assert len(set(ids)) == 50
+    finally:
+        cli.run("stop", "--emergency", "pg-busy", **_env(url))
+        supervisor.wait(timeout=60)
+    with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
+        lines = store.read("pg-busy").events  # type: ignore[arg-type]
+    requests = [line.data["request"] for line in lines if line.kind == "request"]
+    answers = [line.data["request"] for line in lines if line.kind == "answer"]
+    assert sorted(requests) == sorted(answers) == sorted(ids)  # none lost, each answered once

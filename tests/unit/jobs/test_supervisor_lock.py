@@ -1,0 +1,122 @@
+"""The supervisor proves its lock before every request that changes the scheduler, and stops once it is lost.
+
+A shared store's lock can vanish under a live holder (its server session ends); the holder must then
+send nothing more, since another supervisor may already be acting on the job.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.state import Action, AttemptState
+from domain.services.jobs.commands import Answer, JobCommands
+from domain.services.jobs.supervise import Ending
+from ports.job_store import JobLock, LockLost
+from tests.unit.jobs.helpers import StopAfter, rig
+
+
+class LosingLock:
+    """A real lock whose ``check`` fails from its ``lose_at``-th call on, as a server session that ended."""
+
+    def __init__(self, inner: JobLock, lose_at: int, log: list[str]) -> None:
+        self._inner = inner
+        self._lose_at = lose_at
+        self.checks = 0
+        self._log = log
+
+    def check(self) -> None:
+        self.checks += 1
+        self._log.append("check")
+        if self.checks >= self._lose_at:
+            raise LockLost("the lock of job j1 is lost: its session to the server ended")
+        self._inner.check()
+
+    def beat(self, at: datetime) -> None:
+        self._inner.beat(at)
+
+    def release(self) -> None:
+        self._inner.release()
+
+
+def _spy(r, log: list[str]) -> None:  # type: ignore[no-untyped-def]
+    for method in ("create_held", "release", "cancel", "hold", "requeue"):
+        real = getattr(r.scheduler, method)
+
+        def spying(*args, _real=real, _name=method):  # type: ignore[no-untyped-def]
+            log.append(_name)
+            return _real(*args)
+
+        setattr(r.scheduler, method, spying)
+
+
+def _run(r, job: JobId, lose_at: int, log: list[str]):  # type: ignore[no-untyped-def]
+    with r.store.lock(job) as lock:
+        return r.supervisor.run(job, LosingLock(lock, lose_at, log), StopAfter(r.clock))
+
+
+def test_a_lock_lost_before_the_create_sends_nothing_and_leaves_submitting_for_the_next_holder() -> None:
+    r = rig(exit_code=0)
+    log: list[str] = []
+    _spy(r, log)
+    job = r.record()
+    end = _run(r, job, lose_at=1, log=log)
+    assert end.ending is Ending.GAVE_UP and "lost the job's lock" in end.detail and "session" in end.detail
+    assert r.scheduler.count("create_held") == 0
+    assert r.kinds(job) == ["job-recorded", "submitting"]  # durable before the check: found unanswered later
+    # the next supervisor, holding a sound lock, records the unanswered attempt unknown and never resends it
+    again = r.run(job)
+    assert r.scheduler.count("create_held") == 1
+    first, *later = again.state.attempts
+    assert first.order is not AttemptState.SUBMITTING and first.object_id is None
+    assert len(later) == 1 and later[0].nonce != first.nonce
+
+
+def test_a_lock_lost_after_the_create_never_releases_and_commits_nothing_more() -> None:
+    r = rig(exit_code=0)
+    log: list[str] = []
+    _spy(r, log)
+    job = r.record()
+    end = _run(r, job, lose_at=2, log=log)
+    assert end.ending is Ending.GAVE_UP
+    assert log == ["check", "create_held", "check"]
+    (oid,) = r.scheduler.objects()
+    assert r.scheduler.released_times(oid) == 0
+    assert "released" not in r.kinds(job)
+
+
+def test_every_request_that_changes_the_scheduler_follows_a_check() -> None:
+    r = rig(exit_code=0)
+    log: list[str] = []
+    _spy(r, log)
+    job = r.record()
+    end = _run(r, job, lose_at=10**6, log=log)
+    assert end.ending is Ending.OUTCOME
+    assert log == ["check", "create_held", "check", "release"]
+
+
+def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so() -> None:
+    r = rig(exit_code=None)
+    job = r.record()
+    r.run(job, StopAfter(r.clock, waits=2))  # created and released, running: a hold is a scheduler request
+    log: list[str] = []
+    _spy(r, log)
+    real_lock = r.store.lock
+
+    def losing(name: JobId):  # type: ignore[no-untyped-def]
+        class _Ctx:
+            def __enter__(self_inner):  # type: ignore[no-untyped-def]
+                self_inner.cm = real_lock(name)
+                return LosingLock(self_inner.cm.__enter__(), 1, log)
+
+            def __exit__(self_inner, *exc):  # type: ignore[no-untyped-def]
+                return self_inner.cm.__exit__(*exc)
+
+        return _Ctx()
+
+    r.store.lock = losing  # type: ignore[method-assign]
+    commands = JobCommands(r.store, r.clock, r.crash, lambda: r.supervisor, wait=5.0)
+    result = commands(job, Action.CANCEL, StopAfter(r.clock))
+    assert "cancel" not in log
+    assert "lost" in result.problem
+    assert result.answer in (Answer.CONFIRMED, Answer.NOT_ANSWERED)
