@@ -69,8 +69,15 @@ def open_store(backend: str, root: Path | None, url: str | None) -> Iterator[Job
         assert root is not None, "a record root is needed"
         with SqliteStore.open(root, SystemHost()) as store:
             yield store
+    elif backend == "postgresql":
+        from adapters.store.postgres.store import PostgresStore
+        from adapters.store.postgres.target import PostgresTarget
+
+        assert url is not None, "a records.url is needed"
+        with PostgresStore.open(PostgresTarget.from_settings(url)) as pg:
+            yield pg
     else:
-        raise SystemExit(f"backend {backend}: not in this build")
+        raise SystemExit(f"backend {backend}: not in this build (sqlite, postgresql)")
 
 
 def main() -> None:
