@@ -55,12 +55,12 @@ class _Loops:
     def __init__(self, n: int) -> None:
         self.left = n
 
-    def requested(self) -> bool:
-        return self.left <= 0
+    def pending(self) -> str | None:
+        return "SIGTERM" if self.left <= 0 else None
 
-    def wait(self, seconds: float) -> bool:
+    def wait(self, seconds: float) -> str | None:
         self.left -= 1
-        return self.left <= 0
+        return self.pending()
 
 
 def _measure(label: str, make_scheduler: Callable[[Path], Any], command: tuple[str, ...]) -> None:

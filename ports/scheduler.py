@@ -64,6 +64,14 @@ class Scheduler(Protocol):
         nonce check (the emergency stop). What was stopped."""
         ...
 
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for one of ``object_ids`` (started objects) to change, its end
+        at least: True as soon as one may have (the caller queries now), False when the time ran out.
+
+        A scheduler that cannot tell (Slurm: nothing announces a job's end but a query) returns False
+        at once, without waiting: the caller then sleeps until its next poll itself."""
+        ...
+
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """Where the object's stdout and stderr go, for display; None when the scheduler does not
         know the object (any more) or could not be asked."""

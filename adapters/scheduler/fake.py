@@ -202,6 +202,10 @@ class FakeScheduler:
                     stopped.append(object_id)
             return stopped
 
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        """Nothing announces a change here but a query: False at once (the caller sleeps to its poll)."""
+        return False
+
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         with self._lock:
             self._count("output_paths", object_id)

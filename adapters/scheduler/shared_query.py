@@ -9,18 +9,21 @@ record root (one per cluster):
   wall-clock time it was asked, published whole with ``replace``;
 - ``ask.lock``: the flock one process holds while it asks.
 
-A query first reads ``answer.json``: fresh enough (asked within ``max_age``) and covering the caller's
-names, it is the answer. Otherwise the caller takes the lock, reads again (someone may just have
-asked), and if still needed asks the scheduler ONCE for its own names and every registered one, then
-publishes the answer. Since supervisors wake on the same ticks (``domain.model.jobs.polling``), the
-first to wake asks for all and the others read. A failed query is shared too (``complete=False``): a
+A query first reads ``answer.json``: fresh enough (asked within ``max_age``), asked after this
+instance's last action and after the answer it used last (a caller never gets the same answer
+twice: each of its polls sees a newer squeue), and covering the caller's names, it is the answer.
+Otherwise the caller takes the lock, reads again (someone may just have asked), and if still needed
+asks the scheduler ONCE for its own names and every registered one, then publishes the answer.
+Since supervisors wake on the same ticks (``domain.model.jobs.polling``), the first to wake asks for
+all and the others read. A failed query is shared too (``complete=False``): a
 struggling controller is not asked a hundred times more.
 
 Only queries that confirm absence (the supervisors' polls) are shared. One that does not (a sweep's,
 an emergency stop's) is a one-off that acts on what it sees: it goes straight to the scheduler and its
 names are not registered, so a sweep of a thousand residual names never joins every later poll.
 After this instance acts on the scheduler (creates, releases, cancels...) its next query asks afresh:
-an answer asked before its own action says nothing about what the action did.
+an answer asked before its own action says nothing about what the action did. Every answer carries
+the time it was asked (``QueryResult.asked_at``), so the supervisor can check the same rule itself.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -84,6 +88,8 @@ class SharedQueryScheduler:
         self._registered: frozenset[str] = frozenset()
         self._registered_at = 0.0
         self._acted = False  # this instance acted since it last asked: its next query asks afresh
+        self._acted_at = float("-inf")  # when its last action returned: an older answer is never used
+        self._seen_at = float("-inf")  # when the answer it used last was asked: only newer ones are used
         self.asked = 0  # how many times this instance asked the scheduler itself (for benchmarks)
 
     # ---- everything but a confirming query goes straight through ---------------------------------
@@ -115,12 +121,17 @@ class SharedQueryScheduler:
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         return self.inner.output_paths(object_id)
 
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        return self.inner.wait_for_change(object_ids, timeout)
+
     def _act(self, action: Callable[[A], T], argument: A) -> T:
         """Run an action; whatever it did (even when it raised), this instance's next query asks afresh."""
         try:
             return action(argument)
         finally:
             self._acted = True
+            # an answer asked before the action returned may not show it
+            self._acted_at = self._clock.now().timestamp()
 
     # ---- the shared query ---------------------------------------------------------------------------
     def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
@@ -149,7 +160,8 @@ class SharedQueryScheduler:
             self._publish(asked_at, everyone, result)
         finally:
             lock.release()
-        return _only(result, wanted)
+        self._seen_at = asked_at
+        return _only(result, wanted, asked_at)
 
     def close(self) -> None:
         """Stop asking for this instance's names (a supervisor that ends calls this)."""
@@ -165,7 +177,10 @@ class SharedQueryScheduler:
         age = self._clock.now().timestamp() - asked_at
         if not -1.0 <= age <= self._max_age or not wanted <= names:
             return None
-        return _only(result, wanted)
+        if asked_at < self._acted_at or asked_at <= self._seen_at:
+            return None  # asked before this instance's last action, or already used: ask afresh
+        self._seen_at = asked_at
+        return _only(result, wanted, asked_at)
 
     def _read_answer(self) -> tuple[float, frozenset[str], QueryResult] | None:
         try:
@@ -225,8 +240,9 @@ class SharedQueryScheduler:
         return names
 
 
-def _only(result: QueryResult, names: frozenset[str]) -> QueryResult:
-    return QueryResult(tuple(v for v in result.objects if v.name in names), result.complete, result.detail)
+def _only(result: QueryResult, names: frozenset[str], asked_at: float) -> QueryResult:
+    return QueryResult(tuple(v for v in result.objects if v.name in names), result.complete, result.detail,
+                       datetime.fromtimestamp(asked_at, UTC))
 
 
 def _view_dict(v: ObjectView) -> dict[str, Any]:

@@ -207,7 +207,8 @@ class UseCases(containers.DeclarativeContainer):
                               clock=adapters.clock)
     emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
-                               poll=settings.provided.supervise.poll, delivering=delivering)
+                               poll=settings.provided.supervise.poll, delivering=delivering,
+                               schedulers=adapters.schedulers)
     listing = providers.Factory(JobListing, store=adapters.store, clock=adapters.clock,
                                 poll=settings.provided.supervise.poll, delivering=delivering)
     # the job's pointer kept in step with its record (pointer=, on_problem=)

@@ -31,15 +31,21 @@ def status(
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
-            view = edge.use_cases(ctx).status().one(JobId(job))
+            view = edge.use_cases(ctx).status().one(JobId(job), live=True)
         except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     if as_json:
-        print(json.dumps(render.view_json(view), indent=2))
+        shown = render.view_json(view)
+        if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
+            shown["live"] = {"state": view.live.state, "detail": view.live.detail,
+                             "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+        print(json.dumps(shown, indent=2))
         return 0
     print(render.view_line(view))
+    if view.live is not None:
+        print(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     for a in view.state.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
         print(f"  attempt {a.number}: {a.order}{obj}")

@@ -3,15 +3,17 @@ the pointer, the sweep as supervision starts, and the ending mapped to its exit 
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, cast
 
 import typer
 
 from domain.model.jobs.exit_codes import ExitCode, for_outcome
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import JobState
+from domain.model.jobs.state import AttemptState, JobState, OutcomeKind
 from domain.services.jobs.pointer_notes import Fanout
 from domain.services.jobs.supervise import Ending, SupervisionEnd
 from entrypoints.dunscaith import edge
@@ -26,7 +28,7 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
     state = edge.read_state(ctx, job)
     edge.bound_elsewhere(ctx, state)
     adapters = edge.adapters(ctx)
-    view = adapters.progress(job=job, stream=stream)
+    view = adapters.progress(job=job, stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)))
     pointer = edge.current_pointer(ctx, state, store)
     if fresh:
         try:
@@ -59,8 +61,15 @@ def _show_output(line: Callable[[str], None], state: JobState | None, scheduler:
 def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
     state = end.state
     if end.ending is Ending.DRAINED:
-        print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
-              f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
+        current = state.current if state is not None else None
+        unreleased = current is None or current.order is not AttemptState.RELEASED
+        if state is not None and state.outcome is None and unreleased:
+            print(f"{PROG}: job {job}: supervisor stopped by signal before the release: the job is held and has "
+                  f"not started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}",
+                  file=sys.stderr)
+        else:
+            print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
+                  f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
         edge.end_by_signal(ctx)
         return ExitCode.INTERNAL  # not reached: the signal ends the process
     if end.ending is Ending.GAVE_UP:
@@ -75,4 +84,48 @@ def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
         print(f"  carry it on with: {PROG} supervise {job}", file=sys.stderr)
         return ExitCode.OUTSTANDING
     assert state is not None and state.outcome is not None
+    if state.outcome.kind is OutcomeKind.REFUSED:
+        print(f"{PROG}: job {job}: refused: {state.outcome.detail}", file=sys.stderr)
     return int(for_outcome(state.outcome))
+
+
+class _DropWhenClosed:
+    """The live view's stream: once its reader is gone (``| head -1``: EPIPE), output is dropped and
+    supervision goes on, so a closed stdout never changes the exit code. The descriptor is pointed at
+    /dev/null, so the interpreter's own flush at exit finds nothing to fail on either."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._closed = False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            self._guard(lambda: self._stream.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._guard(self._stream.flush)
+
+    def isatty(self) -> bool:
+        return not self._closed and self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+    def _guard(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except OSError as exc:
+            if not isinstance(exc, BrokenPipeError) and exc.errno != errno.EPIPE:
+                raise
+            self._closed = True
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+            except (OSError, ValueError):
+                pass

@@ -25,6 +25,11 @@ by the kernel when its last holder dies:
 Started objects are read from their instance directory (``instance.py``) and cancelled with
 ``dunscaith remote terminate``. ``requeue`` is refused: an instance directory runs one worker once.
 
+``wait_for_change`` wakes the supervisor at an object's end rather than at its next poll: one thread
+per started object waits, blocking, for a shared ``flock`` on its ``launch.lock``, which the kernel
+grants only once the process owner (which holds the lock for its whole life, and records the outcome
+before it exits) is gone. A thread costs no CPU while it waits.
+
 ``cancel_if_not_started`` appends its ``cancel`` step only while the object is still before its start
 (the same compare-and-set as a release's ``start``): whichever step is linked first wins, so an object
 a release starts meanwhile is left alone.
@@ -32,9 +37,11 @@ a release starts meanwhile is left alone.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -104,6 +111,9 @@ class LocalScheduler:
         self._final: dict[ObjectId, ObjectView] = {}  # an ended view never changes again
         self._owners: dict[int, str] = {}
         self._children: list[subprocess.Popen[bytes]] = []
+        self._watched: dict[ObjectId, threading.Event] = {}  # object -> set once its owner is gone
+        self._reported: set[ObjectId] = set()  # ends wait_for_change has already announced
+        self._changed = threading.Event()  # set by any watcher
 
     # ------------------------------------------------------------------ create
 
@@ -341,6 +351,49 @@ class LocalScheduler:
             if try_append(directory, steps, Action.CANCEL):
                 return True
         raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        """True once the process owner of one of ``object_ids`` is gone (so its outcome is recorded),
+        each end announced once; False after ``timeout``."""
+        watching = [oid for oid in dict.fromkeys(object_ids) if oid not in self._reported and is_object_id(oid)]
+        for oid in watching:
+            if oid not in self._watched:
+                self._watch(oid)
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            ended = [oid for oid in watching if self._watched[oid].is_set()]
+            if ended:
+                self._reported.update(ended)
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._changed.clear()
+            if any(self._watched[oid].is_set() for oid in watching):
+                continue  # set between the check and the clear
+            self._changed.wait(left)
+
+    def _watch(self, object_id: ObjectId) -> None:
+        done = threading.Event()
+        self._watched[object_id] = done
+        path = self.base / object_id / LAUNCH_LOCK
+
+        def wait_for_owner() -> None:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                fd = -1  # no lock file: no owner to wait for
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH)  # granted once no one holds it exclusively
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)  # dropped at once: a probe's instant, as is_held's
+            done.set()
+            self._changed.set()
+
+        threading.Thread(target=wait_for_owner, name=f"owner-of-{object_id}", daemon=True).start()
 
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """The object folder's ``stdout`` and ``stderr``, where its process owner and worker write."""

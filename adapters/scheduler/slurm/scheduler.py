@@ -282,6 +282,10 @@ class SlurmCliScheduler:
         return stopped
 
     # ---- output ----------------------------------------------------------------------------------
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        """Nothing announces a change here but a query: False at once (the caller sleeps to its poll)."""
+        return False
+
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """``StdOut`` and ``StdErr`` as slurmctld expanded them; None once it forgot the job (MinJobAge)."""
         result = self._run("scontrol", [*self._clusters_arg(), "-o", "show", "job", object_id])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -84,6 +85,9 @@ class QueryResult:
     objects: tuple[ObjectView, ...]
     complete: bool
     detail: str = ""
+    # when the scheduler was asked for this answer, when it is not the caller's own request (a shared
+    # answer): an answer asked before the caller's last action says nothing about that action
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

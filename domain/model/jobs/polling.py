@@ -1,4 +1,9 @@
-"""How often a supervisor asks about its job: often while it is young, rarely once it has settled in.
+"""How often a supervisor asks about its job: at once after a change, often while it is young, rarely
+once it has settled in.
+
+After each change (a submit, a release, a new state) the polls start short and double
+(``first`` = 0.25 s, 0.5, 1, 2 ... while below ``base``): a short job's end is seen within a fraction of
+its length, and a quiet job costs a handful of extra queries per change.
 
 Intervals are the base interval doubled a whole number of times (5, 10, 20, 40, 80, 160 s by default),
 and polls fall on multiples of the interval counted from the epoch. So every supervisor on a host
@@ -20,10 +25,13 @@ class PollBackoff:
     cap: timedelta = timedelta(seconds=160)  # never longer than this (rounded down to base × 2^k)
     # the interval stays at most this fraction of the job's age: a 10-minute-old job is polled every 40 s
     fraction: float = 0.1
+    first: timedelta = timedelta(seconds=0.25)  # the first poll after a change; doubled until ``base``
 
     def __post_init__(self) -> None:
         if self.base <= timedelta(0) or self.cap < self.base or not 0 < self.fraction <= 1:
             raise ValueError("poll backoff needs 0 < base <= cap and 0 < fraction <= 1")
+        if self.first <= timedelta(0):
+            raise ValueError("poll backoff needs a positive first interval")
 
 
 def poll_interval(age: timedelta, backoff: PollBackoff = PollBackoff()) -> timedelta:
@@ -37,6 +45,19 @@ def poll_interval(age: timedelta, backoff: PollBackoff = PollBackoff()) -> timed
     while interval * 2 <= allowed:
         interval *= 2
     return interval
+
+
+def poll_delay(quiet_polls: int, age: timedelta, backoff: PollBackoff = PollBackoff()) -> timedelta:
+    """The interval before the next poll, ``quiet_polls`` answered polls after the last change.
+
+    ``first × 2^quiet_polls`` while that is shorter than ``base`` (0.25, 0.5, 1, 2, 4, 8 s before a
+    10 s base), then ``poll_interval(age)``. Every value is ``first × 2^k`` or ``base × 2^k``, so polls
+    still fall on shared ticks since the epoch.
+    """
+    short: timedelta = backoff.first * (1 << min(max(quiet_polls, 0), 40))
+    if short < backoff.base:
+        return short
+    return poll_interval(age, backoff)
 
 
 def next_poll(now: datetime, interval: timedelta) -> datetime:

@@ -3,11 +3,34 @@ command that holds the job's lock alike, so the answer never depends on who give
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from domain.model.jobs import events as ev
 from domain.model.jobs.objects import NOT_STARTED, ObjectState
 from domain.model.jobs.state import Action, AttemptState, JobState
 
 CONFIRMED = "confirmed"
 REFUSED = "refused"
+
+CARRIED_OUT = "carried out"
+FAILED = "failed"
+
+# what a scheduler kind cannot do at all, and why: refused before anything is asked (the one place)
+UNSUPPORTED: dict[tuple[str, Action], str] = {
+    ("local", Action.REQUEUE): "the local scheduler cannot requeue: an object runs once (use `resubmit` before "
+                               "it starts, or `cancel`)",
+}
+
+# the events that show a confirmed action reached the scheduler (or needed no scheduler at all)
+_DONE: dict[Action, tuple[type[ev.Event], ...]] = {
+    Action.HOLD: (ev.HeldByUser,),
+    Action.RELEASE: (ev.Released,),
+    Action.CANCEL: (ev.Cancelling, ev.OutcomeReached),
+    Action.REQUEUE: (ev.Requeued,),
+    Action.RESUBMIT: (ev.Cancelling, ev.Submitting),
+    Action.ABANDON: (ev.MovedToResidual, ev.OutcomeReached, ev.Settled),
+    Action.GIVE_UP: (),
+}
 
 
 def refusal(state: JobState, action: Action) -> str | None:
@@ -20,6 +43,9 @@ def refusal(state: JobState, action: Action) -> str | None:
         return f"job {state.name} already has its outcome ({state.outcome.kind})"
     if state.abandoned:
         return f"job {state.name} is being abandoned"
+    unsupported = UNSUPPORTED.get((state.spec.adapter, action))
+    if unsupported is not None:
+        return unsupported
     current = state.current
     match action:
         case Action.HOLD:
@@ -69,3 +95,20 @@ def confirmation(state: JobState, action: Action) -> str:
         Action.REQUEUE: f"{obj} goes back to the queue, once",
         Action.RESUBMIT: f"{obj} is cancelled before it starts and a new attempt replaces it",
     }[action]
+
+
+def carried_out(action: Action, at_answer: JobState, later: Sequence[ev.Event]) -> tuple[str, str] | None:
+    """What became of a confirmed action, from the state when it was confirmed and the events committed
+    after its answer: (CARRIED_OUT | FAILED, detail), or None while it is not done yet."""
+    for event in later:
+        if isinstance(event, ev.ActionFailed) and event.action == str(action):
+            return FAILED, event.detail
+        if isinstance(event, _DONE[action]):
+            return CARRIED_OUT, ""
+    if action is Action.GIVE_UP:
+        return CARRIED_OUT, ""  # the record's intent is the whole action
+    current = at_answer.current
+    if action is Action.HOLD and (current is None or current.order is not AttemptState.RELEASED
+                                  or current.object_state is ObjectState.HELD):
+        return CARRIED_OUT, ""  # never released (or held already): it stays held, nothing to ask
+    return None

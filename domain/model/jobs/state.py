@@ -295,8 +295,9 @@ class _Fold:
             case ev.Created(attempt=n, object_id=oid):
                 a = self._draft(n)
                 a.order, a.object_id, a.object_state = AttemptState.CREATED, oid, ObjectState.HELD
-            case ev.Refused(attempt=n):
-                self._draft(n).order = AttemptState.REFUSED
+            case ev.Refused(attempt=n, detail=why):
+                a = self._draft(n)
+                a.order, a.reason = AttemptState.REFUSED, why
             case ev.Unknown(attempt=n):
                 self._draft(n).order = AttemptState.UNKNOWN
             case ev.Found(attempt=n, object_id=oid):

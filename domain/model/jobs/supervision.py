@@ -125,6 +125,12 @@ def _observed(attempt: Attempt, obj: ObjectView) -> ev.Observed | None:
     return ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)
 
 
+def stale(result: QueryResult, last_action: datetime | None) -> bool:
+    """An answer asked before the supervisor's last action on the job says nothing about that action:
+    it never becomes an observation (docs/supervisor.md)."""
+    return result.asked_at is not None and last_action is not None and result.asked_at < last_action
+
+
 def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy) -> list[ev.Event]:
     """The events one query's answer adds to the record (none when nothing changed)."""
     out: list[ev.Event] = []
@@ -227,7 +233,8 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
         return mine
     max_attempts = current.number if state.given_up else spec.max_attempts
     if current.order is AttemptState.REFUSED:
-        return [Conclude(JobOutcome(OutcomeKind.REFUSED, f"attempt {current.number} refused"))]
+        why = f": {current.reason}" if current.reason else ""
+        return [Conclude(JobOutcome(OutcomeKind.REFUSED, f"attempt {current.number} refused{why}"))]
     blocked = _blocking_escalation(state)
     if blocked is not None:
         return [Conclude(JobOutcome(OutcomeKind.ESCALATED, blocked))]

@@ -16,7 +16,9 @@ from enum import StrEnum
 
 from domain.model.jobs import events as ev
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Action, JobState, fold
+from domain.model.jobs.record import JobRecord
+from domain.model.jobs.requests import FAILED, carried_out
+from domain.model.jobs.state import Action, JobState, fold, fold_events
 from domain.services.jobs.supervise import Supervisor
 from ports.clock import Clock
 from ports.crash_points import CrashPoints
@@ -74,11 +76,24 @@ class JobCommands:
                 self._append(job, ev.Requested(rid, str(action)))  # the live supervisor answers it
                 asked = True
             if asked:
-                state = fold(self._store.read(job))
+                record = self._store.read(job)
+                state = fold(record)
                 found = state.request(rid)
                 if found is not None and found.result is not None:
-                    return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.SUPERVISOR,
-                                         state)
+                    if found.result != Answer.CONFIRMED:
+                        return CommandResult(job, action, rid, Answer(found.result), found.detail,
+                                             Answerer.SUPERVISOR, state)
+                    # confirmed: wait on for what the scheduler made of it (carried out, or failed)
+                    done = _what_became(record, rid, action)
+                    if done is not None:
+                        return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR,
+                                             state, done)
+                    if self._clock.monotonic() >= deadline or cancel.pending() is not None:
+                        return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR,
+                                             state, f"confirmed, but not carried out within {self._wait:g} s; "
+                                                    "the supervisor carries it on (see `status`)")
+                    cancel.wait(_POLL)
+                    continue
             if not asked or not self._store.health(job).held:
                 try:
                     with self._store.lock(job) as lock:
@@ -112,3 +127,16 @@ class JobCommands:
     def _append(self, job: JobId, event: ev.Event) -> None:
         kind, data = ev.encode(event)
         self._store.append(job, self._clock.now(), kind, data)
+
+
+def _what_became(record: JobRecord, rid: str, action: Action) -> str | None:
+    """"" when the confirmed request ``rid`` was carried out, why not when it failed, None while pending."""
+    decoded = [(line.at, ev.decode(line.kind, line.data)) for line in record.events]
+    at = next((i for i, (_, e) in enumerate(decoded) if isinstance(e, ev.Answered) and e.request == rid), None)
+    if at is None:
+        return None
+    result = carried_out(action, fold_events(decoded[:at + 1]), [e for _, e in decoded[at + 1:]])
+    if result is None:
+        return None
+    word, detail = result
+    return (detail or "the scheduler refused it") if word == FAILED else ""

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from domain.model.jobs.attendance import loop_stale, unattended_here
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
-from domain.model.jobs.state import JobState, fold, label
+from domain.model.jobs.state import AttemptState, JobState, fold, label
 from ports.clock import Clock
 from ports.job_store import JobStore
+from ports.scheduler import Scheduler
+
+
+@dataclass(frozen=True, slots=True)
+class LiveState:
+    """What the scheduler says of an Unattended job's current object now (the record may lag)."""
+
+    state: str | None  # the object's state word, None when the scheduler did not list it or was not reached
+    detail: str = ""
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +33,7 @@ class JobView:
     left: tuple[Outstanding, ...]
     unattended: bool  # work remains and no supervisor holds the lock (exact: this is the owning host)
     loop_unhealthy: bool  # display only: the holder's last loop is older than three poll intervals
+    live: LiveState | None = None  # asked of the scheduler (status of an Unattended job); None: not asked
 
 
 def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False) -> JobView:
@@ -31,13 +43,39 @@ def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, deliv
 
 
 class JobStatus:
-    def __init__(self, store: JobStore, clock: Clock, poll: float, delivering: bool = False) -> None:
+    def __init__(self, store: JobStore, clock: Clock, poll: float, delivering: bool = False,
+                 schedulers: Callable[[str], Scheduler] | None = None) -> None:
         self._store = store
         self._clock = clock
         self._poll = poll
         self._delivering = delivering
+        self._schedulers = schedulers
 
-    def one(self, job: JobId) -> JobView:
-        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
+    def one(self, job: JobId, *, live: bool = False) -> JobView:
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read.
+
+        With ``live``, an Unattended job's current object is also asked of its scheduler (read-only; on
+        Slurm the query is the host's shared one), since no supervisor keeps the record up to date."""
         state = fold(self._store.read(job))
-        return judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
+        view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
+        if live and view.unattended and self._schedulers is not None:
+            view = replace(view, live=self._ask(state))
+        return view
+
+    def _ask(self, state: JobState) -> LiveState | None:
+        current = state.current
+        if current is None or (current.object_id is None and current.order is not AttemptState.UNKNOWN):
+            return None
+        assert self._schedulers is not None
+        try:
+            result = self._schedulers(state.spec.cluster).query([state.name], confirm_absent=True)
+        except Exception as exc:  # display only: the record stands, and says what it says
+            return LiveState(None, f"the scheduler was not asked: {type(exc).__name__}: {exc}")
+        mine = [o for o in result.objects if o.nonce == current.nonce]
+        asked = result.asked_at or self._clock.now()
+        if not mine:
+            why = "not listed by the scheduler" if result.complete else f"answered in part: {result.detail}"
+            return LiveState(None, why, asked)
+        obj = mine[0]
+        code = f", exit code {obj.exit_code}" if obj.exit_code is not None else ""
+        return LiveState(str(obj.state), f"{obj.object_id} {obj.state}{code}", asked)

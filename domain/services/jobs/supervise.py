@@ -15,10 +15,10 @@ from enum import StrEnum
 
 from domain.model.jobs import events as ev
 from domain.model.jobs import supervision as sv
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import CreateOutcome
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState
 from domain.model.jobs.policy import Policy
-from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+from domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
 from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from domain.model.jobs.settlement import Outstanding, outstanding
@@ -41,6 +41,9 @@ class SuperviseSettings:
     giveup: float = 600.0  # seconds the loop may fail to advance before the supervisor stops (exit 4)
     wait: float = 300.0  # seconds of work on what is outstanding after the outcome (then exit 5)
     supervised_every: int = 10  # supervised-at is reported at most once per this many poll intervals
+
+
+_SIGNAL_SLICE = 1.0  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
 
 
 class Ending(StrEnum):
@@ -75,6 +78,9 @@ class _Loop:
     answered: bool = False  # whether that query was answered whole
     lock: JobLock | None = None  # checked right before every request that changes the scheduler's objects
     lost: str = ""  # the lock is gone: nothing more is sent or written by this actor
+    quiet: int = 0  # answered queries since the record last changed: the polls back off with it
+    acted_at: datetime | None = None  # when this supervisor's last scheduler action returned
+    ask_now: bool = False  # the scheduler said an object changed, or an answer was too old: ask at once
 
 
 class Supervisor:
@@ -137,7 +143,16 @@ class Supervisor:
             now = self._clock.now()
             if self._query_due(loop, now):
                 loop.asked_at = now
+                loop.ask_now = False
                 loop.answered = not loop.unsaved and self._observe(job, loop)
+                if loop.answered and not loop.lost:  # what the answer makes possible is done now
+                    self._act(job, loop, cancel)
+                    if loop.lost:
+                        return self._lost(loop)
+                    if cancel.pending() is not None:
+                        return self._drain(job, loop)
+                    if loop.state.settled:
+                        return SupervisionEnd(Ending.OUTCOME, loop.state)
             if loop.lost:
                 return self._lost(loop)
             healthy = loop.answered and not loop.unsaved
@@ -157,7 +172,7 @@ class Supervisor:
             loops += 1
             if loops % s.supervised_every == 1 or s.supervised_every <= 1:
                 self._progress.supervised(loop.state, now)
-            if cancel.wait(self._until_next_tick()) is not None:
+            if self._pause(loop, self._until_next(loop), cancel) is not None:
                 return self._drain(job, loop)
 
     def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
@@ -186,6 +201,7 @@ class Supervisor:
         if len(record.events) != loop.known:
             loop.state = fold(record)
             loop.known = len(record.events)
+            loop.quiet = 0  # a request came in: what it asks for is looked at soon
 
     def _answer(self, job: JobId, loop: _Loop) -> None:
         """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""
@@ -221,19 +237,57 @@ class Supervisor:
     # ------------------------------------------------------------------ pacing
 
     def _query_due(self, loop: _Loop, now: datetime) -> bool:
-        """One batched query per interval; the interval grows with the time since the job last changed."""
-        if loop.asked_at is None or not loop.answered or self._settings.poll <= 0:
+        """One batched query per interval: short after a change (0.25 s, doubling), then growing with
+        the time since the job last changed (domain/model/jobs/polling.py)."""
+        if loop.asked_at is None or not loop.answered or loop.ask_now or self._settings.poll <= 0:
             return True
-        interval = poll_interval(now - (loop.state.updated_at or loop.state.recorded_at), self._backoff)
-        return now >= next_poll(loop.asked_at, interval)
+        return now >= self._next_query(loop)
 
-    def _until_next_tick(self) -> float:
-        """Seconds to the next multiple of supervise.poll: every supervisor of a host wakes together,
-        so one coalesced query can answer them all."""
+    def _next_query(self, loop: _Loop) -> datetime:
+        assert loop.asked_at is not None
+        age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
+        return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
+
+    def _until_next(self, loop: _Loop) -> float:
+        """Seconds to the next query, and at most to the next multiple of supervise.poll (the record is
+        read for requests at least that often). Ticks count from the epoch: every supervisor of a host
+        wakes together, so one coalesced query can answer them all."""
         if self._settings.poll <= 0:
             return 0.0
         now = self._clock.now()
-        return (next_poll(now, timedelta(seconds=self._settings.poll)) - now).total_seconds()
+        tick = next_poll(now, timedelta(seconds=self._settings.poll))
+        if loop.asked_at is not None and (not loop.answered and loop.ask_now):
+            tick = min(tick, now + self._backoff.first)  # an answer older than the last action: ask again soon
+        elif loop.asked_at is not None and loop.answered:
+            tick = min(tick, self._next_query(loop))
+        return max((tick - now).total_seconds(), 0.0)
+
+    def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
+        """Sleep until the next query, waking early when the scheduler says a started object changed
+        (the local scheduler: its process owner is gone) or a signal arrives."""
+        watched = self._watched(loop.state) if seconds > 0 else []
+        end = self._clock.monotonic() + seconds
+        while watched:
+            left = end - self._clock.monotonic()
+            if left <= 0:
+                return cancel.pending()
+            step = min(left, _SIGNAL_SLICE)
+            began = self._clock.monotonic()
+            if self._scheduler.wait_for_change(watched, step):
+                loop.ask_now = True
+                return cancel.pending()
+            if cancel.pending() is not None:
+                return cancel.pending()
+            if self._clock.monotonic() - began < step / 2:
+                break  # this scheduler cannot tell: sleep to the next query
+        return cancel.wait(max(end - self._clock.monotonic(), 0.0))
+
+    @staticmethod
+    def _watched(state: JobState) -> list[ObjectId]:
+        """The released objects that have not ended: the ones whose change is worth waking for."""
+        return [a.object_id for a in state.attempts
+                if a.object_id is not None and a.order is AttemptState.RELEASED and a.object_state not in ENDED
+                and a.object_state is not ObjectState.HELD]
 
     # ------------------------------------------------------------------ steps
 
@@ -268,6 +322,8 @@ class Supervisor:
                 except SchedulerError as exc:
                     loop.problem = f"release of {oid} failed: {exc}"
                     return False
+                finally:
+                    self._acted(loop)
                 self._crash.reached("release-sent")
                 return self._commit(job, loop, ev.Released(n, oid), "release-committed")
             case sv.Cancel(attempt=n, object_id=oid):
@@ -278,6 +334,8 @@ class Supervisor:
                 except SchedulerError as exc:
                     loop.problem = f"cancel of {oid} failed: {exc}"
                     return False
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
             case sv.MoveToResidual(attempt=n, reason=reason):
                 return self._move_to_residual(job, loop, n, reason)
@@ -291,6 +349,8 @@ class Supervisor:
                 except SchedulerError as exc:
                     return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
                                         "requeue-failed-committed")
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
             case sv.ReportUncertain(attempt=n):
                 return self._commit(job, loop, ev.ActionFailed(
@@ -305,6 +365,8 @@ class Supervisor:
                 except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
                     return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
                                         "hold-failed-committed")
+                finally:
+                    self._acted(loop)
                 return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
             case sv.Escalate(reason=reason, attempt=n, detail=detail):
                 return self._commit(job, loop, ev.Escalated(str(reason), n, detail), "escalation-committed")
@@ -353,6 +415,8 @@ class Supervisor:
                 event = ev.Unknown(n, answer.detail or "no reply")
         except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
             event = ev.Unknown(n, f"{type(exc).__name__}: {exc}")
+        finally:
+            self._acted(loop)
         self._crash.reached("create-answered")
         return self._commit(job, loop, event, "answer-committed")
 
@@ -366,6 +430,10 @@ class Supervisor:
             return True  # not durable yet: nothing is sent
         return self._send(job, loop, pending)
 
+    def _acted(self, loop: _Loop) -> None:
+        """An action just returned (or failed): no answer asked before now may become an observation."""
+        loop.acted_at = self._clock.now()
+
     def _observe(self, job: JobId, loop: _Loop) -> bool:
         try:
             # confirm_absent: a purged object must still say how it ended
@@ -373,11 +441,17 @@ class Supervisor:
         except Exception as exc:  # a query makes nothing; its failure only means we learned nothing
             loop.problem = f"the scheduler did not answer: {type(exc).__name__}: {exc}"
             return False
+        if sv.stale(result, loop.acted_at):
+            loop.ask_now = True  # a shared answer asked before this supervisor's last action: ask again
+            return False
         if not result.complete:
             loop.problem = f"the scheduler answered in part: {result.detail}"
-        for event in sv.observe(loop.state, result, self._clock.now(), self._policy):
+        events = sv.observe(loop.state, result, self._clock.now(), self._policy)
+        for event in events:
             if not self._commit(job, loop, event, "observation-committed"):
                 return False
+        if not events and result.complete:
+            loop.quiet += 1  # nothing changed: the next poll waits twice as long (to the cap)
         return result.complete
 
     # ------------------------------------------------------------------ the lock
@@ -434,6 +508,7 @@ class Supervisor:
             loop.known += 1
             loop.unsaved.pop(0)
             loop.state = apply(loop.state, event, now)
+            loop.quiet = 0  # a change: the polls start short again
             self._progress.committed(loop.state, event)
         return True
 

@@ -195,13 +195,14 @@ def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
         supervisor.wait(timeout=60)
 
 
-def test_requeue_the_local_scheduler_cannot_do_is_reported_and_exits_2(cli: Cli) -> None:
+def test_requeue_the_local_scheduler_cannot_do_is_refused_up_front_and_exits_2(cli: Cli) -> None:
     _unattended(cli, "rq")
     try:
         done = cli.run("requeue", "rq")
         assert done.returncode == 2, (done.stdout, done.stderr)
-        assert "requeue confirmed by this command" in done.stdout
-        assert "not carried out: requeue: requeue of" in done.stderr and "cannot requeue" in done.stderr
+        said = done.stdout + done.stderr
+        assert "requeue refused" in said and "the local scheduler cannot requeue" in said
+        assert "confirmed" not in said
         assert cli.status("rq")["state"] == "running"
     finally:
         _emergency(cli, "rq")

@@ -38,3 +38,100 @@ def test_a_crash_on_slurm_is_carried_on_by_supervise_without_a_second_job(on_slu
     assert status["outcome"]["result"] == "succeeded"
     ran = [a for a in status["attempts"] if a["object_state"] == "completed"]
     assert len(ran) == 1, status["attempts"]
+
+
+def _record_kinds(cli: Cli, job: str) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    from adapters.host.system import SystemHost
+    from adapters.store.sqlite.store import SqliteStore
+    from domain.model.jobs.ids import JobId
+    from ports.job_store import UnknownJob
+
+    if not cli.root.exists():
+        return []
+    store = SqliteStore.open(cli.root, SystemHost())
+    try:
+        return [(line.kind, dict(line.data)) for line in store.read(JobId(job)).events]
+    except UnknownJob:
+        return []  # not recorded yet
+    finally:
+        store.close()
+
+
+def test_a_hold_on_slurm_with_a_one_second_poll_is_sent_once_and_no_older_answer_is_recorded(
+        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    """The issue's reproduction: #SBATCH --begin=now+3600, supervise.poll = 1 (shorter than the shared
+    query's coalesce_max_age), `hold` once it is pending: one `scontrol uhold`, and no observation from
+    a squeue asked before the release (or before the hold) is ever recorded."""
+    import json as _json
+
+    from tests.e2e.jobs.cli import await_condition
+    from tests.infra.slurm_bin import calls, make_bin_dir
+
+    count = on_slurm.tmp / "calls"
+    bin_dir = make_bin_dir(on_slurm.tmp / "bin", count_to=count)
+    env = ", ".join(f"{k} = {_json.dumps(v)}" for k, v in slurm.env.items())
+    (on_slurm.tmp / "home" / ".config" / "dunscaith" / "config.toml").write_text(
+        f'[clusters.test]\nadapter = "slurm"\nbin_dir = "{bin_dir}"\nenv = {{ {env} }}\n')
+    script = on_slurm.tmp / "later.sh"
+    script.write_text("#!/bin/sh\n#SBATCH --begin=now+3600\ntrue\n")
+    supervisor = on_slurm.start("submit", "--cluster", "test", "--name", "later", str(script),
+                                DUNSCAITH_SUPERVISE__POLL="1", DUNSCAITH_SUPERVISE__WAIT="30")
+    try:
+        await_condition(lambda: any(k == "released" for k, _ in _record_kinds(on_slurm, "later")), 60, "released")
+        def squeues() -> int:
+            return sum(1 for c in calls(count) if c.startswith("squeue"))
+
+        released_at = squeues()
+        await_condition(lambda: squeues() >= released_at + 3, 60, "three polls of the pending job")
+        held = on_slurm.run("hold", "later", timeout=120)
+        assert held.returncode == 0, (held.stdout, held.stderr)
+        assert "hold confirmed by its supervisor" in held.stdout and "not carried out" not in held.stderr
+        await_condition(lambda: any(k == "held" for k, _ in _record_kinds(on_slurm, "later")), 30, "held")
+        held_at = squeues()
+        # polls after the hold for longer than coalesce_max_age (4 s): 0.25, 0.5, 1, 1, 1 ... s
+        await_condition(lambda: squeues() >= held_at + 6, 60, "six polls after the hold")
+        events = _record_kinds(on_slurm, "later")
+        kinds = [k for k, _ in events]
+        between = events[kinds.index("released") + 1:kinds.index("held")]  # released, not yet held by the user
+        assert not [d for k, d in between if k == "observed" and d.get("state") == "held"], between
+        after_hold = events[kinds.index("held") + 1:]
+        assert not [d for k, d in after_hold if k == "observed" and d.get("state") == "pending"], after_hold
+        assert sum(1 for c in calls(count) if c.startswith("scontrol uhold")) == 1, calls(count)
+    finally:
+        on_slurm.run("cancel", "later", timeout=120)
+        supervisor.wait(timeout=120)
+
+
+def test_a_refused_submit_says_why_on_stderr_and_status_keeps_the_reason(on_slurm: Cli) -> None:
+    script = on_slurm.tmp / "nope.sh"
+    script.write_text("#!/bin/sh\n#SBATCH --partition=nope\ntrue\n")
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "nope", str(script), timeout=180)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "refused" in done.stderr and "invalid partition" in done.stderr.lower(), done.stderr
+    shown = on_slurm.run("status", "nope")
+    assert "invalid partition" in shown.stdout.lower(), shown.stdout
+    assert "invalid partition" in on_slurm.status("nope")["outcome"]["detail"].lower()
+
+
+def test_ctrl_c_before_the_release_says_the_job_is_held_and_how_to_start_or_drop_it(on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    import json as _json
+    import signal
+
+    from tests.e2e.jobs.cli import await_condition
+    from tests.infra.slurm_bin import REAL, make_bin_dir
+
+    # squeue answers slowly, so the supervisor is still confirming its object when Ctrl-C comes
+    bin_dir = make_bin_dir(on_slurm.tmp / "bin", {"squeue": f'sleep 3\nexec {REAL["squeue"]} "$@"'})
+    env = ", ".join(f"{k} = {_json.dumps(v)}" for k, v in slurm.env.items())
+    (on_slurm.tmp / "home" / ".config" / "dunscaith" / "config.toml").write_text(
+        f'[clusters.test]\nadapter = "slurm"\nbin_dir = "{bin_dir}"\nenv = {{ {env} }}\n')
+    supervisor = on_slurm.start("submit", "--cluster", "test", "--name", "early", "--", "true")
+    await_condition(lambda: any(k == "created" for k, _ in _record_kinds(on_slurm, "early")), 60, "created")
+    supervisor.send_signal(signal.SIGINT)
+    _, err = supervisor.communicate(timeout=120)
+    assert supervisor.returncode == -signal.SIGINT, err
+    assert "held and has not started" in err, err
+    assert "supervise early" in err and "cancel early" in err
+    assert "released" not in [k for k, _ in _record_kinds(on_slurm, "early")]
+    dropped = on_slurm.run("cancel", "early", timeout=180)
+    assert dropped.returncode == 0, (dropped.stdout, dropped.stderr)

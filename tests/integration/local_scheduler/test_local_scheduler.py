@@ -356,3 +356,15 @@ def test_refusals_make_no_object(local: Local, tmp_path: Path) -> None:
     assert local.scheduler.query([JobId("x")], confirm_absent=True).objects == ()
     with pytest.raises(SchedulerError, match="not an object"):
         local.scheduler.release(ObjectId("../../etc"))
+
+
+def test_wait_for_change_wakes_at_the_objects_end_with_its_outcome_recorded(local: Local, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    name, object_id = local.create(("sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done"))
+    local.scheduler.release(object_id)
+    wait_for("it runs", lambda: local.view(name, object_id).state is ObjectState.RUNNING)
+    assert local.scheduler.wait_for_change([object_id], 0.3) is False  # running: nothing to announce
+    go.touch()
+    assert local.scheduler.wait_for_change([object_id], 60.0) is True  # woken by the owner's end
+    assert local.view(name, object_id).state is ObjectState.COMPLETED  # the outcome is there already
+    assert local.scheduler.wait_for_change([object_id], 0.1) is False  # each end is announced once

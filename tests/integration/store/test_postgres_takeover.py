@@ -42,10 +42,10 @@ from domain.model.jobs.policy import Policy
 from domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 class NoStop:
-    def requested(self): return False
+    def pending(self): return None
     def wait(self, seconds):
         time.sleep(max(0.0, seconds))
-        return False
+        return None
 
 class Quiet:
     def committed(self, state, event): print(type(event).__name__, flush=True)

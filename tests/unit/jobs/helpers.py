@@ -70,7 +70,7 @@ class Rig:
     residual: InMemoryResidualList
 
     def record(self, name: str = "j1", max_attempts: int = 3) -> JobId:
-        spec = JobSpec(JobId(name), "local", "local", ("true",), max_attempts=max_attempts)
+        spec = JobSpec(JobId(name), "local", "fake", ("true",), max_attempts=max_attempts)  # the fake can requeue
         return RecordJob(self.store, self.clock, self.crash)(spec)
 
     def run(self, job: JobId, cancel: StopAfter | None = None):  # type: ignore[no-untyped-def]

@@ -150,7 +150,7 @@ def _live(store: InMemoryStore, scheduler: FakeScheduler, job: JobId) -> tuple[t
 
 
 def _recorded(store: InMemoryStore) -> JobId:
-    spec = JobSpec(JobId("live"), "local", "local", ("true",), max_attempts=3)
+    spec = JobSpec(JobId("live"), "local", "fake", ("true",), max_attempts=3)  # the fake can requeue
     return RecordJob(store, SystemClock(), NoCrash())(spec)
 
 
@@ -252,3 +252,37 @@ def test_resubmit_of_a_running_object_is_refused() -> None:
     r.run(job, StopAfter(r.clock, waits=2))
     result = _commands(r)(job, Action.RESUBMIT, StopAfter(r.clock))
     assert result.answer is Answer.REFUSED and "cancel or requeue a running one" in result.detail
+
+
+def test_a_live_supervisors_confirmed_action_the_scheduler_refuses_is_reported_failed() -> None:
+    store, scheduler = InMemoryStore(), FakeScheduler()
+    job = _recorded(store)
+    thread, stop, _ = _live(store, scheduler, job)
+    try:
+        from tests.e2e.jobs.cli import await_condition
+        await_condition(lambda: fold(store.read(job)).current is not None
+                        and fold(store.read(job)).current.object_state is ObjectState.PENDING, 10)
+        scheduler.start(fold(store.read(job)).current.object_id)
+        await_condition(lambda: fold(store.read(job)).current.object_state is ObjectState.RUNNING, 10)
+        scheduler.fail_next("requeue", "the scheduler said no")
+        commands = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"), wait=10)
+        result = commands(job, Action.REQUEUE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        assert (result.answer, result.by) == (Answer.CONFIRMED, Answerer.SUPERVISOR)
+        assert "the scheduler said no" in result.problem  # not carried out: the command exits non-zero
+        held = commands(job, Action.GIVE_UP, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        assert held.answer is Answer.CONFIRMED and held.problem == ""  # carried out
+    finally:
+        stop.flag = True
+        thread.join()
+
+
+def test_requeue_on_the_local_scheduler_is_refused_up_front_with_the_reason() -> None:
+    r = rig(exit_code=None)
+    spec = JobSpec(JobId("on-local"), "local", "local", ("true",), max_attempts=3)
+    job = RecordJob(r.store, r.clock, NoCrash())(spec)
+    r.run(job, StopAfter(r.clock, waits=2))
+    r.scheduler.start(_oid(r, job))
+    r.run(job, StopAfter(r.clock, waits=2))
+    result = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
+    assert result.answer is Answer.REFUSED and "the local scheduler cannot requeue" in result.detail
+    assert r.scheduler.count("requeue") == 0

@@ -388,3 +388,60 @@ def test_an_append_that_failed_after_landing_is_never_written_twice(kind: str) -
     assert r.kinds(job).count(kind) == 1
     assert r.scheduler.count("create_held") == 1
     assert r.state(job).settled  # the record reads whole and tells one story
+
+
+def test_the_release_follows_the_confirming_query_at_once() -> None:
+    r = rig(exit_code=0, poll=10.0)
+    job = r.record()
+    r.run(job)
+    at = {line.kind: line.at for line in r.store.read(job).events}
+    assert at["released"] == at["confirmed"]  # no wait for the next tick between the two
+
+
+def test_polls_start_short_after_each_change_and_double_to_the_poll_interval() -> None:
+    r = rig(exit_code=None, poll=10.0, giveup=10_000.0)
+    job = r.record()
+    asked: list[float] = []
+    real = r.scheduler.query
+
+    def spying(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+        asked.append(r.clock.monotonic())
+        return real(names, confirm_absent=confirm_absent)
+
+    r.scheduler.query = spying  # type: ignore[method-assign]
+    r.run(job, StopAfter(r.clock, waits=12))
+    from itertools import pairwise
+    gaps = [round(b - a, 3) for a, b in pairwise(asked)]
+    # after the release (a change): 0.25 s, then doubling (each on its own shared tick, so a gap may be
+    # shorter than its interval), reaching the 10 s ticks within 16 s, never longer
+    assert gaps[0] == 0.25 and all(0 < g <= 10.0 for g in gaps)
+    short = [g for g in gaps if g < 10.0]
+    assert 4 <= len(short) <= 8 and sum(short) <= 16.0
+    assert gaps[len(short):] and all(g == 10.0 for g in gaps[len(short):])
+
+
+def test_an_answer_asked_before_the_last_action_never_becomes_an_observation() -> None:
+    from dataclasses import replace as dc_replace
+    from datetime import timedelta
+
+    r = rig(exit_code=None)
+    job = r.record()
+    real = r.scheduler.query
+    old: list = []
+
+    def older(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+        result = real(names, confirm_absent=confirm_absent)
+        if not old:  # the first answer (showing the object held) is kept and handed out again, stale
+            old.append(result)
+        if r.state(job).current is not None and r.state(job).current.order is AttemptState.RELEASED and len(old) < 3:
+            old.append(result)
+            return dc_replace(old[0], asked_at=r.clock.now() - timedelta(seconds=3))
+        return dc_replace(result, asked_at=r.clock.now())
+
+    r.scheduler.query = older  # type: ignore[method-assign]
+    r.run(job, StopAfter(r.clock, waits=6))
+    state = r.state(job)
+    assert state.current.order is AttemptState.RELEASED
+    observed = [e for e in r.progress.events if isinstance(e, ev.Observed)]
+    assert all(o.state != "held" for o in observed)  # the stale "held" never came back after the release
+    assert r.scheduler.released_times(state.current.object_id) == 1

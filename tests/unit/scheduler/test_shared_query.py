@@ -66,13 +66,43 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
 
 def test_a_stale_answer_is_asked_again(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
-    [sup] = make(inner, tmp_path, clock, 1)
+    sup, other = make(inner, tmp_path, clock, 2)
     sup.query([JobId("a")], confirm_absent=True)
-    sup.query([JobId("a")], confirm_absent=True)
+    other.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 1
     clock.advance(seconds=4.5)
-    sup.query([JobId("a")], confirm_absent=True)
+    other.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 2
+
+
+def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    sup, other = make(inner, tmp_path, clock, 2)
+    first = sup.query([JobId("a")], confirm_absent=True)
+    assert first.asked_at == clock.now()
+    clock.advance(seconds=0.25)
+    again = sup.query([JobId("a")], confirm_absent=True)  # a short poll: a newer answer, not the same one
+    assert inner.calls["query"] == 2 and again.asked_at == clock.now()
+    assert other.query([JobId("a")], confirm_absent=True).asked_at == again.asked_at  # the other shares it
+    assert inner.calls["query"] == 2
+
+
+def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path):
+    inner, clock = FakeScheduler(), FakeClock()
+    sup, other = make(inner, tmp_path, clock, 2)
+    submit(inner, ["a"])
+    [view] = other.query([JobId("a")], confirm_absent=True).objects  # asked before sup's release
+    clock.advance(seconds=0.1)
+    sup.release(view.object_id)
+    clock.advance(seconds=0.1)
+    seen = sup.query([JobId("a")], confirm_absent=True)
+    assert inner.calls["query"] == 2 and seen.asked_at is not None and seen.asked_at > view_time(clock, 0.2)
+    assert [v.state for v in seen.objects] == [ObjectState.PENDING]
+
+
+def view_time(clock, ago):
+    from datetime import timedelta
+    return clock.now() - timedelta(seconds=ago)
 
 
 def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
@@ -171,5 +201,4 @@ def test_after_its_own_action_an_instance_asks_afresh(tmp_path):
     assert released.state is ObjectState.PENDING
     assert inner.calls["query"] == 2
     other.query([JobId("a")], confirm_absent=True)  # the fresh answer is shared again
-    sup.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 2

@@ -45,3 +45,12 @@ def test_bad_settings_are_refused():
         PollBackoff(base=0 * S)
     with pytest.raises(ValueError):
         PollBackoff(base=10 * S, cap=5 * S)
+
+
+def test_after_a_change_polls_start_at_a_quarter_second_and_double_to_the_base() -> None:
+    from domain.model.jobs.polling import poll_delay
+
+    backoff = PollBackoff(base=10 * S, cap=160 * S)
+    delays = [poll_delay(k, 0 * S, backoff).total_seconds() for k in range(8)]
+    assert delays == [0.25, 0.5, 1, 2, 4, 8, 10, 10]
+    assert poll_delay(9, 1000 * S, backoff) == 80 * S  # then the age's backoff, as before
