@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
+from adapters.sites.http_common import describe, fixed_client, json_or_none, send
 from domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -42,17 +43,6 @@ PHASES = {
 }
 
 
-def _describe(response: httpx.Response) -> str:
-    if response.is_redirect:
-        return f"HTTP {response.status_code} redirect, not followed"
-    return f"HTTP {response.status_code} {response.reason_phrase}".strip()
-
-
-def _json(response: httpx.Response) -> Any:
-    try:
-        return loads_bounded(response.content)  # a body nested 200,000 deep is malformed, not a RecursionError
-    except ValueError:
-        return None
 
 
 def _seconds(body: dict[str, Any]) -> float | None:
@@ -69,21 +59,12 @@ class MqssSite:
     steps: tuple[Step, ...] = (Step.CREATE,)
 
     def __init__(self, token: str, base_url: str = MQSS_BASE_URL, timeout: float = 30.0) -> None:
-        self._client = httpx.Client(
-            base_url=base_url,
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-            follow_redirects=False,
-            trust_env=False,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            transport=httpx.HTTPTransport(retries=0),
-        )
+        self._client = fixed_client(
+            base_url, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}, timeout)
         self._refusals = TRAITS[SiteName.MQSS].refusal_statuses
 
     def _send(self, method: str, path: str, body: Any = None) -> httpx.Response | str:
-        try:
-            return self._client.request(method, path, json=body)
-        except httpx.HTTPError as exc:
-            return f"no answer ({type(exc).__name__})"
+        return send(self._client, method, path, json=body)
 
     def prepare(self, device: str) -> JobRequestAnswer:
         return JobRequestAnswer(JobAnswer.OK)
@@ -94,13 +75,13 @@ class MqssSite:
         response = self._send("POST", "job", body)
         if isinstance(response, str):
             return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
-        data = _json(response)
+        data = json_or_none(response)
         uuid = data.get("uuid") if isinstance(data, dict) else None
         job = uuid if isinstance(uuid, str) and uuid else None
         kind = classify_job_answer(response.status_code, self._refusals, job is not None)
-        detail = _describe(response) if kind is not JobAnswer.OK or job else f"{_describe(response)}, no job id"
+        detail = describe(response) if kind is not JobAnswer.OK or job else f"{describe(response)}, no job id"
         if response.is_success and job is None:
-            detail = f"{_describe(response)} with no job id"
+            detail = f"{describe(response)} with no job id"
         return JobRequestAnswer(kind, job if kind is JobAnswer.OK else None, response.status_code, detail)
 
     def upload(self, job: str, request: JobRequest) -> JobRequestAnswer:
@@ -113,24 +94,24 @@ class MqssSite:
         response = self._send("GET", f"job/{quote(job, safe='')}/status")
         if isinstance(response, str):
             return StateRead(ReadKind.MISSED, detail=response)
-        data = _json(response)
+        data = json_or_none(response)
         word = data.get("status") if isinstance(data, dict) else None
         phase = PHASES.get(word) if isinstance(word, str) else None
         kind = classify_read(response.status_code, phase is not None)
         if kind is ReadKind.GOOD:
             return StateRead(kind, phase, word)
-        detail = _describe(response) if not response.is_success else f"{_describe(response)}, unreadable state"
+        detail = describe(response) if not response.is_success else f"{describe(response)}, unreadable state"
         return StateRead(kind, detail=detail)
 
     def result(self, job: str) -> ResultRead:
         response = self._send("GET", f"job/{quote(job, safe='')}/result")
         if isinstance(response, str):
             return ResultRead(ReadKind.MISSED, detail=response)
-        data = _json(response)
+        data = json_or_none(response)
         well_formed = isinstance(data, dict) and "result" in data
         kind = classify_read(response.status_code, well_formed)
         if kind is not ReadKind.GOOD:
-            detail = _describe(response) if not response.is_success else f"{_describe(response)}, malformed result"
+            detail = describe(response) if not response.is_success else f"{describe(response)}, malformed result"
             return ResultRead(kind, detail=detail)
         assert isinstance(data, dict)
         raw = data["result"]
@@ -150,10 +131,10 @@ class MqssSite:
         if isinstance(response, str):
             return CheckAnswer(JobAnswer.UNKNOWN, response)
         if response.status_code in self._refusals:
-            return CheckAnswer(JobAnswer.REFUSED, f"the token was refused ({_describe(response)})")
-        data = _json(response)
+            return CheckAnswer(JobAnswer.REFUSED, f"the token was refused ({describe(response)})")
+        data = json_or_none(response)
         if not response.is_success or not isinstance(data, dict) or "ERROR" in data:
-            return CheckAnswer(JobAnswer.UNKNOWN, f"device {device} not confirmed ({_describe(response)})")
+            return CheckAnswer(JobAnswer.UNKNOWN, f"device {device} not confirmed ({describe(response)})")
         if not device:
             return CheckAnswer(JobAnswer.OK, f"the token is accepted; devices: {', '.join(sorted(data))}")
         facts = {"qubits": data.get("qubits")} if "qubits" in data else {}
