@@ -27,9 +27,10 @@ from ports.host import HostInfo
 HOST_FILE = "HOST"
 _MAX_HOST_FILE_BYTES = 4096
 # What dunscaith itself may have put in a root before its HOST: commands that open no store make their
-# folders there (`remote run`'s instances, `stop --emergency`'s local scheduler, a Slurm cluster's shared
-# queries). Named here, not imported: adapters do not import each other. Anything else is someone else's.
-_OWN_ENTRIES = frozenset({"instances", "local-scheduler", "slurm-queries", "locks"})
+# folders there (`remote run`'s instances, a forwarded command's instances on its owning host, `stop
+# --emergency`'s local scheduler, a Slurm cluster's shared queries). Named here, not imported: adapters
+# do not import each other. Anything else is someone else's.
+_OWN_ENTRIES = frozenset({"instances", "forwarded", "local-scheduler", "slurm-queries", "locks"})
 _HOST_FIELDS = {"machine_id": (str,), "hostname": (str,)}
 
 

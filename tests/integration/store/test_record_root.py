@@ -172,10 +172,10 @@ def test_the_default_root_is_under_var_tmp_named_for_the_user():
     assert default_records_root({}).name.startswith("dunscaith-")
 
 
-@pytest.mark.parametrize("own", ["instances", "local-scheduler", "slurm-queries"])
+@pytest.mark.parametrize("own", ["instances", "forwarded", "local-scheduler", "slurm-queries"])
 def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path, own):
     root = tmp_path / "root"
-    (root / own).mkdir(parents=True, mode=0o700)  # remote run, stop --emergency: no store opened first
+    (root / own).mkdir(parents=True, mode=0o700)  # remote run, a forwarded command, stop --emergency: no store yet
     os.chmod(root, 0o700)
     open_record_root(root, LOGIN1)
     assert (root / "HOST").exists()
