@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -95,35 +94,20 @@ def read_env_file(path: Path) -> dict[str, str]:
     Either a JSON object of strings, or NAME=VALUE entries each ended by a NUL byte (what ``env -0``
     writes). An error names the file and the entry's number or name, never a value.
     """
+    from adapters.durable.private_read import UnsafeFile, read_private
+
     where = f"--env-file {path}"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        data = read_private(path, ENV_FILE_MAX_BYTES, closed_to_others=True)
     except FileNotFoundError:
         raise BadInput(f"{where}: no such file") from None
-    except OSError as exc:
-        if os.path.islink(path):
-            raise BadInput(f"{where}: is a symbolic link; give the file itself") from None
-        raise BadInput(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise BadInput(f"{where}: not a regular file")
-        if st.st_uid != os.geteuid():
-            raise BadInput(f"{where}: not your own file")
-        if st.st_mode & 0o077:
-            raise BadInput(f"{where}: mode {stat.S_IMODE(st.st_mode):04o} lets others read or change it; "
-                           f"chmod 600 {path}")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > ENV_FILE_MAX_BYTES:
-                raise BadInput(f"{where}: larger than {ENV_FILE_MAX_BYTES} bytes")
+    except UnsafeFile as exc:
+        hint = ("; give the file itself" if "symbolic link" in exc.reason
+                else f"; chmod 600 {path}" if "lets others" in exc.reason else "")
+        raise BadInput(f"{where}: {exc.reason}{hint}") from None
     except OSError as exc:
         raise BadInput(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    return parse_env_file(where, b"".join(chunks))
+    return parse_env_file(where, data)
 
 
 def parse_env_file(where: str, data: bytes) -> dict[str, str]:

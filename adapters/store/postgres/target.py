@@ -16,11 +16,11 @@ after the cut), the server drops a silent client's session, and with it the lock
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.durable.private_read import UnsafeFile, read_private
 from ports.job_store import StoreError
 
 
@@ -137,22 +137,12 @@ def parse_url(url: str) -> dict[str, str]:
 def read_password_file(path: Path) -> Secret:
     """The first line of the user's own 0600 file, opened without following a symlink."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        raw = read_private(path, 65536, closed_to_others=True)
+    except UnsafeFile as exc:
+        hint = f"; make it private: chmod 600 {path}" if "lets others" in exc.reason else ""
+        raise TargetRefused(f"records.password_file {path}: {exc.reason}{hint}") from None
     except OSError as exc:
         raise TargetRefused(f"records.password_file {path} cannot be read: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TargetRefused(f"records.password_file {path} is not a regular file")
-        if st.st_uid != os.geteuid():
-            raise TargetRefused(f"records.password_file {path} is not yours (owner uid {st.st_uid})")
-        if st.st_mode & 0o077:
-            mode = stat.S_IMODE(st.st_mode)
-            raise TargetRefused(f"records.password_file {path} is open to others (mode {mode:04o}); "
-                                f"make it private: chmod 600 {path}")
-        raw = os.read(fd, 65536)
-    finally:
-        os.close(fd)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
