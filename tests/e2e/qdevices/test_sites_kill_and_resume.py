@@ -28,6 +28,19 @@ def rows(cli: Cli, record: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in cli.run("jobs", record, "--json").stdout.splitlines()]
 
 
+def killed_then_resumed(cli: Cli, kill_after: int) -> tuple[str, Any, Any, dict[str, Any]]:
+    """A one-order live run killed (-9) after its ``kill_after``-th durable line, then a resume that only
+    collects and one that may send (--max-order 1): the record, both resumes and the order's row."""
+    manifest = str(cli.manifest(orders=1))
+    killed = cli.run("send", manifest, "--live", spec={"kill_after_lines": kill_after})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    record = str(cli.only_record())
+    collect = cli.run("send", manifest, "--live", "--resume", record)
+    send_more = cli.run("send", manifest, "--live", "--resume", record, "--max-order", "1")
+    (row,) = rows(cli, record)
+    return record, collect, send_more, row
+
+
 def no_cancel(cli: Cli) -> None:
     kinds = ("cancel", "delete") if cli.site == "vlq" else ("cancel",)
     assert cli.fake.requests(*kinds) == []
@@ -37,13 +50,7 @@ def no_cancel(cli: Cli) -> None:
 def test_vlq_kill_9_after_each_durable_line_then_resume_never_makes_a_second_job(vlq_cli: Cli,
                                                                                 kill_after: int) -> None:
     cli = vlq_cli
-    manifest = str(cli.manifest(orders=1))
-    killed = cli.run("send", manifest, "--live", spec={"kill_after_lines": kill_after})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    record = str(cli.only_record())
-    collect = cli.run("send", manifest, "--live", "--resume", record)
-    send_more = cli.run("send", manifest, "--live", "--resume", record, "--max-order", "1")
-    (row,) = rows(cli, record)
+    record, collect, send_more, row = killed_then_resumed(cli, kill_after)
     creates, submits = cli.posts_per_order().get(1, 0), cli.submits_per_order().get(1, 0)
     if kill_after == 1:  # after the start line: nothing sent, the resume with --max-order sends it once
         assert (row["state"], row["outcome"], creates, submits) == ("final", "completed", 1, 1), send_more.stderr
@@ -67,13 +74,7 @@ def test_vlq_kill_9_after_each_durable_line_then_resume_never_makes_a_second_job
 def test_piastq_kill_9_after_each_durable_line_then_resume_never_sends_twice(piastq_cli: Cli,
                                                                             kill_after: int) -> None:
     cli = piastq_cli
-    manifest = str(cli.manifest(orders=1))
-    killed = cli.run("send", manifest, "--live", spec={"kill_after_lines": kill_after})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    record = str(cli.only_record())
-    collect = cli.run("send", manifest, "--live", "--resume", record)
-    send_more = cli.run("send", manifest, "--live", "--resume", record, "--max-order", "1")
-    (row,) = rows(cli, record)
+    _record, collect, send_more, row = killed_then_resumed(cli, kill_after)
     posts = cli.posts_per_order().get(1, 0)
     if kill_after == 2:
         assert (row["state"], posts, collect.returncode, send_more.returncode) == ("lost", 0, 2, 2)
