@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryQuery
 
 
 class StoreError(Exception):
@@ -72,6 +73,31 @@ class JobStore(Protocol):
 
     def jobs(self) -> list[JobId]:
         """Every job recorded in this store, oldest first."""
+        ...
+
+    def summary(self, job: JobId) -> JobSummary:
+        """The job's summary, current with its last append (kept in that append's transaction);
+        UnknownJob if it is not recorded."""
+        ...
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        """The summaries ``query`` asks for, newest first, streamed: memory flat in the number of jobs."""
+        ...
+
+    def count(self, query: SummaryQuery) -> int:
+        """How many summaries ``query`` matches, its limit aside."""
+        ...
+
+    def unsettled(self) -> list[JobSummary]:
+        """Every readable record that has not settled, oldest first, found by an index (never a fold)."""
+        ...
+
+    def rebuild_summaries(self) -> int:
+        """Fold every record's events again into its summary (the events are the truth); how many."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Creates and appends inside are one transaction, durable on leaving (tools that build stores)."""
         ...
 
     def lock(self, job: JobId) -> AbstractContextManager[JobLock]:

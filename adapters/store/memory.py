@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,11 +16,13 @@ from typing import Any
 from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
 from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 
 @dataclass
 class _Kept:
+    carry: SummaryCarry  # the fold so far, stepped with every append (its summary is the job's)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (at, kind, data) as encoded
 
 
@@ -60,7 +62,8 @@ class InMemoryStore:
         with self._mutex:
             if job in self._jobs:
                 raise JobExists(f"job {job} is already recorded")
-            self._jobs[job] = _Kept([line])
+            carry = SummaryCarry(job, decode_time(line[0]), kind, decode_data(line[2]))
+            self._jobs[job] = _Kept(carry, [line])
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         line = (encode_time(at), kind, encode_data(data))
@@ -69,6 +72,7 @@ class InMemoryStore:
             if kept is None:
                 raise UnknownJob(f"no job named {job} is recorded")
             kept.events.append(line)
+            kept.carry.step(decode_time(line[0]), kind, decode_data(line[2]))
             return len(kept.events)
 
     def read(self, job: JobId) -> JobRecord:
@@ -77,17 +81,48 @@ class InMemoryStore:
             if kept is None:
                 raise UnknownJob(f"no job named {job} is recorded")
             lines = list(kept.events)
-        return JobRecord(
-            job=job,
-            events=tuple(
-                EventLine(seq=i, at=decode_time(at), kind=kind, data=decode_data(data))
-                for i, (at, kind, data) in enumerate(lines, start=1)
-            ),
-        )
+        return JobRecord(job=job, events=tuple(self._lines(lines)))
 
     def jobs(self) -> list[JobId]:
         with self._mutex:
             return list(self._jobs)
+
+    def summary(self, job: JobId) -> JobSummary:
+        with self._mutex:
+            kept = self._jobs.get(job)
+            if kept is None:
+                raise UnknownJob(f"no job named {job} is recorded")
+            return kept.carry.summary()
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        with self._mutex:
+            found = [kept.carry.summary() for kept in reversed(self._jobs.values())]
+        found = [s for s in found if query.matches(s)]
+        return iter(found if query.limit is None else found[:query.limit])
+
+    def count(self, query: SummaryQuery) -> int:
+        with self._mutex:
+            return sum(query.matches(kept.carry.summary()) for kept in self._jobs.values())
+
+    def unsettled(self) -> list[JobSummary]:
+        with self._mutex:
+            found = [kept.carry.summary() for kept in self._jobs.values()]
+        return [s for s in found if not s.settled and s.problem is None]
+
+    def rebuild_summaries(self) -> int:
+        with self._mutex:
+            for job in list(self._jobs):
+                kept = self._jobs[job]
+                kept.carry = rebuild(job, self._lines(kept.events))
+            return len(self._jobs)
+
+    def batch(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    @staticmethod
+    def _lines(kept: list[tuple[str, str, str]]) -> list[EventLine]:
+        return [EventLine(seq=i, at=decode_time(at), kind=kind, data=decode_data(data))
+                for i, (at, kind, data) in enumerate(kept, start=1)]
 
     @contextmanager
     def lock(self, job: JobId) -> Iterator[InMemoryLock]:
@@ -111,3 +146,4 @@ class InMemoryStore:
 
     def location(self) -> str:
         return f"memory:{id(self):x}"
+

@@ -27,19 +27,17 @@ from adapters.store.event_codec import decode_data, decode_time, encode_data, en
 from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
 from adapters.store.postgres.schema import ensure_schema
 from adapters.store.postgres.target import PostgresTarget
+from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row, where
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryQuery
 from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
-# An append is one round trip: the statements go in one pipeline. The job's row is locked first, in a
-# statement of its own, so that under READ COMMITTED the insert that follows (a new snapshot) sees the
-# last append committed by whoever held the row before: its max(seq) is the true last one.
+# An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
+# summary and the commit. The job's row is locked first, in a statement of its own, so that under READ
+# COMMITTED the max(seq) that follows (a new snapshot) sees the last append committed by whoever held the
+# row before. The summary needs that seq (and, when this process does not carry the job, its events).
 _SQL_LOCK_ROW = "SELECT id, pg_backend_pid() FROM jobs WHERE name = %s FOR UPDATE"
-_SQL_APPEND = (
-    "INSERT INTO events (job_id, seq, at, kind, data) "
-    "SELECT j.id, coalesce((SELECT max(e.seq) FROM events e WHERE e.job_id = j.id), 0) + 1, %s, %s, %s "
-    "FROM jobs j WHERE j.name = %s RETURNING seq"
-)
 _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (%s, %s) RETURNING id, pg_backend_pid()"
 _SQL_FIRST_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, 1, %s, %s, %s)"
 _SQL_EVENTS = (
@@ -47,6 +45,20 @@ _SQL_EVENTS = (
     "WHERE j.name = %s ORDER BY e.seq"
 )
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# The job's summary, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
+# The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
+_SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
+_SQL_ADD_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
+_SQL_JOB_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = %s ORDER BY seq"
+_SQL_PUT_SUMMARY = (
+    f"INSERT INTO summaries (job_id, {', '.join(COLUMNS)}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))}) "
+    f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
+)
+_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SQL_EVERY_EVENT = (
+    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "ORDER BY j.id, e.seq"
+)
 _SQL_HEALTH = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -76,6 +88,7 @@ class PostgresStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._held: dict[JobId, PgJobLock] = {}
         self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
+        self._carries = Carries()
         try:
             with self._errors():
                 conn = self._general()
@@ -117,20 +130,30 @@ class PostgresStore:
                 if lock is not None:
                     lock.verify_pid(pid)
                 conn.execute(_SQL_FIRST_EVENT, (job_id, when, kind, encoded))
+                conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(self._carries.start(job, at, kind, encoded))))
         except _Exists:
             raise JobExists(f"job {job} is already recorded") from None
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
-            found = conn.execute(_SQL_LOCK_ROW, (job,))
-            added = conn.execute(_SQL_APPEND, (when, kind, encoded, job))
-        row, seq = found.fetchone(), added.fetchone()  # committed: a job that is not there added nothing
-        if row is None or seq is None:
-            raise UnknownJob(f"no job named {job} is recorded")
-        if lock is not None:
-            lock.verify_pid(row[1])
-        return int(seq[0])
+        try:
+            with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
+                found = conn.execute(_SQL_LOCK_ROW, (job,))
+                last = conn.execute(_SQL_LAST_SEQ, (job,))
+                row = found.fetchone()  # one round trip for both
+                if row is None:
+                    raise UnknownJob(f"no job named {job} is recorded")
+                if lock is not None:
+                    lock.verify_pid(row[1])
+                job_id, seq = row[0], int(_one(last)[0]) + 1
+                summary = self._carries.step(job, seq - 1, at, kind, encoded,
+                                             lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
+                conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
+                conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+        except BaseException:
+            self._carries.forget(job)  # not committed (or not known to be): fold again next time
+            raise
+        return seq
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors():
@@ -154,6 +177,75 @@ class PostgresStore:
 
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="postgresql", location=self._where)
+
+    # --- the summaries --------------------------------------------------------------------------
+
+    def summary(self, job: JobId) -> JobSummary:
+        with self._errors():
+            row = self._reading(lambda conn: conn.execute(f"{_SQL_SUMMARY} WHERE j.name = %s", (job,)).fetchone())
+        if row is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        return self._summary(row)
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        clause, args = where(query, "%s")
+        sql = f"{_SQL_SUMMARY}{clause} ORDER BY s.job_id DESC"
+        if query.limit is not None:
+            sql, args = f"{sql} LIMIT %s", [*args, query.limit]
+        # A server-side cursor on a connection of its own, read a page at a time: memory stays flat in the
+        # number of jobs, and the caller may use the store between two rows.
+        with self._errors():
+            conn = psycopg.connect(self.target.url, **self.target.connect_kwargs())
+        try:
+            with self._errors(), conn.transaction(), conn.cursor(name="dunscaith_summaries") as cursor:
+                cursor.itersize = 256
+                cursor.execute(sql, args)
+                for row in cursor:
+                    yield self._summary(row)
+        finally:
+            conn.close()
+
+    def count(self, query: SummaryQuery) -> int:
+        clause, args = where(query, "%s")
+        with self._errors():
+            found = self._reading(lambda conn: _one(conn.execute(f"SELECT count(*) FROM summaries s{clause}", args)))
+        return int(found[0])
+
+    def unsettled(self) -> list[JobSummary]:
+        sql = f"{_SQL_SUMMARY} WHERE NOT s.settled AND s.problem IS NULL ORDER BY s.job_id"
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(sql).fetchall())
+        return [self._summary(row) for row in rows]
+
+    def rebuild_summaries(self) -> int:
+        """Every summary folded again from its record's events, in one transaction; how many."""
+        with self._errors(), self._mutex:
+            conn = self._general()
+            with conn.transaction():
+                rows = list(rebuilt_rows(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall())))
+                with conn.cursor() as cursor:
+                    cursor.executemany(_SQL_PUT_SUMMARY, rows)
+            self._carries.clear()
+        return len(rows)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Creates and appends inside (by actors that hold no lock: tools that build stores) are one
+        transaction on the shared connection, committed on leaving."""
+        with self._errors(), self._mutex:
+            conn = self._general()
+            try:
+                with conn.transaction():
+                    yield
+            except BaseException:
+                self._carries.clear()
+                raise
+
+    def _summary(self, row: Any) -> JobSummary:
+        try:
+            return from_row(row[0], row[1:])
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"summary of job {row[0]} in {self._where} is damaged: {exc}") from None
 
     # --- the lock ---------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ every ``dunscaith status``, and the store never needed mapped objects.
 
 from __future__ import annotations
 
-from sqlalchemy import CheckConstraint, Column, ForeignKey, Integer, MetaData, String, Table, Text
+from sqlalchemy import Boolean, CheckConstraint, Column, ForeignKey, Index, Integer, MetaData, String, Table, Text
 
 # Named constraints from the first revision: batch migrations can only drop or alter what has a name.
 NAMING = {
@@ -41,6 +41,33 @@ events = Table(
     sqlite_with_rowid=False,
 )
 
+# One row per job: its summary (domain/model/jobs/summary.py), rewritten in the transaction of every
+# append, so ``list`` reads this table and never folds a record. Rebuilt from the events by revision
+# 0002 and by ``rebuild_summaries``: the events stay the truth.
+summaries = Table(
+    "summaries",
+    metadata,
+    Column("job_id", Integer, ForeignKey("jobs.id"), primary_key=True),
+    Column("seq", Integer, nullable=False),  # the last event it includes
+    Column("state", String(32), nullable=False),
+    Column("cluster", String(255), nullable=False),
+    Column("adapter", String(64), nullable=False),
+    Column("outcome", String(32), nullable=True),
+    Column("outcome_detail", Text, nullable=False),
+    Column("settled", Boolean(create_constraint=False), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("object_id", String(255), nullable=True),
+    Column("recorded_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Column("pruned_at", String(32), nullable=True),
+    Column("outstanding", Integer, nullable=False),
+    Column("undelivered", Integer, nullable=False),
+    Column("problem", Text, nullable=True),
+    # the Unattended notice asks for the records not settled: few, found without a scan
+    Index("ix_summaries_settled", "settled"),
+    # list leaves pruned jobs out and says how many more it did not show: a count over this index
+    Index("ix_summaries_pruned_at", "pruned_at"),
+)
 
 # Only PostgreSQL keeps these: SQLite's lock is a file, which carries the beat, and its root's HOST file
 # says which store it is. Declared apart so that a SQLite schema never grows them.

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,20 @@ from adapters.store.sqlite.opening import (
     recovery_advice,
 )
 from adapters.store.sqlite.schema import ensure_schema
+from adapters.store.summary_rows import (
+    COLUMNS,
+    EPOCH,
+    Carries,
+    carry_of,
+    from_row,
+    grouped,
+    rebuilt_rows,
+    to_row,
+    where,
+)
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
 from ports.host import HostInfo
 from ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
 
@@ -55,6 +68,20 @@ _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# The summary of a job, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
+_SUMMARY_COLUMNS = ", ".join(COLUMNS)
+_SQL_PUT_SUMMARY = (
+    f"INSERT INTO summaries (job_id, {_SUMMARY_COLUMNS}) VALUES (?, {', '.join('?' * len(COLUMNS))}) "
+    f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
+)
+_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SQL_SUMMARY_WITH_ID = _SQL_SUMMARY.replace("SELECT j.name", "SELECT s.job_id, j.name", 1)
+_SQL_SUMMARY_OF_ID = f"{_SQL_SUMMARY} WHERE s.job_id = ?"
+_SQL_JOBS_NEWEST_FIRST = "SELECT id, name FROM jobs WHERE id < ? ORDER BY id DESC"
+_SQL_EVERY_EVENT = (
+    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "ORDER BY j.id, e.seq"
+)
 
 
 class SqliteStore:
@@ -80,6 +107,8 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
         self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
+        self._carries = Carries()
+        self._batch_depth = 0  # inside batch(): appends share one transaction
         try:
             if not created:
                 check_existing(self.db_path, schema_lock)
@@ -120,20 +149,24 @@ class SqliteStore:
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
         when, encoded = encode_time(at), encode_data(data)
         try:
-            with self._errors(), self._writing() as db:
+            with self._errors(), self._writing(job) as db:
                 job_id = db.execute(_SQL_CREATE_JOB, (job, when)).lastrowid
                 db.execute(_SQL_APPEND, (job_id, 1, when, kind, encoded))
+                db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(self._carries.start(job, at, kind, encoded))))
         except _Exists:
             raise JobExists(f"job {job} is already recorded") from None
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        with self._errors(), self._writing() as db:
+        with self._errors(), self._writing(job) as db:
             found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
             if found is None:
                 raise UnknownJob(f"no job named {job} is recorded")
-            seq = int(found[1] or 0) + 1
-            db.execute(_SQL_APPEND, (found[0], seq, when, kind, encoded))
+            job_id, seq = found[0], int(found[1] or 0) + 1
+            summary = self._carries.step(job, seq - 1, at, kind, encoded,
+                                         lambda: db.execute(_SQL_EVENTS, (job_id,)).fetchall())
+            db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
+            db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
         return seq
 
     def read(self, job: JobId) -> JobRecord:
@@ -163,6 +196,127 @@ class SqliteStore:
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
             return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
+
+    # --- the summaries --------------------------------------------------------------------------
+
+    def summary(self, job: JobId) -> JobSummary:
+        with self._errors(), self._reading() as conn:
+            found = conn.execute(_SQL_JOB_ID, (job,)).fetchone()
+            if found is None:
+                raise UnknownJob(f"no job named {job} is recorded")
+            return self._summary_of(conn, int(found[0]), job)
+
+    def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
+        clause, args = where(query, "?")
+        sql = f"{_SQL_SUMMARY_WITH_ID}{clause} ORDER BY s.job_id DESC"
+        if query.limit is not None:
+            sql, args = f"{sql} LIMIT ?", [*args, query.limit]
+        # One snapshot, read a page at a time (memory stays flat in the number of jobs), on a connection
+        # of its own: the caller may use the store between two rows.
+        with self._errors():
+            conn = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+        below: int | None = None  # the last job given: a damaged table is read on from there
+        given = 0
+        try:
+            with self._errors():
+                try:
+                    conn.execute("BEGIN")
+                    cursor = conn.execute(sql, args)
+                    while rows := cursor.fetchmany(256):
+                        for row in rows:
+                            summary = self._summary(row[1:])
+                            below, given = int(row[0]), given + 1
+                            yield summary
+                    return
+                except (sqlite3.DatabaseError, UnicodeDecodeError, _SummaryDamaged) as exc:
+                    if isinstance(exc, sqlite3.DatabaseError) and not _is_damage(exc):
+                        raise
+                yield from self._job_by_job(conn, query, below, given)
+        finally:
+            conn.close()
+
+    def count(self, query: SummaryQuery) -> int:
+        clause, args = where(query, "?")
+        with self._errors(), self._reading() as conn:
+            try:
+                return int(conn.execute(f"SELECT count(*) FROM summaries s{clause}", args).fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+            return sum(1 for _ in self._job_by_job(conn, replace(query, limit=None), None, 0))
+
+    def unsettled(self) -> list[JobSummary]:
+        with self._errors(), self._reading() as conn:
+            try:
+                rows = conn.execute(f"{_SQL_SUMMARY} WHERE s.settled = 0 AND s.problem IS NULL ORDER BY s.job_id"
+                                    ).fetchall()
+                return [self._summary(row) for row in rows]
+            except (sqlite3.DatabaseError, UnicodeDecodeError, _SummaryDamaged) as exc:
+                if isinstance(exc, sqlite3.DatabaseError) and not _is_damage(exc):
+                    raise
+            every = self._job_by_job(conn, SummaryQuery(include_pruned=True), None, 0)
+            return [s for s in reversed(list(every)) if not s.settled and s.problem is None]
+
+    def _job_by_job(self, conn: sqlite3.Connection, query: SummaryQuery, below: int | None,
+                    given: int) -> Iterator[JobSummary]:
+        """The summaries table does not read whole (a damaged page): each job's row alone, or its summary
+        folded from its events, or why its record does not read. Only a damaged jobs table stops it."""
+        if conn.in_transaction:
+            with suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
+        jobs = conn.execute(_SQL_JOBS_NEWEST_FIRST, (below if below is not None else 2**62,)).fetchall()
+        for job_id, name in jobs:
+            if query.limit is not None and given >= query.limit:
+                return
+            summary = self._summary_of(conn, int(job_id), JobId(name))
+            if query.matches(summary):
+                given += 1
+                yield summary
+
+    def _summary_of(self, conn: sqlite3.Connection, job_id: int, job: JobId) -> JobSummary:
+        """The job's summary row; if it does not read, folded again from the events (the truth)."""
+        try:
+            row = conn.execute(_SQL_SUMMARY_OF_ID, (job_id,)).fetchone()
+            if row is not None:
+                return self._summary(row)
+        except (sqlite3.DatabaseError, UnicodeDecodeError, _SummaryDamaged) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not _is_damage(exc):
+                raise
+        try:
+            events = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not _is_damage(exc):
+                raise
+            detail = str(exc).splitlines()[0] if isinstance(exc, sqlite3.DatabaseError) else "text that is not UTF-8"
+            return unreadable(job, 0, EPOCH, EPOCH, f"damaged: {detail} in {self.db_path}")
+        return carry_of(job, events).summary()
+
+    def rebuild_summaries(self) -> int:
+        """Every summary folded again from its record's events, in one transaction; how many."""
+        with self._errors(), self._writing() as db:
+            rows = list(rebuilt_rows(grouped(db.execute(_SQL_EVERY_EVENT))))
+            db.executemany(_SQL_PUT_SUMMARY, rows)
+            self._carries.clear()
+        return len(rows)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every create and append inside is one transaction, committed (durably) on leaving: for tools
+        that build large stores. A failure inside rolls them all back."""
+        with self._writing():
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+
+    @staticmethod
+    def _summary(row: tuple[Any, ...]) -> JobSummary:
+        try:
+            return from_row(row[0], row[1:])
+        except (ValueError, TypeError) as exc:
+            raise _SummaryDamaged(str(exc)) from None
 
     def location(self) -> str:
         return str(self.root.path)
@@ -216,8 +370,27 @@ class SqliteStore:
         return self._reader
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced)."""
+    def _writing(self, job: JobId | None = None) -> Iterator[sqlite3.Connection]:
+        """This process's turn (a thread lock, then the flock), then BEGIN IMMEDIATE ... COMMIT (synced).
+        Inside ``batch()`` the batch's transaction is used; a failure then rolls the whole batch back."""
+        if self._batch_depth:
+            assert self._writer is not None
+            try:
+                yield self._writer
+            except BaseException:
+                self._carries.clear()
+                raise
+            return
+        try:
+            with self._committing() as db:
+                yield db
+        except BaseException:
+            if job is not None:
+                self._carries.forget(job)
+            raise
+
+    @contextmanager
+    def _committing(self) -> Iterator[sqlite3.Connection]:
         if not self._integrity_checked:
             self._check_integrity()
         with self._thread_turn:
@@ -313,6 +486,10 @@ class SqliteStore:
 
 class _Exists(Exception):
     pass
+
+
+class _SummaryDamaged(Exception):
+    """A summary row whose columns do not read: it is folded again from the record."""
 
 
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:

@@ -10,9 +10,21 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
+from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.state import OutcomeKind
 
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
+
+
+def unattended_here(settled: bool, health: LoopHealth) -> bool:
+    """On the owning host: something is left to do (if only committing the settlement) and nobody holds
+    the job's lock."""
+    return not settled and not health.held
+
+
+def loop_stale(health: LoopHealth, now: datetime, poll: float) -> bool:
+    """Display only: the lock's holder last completed its loop more than three poll intervals ago."""
+    return health.held and (health.last_loop is None or now - health.last_loop > timedelta(seconds=3 * poll))
 
 
 def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta) -> bool:

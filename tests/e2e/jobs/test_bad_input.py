@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.jobs.cli import DUNSCAITH, Cli
+from tests.infra.sqlite_pages import event_pages, zero_pages
 
 pytestmark = pytest.mark.slow
 
@@ -110,9 +111,8 @@ def test_empty_records_db_is_refused_and_nothing_is_written_over_it(cli: Cli) ->
 
 def test_zeroed_page_damages_one_job_list_status_prune_exit_2_and_others_still_list(cli: Cli) -> None:
     submitted(cli, "j1", "j2", "j3")
-    with open(cli.root / "records.db", "r+b") as f:  # dd if=/dev/zero bs=4096 seek=2 count=1 conv=notrunc
-        f.seek(4096 * 2)
-        f.write(b"\0" * 4096)
+    db = cli.root / "records.db"
+    zero_pages(db, event_pages(db, "overflow")[:4])  # dd if=/dev/zero over the first job's event data
     listing = cli.run("list")
     assert listing.returncode == 0, listing.stderr
     assert "internal error" not in listing.stderr

@@ -411,3 +411,34 @@ def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_find
         child.send_signal(signal.SIGCONT)
         child.kill()
         child.wait()
+
+
+def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(postgres_server, opened):
+    import psycopg
+
+    from domain.model.jobs import events as ev
+    from domain.model.jobs.ids import Nonce
+    from domain.model.jobs.record import StoreIdentity
+    from domain.model.jobs.spec import JobSpec
+    from domain.model.jobs.state import fold
+    from domain.model.jobs.summary import SummaryQuery, summarize
+
+    url = postgres_server.url(postgres_server.new_database())
+    store = opened(url)
+    for i in range(3):
+        job = JobId(f"job-{i}")
+        store.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)),
+                                                           StoreIdentity("postgresql", "x"))))
+        for n in range(i):
+            store.append(job, T0, *ev.encode(ev.Submitting(n + 1, Nonce("n"))))
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # as revision 0001 left it: no summaries
+        conn.execute("DROP TABLE summaries")
+        conn.execute("UPDATE alembic_version SET version_num = '0001'")
+    store = opened(url)
+    listed = {s.job: s for s in store.summaries(SummaryQuery())}
+    assert set(listed) == {"job-0", "job-1", "job-2"}
+    for i in range(3):
+        job = JobId(f"job-{i}")
+        assert listed[job] == summarize(fold(store.read(job)), i + 1, job)
+    assert [s.job for s in store.unsettled()] == ["job-0", "job-1", "job-2"]

@@ -119,3 +119,34 @@ def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_s
     )
     assert result.returncode == 0, result.stderr
     assert f"{HEAD} (head)" in result.stdout
+
+
+def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store, root):
+    from domain.model.jobs import events as ev
+    from domain.model.jobs.ids import JobId, Nonce
+    from domain.model.jobs.record import StoreIdentity
+    from domain.model.jobs.spec import JobSpec
+    from domain.model.jobs.state import fold
+    from domain.model.jobs.summary import SummaryQuery, summarize
+
+    store = open_store()
+    for i in range(3):
+        job = JobId(f"job-{i}")
+        store.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)),
+                                                           StoreIdentity("sqlite", "x"))))
+        for _ in range(i):
+            store.append(job, T0, *ev.encode(ev.Submitting(store.summary(job).attempts + 1, Nonce("n"))))
+    store.create(JobId("odd"), T0, "not-an-event", {})
+    store.close()
+    with raw(root / "records.db") as conn:  # as revision 0001 left it: no summaries
+        conn.execute("DROP TABLE summaries")
+        conn.execute("UPDATE alembic_version SET version_num = '0001'")
+    store = open_store()
+    listed = {s.job: s for s in store.summaries(SummaryQuery())}
+    assert set(listed) == {"job-0", "job-1", "job-2", "odd"}
+    for i in range(3):
+        job = JobId(f"job-{i}")
+        assert listed[job] == summarize(fold(store.read(job)), i + 1, job)
+    assert listed[JobId("odd")].problem == "unknown event kind 'not-an-event' (written by a newer dunscaith?)"
+    store.append(JobId("job-2"), T0, *ev.encode(ev.Submitting(3, Nonce("n"))))  # carried on from the rebuild
+    assert store.summary(JobId("job-2")).attempts == 3

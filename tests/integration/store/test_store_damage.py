@@ -13,6 +13,7 @@ from adapters.host.system import SystemHost
 from adapters.store.sqlite.opening import StoreRefused
 from adapters.store.sqlite.store import SqliteStore
 from ports.job_store import RecordDamaged
+from tests.infra.sqlite_pages import event_pages, zero_pages
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -29,11 +30,14 @@ def _three_jobs(root: Path, pad: int = 0) -> None:
                 store.append(job, T0, "note", {"i": i, "pad": "p" * pad})
 
 
-def _zero_page(db: Path, offset: int = 4096 * 2, size: int = 4096) -> None:
-    """dd if=/dev/zero of=records.db bs=4096 seek=2 count=1 conv=notrunc"""
-    with open(db, "r+b") as f:
-        f.seek(offset)
-        f.write(b"\0" * size)
+def _zero_event_data(db: Path) -> None:
+    """The first four overflow pages of the events: the data of the first job's first events."""
+    zero_pages(db, event_pages(db, "overflow")[:4])
+
+
+def _zero_event_structure(db: Path) -> None:
+    """Every leaf page of the events table: the pages that hold every job's events."""
+    zero_pages(db, event_pages(db, "leaf"))
 
 
 def test_empty_records_db_is_refused_and_left_empty(tmp_path: Path) -> None:
@@ -65,7 +69,7 @@ def test_sqlite_file_without_schema_is_refused_and_nothing_written(tmp_path: Pat
 def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None:
     root = tmp_path / "records"
     _three_jobs(root, pad=300)
-    _zero_page(root / "records.db")
+    _zero_event_data(root / "records.db")
     with SqliteStore.open(root, SystemHost()) as store:
         assert store.jobs() == ["j1", "j2", "j3"]
         with pytest.raises(RecordDamaged) as caught:
@@ -79,7 +83,7 @@ def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None
 def test_zeroed_structural_page_refuses_every_write_and_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     root = tmp_path / "records"
     _three_jobs(root)
-    _zero_page(root / "records.db")
+    _zero_event_structure(root / "records.db")
     before = _digest(root)
     with SqliteStore.open(root, SystemHost()) as store:
         with pytest.raises(RecordDamaged):

@@ -1,0 +1,129 @@
+"""How the SQL stores keep a job's summary as one row, and carry the fold from one append to the next.
+
+The summary itself is the domain's (domain/model/jobs/summary.py); this module only maps it to the
+``summaries`` columns and back, and keeps the last few carries of this process, so an append that
+follows this process's own previous append of the job costs one event's fold. Any other append (another
+process wrote in between, the first of a command) folds the job's record once, inside the transaction.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.store.event_codec import decode_data, decode_time, encode_time
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import EventLine
+from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first event does not read
+
+COLUMNS = ("seq", "state", "cluster", "adapter", "outcome", "outcome_detail", "settled", "attempts", "object_id",
+           "recorded_at", "updated_at", "pruned_at", "outstanding", "undelivered", "problem")
+_KEEP = 64  # carries kept per process: a supervisor needs one; a builder walking many jobs, the last few
+
+
+def to_row(s: JobSummary) -> tuple[Any, ...]:
+    return (s.seq, s.state, s.cluster, s.adapter, s.outcome, s.outcome_detail, bool(s.settled), s.attempts,
+            s.object_id, encode_time(s.recorded_at), encode_time(s.updated_at),
+            encode_time(s.pruned_at) if s.pruned_at else None, s.outstanding, s.undelivered, s.problem)
+
+
+def from_row(name: str, row: Sequence[Any]) -> JobSummary:
+    (seq, state, cluster, adapter, outcome, detail, settled, attempts, object_id, recorded_at, updated_at,
+     pruned_at, left, undelivered, problem) = row
+    return JobSummary(job=JobId(name), seq=int(seq), state=state, cluster=cluster, adapter=adapter,
+                      outcome=outcome, outcome_detail=detail, settled=bool(settled), attempts=int(attempts),
+                      object_id=object_id, recorded_at=decode_time(recorded_at), updated_at=decode_time(updated_at),
+                      pruned_at=decode_time(pruned_at) if pruned_at else None, outstanding=int(left),
+                      undelivered=int(undelivered), problem=problem)
+
+
+def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
+    """Event rows (seq, at, kind, data) as the domain reads them."""
+    for seq, at, kind, data in rows:
+        yield EventLine(seq=int(seq), at=decode_time(at), kind=kind, data=decode_data(data))
+
+
+class Carries:
+    """This process's last carries, by job; one is used only while its seq is the record's last."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[JobId, SummaryCarry] = OrderedDict()
+
+    def start(self, job: JobId, at: datetime, kind: str, data: str) -> JobSummary:
+        carry = SummaryCarry(job, at, kind, decode_data(data))
+        self._keep(carry)
+        return carry.summary()
+
+    def step(self, job: JobId, last_seq: int, at: datetime, kind: str, data: str,
+             events: Callable[[], Iterable[Sequence[Any]]]) -> JobSummary:
+        """The summary once the event after ``last_seq`` is in; ``events`` reads the record's rows so far
+        (called only when this process does not carry the job at ``last_seq``)."""
+        carry = self._kept.pop(job, None)
+        if carry is None or carry.seq != last_seq:
+            carry = carry_of(job, list(events()))
+        carry.step(at, kind, decode_data(data))  # the data as a reader gets it back: JSON-decoded
+        self._keep(carry)
+        return carry.summary()
+
+    def forget(self, job: JobId) -> None:
+        """The transaction did not commit: what this process carries for the job may be ahead of it."""
+        self._kept.pop(job, None)
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def _keep(self, carry: SummaryCarry) -> None:
+        self._kept[carry.job] = carry
+        while len(self._kept) > _KEEP:
+            self._kept.popitem(last=False)
+
+
+def carry_of(job: JobId, rows: Sequence[Sequence[Any]]) -> SummaryCarry:
+    """The carry of a whole record from its rows; a row that does not decode makes it unreadable (why),
+    as reading the record would say, never an error of the append or rebuild that asked."""
+    try:
+        return rebuild(job, lines_of(rows))
+    except (ValueError, TypeError, RecursionError) as exc:
+        try:
+            first, last = decode_time(rows[0][1]), decode_time(rows[-1][1])
+        except (ValueError, TypeError, IndexError):
+            first = last = EPOCH
+        return SummaryCarry.damaged(job, len(rows), first, last, f"an event does not decode: {exc}")
+
+
+def rebuilt_rows(job_rows: Iterable[tuple[int, str, Sequence[Sequence[Any]]]]) -> Iterable[tuple[Any, ...]]:
+    """(job_id, *summary columns) for each (job_id, name, event rows) given: a migration, doctor."""
+    for job_id, name, rows in job_rows:
+        yield (job_id, *to_row(carry_of(JobId(name), rows).summary()))
+
+
+def grouped(rows: Iterable[Sequence[Any]]) -> Iterable[tuple[int, str, list[Sequence[Any]]]]:
+    """Rows (job_id, name, seq, at, kind, data) ordered by job then seq, as one group per job."""
+    current: tuple[int, str] | None = None
+    events: list[Sequence[Any]] = []
+    for job_id, name, seq, at, kind, data in rows:
+        if current is not None and current[0] != job_id:
+            yield current[0], current[1], events
+            events = []
+        current = (job_id, name)
+        events.append((seq, at, kind, data))
+    if current is not None:
+        yield current[0], current[1], events
+
+
+def where(query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (on ``summaries s``) of ``query``, its limit aside, with ``mark`` placeholders."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    if not query.include_pruned:
+        clauses.append("s.pruned_at IS NULL")
+    for column, value in (("state", query.state), ("cluster", query.cluster),
+                          ("recorded_at", encode_time(query.since) if query.since is not None else None)):
+        if value is not None:
+            clauses.append(f"s.{column} {'>=' if column == 'recorded_at' else '='} {mark}")
+            args.append(value)
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), args

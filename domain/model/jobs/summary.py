@@ -1,0 +1,146 @@
+"""A job's summary: the few facts ``list`` and the notices need, kept by the store with every append.
+
+The record stays the only truth. A summary is defined as ``summarize(fold(record))`` (or, for a record
+that does not read, why), and a store keeps it current by carrying the folded state from one append to
+the next (``SummaryCarry``) instead of folding the whole record again, so ``list`` reads one table and
+``status`` never folds every record. ``rebuild`` makes it from the events alone (a migration, doctor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import EventLine, JsonValue
+from domain.model.jobs.settlement import outstanding
+from domain.model.jobs.state import JobState, apply, label
+
+DAMAGED = "damaged"  # the state word of a record that does not read
+
+
+@dataclass(frozen=True, slots=True)
+class JobSummary:
+    job: JobId
+    seq: int  # the last event this summary includes
+    state: str  # label(state), or "damaged"
+    cluster: str
+    adapter: str
+    outcome: str | None  # an OutcomeKind value, once there is one
+    outcome_detail: str
+    settled: bool
+    attempts: int
+    object_id: str | None  # the current attempt's object, when it has one
+    recorded_at: datetime
+    updated_at: datetime
+    pruned_at: datetime | None
+    outstanding: int  # work that keeps the record open, undelivered escalations aside
+    undelivered: int  # escalations not yet passed to the escalation command
+    problem: str | None = None  # why the record does not read (then every other fact is the record's head)
+
+    def left(self, *, delivering: bool) -> int:
+        """How much work is outstanding, as ``settlement.outstanding`` counts it under that setting."""
+        return self.outstanding + (self.undelivered if delivering else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryQuery:
+    """Which summaries ``list`` asks for, newest first."""
+
+    include_pruned: bool = False
+    state: str | None = None
+    cluster: str | None = None
+    since: datetime | None = None  # recorded at or after
+    limit: int | None = None  # None: all of them
+
+    def matches(self, s: JobSummary) -> bool:
+        """Whether ``s`` is one this query asks for, its limit aside."""
+        return ((self.include_pruned or s.pruned_at is None) and self.state in (None, s.state)
+                and self.cluster in (None, s.cluster) and (self.since is None or s.recorded_at >= self.since))
+
+    @property
+    def filtered(self) -> bool:
+        """Whether it asks for some jobs only (a state, a cluster, a time), pruned ones aside."""
+        return self.state is not None or self.cluster is not None or self.since is not None
+
+
+def summarize(state: JobState, seq: int, job: JobId | None = None) -> JobSummary:
+    """``job``: the name the store keeps the record under (by default the name its first event gives)."""
+    current = state.current
+    return JobSummary(
+        job=state.name if job is None else job, seq=seq, state=label(state), cluster=state.spec.cluster,
+        adapter=state.spec.adapter,
+        outcome=None if state.outcome is None else str(state.outcome.kind),
+        outcome_detail="" if state.outcome is None else state.outcome.detail, settled=state.settled,
+        attempts=len(state.attempts), object_id=current.object_id if current is not None else None,
+        recorded_at=state.recorded_at, updated_at=state.updated_at or state.recorded_at, pruned_at=state.pruned_at,
+        outstanding=len(outstanding(state)), undelivered=sum(not e.delivered for e in state.escalations))
+
+
+def unreadable(job: JobId, seq: int, recorded_at: datetime, updated_at: datetime, problem: str) -> JobSummary:
+    return JobSummary(job=job, seq=seq, state=DAMAGED, cluster="", adapter="", outcome=None, outcome_detail="",
+                      settled=False, attempts=0, object_id=None, recorded_at=recorded_at, updated_at=updated_at,
+                      pruned_at=None, outstanding=0, undelivered=0, problem=problem)
+
+
+class SummaryCarry:
+    """The fold of one record so far, carried from append to append: each step is one event's work.
+
+    A record that stops reading stays unreadable (the fold is a left fold: its first bad event decides),
+    so the carry then only counts events.
+    """
+
+    __slots__ = ("_problem", "_recorded_at", "_state", "_updated_at", "job", "seq")
+
+    def __init__(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
+        self.job, self.seq = job, 1
+        self._recorded_at = self._updated_at = at
+        self._state: JobState | None = None
+        self._problem: str | None = None
+        try:
+            head = ev.decode(kind, data)
+            if not isinstance(head, ev.JobRecorded):
+                raise JobsError("the record does not start with job-recorded")
+            self._state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at)
+        except JobsError as exc:
+            self._problem = str(exc)
+
+    @classmethod
+    def damaged(cls, job: JobId, seq: int, recorded_at: datetime, updated_at: datetime, problem: str) -> SummaryCarry:
+        """The carry of a record whose events do not decode (the store says why)."""
+        carry = cls.__new__(cls)
+        carry.job, carry.seq = job, seq
+        carry._recorded_at, carry._updated_at = recorded_at, updated_at
+        carry._state, carry._problem = None, problem
+        return carry
+
+    def step(self, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
+        self.seq += 1
+        self._updated_at = at
+        if self._state is None:
+            return
+        try:
+            self._state = apply(self._state, ev.decode(kind, data), at)
+        except JobsError as exc:
+            self._state, self._problem = None, str(exc)
+
+    def summary(self) -> JobSummary:
+        if self._state is None:
+            return unreadable(self.job, self.seq, self._recorded_at, self._updated_at, self._problem or "")
+        return summarize(self._state, self.seq, self.job)
+
+
+def rebuild(job: JobId, lines: Iterable[EventLine]) -> SummaryCarry:
+    """The carry (and so the summary) of a whole record, from its events alone."""
+    carry: SummaryCarry | None = None
+    for line in lines:
+        if carry is None:
+            carry = SummaryCarry(job, line.at, line.kind, line.data)
+        else:
+            carry.step(line.at, line.kind, line.data)
+    if carry is None:
+        raise JobsError(f"the record of job {job} holds no event")
+    return carry

@@ -1,0 +1,116 @@
+"""The summary a store keeps with every append is the fold of the record, whichever store and event kind.
+
+``summary == summarize(fold(events))`` after every append, for records that read and for records that
+stop reading (then the summary says why, as the fold does). Appends from a second handle on the same
+store (another process, for SQLite: a command beside a supervisor) make the first handle's carried fold
+stale; it must notice and fold again. ``rebuild_summaries`` (a migration, doctor) gives the same rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from domain.model.jobs import events as ev
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.record import StoreIdentity
+from domain.model.jobs.state import fold
+from domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
+from ports.job_store import JobStore
+from tests.contract.test_job_store import T0, backend  # noqa: F401 - the store fixture's parameters
+from tests.unit.jobs.test_domain_tables import EVERY_EVENT, SPEC
+
+HEAD = ev.JobRecorded.of(SPEC, StoreIdentity("memory", "m"))
+# Every kind (the round-trip cases), and a few more in the shapes a record's story takes: a second attempt,
+# several requests and their answers, an escalation before its delivery.
+EVENTS = [e for e in EVERY_EVENT if not isinstance(e, ev.JobRecorded)] + [
+    ev.Submitting(2, Nonce("n2")), ev.Created(2, ObjectId("o2")), ev.Released(2, ObjectId("o2")),
+    ev.Observed(2, ObjectId("o2"), "running", None, None, ""), ev.Requested("r2", "cancel"),
+    ev.Answered("r2", "refused", "no"), ev.Answered("r1", "refused", "late"), ev.Requested("r3", "give-up"),
+    ev.Answered("r3", "confirmed", ""), ev.Escalated("mismatch", 1, "d"), ev.Delivered(1),
+    ev.OutcomeReached("failed", "exit 1"), ev.MovedToResidual(2, "unknown"),
+]
+names = (f"job-{i}" for i in itertools.count())
+
+
+def expected(store: JobStore, job: JobId) -> JobSummary:
+    record = store.read(job)
+    last = record.events[-1]
+    try:
+        return summarize(fold(record), last.seq, job)
+    except JobsError as exc:
+        return unreadable(job, last.seq, record.events[0].at, last.at, str(exc))
+
+
+def _append_all(store: JobStore, other: JobStore, job: JobId, story: list[tuple[ev.Event, bool]],
+                head: ev.Event = HEAD) -> None:
+    store.create(job, T0, *ev.encode(head))
+    assert store.summary(job) == expected(store, job)
+    for i, (event, by_other) in enumerate(story, start=1):
+        (other if by_other else store).append(job, T0 + timedelta(seconds=i), *ev.encode(event))
+        assert store.summary(job) == expected(store, job), f"after event {i} ({event.KIND})"
+        assert other.summary(job) == store.summary(job)
+
+
+def test_every_kind_in_record_order_keeps_the_summary_equal_to_the_fold(backend) -> None:  # noqa: F811
+    store, other = backend.open(), backend.open()
+    steps = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
+             ev.Released(1, ObjectId("o1")), ev.Requested("r1", "hold"), ev.Answered("r1", "confirmed", ""),
+             ev.HeldByUser(1, ObjectId("o1")), ev.Observed(1, ObjectId("o1"), "running", None, None, ""),
+             ev.Absent(1), ev.Escalated("vanished", 1, "d"), ev.Delivered(0), ev.Requeueing(1, ObjectId("o1")),
+             ev.Requeued(1, ObjectId("o1")), ev.ActionFailed("hold", 1, "started"), ev.Cancelling(1, ObjectId("o1")),
+             ev.Submitting(2, Nonce("n2")), ev.Unknown(2, "u"), ev.Found(2, ObjectId("o2")),
+             ev.Submitting(3, Nonce("n3")), ev.Refused(3, "r"), ev.MovedToResidual(2, "unknown"),
+             ev.OutcomeReached("succeeded", ""), ev.Settled(), ev.Pruned()]
+    assert {e.KIND for e in steps} | {HEAD.KIND} == {e.KIND for e in EVERY_EVENT}
+    job = JobId(next(names))
+    _append_all(store, other, job, [(e, i % 3 == 2) for i, e in enumerate(steps)])
+    last = store.summary(job)
+    assert last.problem is None and last.settled and last.pruned_at is not None and last.attempts == 3
+    assert [s.job for s in store.summaries(SummaryQuery())] == []  # pruned: off the list
+    assert [s.job for s in store.summaries(SummaryQuery(include_pruned=True))] == [job]
+
+
+@pytest.mark.parametrize("head", [HEAD, ev.Settled()], ids=["job-recorded", "no-head"])
+def test_a_record_that_stops_reading_keeps_a_summary_saying_why(backend, head) -> None:  # noqa: F811
+    store = backend.open()
+    job = JobId(next(names))
+    _append_all(store, store, job, [(ev.Created(1, ObjectId("o")), False), (ev.Submitting(1, Nonce("n")), False)],
+                head=head)
+    summary = store.summary(job)
+    assert summary.state == "damaged" and summary.problem and summary.seq == 3
+    assert store.unsettled() == []  # a record that does not read is never called Unattended from here
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(story=st.lists(st.tuples(st.sampled_from(EVENTS), st.booleans()), max_size=14))
+def test_the_summary_is_the_fold_after_every_append(backend, story) -> None:  # noqa: F811
+    store, other = backend.open(), backend.open()
+    job = JobId(next(names))
+    _append_all(store, other, job, [(ev.Submitting(1, Nonce("n1")), False), *story])
+    before = list(store.summaries(SummaryQuery(include_pruned=True)))
+    assert store.rebuild_summaries() == len(before)
+    assert list(store.summaries(SummaryQuery(include_pruned=True))) == before
+
+
+def test_list_is_newest_first_filtered_and_limited_and_counts_the_rest(backend) -> None:  # noqa: F811
+    store = backend.open()
+    made = [JobId(next(names)) for _ in range(5)]
+    with store.batch():
+        for i, job in enumerate(made):
+            store.create(job, T0 + timedelta(minutes=i), *ev.encode(HEAD))
+            if i % 2:
+                store.append(job, T0, *ev.encode(ev.Submitting(1, Nonce("n"))))
+    newest = list(reversed(made))
+    assert [s.job for s in store.summaries(SummaryQuery())] == newest
+    assert [s.job for s in store.summaries(SummaryQuery(limit=2))] == newest[:2]
+    assert store.count(SummaryQuery(limit=2)) == 5
+    assert [s.job for s in store.summaries(SummaryQuery(state="submitting"))] == [made[3], made[1]]
+    assert [s.job for s in store.summaries(SummaryQuery(since=T0 + timedelta(minutes=3)))] == newest[:2]
+    assert store.count(SummaryQuery(cluster="elsewhere")) == 0
+    assert [s.job for s in store.unsettled()] == made  # oldest first, none settled
