@@ -142,12 +142,13 @@ def _interrupted(prog: str) -> None:
 
 def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         redact: Callable[[str], str] = lambda s: s, obj: Any = None,
-        refusals: tuple[type[Exception], ...] = ()) -> None:
+        refusals: tuple[type[Exception], ...] | Callable[[], tuple[type[Exception], ...]] = ()) -> None:
     """Run ``app`` and turn every way it can end into an exit code and at most one line on stderr.
 
     ``obj`` becomes the root context's ``ctx.obj`` (tests give their own container this way).
     ``refusals``: errors whose message is for the user (a damaged store, a rule that refused), one line
-    and exit 2 wherever they are raised, never exit 3."""
+    and exit 2 wherever they are raised, never exit 3; or a function that gives them, called only once
+    something is raised (so that printing help imports none of the modules they live in)."""
     import typer
 
     _Interrupts.install()
@@ -175,14 +176,15 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         if wants_json(argv):
             json_error("bad-input", redact(str(exc)), EXIT_BAD_INPUT)
         sys.exit(EXIT_BAD_INPUT)
-    except refusals as exc:
-        print(f"{prog}: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
-        sys.exit(EXIT_BAD_INPUT)
     except BrokenPipeError:
         # The reader went away; nothing we print matters any more.
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush error
         sys.exit(1)
-    except Exception as exc:  # an error of the program: exit 3, one line, the detail only on request
+    except Exception as exc:
+        if isinstance(exc, refusals if isinstance(refusals, tuple) else refusals()):
+            print(f"{prog}: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
+            sys.exit(EXIT_BAD_INPUT)
+        # an error of the program: exit 3, one line, the detail only on request
         if os.environ.get(f"{prog.upper()}_DEBUG"):
             import traceback
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import typer
 
-from entrypoints.cli_support import new_app
+from entrypoints.cli_support import finish_help, new_app
 from entrypoints.dunscaith import edge
+from entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
 from entrypoints.dunscaith.settings import config_file
 
 app: typer.Typer = new_app("The configuration: where it is read from, and what is in effect.")
@@ -63,3 +64,11 @@ def path(as_json: bool = typer.Option(False, "--json", help="one JSON object")) 
     else:
         print(found)
     return 0
+
+
+
+finish_help(app, CONFIG_EXAMPLES, CONFIG_EXIT_CODES)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="config")

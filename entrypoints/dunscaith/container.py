@@ -36,6 +36,7 @@ from domain.model.jobs.residual import ResidualPolicy
 from domain.services.jobs.commands import JobCommands
 from domain.services.jobs.doctor import Doctor
 from domain.services.jobs.emergency_stop import EmergencyStop
+from domain.services.jobs.listing import JobListing
 from domain.services.jobs.pointer_notes import PointerNotes
 from domain.services.jobs.prune import Prune
 from domain.services.jobs.status import JobStatus
@@ -222,6 +223,8 @@ class UseCases(containers.DeclarativeContainer):
     doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.store_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,
                                here=adapters.host.provided.identity.call())
+    listing = providers.Factory(JobListing, store=adapters.store, clock=adapters.clock,
+                                poll=settings.provided.supervise.poll, delivering=delivering)
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)

@@ -12,9 +12,15 @@ EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line)
           "configuration). See docs/record-backing.md.")
 
 
-def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings")
+def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),
+           rebuild: bool = typer.Option(False, "--rebuild-summaries", help=(
+               "first fold every record again into the summary list shows (the records are not changed)"))
            ) -> int:
     """Check the store (that it opens, its integrity), every record, every pointer and residual entry."""
+    if rebuild:
+        with edge.store_errors():
+            done = edge.use_cases(ctx).doctor().rebuild_summaries()
+        edge.say(f"{done} summar{'y' if done == 1 else 'ies'} folded again from the records")
     report = edge.use_cases(ctx).doctor()()
     if as_json:
         print(json.dumps([{"subject": f.subject, "problem": f.problem, "detail": f.detail}

@@ -41,7 +41,15 @@ def say(line: str) -> None:
 
 # --- the container ---------------------------------------------------------------------------------------
 def container_of(ctx: typer.Context) -> Container:
-    return cast("Container", ctx.obj)
+    """The command's container: the one a test gave (``run(obj=)``), else built now, once per command
+    (so help and argument errors never pay for it), and shut down when the command ends."""
+    root = ctx.find_root()
+    if root.obj is None:
+        from entrypoints.dunscaith.container import Container
+
+        root.obj = Container()
+        root.call_on_close(root.obj.shutdown_resources)
+    return cast("Container", root.obj)
 
 
 def adapters(ctx: typer.Context) -> Adapters:
@@ -175,14 +183,15 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
 def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor."""
     try:
-        views = use_cases(ctx).status().unattended()
+        listed = use_cases(ctx).listing().unattended()  # the records not settled, by index, and their locks
         others = elsewhere(ctx)
     except Exception:  # a notice never stops the command it rides on
         return
-    for view in views:
-        if view.state.name != skip:
-            say(f"job {view.state.name} is Unattended ({view.label}, no supervisor); "
-                f"reattach with: {PROG} supervise {view.state.name}")
+    for job in listed:
+        name = job.summary.job
+        if name != skip:
+            say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
+                f"reattach with: {PROG} supervise {name}")
     for pointer, unattended in others:
         if unattended and pointer.job != skip:
             say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "

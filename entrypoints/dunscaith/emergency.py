@@ -49,3 +49,7 @@ def stop(
     else:
         print(f"nothing of {name} to stop on cluster {where}")
     return 1 if problem else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("stop")(stop)

@@ -9,10 +9,9 @@ from domain.model.jobs.residual import ResidualEntry
 from domain.model.jobs.state import JobState
 from domain.services.jobs.status import JobView
 from domain.services.jobs.sweep import SweepReport
+from entrypoints.dunscaith.help_text import EXIT_CODES
 
-EXIT_CODES = ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 bad input or refused; 3 internal error; "
-              "4 the supervisor gave up; 5 work outstanding after supervise.wait; 128+n ended by signal n "
-              "(the job goes on). See docs/exit-codes.md.")
+__all__ = ["EXIT_CODES"]  # kept in help_text.py (loaded for help without this module); here too
 
 
 def _iso(at: datetime | None) -> str | None:

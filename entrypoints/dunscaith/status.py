@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from datetime import datetime
 from typing import Any
@@ -13,11 +14,14 @@ from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.prune import BadDuration, parse_duration
 from domain.model.jobs.residual import ResidualReason
-from domain.services.jobs.status import JobView
+from domain.model.jobs.summary import SummaryQuery
+from domain.services.jobs.listing import Unreadable
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render, supervision
 from entrypoints.dunscaith.edge import PROG
 from ports.job_store import RecordDamaged
+
+DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def _now(ctx: typer.Context) -> datetime:
@@ -31,7 +35,7 @@ def status(
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
-        return list_jobs(ctx, as_json, False, False, None, None, None)
+        return list_jobs(ctx, as_json, False, False, None, None, None, None)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
@@ -107,22 +111,34 @@ def list_jobs(ctx: typer.Context,
                                                help="only jobs in this state (running, failed, held...)"),
               cluster: str | None = typer.Option(None, "--cluster", metavar="NAME", help="only jobs of this cluster"),
               since: str | None = typer.Option(None, "--since", metavar="WHEN",
-                                               help="only jobs submitted since (12h, 2d, or a date)")) -> int:
-    """Every job in this host's records, newest first (pruned ones only with --all)."""
+                                               help="only jobs submitted since (12h, 2d, or a date)"),
+              limit: int | None = typer.Option(None, "--limit", min=0, metavar="N", help=(
+                  "at most N of this host's jobs, newest first (0: all; default: a screenful, all with "
+                  "--json)"))) -> int:
+    """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
     edge.open_store(ctx)
     now = _now(ctx)
-    after = _since(since, now)
-
-    def kept(v: JobView | tuple[JobId, str]) -> bool:
-        if not isinstance(v, JobView):
-            return state is None and cluster is None and after is None
-        return ((show_all or v.state.pruned_at is None) and (state is None or v.label == state)
-                and (cluster is None or v.state.spec.cluster == cluster)
-                and (after is None or v.state.recorded_at >= after))
-
+    query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
+                         limit=_limit(limit, as_json))
+    listing = edge.use_cases(ctx).listing()
+    unreadable: list[Unreadable] = []
+    shown = 0
+    out = _JsonJobs() if as_json else None
     with edge.store_errors():
-        views = [v for v in edge.use_cases(ctx).status().all() if kept(v)]
-    views.sort(key=lambda v: v.state.recorded_at if isinstance(v, JobView) else now, reverse=True)
+        for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
+            shown += 1
+            if isinstance(v, Unreadable):
+                unreadable.append(v)
+                if out is None:
+                    print(f"{v.job}  damaged: {v.problem}")
+            elif out is not None:
+                out.job(render.view_json(v, now))
+            else:
+                print(render.view_line(v, now, wide))
+        more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
+    if more > 0:
+        edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
+                 "for all")
     damaged = edge.damaged_pointers(ctx)
     try:
         elsewhere = edge.elsewhere(ctx)
@@ -133,10 +149,9 @@ def list_jobs(ctx: typer.Context,
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
     residual = [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
-    if as_json:
-        body: dict[str, Any] = {
-            "jobs": [render.view_json(v, now) for v in views if isinstance(v, JobView)],
-            "damaged": ([{"job": v[0], "what": "record", "problem": v[1]} for v in views if not isinstance(v, JobView)]
+    if out is not None:
+        out.rest({
+            "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in unreadable]
                         + [{"job": job, "what": "pointer", "problem": problem} for job, problem in damaged]
                         + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
                            for job, key, problem in (expired.damaged if expired else [])]),
@@ -144,11 +159,8 @@ def list_jobs(ctx: typer.Context,
                           "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
                          for p, u in elsewhere],
             "residual": [render.entry_json(e, gone) for e, gone in residual],
-        }
-        print(json.dumps(body, indent=2))
+        })
         return 0
-    for v in views:
-        print(render.view_line(v, now, wide) if isinstance(v, JobView) else f"{v[0]}  damaged: {v[1]}")
     for p, u in elsewhere:
         print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for job, problem in damaged:
@@ -159,6 +171,34 @@ def list_jobs(ctx: typer.Context,
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx)
     return 0
+
+
+def _limit(given: int | None, as_json: bool) -> int | None:
+    if given is not None:
+        return given or None
+    if as_json:
+        return None
+    # a screenful: the terminal's height less a few lines for notices (a pipe gets the fallback's 50)
+    return max(10, shutil.get_terminal_size((80, DEFAULT_LINES)).lines - 4)
+
+
+class _JsonJobs:
+    """``list --json``'s one object on stdout, its ``jobs`` written one at a time as they are read, then
+    the rest (what did not read, pointers, residual entries: few) once the jobs are done."""
+
+    def __init__(self) -> None:
+        self._first = True
+
+    def job(self, value: dict[str, Any]) -> None:
+        text = json.dumps(value, indent=2).replace("\n", "\n    ")
+        sys.stdout.write(('{\n  "jobs": [\n    ' if self._first else ",\n    ") + text)
+        self._first = False
+
+    def rest(self, body: dict[str, Any]) -> None:
+        sys.stdout.write('{\n  "jobs": []' if self._first else "\n  ]")
+        for key, value in body.items():
+            sys.stdout.write(f",\n  {json.dumps(key)}: " + json.dumps(value, indent=2).replace("\n", "\n  "))
+        sys.stdout.write("\n}\n")
 
 
 def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),

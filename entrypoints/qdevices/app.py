@@ -10,26 +10,29 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from domain.model.qdevices.manifest import Manifest, ManifestError, check_circuit, parse_manifest
-from domain.model.qdevices.orders import OrderState, RunView
 from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, Redactor, too_short
-from domain.model.qdevices.resolve import Option
 from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
 from domain.services.qdevices.errors import CallRefused
-from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendOutcome, SendRequest, UnderWay
 from entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
-from entrypoints.qdevices.container import Adapters, Container, UseCases
 from entrypoints.qdevices.output import SafePrinter
-from entrypoints.qdevices.settings import QdevicesSettings, load_settings
-from ports.interrupts import Interrupts
-from ports.run_io import RulesUnusable, UserRules
-from ports.run_record import RecordUnreadable, RecordWriteFailed
-from ports.site import Site
-from ports.site_lock import SiteLockRefused
+
+# The container (every site adapter, httpx, dependency-injector) and the settings (pydantic) are imported
+# by the command that uses them, never for --help or a usage error.
+# The manifest parser, the send use case, the orders and the resolve table likewise: each command imports
+# what it uses.
+if TYPE_CHECKING:
+    from domain.model.qdevices.manifest import Manifest
+    from domain.model.qdevices.orders import RunView
+    from domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
+    from entrypoints.qdevices.container import Adapters, Container, UseCases
+    from entrypoints.qdevices.settings import QdevicesSettings
+    from ports.interrupts import Interrupts
+    from ports.run_io import UserRules
+    from ports.site import Site
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.",
                            "qdevices")
@@ -53,6 +56,8 @@ OUT = SafePrinter(_Secrets.clean)
 
 
 def make_container(settings: QdevicesSettings | None = None) -> Container:
+    from entrypoints.qdevices.container import Container
+
     container = Container()
     if settings is not None:
         container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
@@ -61,6 +66,8 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
 
 @app.callback()
 def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
+    from entrypoints.qdevices.settings import load_settings
+
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
     container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
@@ -75,6 +82,8 @@ def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
 
 # --- manifests ----------------------------------------------------------------------------------------
 def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
+    from domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -159,6 +168,10 @@ def send(
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
+    from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
+    from ports.run_record import RecordUnreadable, RecordWriteFailed
+    from ports.site_lock import SiteLockRefused
+
     adapters, use_cases, settings = _ctx(ctx)
     interrupts = adapters.interrupts()
     if live:
@@ -224,6 +237,8 @@ def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
 
 
 def _rules(adapters: Adapters, path: Path) -> UserRules:
+    from ports.run_io import RulesUnusable
+
     try:
         return adapters.rules_file(path=path)
     except RulesUnusable as exc:
@@ -232,6 +247,8 @@ def _rules(adapters: Adapters, path: Path) -> UserRules:
 
 def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules, req: SendRequest,
              token_set: bool) -> int:
+    from ports.run_record import RecordUnreadable
+
     service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=user_rules)
     try:
         plan = service.plan(req)
@@ -269,6 +286,8 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
     """Show the orders of a record."""
+    from domain.model.qdevices.orders import OrderState
+
     _, use_cases, _ = _ctx(ctx)
     try:
         listing = use_cases.jobs()(str(record))
@@ -309,6 +328,10 @@ def resolve(
     gone: bool = typer.Option(False, "--gone", help="another runner's open order whose job the site no longer gives"),
 ) -> int:
     """Record a decision on one order, offline, in one synced line."""
+    from domain.model.qdevices.resolve import Option
+    from ports.run_record import RecordUnreadable, RecordWriteFailed
+    from ports.site_lock import SiteLockRefused
+
     chosen = [o for o, given in ((Option.JOB, job is not None), (Option.NONE, none), (Option.EXPIRED, expired),
                                  (Option.OVER_LIMIT, over_limit), (Option.GONE, gone)) if given]
     if len(chosen) != 1:
@@ -332,6 +355,8 @@ def resolve(
 def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
+    from ports.site_lock import SiteLockRefused
+
     _, use_cases, _ = _ctx(ctx)
     try:
         holder = use_cases.unlock()(SiteName(site).value, host)
@@ -355,6 +380,8 @@ def check(
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
+    from ports.site_lock import SiteLockRefused
+
     adapters, use_cases, settings = _ctx(ctx)
     try:
         site_id = SiteName(site_name)

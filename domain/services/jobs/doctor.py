@@ -13,10 +13,13 @@ from dataclasses import dataclass
 
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.state import fold
+from domain.model.jobs.state import fold, label
+from domain.model.jobs.summary import summarize
 from ports.job_store import JobStore, StoreError
 from ports.pointers import Pointers
 from ports.residual import ResidualList
+
+REBUILD = "dunscaith doctor --rebuild-summaries folds them again from the records"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +74,26 @@ class Doctor:
             return None
         for job in jobs:
             try:
-                fold(store.read(job))
+                record = store.read(job)
+                state = fold(record)
             except (JobsError, StoreError) as exc:
                 findings.append(Finding(f"job {job}", f"its record does not read: {exc}"))
+                continue
+            try:
+                kept = store.summary(job)
+            except StoreError as exc:
+                kept = None
+                findings.append(Finding(f"job {job}", f"its summary does not read: {exc}; {REBUILD}"))
+            if kept is not None and kept != summarize(state, record.events[-1].seq, job):
+                findings.append(Finding(f"job {job}", f"its summary (what list shows) disagrees with its record "
+                                                      f"({kept.state}, the record says {label(state)}); {REBUILD}"))
         findings.append(Finding("records", None, f"{len(jobs)} job(s) recorded"))
         return set(jobs)
+
+    def rebuild_summaries(self) -> int:
+        """Fold every record again into its summary (the events are the truth and are not touched); how
+        many. The one thing doctor writes, and only when asked."""
+        return self._open_store().rebuild_summaries()
 
     def _pointer_findings(self, known: set[str] | None) -> list[Finding]:
         try:

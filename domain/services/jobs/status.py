@@ -1,18 +1,18 @@
-"""Status and List: what the record says about a job, and whether anyone is watching it."""
+"""Status: what the record says about one job, and whether anyone is watching it (list: listing.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from domain.model.jobs.errors import JobsError
+from domain.model.jobs.attendance import loop_stale, unattended_here
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
 from domain.model.jobs.state import AttemptState, JobState, fold, label
 from ports.clock import Clock
-from ports.job_store import JobStore, RecordDamaged
+from ports.job_store import JobStore
 from ports.scheduler import Scheduler
 
 
@@ -38,10 +38,8 @@ class JobView:
 
 def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False) -> JobView:
     left = tuple(outstanding(state, delivering=delivering))
-    open_work = not state.settled  # something is left to do, if only committing the settlement
-    stale = health.held and (health.last_loop is None or now - health.last_loop > timedelta(seconds=3 * poll))
-    return JobView(state, label(state), health, left, unattended=open_work and not health.held,
-                   loop_unhealthy=stale)
+    return JobView(state, label(state), health, left, unattended=unattended_here(state.settled, health),
+                   loop_unhealthy=loop_stale(health, now, poll))
 
 
 class JobStatus:
@@ -82,16 +80,3 @@ class JobStatus:
         obj = mine[0]
         code = f", exit code {obj.exit_code}" if obj.exit_code is not None else ""
         return LiveState(str(obj.state), f"{obj.object_id} {obj.state}{code}", asked)
-
-    def all(self) -> list[JobView | tuple[JobId, str]]:
-        """Every job, oldest first; a record that does not read is listed with why, not dropped."""
-        views: list[JobView | tuple[JobId, str]] = []
-        for job in self._store.jobs():
-            try:
-                views.append(self.one(job))
-            except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
-                views.append((job, f"record does not read: {exc}"))
-        return views
-
-    def unattended(self) -> list[JobView]:
-        return [v for v in self.all() if isinstance(v, JobView) and v.unattended]

@@ -44,6 +44,21 @@ def test_list_shows_every_job_and_json_parses(cli: Cli) -> None:
     listed = json.loads(cli.run("list", "--json").stdout)
     assert [j["job"] for j in listed["jobs"]] == ["two", "one"]  # newest first
     assert (listed["pointers"], listed["residual"], listed["damaged"]) == ([], [], [])
+    assert [(j["state"], j["settled"], len(j["attempts"])) for j in listed["jobs"]] == [("failed", True, 1),
+                                                                                      ("succeeded", True, 1)]
+
+
+def test_list_shows_a_page_newest_first_and_says_how_many_more(cli: Cli) -> None:
+    for name in ("a", "b", "c"):
+        cli.run("submit", "--name", name, "--", "true")
+    page = cli.run("list", "--limit", "2")
+    assert page.returncode == 0, page.stderr
+    assert [line.split()[0] for line in page.stdout.splitlines()] == ["c", "b"]
+    assert "1 older job not shown (newest first): --limit N, or --limit 0 for all" in page.stderr
+    every = cli.run("list", "--limit", "0")
+    assert [line.split()[0] for line in every.stdout.splitlines()] == ["c", "b", "a"]
+    assert "not shown" not in every.stderr
+    assert [j["job"] for j in json.loads(cli.run("list", "--json", "--limit", "1").stdout)["jobs"]] == ["c"]
 
 
 def test_the_pointer_is_written_private_with_the_last_state(cli: Cli) -> None:

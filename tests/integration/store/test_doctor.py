@@ -114,3 +114,26 @@ def test_doctor_names_the_job_of_a_zeroed_page(home: dict[str, Path]) -> None:
         f.write(b"\0" * 4096)
     problems = _problems(_doctor(home)())
     assert any(subject.startswith("job ") for subject in problems) or "store" in problems
+
+
+def test_doctor_names_a_summary_that_disagrees_with_its_record_and_rebuilds_it_only_when_asked(
+        home: dict[str, Path]) -> None:
+    import sqlite3
+
+    _record(home, "j1", "j2")
+    conn = sqlite3.connect(home["root"] / "records.db")
+    conn.execute("UPDATE summaries SET state = 'succeeded', settled = 1 WHERE job_id = "
+                 "(SELECT id FROM jobs WHERE name = 'j2')")  # not the fold of j2's record any more
+    conn.commit()
+    conn.close()
+    db = home["root"] / "records.db"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    problems = _problems(_doctor(home)())
+    assert set(problems) == {"job j2"}
+    assert "disagrees with its record (succeeded, the record says recorded)" in problems["job j2"]
+    assert "--rebuild-summaries" in problems["job j2"]
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before  # reported, not repaired
+    assert _doctor(home).rebuild_summaries() == 2
+    assert _problems(_doctor(home)()) == {}
+    with SqliteStore.open(home["root"], HOST) as store:
+        assert (store.summary(JobId("j2")).state, store.summary(JobId("j2")).settled) == ("recorded", False)

@@ -130,3 +130,26 @@ def test_status_json_of_a_settled_job(wired: Any) -> None:
     invoke(container, "submit", "--name", "done", "--", "true")
     shown = json.loads(invoke(container, "status", "done", "--json").output)
     assert shown["state"] == "succeeded" and shown["settled"] and shown["unattended"] is False
+
+
+def test_status_reads_one_record_and_list_only_those_it_shows(wired: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    container, scheduler, _ = wired
+    for name in ("a", "b", "c"):
+        assert invoke(container, "submit", "--name", name, "--", "true").return_value == 0
+    scheduler.query = lambda names, **kw: (_ for _ in ()).throw(OSError("controller down"))  # type: ignore
+    assert invoke(container, "submit", "--name", "stuck", "--", "true").return_value == 4
+    store = container.adapters.store()
+    read: list[str] = []
+    real = store.read
+    monkeypatch.setattr(store, "read", lambda job: read.append(job) or real(job))
+    shown = invoke(container, "status", "b")
+    assert shown.return_value == 0 and shown.output.startswith("b  succeeded")
+    assert "job stuck is Unattended" in shown.output  # the notice, from the summaries and the locks
+    assert read == ["b"]
+    listed = invoke(container, "list")
+    assert [line.split()[0] for line in listed.output.splitlines()[:4]] == ["stuck", "c", "b", "a"]
+    read.clear()
+    page = invoke(container, "list", "--limit", "2")
+    assert [line.split()[0] for line in page.output.splitlines()[:2]] == ["stuck", "c"]
+    assert "2 older jobs not shown" in page.output
+    assert read == ["stuck", "c"]  # the page it shows, never every record (the rest from the summaries)

@@ -1,0 +1,100 @@
+"""Build a large record store through the store's own port, for the status and list benchmarks.
+
+Every job gets the nine events a finished job has (recorded, submitting, created, confirmed, released,
+running, completed, its outcome, settled), appended through ``JobStore.create``/``append`` as the
+supervisor appends them, so every summary is kept by the same code as in use. ``batch()`` groups a
+thousand jobs in one transaction (one fsync instead of nine thousand): the only difference from a
+supervisor's appends. The last ``--open`` jobs stay unsettled (running, no supervisor: Unattended).
+
+    .venv/bin/python benchmarks/build_store.py ROOT --jobs 100000 [--open 3] [--backend sqlite|postgresql]
+
+ROOT is a record root (``records.root``); for PostgreSQL pass ``--url`` instead. Prints how long it took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from adapters.host.system import SystemHost
+from domain.model.jobs import events as ev
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.spec import JobSpec
+from ports.job_store import JobStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+BATCH = 1000
+
+
+def job_name(i: int) -> JobId:
+    return JobId(f"job-{i:07d}")
+
+
+def finished_events(i: int, settled: bool) -> list[ev.Event]:
+    nonce, oid = Nonce(f"nonce-{i}"), ObjectId(f"{1000 + i}")
+    story: list[ev.Event] = [ev.Submitting(1, nonce), ev.Created(1, oid), ev.Confirmed(1, oid), ev.Released(1, oid),
+                             ev.Observed(1, oid, "running", None, None, "")]
+    if settled:
+        story += [ev.Observed(1, oid, "completed", 0, None, ""), ev.OutcomeReached("succeeded", "exit 0"),
+                  ev.Settled()]
+    return story
+
+
+def add_job(store: JobStore, i: int, settled: bool = True) -> None:
+    job = job_name(i)
+    at = T0 + timedelta(seconds=i)
+    head = ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)), store.identity())
+    store.create(job, at, *ev.encode(head))
+    for n, event in enumerate(finished_events(i, settled), start=1):
+        store.append(job, at + timedelta(milliseconds=n), *ev.encode(event))
+
+
+def build(store: JobStore, jobs: int, unsettled: int = 0, start: int = 0) -> None:
+    end = start + jobs
+    for first in range(start, end, BATCH):
+        with store.batch():
+            for i in range(first, min(first + BATCH, end)):
+                add_job(store, i, settled=i < end - unsettled)
+
+
+@contextmanager
+def open_store(backend: str, root: Path | None, url: str | None) -> Iterator[JobStore]:
+    if backend == "sqlite":
+        from adapters.store.sqlite.store import SqliteStore
+
+        assert root is not None, "a record root is needed"
+        with SqliteStore.open(root, SystemHost()) as store:
+            yield store
+    elif backend == "postgresql":
+        from adapters.store.postgres.store import PostgresStore
+        from adapters.store.postgres.target import PostgresTarget
+
+        assert url is not None, "a records.url is needed"
+        with PostgresStore.open(PostgresTarget.from_settings(url)) as pg:
+            yield pg
+    else:
+        raise SystemExit(f"backend {backend}: not in this build (sqlite, postgresql)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, nargs="?")
+    parser.add_argument("--jobs", type=int, required=True)
+    parser.add_argument("--open", type=int, default=0, help="how many of the newest jobs stay unsettled")
+    parser.add_argument("--backend", default="sqlite")
+    parser.add_argument("--url")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    with open_store(args.backend, args.root, args.url) as store:
+        build(store, args.jobs, args.open)
+    took = time.perf_counter() - started
+    print(f"{args.jobs} jobs ({9 * args.jobs - 3 * args.open} events) in {took:.1f} s "
+          f"({args.jobs / took:.0f} jobs/s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""List and the Unattended notice: from the summaries the store keeps, never by folding every record.
+
+``list`` asks the store for the summaries it shows (filtered, newest first, a page at a time) and folds
+only those records, so a page costs the same with a thousand jobs or a hundred thousand; a record that
+does not read is listed as damaged, never a reason to stop (issue 10). The notice asks for the records
+not settled (an index) and probes only their locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from domain.model.jobs.attendance import loop_stale, unattended_here
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.record import LoopHealth
+from domain.model.jobs.state import fold
+from domain.model.jobs.summary import JobSummary, SummaryQuery
+from domain.services.jobs.status import JobView, judge
+from ports.clock import Clock
+from ports.job_store import JobStore, RecordDamaged
+
+
+@dataclass(frozen=True, slots=True)
+class ListedJob:
+    summary: JobSummary
+    health: LoopHealth
+    left: int  # work outstanding, as status counts it under this configuration
+    unattended: bool  # exact: the lock is this host's
+    loop_unhealthy: bool  # display only
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A listed job whose record does not read: listed with why, never dropped."""
+
+    job: JobId
+    problem: str
+
+
+class JobListing:
+    def __init__(self, store: JobStore, clock: Clock, poll: float, delivering: bool = False) -> None:
+        self._store = store
+        self._clock = clock
+        self._poll = poll
+        self._delivering = delivering
+
+    def views(self, query: SummaryQuery) -> Iterator[JobView | Unreadable]:
+        """The jobs ``query`` asks for, newest first, as the store streams their summaries: each record
+        folded as it is reached (one at a time: memory flat). A record that does not read is given as
+        Unreadable, unless the query filters (a state, cluster or time it cannot be said to have)."""
+        now = self._clock.now()
+        for summary in self._store.summaries(query):
+            try:
+                state = fold(self._store.read(summary.job))
+            except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
+                if not query.filtered:
+                    yield Unreadable(summary.job, f"record does not read: {exc}")
+                continue
+            yield judge(state, self._store.health(summary.job), now, self._poll, self._delivering)
+
+    def count(self, query: SummaryQuery) -> int:
+        return self._store.count(query)
+
+    def unattended(self) -> list[ListedJob]:
+        """Jobs with work left and no supervisor: the records not settled (an index), then their locks."""
+        now = self._clock.now()
+        return [listed for listed in (self._listed(s, now) for s in self._store.unsettled()) if listed.unattended]
+
+    def _listed(self, summary: JobSummary, now: datetime) -> ListedJob:
+        health = self._store.health(summary.job)
+        readable = summary.problem is None
+        return ListedJob(summary, health, summary.left(delivering=self._delivering),
+                         unattended=readable and unattended_here(summary.settled, health),
+                         loop_unhealthy=loop_stale(health, now, self._poll))

@@ -1,0 +1,64 @@
+"""What each console script imports to print its help: typer and little else (issue 15's lean start-up).
+
+The root help of ``dunscaith`` lists the job commands from a table (entrypoints/dunscaith/lazy_commands.py)
+without importing them; the table must say what the commands themselves say.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from entrypoints.cli_support import new_app
+from entrypoints.dunscaith.app import app
+from entrypoints.dunscaith.lazy_commands import LAZY, register_module
+
+HEAVY = ("domain", "adapters", "dependency_injector", "pydantic", "pydantic_settings", "httpx", "rich",
+         "paramiko", "sqlalchemy")
+
+
+def _imported(script: str, *argv: str) -> list[str]:
+    probe = (f"import sys; sys.argv = [{script!r}, *{list(argv)!r}]\n"
+             "from entrypoints import cli_support\n"
+             "try:\n"
+             f"    cli_support.{script}()\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(HEAVY)!r})), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    return eval(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["--help"], []])
+def test_the_root_help_imports_neither_the_domain_nor_a_container_nor_an_adapter(argv: list[str]) -> None:
+    assert _imported("dunscaith", *argv) == []
+
+
+def test_qdevices_help_imports_no_site_adapter_no_container_and_no_settings() -> None:
+    assert _imported("qdevices", "--help") == ["domain"]  # its own model only: manifests, redaction
+
+
+def test_a_command_help_builds_no_container_and_opens_no_store() -> None:
+    # typer itself brings pydantic in to read a command's parameters; nothing of ours does
+    assert set(_imported("dunscaith", "status", "--help")) <= {"domain", "pydantic"}
+
+
+def test_the_root_help_table_says_what_each_command_says() -> None:
+    group = typer.main.get_group(app)
+    ctx = typer.Context(group)
+    for name, (_, short) in LAZY.items():
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        assert command.get_short_help_str(10**6) == short, name
+
+
+def test_every_command_the_modules_register_is_in_the_table() -> None:
+    holder = new_app("")
+    for module in {module for module, _ in LAZY.values()}:
+        register_module(holder, module)
+    registered = set(typer.main.get_group(holder).commands)
+    assert registered == set(LAZY)
+    assert {LAZY[name][0] for name in registered} == {module for module, _ in LAZY.values()}
