@@ -13,7 +13,8 @@ its baseline in the same run:
 
 Nothing is asserted.
 
-    .venv/bin/python benchmarks/store_scale.py [--sizes 1,1000,10000,100000] [--runs 7] [--stores DIR]
+    .venv/bin/python benchmarks/store_scale.py [--sizes 1,1000,10000,100000] [--runs 7] [--json-runs 3]
+        [--stores DIR]
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,1000,10000,100000")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json-runs", type=int, default=3, help="runs of list --json at each size (slow at 100k)")
     parser.add_argument("--stores", type=Path, default=Path(f"/var/tmp/dunscaith-bench-{getpass.getuser()}"))
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -83,7 +85,8 @@ def main() -> None:
                 wall, _, cpu = _run(argv, base)
                 help_runs[name].append(wall)
                 help_cpu[name].append(cpu)
-        json_runs = {size: [_run([dunscaith, "list", "--json"], envs[size]) for _ in range(3)] for size in sizes}
+        json_runs = {size: [_run([dunscaith, "list", "--json"], envs[size]) for _ in range(args.json_runs)]
+                     for size in sizes}
 
     def med(xs: list[float]) -> float:
         return statistics.median(xs)
