@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, Redactor, too_short
-from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS, SiteName
-from domain.services.qdevices.errors import CallRefused
 from entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
 from entrypoints.qdevices.output import SafePrinter
 
@@ -24,9 +20,12 @@ from entrypoints.qdevices.output import SafePrinter
 # by the command that uses them, never for --help or a usage error.
 # The manifest parser, the send use case, the orders and the resolve table likewise: each command imports
 # what it uses.
+# So are the site table and the redaction filter: --help needs neither.
 if TYPE_CHECKING:
     from domain.model.qdevices.manifest import Manifest
     from domain.model.qdevices.orders import RunView
+    from domain.model.qdevices.redaction import Redactor
+    from domain.model.qdevices.sites import SiteName
     from domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
     from entrypoints.qdevices.container import Adapters, Container, UseCases
     from entrypoints.qdevices.settings import QdevicesSettings
@@ -41,15 +40,23 @@ app: typer.Typer = new_app("Send orders to quantum computing sites: never twice,
 class _Secrets:
     """The redaction filter of this process; it grows as secrets are read."""
 
-    redactor = Redactor()
+    redactor: Redactor | None = None  # made on first use
+
+    @classmethod
+    def _current(cls) -> Redactor:
+        if cls.redactor is None:
+            from domain.model.qdevices.redaction import Redactor
+
+            cls.redactor = Redactor()
+        return cls.redactor
 
     @classmethod
     def add(cls, *secrets: str) -> None:
-        cls.redactor = cls.redactor.with_secrets(*secrets)
+        cls.redactor = cls._current().with_secrets(*secrets)
 
     @classmethod
     def clean(cls, text: str) -> str:
-        return cls.redactor.clean(text)
+        return cls._current().clean(text)
 
 
 OUT = SafePrinter(_Secrets.clean)
@@ -82,6 +89,8 @@ def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
 
 # --- manifests ----------------------------------------------------------------------------------------
 def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
+    import tomllib
+
     from domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
 
     try:
@@ -112,6 +121,9 @@ def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
 def take_token(site: SiteName) -> str:
     """Read the site's token once, then delete every token variable from the environment, before a
     rules file is imported."""
+    from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
+    from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS
+
     variable = TRAITS[site].token_variable
     token = os.environ.get(variable, "")
     for name in TOKEN_VARIABLES:
@@ -133,6 +145,8 @@ def open_site(adapters: Adapters, site: SiteName, token: str, project: str | Non
               interrupts: Interrupts | None = None) -> Site:
     """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
     the envelope passwords it makes, and the call's signals (they end the wait for its init job)."""
+    from domain.model.qdevices.sites import SiteName
+
     extra: dict[str, Any] = {}
     if site is SiteName.VLQ:
         extra = {"project": project, "on_secret": _Secrets.add}
@@ -143,6 +157,8 @@ def open_site(adapters: Adapters, site: SiteName, token: str, project: str | Non
 
 
 def _not_checked(site: SiteName) -> str:
+    from domain.model.qdevices.sites import SiteName
+
     vlq = ", the LEXIS project, its VLQ resource and HEAppE templates" if site is SiteName.VLQ else ""
     return f"needs --live: whether {site.value} takes the token, the device{vlq}"
 
@@ -168,6 +184,8 @@ def send(
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
+    from domain.model.qdevices.sites import TRAITS
+    from domain.services.qdevices.errors import CallRefused
     from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
     from ports.run_record import RecordUnreadable, RecordWriteFailed
     from ports.site_lock import SiteLockRefused
@@ -247,6 +265,8 @@ def _rules(adapters: Adapters, path: Path) -> UserRules:
 
 def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules, req: SendRequest,
              token_set: bool) -> int:
+    from domain.model.qdevices.sites import TRAITS
+    from domain.services.qdevices.errors import CallRefused
     from ports.run_record import RecordUnreadable
 
     service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=user_rules)
@@ -287,6 +307,7 @@ def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "
          ) -> int:
     """Show the orders of a record."""
     from domain.model.qdevices.orders import OrderState
+    from domain.services.qdevices.errors import CallRefused
 
     _, use_cases, _ = _ctx(ctx)
     try:
@@ -329,6 +350,7 @@ def resolve(
 ) -> int:
     """Record a decision on one order, offline, in one synced line."""
     from domain.model.qdevices.resolve import Option
+    from domain.services.qdevices.errors import CallRefused
     from ports.run_record import RecordUnreadable, RecordWriteFailed
     from ports.site_lock import SiteLockRefused
 
@@ -355,6 +377,7 @@ def resolve(
 def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
+    from domain.model.qdevices.sites import SiteName
     from ports.site_lock import SiteLockRefused
 
     _, use_cases, _ = _ctx(ctx)
@@ -380,6 +403,8 @@ def check(
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
+    from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
+    from domain.model.qdevices.sites import TRAITS, SiteName
     from ports.site_lock import SiteLockRefused
 
     adapters, use_cases, settings = _ctx(ctx)

@@ -14,14 +14,14 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from domain.model.qdevices.answers import shown
-
 
 class SafePrinter:
     def __init__(self, redact: Callable[[str], str]) -> None:
         self.redact = redact
 
     def _write(self, stream_name: str, text: str) -> None:
+        from domain.model.qdevices.answers import shown  # on the first line printed: never for --help
+
         stream: TextIO = getattr(sys, stream_name)
         try:
             stream.write(shown(self.redact(text)) + "\n")
