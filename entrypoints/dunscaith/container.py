@@ -138,11 +138,12 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
 def _postgres_store(settings: DunscaithSettings) -> JobStore:
     # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
     from adapters.store.postgres.store import PostgresStore
-    from adapters.store.postgres.target import PostgresTarget
+    from adapters.store.postgres.target import PostgresTarget, SessionTimings
 
     records = settings.records
     password_file = records.password_file.expanduser() if records.password_file is not None else None
-    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file))
+    timings = SessionTimings(**records.postgresql.model_dump())  # the lock's timings (docs/record-backing.md)
+    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
 class Adapters(containers.DeclarativeContainer):
