@@ -207,10 +207,14 @@ def stop_shared_server() -> None:
 
 
 @contextlib.contextmanager
-def private_server() -> Iterator[PostgresTestServer]:
-    """A server of its own, for a test that restarts or stops it (the shared one stays up)."""
+def private_server(listen: str = "127.0.0.1") -> Iterator[PostgresTestServer]:
+    """A server of its own, for a test that restarts or stops it (the shared one stays up).
+
+    ``listen``: the one address it listens on; the test login nodes' bridge address
+    (``SshHosts.bridge_address``) for clients inside their network namespaces, whose 127.0.0.1 is their own.
+    """
     _require_components()
-    server = PostgresTestServer(Path(tempfile.mkdtemp(prefix="dunscaith-pg-test-", dir="/var/tmp")))
+    server = PostgresTestServer(Path(tempfile.mkdtemp(prefix="dunscaith-pg-test-", dir="/var/tmp")), listen=listen)
     try:
         server.start()
         yield server
