@@ -310,3 +310,50 @@ def test_login2_takes_over_after_login1s_network_is_cut(shared: Shared) -> None:
         login1.stop()
         if login2 is not None:
             login2.stop()
+
+
+def _sent_requests(shared: Shared) -> set[str]:
+    """The requests forwarded from any host by the test user (the caller's side keeps one file each)."""
+    folder = shared.hosts.user.home / ".config" / "dunscaith" / "forwarded"
+    return {p.name for p in folder.rglob("*")} if folder.is_dir() else set()
+
+
+def test_local_jobs_are_forwarded_to_their_host_from_a_node_sharing_the_store(shared: Shared) -> None:
+    """A local-scheduler job's objects are login1's processes: from login2, status reads the shared store
+    where it is typed, while cancel and supervise run on login1 over ssh, as for a job of another host."""
+    hosts, ds = shared.hosts, shared.hosts.dunscaith
+    job = _name("pgl")
+    go, command = _go(shared, job)
+    login1 = inside(hosts, "login1", f"{ds} submit --name {job} {command}")
+    login2 = None
+    try:
+        login1.wait_for("is running")
+        before = _sent_requests(shared)
+        seen = hosts.ssh("login2", f"{ds} status {job} --json")  # read where typed: nothing forwarded
+        assert seen.returncode == 0 and json.loads(out(seen))["state"] == "running", seen.stderr
+        assert _sent_requests(shared) == before
+        # supervise from login2: forwarded to login1, where the live supervisor holds the job
+        again = hosts.ssh("login2", f"{ds} supervise {job}")
+        assert again.returncode == 2 and "locked" in again.stderr, again.stderr
+        # the supervisor killed: login2's supervise runs on login1 (the job's processes are there)
+        for pid in hosts.inside("login1", "pgrep", "-f", f"dunscaith submit --name {job}", check=False).stdout.split():
+            hosts.inside("login1", "kill", "-KILL", pid, check=False)
+        login1.ended(30)
+        wait_for(lambda: not shared.held(job), 30, "the lock free")
+        login2 = Watched(hosts.popen("login2", f"{ds} supervise {job}", stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        login2.wait_for("supervising again")
+        assert hosts.processes("login1", f"dunscaith supervise {job}"), "the supervisor runs on login1"
+        # cancel from login2: forwarded to login1, answered by the supervisor running there
+        cancel = hosts.ssh("login2", f"{ds} cancel {job}")
+        assert cancel.returncode == 0 and "cancel confirmed by its supervisor" in out(cancel), cancel.stderr
+        assert login2.ended(60) == 1, login2.text()  # the forwarded supervise: outcome cancelled
+        assert len(_sent_requests(shared) - before) >= 3  # supervise (refused), supervise, cancel went by ssh
+        kinds = shared.kinds(job)
+        assert kinds.count("submitting") == 1 and kinds.count("released") == 1, kinds
+        assert _status(shared, job)["outcome"]["result"] == "cancelled"  # type: ignore[index]
+    finally:
+        go.touch()
+        login1.stop()
+        if login2 is not None:
+            login2.stop()

@@ -152,7 +152,10 @@ def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_s
     assert supervisor.wait(timeout=60) == 1
 
 
-def test_a_local_job_submitted_on_another_login_node_is_refused_here_in_one_line(cli: Cli, url: str) -> None:
+def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_nothing_is_done_here(
+        cli: Cli, url: str) -> None:
+    """Its objects are login9's processes, so the command goes to login9 over SSH (here one that cannot
+    connect: a ProxyCommand that fails, so no name is even looked up) and nothing is done here."""
     from adapters.clock.system import SystemClock
     from domain.model.jobs.filesystem import Filesystem
     from domain.model.jobs.ids import JobId
@@ -171,11 +174,14 @@ def test_a_local_job_submitted_on_another_login_node_is_refused_here_in_one_line
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
         RecordJob(store, SystemClock(), NoCrash(), Login9())(
             JobSpec(JobId("pg-there"), "local", "local", ("sleep", "60")))
+    no_ssh = cli.tmp / "no-ssh-config"
+    no_ssh.write_text("Host *\n    ProxyCommand /bin/false\n")
     for args in (["cancel", "pg-there"], ["supervise", "pg-there"]):
-        done = cli.run(*args, **_env(url))
+        done = cli.run(*args, **_env(url, DUNSCAITH_FORWARDING__SSH_CONFIG=str(no_ssh),
+                                     DUNSCAITH_FORWARDING__TRANSPORT="openssh"))
         assert done.returncode == 2, done.stderr
         (line,) = done.stderr.strip().splitlines()
-        assert "local scheduler of host login9" in line
+        assert "login9" in line and "nothing ran on login9" in line, line
     assert cli.run("status", "pg-there", **_env(url)).returncode == 0  # reading is fine from anywhere
     assert _kinds(url, "pg-there") == ["job-recorded"]  # nothing was done
 
