@@ -210,3 +210,65 @@ def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_
     requests = [line.data["request"] for line in lines if line.kind == "request"]
     answers = [line.data["request"] for line in lines if line.kind == "answer"]
     assert sorted(requests) == sorted(answers) == sorted(ids)  # none lost, each answered once
+
+
+# --- damage on a PostgreSQL store (issue 10): one job's, contained; doctor's integrity check ----------------
+
+def _damage(server: PostgresTestServer, db: str, sql: str) -> None:
+    """Behind dunscaith's back, as a database administrator could: the append-only triggers bypassed."""
+    server.psql(db, f"SET session_replication_role = replica; {sql}")
+
+
+def _one_line(done) -> str:  # type: ignore[no-untyped-def]
+    assert done.returncode in (1, 2), (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    return line
+
+
+def test_one_jobs_undecodable_event_on_postgresql_damages_that_job_only(
+        cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    for job in ("pg-d1", "pg-d2", "pg-d3"):
+        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
+    _damage(postgres_server, postgres_db,
+            "UPDATE events SET data = '{\"unfinished' WHERE seq = 2 AND job_id = (SELECT id FROM jobs WHERE name = "
+            "'pg-d2')")
+    listing = cli.run("list", **_env(url))
+    assert listing.returncode == 0 and "internal error" not in listing.stderr, listing.stderr
+    assert "pg-d1" in listing.stdout and "pg-d3" in listing.stdout
+    damaged = [line for line in listing.stdout.splitlines() if "damaged" in line]
+    assert len(damaged) == 1, listing.stdout
+    damaged = damaged[0]
+    assert damaged.startswith("pg-d2  damaged") and "at event 2" in damaged
+    rows = json.loads(cli.run("list", "--json", **_env(url)).stdout)["damaged"]
+    assert [(r["job"], r["what"]) for r in rows] == [("pg-d2", "record")]
+    for args in (["status", "pg-d2"], ["status", "pg-d2", "--json"], ["cancel", "pg-d2"], ["prune", "pg-d2"],
+                 ["supervise", "pg-d2"]):
+        done = cli.run(*args, **_env(url))
+        line = _one_line(done)
+        assert done.returncode == 2 and "pg-d2" in line and "damaged at event 2" in line, (args, line)
+    assert cli.run("status", "pg-d1", **_env(url)).returncode == 0  # the others are untouched
+    doctor = cli.run("doctor", **_env(url))
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "PROBLEM  job pg-d2: its record does not read" in doctor.stdout
+    assert "ok       store: " in doctor.stdout  # the store itself passes: the damage is that job's
+
+
+def test_doctor_on_postgresql_reports_a_hole_in_a_record_and_missing_append_only_triggers(
+        cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    for job in ("pg-g1", "pg-g2"):
+        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
+    assert cli.run("doctor", **_env(url)).returncode == 0
+    _damage(postgres_server, postgres_db,
+            "DELETE FROM events WHERE seq = 3 AND job_id = (SELECT id FROM jobs WHERE name = 'pg-g1')")
+    line = _one_line(cli.run("status", "pg-g1", **_env(url)))
+    assert "event 3 is missing" in line
+    assert cli.run("status", "pg-g2", **_env(url)).returncode == 0
+    postgres_server.psql(postgres_db, "ALTER TABLE events DISABLE TRIGGER events_append_only_update")
+    doctor = cli.run("doctor", **_env(url))
+    assert doctor.returncode == 1
+    (store,) = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM  store:")]
+    assert "1 job(s) with events missing: pg-g1" in store and "append-only" in store
+    assert "PROBLEM  job pg-g1" in doctor.stdout and "pg-g2" not in doctor.stdout.replace("2 job(s)", "")
+    listing = cli.run("list", **_env(url))  # list still lists, the hole shown as that job's damage
+    assert listing.returncode == 0 and "pg-g2" in listing.stdout and "pg-g1  damaged" in listing.stdout
