@@ -93,6 +93,7 @@ class PostgresStore:
         try:
             with self._errors():
                 conn = self._general()
+                self._refuse_pooler(conn)  # before anything is read or migrated through it
                 ensure_schema(conn, target)
                 self.server = self._bind(conn)
         except BaseException:
@@ -217,9 +218,8 @@ class PostgresStore:
                 if not first_pid == pid == again:
                     raise StoreError(
                         f"record store {self._where}: the server answered from another session within one "
-                        "connection: records.url seems to go through a transaction pooler (PgBouncer "
-                        "pool_mode=transaction), where a job's lock cannot hold; connect to PostgreSQL directly "
-                        "or through session pooling"
+                        "connection: records.url seems to go through a connection pooler (PgBouncer or the "
+                        "like), where a job's lock cannot be proven held; connect to PostgreSQL directly"
                     )
         except BaseException:
             conn.close()
@@ -247,6 +247,21 @@ class PostgresStore:
     def _forget(self, job: JobId) -> None:
         with self._mutex:
             self._held.pop(job, None)
+
+    def _refuse_pooler(self, conn: psycopg.Connection[Any]) -> None:
+        """A connection pooler (PgBouncer, in any pool mode) announces a backend of its own making at
+        connect, not the server's: a job's lock is a server session, and through a pooler nothing proves
+        that the session a lock was taken on is the one every later statement reaches (transaction
+        pooling hands each transaction to any session; from here it cannot be told from session
+        pooling). Refused at open, before a job is recorded, rather than at its first lock."""
+        announced = conn.info.backend_pid
+        answered = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+        if announced != answered:
+            raise StoreError(
+                f"record store {self._where}: the connection announced backend {announced} but the server "
+                f"answered from backend {answered}: records.url goes through a connection pooler (PgBouncer or "
+                "the like), where a job's lock (a session advisory lock) cannot be proven held; connect to "
+                "PostgreSQL directly (its own host and port)")
 
     def _bind(self, conn: psycopg.Connection[Any]) -> tuple[str, str]:
         server = _one(conn.execute(_SQL_SERVER))

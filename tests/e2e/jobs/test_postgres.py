@@ -272,3 +272,34 @@ def test_doctor_on_postgresql_reports_a_hole_in_a_record_and_missing_append_only
     assert "PROBLEM  job pg-g1" in doctor.stdout and "pg-g2" not in doctor.stdout.replace("2 job(s)", "")
     listing = cli.run("list", **_env(url))  # list still lists, the hole shown as that job's damage
     assert listing.returncode == 0 and "pg-g2" in listing.stdout and "pg-g1  damaged" in listing.stdout
+
+
+# --- a connection pooler between dunscaith and the server --------------------------------------------------
+
+@pytest.mark.parametrize("pool_mode", ["transaction", "session"])
+def test_a_url_through_pgbouncer_is_refused_in_one_line_before_anything_is_recorded(
+        cli: Cli, postgres_server: PostgresTestServer, postgres_db: str, pool_mode: str) -> None:
+    from tests.infra.postgres import PostgresUnavailable, pgbouncer
+
+    try:
+        bouncer = pgbouncer(postgres_server, pool_mode)
+        address = bouncer.__enter__()
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        pooled = f"postgresql://dunscaith@{address}/{postgres_db}"
+        for args in (["submit", "--name", "pg-pooled", "--", "true"], ["list"], ["status", "pg-pooled"]):
+            done = cli.run(*args, **_env(pooled))
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            line = _one_line(done)
+            assert "goes through a connection pooler" in line and "connect to PostgreSQL directly" in line
+        doctor = cli.run("doctor", **_env(pooled))  # doctor reports it as the store's problem
+        assert doctor.returncode == 1 and "PROBLEM  store: " in doctor.stdout
+        assert "goes through a connection pooler" in doctor.stdout
+    finally:
+        bouncer.__exit__(None, None, None)
+    direct = postgres_server.url(postgres_db)
+    assert postgres_server.psql(postgres_db, "SELECT to_regclass('jobs') IS NULL") == "t"  # nothing migrated
+    assert cli.run("list", "--json", **_env(direct)).returncode == 0
+    objects = cli.root / "local-scheduler"
+    assert not objects.exists() or not any(objects.iterdir())  # nothing sent
