@@ -76,8 +76,9 @@ def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], j
     refuse_if_forwarded(job, host)
     try:
         transport = make_transport(section)
-        # At a terminal, ssh is handed it (-tt) so Ctrl-C reaches the remote as SIGINT.
-        terminal = os.isatty(0) and transport.name == "openssh"
+        # At a terminal, the remote gets one and this terminal is handed to it (ssh -tt, or paramiko's
+        # get_pty), so Ctrl-C reaches the remote as SIGINT.
+        terminal = os.isatty(0) and transport.name in ("openssh", "paramiko")
         result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
     except (UnsafeBinaryPath, TransportRefused) as exc:
         raise BadInput(f"{exc}; nothing ran on {host}") from None
