@@ -25,13 +25,9 @@ if TYPE_CHECKING:
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+    from entrypoints.version import VERSION
 
-    try:
-        return installed("dunscaith")
-    except PackageNotFoundError:
-        return "0+unknown"
+    return VERSION
 
 
 def own_binary() -> str:
