@@ -224,7 +224,18 @@ def run_plain(prog: str, argv: list[str], body: Callable[[list[str]], int | None
     except Exception as exc:
         _internal(prog, argv, lambda s: s, exc)
     if code is not None:
-        sys.exit(code)
+        end_now(code)
+
+
+def end_now(code: int) -> NoReturn:
+    """Exit with ``code`` without the interpreter's teardown (~10 ms of a short command's life): for a
+    command whose every record is already synced and whose output went out unbuffered or is flushed here."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away: nothing more to say to it
+            pass
+    os._exit(code)
 
 
 def launch(prog: str, module: str) -> None:
@@ -241,6 +252,7 @@ def launch(prog: str, module: str) -> None:
     main()
 
 
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"  # request.FORWARDED_ENV: a forwarded command never forwards (typer says so)
 _ROUTED = ("status", "hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit", "reconcile",
            "supervise")  # routing.ROUTED's commands, named here so that no other command imports routing
 
@@ -259,7 +271,7 @@ def dunscaith() -> None:
     # `remote run` and `remote exec` start every local job: they go to a module that imports the wrapper
     # and nothing of typer (it hands anything but a plain run back to the app).
     lean = sys.argv[1:2] == ["remote"] and sys.argv[2:3] in (["run"], ["exec"])
-    if not lean and sys.argv[1:2] and sys.argv[1] in _ROUTED:
+    if not lean and sys.argv[1:2] and sys.argv[1] in _ROUTED and not os.environ.get(FORWARDED_ENV):
         # a job command for another host's job forwards from here, without the CLI's start-up; any
         # other command (and this one, if it runs here) goes on to the app
         run_plain("dunscaith", sys.argv[1:], _route)

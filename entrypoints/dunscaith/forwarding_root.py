@@ -133,4 +133,6 @@ def main(token: str) -> None:
     except Exception as exc:  # one line, as every dunscaith error; nothing of the token is printed
         print(f"dunscaith: internal error on the forwarded side: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = 3
-    sys.exit(code)
+    from entrypoints.cli_support import end_now
+
+    end_now(code)  # every frame is written (the side drains them) and its files are closed

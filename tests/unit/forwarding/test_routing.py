@@ -27,8 +27,11 @@ def test_each_routed_command_takes_one_job_argument_and_only_the_flags_routing_k
     assert {flag for o in options for flag in o.opts} == set(routing.ROUTED[name])
 
 
-def test_the_console_script_knows_the_same_routed_commands() -> None:
+def test_the_console_script_knows_the_same_routed_commands_and_hidden_flag() -> None:
+    from domain.model.forwarding.request import FORWARDED_ENV
+
     assert set(cli_support._ROUTED) == set(routing.ROUTED)
+    assert cli_support.FORWARDED_ENV == FORWARDED_ENV
 
 
 @pytest.mark.parametrize(("argv", "job"), [
