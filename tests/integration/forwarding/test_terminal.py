@@ -54,3 +54,30 @@ def test_ctrl_c_at_the_caller_s_terminal_reaches_the_forwarded_command_as_sigint
         os.close(master)
         if caller.poll() is None:
             caller.kill()
+
+
+@pytest.mark.parametrize("transport", ["openssh", "paramiko"])
+def test_the_remote_terminal_has_the_caller_s_size(tmp_path: Path, transport: str) -> None:
+    import fcntl
+    import struct
+    import termios
+
+    hosts = hosts_or_skip()
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+    result = tmp_path / "result.json"
+    argv = ["remote", "run", "--", "/bin/sh", "-c", "stty size"]
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", transport, str(hosts.client_config),
+         hosts.user.name, str(hosts.user.key), hosts.dunscaith, str(result), *argv],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    try:
+        out, err = caller.communicate(timeout=60)
+        assert caller.returncode == 0, err
+        assert json.loads(result.read_text()) == {"kind": "completed", "code": 0, "modes_back": True}
+        assert out.split() == [b"33", b"101"]
+    finally:
+        os.close(master)
+        if caller.poll() is None:
+            caller.kill()
