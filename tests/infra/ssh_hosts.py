@@ -128,6 +128,12 @@ class SshHosts:
     def dunscaith(self) -> str:
         return str(self.venv / "bin" / "dunscaith")
 
+    @property
+    def bridge_address(self) -> str:
+        """The machine's own address on the hosts' bridge: a service listening there is reachable from every
+        host (their 127.0.0.1 is their own), and from nowhere else."""
+        return f"{self.subnet}.1"
+
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
 
