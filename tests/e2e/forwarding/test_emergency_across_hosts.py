@@ -1,14 +1,13 @@
 """`stop --emergency` typed on login2 for a Slurm job submitted on login1, while login1 is down.
 
 Seed 000: it reads no record and uses no SSH; it opens the cluster with no store and stops every object
-that carries the job's name, so it works when the owning host is down. The cluster is a real Slurm
-that the login nodes reach over their bridge (tests/infra/slurm_on_hosts.py).
+that carries the job's name, so it works when the owning host is down. The cluster is the session's real
+Slurm, which the login nodes reach over their bridge (tests/infra/slurm.py ``reachable_at``).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.infra.forwarding_support import hosts_or_skip
-from tests.infra.slurm import SlurmTestCluster
-from tests.infra.slurm_on_hosts import SlurmOnHostsUnavailable, slurm_for_hosts
+from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
 from tests.infra.ssh_hosts import NOISE, SshHosts, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.sshd, pytest.mark.slurm]
@@ -31,9 +29,10 @@ def hosts() -> SshHosts:
 @pytest.fixture(scope="module")
 def slurm(hosts: SshHosts) -> Iterator[tuple[SlurmTestCluster, Path]]:
     try:
-        cluster, conf = slurm_for_hosts(hosts)
-    except SlurmOnHostsUnavailable as exc:
+        cluster = shared_cluster()
+    except SlurmUnavailable as exc:
         pytest.skip(str(exc))
+    conf = cluster.reachable_at(hosts.bridge_address, hosts.state / "slurm-emergency")
     config = hosts.user.home / ".config" / "dunscaith" / "config.toml"
     before = config.read_text()
     table = f'env = {{ SLURM_CONF = {json.dumps(str(conf))} }}'
@@ -42,8 +41,6 @@ def slurm(hosts: SshHosts) -> Iterator[tuple[SlurmTestCluster, Path]]:
         yield cluster, conf
     finally:
         config.write_text(before)
-        cluster.stop()
-        shutil.rmtree(cluster.root, ignore_errors=True)
 
 
 def _objects(cluster: SlurmTestCluster, name: str) -> list[str]:
