@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.model.jobs.lock_timings import require_release_after_detection
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith.settings_paths import config_file as config_file
 from entrypoints.settings_support import (
     Count,
     Flag,
@@ -43,14 +44,6 @@ NOT_SETTINGS_PREFIXES = ("DUNSCAITH_TEST_", "DUNSCAITH_SLURM_TEST_", "DUNSCAITH_
 def _default_root() -> Path:
     user = os.environ.get("USER") or pwd.getpwuid(os.geteuid()).pw_name
     return Path("/var/tmp") / f"dunscaith-{user}"
-
-
-def config_file(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
-    base = xdg if xdg and xdg.startswith("/") else str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "dunscaith" / "config.toml"
 
 
 class _Strict(BaseModel):
