@@ -6,14 +6,12 @@ login2 would be forwarded to login1 over ssh. ``stop --emergency`` is the except
 uses no ssh, opens the cluster the pointer names with no store and stops every object of the job's name,
 so it works while login1 is down.
 
-"login1 down" is made of two steps, both needed to stand for a host that lost power:
-
-- its link is cut (``ip link set eth0 down`` in its network namespace): nothing can reach it, ssh
-  included, and nothing on it can reach Slurm any more; its sshd is left running (the hosts are shared by
-  the session's tests; with its link down it cannot be reached, which is all a caller can tell of a
-  powered-off host);
-- its supervisor is SIGKILLed (through nsenter, which needs no network): a host that is down runs
-  nothing, and a supervisor left alive would act again once the link is restored for the next tests.
+"login1 down" is a host losing its power, in two steps: its link is cut first (``ip link set eth0
+down`` in its network namespace), so that it goes silent as a powered-off host does (no FIN, no RST: an
+ssh to it times out) and nothing it does from then on reaches Slurm; then the host itself is taken down
+(``SshHosts.take_down``: its init killed, and with it every process of its PID namespace: the job's
+supervisor and sshd). Its disk, and so its record in its own /var/tmp, stays; it is booted again
+(``bring_up``) at the end, where its supervisor, started again, settles the job from that record.
 
 The commands on login2 are given an ssh configuration whose ProxyCommand notes every attempt and fails:
 the test asserts that none was made, and that no forwarded request was written either.
@@ -107,19 +105,26 @@ def _state_on_login1(nodes: Nodes, job: str) -> object:
     return json.loads(out(done)).get("state") if done.returncode in (0, 1) else None
 
 
-def _take_login1_down(nodes: Nodes, job: str, login1: Watched) -> None:
+def _take_login1_down(nodes: Nodes, login1: Watched) -> None:
     hosts = nodes.hosts
     hosts.cut_link("login1")
-    pids = hosts.inside("login1", "pgrep", "-f", f"dunscaith submit --cluster hpc --name {job}",
-                        check=False).stdout.split()
-    assert pids, login1.text()
-    for pid in pids:
-        hosts.inside("login1", "kill", "-KILL", pid, check=False)
-    login1.ended(30)
-    # login1 is out of reach: what ssh would meet if it tried (here, in the machine's own namespace)
-    unreachable = subprocess.run([*hosts.ssh_argv("login1"), "-o", "ConnectTimeout=2", "true"],
-                                 capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert unreachable.returncode == 255, unreachable.stderr
+    hosts.take_down("login1")
+    login1.ended(30)  # its supervisor died with the host
+    # login1 is out of reach from login2: what the user's own ssh meets there
+    unreachable = hosts.ssh("login2", "ssh -o ConnectTimeout=3 login1 true")
+    assert unreachable.returncode == 255 and "timed out" in unreachable.stderr, unreachable.stderr
+
+
+def _bring_login1_back(nodes: Nodes) -> None:
+    nodes.hosts.restore_link("login1")
+    nodes.hosts.bring_up("login1")
+
+
+def _own_files(nodes: Nodes, host: str) -> list[str]:
+    """Everything under the user's record root on ``host`` (its own /var/tmp)."""
+    done = nodes.hosts.inside(host, "find", f"/var/tmp/dunscaith-{nodes.hosts.user.name}",
+                              user=nodes.hosts.user.name, check=False)
+    return sorted(done.stdout.split())
 
 
 def _record_only_on_login1(nodes: Nodes, job: str) -> None:
@@ -133,7 +138,7 @@ def _record_only_on_login1(nodes: Nodes, job: str) -> None:
 
 def _emergency_stop_on_login2(nodes: Nodes, job: str) -> str:
     """What the user sees on login2, asserted as docs/job-commands.md says; the object stopped."""
-    before = nodes.sent_requests()
+    before, files = nodes.sent_requests(), _own_files(nodes, "login2")
     started = time.monotonic()
     done = nodes.on("login2", f"stop --emergency {job}")
     print(f"\nstop --emergency on login2, login1 down: {time.monotonic() - started:.2f} s (ssh login included)")
@@ -145,8 +150,7 @@ def _emergency_stop_on_login2(nodes: Nodes, job: str) -> str:
     assert done.stderr.strip() == "", done.stderr  # no warning, no hop, no "could not connect"
     assert nodes.no_ssh.tried() == [], "an ssh was attempted"
     assert nodes.sent_requests() == before  # nothing forwarded
-    user = nodes.hosts.user.name
-    assert nodes.hosts.ssh("login2", f"test -e /var/tmp/dunscaith-{user}/records.db").returncode != 0  # no store opened
+    assert _own_files(nodes, "login2") == files  # no store opened, nothing recorded on login2
     return line.removeprefix(prefix)
 
 
@@ -174,7 +178,7 @@ def _stopped_in_slurm(nodes: Nodes, job: str, object_id: str) -> None:
 def _settled_when_login1_is_back(nodes: Nodes, job: str, object_id: str, requests: tuple[str, ...] = ()) -> None:
     """login1 back: its record was never touched, and its supervisor, started again there, finds the
     object cancelled outside dunscaith and ends the job as for any such cancel (docs/supervisor.md)."""
-    nodes.hosts.restore_link("login1")
+    _bring_login1_back(nodes)
     again = nodes.on("login1", f"supervise {job}")
     assert again.returncode == 1, out(again) + again.stderr
     record = json.loads(out(nodes.on("login1", f"status {job} --json")))
@@ -192,13 +196,13 @@ def test_emergency_stop_on_login2_stops_a_running_slurm_job_while_login1_is_down
         (running,) = nodes.active(job)
         assert running.endswith(" RUNNING"), running
         _record_only_on_login1(nodes, job)
-        _take_login1_down(nodes, job, login1)
+        _take_login1_down(nodes, login1)
         stopped = _emergency_stop_on_login2(nodes, job)
         assert stopped == running.split()[0]
         _stopped_in_slurm(nodes, job, stopped)
         _settled_when_login1_is_back(nodes, job, stopped)
     finally:
-        nodes.hosts.restore_link("login1")
+        _bring_login1_back(nodes)
         login1.stop()
         nodes.slurm.run("scancel", f"--name={job}", check=False)
 
@@ -215,12 +219,12 @@ def test_emergency_stop_on_login2_stops_a_held_slurm_job_while_login1_is_down(no
         (held,) = nodes.active(job)
         assert held.endswith(" PENDING"), held
         _record_only_on_login1(nodes, job)
-        _take_login1_down(nodes, job, login1)
+        _take_login1_down(nodes, login1)
         stopped = _emergency_stop_on_login2(nodes, job)
         assert stopped == held.split()[0]
         _stopped_in_slurm(nodes, job, stopped)
         _settled_when_login1_is_back(nodes, job, stopped, requests=("hold",))
     finally:
-        nodes.hosts.restore_link("login1")
+        _bring_login1_back(nodes)
         login1.stop()
         nodes.slurm.run("scancel", f"--name={job}", check=False)
