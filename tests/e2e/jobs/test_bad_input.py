@@ -260,3 +260,13 @@ def test_stop_emergency_on_a_fresh_root_then_submit_still_uses_it(cli: Cli) -> N
     assert stop.returncode in (0, 1), stop.stderr
     done = cli.run("submit", "--name", "after", "--", "true")
     assert done.returncode == 0, done.stderr
+
+
+# --- an empty path argument: never read as the current directory ----------------------------------------
+
+def test_an_empty_script_or_chdir_is_named_in_one_line_and_nothing_is_recorded(cli: Cli) -> None:
+    assert one_line(cli.run("submit", "")) == "dunscaith: SCRIPT is empty: give a path (an unset shell variable?)"
+    assert one_line(cli.run("submit", "--chdir", "", "--", "true")) == (
+        "dunscaith: --chdir is empty: give a path (an unset shell variable?)")
+    listed = cli.run("list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
