@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.config_dir import ensure_dunscaith_dir
 from adapters.durable.publish import publish
 from domain.model.forwarding.recovery import (
     Received,
@@ -34,9 +34,8 @@ class FileSentRequests:
         self.directory = directory
 
     def _ready(self) -> Path:
-        os.makedirs(self.directory.parent.parent, mode=0o700, exist_ok=True)
-        ensure_private_dir(self.directory.parent)
-        return ensure_private_dir(self.directory)
+        # ~/.config/dunscaith may be the user's own, 0755 for their config.toml: used as it is, never re-moded
+        return ensure_dunscaith_dir(self.directory)
 
     def record(self, sent: SentRequest) -> None:
         if not publish(self._ready(), f"{sent.request_id}.json", encode_sent(sent)):

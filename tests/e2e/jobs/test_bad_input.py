@@ -270,3 +270,19 @@ def test_an_empty_script_or_chdir_is_named_in_one_line_and_nothing_is_recorded(c
         "dunscaith: --chdir is empty: give a path (an unset shell variable?)")
     listed = cli.run("list", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
+
+
+def test_an_open_local_scheduler_folder_is_refused_never_re_moded_and_the_job_is_not_lost(cli: Cli) -> None:
+    assert cli.run("submit", "--name", "first", "--", "true").returncode == 0  # makes the root and its folders
+    folder = cli.root / "local-scheduler"
+    os.chmod(folder, 0o755)
+    done = cli.run("submit", "--name", "second", "--", "true")
+    assert one_line(done) == (
+        f"dunscaith: record root {cli.root} cannot be used: {folder} is open to others (mode 0755) and dunscaith "
+        f"never changes the mode of a directory it did not create; if it is yours alone, chmod 700 {folder}; "
+        "set records.root (environment: DUNSCAITH_RECORDS__ROOT) to a directory of your own")
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+    os.chmod(folder, 0o700)  # the fix the line gives; the job was recorded and waits, never sent
+    again = cli.run("supervise", "second")
+    assert again.returncode == 0, again.stderr
+    assert cli.status("second")["outcome"]["result"] == "succeeded"
