@@ -6,7 +6,8 @@ Two ways, the same bytes, count and digest:
   pipe of the digest thread's without copying it, then ``splice(2)`` moves the same bytes on to our
   stdout, again without a copy; the digest thread reads its pipe into one buffer and hashes. The
   forwarding itself copies nothing, so the pump costs little more than the hash (measured: about
-  two thirds of the CPU of the copying way into a pipe).
+  two thirds of the CPU of the copying way into a pipe). A stdout pipe smaller than 1 MiB is grown
+  to 1 MiB (``_grow_pipe``).
 - **copy** (everywhere else: a terminal, a file, a socket, macOS): reads into a ring of reused 1 MiB
   buffers; each buffer goes to the digest thread, which hashes it while the pump writes it, and comes
   back to be reused. A fresh ``bytes`` per read costs page faults whenever reads come back short (a
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 CHUNK = 1 << 20
 RING = 8
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 Tee = Callable[[int, int, int], int]
 
@@ -85,12 +87,8 @@ def _tee_for(out: int) -> Tee | None:
 
 def _by_tee(source: int, out: int, tee: Tee) -> Pumped:
     hash_r, hash_w = os.pipe()
-    if F_SETPIPE_SZ is not None:
-        for fd in (source, hash_w):
-            try:
-                fcntl.fcntl(fd, F_SETPIPE_SZ, CHUNK)
-            except OSError:
-                pass
+    for fd in (source, hash_w, out):
+        _grow_pipe(fd)
     digests: list[str] = []
     hasher = threading.Thread(target=_digest_pipe, args=(hash_r, digests), name="stdout-digest", daemon=True)
     hasher.start()
@@ -114,6 +112,22 @@ def _by_tee(source: int, out: int, tee: Tee) -> Pumped:
 
 
 SPLICE, COPY, GONE = "splice", "copy", "gone"  # how the next bytes go on: moved, copied, drained
+
+
+def _grow_pipe(fd: int) -> None:
+    """Let the pipe ``fd`` hold a whole chunk; never shrink it, and take a refusal (a user's pipe quota) quietly.
+
+    On our stdout too: it changes no byte, only how many the reader finds at each wake-up. With the
+    default 64 KiB, every 16 pages moved wait for the reader to be scheduled; measured on this 2-core
+    machine, 1 GiB into ``| cat`` took 0.93-1.10 s that way and 0.81-0.86 s with 1 MiB.
+    """
+    if F_SETPIPE_SZ is None or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        return
+    try:
+        if fcntl.fcntl(fd, F_GETPIPE_SZ) < CHUNK:
+            fcntl.fcntl(fd, F_SETPIPE_SZ, CHUNK)
+    except OSError:
+        pass
 
 
 def _splice_exactly(source: int, out: int, n: int, spare: memoryview) -> str:
