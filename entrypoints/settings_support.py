@@ -247,13 +247,14 @@ def unknown_variables(prefix: str, environ: Mapping[str, str], model: type[BaseM
 
 
 def known_variables(prefix: str, model: type[BaseModel]) -> set[str]:
+    """Every variable naming a setting or a table, sub-tables at any depth (``…RECORDS__POSTGRESQL__…``)."""
     names: set[str] = set()
     for name in model.model_fields:
         var = prefix + name.upper()
         names.add(var)
         sub = _field_model(model, name)
         if isinstance(sub, type) and issubclass(sub, BaseModel):
-            names.update(var + "__" + inner.upper() for inner in sub.model_fields)
+            names.update(known_variables(var + "__", sub))
     return names
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from domain.model.forwarding.recovery import Received, SentRequest
@@ -32,6 +33,11 @@ class SentRequests(Protocol):
 
     def settle(self, request_id: str, outcome: str) -> None:
         """Record that the host's answer about the request is known (``outcome``, for the user)."""
+        ...
+
+    def expire(self, now: datetime, kept: timedelta) -> int:
+        """Remove requests whose outcome is known here and that have not changed for ``kept`` (never one
+        that may have run); how many. It may skip the pass when one ran recently."""
         ...
 
 

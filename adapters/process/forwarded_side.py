@@ -17,20 +17,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import select
 import signal
 import socket
-import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import ensure_private_dir
-from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+from adapters.process.forked_owner import OwnerLaunch, OwnerProcess
 from domain.model.forwarding.frames import (
     MAX_PAYLOAD,
     ExitStatus,
@@ -43,8 +42,8 @@ from domain.model.forwarding.frames import (
     exit_payload,
     hello_payload,
 )
-from domain.model.forwarding.recovery import report_from_status, report_payload
 from domain.model.forwarding.request import (
+    FORWARDED_ENV,
     PROTOCOL,
     ForwardRequest,
     Kind,
@@ -52,10 +51,12 @@ from domain.model.forwarding.request import (
     check_request_id,
     decode_token,
 )
-from domain.model.remote.control import ControlError
-from domain.model.remote.state import status_object
 
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"  # set in the forwarded command's environment: it never forwards again
+if TYPE_CHECKING:
+    from adapters.process.instance_dir import DirectoryInstanceFiles
+
+# What only a query or a signal needs (the instance's records) is imported there: every hop pays for
+# what is imported at the top, before its hello.
 SILENCE_BEATS = 4  # the caller is gone after this many heartbeat intervals without a frame
 REFUSED_EXIT = 2
 OUTPUT_BUFFER_LIMIT = 8 << 20  # what is held for a caller that stopped reading, before it counts as gone
@@ -104,7 +105,10 @@ class _Out:
 
 
 class ForwardedSide:
-    def __init__(self, token: str, binary: str, version: str, env: Mapping[str, str], user: str) -> None:
+    def __init__(self, token: str, binary: str, version: str, env: Mapping[str, str], user: str,
+                 start_owner: Callable[[OwnerLaunch, bool], OwnerProcess]) -> None:
+        """``start_owner(launch, with_stdin)`` starts the command under its owner (``remote run``)."""
+        self.start_owner = start_owner
         self.token = token
         self.binary = binary
         self.version = version
@@ -142,6 +146,11 @@ class ForwardedSide:
     # ---- an outcome query -------------------------------------------------------------------------
 
     def _outcome(self, request: ForwardRequest, out: _Out) -> int:
+        from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+        from domain.model.forwarding.recovery import report_from_status, report_payload
+        from domain.model.remote.control import ControlError
+        from domain.model.remote.state import status_object
+
         rid = request.request_id
         try:
             target = check_request_id(request.argv[0] if request.argv else "")
@@ -181,36 +190,30 @@ class ForwardedSide:
             lock.acquire()
         except LockHeld:  # cannot be: the folder is new and ours
             return self._final(out, rid, REFUSED_EXIT)
-        env_file = folder / "env.json"
         environment = {**self.env, FORWARDED_ENV: rid}
-        fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(environment, f)
-        argv = [self.binary, "remote", "run", "--instance-dir", str(folder / "instance"), "--env-file", str(env_file),
-                "--cwd", self.env.get("HOME", "/"), "--", self.binary, *request.argv]
+        launch = OwnerLaunch(folder / "instance", environment, self.env.get("HOME", "/"),
+                             (self.binary, *request.argv))
         for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self._on_signal)
-        stdin = None if request.terminal else subprocess.PIPE
-        child = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 start_new_session=True, close_fds=True)
         try:
-            return self._own(request, out, child, folder)
+            owner = self.start_owner(launch, not request.terminal)
+            try:
+                return self._own(request, out, owner, folder)
+            finally:
+                owner.close()
         finally:
-            with contextlib.suppress(OSError):
-                env_file.unlink()
             lock.release()
 
-    def _own(self, request: ForwardRequest, out: _Out, child: subprocess.Popen[bytes], folder: Path) -> int:
+    def _own(self, request: ForwardRequest, out: _Out, child: OwnerProcess, folder: Path) -> int:
         rid = request.request_id
-        assert child.stdout is not None and child.stderr is not None
-        kept = {child.stdout.fileno(): open(folder / "stdout", "wb"),  # noqa: SIM115
-                child.stderr.fileno(): open(folder / "stderr", "wb")}  # noqa: SIM115
-        kinds = {child.stdout.fileno(): FrameKind.OUT, child.stderr.fileno(): FrameKind.ERR}
+        kept = {child.stdout: open(folder / "stdout", "wb"),  # noqa: SIM115
+                child.stderr: open(folder / "stderr", "wb")}  # noqa: SIM115
+        kinds = {child.stdout: FrameKind.OUT, child.stderr: FrameKind.ERR}
         digest = hashlib.sha256()
         count = 0
         reader = FrameReader(rid)
         to_child = bytearray()
-        child_in = None if child.stdin is None else child.stdin.fileno()
+        child_in = child.stdin
         if child_in is not None:
             os.set_blocking(child_in, False)
         watch_input = not request.terminal
@@ -220,8 +223,7 @@ class ForwardedSide:
         next_beat = time.monotonic() + beat
         caller_gone = False
         open_fds = set(kinds)
-        instance = DirectoryInstanceFiles(folder / "instance")
-        env_file: Path | None = folder / "env.json"
+        instance = folder / "instance"
         while open_fds:
             for signum in self._drain_signals():
                 if signum != signal.SIGHUP:
@@ -235,11 +237,6 @@ class ForwardedSide:
                 self._wanted.append(signal.SIGHUP)
             if self._wanted:
                 self._deliver(instance)
-            if env_file is not None and (folder / "instance" / "launching.json").exists():
-                # The owner read the environment before it wrote launching.json: none of it stays on disk.
-                with contextlib.suppress(OSError):
-                    env_file.unlink()
-                env_file = None
             readers = list(open_fds)
             if watch_input and not caller_gone:
                 readers.append(0)
@@ -260,9 +257,8 @@ class ForwardedSide:
                     pass
                 except OSError:  # the command closed its stdin: what it did not read is dropped
                     to_child.clear()
-            if input_ended and not to_child and child_in is not None and child.stdin is not None:
-                with contextlib.suppress(OSError):
-                    child.stdin.close()
+            if input_ended and not to_child and child_in is not None:
+                child.close_input()
                 child_in = None
             for fd in ready_r:
                 if fd == 0:
@@ -296,9 +292,7 @@ class ForwardedSide:
                 out.put(encode_frame(rid, FrameKind.BEAT))
         for f in kept.values():
             f.close()
-        if child.stdin is not None:
-            with contextlib.suppress(OSError):
-                child.stdin.close()
+        child.close_input()
         code = child.wait()
         code = code if code >= 0 else 128 - code
         return self._final(out, rid, code, count, digest.hexdigest())
@@ -310,8 +304,12 @@ class ForwardedSide:
         taken, self._signals[:] = list(self._signals), []
         return taken
 
-    def _deliver(self, instance: DirectoryInstanceFiles) -> None:
+    def _deliver(self, folder: Path) -> None:
         """Send the wanted signals to the command's process group, once its owner has published it."""
+        from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+        from domain.model.remote.control import ControlError
+
+        instance: DirectoryInstanceFiles = DirectoryInstanceFiles(folder)
         try:
             live, records = instance.read()
         except (NotAnInstance, ControlError):

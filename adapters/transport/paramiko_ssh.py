@@ -8,9 +8,14 @@ refuses the session. ``@cert-authority`` lines cannot be used by paramiko and ar
 crashing the load (paramiko #771); ``@revoked`` keys are honoured. A dead peer is noticed by
 keepalives plus TCP_USER_TIMEOUT on a socket made here (``set_keepalive`` alone never notices).
 
+At a terminal, the remote gets one too (``get_pty`` with this terminal's TERM and size, resized on
+SIGWINCH), and this terminal is put in raw mode and copied to it, as ``ssh -tt`` does: Ctrl-C is then
+a byte the remote terminal turns into SIGINT for the remote command. The terminal's modes are given
+back when the session ends, however it ends.
+
 What paramiko cannot do, and the OpenSSH transport does: Include and most Match criteria of
-ssh_config, ProxyJump, ControlMaster, GSSAPI/Kerberos, hostbased authentication, FIDO keys, and a
-terminal on the remote (../shared/notes/ssh-hosts.md).
+ssh_config, ProxyJump, ControlMaster, GSSAPI/Kerberos, hostbased authentication and FIDO keys
+(../shared/notes/ssh-hosts.md).
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import socket
-import time
+import termios
+import threading
+import tty
 from pathlib import Path
+from types import FrameType
 
 import paramiko  # type: ignore[import-untyped]  # paramiko ships no type information
 
@@ -60,14 +69,82 @@ class _FailedChannel:
         return self.evidence
 
 
+class _LocalTerminal:
+    """This process's terminal handed to a remote one: raw mode, its bytes copied in, its size kept."""
+
+    def __init__(self, fd: int, channel: paramiko.Channel) -> None:
+        self.fd = fd
+        self.channel = channel
+        self._modes = termios.tcgetattr(fd)
+        self._wake_r, self._wake_w = os.pipe()
+        self._previous_winch: object = None
+        self._copier = threading.Thread(target=self._copy, name="terminal-in", daemon=True)
+
+    @staticmethod
+    def size(fd: int) -> tuple[int, int]:
+        try:
+            size = os.get_terminal_size(fd)
+            return size.columns, size.lines
+        except OSError:
+            return 80, 24
+
+    def start(self) -> None:
+        tty.setraw(self.fd, termios.TCSADRAIN)
+        with contextlib.suppress(ValueError):  # not the main thread: the size stays as it was
+            self._previous_winch = signal.signal(signal.SIGWINCH, self._resized)
+        self._copier.start()
+
+    def _resized(self, signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(Exception):
+            self.channel.resize_pty(*self.size(self.fd))
+
+    def _copy(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.fd, self._wake_r], [], [])
+            if self._wake_r in ready:
+                return
+            try:
+                data = os.read(self.fd, READ)
+            except OSError:
+                return
+            if not data:
+                return
+            try:
+                self.channel.sendall(data)
+            except (OSError, paramiko.SSHException, EOFError):
+                return
+
+    def close(self) -> None:
+        """Give the terminal its modes back; idempotent."""
+        if self._wake_w < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+        if self._copier.is_alive():
+            self._copier.join(timeout=1.0)
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._modes)
+        if self._previous_winch is not None:
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(signal.SIGWINCH, self._previous_winch)  # type: ignore[arg-type]
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._wake_w = -1
+
+
 class _ParamikoChannel:
-    def __init__(self, transport: paramiko.Transport, channel: paramiko.Channel) -> None:
+    def __init__(self, transport: paramiko.Transport, channel: paramiko.Channel,
+                 terminal: _LocalTerminal | None = None) -> None:
         self.transport = transport
         self.channel = channel
+        self.terminal = terminal
         self._aborted = False
         self._stderr = bytearray()
 
     def send(self, data: bytes) -> bool:
+        if self.terminal is not None:
+            return True  # the terminal is the session's stdin (as ssh -tt)
         try:
             self.channel.sendall(data)
             return True
@@ -93,21 +170,25 @@ class _ParamikoChannel:
             del self._stderr[:-READ]
 
     def close_input(self) -> None:
+        if self.terminal is not None:
+            return  # the terminal's own end is the remote terminal's (a hangup when the session closes)
         with contextlib.suppress(OSError, paramiko.SSHException, EOFError):
             self.channel.shutdown_write()
 
     def abort(self) -> None:
         self._aborted = True
+        if self.terminal is not None:
+            self.terminal.close()
         with contextlib.suppress(Exception):
             self.channel.close()
         with contextlib.suppress(Exception):
             self.transport.close()
 
     def finish(self, timeout: float) -> SessionEvidence:
-        deadline = time.monotonic() + timeout
-        while not self.channel.exit_status_ready() and self.transport.is_active() and time.monotonic() < deadline:
-            self._take_stderr()
-            time.sleep(0.02)
+        # set by the exit status, and by the channel's (or the transport's) close
+        self.channel.status_event.wait(timeout)
+        if self.terminal is not None:
+            self.terminal.close()
         self._take_stderr()
         status = self.channel.recv_exit_status() if self.channel.exit_status_ready() else -1
         self.abort()
@@ -137,9 +218,6 @@ class ParamikoTransport:
         return config.lookup(host)
 
     def open(self, host: str, command: str, terminal: bool, prompt: bool) -> _ParamikoChannel | _FailedChannel:
-        if terminal:
-            raise TransportRefused("the paramiko transport cannot hand ssh a terminal; use forwarding.transport = "
-                                   "\"openssh\"")
         found = self._config(host)
         address = found.get("hostname", host)
         port = self.port or int(found.get("port", 22))
@@ -158,8 +236,19 @@ class ParamikoTransport:
             self._authenticate(transport, user, found)
             reached = True
             channel = transport.open_session(timeout=self.connect_timeout)
+            local = None
+            if terminal:
+                channel.get_pty(term=os.environ.get("TERM") or "vt100", width=_LocalTerminal.size(0)[0],
+                                height=_LocalTerminal.size(0)[1])
+                try:
+                    local = _LocalTerminal(0, channel)
+                except termios.error:
+                    transport.close()
+                    raise TransportRefused("a terminal was asked for, and stdin is not one") from None
             channel.exec_command(command)
-            return _ParamikoChannel(transport, channel)
+            if local is not None:
+                local.start()
+            return _ParamikoChannel(transport, channel, local)
         except _Refused as refused:
             if transport is not None:
                 transport.close()

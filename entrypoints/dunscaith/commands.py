@@ -46,7 +46,7 @@ def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
     edge.owned_elsewhere(ctx, job, words)  # before the store: another host's job needs nothing of this one
     edge.open_store(ctx)
     state = edge.read_state(ctx, JobId(job))
-    edge.bound_elsewhere(ctx, state)
+    edge.bound_elsewhere(ctx, state, words)  # a local-scheduler job of another host: run there
     return state
 
 

@@ -122,6 +122,13 @@ def _integrity(store: JobStore) -> str | None:
     return store.integrity_problem() if isinstance(store, SqliteStore) else None
 
 
+def _doctor_integrity(store: JobStore) -> str | None:
+    """What ``doctor`` asks of the store: SQLite's page check, PostgreSQL's whole-store check (the latter
+    is not asked before a write: one job's damage there is that job's only)."""
+    check = getattr(store, "integrity_problem", None)
+    return check() if callable(check) else None
+
+
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
     return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
 
@@ -138,11 +145,12 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
 def _postgres_store(settings: DunscaithSettings) -> JobStore:
     # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
     from adapters.store.postgres.store import PostgresStore
-    from adapters.store.postgres.target import PostgresTarget
+    from adapters.store.postgres.target import PostgresTarget, SessionTimings
 
     records = settings.records
     password_file = records.password_file.expanduser() if records.password_file is not None else None
-    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file))
+    timings = SessionTimings(**records.postgresql.model_dump())  # the lock's timings (docs/record-backing.md)
+    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -169,6 +177,7 @@ class Adapters(containers.DeclarativeContainer):
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
     store_integrity = providers.Object(_integrity)
+    doctor_integrity = providers.Object(_doctor_integrity)
     pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
@@ -219,7 +228,7 @@ class UseCases(containers.DeclarativeContainer):
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)
     # what is wrong with this host's records, reported and never repaired (the store opened inside it)
-    doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.store_integrity,
+    doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.doctor_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,
                                here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)

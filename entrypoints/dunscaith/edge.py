@@ -121,11 +121,22 @@ def shared_location(ctx: typer.Context) -> str | None:
     return store.location() if identity.host is None and identity.backend != "memory" else None
 
 
-def bound_elsewhere(ctx: typer.Context, state: JobState) -> None:
-    """A job whose objects live on another host (a local-scheduler job in a shared store): one line."""
-    why = bound_to(state, adapters(ctx).host().identity())
-    if why is not None:
-        raise BadInput(f"{why}; this build does not forward yet, nothing was done")
+def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None = None) -> None:
+    """A job whose objects live on another host (a local-scheduler job in a shared store): this command
+    re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
+    another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
+    from entrypoints.dunscaith.forwarding import ARGV, forward_and_exit
+
+    if bound_to(state, adapters(ctx).host().identity()) is None:
+        return
+    host = state.host
+    try:
+        pointer: Pointer | None = adapters(ctx).pointers().read(state.name)
+    except PointerError:  # the binary there is then taken to be where it is here (a shared install)
+        pointer = None
+    there = pointer.binary if pointer is not None and pointer.host == host else binary()
+    argv = list(ARGV) or list(words or [])
+    forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
 
 
 def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:

@@ -3,7 +3,6 @@ command goes through (docs/forwarding.md). The adapters are built in ``forwardin
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -15,8 +14,7 @@ from entrypoints.cli_support import BadInput
 if TYPE_CHECKING:
     from domain.model.jobs.pointer import Pointer
     from domain.model.jobs.record import HostIdentity
-    from domain.services.forwarding.forward import Forwarded
-    from entrypoints.dunscaith.settings import ForwardingSection
+    from entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
 EXIT_QUERY_FAILED = 6
@@ -24,35 +22,14 @@ EXIT_QUERY_FAILED = 6
 ARGV: list[str] = []
 
 
-def refuse_if_forwarded(job: str, host: str) -> None:
-    """A forwarded command never forwards again (an alias pointing back at a forwarder cannot recurse)."""
-    from entrypoints.dunscaith.forwarding_root import forwarded_env
-
-    request = forwarded_env()
-    if request:
-        raise BadInput(f"the record of job {job} is on host {host}, and this command was itself forwarded here "
-                       f"(request {request}): a forwarded command never forwards again")
-
-
-def forward_and_exit(section: ForwardingSection, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
     """Run ``argv`` on ``host`` (the job's owning host) and exit as it did there."""
-    from domain.model.forwarding.request import UnsafeBinaryPath
-    from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
-    from ports.transport import TransportRefused
+    from entrypoints.dunscaith.routing import forward
 
-    refuse_if_forwarded(job, host)
-    try:
-        transport = make_transport(section)
-        # At a terminal, ssh is handed it (-tt) so Ctrl-C reaches the remote as SIGINT; paramiko cannot.
-        terminal = os.isatty(0) and transport.name == "openssh"
-        result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
-    except (UnsafeBinaryPath, TransportRefused) as exc:
-        raise BadInput(f"{exc}; nothing ran on {host}") from None
-    report(result)
-    raise typer.Exit(result.verdict.exit_code)
+    raise typer.Exit(forward(section, host, binary, argv, job))
 
 
-def route(pointer: Pointer | None, here: HostIdentity, section: ForwardingSection, job: str,
+def route(pointer: Pointer | None, here: HostIdentity, section: HopSettings, job: str,
           words: Sequence[str]) -> None:
     """If ``job``'s pointer names another host, run this very command there and exit as it did there.
 
@@ -63,11 +40,6 @@ def route(pointer: Pointer | None, here: HostIdentity, section: ForwardingSectio
         return
     argv = list(ARGV) or list(words)  # the user's own words, exactly as typed
     forward_and_exit(section, pointer.host, pointer.binary, argv, job)
-
-
-def report(result: Forwarded) -> None:
-    if result.message is not None:
-        print(f"{PROG}: {result.message}", file=sys.stderr, flush=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import secrets
 import socket
 import sys
 from collections.abc import Mapping
@@ -18,20 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from adapters.process.forked_owner import OwnerLaunch, OwnerProcess
     from domain.services.forwarding.forward import ForwardCommand
-    from entrypoints.dunscaith.settings import ForwardingSection
+    from entrypoints.dunscaith.settings_cache import HopSettings
     from ports.forwarding import SentRequests
     from ports.transport import Transport
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+    from entrypoints.version import VERSION
 
-    try:
-        return installed("dunscaith")
-    except PackageNotFoundError:
-        return "0+unknown"
+    return VERSION
 
 
 def own_binary() -> str:
@@ -40,7 +36,7 @@ def own_binary() -> str:
 
 
 # --- the caller's side -------------------------------------------------------------------------------------
-def make_transport(section: ForwardingSection) -> Transport:
+def make_transport(section: HopSettings) -> Transport:
     from adapters.transport.openssh import OpenSshTransport
 
     kind = section.transport or ("openssh" if OpenSshTransport.available() else "paramiko")
@@ -52,6 +48,22 @@ def make_transport(section: ForwardingSection) -> Transport:
                                  keepalive=section.server_alive)
     return OpenSshTransport(config_file=config, connect_timeout=section.connect_timeout,
                             server_alive_interval=section.server_alive)
+
+
+def owning_host(job: str) -> tuple[str, str] | None:
+    """(host, binary) when ``job``'s pointer reads and names another host than this one; else None."""
+    from adapters.host.system import SystemHost
+    from adapters.pointers.files import FilePointers, default_pointer_dir
+    from domain.model.jobs.ids import JobId
+    from domain.model.jobs.pointer import PointerError
+
+    try:
+        pointer = FilePointers(default_pointer_dir()).read(JobId(job))
+    except (PointerError, ValueError):  # no pointer, a damaged one, a name no pointer can have: typer decides
+        return None
+    if pointer.root_host == SystemHost().identity():
+        return None
+    return pointer.host, pointer.binary
 
 
 def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -67,8 +79,10 @@ def sent_requests() -> SentRequests:
     return FileSentRequests(sent_requests_dir())
 
 
-def forward_command(section: ForwardingSection, transport: Transport | None = None,
+def forward_command(section: HopSettings, transport: Transport | None = None,
                     terminal: bool = False) -> ForwardCommand:
+    import secrets
+
     from adapters.clock.system import SystemClock
     from adapters.signals.posix import SignalInterrupts
     from adapters.transport.caller_streams import StdioStreams
@@ -84,16 +98,31 @@ def forward_command(section: ForwardingSection, transport: Transport | None = No
 
 def forwarded_env() -> str | None:
     """The request id a forwarded command runs under, if this process is one (it never forwards again)."""
-    from adapters.process.forwarded_side import FORWARDED_ENV
+    from domain.model.forwarding.request import FORWARDED_ENV
 
     return os.environ.get(FORWARDED_ENV)
 
 
 # --- the host's side ---------------------------------------------------------------------------------------
+def _run_owner(launch: OwnerLaunch) -> int:
+    """In the forked child: ``remote run --instance-dir D --cwd C -- ARGV`` with the environment in memory."""
+    from entrypoints.dunscaith.remote_run import RunArgs, run_owned
+
+    return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
+                             None, Path(launch.cwd)))
+
+
+def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:
+    from adapters.process.forked_owner import ForkedOwner
+
+    return ForkedOwner.start(_run_owner, launch, with_stdin)
+
+
 def serve(token: str) -> int:
     from adapters.process.forwarded_side import ForwardedSide
 
-    return ForwardedSide(token, own_binary(), version(), os.environ, pwd.getpwuid(os.geteuid()).pw_name)()
+    return ForwardedSide(token, own_binary(), version(), os.environ, pwd.getpwuid(os.geteuid()).pw_name,
+                         _start_owner)()
 
 
 def main(token: str) -> None:
@@ -104,4 +133,6 @@ def main(token: str) -> None:
     except Exception as exc:  # one line, as every dunscaith error; nothing of the token is printed
         print(f"dunscaith: internal error on the forwarded side: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = 3
-    sys.exit(code)
+    from entrypoints.cli_support import end_now
+
+    end_now(code)  # every frame is written (the side drains them) and its files are closed

@@ -226,12 +226,6 @@ def _system_wrapper(directory: Path) -> Owner:
     return PosixWrapper(directory, SystemClock())
 
 
-def _exit(code: int, line: str | None = None) -> None:
-    if line is not None:
-        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
-    sys.exit(code)
-
-
 def main(argv: list[str] | None = None) -> None:
     """``dunscaith remote run|exec ...`` (``argv`` without the program name); anything else goes to typer."""
     args_all = sys.argv[1:] if argv is None else argv
@@ -245,19 +239,31 @@ def main(argv: list[str] | None = None) -> None:
 
         typer_main(args_all)
         return
+    sys.exit(run_owned(parsed))
+
+
+def run_owned(parsed: RunArgs) -> int:
+    """``remote run``'s whole life for ``parsed``: its exit code, every error one line on stderr.
+
+    ``main`` runs it in a process of its own; a forwarded command runs it in a child forked from the
+    forwarded side (adapters/process/forked_owner.py), without a second interpreter start-up."""
     try:
-        code = own(parsed, _system_wrapper)
+        return own(parsed, _system_wrapper)
     except KeyboardInterrupt:
-        _exit(EXIT_INTERRUPTED, "interrupted")
+        return _said(EXIT_INTERRUPTED, "interrupted")
     except BadInput as exc:
-        _exit(EXIT_BAD_INPUT, str(exc))
+        return _said(EXIT_BAD_INPUT, str(exc))
     except BrokenPipeError:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush error
-        _exit(1)
+        return 1
     except Exception as exc:  # an error of the program: exit 3, one line, the detail only on request
         if os.environ.get(f"{PROG.upper()}_DEBUG"):
             import traceback
 
             print("".join(traceback.format_exception(exc)), file=sys.stderr)
-        _exit(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
-    sys.exit(code)
+        return _said(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _said(code: int, line: str) -> int:
+    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    return code

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from entrypoints.cli_support import BadInput
+from entrypoints.dunscaith.settings_paths import config_file as config_file
 from entrypoints.settings_support import (
     Count,
     Flag,
@@ -44,16 +45,36 @@ def _default_root() -> Path:
     return Path("/var/tmp") / f"dunscaith-{user}"
 
 
-def config_file(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
-    base = xdg if xdg and xdg.startswith("/") else str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "dunscaith" / "config.toml"
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PostgresqlSection(_Strict):
+    """The timings of every session to the server (docs/record-backing.md "Timings"): how soon a holder cut
+    off from the server notices (client_*), and how soon the server frees a silent holder's lock (server_*)."""
+
+    connect_timeout: Count = Field(default=10, ge=1, le=3600, description="seconds to reach the server at open")
+    client_keepalives_idle: Count = Field(default=5, ge=1, le=3600,
+                                          description="seconds of silence before the holder probes the server")
+    client_keepalives_interval: Count = Field(default=2, ge=1, le=3600, description="seconds between those probes")
+    client_keepalives_count: Count = Field(default=3, ge=1, le=100, description="probes unanswered before giving up")
+    client_user_timeout: Seconds = Field(default=10.0, ge=1, description="seconds a query may go unacknowledged "
+                                         "before it fails: the holder's detection time of a cut network")
+    server_keepalives_idle: Count = Field(default=10, ge=1, le=3600,
+                                          description="seconds of silence before the server probes a holder")
+    server_keepalives_interval: Count = Field(default=5, ge=1, le=3600, description="seconds between those probes")
+    server_keepalives_count: Count = Field(default=6, ge=1, le=100, description="probes unanswered before giving up")
+    server_user_timeout: Seconds = Field(default=300.0, ge=1, description="seconds after which the server drops a "
+                                         "silent holder's session and frees its lock: the release time")
+
+    @model_validator(mode="after")
+    def _release_after_detection(self) -> PostgresqlSection:
+        if self.server_user_timeout <= self.client_user_timeout:
+            raise ValueError(
+                f"records.postgresql.server_user_timeout ({self.server_user_timeout:g} s) must exceed "
+                f"records.postgresql.client_user_timeout ({self.client_user_timeout:g} s): the server must not free "
+                "a lock before its holder can know it lost it")
+        return self
 
 
 class RecordsSettings(_Strict):
@@ -65,6 +86,7 @@ class RecordsSettings(_Strict):
                                                       "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
     password_file: UserPath | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
                                                                  "first line is the password (else ~/.pgpass)")
+    postgresql: PostgresqlSection = Field(default_factory=PostgresqlSection)
 
     @model_validator(mode="after")
     def _a_server_is_named(self) -> RecordsSettings:

@@ -25,7 +25,7 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
               stream: IO[str] | None = None, follow: bool = False) -> int:
     store = edge.open_store(ctx)
     state = edge.read_state(ctx, job)
-    edge.bound_elsewhere(ctx, state)
+    edge.bound_elsewhere(ctx, state, ["supervise", str(job)])
     adapters = edge.adapters(ctx)
     view = adapters.progress(job=job, stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)), follow=follow)
     pointer = edge.current_pointer(ctx, state, store)

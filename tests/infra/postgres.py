@@ -207,10 +207,14 @@ def stop_shared_server() -> None:
 
 
 @contextlib.contextmanager
-def private_server() -> Iterator[PostgresTestServer]:
-    """A server of its own, for a test that restarts or stops it (the shared one stays up)."""
+def private_server(listen: str = "127.0.0.1") -> Iterator[PostgresTestServer]:
+    """A server of its own, for a test that restarts or stops it (the shared one stays up).
+
+    ``listen``: the one address it listens on; the test login nodes' bridge address
+    (``SshHosts.bridge_address``) for clients inside their network namespaces, whose 127.0.0.1 is their own.
+    """
     _require_components()
-    server = PostgresTestServer(Path(tempfile.mkdtemp(prefix="dunscaith-pg-test-", dir="/var/tmp")))
+    server = PostgresTestServer(Path(tempfile.mkdtemp(prefix="dunscaith-pg-test-", dir="/var/tmp")), listen=listen)
     try:
         server.start()
         yield server
@@ -221,3 +225,57 @@ def private_server() -> Iterator[PostgresTestServer]:
                 break
             time.sleep(0.1)
         shutil.rmtree(server.root, ignore_errors=True)
+
+
+PGBOUNCER = Path("/usr/sbin/pgbouncer")
+
+
+@contextlib.contextmanager
+def pgbouncer(server: PostgresTestServer, pool_mode: str) -> Iterator[str]:
+    """A PgBouncer (Debian's ``pgbouncer``, from ``.ci/install-packages``) in front of ``server``, on
+    127.0.0.1 and a free port, in ``pool_mode``; yields its host:port. Run as the postgres user (it
+    refuses root); stopped by its pid file. PostgresUnavailable where it is not installed (not under CI)."""
+    if not os.access(PGBOUNCER, os.X_OK):
+        message = f"{PGBOUNCER} (pgbouncer) is not installed"
+        if os.environ.get("CI"):
+            raise RuntimeError(message)
+        raise PostgresUnavailable(message)
+    folder = Path(tempfile.mkdtemp(prefix="dunscaith-pgbouncer-", dir="/var/tmp"))
+    port = free_port()
+    ini = folder / "pgbouncer.ini"
+    ini.write_text(f"[databases]\n* = host={server.listen} port={server.port}\n\n[pgbouncer]\n"
+                   f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+                   f"auth_type = trust\nauth_file = {folder}/users.txt\npool_mode = {pool_mode}\n"
+                   f"logfile = {folder}/pgbouncer.log\npidfile = {folder}/pgbouncer.pid\n"
+                   # dunscaith sends its session settings in `options`; a pooler set up for it passes them
+                   "ignore_startup_parameters = extra_float_digits,options\n")
+    (folder / "users.txt").write_text(f'"{SUPERUSER}" ""\n')
+    pg = pwd.getpwnam("postgres")
+    for path in (folder, ini, folder / "users.txt"):
+        os.chown(path, pg.pw_uid, pg.pw_gid)
+    os.chmod(folder, 0o755)
+    try:
+        started = subprocess.run(["runuser", "-u", "postgres", "--", str(PGBOUNCER), "-d", str(ini)],
+                                 capture_output=True, text=True, timeout=30, check=False, cwd="/")
+        if started.returncode != 0:
+            raise RuntimeError(f"pgbouncer did not start: {started.stderr.strip()}")
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"pgbouncer does not listen on {port}") from None
+                time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((folder / "pgbouncer.pid").read_text().split()[0])
+            if Path(f"/proc/{pid}/exe").resolve() == PGBOUNCER:
+                os.kill(pid, 15)
+                for _ in range(100):
+                    if not Path(f"/proc/{pid}").exists():
+                        break
+                    time.sleep(0.05)
+        shutil.rmtree(folder, ignore_errors=True)

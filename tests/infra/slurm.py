@@ -323,6 +323,44 @@ PartitionName=urgent Nodes={self.node} MaxTime=INFINITE State=UP PriorityTier=2
 
         self._wait("the node is idle", usable, "slurmd")
 
+    # ---- clients in other network namespaces (the sshd test login nodes) ---------------------
+    def reachable_at(self, address: str, directory: Path) -> Path:
+        """A slurm.conf for clients inside the test login nodes' namespaces, where this cluster's 127.0.0.1
+        and its /var/tmp (the munge socket) are not theirs: slurmctld and slurmdbd listen on every address,
+        so the clients are told ``address`` (the machine's on the hosts' bridge); munge credentials come
+        from a second munged with the same key, its socket in ``directory`` (which the hosts see). The
+        jobs still run on this machine's slurmd, as the user who submitted them."""
+        directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+        os.chmod(directory, 0o755)
+        relay = directory / "munge.socket.2"
+        self.stop_relay()
+        self._spawn("munged-relay", [
+            "/usr/sbin/munged", f"--socket={relay}", f"--key-file={self.root}/munge/key/munge.key",
+            f"--pid-file={self.root}/run/munged-relay.pid", f"--log-file={self.root}/log/munged-relay.log",
+            f"--seed-file={self.root}/munge/lib/munged-relay.seed",
+        ])
+
+        def decodes_here() -> bool:  # a credential of the relay is one the cluster's own munged accepts
+            enc = subprocess.run(["munge", "-n", "-S", str(relay)], capture_output=True, check=False)
+            return enc.returncode == 0 and subprocess.run(["unmunge", "-S", str(self.munge_socket)], input=enc.stdout,
+                                                          capture_output=True, check=False).returncode == 0
+
+        self._wait("the relay munged", decodes_here, "munged-relay")
+        text = (self.conf.read_text().replace(str(self.munge_socket), str(relay))
+                .replace(f"SlurmctldHost={self.node}(127.0.0.1)", f"SlurmctldHost={self.node}({address})")
+                .replace("AccountingStorageHost=localhost", f"AccountingStorageHost={address}"))
+        conf = directory / "slurm.conf"
+        conf.write_text(text)
+        os.chmod(conf, 0o644)
+        return conf
+
+    def stop_relay(self) -> None:
+        pid = self._pid("munged-relay")
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            _await_gone([pid], 10.0)
+
     # ---- processes -----------------------------------------------------------------------------
     def _spawn(self, name: str, argv: Sequence[str]) -> None:
         result = subprocess.run(list(argv), capture_output=True, text=True, env=self._daemon_env(), timeout=60,
@@ -371,7 +409,7 @@ PartitionName=urgent Nodes={self.node} MaxTime=INFINITE State=UP PriorityTier=2
 
     def stop(self, *, purge: bool = True) -> None:
         pids = []
-        for daemon in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):
+        for daemon in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged", "munged-relay"):
             pid = self._pid(daemon)
             if daemon == "mariadbd" and pid is None and self._mariadb is not None and self._mariadb.poll() is None:
                 pid = self._mariadb.pid
@@ -418,6 +456,7 @@ _EXE_NAMES = {
     "slurmdbd": ("slurmdbd",),
     "mariadbd": ("mariadbd",),
     "munged": ("munged",),
+    "munged-relay": ("munged",),
 }
 
 

@@ -128,6 +128,12 @@ class SshHosts:
     def dunscaith(self) -> str:
         return str(self.venv / "bin" / "dunscaith")
 
+    @property
+    def bridge_address(self) -> str:
+        """The machine's own address on the hosts' bridge: a service listening there is reachable from every
+        host (their 127.0.0.1 is their own), and from nowhere else."""
+        return f"{self.subnet}.1"
+
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
 
@@ -356,6 +362,21 @@ class SshHosts:
         key.unlink()
         key.with_suffix(".pub").unlink()
         _run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
+
+    def take_down(self, host: str) -> None:
+        """The host goes down at once (its init, and so every process in it, is killed); its disk stays."""
+        h = self.host(host)
+        if h.launcher is not None and h.launcher.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(h.launcher.pid, signal.SIGKILL)  # --kill-child: init dies, then its PID namespace
+            h.launcher.wait(timeout=10)
+
+    def bring_up(self, host: str) -> None:
+        """A host taken down boots again, with its own /var/tmp as it was (as after a reboot)."""
+        h = self.host(host)
+        if h.launcher is None or h.launcher.poll() is not None:
+            self._launch(h)
+            self._await_ready(h)
 
     def processes(self, host: str, pattern: str) -> list[str]:
         return self.inside(host, "pgrep", "-a", "-f", pattern, check=False).stdout.splitlines()

@@ -29,7 +29,7 @@ from adapters.store.postgres.schema import ensure_schema
 from adapters.store.postgres.target import PostgresTarget
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
-from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
+from ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
 
 # An append is one round trip: the statements go in one pipeline. The job's row is locked first, in a
 # statement of its own, so that under READ COMMITTED the insert that follows (a new snapshot) sees the
@@ -61,6 +61,20 @@ _SQL_BIND = (
 )
 
 
+# doctor's integrity check (integrity_problem)
+_SQL_HOLES = (
+    "SELECT j.name, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0) FROM jobs j "
+    "LEFT JOIN events e ON e.job_id = j.id GROUP BY j.id, j.name "
+    "HAVING count(e.seq) = 0 OR min(e.seq) <> 1 OR max(e.seq) <> count(e.seq) ORDER BY j.id"
+)
+_SQL_TRIGGERS = (
+    "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal "
+    "AND tgenabled <> 'D' AND tgname IN ('events_append_only_update', 'events_append_only_truncate')"
+)
+_APPEND_ONLY_TRIGGERS = 2
+_SQL_IDENTITY_ROWS = "SELECT count(*) FROM store_identity"
+
+
 T = TypeVar("T")
 
 
@@ -79,6 +93,7 @@ class PostgresStore:
         try:
             with self._errors():
                 conn = self._general()
+                self._refuse_pooler(conn)  # before anything is read or migrated through it
                 ensure_schema(conn, target)
                 self.server = self._bind(conn)
         except BaseException:
@@ -139,18 +154,46 @@ class PostgresStore:
             raise UnknownJob(f"no job named {job} is recorded")
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
-            if seq != expected:
-                raise StoreError(f"record of job {job} in {self._where} is damaged: event {expected} is missing")
+            if seq != expected:  # that job's damage only (RecordDamaged): every other job still reads
+                raise RecordDamaged(job, f"event {expected} is missing from {self._where}", expected)
             try:
                 events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
-            except (ValueError, TypeError) as exc:
-                raise StoreError(f"record of job {job} in {self._where} is damaged at event {seq}: {exc}") from None
+            except (ValueError, TypeError, RecursionError) as exc:
+                raise RecordDamaged(job, f"{exc} (in {self._where})", seq) from None
         return JobRecord(job=job, events=tuple(events))
 
     def jobs(self) -> list[JobId]:
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
         return [JobId(name) for (name,) in rows]
+
+    def integrity_problem(self) -> str | None:
+        """What the server can honestly say about the whole store, as one line; None when all holds (for
+        ``doctor``; a job's own damage is also found by reading it, and is that job's only):
+
+        - every job has its events numbered 1..n, none missing (the events are append-only: a hole is
+          damage, or a row removed behind dunscaith's back);
+        - the append-only triggers are still in place (without them a record could be rewritten);
+        - the store's identity row is there (written at the first open).
+        """
+        with self._errors():
+            holes, triggers, identity = self._reading(lambda conn: (
+                conn.execute(_SQL_HOLES).fetchall(), _one(conn.execute(_SQL_TRIGGERS))[0],
+                _one(conn.execute(_SQL_IDENTITY_ROWS))[0]))
+        problems = []
+        if holes:
+            shown = ", ".join(f"{name} ({count} event(s), numbered {low}-{high})" if count else f"{name} (no event)"
+                              for name, count, low, high in holes[:5])
+            more = f" and {len(holes) - 5} more" if len(holes) > 5 else ""
+            problems.append(f"{len(holes)} job(s) with events missing: {shown}{more}")
+        if triggers < _APPEND_ONLY_TRIGGERS:
+            problems.append("the triggers that keep its events append-only are missing (dropped or disabled)")
+        if identity != 1:
+            problems.append("its identity row (store_identity) is missing")
+        if not problems:
+            return None
+        return (f"record store {self._where} fails its integrity check: {'; '.join(problems)}; nothing was "
+                "changed: restore the database from a backup, or give dunscaith a new one (records.url)")
 
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="postgresql", location=self._where)
@@ -175,9 +218,8 @@ class PostgresStore:
                 if not first_pid == pid == again:
                     raise StoreError(
                         f"record store {self._where}: the server answered from another session within one "
-                        "connection: records.url seems to go through a transaction pooler (PgBouncer "
-                        "pool_mode=transaction), where a job's lock cannot hold; connect to PostgreSQL directly "
-                        "or through session pooling"
+                        "connection: records.url seems to go through a connection pooler (PgBouncer or the "
+                        "like), where a job's lock cannot be proven held; connect to PostgreSQL directly"
                     )
         except BaseException:
             conn.close()
@@ -205,6 +247,21 @@ class PostgresStore:
     def _forget(self, job: JobId) -> None:
         with self._mutex:
             self._held.pop(job, None)
+
+    def _refuse_pooler(self, conn: psycopg.Connection[Any]) -> None:
+        """A connection pooler (PgBouncer, in any pool mode) announces a backend of its own making at
+        connect, not the server's: a job's lock is a server session, and through a pooler nothing proves
+        that the session a lock was taken on is the one every later statement reaches (transaction
+        pooling hands each transaction to any session; from here it cannot be told from session
+        pooling). Refused at open, before a job is recorded, rather than at its first lock."""
+        announced = conn.info.backend_pid
+        answered = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+        if announced != answered:
+            raise StoreError(
+                f"record store {self._where}: the connection announced backend {announced} but the server "
+                f"answered from backend {answered}: records.url goes through a connection pooler (PgBouncer or "
+                "the like), where a job's lock (a session advisory lock) cannot be proven held; connect to "
+                "PostgreSQL directly (its own host and port)")
 
     def _bind(self, conn: psycopg.Connection[Any]) -> tuple[str, str]:
         server = _one(conn.execute(_SQL_SERVER))

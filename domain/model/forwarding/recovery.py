@@ -8,13 +8,16 @@ instance named by that id: the request is never sent again blindly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
 from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 
 SENT_VERSION = 1
+# A request whose outcome is known (it completed, it never ran, or the host's answer was learned) is kept
+# this long after its last change, like a residual entry; one that may have run is kept until answered.
+RESOLVED_KEPT = timedelta(days=30)
 
 
 @dataclass(frozen=True, slots=True)

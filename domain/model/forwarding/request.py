@@ -153,6 +153,8 @@ def remote_command(binary: str, token: str) -> str:
 
 
 FORWARDED_ENTRY = "_forwarded"  # hidden: the host's side of forwarding; never typed by a user
+# The hidden flag: set in the forwarded command's environment (the request id), so it never forwards again.
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"
 
 
 def version_warning(caller_version: str, host_version: str, host: str) -> str | None:

@@ -8,6 +8,7 @@ command goes. Nothing about safety reads a pointer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -109,6 +110,10 @@ _FIELDS = {
 }
 
 
+# A shared store's location (``postgresql://alice@db:5432/records``): the record root of its jobs' pointers.
+_STORE_LOCATION = re.compile(r"[a-z][a-z0-9+.-]*://[^\s]+\Z")
+
+
 def encode_pointer(pointer: Pointer) -> bytes:
     return dumps_canonical(
         {
@@ -136,9 +141,10 @@ def decode_pointer(job: str, text: bytes | str) -> Pointer:
             raise DecodeError(f"version {fields['version']}, this dunscaith reads version {POINTER_VERSION}")
         if fields["job"] != job:
             raise DecodeError(f"it names job {fields['job']}")
-        for name in ("record_root", "binary"):
-            if not fields[name].startswith("/"):
-                raise DecodeError(f"{name} is not an absolute path")
+        if not fields["binary"].startswith("/"):
+            raise DecodeError("binary is not an absolute path")
+        if not (fields["record_root"].startswith("/") or _STORE_LOCATION.match(fields["record_root"])):
+            raise DecodeError("record_root is not an absolute path (nor a shared store's location)")
         supervised = fields["supervised_at"]
         return Pointer(
             job=JobId(fields["job"]),

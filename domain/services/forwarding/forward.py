@@ -22,7 +22,15 @@ from domain.model.forwarding.frames import (
     read_exit,
     read_hello,
 )
-from domain.model.forwarding.recovery import HostReport, HostState, Received, SentRequest, describe, read_report
+from domain.model.forwarding.recovery import (
+    RESOLVED_KEPT,
+    HostReport,
+    HostState,
+    Received,
+    SentRequest,
+    describe,
+    read_report,
+)
 from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, version_warning
 from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
 from domain.model.strict_json import DecodeError
@@ -76,6 +84,7 @@ class ForwardCommand:
         self.program = program
 
     def __call__(self, host: str, binary: str, argv: Sequence[str], terminal: bool) -> Forwarded:
+        self.sent.expire(self.clock.now(), RESOLVED_KEPT)
         self.settle_earlier(host)
         rid = self.new_id()
         request = ForwardRequest(rid, Kind.RUN, tuple(argv), self.version, self.caller_host, self.heartbeat, terminal)

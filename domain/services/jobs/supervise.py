@@ -166,9 +166,20 @@ class Supervisor:
                     return self._lost(loop)
                 except StoreError as exc:
                     loop.problem = f"the lock could not record the loop: {exc}"
-            elif self._clock.monotonic() - loop.last_ok > s.giveup:
-                return SupervisionEnd(Ending.GAVE_UP, loop.state,
-                                      detail=loop.problem or "the loop stopped advancing")
+            else:
+                # A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off
+                # from the scheduler and the store at once (its login node's network) learns that it lost
+                # the job within the lock's own detection time, not at giveup.
+                try:
+                    lock.check()
+                except LockLost as exc:
+                    loop.lost = str(exc)
+                    return self._lost(loop)
+                except StoreError as exc:
+                    loop.problem = loop.problem or f"the lock could not be checked: {exc}"
+                if self._clock.monotonic() - loop.last_ok > s.giveup:
+                    return SupervisionEnd(Ending.GAVE_UP, loop.state,
+                                          detail=loop.problem or "the loop stopped advancing")
             loops += 1
             if loops % s.supervised_every == 1 or s.supervised_every <= 1:
                 self._progress.supervised(loop.state, now)

@@ -29,6 +29,7 @@ class Cli:
         env.update({
             "HOME": str(self.tmp / "home"),
             "XDG_CONFIG_HOME": str(self.tmp / "home" / ".config"),
+            "XDG_CACHE_HOME": str(self.tmp / "home" / ".cache"),
             "DUNSCAITH_RECORDS__ROOT": str(self.root),
             "DUNSCAITH_SUPERVISE__POLL": "0.2",
             "DUNSCAITH_SUPERVISE__WAIT": "3",

@@ -152,7 +152,10 @@ def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_s
     assert supervisor.wait(timeout=60) == 1
 
 
-def test_a_local_job_submitted_on_another_login_node_is_refused_here_in_one_line(cli: Cli, url: str) -> None:
+def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_nothing_is_done_here(
+        cli: Cli, url: str) -> None:
+    """Its objects are login9's processes, so the command goes to login9 over SSH (here one that cannot
+    connect: a ProxyCommand that fails, so no name is even looked up) and nothing is done here."""
     from adapters.clock.system import SystemClock
     from domain.model.jobs.filesystem import Filesystem
     from domain.model.jobs.ids import JobId
@@ -171,11 +174,14 @@ def test_a_local_job_submitted_on_another_login_node_is_refused_here_in_one_line
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
         RecordJob(store, SystemClock(), NoCrash(), Login9())(
             JobSpec(JobId("pg-there"), "local", "local", ("sleep", "60")))
+    no_ssh = cli.tmp / "no-ssh-config"
+    no_ssh.write_text("Host *\n    ProxyCommand /bin/false\n")
     for args in (["cancel", "pg-there"], ["supervise", "pg-there"]):
-        done = cli.run(*args, **_env(url))
+        done = cli.run(*args, **_env(url, DUNSCAITH_FORWARDING__SSH_CONFIG=str(no_ssh),
+                                     DUNSCAITH_FORWARDING__TRANSPORT="openssh"))
         assert done.returncode == 2, done.stderr
         (line,) = done.stderr.strip().splitlines()
-        assert "local scheduler of host login9" in line
+        assert "login9" in line and "nothing ran on login9" in line, line
     assert cli.run("status", "pg-there", **_env(url)).returncode == 0  # reading is fine from anywhere
     assert _kinds(url, "pg-there") == ["job-recorded"]  # nothing was done
 
@@ -204,3 +210,96 @@ def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_
     requests = [line.data["request"] for line in lines if line.kind == "request"]
     answers = [line.data["request"] for line in lines if line.kind == "answer"]
     assert sorted(requests) == sorted(answers) == sorted(ids)  # none lost, each answered once
+
+
+# --- damage on a PostgreSQL store (issue 10): one job's, contained; doctor's integrity check ----------------
+
+def _damage(server: PostgresTestServer, db: str, sql: str) -> None:
+    """Behind dunscaith's back, as a database administrator could: the append-only triggers bypassed."""
+    server.psql(db, f"SET session_replication_role = replica; {sql}")
+
+
+def _one_line(done) -> str:  # type: ignore[no-untyped-def]
+    assert done.returncode in (1, 2), (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    return line
+
+
+def test_one_jobs_undecodable_event_on_postgresql_damages_that_job_only(
+        cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    for job in ("pg-d1", "pg-d2", "pg-d3"):
+        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
+    _damage(postgres_server, postgres_db,
+            "UPDATE events SET data = '{\"unfinished' WHERE seq = 2 AND job_id = (SELECT id FROM jobs WHERE name = "
+            "'pg-d2')")
+    listing = cli.run("list", **_env(url))
+    assert listing.returncode == 0 and "internal error" not in listing.stderr, listing.stderr
+    assert "pg-d1" in listing.stdout and "pg-d3" in listing.stdout
+    damaged = [line for line in listing.stdout.splitlines() if "damaged" in line]
+    assert len(damaged) == 1, listing.stdout
+    damaged = damaged[0]
+    assert damaged.startswith("pg-d2  damaged") and "at event 2" in damaged
+    rows = json.loads(cli.run("list", "--json", **_env(url)).stdout)["damaged"]
+    assert [(r["job"], r["what"]) for r in rows] == [("pg-d2", "record")]
+    for args in (["status", "pg-d2"], ["status", "pg-d2", "--json"], ["cancel", "pg-d2"], ["prune", "pg-d2"],
+                 ["supervise", "pg-d2"]):
+        done = cli.run(*args, **_env(url))
+        line = _one_line(done)
+        assert done.returncode == 2 and "pg-d2" in line and "damaged at event 2" in line, (args, line)
+    assert cli.run("status", "pg-d1", **_env(url)).returncode == 0  # the others are untouched
+    doctor = cli.run("doctor", **_env(url))
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "PROBLEM  job pg-d2: its record does not read" in doctor.stdout
+    assert "ok       store: " in doctor.stdout  # the store itself passes: the damage is that job's
+
+
+def test_doctor_on_postgresql_reports_a_hole_in_a_record_and_missing_append_only_triggers(
+        cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    for job in ("pg-g1", "pg-g2"):
+        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
+    assert cli.run("doctor", **_env(url)).returncode == 0
+    _damage(postgres_server, postgres_db,
+            "DELETE FROM events WHERE seq = 3 AND job_id = (SELECT id FROM jobs WHERE name = 'pg-g1')")
+    line = _one_line(cli.run("status", "pg-g1", **_env(url)))
+    assert "event 3 is missing" in line
+    assert cli.run("status", "pg-g2", **_env(url)).returncode == 0
+    postgres_server.psql(postgres_db, "ALTER TABLE events DISABLE TRIGGER events_append_only_update")
+    doctor = cli.run("doctor", **_env(url))
+    assert doctor.returncode == 1
+    (store,) = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM  store:")]
+    assert "1 job(s) with events missing: pg-g1" in store and "append-only" in store
+    assert "PROBLEM  job pg-g1" in doctor.stdout and "pg-g2" not in doctor.stdout.replace("2 job(s)", "")
+    listing = cli.run("list", **_env(url))  # list still lists, the hole shown as that job's damage
+    assert listing.returncode == 0 and "pg-g2" in listing.stdout and "pg-g1  damaged" in listing.stdout
+
+
+# --- a connection pooler between dunscaith and the server --------------------------------------------------
+
+@pytest.mark.parametrize("pool_mode", ["transaction", "session"])
+def test_a_url_through_pgbouncer_is_refused_in_one_line_before_anything_is_recorded(
+        cli: Cli, postgres_server: PostgresTestServer, postgres_db: str, pool_mode: str) -> None:
+    from tests.infra.postgres import PostgresUnavailable, pgbouncer
+
+    try:
+        bouncer = pgbouncer(postgres_server, pool_mode)
+        address = bouncer.__enter__()
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        pooled = f"postgresql://dunscaith@{address}/{postgres_db}"
+        for args in (["submit", "--name", "pg-pooled", "--", "true"], ["list"], ["status", "pg-pooled"]):
+            done = cli.run(*args, **_env(pooled))
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            line = _one_line(done)
+            assert "goes through a connection pooler" in line and "connect to PostgreSQL directly" in line
+        doctor = cli.run("doctor", **_env(pooled))  # doctor reports it as the store's problem
+        assert doctor.returncode == 1 and "PROBLEM  store: " in doctor.stdout
+        assert "goes through a connection pooler" in doctor.stdout
+    finally:
+        bouncer.__exit__(None, None, None)
+    direct = postgres_server.url(postgres_db)
+    assert postgres_server.psql(postgres_db, "SELECT to_regclass('jobs') IS NULL") == "t"  # nothing migrated
+    assert cli.run("list", "--json", **_env(direct)).returncode == 0
+    objects = cli.root / "local-scheduler"
+    assert not objects.exists() or not any(objects.iterdir())  # nothing sent

@@ -77,9 +77,11 @@ def test_a_connection_dropped_mid_command_may_have_run_is_not_resent_and_its_out
         assert f"dunscaith forwarded {done.request_id}" in done.message
         if how == "link cut":
             hosts.restore_link(host)
-        # Sent once: one record here, one instance there, never a second attempt.
-        assert sorted(p.name for p in sent.directory.iterdir()) == [f"{done.request_id}.end.json",
-                                                                   f"{done.request_id}.json"]
+        # Sent once: one record here (still marked: it may have run), one instance there, never a second
+        # attempt.
+        assert sorted(p.name for p in sent.directory.iterdir()) == [
+            ".marked-v2", f"{done.request_id}.end.json", f"{done.request_id}.json", f"{done.request_id}.pending"]
+        assert [s.request_id for s, _ in sent.unsettled(host)] == [done.request_id]
         assert instance_dirs(hosts, host) .count(done.request_id) == 1
         # The host drained the command when its caller went away: end of input (the sshd child was
         # killed), or no heartbeat (the link was cut, and no end of input ever came).

@@ -1,4 +1,5 @@
-"""At a terminal, ssh is handed the terminal and the remote gets one (-tt): Ctrl-C reaches the remote as SIGINT."""
+"""At a terminal, the remote gets one and this terminal is handed to it (ssh -tt, or paramiko's get_pty and
+a raw terminal copied in): Ctrl-C reaches the remote as SIGINT, and the terminal gets its modes back."""
 
 from __future__ import annotations
 
@@ -17,15 +18,17 @@ from tests.infra.ssh_hosts import ROOT, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.sshd]
 
 
-def test_ctrl_c_at_the_caller_s_terminal_reaches_the_forwarded_command_as_sigint(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["openssh", "paramiko"])
+def test_ctrl_c_at_the_caller_s_terminal_reaches_the_forwarded_command_as_sigint(tmp_path: Path,
+                                                                                  transport: str) -> None:
     hosts = hosts_or_skip()
-    name = f"tty-{tmp_path.name[-6:]}"
+    name = f"tty-{transport}-{tmp_path.name[-6:]}"
     go = hosts.user.home / f"go-{name}"
     master, slave = pty.openpty()
     result = tmp_path / "result.json"
     argv = ["submit", "--name", name, "--", "/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.1; done"]
     caller = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", str(hosts.client_config),
+        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", transport, str(hosts.client_config),
          hosts.user.name, str(hosts.user.key), hosts.dunscaith, str(result), *argv],
         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
     os.close(slave)
@@ -45,9 +48,36 @@ def test_ctrl_c_at_the_caller_s_terminal_reaches_the_forwarded_command_as_sigint
         assert caller.wait(60) == 0, caller.stderr.read()  # type: ignore[union-attr]
         verdict = json.loads(result.read_text())
         # The remote supervisor drained on SIGINT and died by it: its own 130 came back in the frames.
-        assert verdict == {"kind": "completed", "code": 130}
+        assert verdict == {"kind": "completed", "code": 130, "modes_back": True}
     finally:
         go.touch()
+        os.close(master)
+        if caller.poll() is None:
+            caller.kill()
+
+
+@pytest.mark.parametrize("transport", ["openssh", "paramiko"])
+def test_the_remote_terminal_has_the_caller_s_size(tmp_path: Path, transport: str) -> None:
+    import fcntl
+    import struct
+    import termios
+
+    hosts = hosts_or_skip()
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+    result = tmp_path / "result.json"
+    argv = ["remote", "run", "--", "/bin/sh", "-c", "stty size"]
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", transport, str(hosts.client_config),
+         hosts.user.name, str(hosts.user.key), hosts.dunscaith, str(result), *argv],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    try:
+        out, err = caller.communicate(timeout=60)
+        assert caller.returncode == 0, err
+        assert json.loads(result.read_text()) == {"kind": "completed", "code": 0, "modes_back": True}
+        assert out.split() == [b"33", b"101"]
+    finally:
         os.close(master)
         if caller.poll() is None:
             caller.kill()

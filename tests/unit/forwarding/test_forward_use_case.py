@@ -4,7 +4,7 @@ after an authentication failure at a terminal, heartbeats, silence, cancellation
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -116,6 +116,12 @@ class MemorySent:
 
     def settle(self, request_id: str, outcome: str) -> None:
         self.settled[request_id] = outcome
+
+    expired: list[datetime] = field(default_factory=list)
+
+    def expire(self, now: datetime, kept: timedelta) -> int:
+        self.expired.append(now)
+        return 0
 
 
 def frames(*parts: bytes) -> list[bytes]:

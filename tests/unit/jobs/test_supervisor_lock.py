@@ -120,3 +120,35 @@ def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so() -> None:
     assert "cancel" not in log
     assert "lost" in result.problem
     assert result.answer in (Answer.CONFIRMED, Answer.NOT_ANSWERED)
+
+
+class UnreachableScheduler:
+    """The fake, with every query failing from ``after`` on: the login node's network is gone."""
+
+    def __init__(self, inner, after: int) -> None:  # type: ignore[no-untyped-def]
+        self._inner = inner
+        self._left = after
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._inner, name)
+
+    def query(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._left -= 1
+        if self._left < 0:
+            raise OSError("Connection timed out")
+        return self._inner.query(*args, **kwargs)
+
+
+def test_a_supervisor_cut_off_from_scheduler_and_store_learns_of_its_lost_lock_before_giveup() -> None:
+    """No answer means no beat; the loop then asks its lock itself, so a lost session ends it within the
+    lock's own detection time, not at supervise.giveup, and nothing is sent after."""
+    r = rig(exit_code=None, poll=1.0, giveup=600.0)
+    log: list[str] = []
+    _spy(r, log)
+    job = r.record()
+    r.supervisor._scheduler = UnreachableScheduler(r.scheduler, after=3)  # type: ignore[assignment]
+    started = r.clock.monotonic()
+    end = _run(r, job, lose_at=4, log=log)  # checks 1-2 before create and release, 3 the first silent loop
+    assert end.ending is Ending.GAVE_UP and "lost the job's lock" in end.detail
+    assert r.clock.monotonic() - started < 60  # a few polls, far from giveup (600 s)
+    assert log == ["check", "create_held", "check", "release", "check", "check"]

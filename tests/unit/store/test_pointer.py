@@ -71,6 +71,16 @@ def test_a_pointer_reads_back_as_written():
     assert again == supervised and again.state == "held" and again.supervised_at == T0 + timedelta(minutes=5)
 
 
+def test_a_pointer_to_a_shared_store_names_its_location_and_reads_back():
+    """With a PostgreSQL store the record root is the store's location, not a path: not damage."""
+    shared = Pointer(**{**{f: getattr(POINTER, f) for f in POINTER.__slots__},  # type: ignore[arg-type]
+                        "record_root": "postgresql://ada@db.hpc.example.org:5432/dunscaith_ada"})
+    assert decode_pointer("analysis-1", encode_pointer(shared)) == shared
+    for bad in ("postgresql://", "postgresql://ada@db /x", "://db/x"):
+        with pytest.raises(DamagedPointer, match="record_root is not an absolute path"):
+            decode_pointer("analysis-1", _fields(record_root=bad))
+
+
 def test_a_pointer_is_one_line_of_canonical_json():
     data = encode_pointer(POINTER)
     assert data.endswith(b"\n") and data.count(b"\n") == 1

@@ -1,0 +1,110 @@
+"""Where a job command runs, decided before typer, pydantic or the job container is imported.
+
+A command for a job whose pointer names another host re-runs itself there over SSH (seed 000); on the
+caller it then only waits for frames. Paying the whole CLI's start-up (~0.2 s) just to learn that is
+what made a forwarded command slow, so ``cli_support.dunscaith`` asks here first. This module decides
+only the plain case and hands everything else to the typer app, unchanged:
+
+- the command is one of ``ROUTED``, followed by exactly one word that is not an option (the job) and
+  only the flags that command has (``tests/unit/forwarding/test_routing.py`` checks this table against
+  the typer app, so the two cannot disagree); anything else (``--help``, ``--``, an unknown option, a
+  value) goes to typer;
+- this process was not itself forwarded (the typer path refuses to forward again);
+- the job's pointer reads and names another host (no pointer, a damaged one, or this host: typer);
+- the records are a host's own (``records.backend = "sqlite"``): a shared store may hold the record
+  here, which only the store can say.
+
+The settings come from ``settings_cache.routing_settings``: the one ``load_settings`` validates them
+(its refusal is the same one line), and its answer is remembered for the same inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from entrypoints.cli_support import BadInput
+
+if TYPE_CHECKING:
+    from domain.services.forwarding.forward import Forwarded
+    from entrypoints.dunscaith.settings_cache import HopSettings
+
+PROG = "dunscaith"
+_JSON = frozenset({"--json"})
+# command -> the flags it takes besides its JOB argument (none of them takes a value)
+ROUTED: dict[str, frozenset[str]] = {
+    "status": _JSON,
+    **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
+    "reconcile": _JSON,
+    "supervise": frozenset({"--follow", "-f"}),
+}
+
+
+def routed_job(argv: Sequence[str]) -> str | None:
+    """The job of a plain routed command line (``argv`` without the program), else None."""
+    if not argv or argv[0] not in ROUTED:
+        return None
+    flags = ROUTED[argv[0]]
+    jobs = []
+    for word in argv[1:]:
+        if word in flags:
+            continue
+        if word.startswith("-"):
+            return None  # "--", --help, an unknown option: typer says what it says
+        jobs.append(word)
+    return jobs[0] if len(jobs) == 1 else None
+
+
+def refuse_if_forwarded(job: str, host: str) -> None:
+    """A forwarded command never forwards again (an alias pointing back at a forwarder cannot recurse)."""
+    from entrypoints.dunscaith.forwarding_root import forwarded_env
+
+    request = forwarded_env()
+    if request:
+        raise BadInput(f"the record of job {job} is on host {host}, and this command was itself forwarded here "
+                       f"(request {request}): a forwarded command never forwards again")
+
+
+def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> int:
+    """Run ``argv`` on ``host`` (the job's owning host); the exit status it had there (or the hop's)."""
+    from domain.model.forwarding.request import UnsafeBinaryPath
+    from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
+    from ports.transport import TransportRefused
+
+    refuse_if_forwarded(job, host)
+    try:
+        transport = make_transport(section)
+        # At a terminal, the remote gets one and this terminal is handed to it (ssh -tt, or paramiko's
+        # get_pty), so Ctrl-C reaches the remote as SIGINT.
+        terminal = os.isatty(0) and transport.name in ("openssh", "paramiko")
+        result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
+    except (UnsafeBinaryPath, TransportRefused) as exc:
+        raise BadInput(f"{exc}; nothing ran on {host}") from None
+    report(result)
+    return result.verdict.exit_code
+
+
+def report(result: Forwarded) -> None:
+    if result.message is not None:
+        print(f"{PROG}: {result.message}", file=sys.stderr, flush=True)
+
+
+def route(argv: Sequence[str]) -> int | None:
+    """Forward ``argv`` and return its exit status, or None: the typer app runs the command (here or not)."""
+    from entrypoints.dunscaith.forwarding_root import forwarded_env, owning_host
+
+    job = routed_job(argv)
+    if job is None or forwarded_env():
+        return None
+    owner = owning_host(job)
+    if owner is None:
+        return None
+    from entrypoints.dunscaith.settings_cache import routing_settings
+
+    settings = routing_settings()
+    if settings.backend != "sqlite":
+        return None  # a store every login node shares may hold the record here: only the store can say
+    host, binary = owner
+    return forward(settings, host, binary, argv, job)

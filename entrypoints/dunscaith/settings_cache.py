@@ -1,0 +1,165 @@
+"""What routing needs of the settings, without importing pydantic on every forwarded command.
+
+A job command for another host's job only needs to know how to reach that host (``forwarding.*``) and
+whether the records are a host's own (``records.backend``). The settings are still validated by the one
+``load_settings`` (pydantic): its answer is remembered in ``$XDG_CACHE_HOME/dunscaith/settings.json``
+(``~/.cache/...``), 0600, under a key that is a digest of **everything the answer depends on**: the
+code that validates (settings.py, settings_paths.py, settings_support.py, user_paths.py), the configuration file (its
+bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any case, as pydantic-settings
+reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file or in those variables
+could expand. Any change misses, and a miss runs ``load_settings`` again, so a setting that is wrong
+is refused with the same one line as on every other path; only a configuration that validated is
+ever remembered. Nothing unsafe is trusted: a cache that is not the user's own, 0600, a regular file
+and well formed is a miss. This is memory of one parser's answer, never a second parser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+FORMAT = 1
+PREFIX = "DUNSCAITH_"
+_MAX_BYTES = 64 * 1024
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
+_HERE = Path(__file__).resolve().parent
+_VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
+                    _HERE.parents[1] / "domain" / "model" / "user_paths.py")
+
+
+class HopSettings(Protocol):
+    """``forwarding.*`` as the forwarding root reads it (``ForwardingSection`` is one)."""
+
+    @property
+    def transport(self) -> str | None: ...
+
+    @property
+    def ssh_config(self) -> Path | None: ...
+
+    @property
+    def heartbeat(self) -> float: ...
+
+    @property
+    def connect_timeout(self) -> int: ...
+
+    @property
+    def server_alive(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingSettings:
+    backend: str  # records.backend
+    transport: str | None
+    ssh_config: Path | None
+    heartbeat: float
+    connect_timeout: int
+    server_alive: int
+
+
+def cache_file(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and xdg.startswith("/") else Path(env.get("HOME") or Path.home()) / ".cache"
+    return base / "dunscaith" / "settings.json"
+
+
+def _config_part(path: Path) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"unopened {type(exc).__name__} {exc.errno}".encode()
+    try:
+        st = os.fstat(fd)
+        head = f"{st.st_mode} {st.st_uid} {st.st_size} {st.st_mtime_ns} {st.st_ino}".encode()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > (1 << 20):
+            return head
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return head + b"\0" + hashlib.sha256(b"".join(chunks)).digest()
+    except OSError as exc:
+        return f"unread {exc.errno}".encode()
+    finally:
+        os.close(fd)
+
+
+def settings_key(env: Mapping[str, str] | None = None) -> str:
+    """The digest of every input ``load_settings`` reads (see the module's docstring)."""
+    from entrypoints.dunscaith.settings_paths import config_file
+
+    env = os.environ if env is None else env
+    digest = hashlib.sha256(f"format {FORMAT}\0".encode())
+    for path in _VALIDATING_CODE:
+        digest.update(_config_part(path))
+    config = config_file(env)
+    config_bytes = _config_part(config)
+    digest.update(str(config).encode() + b"\0" + config_bytes)
+    ours = sorted((name, value) for name, value in env.items() if name.upper().startswith(PREFIX))
+    names = {"HOME", "USER"}
+    try:
+        names.update(_VARIABLE.findall(config.read_text("utf-8", "replace")) if config.is_file() else [])
+    except OSError:
+        pass
+    for _, value in ours:
+        names.update(_VARIABLE.findall(value))
+    digest.update(json.dumps([os.geteuid(), ours, sorted((n, env.get(n)) for n in names)]).encode())
+    return digest.hexdigest()
+
+
+def read_cached(key: str, env: Mapping[str, str] | None = None) -> RoutingSettings | None:
+    from adapters.durable.private_read import read_private
+
+    try:
+        obj = json.loads(read_private(cache_file(env), _MAX_BYTES, closed_to_others=True))
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("key") != key:
+            return None
+        s = obj["settings"]
+        ssh_config = None if s["ssh_config"] is None else Path(s["ssh_config"])
+        found = RoutingSettings(s["backend"], s["transport"], ssh_config, float(s["heartbeat"]),
+                                int(s["connect_timeout"]), int(s["server_alive"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent, not ours, damaged: validated again
+    if not isinstance(found.backend, str) or not (found.transport is None or isinstance(found.transport, str)):
+        return None
+    return found
+
+
+def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None) -> None:
+    """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time."""
+    from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+    from adapters.durable.publish import replace
+
+    path = cache_file(env)
+    body = json.dumps({"format": FORMAT, "key": key, "settings": {
+        "backend": found.backend, "transport": found.transport,
+        "ssh_config": None if found.ssh_config is None else str(found.ssh_config), "heartbeat": found.heartbeat,
+        "connect_timeout": found.connect_timeout, "server_alive": found.server_alive}}).encode()
+    try:
+        os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)  # ~/.cache: made if missing, never changed
+        replace(ensure_private_dir(path.parent), path.name, body)
+    except (OSError, UnsafeDirectory):
+        pass
+
+
+def routing_settings() -> RoutingSettings:
+    """The routing settings, validated by ``load_settings`` (BadInput, one line, when they are wrong)."""
+    key = settings_key()
+    found = read_cached(key)
+    if found is not None:
+        return found
+    from entrypoints.dunscaith.settings import load_settings
+
+    settings = load_settings()
+    f = settings.forwarding
+    found = RoutingSettings(settings.records.backend, f.transport, f.ssh_config, f.heartbeat, f.connect_timeout,
+                            f.server_alive)
+    if settings_key() == key:  # nothing changed while it was read
+        remember(key, found)
+    return found
