@@ -40,6 +40,11 @@ def stop(
     edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
     done = stop_all(name, where)
     stopped, problem = list(done.stopped), done.problem or ""
+    owner = stop_all.bound_elsewhere(name, edge.adapters(ctx).host().identity()) if cluster is None else None
+    if owner is not None and not stopped and not problem:
+        # the local scheduler's processes can only be seen and signalled on their own host
+        problem = (f"{name} runs under the local scheduler of {owner}, which this host cannot reach: "
+                   f"type `{PROG} stop --emergency {name}` on {owner}")
     if as_json:
         print(json.dumps({"job": name, "cluster": where, "stopped": stopped, "problem": problem or None}))
     elif problem:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.model.jobs.lock_timings import require_release_after_detection
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith.settings_paths import config_file as config_file
 from entrypoints.settings_support import (
@@ -69,11 +70,9 @@ class PostgresqlSection(_Strict):
 
     @model_validator(mode="after")
     def _release_after_detection(self) -> PostgresqlSection:
-        if self.server_user_timeout <= self.client_user_timeout:
-            raise ValueError(
-                f"records.postgresql.server_user_timeout ({self.server_user_timeout:g} s) must exceed "
-                f"records.postgresql.client_user_timeout ({self.client_user_timeout:g} s): the server must not free "
-                "a lock before its holder can know it lost it")
+        require_release_after_detection(self.server_user_timeout, self.client_user_timeout,
+                                        release_name="records.postgresql.server_user_timeout",
+                                        detection_name="records.postgresql.client_user_timeout")
         return self
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.durable.private_read import UnsafeFile, read_private
+from domain.model.jobs.lock_timings import require_release_after_detection
 from ports.job_store import StoreError
 
 
@@ -63,8 +64,9 @@ class SessionTimings:
     server_user_timeout: float = 300.0
 
     def __post_init__(self) -> None:
-        if self.server_user_timeout <= self.client_user_timeout:
-            raise ValueError("the server's release time must exceed the client's detection time")
+        require_release_after_detection(self.server_user_timeout, self.client_user_timeout,
+                                        release_name="the server's release time (server_user_timeout)",
+                                        detection_name="the holder's detection time (client_user_timeout)")
 
 
 @dataclass(frozen=True, slots=True)

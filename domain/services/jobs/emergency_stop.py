@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from domain.model.jobs.ids import JobId, ObjectId
+from domain.model.jobs.record import HostIdentity
+from domain.model.jobs.spec import HOST_BOUND_ADAPTERS
 from ports.pointers import Pointers
 from ports.scheduler import Scheduler, SchedulerError
 
@@ -38,6 +40,17 @@ class EmergencyStop:
             return self._pointers.read(job).cluster
         except Exception:
             return DEFAULT_CLUSTER
+
+    def bound_elsewhere(self, job: JobId, here: HostIdentity) -> str | None:
+        """The host whose processes this stop cannot reach: the pointer names a host-bound scheduler
+        (the local one) on another machine. Only a hint for the user; the stop runs either way."""
+        try:
+            pointer = self._pointers.read(job)
+        except Exception:
+            return None
+        if pointer.adapter not in HOST_BOUND_ADAPTERS or pointer.root_host.machine_id == here.machine_id:
+            return None
+        return pointer.host
 
     def __call__(self, job: JobId, cluster: str) -> EmergencyStopReport:
         try:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -32,9 +31,10 @@ from adapters.store.postgres.store import PostgresStore
 from adapters.store.postgres.target import PostgresTarget
 from domain.model.jobs.ids import JobId
 from tests.infra.forwarding_support import hosts_or_skip
+from tests.infra.login_nodes import Watched, inside, no_ssh_config, out
 from tests.infra.postgres import PostgresTestServer, PostgresUnavailable, private_server
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
-from tests.infra.ssh_hosts import NOISE, SshHosts, wait_for
+from tests.infra.ssh_hosts import SshHosts, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.sshd, pytest.mark.postgres, pytest.mark.slurm]
 
@@ -72,65 +72,6 @@ class Shared:
                               timeout=timeout)
 
 
-@dataclass
-class Watched:
-    """A process whose output lines are collected as they come, each with the time it was read."""
-
-    process: subprocess.Popen[bytes]
-    lines: list[tuple[float, str]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.lines.append((time.monotonic(), raw.decode(errors="replace").rstrip("\n")))
-
-    def seen(self, text: str) -> float | None:
-        return next((at for at, line in list(self.lines) if text in line), None)
-
-    def wait_for(self, text: str, timeout: float = 120) -> float:
-        def found() -> bool:
-            if self.seen(text) is None and self.process.poll() is not None:
-                time.sleep(0.2)  # the reader may still hold the last lines
-                if self.seen(text) is None:
-                    raise AssertionError(f"ended ({self.process.returncode}) without {text!r}: {self.text()}")
-            return self.seen(text) is not None
-
-        wait_for(found, timeout, repr(text))
-        at = self.seen(text)
-        assert at is not None
-        return at
-
-    def ended(self, timeout: float = 120) -> int:
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"still running after {timeout} s: {self.text()}") from None
-
-    def text(self) -> str:
-        return "\n".join(line for _, line in self.lines if line.strip() != NOISE)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-
-
-def inside(hosts: SshHosts, host: str, command: str) -> Watched:
-    """``command`` run as the test user inside ``host``'s namespaces, without ssh (its link may be cut)."""
-    user = hosts.user
-    argv = ["nsenter", "-t", str(hosts.host(host).init_pid), "-a", "runuser", "-u", user.name, "--",
-            "env", "-i", f"HOME={user.home}", f"USER={user.name}", f"LOGNAME={user.name}",
-            "PATH=/usr/local/bin:/usr/bin:/bin", "/bin/sh", "-c", f"cd && exec {command}"]
-    return Watched(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-
-
-def out(done: subprocess.CompletedProcess[str]) -> str:
-    return "".join(line for line in done.stdout.splitlines(keepends=True) if line.strip() != NOISE)
-
-
 @pytest.fixture(scope="module")
 def shared() -> Iterator[Shared]:
     hosts = hosts_or_skip()
@@ -141,9 +82,7 @@ def shared() -> Iterator[Shared]:
     slurm_conf = slurm.reachable_at(hosts.bridge_address, hosts.state / "slurm")
     config = hosts.user.home / ".config" / "dunscaith" / "config.toml"
     before = config.read_text()
-    no_ssh = hosts.user.home / "no-ssh-config"
-    no_ssh.write_text("Host *\n    ProxyCommand /bin/false\n    BatchMode yes\n")
-    shutil.chown(no_ssh, hosts.user.name, hosts.user.name)
+    no_ssh = no_ssh_config(hosts)
     try:
         with private_server(listen=hosts.bridge_address) as server:
             url = server.url(server.new_database("shared"))
@@ -152,12 +91,12 @@ def shared() -> Iterator[Shared]:
                 f"{before}\n[records]\nbackend = \"postgresql\"\nurl = \"{url}\"\n\n[records.postgresql]\n{timings}\n"
                 f"[clusters.hpc]\nadapter = \"slurm\"\nenv = {{ SLURM_CONF = \"{slurm_conf}\" }}\n"
                 f"workdir = \"{hosts.user.home}\"\n")
-            yield Shared(hosts, server, url, slurm_conf, no_ssh)
+            yield Shared(hosts, server, url, slurm_conf, no_ssh.config)
     except PostgresUnavailable as exc:
         pytest.skip(str(exc))
     finally:
         config.write_text(before)
-        no_ssh.unlink(missing_ok=True)
+        no_ssh.remove()
         slurm.stop_relay()
 
 

@@ -182,8 +182,17 @@ def test_a_job_of_another_host_is_forwarded_there_and_an_unreachable_host_is_nev
 def test_stop_emergency_for_another_host_s_job_never_forwards(cli: Cli) -> None:
     cli.pointer_of_another_host("far", "running")
     done = cli.run("stop", "--emergency", "far")
-    assert done.returncode == 0 and "nothing of far to stop on cluster local" in done.stdout
-    assert "login2" not in done.stderr  # no hop was tried (it would be refused here, and say so)
+    # nothing here can reach login2's local processes, so "nothing to stop" would mislead: say where
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().endswith("type `dunscaith stop --emergency far` on login2"), done.stderr
+    assert "ssh" not in done.stderr  # no hop was tried (it would be refused here, and say so)
+    assert not (cli.tmp / "home" / ".config" / "dunscaith" / "forwarded").exists()
+
+
+def test_stop_emergency_with_an_explicit_cluster_says_only_what_it_stopped(cli: Cli) -> None:
+    cli.pointer_of_another_host("far2", "running")
+    done = cli.run("stop", "--emergency", "far2", "--cluster", "local")
+    assert done.returncode == 0 and "nothing of far2 to stop on cluster local" in done.stdout
 
 
 def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
