@@ -29,5 +29,5 @@ def ensure_dunscaith_dir(directory: Path) -> Path:
     base = directory.parent
     os.makedirs(base.parent, mode=0o700, exist_ok=True)
     # ~/.config/dunscaith may be the user's own (it holds config.toml): made 0700 if missing, else kept
-    ensure_private_dir(base, tighten=False)
+    ensure_private_dir(base, closed_to_others=False)
     return ensure_private_dir(directory)

@@ -1,43 +1,95 @@
-"""Directories that hold records, locks and pointers: the user's own, 0700, never a symlink."""
+"""Directories that hold records, locks and pointers: the user's own, 0700, never a symlink.
+
+One rule, the record root's: dunscaith sets a mode only on a directory it creates, in the call that
+creates it. An existing directory is never ``chmod``-ed, whoever made it (dunscaith's own subfolders
+included: one can only be open if someone opened it after dunscaith made it 0700, and silently undoing
+that would be changing what is not ours to change). It is used when it is a real directory (not a
+symlink), the user's own and closed to group and others, and refused otherwise, naming the fix.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import pwd
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 
 class UnsafeDirectory(Exception):
-    """A directory that may not hold the user's records (symlink, another owner, not a directory)."""
+    """A directory that may not hold the user's records (symlink, another owner, open to others, not a directory)."""
 
 
-def ensure_private_dir(path: Path, *, parents: bool = False, tighten: bool = True) -> Path:
-    """Create ``path`` (0700) if missing, then check it is a real directory owned by this user.
+def default_user_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``/var/tmp/dunscaith-$USER``: a local disk on a conventional login node, unlike the home directory.
+
+    The default record root, and the folder of ``remote run``'s own instances: one name for both.
+    """
+    env = os.environ if env is None else env
+    user = env.get("USER") or pwd.getpwuid(os.geteuid()).pw_name
+    return Path("/var/tmp") / f"dunscaith-{user}"
+
+
+def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: bool = True) -> Path:
+    """Create ``path`` 0700 if missing, else check it: a real directory, owned by this user, closed to others.
 
     In a shared place such as /var/tmp another user could have created the name first, or made it
-    a symlink to somewhere of theirs: both are refused rather than used. The check is made on the
-    opened directory (O_NOFOLLOW), so the name cannot be swapped between check and use.
-    ``tighten=False`` keeps the mode of a directory that already exists (one the user made, such as
-    ``~/.config/dunscaith`` holding their config.toml): dunscaith sets modes only on what it creates.
+    a symlink to somewhere of theirs: both are refused rather than used. The checks are made on the
+    opened directory (O_NOFOLLOW), so the name cannot be swapped between check and use. A directory
+    made here gets exactly 0700 whatever the umask (and a setgid bit inherited from its parent is
+    dropped); an existing one keeps its mode. ``closed_to_others=False`` accepts an existing
+    directory open to others (one the user made for other programs too, such as
+    ``~/.config/dunscaith`` holding their config.toml); it is still never changed.
     """
-    if parents and not path.parent.exists():
-        ensure_private_dir(path.parent, parents=True)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
+    if parents:
+        _make_parents(path.parent)
+    created = _mkdir(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            raise UnsafeDirectory(f"{path} is a symbolic link; refusing to keep records through it") from None
-        raise UnsafeDirectory(f"{path} is not a directory you can use: {exc.strerror}") from None
+        if os.path.islink(path):
+            raise UnsafeDirectory(f"{path} is a symbolic link; refusing to keep records through it; "
+                                  "give the directory itself") from None
+        if exc.errno == errno.ENOTDIR:
+            raise UnsafeDirectory(f"{path} is not a directory") from None
+        raise UnsafeDirectory(f"{path} is not a directory you can use: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         if st.st_uid != os.geteuid():
-            raise UnsafeDirectory(f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})")
-        if tighten and stat.S_IMODE(st.st_mode) & 0o077:
-            os.fchmod(fd, 0o700)
+            raise UnsafeDirectory(f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()}); "
+                                  "give a directory of your own")
+        mode = stat.S_IMODE(st.st_mode)
+        if created:
+            if mode != 0o700:  # the umask took bits away, or the parent's setgid bit was inherited
+                os.fchmod(fd, 0o700)
+                if stat.S_IMODE(os.fstat(fd).st_mode) != 0o700:
+                    raise UnsafeDirectory(f"{path} was made but cannot be made 0700")
+        elif closed_to_others and mode & 0o077:
+            raise UnsafeDirectory(f"{path} is open to others (mode {mode:04o}) and dunscaith never changes the "
+                                  f"mode of a directory it did not create; if it is yours alone, chmod 700 {path}")
     finally:
         os.close(fd)
     return path
+
+
+def _mkdir(path: Path) -> bool:
+    """Make ``path`` 0700; True if this call made it, False if it was there (a name of any kind)."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise UnsafeDirectory(f"{path} cannot be created ({exc.strerror or exc})") from None
+    return True
+
+
+def _make_parents(directory: Path) -> None:
+    """Create the missing ancestors of a directory, each 0700; an existing one is left as it is."""
+    missing: list[Path] = []
+    current = directory
+    while not os.path.lexists(current) and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for each in reversed(missing):
+        ensure_private_dir(each)

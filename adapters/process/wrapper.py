@@ -13,10 +13,8 @@ from __future__ import annotations
 import contextlib
 import errno as errno_codes
 import fcntl
-import hashlib
 import json
 import os
-import queue
 import select
 import signal
 import sys
@@ -33,6 +31,7 @@ from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.process import exec_side
 from adapters.process.directory_watch import DirectoryWatch, watch_directory
 from adapters.process.leader import leader_exited
+from adapters.process.stdout_pump import CHUNK, F_SETPIPE_SZ, pump
 from domain.model.remote.control import (
     FAILURE,
     INSTANCE,
@@ -58,10 +57,8 @@ from domain.model.remote.control import (
 )
 from ports.clock import Clock
 
-CHUNK = 1 << 20
 MAX_REQUEST = 1 << 16
 EXIT_START_FAILED = 127
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
 
 
 class InstanceDirUnusable(Exception):
@@ -90,66 +87,12 @@ def _high_fd(fd: int) -> int:
     return copy
 
 
-# The pump reads into a ring of buffers it reuses. A fresh 1 MiB ``bytes`` per read costs page faults
-# whenever reads come back short, as they do from a 64 KiB pipe (macOS, or F_SETPIPE_SZ refused):
-# measured on Linux, 1 GiB through the pump alone took 2.8-4.2 s that way and 1.0-1.3 s with the ring.
-# With the 1 MiB pipe both cost the same.
-# A buffer goes from the pump to the digest thread and back to the pump once hashed; the pump writes
-# a chunk while the digest thread hashes it, and reuses a buffer only after it came back.
-RING = 8
-
-
-def _digest(filled: queue.Queue[int | None], free: queue.Queue[int], views: list[memoryview],
-            sizes: list[int], out: list[str]) -> None:
-    digest = hashlib.sha256()
-    while (slot := filled.get()) is not None:
-        digest.update(views[slot][:sizes[slot]])  # releases the GIL: hashing runs beside the forwarding
-        free.put(slot)
-    out.append(digest.hexdigest())
-
-
-def _forward(view: memoryview) -> bool:
-    """Write ``view`` whole to fd 1; False once the reader has gone away (EPIPE or another write error)."""
-    while view:
-        try:
-            view = view[os.write(1, view):]
-        except BlockingIOError:  # fd 1 shared with a non-blocking owner: wait, this is no going away
-            select.select([], [1], [])
-        except OSError:
-            return False
-    return True
-
-
 def _pump(source: int, wake: int, result: _Stdout) -> None:
-    """Forward ``source`` to fd 1 unchanged; count every byte; digest them on a second thread."""
-    buffers = [bytearray(CHUNK) for _ in range(RING)]
-    views = [memoryview(buffer) for buffer in buffers]
-    sizes = [0] * RING
-    free: queue.Queue[int] = queue.Queue()
-    for slot in range(RING):
-        free.put(slot)
-    filled: queue.Queue[int | None] = queue.Queue()
-    hexdigest: list[str] = []
-    hasher = threading.Thread(target=_digest, args=(filled, free, views, sizes, hexdigest), name="stdout-digest",
-                              daemon=True)
-    hasher.start()
-    count = 0
-    forward = True
+    """Forward ``source`` to fd 1 unchanged, counted and digested (``stdout_pump``); then wake the loop."""
     try:
-        while True:
-            slot = free.get()
-            n = os.readv(source, [buffers[slot]])
-            if not n:
-                break
-            count += n
-            sizes[slot] = n
-            filled.put(slot)
-            if forward:
-                forward = _forward(views[slot][:n])
+        pumped = pump(source)
+        result.count, result.digest, result.reader_gone = pumped.count, pumped.digest, pumped.reader_gone
     finally:
-        filled.put(None)
-        hasher.join()
-        result.count, result.digest, result.reader_gone = count, hexdigest[0], not forward
         result.done = True
         with contextlib.suppress(OSError):
             os.write(wake, b"s")
@@ -212,9 +155,9 @@ class PosixWrapper:
         out_r, out_w = (_high_fd(fd) for fd in os.pipe())
         bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
         st_r, st_w = (_high_fd(fd) for fd in os.pipe())
-        if _F_SETPIPE_SZ is not None:
+        if F_SETPIPE_SZ is not None:
             with contextlib.suppress(OSError):
-                fcntl.fcntl(out_r, _F_SETPIPE_SZ, CHUNK)
+                fcntl.fcntl(out_r, F_SETPIPE_SZ, CHUNK)
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)

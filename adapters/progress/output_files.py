@@ -91,6 +91,11 @@ class Follower:
         """One read of every path now (``logs --follow`` runs its own loop); whether anything came."""
         return self._pass(False)
 
+    def drain(self) -> None:
+        """Read every path to its end now, a last line without its newline included: the job has
+        ended, so what it wrote comes before the outcome line that follows."""
+        self._pass(True)
+
     def stop(self) -> None:
         self._stopping.set()
         if self._thread is not None:

@@ -202,6 +202,9 @@ class TerminalProgress:
                 pass
         elif isinstance(event, ev.OutcomeReached):
             style = "bold green" if event.result == "succeeded" else "bold red"
+            if self._follow is not None:  # the job's output first, the outcome last, however soon it ended
+                self._follow_current(state)
+                self._follow.drain()
         self.line(text, style=style, at=state.updated_at)
         if isinstance(event, ev.Released):  # each path on a line of its own: one to copy, never wrapped
             if event.stdout:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import errno
 import os
-import pwd
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.durable.private_dir import default_user_dir
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.durable.sync import sync_dir
@@ -44,9 +44,7 @@ class RecordRoot:
 
 def default_records_root(env: Mapping[str, str] | None = None) -> Path:
     """``/var/tmp/dunscaith-$USER``: a local disk on a conventional login node, unlike the home directory."""
-    env = os.environ if env is None else env
-    user = env.get("USER") or pwd.getpwuid(os.geteuid()).pw_name
-    return Path("/var/tmp") / f"dunscaith-{user}"
+    return default_user_dir(env)
 
 
 def describe_host(identity: HostIdentity) -> str:

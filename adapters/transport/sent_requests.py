@@ -20,7 +20,7 @@ import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.config_dir import ensure_dunscaith_dir
 from adapters.durable.publish import publish
 from adapters.durable.sync import sync_dir
 from domain.model.forwarding.recovery import (
@@ -50,9 +50,8 @@ class FileSentRequests:
         self.directory = directory
 
     def _ready(self) -> Path:
-        os.makedirs(self.directory.parent.parent, mode=0o700, exist_ok=True)
-        ensure_private_dir(self.directory.parent)
-        return ensure_private_dir(self.directory)
+        # ~/.config/dunscaith may be the user's own, 0755 for their config.toml: used as it is, never re-moded
+        return ensure_dunscaith_dir(self.directory)
 
     def record(self, sent: SentRequest) -> None:
         directory = self._ready()

@@ -10,6 +10,7 @@ import typer
 
 from entrypoints.cli_support import BadInput, finish_help, new_app
 from entrypoints.dunscaith.remote_run import RunArgs, own
+from entrypoints.path_args import path_arg
 
 # The wrapper, the control files, their use cases and the container are imported by the remote
 # commands themselves: the app imports this module for every ``dunscaith`` command, and ``status JOB``
@@ -36,12 +37,14 @@ def _container(ctx: typer.Context) -> RemoteContainer:
 def run_command(
     ctx: typer.Context,
     command: list[str] = typer.Argument(..., metavar="-- PROGRAM [ARGS]...", help="The worker and its arguments."),
-    instance_dir: Path | None = typer.Option(None, "--instance-dir", help="Instance directory (new or empty)."),
+    instance_dir: Path | None = typer.Option(None, "--instance-dir", help="Instance directory (new or empty).",
+                                              parser=path_arg),
     env: list[str] = typer.Option([], "--env", metavar="K=V",
                                   help="The worker's environment, exactly (visible in ps: secrets go in --env-file)."),
     env_file: Path | None = typer.Option(None, "--env-file", metavar="FILE",
-                                         help="More of it from a 0600 file: JSON, or NUL-ended K=V (env -0)."),
-    cwd: Path | None = typer.Option(None, "--cwd", help="The worker's working directory."),
+                                         help="More of it from a 0600 file: JSON, or NUL-ended K=V (env -0).",
+                                         parser=path_arg),
+    cwd: Path | None = typer.Option(None, "--cwd", help="The worker's working directory.", parser=path_arg),
 ) -> None:
     """Run PROGRAM as an owned worker; exit with its exit code (128+n for signal n, 127 if it never started)."""
     # `dunscaith remote run` normally never gets here: cli_support sends it to remote_run first. This
@@ -61,7 +64,7 @@ def exec_command() -> None:
 @app.command("terminate")
 def terminate_command(
     ctx: typer.Context,
-    directory: Path = typer.Argument(..., metavar="DIR"),
+    directory: Path = typer.Argument(..., metavar="DIR", parser=path_arg),
     grace: float = typer.Option(10.0, "--grace", min=0.0, help="Seconds between TERM and KILL."),
     wait: float = typer.Option(30.0, "--wait", min=0.0, help="Seconds to wait for the answer."),
     nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
@@ -83,7 +86,7 @@ def terminate_command(
 @app.command("status")
 def status_command(
     ctx: typer.Context,
-    directory: Path = typer.Argument(..., metavar="DIR"),
+    directory: Path = typer.Argument(..., metavar="DIR", parser=path_arg),
     as_json: bool = typer.Option(False, "--json", help="One JSON object (schema dunscaith.remote.status/1)."),
 ) -> None:
     """Report the state of an instance directory."""

@@ -65,8 +65,8 @@ def parse_run_args(argv: list[str]) -> RunArgs | None:
         values[name].append(value)
         i += 1
     command = argv[i:]
-    if not command:
-        return None
+    if not command or any(v == "" for name, v_ in values.items() if name != "--env" for v in v_[-1:]):
+        return None  # no program, or an empty path (Path("") would be "."): typer refuses it by name
     last = {name: Path(v[-1]) if v else None for name, v in values.items() if name != "--env"}
     return RunArgs(command, last["--instance-dir"], values["--env"], last["--env-file"], last["--cwd"])
 
@@ -172,15 +172,22 @@ def declared_environment(pairs: list[str], env_file: Path | None) -> dict[str, s
 # ---- the run ---------------------------------------------------------------------------------------
 
 def fresh_instance_dir() -> Path:
-    import pwd
+    """A new name under ``/var/tmp/dunscaith-$USER/instances`` (the default record root's folder).
+
+    The root and ``instances/`` are made 0700 when missing; existing ones are used only if they are
+    yours and closed to others, and never re-moded (``ensure_private_dir``): a refusal names the
+    folder and the fix.
+    """
     import secrets
     from datetime import UTC, datetime
 
-    from adapters.durable.private_dir import ensure_private_dir
+    from adapters.durable.private_dir import UnsafeDirectory, default_user_dir, ensure_private_dir
 
-    user = pwd.getpwuid(os.geteuid()).pw_name
-    root = ensure_private_dir(Path(f"/var/tmp/dunscaith-{user}"))
-    instances = ensure_private_dir(root / "instances")
+    try:
+        root = ensure_private_dir(default_user_dir())
+        instances = ensure_private_dir(root / "instances")
+    except UnsafeDirectory as exc:
+        raise BadInput(f"instance directories cannot be made: {exc}; or give --instance-dir DIR") from None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return instances / f"{stamp}-{secrets.token_hex(4)}"
 

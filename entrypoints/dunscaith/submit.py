@@ -18,6 +18,7 @@ from domain.services.jobs.submit import check_name
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, supervision
 from entrypoints.dunscaith.render import EXIT_CODES
+from entrypoints.path_args import EMPTY
 from ports.job_store import JobExists
 
 if TYPE_CHECKING:
@@ -72,10 +73,14 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
     else:
         if len(words) != 1:
             raise BadInput("give one SCRIPT, or put the command after -- (submit -- COMMAND ARGS...)")
+        if words[0] == "":  # Path("") is ".", which would be read as "script .: Is a directory"
+            raise BadInput(f"SCRIPT {EMPTY}")
         try:
             script = Path(words[0]).read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    if chdir == "":  # abspath("") is the current directory: an unset variable must not mean "here"
+        raise BadInput(f"--chdir {EMPTY}")
     try:
         workdir = os.path.abspath(chdir) if chdir is not None else os.getcwd()
     except FileNotFoundError:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
+from entrypoints.path_args import path_arg
 from entrypoints.qdevices.output import SafePrinter
 
 # The container (every site adapter, httpx, dependency-injector) and the settings (pydantic) are imported
@@ -178,9 +179,11 @@ def _under_way_line(under: UnderWay | None) -> str | None:
 @app.command("send")
 def send(
     ctx: typer.Context,
-    manifest: Path = typer.Argument(..., help="the run's manifest (TOML)"),
+    manifest: Path = typer.Argument(..., help="the run's manifest (TOML)", metavar="MANIFEST",
+                                   parser=path_arg),
     live: bool = typer.Option(False, "--live", help="send for real; without it, a dry run that sends nothing"),
-    resume: Path | None = typer.Option(None, "--resume", help="collect (and with --max-order, send) on RECORD"),
+    resume: Path | None = typer.Option(None, "--resume", help="collect (and with --max-order, send) on RECORD",
+                                       parser=path_arg),
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
@@ -303,7 +306,8 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 
 
 @app.command("jobs")
-def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
+def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD", parser=path_arg),
+         as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
     """Show the orders of a record."""
     from domain.model.qdevices.orders import OrderState
@@ -340,7 +344,7 @@ def jobs(ctx: typer.Context, record: Path, as_json: bool = typer.Option(False, "
 @app.command("resolve")
 def resolve(
     ctx: typer.Context,
-    record: Path,
+    record: Path = typer.Argument(..., metavar="RECORD", parser=path_arg),
     order: str = typer.Argument(..., help="the order's number or name"),
     job: str | None = typer.Option(None, "--job", help="the job id found at the site"),
     none: bool = typer.Option(False, "--none", help="no job ran (or, where the table says, it counts at the limit)"),

@@ -260,3 +260,29 @@ def test_stop_emergency_on_a_fresh_root_then_submit_still_uses_it(cli: Cli) -> N
     assert stop.returncode in (0, 1), stop.stderr
     done = cli.run("submit", "--name", "after", "--", "true")
     assert done.returncode == 0, done.stderr
+
+
+# --- an empty path argument: never read as the current directory ----------------------------------------
+
+def test_an_empty_script_or_chdir_is_named_in_one_line_and_nothing_is_recorded(cli: Cli) -> None:
+    assert one_line(cli.run("submit", "")) == "dunscaith: SCRIPT is empty: give a path (an unset shell variable?)"
+    assert one_line(cli.run("submit", "--chdir", "", "--", "true")) == (
+        "dunscaith: --chdir is empty: give a path (an unset shell variable?)")
+    listed = cli.run("list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
+
+
+def test_an_open_local_scheduler_folder_is_refused_never_re_moded_and_the_job_is_not_lost(cli: Cli) -> None:
+    assert cli.run("submit", "--name", "first", "--", "true").returncode == 0  # makes the root and its folders
+    folder = cli.root / "local-scheduler"
+    os.chmod(folder, 0o755)
+    done = cli.run("submit", "--name", "second", "--", "true")
+    assert one_line(done) == (
+        f"dunscaith: record root {cli.root} cannot be used: {folder} is open to others (mode 0755) and dunscaith "
+        f"never changes the mode of a directory it did not create; if it is yours alone, chmod 700 {folder}; "
+        "set records.root (environment: DUNSCAITH_RECORDS__ROOT) to a directory of your own")
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+    os.chmod(folder, 0o700)  # the fix the line gives; the job was recorded and waits, never sent
+    again = cli.run("supervise", "second")
+    assert again.returncode == 0, again.stderr
+    assert cli.status("second")["outcome"]["result"] == "succeeded"

@@ -251,3 +251,14 @@ def test_on_slurm_resources_reach_sbatch_are_recorded_and_logs_reads_scontrols_p
     assert logs.returncode == 0 and "hi slurm" in logs.stdout, (logs.stdout, logs.stderr)
     refused = on_slurm.run("submit", "--cluster", "test", "--sbatch=-vH", "--", "true")
     assert refused.returncode == 2 and "-H" in refused.stderr
+
+
+def test_follow_prints_the_output_of_a_job_that_ends_at_once_before_its_outcome(cli: Cli) -> None:
+    lines = "".join(f"line {i}\\n" for i in range(200))
+    done = cli.run("submit", "--follow", "--name", "quick", "--", "sh", "-c", f"printf '{lines}'; printf tail")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout  # piped
+    outcome = out.index("outcome: succeeded")
+    assert all(out.index(f"line {i}\n") < outcome for i in (0, 199))
+    assert out.index("tail") < outcome  # a last line without its newline too
+    assert out.count("line 199\n") == 1 and out.count("tail") == 1  # drained once, never repeated at the end

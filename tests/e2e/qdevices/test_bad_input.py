@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 
 from tests.e2e.qdevices.conftest import Cli
 
@@ -43,7 +45,8 @@ def test_damaged_older_decisions_on_a_live_send_is_one_line_exit_2(cli: Cli) -> 
 
 def test_site_holder_that_is_a_directory_is_one_line_exit_2(cli: Cli) -> None:
     state = cli.home / ".local" / "state" / "qdevices"
-    (state / "mqss.holder").mkdir(parents=True)
+    state.mkdir(parents=True, mode=0o700)  # as qdevices makes it: only the mqss.holder is wrong here
+    (state / "mqss.holder").mkdir()
     done = cli.run("send", str(cli.manifest()), "--live")
     assert "mqss.holder" in _one_clear_line(done)
     assert cli.fake.job_making_requests() == 0
@@ -52,7 +55,8 @@ def test_site_holder_that_is_a_directory_is_one_line_exit_2(cli: Cli) -> None:
 
 def test_site_lock_that_is_a_directory_is_one_line_exit_2(cli: Cli) -> None:
     state = cli.home / ".local" / "state" / "qdevices"
-    (state / "mqss.lock").mkdir(parents=True)
+    state.mkdir(parents=True, mode=0o700)  # as qdevices makes it: only the mqss.lock is wrong here
+    (state / "mqss.lock").mkdir()
     done = cli.run("send", str(cli.manifest()), "--live")
     assert "mqss.lock" in _one_clear_line(done)
     assert cli.fake.job_making_requests() == 0
@@ -96,4 +100,43 @@ def test_config_toml_directory_refuses_a_live_run_before_sending(cli: Cli) -> No
 def test_misspelt_qdevices_poll_second_refuses_the_live_run(cli: Cli) -> None:
     done = cli.run("send", str(cli.manifest()), "--live", QDEVICES_POLL_SECOND="1")
     assert "QDEVICES_POLL_SECONDS" in _one_clear_line(done)
+    assert cli.fake.job_making_requests() == 0
+
+
+# --- an empty path argument: Path("") would be ".", the current directory ---------------------------
+EMPTY_LINE = "Invalid value for '{}': is empty: give a path (an unset shell variable?)"
+
+
+def test_an_empty_manifest_is_named_in_one_line_not_read_as_the_current_directory(cli: Cli) -> None:
+    for live in ((), ("--live",)):
+        done = cli.run("send", "", *live)
+        assert _one_clear_line(done) == "qdevices: " + EMPTY_LINE.format("MANIFEST") + "\n"
+    assert cli.fake.job_making_requests() == 0 and not cli.records.exists()
+
+
+def test_an_empty_resume_record_is_named_in_one_line(cli: Cli) -> None:
+    done = cli.run("send", str(cli.manifest()), "--live", "--resume", "")
+    assert _one_clear_line(done) == "qdevices: " + EMPTY_LINE.format("--resume") + "\n"
+    assert cli.fake.job_making_requests() == 0 and not cli.records.exists()
+
+
+def test_an_empty_record_for_jobs_and_resolve_is_named_in_one_line(cli: Cli) -> None:
+    for args in (("jobs", ""), ("jobs", "--json", ""), ("resolve", "", "1", "--none")):
+        done = cli.run(*args)
+        assert _one_clear_line(done) == "qdevices: " + EMPTY_LINE.format("RECORD") + "\n", args
+        if "--json" in args:  # --json gets the same refusal as one JSON object
+            assert json.loads(done.stdout)["error"] == {"code": "usage", "message": EMPTY_LINE.format("RECORD"),
+                                                        "exit_code": 2}
+        else:
+            assert done.stdout == ""
+
+
+def test_a_state_folder_open_to_others_is_refused_and_left_as_it_was(cli: Cli) -> None:
+    state = cli.home / ".local" / "state" / "qdevices"
+    state.mkdir(parents=True)
+    os.chmod(state, 0o755)
+    done = cli.run("send", str(cli.manifest()), "--live")
+    line = _one_clear_line(done)
+    assert f"{state} is open to others (mode 0755)" in line and f"chmod 700 {state}" in line
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o755 and os.listdir(state) == []
     assert cli.fake.job_making_requests() == 0

@@ -106,6 +106,22 @@ def test_many_times_the_pumps_buffers_arrive_unchanged_and_digested_in_order(rem
     assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
 
 
+@pytest.mark.parametrize("onto", ["file", "/dev/null"])
+def test_stdout_onto_a_file_or_dev_null_is_counted_and_digested_whole(remote: Remote, tmp_path: Path,
+                                                                      onto: str) -> None:
+    # a file takes the copying way, /dev/null (like a pipe) tee and splice: the same count and digest
+    data = os.urandom(12 << 20)
+    (tmp_path / "big").write_bytes(data)
+    target = tmp_path / "out" if onto == "file" else Path(os.devnull)
+    with open(target, "wb") as out:
+        proc = remote.run(tmp_path / "inst", "cat", "big", cwd=tmp_path, stdout=out)
+        assert proc.wait(timeout=120) == 0
+    if onto == "file":
+        assert (tmp_path / "out").read_bytes() == data
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+
+
 def test_a_reader_that_goes_away_while_the_worker_writes_a_mebibyte(remote: Remote, tmp_path: Path) -> None:
     data = os.urandom(1 << 20)
     (tmp_path / "mib").write_bytes(data)

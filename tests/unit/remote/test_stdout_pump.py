@@ -1,0 +1,149 @@
+"""The wrapper's pump, both ways (tee and splice; the copying ring), on real pipes, files and sockets:
+the bytes unchanged, every one counted and digested, the draining going on after the reader left."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.process import stdout_pump
+from adapters.process.stdout_pump import Pumped, pump
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tee(2) and splice(2) are Linux's")
+DATA = os.urandom((9 << 20) + 12345)  # more chunks than the ring has buffers, and a short last one
+
+
+def _writer(data: bytes) -> tuple[int, threading.Thread]:
+    r, w = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(w, "wb") as f:
+            for start in range(0, len(data), 300_001):  # odd sizes: reads come back short
+                f.write(data[start:start + 300_001])
+                f.flush()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    return r, thread
+
+
+def _pumped_into(out: int, data: bytes = DATA, how: Callable[[int, int], Pumped] = pump) -> Pumped:
+    source, thread = _writer(data)
+    try:
+        return how(source, out)
+    finally:
+        thread.join()
+        os.close(source)
+
+
+def _reading(fd: int) -> tuple[list[bytes], threading.Thread]:
+    got: list[bytes] = []
+
+    def read() -> None:
+        while chunk := os.read(fd, 1 << 16):
+            got.append(chunk)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    return got, thread
+
+
+def _expect(pumped: Pumped, data: bytes = DATA, gone: bool = False) -> None:
+    assert (pumped.count, pumped.digest, pumped.reader_gone) == (len(data), hashlib.sha256(data).hexdigest(), gone)
+
+
+@pytest.fixture(params=["tee", "copy"])
+def how(request: pytest.FixtureRequest) -> Iterator[Callable[[int, int], Pumped]]:
+    if request.param == "tee" and not sys.platform.startswith("linux"):
+        pytest.skip("tee(2) is Linux's")
+    yield pump if request.param == "tee" else stdout_pump._by_copy
+
+
+def test_into_a_pipe_the_bytes_arrive_unchanged_counted_and_digested(how: Callable[[int, int], Pumped]) -> None:
+    r, w = os.pipe()
+    got, reader = _reading(r)
+    pumped = _pumped_into(w, how=how)
+    os.close(w)
+    reader.join()
+    os.close(r)
+    assert b"".join(got) == DATA
+    _expect(pumped)
+
+
+def test_a_reader_that_goes_away_is_drained_to_the_end(how: Callable[[int, int], Pumped]) -> None:
+    r, w = os.pipe()
+    first = threading.Thread(target=lambda: (os.read(r, 100), os.close(r)))
+    first.start()
+    pumped = _pumped_into(w, how=how)
+    first.join()
+    os.close(w)
+    _expect(pumped, gone=True)
+
+
+@linux_only
+def test_the_way_is_chosen_by_what_stdout_is(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    null = os.open(os.devnull, os.O_WRONLY)
+    file = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT, 0o600)
+    a, b = socket.socketpair()
+    try:
+        assert stdout_pump._tee_for(w) is not None and stdout_pump._tee_for(null) is not None
+        assert stdout_pump._tee_for(file) is None and stdout_pump._tee_for(a.fileno()) is None
+    finally:
+        for fd in (r, w, null, file):
+            os.close(fd)
+        a.close()
+        b.close()
+
+
+def test_onto_dev_null_everything_is_counted_and_digested() -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        _expect(_pumped_into(null))
+    finally:
+        os.close(null)
+
+
+def test_into_a_file_and_a_socket_the_copying_way_forwards_unchanged(tmp_path: Path) -> None:
+    with open(tmp_path / "out", "wb") as f:
+        _expect(_pumped_into(f.fileno()))
+    assert (tmp_path / "out").read_bytes() == DATA
+    a, b = socket.socketpair()
+    got, reader = _reading(b.fileno())
+    pumped = _pumped_into(a.fileno())
+    a.shutdown(socket.SHUT_WR)
+    reader.join()
+    a.close()
+    b.close()
+    assert b"".join(got) == DATA
+    _expect(pumped)
+
+
+@linux_only
+def test_a_stdout_that_refuses_splice_midway_gets_the_rest_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.splice
+    calls = [0]
+
+    def splice_then_refuse(src: int, dst: int, count: int, *args: object) -> int:
+        calls[0] += 1
+        if calls[0] > 3:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real(src, dst, min(count, 4096))  # short moves: the rest of a chunk is copied, not lost
+
+    monkeypatch.setattr(os, "splice", splice_then_refuse)
+    r, w = os.pipe()
+    got, reader = _reading(r)
+    pumped = _pumped_into(w)
+    os.close(w)
+    reader.join()
+    os.close(r)
+    assert b"".join(got) == DATA and calls[0] == 4  # refused once, then never asked again
+    _expect(pumped)
