@@ -84,12 +84,18 @@ def _mkdir(path: Path) -> bool:
     return True
 
 
-def _make_parents(directory: Path) -> None:
-    """Create the missing ancestors of a directory, each 0700; an existing one is left as it is."""
+def missing_chain(path: Path) -> list[Path]:
+    """``path`` and each of its ancestors that does not exist yet, outermost first (a dangling symlink
+    exists): the folders a caller must create, in the order it must create them."""
     missing: list[Path] = []
-    current = directory
+    current = path
     while not os.path.lexists(current) and current != current.parent:
         missing.append(current)
         current = current.parent
-    for each in reversed(missing):
+    return missing[::-1]
+
+
+def _make_parents(directory: Path) -> None:
+    """Create the missing ancestors of a directory, each 0700; an existing one is left as it is."""
+    for each in missing_chain(directory):
         ensure_private_dir(each)

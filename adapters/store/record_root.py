@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.durable.private_dir import default_user_dir
+from adapters.durable.private_dir import default_user_dir, missing_chain
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, publish
 from adapters.durable.sync import sync_dir
@@ -105,13 +105,9 @@ def _claim(path: Path) -> None:
 
 def _make_missing(path: Path) -> bool:
     """Create ``path`` and any missing parent, each 0700; True if ``path`` itself was created here."""
-    missing: list[Path] = []
-    current = path
-    while not os.path.lexists(current) and current != current.parent:
-        missing.append(current)
-        current = current.parent
+    missing = missing_chain(path)
     created = False
-    for directory in reversed(missing):
+    for directory in missing:
         try:
             os.mkdir(directory, 0o700)
             created = directory == path
@@ -122,7 +118,7 @@ def _make_missing(path: Path) -> bool:
         except OSError as exc:
             raise RootUnsafe(str(path), f"{directory} cannot be created ({exc.strerror or exc})") from None
     if missing:
-        sync_dir(missing[-1].parent)
+        sync_dir(missing[0].parent)
     return created
 
 
