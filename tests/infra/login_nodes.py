@@ -5,6 +5,7 @@ and an ssh configuration under which no ssh can connect (and every attempt leave
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import threading
@@ -98,3 +99,13 @@ def no_ssh_config(hosts: SshHosts, name: str = "no-ssh-config") -> NoSsh:
                              "    BatchMode yes\n")
     shutil.chown(no_ssh.config, hosts.user.name, hosts.user.name)
     return no_ssh
+
+
+def job_name(prefix: str) -> str:
+    """A job name no other test of the session uses (the hosts share one home and its pointers)."""
+    return f"{prefix}-{secrets.token_hex(3)}"
+
+
+def submit_on(hosts: SshHosts, host: str, job: str, *args: str) -> Watched:
+    """``dunscaith submit --cluster hpc --name JOB ARGS`` typed on ``host``, watched as it runs."""
+    return inside(hosts, host, f"{hosts.dunscaith} submit --cluster hpc --name {job} {' '.join(args)}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import pwd
-import secrets
 import subprocess
 import time
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.infra.forwarding_support import hosts_or_skip
-from tests.infra.login_nodes import NoSsh, Watched, inside, no_ssh_config, out
+from tests.infra.login_nodes import NoSsh, Watched, job_name, no_ssh_config, out, submit_on
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
 from tests.infra.ssh_hosts import SshHosts, wait_for
 
@@ -91,13 +90,9 @@ def nodes() -> Iterator[Nodes]:
         slurm.stop_relay()
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}-{secrets.token_hex(3)}"
-
 
 def _submit_on_login1(nodes: Nodes, job: str, *args: str) -> Watched:
-    words = " ".join(args)
-    return inside(nodes.hosts, "login1", f"{nodes.hosts.dunscaith} submit --cluster hpc --name {job} {words}")
+    return submit_on(nodes.hosts, "login1", job, *args)
 
 
 def _state_on_login1(nodes: Nodes, job: str) -> object:
@@ -189,7 +184,7 @@ def _settled_when_login1_is_back(nodes: Nodes, job: str, object_id: str, request
 
 
 def test_emergency_stop_on_login2_stops_a_running_slurm_job_while_login1_is_down(nodes: Nodes) -> None:
-    job = _name("emr")
+    job = job_name("emr")
     login1 = _submit_on_login1(nodes, job, "-- /bin/sleep 600")
     try:
         login1.wait_for("is running")
@@ -208,7 +203,7 @@ def test_emergency_stop_on_login2_stops_a_running_slurm_job_while_login1_is_down
 
 
 def test_emergency_stop_on_login2_stops_a_held_slurm_job_while_login1_is_down(nodes: Nodes) -> None:
-    job = _name("emh")
+    job = job_name("emh")
     # --begin keeps the released object pending, so that the user can hold it on login1 before it starts
     login1 = _submit_on_login1(nodes, job, "--sbatch=--begin=now+3600", "-- /bin/sleep 600")
     try:

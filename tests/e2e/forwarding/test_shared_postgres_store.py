@@ -17,7 +17,6 @@ asserted.
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 import threading
 import time
@@ -31,7 +30,7 @@ from adapters.store.postgres.store import PostgresStore
 from adapters.store.postgres.target import PostgresTarget
 from domain.model.jobs.ids import JobId
 from tests.infra.forwarding_support import hosts_or_skip
-from tests.infra.login_nodes import Watched, inside, no_ssh_config, out
+from tests.infra.login_nodes import Watched, inside, job_name, no_ssh_config, out, submit_on
 from tests.infra.postgres import PostgresTestServer, PostgresUnavailable, private_server
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster
 from tests.infra.ssh_hosts import SshHosts, wait_for
@@ -100,13 +99,9 @@ def shared() -> Iterator[Shared]:
         slurm.stop_relay()
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}-{secrets.token_hex(3)}"
-
 
 def _submit_on_login1(shared: Shared, job: str, *args: str) -> Watched:
-    words = " ".join(args)
-    return inside(shared.hosts, "login1", f"{shared.hosts.dunscaith} submit --cluster hpc --name {job} {words}")
+    return submit_on(shared.hosts, "login1", job, *args)
 
 
 def _status(shared: Shared, job: str) -> dict[str, object]:
@@ -134,7 +129,7 @@ def _go(shared: Shared, job: str) -> tuple[Path, str]:
 
 
 def test_a_job_submitted_on_login1_is_held_released_and_cancelled_from_login2_with_no_ssh(shared: Shared) -> None:
-    job = _name("pgh")
+    job = job_name("pgh")
     # --begin keeps the released object pending (BeginTime), so that it can be held
     login1 = _submit_on_login1(shared, job, "--sbatch=--begin=now+3600", "-- /bin/sleep 600")
     try:
@@ -166,7 +161,7 @@ def test_a_job_submitted_on_login1_is_held_released_and_cancelled_from_login2_wi
 
 
 def test_login2_takes_over_after_login1s_supervisor_is_killed(shared: Shared) -> None:
-    job = _name("pgk")
+    job = job_name("pgk")
     go, command = _go(shared, job)
     login1 = _submit_on_login1(shared, job, command)
     login2 = None
@@ -205,7 +200,7 @@ def test_login2_takes_over_after_login1s_supervisor_is_killed(shared: Shared) ->
 
 def test_login2_takes_over_after_login1s_network_is_cut(shared: Shared) -> None:
     hosts = shared.hosts
-    job = _name("pgc")
+    job = job_name("pgc")
     go, command = _go(shared, job)
     login1 = _submit_on_login1(shared, job, command)
     login2 = None
@@ -261,7 +256,7 @@ def test_local_jobs_are_forwarded_to_their_host_from_a_node_sharing_the_store(sh
     """A local-scheduler job's objects are login1's processes: from login2, status reads the shared store
     where it is typed, while cancel and supervise run on login1 over ssh, as for a job of another host."""
     hosts, ds = shared.hosts, shared.hosts.dunscaith
-    job = _name("pgl")
+    job = job_name("pgl")
     go, command = _go(shared, job)
     login1 = inside(hosts, "login1", f"{ds} submit --name {job} {command}")
     login2 = None
