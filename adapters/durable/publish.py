@@ -23,13 +23,18 @@ def staging_name(final: str) -> str:
 
 def write_synced(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Create ``path`` exclusively (never through a symlink), write ``data`` and sync it."""
+    _write_new(path, data, mode, sync=True)
+
+
+def _write_new(path: Path, data: bytes, mode: int, *, sync: bool) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        sync_fd(fd)
+        if sync:
+            sync_fd(fd)
     finally:
         os.close(fd)
 
@@ -63,3 +68,20 @@ def replace(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:
         os.unlink(staging)
         raise
     sync_dir(directory)
+
+
+def replace_cached(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:
+    """``replace`` without syncing: for a cache whose every reader treats a missing or damaged file as absent.
+
+    The rename still makes a reader see the old file or the new one whole while the system runs. Only
+    a power loss can leave the new name empty or torn (or keep the old version); the reader then
+    refuses it as undecodable or too old and asks again. Two fsyncs per write are spared, which for a
+    file rewritten on every poll is most of its cost.
+    """
+    staging = directory / staging_name(name)
+    _write_new(staging, data, mode, sync=False)
+    try:
+        os.replace(staging, directory / name)
+    except BaseException:
+        os.unlink(staging)
+        raise

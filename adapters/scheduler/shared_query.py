@@ -6,7 +6,7 @@ record root (one per cluster):
 
 - ``wanted/<token>``: the names each live supervisor asks about (pid + names), refreshed as it polls;
 - ``answer.json``: the last answer (objects, complete, detail) with the names it covers and the
-  wall-clock time it was asked, published whole with ``replace``;
+  wall-clock time it was asked, published whole (staging name, then rename; unsynced: a cache);
 - ``ask.lock``: the flock one process holds while it asks.
 
 A query first reads ``answer.json``: fresh enough (asked within ``max_age``), asked after this
@@ -41,7 +41,7 @@ from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
 from adapters.durable.private_dir import ensure_private_dir
 from adapters.durable.private_read import read_private
-from adapters.durable.publish import replace
+from adapters.durable.publish import replace_cached
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, OutputPaths, QueryResult
 from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
@@ -199,7 +199,9 @@ class SharedQueryScheduler:
             "version": 1, "asked_at": asked_at, "names": list(names), "complete": result.complete,
             "detail": result.detail, "objects": [_view_dict(v) for v in result.objects],
         }
-        replace(self.directory, ANSWER, dumps_canonical(data))
+        # A cache of squeue's answer, not a record: lost or torn by a power loss it reads as absent (or
+        # older than max_age, since a reboot takes longer), which costs one more squeue. No fsync.
+        replace_cached(self.directory, ANSWER, dumps_canonical(data))
 
     def _register(self, names: frozenset[str]) -> None:
         now = time.time()
@@ -211,7 +213,9 @@ class SharedQueryScheduler:
                 os.utime(folder / self._token)
                 self._registered_at = now
                 return
-        replace(folder, self._token, dumps_canonical({"version": 1, "pid": os.getpid(), "names": sorted(names)}))
+        # no fsync: after a power loss the supervisor that wrote it is gone too (a new one registers anew)
+        data = dumps_canonical({"version": 1, "pid": os.getpid(), "names": sorted(names)})
+        replace_cached(folder, self._token, data)
         self._registered, self._registered_at = names, now
 
     def _registered_names(self) -> set[str]:

@@ -150,6 +150,27 @@ def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
     json.loads((tmp_path / "cache" / ANSWER).read_text())
 
 
+def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path):
+    # The cache files are renamed into place without fsync: after a power loss a name may hold nothing,
+    # NUL bytes or a torn start. Each reads as absent: one more query, never a wrong answer.
+    inner, clock = FakeScheduler(), FakeClock()
+    submit(inner, ["a"])
+    a, b = make(inner, tmp_path, clock, 2)
+    a.query([JobId("a")], confirm_absent=True)
+    b.query([JobId("a")], confirm_absent=True)
+    for torn in [b"", b"\0" * 300, b'{"asked_at":1,"complete":true,"detail":"","names":["a"],"obj']:
+        clock.advance(seconds=5)
+        a.query([JobId("a")], confirm_absent=True)
+        asked = inner.calls["query"]
+        (tmp_path / "cache" / ANSWER).write_bytes(torn)
+        (tmp_path / "cache" / WANTED / "torn").write_bytes(torn)
+        [view] = b.query([JobId("a")], confirm_absent=True).objects
+        assert view.state is ObjectState.HELD
+        assert inner.calls["query"] == asked + 1
+        assert inner.log[-1] == ("query", ("a",))
+        json.loads((tmp_path / "cache" / ANSWER).read_text())
+
+
 def test_the_cache_is_private(tmp_path):
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
