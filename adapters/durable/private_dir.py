@@ -90,7 +90,7 @@ def ensure_record_folder(path: Path, root: Path) -> Path:
     try:
         if not relative:
             return ensure_private_dir(path, parents=True)
-        _make_parents(root / "_")
+        _make_parents(root)  # the root and its missing ancestors, each 0700
         current = root
         for part in relative:
             current = ensure_private_dir(current / part)

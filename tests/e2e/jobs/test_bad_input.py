@@ -6,6 +6,7 @@ damaged pointers and residual entries, and inputs that used to end in an interna
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -330,3 +331,39 @@ def test_an_open_settings_cache_folder_warns_once_and_the_command_goes_on(cli: C
     again = cli.run("hold", "far")
     assert again.returncode == 2 and "warning" not in again.stderr, again.stderr
     assert (cache / "settings.json").exists()
+
+
+def test_an_open_forwarded_instances_folder_on_the_owning_host_refuses_the_request_and_runs_nothing(cli: Cli) -> None:
+    import secrets
+
+    from domain.model.forwarding.request import ForwardRequest, Kind, encode_token
+    from entrypoints.dunscaith.forwarding_root import version
+
+    instances = cli.root / "forwarded"
+    instances.mkdir(parents=True)
+    os.chmod(instances, 0o755)
+    request_id = secrets.token_hex(16)
+    token = encode_token(ForwardRequest(request_id, Kind.RUN, ("submit", "--name", "far", "--", "true"),
+                                        version(), "login2", 5.0, terminal=True))
+    done = subprocess.run([DUNSCAITH, "_forwarded", token], env=cli.env(DUNSCAITH_FORWARDING__INSTANCES=str(instances)),
+                          capture_output=True, timeout=90)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    frames = [line.split() for line in done.stdout.decode().splitlines() if line.startswith("DSF1 ")]
+    said = "".join(base64.b64decode(f[3]).decode() for f in frames if f[2] == "err") + done.stderr.decode()
+    assert "internal error" not in said and said.count("\n") == 1, said
+    assert f"{instances} is open to others (mode 0755)" in said and f"chmod 700 {instances}" in said
+    assert stat.S_IMODE(os.stat(instances).st_mode) == 0o755
+    assert os.listdir(instances) == []  # the request made no instance: nothing ran
+    assert not (cli.root / "records.db").exists()
+
+
+def test_an_open_sent_requests_folder_refuses_the_forward_before_anything_is_sent(cli: Cli) -> None:
+    cli.pointer_of_another_host("far", "running")
+    sent = cli.tmp / "home" / ".config" / "dunscaith" / "forwarded"
+    sent.mkdir(parents=True)
+    os.chmod(sent, 0o755)
+    done = cli.run("hold", "far")
+    line = one_line(done)
+    assert f"{sent} is open to others (mode 0755)" in line and f"chmod 700 {sent}" in line, line
+    assert "could not connect" not in done.stderr  # refused before the hop: nothing was sent
+    assert stat.S_IMODE(os.stat(sent).st_mode) == 0o755 and os.listdir(sent) == []
