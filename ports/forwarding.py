@@ -14,6 +14,11 @@ class UnknownRequest(Exception):
     """No forwarded request of this id was recorded by this user (on any login node)."""
 
 
+class SentRequestsUnusable(Exception):
+    """The folder of sent requests may not be used (open to others, another's, a symlink): the user's to fix,
+    never re-moded; the request is refused before anything is recorded or sent. The message names the fix."""
+
+
 class SentRequests(Protocol):
     def record(self, sent: SentRequest) -> None:
         """Record a request durably, before the first byte of it goes out; never replacing one."""

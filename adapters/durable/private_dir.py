@@ -16,6 +16,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from domain.model.jobs.root_errors import RootUnsafe
+
 
 class UnsafeDirectory(Exception):
     """A directory that may not hold the user's records (symlink, another owner, open to others, not a directory)."""
@@ -71,6 +73,30 @@ def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: b
     finally:
         os.close(fd)
     return path
+
+
+def ensure_record_folder(path: Path, root: Path) -> Path:
+    """A folder dunscaith keeps under the record ``root``, refused as the root itself is: ``RootUnsafe``,
+    which every command gives in one line, exit 2, the folder untouched.
+
+    Each folder from the root down to ``path`` is checked (``ensure_private_dir``), existing ones too:
+    an open ``slurm-queries/`` is refused although the cluster's folder inside it is 0700. The root
+    itself is the record root's to check; it is only made here when missing.
+    """
+    try:
+        relative = path.relative_to(root).parts
+    except ValueError:
+        relative = ()
+    try:
+        if not relative:
+            return ensure_private_dir(path, parents=True)
+        _make_parents(root)  # the root and its missing ancestors, each 0700
+        current = root
+        for part in relative:
+            current = ensure_private_dir(current / part)
+        return current
+    except UnsafeDirectory as exc:  # never re-moded: the user's to fix
+        raise RootUnsafe(str(root), str(exc)) from None
 
 
 def _mkdir(path: Path) -> bool:

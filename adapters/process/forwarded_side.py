@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
-from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.process.forked_owner import OwnerLaunch, OwnerProcess
 from domain.model.forwarding.frames import (
     MAX_PAYLOAD,
@@ -177,7 +177,11 @@ class ForwardedSide:
 
     def _run(self, request: ForwardRequest, out: _Out) -> int:
         rid = request.request_id
-        ensure_private_dir(self.base, parents=True)
+        try:
+            ensure_private_dir(self.base, parents=True)
+        except UnsafeDirectory as exc:  # never re-moded; the request is refused before anything runs
+            out.put(b"".join(encode_data(rid, FrameKind.ERR, f"dunscaith: on {self.host}: {exc}\n".encode())))
+            return self._final(out, rid, REFUSED_EXIT)
         folder = self.base / rid
         try:
             os.mkdir(folder, 0o700)

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 
 from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
-from adapters.durable.private_dir import ensure_private_dir
+from adapters.durable.private_dir import ensure_record_folder
 from adapters.durable.private_read import read_private
 from adapters.durable.publish import replace_cached
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -78,9 +78,14 @@ class SharedQueryScheduler:
         *,
         max_age: float = 4.0,
         registration_ttl: float = 900.0,
+        record_root: Path | None = None,
     ) -> None:
+        """``record_root``: the root ``directory`` lies under, named when a folder of it is refused."""
         self.inner = inner
         self.directory = directory
+        self._root = record_root or directory
+        # checked now, before a job is recorded: an open folder refuses the command, never a query mid-run
+        ensure_record_folder(directory / WANTED, self._root)
         self._clock = clock
         self._max_age = max_age
         self._ttl = registration_ttl
@@ -140,7 +145,7 @@ class SharedQueryScheduler:
         wanted = frozenset(names)
         if not wanted:
             return QueryResult((), True)
-        ensure_private_dir(self.directory, parents=True)
+        ensure_record_folder(self.directory, self._root)
         self._register(wanted)
         answer = None if self._acted else self._fresh_answer(wanted)
         if answer is not None:
@@ -205,7 +210,7 @@ class SharedQueryScheduler:
 
     def _register(self, names: frozenset[str]) -> None:
         now = time.time()
-        folder = ensure_private_dir(self.directory / WANTED, parents=True)
+        folder = ensure_record_folder(self.directory / WANTED, self._root)
         if names == self._registered and now - self._registered_at < self._ttl / 4:
             return
         if names == self._registered:

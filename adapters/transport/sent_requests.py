@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from adapters.durable.config_dir import ensure_dunscaith_dir
+from adapters.durable.private_dir import UnsafeDirectory
 from adapters.durable.publish import publish
 from adapters.durable.sync import sync_dir
 from domain.model.forwarding.recovery import (
@@ -34,7 +35,7 @@ from domain.model.forwarding.recovery import (
 from domain.model.forwarding.request import check_request_id
 from domain.model.forwarding.verdict import Kind
 from domain.model.strict_json import DecodeError, dumps_canonical
-from ports.forwarding import UnknownRequest
+from ports.forwarding import SentRequestsUnusable, UnknownRequest
 
 MAX_FILE = 1 << 20
 MAY_HAVE_RUN = Kind.MAY_HAVE_RUN.value
@@ -51,7 +52,10 @@ class FileSentRequests:
 
     def _ready(self) -> Path:
         # ~/.config/dunscaith may be the user's own, 0755 for their config.toml: used as it is, never re-moded
-        return ensure_dunscaith_dir(self.directory)
+        try:
+            return ensure_dunscaith_dir(self.directory)
+        except UnsafeDirectory as exc:
+            raise SentRequestsUnusable(f"forwarded requests cannot be recorded: {exc}") from None
 
     def record(self, sent: SentRequest) -> None:
         directory = self._ready()
@@ -84,6 +88,7 @@ class FileSentRequests:
             names = set(os.listdir(self.directory))
         except (FileNotFoundError, NotADirectoryError):  # nothing recorded (record refuses such a folder)
             return []
+        self._ready()  # a folder record would refuse (open to others, a symlink) is refused before any mark
         if MARKED not in names:
             self._mark_earlier(self.directory)
             names = set(os.listdir(self.directory))

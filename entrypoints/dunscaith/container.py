@@ -111,7 +111,7 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
         accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir))
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
     shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                                  max_age=t.coalesce_max_age)
+                                  max_age=t.coalesce_max_age, record_root=settings.records.root)
     try:
         yield shared
     finally:

@@ -71,6 +71,7 @@ def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], j
     """Run ``argv`` on ``host`` (the job's owning host); the exit status it had there (or the hop's)."""
     from domain.model.forwarding.request import UnsafeBinaryPath
     from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
+    from ports.forwarding import SentRequestsUnusable
     from ports.transport import TransportRefused
 
     refuse_if_forwarded(job, host)
@@ -80,7 +81,7 @@ def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], j
         # get_pty), so Ctrl-C reaches the remote as SIGINT.
         terminal = os.isatty(0) and transport.name in ("openssh", "paramiko")
         result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
-    except (UnsafeBinaryPath, TransportRefused) as exc:
+    except (UnsafeBinaryPath, TransportRefused, SentRequestsUnusable) as exc:
         raise BadInput(f"{exc}; nothing ran on {host}") from None
     report(result)
     return result.verdict.exit_code

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,7 +133,12 @@ def read_cached(key: str, env: Mapping[str, str] | None = None) -> RoutingSettin
 
 
 def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None) -> None:
-    """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time."""
+    """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time.
+
+    A cache folder refused as unsafe (open to others, another's, a symlink) is the user's to fix and is
+    never re-moded: the command goes on (a cache is never a reason to refuse one) with one warning line
+    naming the folder and the fix, since otherwise every command would pay the slow path unseen. Other
+    write failures (a full or read-only disk) stay silent: they are not the user's setting to change."""
     from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
     from adapters.durable.publish import replace
 
@@ -144,7 +150,9 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
     try:
         os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)  # ~/.cache: made if missing, never changed
         replace(ensure_private_dir(path.parent), path.name, body)
-    except (OSError, UnsafeDirectory):
+    except UnsafeDirectory as exc:
+        print(f"dunscaith: warning: the routing settings are not remembered: {exc}", file=sys.stderr)
+    except OSError:
         pass
 
 

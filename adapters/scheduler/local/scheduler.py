@@ -48,7 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_dir import ensure_record_folder
 from adapters.durable.private_read import read_private
 from adapters.durable.publish import publish
 from adapters.durable.sync import sync_dir
@@ -81,7 +81,6 @@ from domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from domain.model.jobs.root_errors import RootUnsafe
 from domain.model.strict_json import DecodeError
 from ports.scheduler import SchedulerError
 
@@ -103,10 +102,7 @@ class LocalScheduler:
     ) -> None:
         """Objects under ``root/local-scheduler``. ``checkpoint`` is a fault-injection seam for tests,
         called after each durable step of a release ("released", "start-decided", "spawned")."""
-        try:
-            self.base = ensure_private_dir(root / DIRECTORY, parents=True)
-        except UnsafeDirectory as exc:  # never re-moded: the user's to fix, one line and exit 2
-            raise RootUnsafe(str(root), str(exc)) from None
+        self.base = ensure_record_folder(root / DIRECTORY, root)  # checked here, before any job is recorded
         self._dunscaith = tuple(dunscaith) if dunscaith is not None else spawn.default_dunscaith()
         self._grace = grace_seconds
         self._wait = terminate_wait_seconds

@@ -6,6 +6,7 @@ damaged pointers and residual entries, and inputs that used to end in an interna
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -272,17 +273,97 @@ def test_an_empty_script_or_chdir_is_named_in_one_line_and_nothing_is_recorded(c
     assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
 
 
+def refused_folder_line(cli: Cli, folder: Path, mode: int = 0o755) -> str:
+    return (f"dunscaith: record root {cli.root} cannot be used: {folder} is open to others (mode {mode:04o}) and "
+            f"dunscaith never changes the mode of a directory it did not create; if it is yours alone, chmod 700 "
+            f"{folder}; set records.root (environment: DUNSCAITH_RECORDS__ROOT) to a directory of your own")
+
+
+def recorded_jobs(cli: Cli) -> list[str]:
+    done = cli.run("list", "--json")
+    assert done.returncode == 0, done.stderr
+    return sorted(job["job"] for job in json.loads(done.stdout)["jobs"])
+
+
 def test_an_open_local_scheduler_folder_is_refused_never_re_moded_and_the_job_is_not_lost(cli: Cli) -> None:
     assert cli.run("submit", "--name", "first", "--", "true").returncode == 0  # makes the root and its folders
     folder = cli.root / "local-scheduler"
     os.chmod(folder, 0o755)
     done = cli.run("submit", "--name", "second", "--", "true")
-    assert one_line(done) == (
-        f"dunscaith: record root {cli.root} cannot be used: {folder} is open to others (mode 0755) and dunscaith "
-        f"never changes the mode of a directory it did not create; if it is yours alone, chmod 700 {folder}; "
-        "set records.root (environment: DUNSCAITH_RECORDS__ROOT) to a directory of your own")
+    assert one_line(done) == refused_folder_line(cli, folder)
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
-    os.chmod(folder, 0o700)  # the fix the line gives; the job was recorded and waits, never sent
-    again = cli.run("supervise", "second")
+    os.chmod(folder, 0o700)  # the fix the line gives: the job was refused before it was recorded
+    assert recorded_jobs(cli) == ["first"]
+    assert cli.status("first")["outcome"]["result"] == "succeeded"  # what was recorded is kept
+    again = cli.run("submit", "--name", "second", "--", "true")
     assert again.returncode == 0, again.stderr
     assert cli.status("second")["outcome"]["result"] == "succeeded"
+
+
+@pytest.mark.parametrize("open_part", ["slurm-queries", "slurm-queries/big", "slurm-queries/big/wanted"])
+def test_an_open_slurm_queries_folder_is_refused_before_the_job_is_recorded(cli: Cli, open_part: str) -> None:
+    config(cli, '[clusters.big]\nadapter = "slurm"\nbin_dir = "/nonexistent/slurm/bin"\n')
+    assert cli.run("submit", "--name", "first", "--", "true").returncode == 0
+    folder = cli.root / open_part
+    queries = cli.root / "slurm-queries"
+    for each in [queries, queries / "big", queries / "big" / "wanted"]:
+        each.mkdir()
+        os.chmod(each, 0o755 if each == folder else 0o700)
+    done = cli.run("submit", "--cluster", "big", "--name", "second", "--", "true")
+    assert one_line(done) == refused_folder_line(cli, folder)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+    assert recorded_jobs(cli) == ["first"]
+
+
+def test_an_open_settings_cache_folder_warns_once_and_the_command_goes_on(cli: Cli) -> None:
+    cache = cli.tmp / "home" / ".cache" / "dunscaith"
+    cache.mkdir(parents=True, mode=0o700)
+    os.chmod(cache, 0o755)
+    cli.pointer_of_another_host("far", "running")  # routing reads the remembered settings
+    done = cli.run("hold", "far")
+    assert done.returncode == 2 and "could not connect to login2" in done.stderr, done.stderr
+    assert [line for line in done.stderr.splitlines() if "warning" in line] == [
+        f"dunscaith: warning: the routing settings are not remembered: {cache} is open to others (mode 0755) and "
+        f"dunscaith never changes the mode of a directory it did not create; if it is yours alone, chmod 700 {cache}"]
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o755
+    assert not (cache / "settings.json").exists()
+    os.chmod(cache, 0o700)  # the fix the line gives: remembered from the next command on, no warning
+    again = cli.run("hold", "far")
+    assert again.returncode == 2 and "warning" not in again.stderr, again.stderr
+    assert (cache / "settings.json").exists()
+
+
+def test_an_open_forwarded_instances_folder_on_the_owning_host_refuses_the_request_and_runs_nothing(cli: Cli) -> None:
+    import secrets
+
+    from domain.model.forwarding.request import ForwardRequest, Kind, encode_token
+    from entrypoints.dunscaith.forwarding_root import version
+
+    instances = cli.root / "forwarded"
+    instances.mkdir(parents=True)
+    os.chmod(instances, 0o755)
+    request_id = secrets.token_hex(16)
+    token = encode_token(ForwardRequest(request_id, Kind.RUN, ("submit", "--name", "far", "--", "true"),
+                                        version(), "login2", 5.0, terminal=True))
+    done = subprocess.run([DUNSCAITH, "_forwarded", token], env=cli.env(DUNSCAITH_FORWARDING__INSTANCES=str(instances)),
+                          capture_output=True, timeout=90)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    frames = [line.split() for line in done.stdout.decode().splitlines() if line.startswith("DSF1 ")]
+    said = "".join(base64.b64decode(f[3]).decode() for f in frames if f[2] == "err") + done.stderr.decode()
+    assert "internal error" not in said and said.count("\n") == 1, said
+    assert f"{instances} is open to others (mode 0755)" in said and f"chmod 700 {instances}" in said
+    assert stat.S_IMODE(os.stat(instances).st_mode) == 0o755
+    assert os.listdir(instances) == []  # the request made no instance: nothing ran
+    assert not (cli.root / "records.db").exists()
+
+
+def test_an_open_sent_requests_folder_refuses_the_forward_before_anything_is_sent(cli: Cli) -> None:
+    cli.pointer_of_another_host("far", "running")
+    sent = cli.tmp / "home" / ".config" / "dunscaith" / "forwarded"
+    sent.mkdir(parents=True)
+    os.chmod(sent, 0o755)
+    done = cli.run("hold", "far")
+    line = one_line(done)
+    assert f"{sent} is open to others (mode 0755)" in line and f"chmod 700 {sent}" in line, line
+    assert "could not connect" not in done.stderr  # refused before the hop: nothing was sent
+    assert stat.S_IMODE(os.stat(sent).st_mode) == 0o755 and os.listdir(sent) == []

@@ -2,6 +2,7 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,17 @@ def test_an_open_directory_can_be_accepted_but_is_still_never_changed(tmp_path):
     assert mode(d) == 0o755
     new = ensure_private_dir(tmp_path / "new", closed_to_others=False)
     assert mode(new) == 0o700
+
+
+def test_a_record_folder_checks_every_folder_from_the_root_down_and_refuses_as_the_root_is(tmp_path: Path) -> None:
+    from adapters.durable.private_dir import ensure_record_folder
+    from domain.model.jobs.root_errors import RootUnsafe
+
+    root = tmp_path / "records"
+    made = ensure_record_folder(root / "slurm-queries" / "big" / "wanted", root)
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (root, made.parent.parent, made.parent, made)] == [0o700] * 4
+    assert sorted(os.listdir(root)) == ["slurm-queries"]  # nothing else made beside it
+    os.chmod(root / "slurm-queries", 0o755)  # an open middle folder, though the one asked for is 0700
+    with pytest.raises(RootUnsafe, match=f"record root {root} cannot be used: {root / 'slurm-queries'} is open"):
+        ensure_record_folder(made, root)
+    assert stat.S_IMODE(os.stat(root / "slurm-queries").st_mode) == 0o755

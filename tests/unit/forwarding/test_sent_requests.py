@@ -93,7 +93,7 @@ def test_resolved_requests_expire_after_thirty_days_and_one_that_may_have_run_ne
 
 
 def test_records_of_an_earlier_build_are_marked_once_from_their_own_files(sent: FileSentRequests) -> None:
-    sent.directory.mkdir(parents=True)
+    sent.directory.mkdir(parents=True, mode=0o700)  # as dunscaith makes it: an open one is refused
     for n, verdict in ((1, "completed"), (2, "may have run"), (3, None)):
         (sent.directory / f"{_rid(n)}.json").write_bytes(encode_sent(_sent(n)))
         if verdict is not None:
