@@ -46,7 +46,11 @@ def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: b
     """
     if parents:
         _make_parents(path.parent)
-    created = _mkdir(path)
+    _check(path, created=_mkdir(path), closed_to_others=closed_to_others)
+    return path
+
+
+def _check(path: Path, *, created: bool, closed_to_others: bool = True) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -72,7 +76,6 @@ def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: b
                                   f"mode of a directory it did not create; if it is yours alone, chmod 700 {path}")
     finally:
         os.close(fd)
-    return path
 
 
 def ensure_record_folder(path: Path, root: Path) -> Path:
@@ -96,6 +99,25 @@ def ensure_record_folder(path: Path, root: Path) -> Path:
             current = ensure_private_dir(current / part)
         return current
     except UnsafeDirectory as exc:  # never re-moded: the user's to fix
+        raise RootUnsafe(str(root), str(exc)) from None
+
+
+def check_record_folder(path: Path, root: Path) -> None:
+    """What ``ensure_record_folder`` would refuse, found without making anything: each folder from
+    the root down to ``path`` that exists is checked, and the walk ends at the first missing one (a
+    command that only may need the folder, such as an emergency stop, leaves no trace)."""
+    try:
+        relative = path.relative_to(root).parts
+    except ValueError:
+        relative = ()
+    current = root
+    try:
+        for part in relative:
+            current = current / part
+            if not os.path.lexists(current):
+                return
+            _check(current, created=False)
+    except UnsafeDirectory as exc:
         raise RootUnsafe(str(root), str(exc)) from None
 
 

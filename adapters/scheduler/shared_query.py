@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 
 from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
-from adapters.durable.private_dir import ensure_record_folder
+from adapters.durable.private_dir import check_record_folder, ensure_record_folder
 from adapters.durable.private_read import read_private
 from adapters.durable.publish import replace_cached
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -84,8 +84,9 @@ class SharedQueryScheduler:
         self.inner = inner
         self.directory = directory
         self._root = record_root or directory
-        # checked now, before a job is recorded: an open folder refuses the command, never a query mid-run
-        ensure_record_folder(directory / WANTED, self._root)
+        # checked now, before a job is recorded: an open folder refuses the command, never a query mid-run;
+        # made only when first used, so stop --emergency on a host with no records leaves none (seed 000)
+        check_record_folder(directory / WANTED, self._root)
         self._clock = clock
         self._max_age = max_age
         self._ttl = registration_ttl

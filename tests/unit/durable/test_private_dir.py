@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from adapters.durable.private_dir import UnsafeDirectory, check_record_folder, ensure_private_dir
+from domain.model.jobs.root_errors import RootUnsafe
 
 
 def mode(path):
@@ -122,4 +123,15 @@ def test_a_record_folder_checks_every_folder_from_the_root_down_and_refuses_as_t
     os.chmod(root / "slurm-queries", 0o755)  # an open middle folder, though the one asked for is 0700
     with pytest.raises(RootUnsafe, match=f"record root {root} cannot be used: {root / 'slurm-queries'} is open"):
         ensure_record_folder(made, root)
+    assert stat.S_IMODE(os.stat(root / "slurm-queries").st_mode) == 0o755
+
+
+def test_checking_a_record_folder_makes_nothing_and_refuses_an_open_existing_one(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    check_record_folder(root / "slurm-queries" / "hpc" / "wanted", root)
+    assert not root.exists()  # an emergency stop on a host with no records leaves none
+    (root / "slurm-queries").mkdir(parents=True, mode=0o700)
+    os.chmod(root / "slurm-queries", 0o755)
+    with pytest.raises(RootUnsafe, match="open to others"):
+        check_record_folder(root / "slurm-queries" / "hpc" / "wanted", root)
     assert stat.S_IMODE(os.stat(root / "slurm-queries").st_mode) == 0o755
