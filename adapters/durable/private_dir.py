@@ -16,8 +16,6 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from domain.model.jobs.root_errors import RootUnsafe
-
 
 class UnsafeDirectory(Exception):
     """A directory that may not hold the user's records (symlink, another owner, open to others, not a directory)."""
@@ -99,7 +97,7 @@ def ensure_record_folder(path: Path, root: Path) -> Path:
             current = ensure_private_dir(current / part)
         return current
     except UnsafeDirectory as exc:  # never re-moded: the user's to fix
-        raise RootUnsafe(str(root), str(exc)) from None
+        raise _root_unsafe(root, exc) from None
 
 
 def check_record_folder(path: Path, root: Path) -> None:
@@ -118,7 +116,14 @@ def check_record_folder(path: Path, root: Path) -> None:
                 return
             _check(current, created=False)
     except UnsafeDirectory as exc:
-        raise RootUnsafe(str(root), str(exc)) from None
+        raise _root_unsafe(root, exc) from None
+
+
+def _root_unsafe(root: Path, exc: UnsafeDirectory) -> Exception:
+    # imported here: remote run's lean entry uses this module and must not load the jobs domain
+    from domain.model.jobs.root_errors import RootUnsafe
+
+    return RootUnsafe(str(root), str(exc))
 
 
 def _mkdir(path: Path) -> bool:
