@@ -1,13 +1,14 @@
 """The wrapper's child (``dunscaith remote exec``): wait at the barrier, then become the worker.
 
-The wrapper spawns this as the leader of a new process group, with the barrier's read end on fd 3
+The wrapper forks this as the leader of a new process group, with the barrier's read end on fd 3
 and the status pipe's write end on fd 4. The barrier delivers the program, environment and working
 directory (never on a command line, so values stay out of ``ps``) only after ``instance.json`` is on
 disk. The status pipe is close-on-exec: a successful ``execve`` closes it with nothing written, a
 failed start writes one JSON line, so the wrapper never confuses a failed start with an exit.
 
-It imports only the standard library and is run as a script (``python -I -S .../exec_side.py``: no
-site, no user environment) to keep the start cheap; ``dunscaith remote exec`` reaches the same ``main``.
+It imports only the standard library. The wrapper runs ``main`` in a fork of itself (no interpreter
+start-up on the path of every job's start: see ``wrapper._start_exec_side``); ``dunscaith remote exec``
+reaches the same ``main``.
 """
 
 from __future__ import annotations

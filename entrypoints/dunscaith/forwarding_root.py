@@ -12,7 +12,7 @@ import os
 import pwd
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,12 +104,12 @@ def forwarded_env() -> str | None:
 
 
 # --- the host's side ---------------------------------------------------------------------------------------
-def _run_owner(launch: OwnerLaunch) -> int:
+def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
     """In the forked child: ``remote run --instance-dir D --cwd C -- ARGV`` with the environment in memory."""
     from entrypoints.dunscaith.remote_run import RunArgs, run_owned
 
     return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
-                             None, Path(launch.cwd)))
+                             None, Path(launch.cwd)), ended)
 
 
 def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:

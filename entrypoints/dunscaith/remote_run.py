@@ -219,11 +219,11 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
 
 
-def _system_wrapper(directory: Path) -> Owner:
+def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None) -> Owner:
     from adapters.clock.system import SystemClock
     from adapters.process.wrapper import PosixWrapper
 
-    return PosixWrapper(directory, SystemClock())
+    return PosixWrapper(directory, SystemClock(), ended=ended)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -242,13 +242,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run_owned(parsed))
 
 
-def run_owned(parsed: RunArgs) -> int:
+def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None) -> int:
     """``remote run``'s whole life for ``parsed``: its exit code, every error one line on stderr.
 
     ``main`` runs it in a process of its own; a forwarded command runs it in a child forked from the
-    forwarded side (adapters/process/forked_owner.py), without a second interpreter start-up."""
+    forwarded side (adapters/process/forked_owner.py), without a second interpreter start-up; ``ended``
+    is then told the worker's code as soon as its outcome is recorded (PosixWrapper's ``ended``)."""
     try:
-        return own(parsed, _system_wrapper)
+        return own(parsed, lambda directory: _system_wrapper(directory, ended))
     except KeyboardInterrupt:
         return _said(EXIT_INTERRUPTED, "interrupted")
     except BadInput as exc:

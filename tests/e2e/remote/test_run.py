@@ -234,3 +234,19 @@ def test_a_descriptor_handed_to_the_wrapper_stays_with_the_wrapper(remote: Remot
         os.close(keep)
     assert done.returncode == 0, done.stderr
     assert sorted(int(fd) for fd in done.stdout.split()) == [0, 1, 2, 3]  # 3: ls's own listing of the directory
+
+
+def test_the_worker_starts_unblocked_in_a_group_of_its_own_whatever_the_wrapper_inherited(
+        remote: Remote, tmp_path: Path) -> None:
+    # The worker is forked from the wrapper (no interpreter of its own): a mask the wrapper was started
+    # with must not reach it, and its group must be the one instance.json names.
+    done = subprocess.run(
+        [DUNSCAITH, "remote", "run", "--instance-dir", str(tmp_path / "inst"), "--env", "PATH=/usr/bin:/bin",
+         "--", "sh", "-c", "grep '^SigBlk:' /proc/self/status; ps -o pgid= -p $$"],
+        capture_output=True, text=True, timeout=60,
+        preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM}))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].split() == ["SigBlk:", "0000000000000000"]
+    instance = read_json(tmp_path / "inst" / "instance.json")
+    assert int(lines[1]) == instance["process_group"] == instance["worker_pid"]
