@@ -20,7 +20,6 @@ import hashlib
 import os
 import select
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -44,7 +43,9 @@ from domain.model.forwarding.frames import (
 )
 from domain.model.forwarding.request import (
     FORWARDED_ENV,
+    MAX_TOKEN_CHARS,
     PROTOCOL,
+    TOKEN_ON_STDIN,
     ForwardRequest,
     Kind,
     TokenError,
@@ -60,6 +61,37 @@ if TYPE_CHECKING:
 SILENCE_BEATS = 4  # the caller is gone after this many heartbeat intervals without a frame
 REFUSED_EXIT = 2
 OUTPUT_BUFFER_LIMIT = 8 << 20  # what is held for a caller that stopped reading, before it counts as gone
+# The caller writes the token as soon as its request is recorded, milliseconds after its ssh started (it
+# first ends this session if it has earlier requests to ask about): a token later than this never comes.
+TOKEN_WAIT_SECONDS = 60.0
+
+
+def read_token_line(fd: int, timeout: float = TOKEN_WAIT_SECONDS) -> tuple[str, bytes] | None:
+    """The token the caller writes first on stdin (``remote_command(binary, "-")``), and the bytes after
+    it (the first frames); None when stdin ended, or stayed silent or too long, before a whole line."""
+    got = bytearray()
+    deadline = time.monotonic() + timeout
+    while b"\n" not in got:
+        left = deadline - time.monotonic()
+        if left <= 0 or len(got) > MAX_TOKEN_CHARS + 1:
+            return None
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except InterruptedError:
+            continue
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except InterruptedError:
+            continue
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        got += chunk
+    line, _, rest = bytes(got).partition(b"\n")
+    return line.decode("ascii", "replace"), rest
 
 
 def instances_base(env: Mapping[str, str], user: str) -> Path:
@@ -114,16 +146,23 @@ class ForwardedSide:
         self.version = version
         self.env = dict(env)
         self.base = instances_base(env, user)
-        self.host = socket.gethostname()
+        self.host = os.uname().nodename  # what gethostname(3) returns, without importing socket
         self._signals: list[int] = []
+        self._input = b""  # what came on stdin after the token: the first frames
         self._wanted: list[int] = []  # signals for the command's group, delivered once it is published
 
     def __call__(self) -> int:
         if self.env.get(FORWARDED_ENV):
             return self._refuse_plain(f"this command was itself forwarded (request {self.env[FORWARDED_ENV]}); "
                                       "a forwarded command never forwards again")
+        token = self.token
+        if token == TOKEN_ON_STDIN:
+            found = read_token_line(0)
+            if found is None:  # the caller went away (or never wrote) before its request: nothing ran
+                return self._refuse_plain(f"on {self.host}: no request arrived on stdin; nothing was run")
+            token, self._input = found
         try:
-            request = decode_token(self.token, self.version)
+            request = decode_token(token, self.version)
         except TokenError as exc:  # no frames: the caller's protocol may frame differently
             return self._refuse_plain(f"on {self.host}: {exc}")
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
@@ -222,6 +261,11 @@ class ForwardedSide:
             os.set_blocking(child_in, False)
         watch_input = not request.terminal
         input_ended = False
+        for frame in reader.feed(self._input):  # what followed the token at once on stdin
+            if frame.kind is FrameKind.IN:
+                to_child += frame.payload
+            elif frame.kind is FrameKind.IN_END:
+                input_ended = True
         beat = request.heartbeat_seconds
         last_heard = time.monotonic()
         next_beat = time.monotonic() + beat

@@ -69,10 +69,14 @@ def refuse_if_forwarded(job: str, host: str) -> None:
 
 def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> int:
     """Run ``argv`` on ``host`` (the job's owning host); the exit status it had there (or the hop's)."""
-    from domain.model.forwarding.request import UnsafeBinaryPath
+    from domain.model.forwarding.request import UnsafeBinaryPath, remote_command
     from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
-    from ports.forwarding import SentRequestsUnusable
     from ports.transport import TransportRefused
+
+    def refusals() -> tuple[type[Exception], ...]:
+        from ports.forwarding import SentRequestsUnusable  # imported once ssh runs, or when refused
+
+        return UnsafeBinaryPath, TransportRefused, SentRequestsUnusable
 
     refuse_if_forwarded(job, host)
     try:
@@ -80,9 +84,21 @@ def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], j
         # At a terminal, the remote gets one and this terminal is handed to it (ssh -tt, or paramiko's
         # get_pty), so Ctrl-C reaches the remote as SIGINT.
         terminal = os.isatty(0) and transport.name in ("openssh", "paramiko")
-        result = forward_command(section, transport, terminal)(host, binary, argv, terminal)
-    except (UnsafeBinaryPath, TransportRefused, SentRequestsUnusable) as exc:
-        raise BadInput(f"{exc}; nothing ran on {host}") from None
+        # Without one, ssh starts here, before the use case is even imported: it connects and logs in
+        # while the request is recorded; its token (the request) goes only once it is (ForwardCommand).
+        opened = None if terminal else transport.open(host, remote_command(binary), False, False)
+        try:
+            use_case = forward_command(section, transport, terminal)
+        except BaseException:
+            if opened is not None:
+                opened.abort()  # nothing was sent on it
+                opened.finish(1.0)
+            raise
+        result = use_case(host, binary, argv, terminal, opened)
+    except Exception as exc:
+        if isinstance(exc, refusals()):
+            raise BadInput(f"{exc}; nothing ran on {host}") from None
+        raise
     report(result)
     return result.verdict.exit_code
 

@@ -147,9 +147,22 @@ def decode_token(token: str, our_version: str) -> ForwardRequest:
                           heartbeat, obj["terminal"], protocol)
 
 
-def remote_command(binary: str, token: str) -> str:
-    """The one command line the remote shell sees: an absolute path, the hidden entry, the token."""
+def remote_command(binary: str, token: str = "-") -> str:
+    """The one command line the remote shell sees: an absolute path, the hidden entry, the token or ``-``.
+
+    ``-`` (TOKEN_ON_STDIN): the token follows as the first line of the command's stdin (``token_line``),
+    so the session can be started before the request is recorded and the token written only after: the
+    connection's set-up then overlaps the caller's recording, and nothing of the request leaves before
+    it is recorded. A terminal session (whose stdin is the terminal) carries the token on the line."""
     return f"{check_binary_path(binary)} {FORWARDED_ENTRY} {token}"
+
+
+def token_line(token: str) -> bytes:
+    """What goes first into the stdin of a ``remote_command(binary, TOKEN_ON_STDIN)`` session."""
+    return token.encode("ascii") + b"\n"
+
+
+TOKEN_ON_STDIN = "-"
 
 
 FORWARDED_ENTRY = "_forwarded"  # hidden: the host's side of forwarding; never typed by a user

@@ -31,13 +31,21 @@ from domain.model.forwarding.recovery import (
     describe,
     read_report,
 )
-from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, version_warning
+from domain.model.forwarding.request import (
+    TOKEN_ON_STDIN,
+    ForwardRequest,
+    Kind,
+    encode_token,
+    remote_command,
+    token_line,
+    version_warning,
+)
 from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
 from domain.model.strict_json import DecodeError
 from ports.clock import Clock
 from ports.forwarding import CallerStreams, SentRequests
 from ports.interrupts import Interrupts
-from ports.transport import Transport
+from ports.transport import Channel, Transport
 
 SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
 TICK_SECONDS = 0.1  # how often the user's stdin is looked at
@@ -83,30 +91,59 @@ class ForwardCommand:
         self.drain = drain_seconds
         self.program = program
 
-    def __call__(self, host: str, binary: str, argv: Sequence[str], terminal: bool) -> Forwarded:
-        self.sent.expire(self.clock.now(), RESOLVED_KEPT)
-        self.settle_earlier(host)
-        rid = self.new_id()
-        request = ForwardRequest(rid, Kind.RUN, tuple(argv), self.version, self.caller_host, self.heartbeat, terminal)
-        command = remote_command(binary, encode_token(request))  # refused here, before anything is recorded
-        self.sent.record(SentRequest(rid, host, binary, tuple(argv), self.clock.now()))
+    def __call__(self, host: str, binary: str, argv: Sequence[str], terminal: bool,
+                 opened: Channel | None = None) -> Forwarded:
+        """``opened``: a session of ``remote_command(binary)`` (the token on stdin) the caller started even
+        sooner, on which nothing was sent yet; this call owns it from here (it is ended if unused).
+
+        Without a terminal the session starts before the request is recorded and its token (the request,
+        the first byte of it) is written only after: ssh connects and logs in meanwhile. A terminal
+        session carries the token on its command line, so it starts only once the request is recorded."""
+        try:
+            self.sent.expire(self.clock.now(), RESOLVED_KEPT)
+            earlier = self.sent.unsettled(host)
+            if earlier and opened is not None:  # asked first, each in a session of its own: this one would wait
+                self._discard(opened)
+                opened = None
+            self.settle_earlier(host, earlier)
+            rid = self.new_id()
+            request = ForwardRequest(rid, Kind.RUN, tuple(argv), self.version, self.caller_host, self.heartbeat,
+                                     terminal)
+            token = encode_token(request)
+            command = remote_command(binary, token if terminal else TOKEN_ON_STDIN)  # an unsafe path: refused
+            if terminal and opened is not None:
+                self._discard(opened)
+                opened = None
+            if not terminal and opened is None:
+                opened = self.transport.open(host, command, False, False)
+            self.sent.record(SentRequest(rid, host, binary, tuple(argv), self.clock.now()))
+        except BaseException:
+            if opened is not None:
+                self._discard(opened)  # nothing was sent on it: the host saw no request
+            raise
         session = _Session(rid, self.streams)
-        verdict = self._session(host, command, session, terminal, prompt=False)
+        verdict = self._session(host, command, session, terminal, prompt=False, token=token, channel=opened)
         if may_prompt(verdict, self.streams.at_terminal()):
             session = _Session(rid, self.streams)
-            verdict = self._session(host, command, session, terminal, prompt=True)
+            verdict = self._session(host, command, session, terminal, prompt=True, token=token)
         self.sent.ended(Received(rid, verdict.kind.value, verdict.reason.name, session.stdout_bytes,
                                  session.digest.hexdigest(), self.clock.now()))
         return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings))
 
-    def settle_earlier(self, host: str) -> None:
+    @staticmethod
+    def _discard(channel: Channel) -> None:
+        channel.abort()
+        channel.finish(1.0)
+
+    def settle_earlier(self, host: str,
+                       earlier: list[tuple[SentRequest, Received | None]] | None = None) -> None:
         """Before a new command goes to ``host``: learn what became of earlier ones that may have run there.
 
         Each answer is told once (on stderr) and recorded; a request still running, or a host that does
         not answer, is asked again by the next command. At most a few are asked, so a host that is down
         is not hammered. Nothing is ever run again.
         """
-        for sent, received in self.sent.unsettled(host)[:MAX_EARLIER]:
+        for sent, received in (self.sent.unsettled(host) if earlier is None else earlier)[:MAX_EARLIER]:
             answer = self.query(sent)
             report = answer.report
             if report is None or report.state in (HostState.RUNNING, HostState.STARTING):
@@ -123,16 +160,21 @@ class ForwardCommand:
         rid = self.new_id()
         request = ForwardRequest(rid, Kind.OUTCOME, (sent.request_id,), self.version, self.caller_host,
                                  self.heartbeat, False)
-        command = remote_command(sent.binary, encode_token(request))
+        command = remote_command(sent.binary, TOKEN_ON_STDIN)
         session = _Session(rid, None)
-        verdict = self._session(sent.host, command, session, terminal=False, prompt=False)
+        verdict = self._session(sent.host, command, session, terminal=False, prompt=False,
+                                token=encode_token(request))
         return Forwarded(rid, sent.host, verdict, message(verdict, sent.host, rid, self.program),
                          tuple(session.warnings), session.report)
 
     # ---- one session ---------------------------------------------------------------------------------
 
-    def _session(self, host: str, command: str, session: _Session, terminal: bool, prompt: bool) -> Verdict:
-        channel = self.transport.open(host, command, terminal, prompt)
+    def _session(self, host: str, command: str, session: _Session, terminal: bool, prompt: bool, token: str,
+                 channel: Channel | None = None) -> Verdict:
+        if channel is None:
+            channel = self.transport.open(host, command, terminal, prompt)
+        if not terminal:
+            channel.send(token_line(token))  # a session that ended already: its evidence says so
         reader = FrameReader(session.request_id)
         rid = session.request_id
         feeding = not terminal and session.streams is not None  # the user's stdin, copied in while it lasts

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from domain.model.forwarding.evidence import Failure
-from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command
+from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, token_line
 from domain.model.forwarding.verdict import Kind as VerdictKind
 from domain.model.forwarding.verdict import Reason, classify
 from tests.infra.forwarding_support import forwarder, hosts_or_skip, openssh_for
@@ -91,6 +91,25 @@ def test_a_protocol_the_host_does_not_know_is_refused_naming_both(hosts: SshHost
     assert "protocol 2" in verdict.detail and "protocol 1" in verdict.detail
     assert "dunscaith 9.0.0" in verdict.detail and "nothing was run" in verdict.detail
     assert "f" * 32 not in instances(hosts, "login1")
+
+
+@pytest.mark.parametrize("sent", ["nothing", "an unknown protocol"])
+def test_a_session_whose_token_on_stdin_never_comes_or_is_refused_ran_nothing(hosts: SshHosts, sent: str) -> None:
+    # Without a terminal the session starts before the request is recorded, its token to follow on stdin.
+    channel = openssh_for(hosts).open("login1", remote_command(hosts.dunscaith), False, False)
+    if sent != "nothing":
+        body = {"protocol": 2, "caller_version": "9.0.0", "request_id": "c" * 32, "argv": ["status"]}
+        channel.send(token_line("dsf." + base64.urlsafe_b64encode(json.dumps(body).encode()).decode().rstrip("=")))
+    channel.close_input()
+    while channel.receive(1.0) != b"":
+        pass
+    verdict = classify(channel.finish(10), hello_seen=False, final=None)
+    assert verdict.kind is VerdictKind.NEVER_RAN and verdict.reason is Reason.NOT_STARTED
+    if sent == "nothing":
+        assert "no request arrived" in verdict.detail
+    else:
+        assert "protocol 2" in verdict.detail and "dunscaith 9.0.0" in verdict.detail
+    assert "c" * 32 not in instances(hosts, "login1")
 
 
 def test_the_same_protocol_from_another_version_runs_with_a_warning(hosts: SshHosts, tmp_path: Path) -> None:

@@ -48,10 +48,19 @@ class ScriptedChannel:
     sent: bytearray = field(default_factory=bytearray)
     input_closed: bool = False
     aborted: bool = False
+    log: list[str] | None = None
 
     def send(self, data: bytes) -> bool:
+        if self.log is not None:
+            self.log.append("send")
         self.sent += data
         return True
+
+    def token(self) -> str:
+        """The first line sent: the token of a session whose command line says ``-``."""
+        line, newline, _ = bytes(self.sent).partition(b"\n")
+        assert newline
+        return line.decode()
 
     def receive(self, timeout: float) -> bytes | None:
         if self.script.output:
@@ -84,7 +93,7 @@ class ScriptedTransport:
         if self.log is not None:
             self.log.append("open")
         self.opened.append((host, command, terminal, prompt))
-        channel = ScriptedChannel(self.scripts.pop(0), self.clock)
+        channel = ScriptedChannel(self.scripts.pop(0), self.clock, log=self.log)
         self.channels.append(channel)
         return channel
 
@@ -154,23 +163,61 @@ def use_case(scripts: list[Script], streams: MemoryStreams | None = None, log: l
     return command, transport, sent, streams
 
 
-def test_the_request_is_recorded_before_the_session_opens() -> None:
+def test_the_request_is_recorded_before_any_byte_of_it_is_sent() -> None:
+    # Without a terminal the session starts first (ssh connects meanwhile), with ``-`` for its token on
+    # its command line; the token, the request itself, is its first input, written once it is recorded.
     log: list[str] = []
-    command, _, sent, streams = use_case([completed()], log=log)
+    command, transport, sent, streams = use_case([completed()], log=log)
     result = command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False)
-    assert log == ["record", "open"]
+    assert log[:3] == ["open", "record", "send"]
+    assert transport.opened[0][1] == "/opt/ds/bin/dunscaith _forwarded -"
+    assert decode_token(transport.channels[0].token(), "0.1.0").request_id == RID
     assert result.verdict.kind is Kind.COMPLETED and result.verdict.exit_code == 3
     assert streams.stdout == b"out\n"
     assert sent.received[RID].stdout_bytes == 4
 
 
+def test_a_terminal_session_opens_only_once_its_request_is_recorded() -> None:
+    log: list[str] = []
+    command, transport, _, _ = use_case([completed()], log=log)
+    command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], True)
+    assert log[:2] == ["record", "open"]  # its token is on its command line
+    binary, entry, token = transport.opened[0][1].split(" ")
+    assert (binary, entry) == ("/opt/ds/bin/dunscaith", "_forwarded")
+    assert decode_token(token, "0.1.0").request_id == RID
+
+
+def test_a_session_started_sooner_is_used_and_its_token_follows_the_record() -> None:
+    log: list[str] = []
+    command, transport, _, _ = use_case([completed(), completed()], log=log)
+    early = transport.open("login1", "/opt/ds/bin/dunscaith _forwarded -", False, False)
+    result = command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False, early)
+    assert log[:3] == ["open", "record", "send"] and len(transport.opened) == 1
+    assert decode_token(early.token(), "0.1.0").request_id == RID and result.verdict.kind is Kind.COMPLETED
+
+
+def test_a_session_started_sooner_is_ended_unsent_when_the_record_cannot_be_made() -> None:
+    from ports.forwarding import SentRequestsUnusable
+
+    class Refusing(MemorySent):
+        def record(self, sent: SentRequest) -> None:
+            raise SentRequestsUnusable("forwarded requests cannot be recorded: test")
+
+    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
+    transport = ScriptedTransport([completed()], clock)
+    command = ForwardCommand(transport, Refusing(), MemoryStreams(), clock, lambda: RID, "0.1.0", "login2")
+    early = transport.open("login1", "/opt/ds/bin/dunscaith _forwarded -", False, False)
+    with pytest.raises(SentRequestsUnusable):
+        command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False, early)
+    assert early.aborted and early.sent == b""  # the host saw the session end with no request: nothing ran
+
+
 def test_the_token_carries_the_arguments_and_the_command_line_nothing_else() -> None:
     command, transport, _, _ = use_case([completed()])
     command("login1", "/opt/ds/bin/dunscaith", ["hold", "j; rm -rf ~"], False)
-    _, line, _, _ = transport.opened[0]
-    binary, entry, token = line.split(" ")
-    assert (binary, entry) == ("/opt/ds/bin/dunscaith", "_forwarded")
-    assert decode_token(token, "0.1.0").argv == ("hold", "j; rm -rf ~")
+    binary, entry, dash = transport.opened[0][1].split(" ")
+    assert (binary, entry, dash) == ("/opt/ds/bin/dunscaith", "_forwarded", "-")
+    assert decode_token(transport.channels[0].token(), "0.1.0").argv == ("hold", "j; rm -rf ~")
 
 
 @pytest.mark.parametrize("script", [dropped(), Script([], SessionEvidence(True, True, None, None, "")),
@@ -196,6 +243,7 @@ def test_a_prompt_only_after_an_authentication_failure_and_only_at_a_terminal(te
     assert [prompt for *_, prompt in transport.opened] == ([False, True] if terminal else [False])
     if terminal:  # the second session is the same request: it proved nothing ran the first time
         assert transport.opened[0][1] == transport.opened[1][1]
+        assert transport.channels[0].token() == transport.channels[1].token()
         assert result.verdict.kind is Kind.COMPLETED
     else:
         assert result.verdict.reason is Reason.AUTH
@@ -293,3 +341,31 @@ def test_the_next_command_to_the_host_first_learns_what_became_of_one_that_may_h
     assert told in streams.stderr.decode()
     assert len(transport.opened) == 3 and first in sent.settled  # told once: the next command asks nothing
     assert sent.unsettled("login1") == []
+
+
+def test_a_session_started_sooner_is_ended_unsent_while_earlier_requests_are_asked_about_first() -> None:
+    from domain.model.forwarding.recovery import HostReport, HostState, report_payload
+
+    first, query, second = "a" * 32, "b" * 32, "c" * 32
+    ids = iter([first, query, second])
+
+    def session(rid: str, *extra: bytes, ended: bool = True) -> Script:
+        hello = encode_json(rid, FrameKind.HELLO, hello_payload(Hello(1, "0.1.0", "login1")))
+        final = [encode_json(rid, FrameKind.EXIT, exit_payload(ExitStatus(0, 0, DIGEST)))] if ended else []
+        return Script([hello, *extra, *final], SessionEvidence(True, True, None, None, "dropped"))
+
+    answer = encode_json(query, FrameKind.RESULT, report_payload(HostReport(first, HostState.ENDED, 0, 0, DIGEST)))
+    clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
+    unused = Script([], SessionEvidence(True, True, None, None, ""))
+    transport = ScriptedTransport([session(first, ended=False), unused, session(query, answer), session(second)],
+                                  clock)
+    sent = MemorySent()
+    command = ForwardCommand(transport, sent, MemoryStreams(), clock, lambda: next(ids), "0.1.0", "login2",
+                             heartbeat_seconds=1.0)
+    assert command("login1", "/opt/ds/bin/dunscaith", ["cancel", "j"], False).verdict.kind is Kind.MAY_HAVE_RUN
+    early = transport.open("login1", "/opt/ds/bin/dunscaith _forwarded -", False, False)
+    result = command("login1", "/opt/ds/bin/dunscaith", ["status", "j"], False, early)
+    assert early.aborted and early.sent == b""  # a host waiting for its token while others are asked: ended
+    assert decode_token(transport.channels[2].token(), "0.1.0").argv == (first,)  # the question, then the command
+    assert decode_token(transport.channels[3].token(), "0.1.0").request_id == second
+    assert result.verdict.kind is Kind.COMPLETED and first in sent.settled
