@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from pathlib import Path
 
 from domain.model.jobs.filesystem import Filesystem, classify_filesystem
@@ -20,7 +19,8 @@ class SystemHost:
         self._mountinfo = mountinfo
 
     def identity(self) -> HostIdentity:
-        return HostIdentity(machine_id=read_machine_id(self._machine_id_files), hostname=socket.gethostname())
+        # os.uname().nodename is what gethostname(3) returns, without socket's import on every routed command
+        return HostIdentity(machine_id=read_machine_id(self._machine_id_files), hostname=os.uname().nodename)
 
     def filesystem(self, path: Path) -> Filesystem:
         target = nearest_existing(path)

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from adapters.transport.process_channel import ProcessChannel
 from domain.model.forwarding.evidence import SessionEvidence
-from domain.model.forwarding.openssh_log import openssh_evidence
 from ports.transport import TransportRefused
 
 # user@host or host: what ssh reads as a destination, never as an option.
@@ -74,6 +73,8 @@ class OpenSshTransport:
             raise TransportRefused(f"{self.ssh} could not be started: {exc.strerror or exc}") from None
 
         def evidence(code: int | None, stderr: str) -> SessionEvidence:
+            from domain.model.forwarding.openssh_log import openssh_evidence  # at the end: not before ssh starts
+
             try:
                 text = log.read_text("utf-8", "replace")
             except OSError:

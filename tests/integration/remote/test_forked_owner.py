@@ -63,3 +63,46 @@ def test_the_code_pipe_is_not_inherited_by_what_the_owner_starts(tmp_path: Path)
     assert listed == [0, 1, 2, 3]  # 3: ls's own listing; the code pipe (3 in the owner) closed at exec
     assert owner.wait() == 4  # an exec'd owner tells nothing: its exit status is read instead
     owner.close()
+
+
+def test_a_prepared_owner_imports_first_then_runs_the_launch_it_is_sent(tmp_path: Path) -> None:
+    from adapters.process.forked_owner import PreparedOwner
+
+    def preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
+        def run(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
+            os.write(1, f"{launch.argv} {sorted(launch.env)} {launch.cwd} {_read_all(0)!r}".encode())
+            return 5
+
+        return run
+
+    prepared = PreparedOwner.fork(preload)
+    owner = prepared.start(_launch(tmp_path), with_stdin=True)
+    assert owner.stdin is not None
+    os.write(owner.stdin, b"input")
+    owner.close_input()
+    assert _read_all(owner.stdout).decode() == f"('true',) ['PATH'] {tmp_path} b'input'"
+    assert owner.wait() == 5
+    prepared.cancel()  # launched: nothing more to end
+    owner.close()
+
+
+def test_a_prepared_owner_never_launched_ends_without_running_anything(tmp_path: Path) -> None:
+    from adapters.process.forked_owner import PreparedOwner
+
+    ran = tmp_path / "ran"
+
+    def preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
+        def run(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
+            ran.touch()
+            return 0
+
+        return run
+
+    prepared = PreparedOwner.fork(preload)
+    prepared.cancel()  # a refused request, or a query: the child reads the end of its launch pipe
+    try:
+        _, status = os.waitpid(prepared.pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    except ChildProcessError:
+        pass  # it had ended already, and cancel reaped it
+    assert not ran.exists()
