@@ -39,11 +39,13 @@ def _write_new(path: Path, data: bytes, mode: int, *, sync: bool) -> None:
         os.close(fd)
 
 
-def publish(directory: Path, name: str, data: bytes, mode: int = 0o600) -> bool:
+def publish(directory: Path, name: str, data: bytes, mode: int = 0o600, *, durable_name: bool = True) -> bool:
     """Put ``data`` at ``directory/name`` if nothing is there yet.
 
     Returns True when this call published the file, False when a file of that name already existed
-    (then the existing file stands and ``data`` is discarded).
+    (then the existing file stands and ``data`` is discarded). ``durable_name=False`` skips the
+    directory's sync: the file is still whole or absent after a power loss (its bytes are synced before
+    its name exists), only its name may be lost, for a record whose loss its readers survive.
     """
     staging = directory / staging_name(name)
     write_synced(staging, data, mode)
@@ -54,7 +56,8 @@ def publish(directory: Path, name: str, data: bytes, mode: int = 0o600) -> bool:
         published = False
     finally:
         os.unlink(staging)
-    sync_dir(directory)
+    if durable_name:
+        sync_dir(directory)
     return published
 
 

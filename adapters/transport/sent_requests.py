@@ -65,7 +65,12 @@ class FileSentRequests:
             raise FileExistsError(f"forwarded request {sent.request_id} is recorded already")
 
     def ended(self, got: Received) -> None:
-        publish(self._ready(), f"{got.request_id}.end.json", encode_received(got))
+        # Its bytes are synced (whole or absent), its name is not (one fsync less on every forwarded
+        # command's way out): a power loss that loses it loses only what this side saw. Its mark, removed
+        # after it unsynced too, then either stays (the host is asked again, as for "may have run") or
+        # is gone with it (`forwarded REQUEST_ID` asks the host, which answers alone); the request
+        # itself was recorded durably before it was sent.
+        publish(self._ready(), f"{got.request_id}.end.json", encode_received(got), durable_name=False)
         if got.verdict != MAY_HAVE_RUN:
             self._resolve(got.request_id)
 

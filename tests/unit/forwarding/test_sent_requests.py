@@ -120,3 +120,17 @@ def test_a_folder_that_cannot_be_read_expires_nothing_and_never_stops_the_comman
     where.write_text("not a folder")
     assert FileSentRequests(where).expire(datetime.now(UTC), RESOLVED_KEPT) == 0
     assert FileSentRequests(where).unsettled("login1") == []
+
+
+@pytest.mark.parametrize("mark_kept", [True, False])
+def test_an_end_record_whose_unsynced_name_a_power_loss_took_leaves_the_request_answerable(
+        sent: FileSentRequests, mark_kept: bool) -> None:
+    # ended() syncs the end record's bytes, not its name: a power loss may take the name (and the mark's
+    # removal) with it. Either way the request recorded before sending still reads, and nothing is damaged.
+    sent.record(_sent(1))
+    sent.ended(_end(1, "completed"))
+    os.unlink(sent.directory / f"{_rid(1)}.end.json")
+    if mark_kept:
+        (sent.directory / f"{_rid(1)}.pending").touch()
+    assert sent.read(_rid(1)) == (_sent(1), None)  # `dunscaith forwarded` asks the host, which answers alone
+    assert [s.request_id for s, _ in sent.unsettled("login1")] == ([_rid(1)] if mark_kept else [])
