@@ -7,8 +7,10 @@ as the test user, times on the hosts themselves (in the same run):
 - ``dunscaith status JOB`` typed on login1 (local),
 - ``dunscaith status JOB`` typed on login2 (forwarded to login1),
 
-each without and with ControlMaster (a shared connection kept by ControlPersist), interleaved round by
-round (one timer kept running on each host), so a change of the machine's load shifts all alike. Prints
+each without and with ControlMaster (a shared connection kept by ControlPersist), and the venv's bare
+interpreter start with and without ``site`` (a forwarded command starts two more than a local one),
+interleaved round by round (one timer kept running on each host), so a change of the machine's load
+shifts all alike. Prints
 the medians and the margin ``forwarded - (ssh + local)`` (goal: at most 0.1 s). Nothing is asserted.
 
     .venv/bin/python benchmarks/forwarding_walltime.py
@@ -84,10 +86,12 @@ def main() -> None:
         mux.chmod(0o600)
         on1, on2 = Timer(hosts, "login1"), Timer(hosts, "login2")
         local_status = [ds, "status", "bench"]
+        python = str(hosts.venv / "bin" / "python")
+        starts = {"python": [python, "-c", "pass"], "python -S": [python, "-S", "-c", "pass"]}
         cases = {label: (["ssh", "-F", str(cfg), "-o", "BatchMode=yes", "login1", "true"],
                          {"DUNSCAITH_FORWARDING__SSH_CONFIG": str(cfg)})
                  for label, cfg in (("plain", config), ("ControlMaster", mux))}
-        times: dict[str, list[float]] = {"local": []}
+        times: dict[str, list[float]] = {"local": [], **{name: [] for name in starts}}
         for label in cases:
             times[f"{label} ssh"], times[f"{label} forwarded"] = [], []
         on1.time(local_status)  # warm: caches, the remembered settings, a master
@@ -96,6 +100,8 @@ def main() -> None:
             on2.time(local_status, env)
         for _ in range(RUNS):
             times["local"].append(on1.time(local_status))
+            for name, argv in starts.items():
+                times[name].append(on1.time(argv))
             for label, (bare, env) in cases.items():
                 times[f"{label} ssh"].append(on2.time(bare))
                 times[f"{label} forwarded"].append(on2.time(local_status, env))
@@ -103,6 +109,10 @@ def main() -> None:
         on2.close()
         median = {name: statistics.median(values) for name, values in times.items()}
         print(f"local status on login1:            {median['local']:.3f} s")
+        # A forwarded command starts two interpreters more than a local one (the caller, the forwarded side);
+        # site's share of each is mostly the test venv's editable-install finder, which a wheel has not.
+        print(f"interpreter start (venv python -c pass): {median['python']:.3f} s, "
+              f"without site (-S): {median['python -S']:.3f} s")
         for label in cases:
             hop, forwarded = median[f"{label} ssh"], median[f"{label} forwarded"]
             margin = forwarded - (hop + median["local"])
