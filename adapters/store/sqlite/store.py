@@ -68,6 +68,8 @@ _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# Changes whenever any other connection (this store's own writer too) commits to the database.
+_SQL_DATA_VERSION = "PRAGMA data_version"
 # The summary of a job, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
 _SUMMARY_COLUMNS = ", ".join(COLUMNS)
 _SQL_PUT_SUMMARY = (
@@ -105,6 +107,9 @@ class SqliteStore:
         # read-only command opens one connection.
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
+        # records read since the database last changed (PRAGMA data_version of the reader connection)
+        self._read_version: int | None = None
+        self._read_cache: dict[JobId, JobRecord] = {}
         self._writer: sqlite3.Connection | None = None
         self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
         self._carries = Carries()
@@ -171,6 +176,15 @@ class SqliteStore:
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors(), self._reading() as conn:
+            # Nothing committed since this record was last read (by any connection, this process's writer
+            # included): it is still that record. A supervisor reads its job every loop, mostly unchanged.
+            version = conn.execute(_SQL_DATA_VERSION).fetchone()[0]
+            if version != self._read_version:
+                self._read_cache.clear()
+                self._read_version = version
+            cached = self._read_cache.get(job)
+            if cached is not None:
+                return cached
             job_id = self._job_id(conn, job)
             try:
                 rows = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
@@ -191,7 +205,11 @@ class SqliteStore:
                 events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
-        return JobRecord(job=job, events=tuple(events))
+        record = JobRecord(job=job, events=tuple(events))
+        with self._read_lock:
+            if self._read_version == version:
+                self._read_cache[job] = record
+        return record
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
