@@ -1,10 +1,10 @@
 """Run one Slurm client command: an argv list, no shell, a timeout that kills the whole group.
 
-A query's client (squeue, scontrol, sacct with no input and no working directory of its own) is
-started with ``posix_spawn`` and read through one poll of its pipes and its pidfd: the supervisor runs
-one every poll, and ``subprocess.Popen`` + ``communicate`` cost it three times the CPU (its pipes
+A client with no input and no working directory of its own (all but sbatch) is started with
+``posix_spawn`` and read through one poll of its pipes and its pidfd: a supervisor runs a squeue
+every poll, and ``subprocess.Popen`` + ``communicate`` cost it three times the CPU (its pipes
 wrapped in file objects, the environment encoded anew, a sleeping loop to reap the child). No
-descriptor of this process reaches the client but its three pipes: Python opens every descriptor
+descriptor of this process reaches the client but its stdin (/dev/null) and two pipes: Python opens every descriptor
 close-on-exec, and any that is not (inherited, or made inheritable) is closed in the child by the
 spawn itself, as ``close_fds`` does, so a lock's descriptor never lives on in an orphaned client.
 sbatch (input on stdin, a working directory) goes through ``subprocess`` as before.
