@@ -65,12 +65,15 @@ class JobListing:
         return self._store.count(query)
 
     def unattended(self) -> list[ListedJob]:
-        """Jobs with work left and no supervisor: the records not settled (an index), then their locks."""
+        """Jobs with work left and no supervisor: the records not settled (an index), then their locks,
+        all asked at once (one query on a server)."""
         now = self._clock.now()
-        return [listed for listed in (self._listed(s, now) for s in self._store.unsettled()) if listed.unattended]
+        unsettled = self._store.unsettled()
+        healths = self._store.healths([s.job for s in unsettled])
+        listed = (self._listed(s, healths.get(s.job, LoopHealth(held=False, last_loop=None)), now) for s in unsettled)
+        return [job for job in listed if job.unattended]
 
-    def _listed(self, summary: JobSummary, now: datetime) -> ListedJob:
-        health = self._store.health(summary.job)
+    def _listed(self, summary: JobSummary, health: LoopHealth, now: datetime) -> ListedJob:
         readable = summary.problem is None
         return ListedJob(summary, health, summary.left(delivering=self._delivering),
                          unattended=readable and unattended_here(summary.settled, health),
