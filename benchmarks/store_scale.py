@@ -15,10 +15,14 @@ printed as a ratio against its baseline in the same run:
 - ``list --json`` of every job: peak RSS (goal at 100k: <= 100 MiB) and wall time;
 - ``dunscaith --help`` and ``qdevices --help`` against ``python -c 'import typer'`` (goal <= 1.5).
 
+With ``--before TREE`` (a source tree of an earlier commit, e.g. ``git archive COMMIT | tar -x -C
+TREE``) ``status JOB`` and ``list --limit 50`` also run from that tree (``PYTHONPATH``, same stores and
+homes), interleaved, and the ratio now / before is printed at each size.
+
 Nothing is asserted.
 
     .venv/bin/python benchmarks/store_scale.py [--sizes 1,1000,10000,100000] [--runs 7] [--json-runs 3]
-        [--stores DIR]
+        [--stores DIR] [--before TREE]
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--json-runs", type=int, default=3, help="runs of list --json at each size (slow at 100k)")
     parser.add_argument("--stores", type=Path, default=Path(f"/var/tmp/dunscaith-bench-{getpass.getuser()}"))
+    parser.add_argument("--before", type=Path, metavar="TREE", help="an earlier source tree to compare with")
+    parser.add_argument("--no-json", action="store_true", help="skip list --json and the help figures")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     stores = {size: _ensure(args.stores, size) for size in sizes}
@@ -83,6 +89,9 @@ def main() -> None:
         status: dict[int, list[float]] = {s: [] for s in sizes}
         page: dict[int, list[float]] = {s: [] for s in sizes}
         every: dict[int, list[float]] = {s: [] for s in sizes}
+        old_status: dict[int, list[float]] = {s: [] for s in sizes}
+        old_page: dict[int, list[float]] = {s: [] for s in sizes}
+        olds = {size: {**env, "PYTHONPATH": str(args.before)} for size, env in envs.items()} if args.before else {}
         help_argv = {"import typer": [sys.executable, "-c", "import typer"],
                      "dunscaith --help": [dunscaith, "--help"], "qdevices --help": [qdevices, "--help"],
                      "dunscaith status --help": [dunscaith, "status", "--help"]}
@@ -95,12 +104,17 @@ def main() -> None:
                 status[size].append(_run([dunscaith, "status", JOB], envs[size])[0])
                 page[size].append(_run([dunscaith, "list", "--limit", "50"], envs[size])[0])
                 every[size].append(_run([dunscaith, "list", "--all", "--limit", "50"], envs[size])[0])
+                if olds:
+                    old_status[size].append(_run([dunscaith, "status", JOB], olds[size])[0])
+                    old_page[size].append(_run([dunscaith, "list", "--limit", "50"], olds[size])[0])
+            if args.no_json:
+                continue
             for name, argv in help_argv.items():
                 wall, _, cpu = _run(argv, base)
                 help_runs[name].append(wall)
                 help_cpu[name].append(cpu)
         json_runs = {size: [_run([dunscaith, "list", "--json"], envs[size]) for _ in range(args.json_runs)]
-                     for size in sizes}
+                     for size in sizes} if not args.no_json else {}
 
     def med(xs: list[float]) -> float:
         return statistics.median(xs)
@@ -122,6 +136,14 @@ def main() -> None:
     print(f"\nlist --all --limit 50: reads every pointer   (baseline: {ref} jobs)")
     for size in sizes:
         print(f"  {size:>7} jobs: {med(every[size]) * 1000:7.0f} ms  ratio {med(every[size]) / e0:.2f}")
+    if olds:
+        print(f"\nnow against {args.before} (the same stores and homes)")
+        for size in sizes:
+            ns, os_, np_, op = med(status[size]), med(old_status[size]), med(page[size]), med(old_page[size])
+            print(f"  {size:>7} jobs: status {ns * 1000:6.0f} ms / {os_ * 1000:6.0f} ms = {ns / os_:.2f}   "
+                  f"list --limit 50 {np_ * 1000:6.0f} ms / {op * 1000:6.0f} ms = {np_ / op:.2f}")
+    if args.no_json:
+        return
     print("\nlist --json (every job)")
     for size in sizes:
         walls = [w for w, _, _ in json_runs[size]]
