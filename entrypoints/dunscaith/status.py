@@ -180,14 +180,10 @@ def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> Pointer
     """The pointers list shows: other hosts' jobs (not settled, from the index; every one with --all)
     and the damaged pointers among those read and among the shown jobs' own."""
     try:
-        surveys = edge.pointer_surveys(ctx)
-        read = surveys.everything() if show_all else surveys.unsettled()
-        own = [(job, problem) for job, problem in surveys.damaged_of(shown)
-               if all(job != seen for seen, _ in read.damaged)]
+        return edge.pointer_surveys(ctx).listed(shown, every=show_all)
     except Exception as exc:  # pointers are display only
         edge.say(f"pointers not read: {exc}")
         return PointerSurvey((), ())
-    return PointerSurvey(read.elsewhere, (*read.damaged, *own))
 
 
 def _limit(given: int | None, as_json: bool) -> int | None:

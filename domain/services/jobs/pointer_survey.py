@@ -69,6 +69,14 @@ class PointerSurveys:
         """Every pointer: other hosts' jobs settled or not, and every damaged pointer (``list --all``)."""
         return self._survey(self._pointers.all())
 
+    def listed(self, shown: Iterable[JobId], every: bool = False) -> PointerSurvey:
+        """What ``list`` shows from pointers: other hosts' jobs not settled (``every``: all of them, from
+        every pointer), and the damaged pointers among those read and among the ``shown`` jobs' own."""
+        read = self.everything() if every else self.unsettled()
+        seen = {job for job, _ in read.damaged}
+        own = [(job, problem) for job, problem in self.damaged_of(shown) if job not in seen]
+        return PointerSurvey(read.elsewhere, (*read.damaged, *own))
+
     def damaged_of(self, jobs: Iterable[JobId]) -> list[tuple[JobId, str]]:
         """The pointers of these jobs that do not read (a missing one is no damage), with why."""
         found = []

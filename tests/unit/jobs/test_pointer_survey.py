@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from adapters.clock.fake import FakeClock
 from adapters.pointers.memory import InMemoryPointers
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import DamagedPointer, Pointer
+from domain.model.jobs.pointer import DamagedPointer, Pointer, PointerReading
 from domain.model.jobs.record import HostIdentity
 from domain.services.jobs.pointer_survey import PointerSurveys
 
@@ -38,7 +38,7 @@ class _Counting(InMemoryPointers):
 
     def all(self):  # type: ignore[no-untyped-def]
         self.all_calls += 1
-        return super().all()
+        return [PointerReading(r.job, None, "damaged") if r.job in self.damaged else r for r in super().all()]
 
 
 def _surveys(pointers: InMemoryPointers, clock: FakeClock | None = None, shared: str | None = None) -> PointerSurveys:
@@ -127,3 +127,17 @@ def test_elsewhere_of_gives_the_pointer_of_another_host_s_job_only() -> None:
     found = surveys.elsewhere_of(JobId("far"))
     assert found is not None and found.host == "login2"
     assert surveys.elsewhere_of(JobId("here")) is None and surveys.elsewhere_of(JobId("none")) is None
+
+
+def test_listed_reports_each_damaged_pointer_once_from_the_index_and_the_shown_jobs() -> None:
+    pointers = _Counting()
+    pointers.index_built()
+    pointers.write(_pointer("far-bad", "running"))
+    pointers.write(_pointer("mine-bad", "succeeded", HERE))
+    pointers.write(_pointer("mine-ok", "succeeded", HERE))
+    pointers.write(_pointer("not-shown-bad", "succeeded", HERE))
+    pointers.damaged |= {"far-bad", "mine-bad", "not-shown-bad"}
+    survey = _surveys(pointers).listed([JobId("mine-bad"), JobId("mine-ok"), JobId("far-bad")])
+    assert [job for job, _ in survey.damaged] == ["far-bad", "mine-bad"] and pointers.all_calls == 0
+    every = _surveys(pointers).listed([JobId("mine-bad")], every=True)
+    assert sorted(job for job, _ in every.damaged) == ["far-bad", "mine-bad", "not-shown-bad"]
