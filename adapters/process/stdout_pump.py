@@ -8,12 +8,15 @@ other core while the pump forwards the same bytes; how they are forwarded depend
   the worker's pages on to our stdout without a copy. Both pipes are grown to 1 MiB (``grow_pipe``).
 - **anything else** (a file such as the local scheduler's ``O_APPEND`` stdout, ``/dev/null``, a
   terminal, a socket; and every stdout on macOS): the pump reads into the buffer and writes it, in
-  pieces of at most ``WRITE`` bytes. ``splice`` into an ``O_APPEND`` file is refused by Linux, and
-  onto ``/dev/null`` the write costs nothing, so tee would only add system calls there.
+  pieces of at most ``WRITE`` bytes (128 KiB). Linux refuses ``splice`` into an ``O_APPEND`` file, and
+  onto ``/dev/null`` a write costs nothing, so tee would only add system calls there.
 
-Why these sizes (measured on this 2-core VM, 1 GiB): 1 MiB reads keep the number of hand-overs low;
-1 MiB ``write``s into a fresh ext4 file took 0.17-1.4 s (medians 0.48 s) against 0.17-0.19 s for
-512 KiB ones, which never asked the page cache for a folio that large.
+Why these sizes (measured on this 2-core VM, 1 GiB): 1 MiB reads keep the hand-overs few. Writes
+into a file are cut to 128 KiB, as ``cat`` writes: ext4 sizes its page-cache folios by the write, and
+512 KiB or 1 MiB writes took 0.23-0.9 s of CPU per GiB (median 0.61 s) against a steady 0.22-0.27 s
+for 128 KiB and 256 KiB ones (likely the high-order pages such folios need being ones the VM's host
+took back, so the first write into them faults on the host); 1 GiB through the wrapper onto a file
+took 1.5-2.4 s of CPU with 512 KiB writes, 1.2-1.3 s with 128 KiB ones.
 
 When the reader of our stdout goes away (EPIPE, or any other write error) forwarding stops and the
 pump keeps draining, counting and hashing, so the count covers everything the worker wrote.
@@ -30,7 +33,7 @@ from adapters.process.pipe_tee import F_SETPIPE_SZ, GONE, MOVED, REFUSED, Tee, g
 
 __all__ = ["CHUNK", "F_SETPIPE_SZ", "WRITE", "Pumped", "pump"]
 
-WRITE = 1 << 19
+WRITE = 1 << 17
 
 
 @dataclass(frozen=True, slots=True)

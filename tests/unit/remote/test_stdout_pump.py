@@ -131,7 +131,7 @@ def test_a_reader_closed_before_the_first_byte_still_gets_everything_counted(
 
 def test_onto_an_append_only_file_as_the_local_scheduler_opens_it(tmp_path: Path) -> None:
     # the local scheduler's stdout: O_APPEND, after what an earlier attempt wrote; 64 MiB, final line
-    # without a newline, each write at most WRITE bytes, the file grown by exactly the worker's bytes
+    # without a newline; the file grows by exactly the worker's bytes
     data = os.urandom(64 << 20) + b"\nthe last line, no newline"
     (tmp_path / "out").write_bytes(b"earlier\n")
     fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_APPEND)
