@@ -1,7 +1,10 @@
 """How much `dunscaith remote run` costs: stdout through the wrapper vs through `cat`, and the fixed
 cost of wrapping `true` vs `python -c pass`.
 
-Run: .venv/bin/python benchmarks/remote_throughput.py [--mib 1024] [--pairs 5] [--startups 15]
+Run: .venv/bin/python benchmarks/remote_throughput.py [--mib 1024] [--pairs 5] [--startups 15] [--before DIR]
+
+--before DIR: also run the wrapper from another source tree (say `git archive COMMIT | tar -x -C DIR`),
+through PYTHONPATH, in the same pairs: its ratios are printed beside this tree's, measured side by side.
 
 Throughput, three ways, each a paired run (baseline then wrapper, back to back) repeated --pairs times,
 the cases interleaved; the figure is the median of the pairs' ratios (the machine is shared: absolute
@@ -47,9 +50,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed(cmd: str, cpu: list[float] | None = None) -> float:
+def _timed(cmd: str, cpu: list[float] | None = None, env: dict[str, str] | None = None) -> float:
     start, start_cpu = time.perf_counter(), _children_cpu()
-    subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], check=True)
+    subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], check=True, env=env)
     if cpu is not None:
         cpu.append(_children_cpu() - start_cpu)
     return time.perf_counter() - start
@@ -81,7 +84,9 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--startups", type=int, default=15)
+    parser.add_argument("--before", type=Path, help="another source tree whose wrapper runs in the same pairs")
     args = parser.parse_args()
+    before_env = None if args.before is None else {**os.environ, "PYTHONPATH": str(args.before.resolve())}
     scratch = Path(tempfile.mkdtemp(prefix="dunscaith-bench-"))
     out = scratch / "out"
     source = f"dd if=/dev/zero bs=1M count={args.mib} status=none"
@@ -92,7 +97,9 @@ def main() -> None:
         "/dev/null": (f"{source} | cat > /dev/null", "{wrap} -- {source} > /dev/null"),
     }
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    before: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     cpu: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
+    before_cpu: dict[str, list[float]] = {name: [] for name in cases}
     startup: list[tuple[float, float]] = []
     load_before = os.getloadavg()
     try:
@@ -104,6 +111,11 @@ def main() -> None:
                 out.unlink(missing_ok=True)
                 results[name].append((base, _timed(wrapped.format(wrap=wrap, source=source), cpu[name][1])))
                 out.unlink(missing_ok=True)
+                if before_env is not None:
+                    wrap = f"{DUNSCAITH} remote run --instance-dir {scratch}/t{next(runs)}"
+                    before[name].append((base, _timed(wrapped.format(wrap=wrap, source=source), before_cpu[name],
+                                                      before_env)))
+                    out.unlink(missing_ok=True)
         sha_s = statistics.median(_sha256_seconds(args.mib) for _ in range(3))
         sha_cpu = statistics.median(_sha256_cpu(args.mib) for _ in range(3))
         for _ in range(args.startups):
@@ -129,6 +141,11 @@ def main() -> None:
         print(f"  {'':10s} CPU of the whole pipeline: cat {cat_cpu:.2f} s, wrapper {wrap_cpu:.2f} s; ceilings: "
               f"with a free core cat / sha256 alone {min(1.0, base / sha_s):.2f}, on a busy machine "
               f"cat-CPU / (cat-CPU + sha256-CPU) {cat_cpu / (cat_cpu + sha_cpu):.2f}")
+        if before[name]:
+            old = before[name]
+            print(f"  {'':10s} --before {args.before}: ratio {statistics.median(b / w for b, w in old):.2f}, net "
+                  f"{statistics.median(b / max(w - fixed, 1e-9) for b, w in old):.2f}, CPU of the whole pipeline "
+                  f"{statistics.median(before_cpu[name]):.2f} s; each pair: {' '.join(f'{b / w:.2f}' for b, w in old)}")
     print(f"  sha256 alone, in memory, this process: {mib / sha_s:6.0f} MiB/s ({sha_s:.3f} s, {sha_cpu:.3f} s CPU)")
     print(f"  the wrapper's fixed cost taken off for 'net': {fixed * 1000:.0f} ms (remote run -- true, median)")
     base = statistics.median(b for b, _ in startup)
