@@ -22,7 +22,9 @@ finishes sooner than `hashlib.sha256().update` over the same bytes in memory (me
 with a free core the best ratio is cat / sha256-alone. On a busy machine (no free core) the wall time
 follows the CPU time instead, and the wrapper's pipeline needs about the cat pipeline's CPU plus the
 hash's: the best ratio there is about cat-CPU / (cat-CPU + sha256-CPU). The load average before and
-after is printed with the figures. Goal: ratio >= 0.8 of `cat`.
+after is printed with the figures, and per pair the share of the CPUs other programs used meanwhile
+(from /proc/stat, less this pipeline's own CPU); the pairs run while others used under a quarter of
+them get a median of their own. Goal: ratio >= 0.8 of `cat`.
 
 Start-up: `dunscaith remote run -- true` vs `python -c pass` (this interpreter), paired, medians.
 Goal: at most 0.15 s more. Nothing is asserted: the figures are printed.
@@ -50,12 +52,29 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (Linux /proc/stat; 0 elsewhere)."""
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(field) for field in stat.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+
+
+QUIET = 0.25
+OTHERS: list[float] = []  # per timed run: the share of the machine's CPUs that other programs used meanwhile
+
+
 def _timed(cmd: str, cpu: list[float] | None = None, env: dict[str, str] | None = None) -> float:
-    start, start_cpu = time.perf_counter(), _children_cpu()
+    start, start_cpu, start_busy = time.perf_counter(), _children_cpu(), _busy_seconds()
     subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], check=True, env=env)
+    used = _children_cpu() - start_cpu
+    wall = time.perf_counter() - start
     if cpu is not None:
-        cpu.append(_children_cpu() - start_cpu)
-    return time.perf_counter() - start
+        cpu.append(used)
+    OTHERS.append(max(0.0, _busy_seconds() - start_busy - used) / (wall * (os.cpu_count() or 1)))
+    return wall
 
 
 def _timed_argv(argv: list[str]) -> float:
@@ -100,6 +119,7 @@ def main() -> None:
     before: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     cpu: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in cases}
     before_cpu: dict[str, list[float]] = {name: [] for name in cases}
+    others: dict[str, list[float]] = {name: [] for name in cases}  # per pair, the larger of its two runs'
     startup: list[tuple[float, float]] = []
     load_before = os.getloadavg()
     try:
@@ -110,6 +130,7 @@ def main() -> None:
                 base = _timed(baseline, cpu[name][0])
                 out.unlink(missing_ok=True)
                 results[name].append((base, _timed(wrapped.format(wrap=wrap, source=source), cpu[name][1])))
+                others[name].append(max(OTHERS[-2:]))
                 out.unlink(missing_ok=True)
                 if before_env is not None:
                     wrap = f"{DUNSCAITH} remote run --instance-dir {scratch}/t{next(runs)}"
@@ -137,7 +158,12 @@ def main() -> None:
         cat_cpu, wrap_cpu = statistics.median(cpu[name][0]), statistics.median(cpu[name][1])
         print(f"  {name:10s} cat {mib / base:6.0f} MiB/s ({base:.3f} s)   wrapper {mib / through:6.0f} MiB/s "
               f"({through:.3f} s)   ratio wrapper/cat {ratio:.2f}, net of the fixed cost {net:.2f}  (goal >= 0.8)")
-        print(f"  {'':10s} each pair: {' '.join(f'{b / w:.2f}' for b, w in pairs)}")
+        print(f"  {'':10s} each pair: {' '.join(f'{b / w:.2f}' for b, w in pairs)}; other programs' share of the "
+              f"CPUs meanwhile: {' '.join(f'{o:.0%}' for o in others[name])}")
+        quiet = [b / w for (b, w), o in zip(pairs, others[name], strict=True) if o < QUIET]
+        if quiet:
+            print(f"  {'':10s} pairs run while others used under {QUIET:.0%} of the CPUs: {len(quiet)}, median ratio "
+                  f"{statistics.median(quiet):.2f}")
         print(f"  {'':10s} CPU of the whole pipeline: cat {cat_cpu:.2f} s, wrapper {wrap_cpu:.2f} s; ceilings: "
               f"with a free core cat / sha256 alone {min(1.0, base / sha_s):.2f}, on a busy machine "
               f"cat-CPU / (cat-CPU + sha256-CPU) {cat_cpu / (cat_cpu + sha_cpu):.2f}")
