@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import datetime
@@ -377,6 +377,9 @@ class SqliteStore:
         except OSError:
             held = False  # display only: an unreadable lock file shows as not held
         return LoopHealth(held=held, last_loop=read_beat(path))
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        return {job: self.health(job) for job in jobs}  # each a probe of its own lock file: no round trip to save
 
     # --- helpers ----------------------------------------------------------------------------------
 
