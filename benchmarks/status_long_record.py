@@ -84,7 +84,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--pairs", type=int, default=10_000)
     args = parser.parse_args()
-    jobs = {"short": _observed(ObjectId("1001"), 3), f"{args.events:,} observed": _observed(ObjectId("1002"), args.events),
+    jobs = {"short": _observed(ObjectId("1001"), 3),
+            f"{args.events:,} observed": _observed(ObjectId("1002"), args.events),
             f"{args.pairs // 10:,} request pairs": _requests(ObjectId("1003"), args.pairs // 10),
             f"{args.pairs:,} request pairs": _requests(ObjectId("1004"), args.pairs)}
     with tempfile.TemporaryDirectory() as scratch:
