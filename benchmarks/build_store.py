@@ -9,11 +9,18 @@ supervisor's appends. The last ``--open`` jobs stay unsettled (running, no super
     .venv/bin/python benchmarks/build_store.py ROOT --jobs 100000 [--open 3] [--backend sqlite|postgresql]
 
 ROOT is a record root (``records.root``); for PostgreSQL pass ``--url`` instead. Prints how long it took.
+
+With ``--pointers HOME`` it also writes each job's pointer into ``HOME/.config/dunscaith/jobs``, through
+the Pointers port (``FilePointers``, so the index of pointers not settled is kept by the same code as in
+use): a finished job's pointer says ``succeeded``, an unsettled one's ``running`` with no supervisor seen
+(as a home holds them until the jobs are pruned: most settled, a few with work). ``--pointers-only``
+writes the pointers of a store built earlier, without touching it.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,6 +60,20 @@ def add_job(store: JobStore, i: int, settled: bool = True) -> None:
         store.append(job, at + timedelta(milliseconds=n), *ev.encode(event))
 
 
+def write_pointers(home: Path, store_location: str, jobs: int, unsettled: int = 0) -> None:
+    from adapters.pointers.files import FilePointers
+    from domain.model.jobs.pointer import Pointer
+
+    host = SystemHost().identity()
+    pointers = FilePointers(home / ".config" / "dunscaith" / "jobs")
+    binary = str(Path(sys.executable).parent / "dunscaith")
+    for i in range(jobs):
+        settled = i < jobs - unsettled
+        pointers.write(Pointer(job_name(i), host.hostname, store_location, host, binary, "local", "local",
+                               "succeeded" if settled else "running", T0 + timedelta(seconds=i), None))
+    pointers.index_built()
+
+
 def build(store: JobStore, jobs: int, unsettled: int = 0, start: int = 0) -> None:
     end = start + jobs
     for first in range(start, end, BATCH):
@@ -87,13 +108,23 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=0, help="how many of the newest jobs stay unsettled")
     parser.add_argument("--backend", default="sqlite")
     parser.add_argument("--url")
+    parser.add_argument("--pointers", type=Path, metavar="HOME", help="also write each job's pointer under HOME")
+    parser.add_argument("--pointers-only", action="store_true", help="write the pointers only (a store built before)")
     args = parser.parse_args()
     started = time.perf_counter()
     with open_store(args.backend, args.root, args.url) as store:
-        build(store, args.jobs, args.open)
+        if not args.pointers_only:
+            build(store, args.jobs, args.open)
+        location = store.location()
     took = time.perf_counter() - started
-    print(f"{args.jobs} jobs ({9 * args.jobs - 3 * args.open} events) in {took:.1f} s "
-          f"({args.jobs / took:.0f} jobs/s)")
+    if not args.pointers_only:
+        print(f"{args.jobs} jobs ({9 * args.jobs - 3 * args.open} events) in {took:.1f} s "
+              f"({args.jobs / took:.0f} jobs/s)")
+    if args.pointers is not None:
+        started = time.perf_counter()
+        write_pointers(args.pointers, location, args.jobs, args.open)
+        took = time.perf_counter() - started
+        print(f"{args.jobs} pointers ({args.open} not settled) in {took:.1f} s ({args.jobs / took:.0f}/s)")
 
 
 if __name__ == "__main__":

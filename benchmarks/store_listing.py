@@ -6,8 +6,11 @@ Both stores are filled through the stores themselves with the same records (each
 submitting, created, confirmed, released, observed running, outcome, settled), then the real console
 script runs ``status`` on one job and ``list`` on all, interleaved, so a busy machine slows both
 alike. Without ``--postgres-url`` (a database of its own), a throwaway PostgreSQL 15 is started from
-tests/infra/postgres.py (root). Medians are printed with the ratio PostgreSQL / SQLite. Nothing is
-asserted.
+tests/infra/postgres.py (root). Medians are printed with the ratio PostgreSQL / SQLite. With
+``--before TREE`` (a source tree of an earlier commit) both commands also run from that tree
+(``PYTHONPATH``), interleaved, and the ratio now / before is printed. Nothing is asserted.
+
+    .venv/bin/python benchmarks/store_listing.py [--before TREE]
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--postgres-url")
+    parser.add_argument("--before", type=Path, metavar="TREE")
     args = parser.parse_args()
     with ExitStack() as stack:
         url = args.postgres_url
@@ -78,6 +82,8 @@ def main() -> None:
             "postgresql": {**base, "DUNSCAITH_RECORDS__ROOT": f"{tmp}/pg-root",
                            "DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url},
         }
+        if args.before is not None:
+            envs.update({f"{name} before": {**env, "PYTHONPATH": str(args.before)} for name, env in list(envs.items())})
         start = time.perf_counter()
         with SqliteStore.open(Path(tmp) / "records", SystemHost()) as sqlite:
             _fill(sqlite, args.jobs)
@@ -99,6 +105,12 @@ def main() -> None:
         p = statistics.median(times[("postgresql", command)])
         print(f"dunscaith {command:6s}  SQLite {s * 1000:8.0f} ms   PostgreSQL {p * 1000:8.0f} ms   "
               f"ratio {p / s:5.2f}   (median of {args.runs})")
+        if args.before is not None:
+            for backend in ("sqlite", "postgresql"):
+                now = statistics.median(times[(backend, command)])
+                then = statistics.median(times[(f"{backend} before", command)])
+                print(f"  {backend:10s} now {now * 1000:8.0f} ms   before {then * 1000:8.0f} ms   "
+                      f"ratio {now / then:5.2f}")
 
 
 if __name__ == "__main__":

@@ -10,21 +10,30 @@ per supervised hour. Nothing is asserted.
     .venv/bin/python benchmarks/supervisor_cpu.py
     .venv/bin/python benchmarks/supervisor_cpu.py --slurm 300   # also the real Slurm, 300 s measured
 
-With ``--slurm SECONDS`` it also starts the project's private Slurm (tests/infra/slurm.py, as root) and
-runs the real ``dunscaith submit --cluster test -- sleep ...`` as a process with the default settings.
-Once the job runs, it reads the supervisor's whole process tree from /proc (its own user + system time
-and that of every child it reaped: each squeue and the counting shim's ``sh`` in front of it) at the
-start and the end of the window, and counts the Slurm calls in the window. Two figures per hour: the
-window's rate (an upper bound: a young job is polled most often) and the window's CPU per poll times
-the polls of a supervised hour under the default backoff (``domain.model.jobs.polling``).
+With ``--slurm SECONDS`` (root) it also starts the project's private Slurm (tests/infra/slurm.py) and runs
+the real ``dunscaith submit --cluster test -- sleep ...`` with the default settings and the real Slurm
+commands (no shim in front of them). Each supervisor runs in a cgroup of its own, so the kernel sums the
+CPU of its whole process tree (the supervisor and every squeue it starts) to the nanosecond; the tree
+is sampled every 0.2 s once the job runs, each loop's CPU is the rise between quiet samples, and a
+loop that ran a squeue (over 1.5 ms) is told from one that did not (the record read for requests and
+the lock beaten, at least every supervise.poll). slurmctld counts the squeues (sdiag:
+REQUEST_PARTITION_INFO, one per squeue). Per supervised hour: the mean of each kind of loop times how
+many of each the supervisor's own schedule makes in a job's first hour and in each later one (after
+200 s of age the polls come every 20 s and more; 300 s shows both kinds). Without a cgroup, the
+/proc counters (10 ms ticks) give a rough figure per poll. ``--compare SOURCE`` runs another source
+tree's supervisor beside this one, on the same cluster at the same time: before and after, in one run,
+under the same load.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -106,118 +115,239 @@ def _measure(label: str, make_scheduler: Callable[[Path], Any], command: tuple[s
 
 
 def _tree_cpu(pid: int) -> tuple[float, float]:
-    """(utime + stime, cutime + cstime) of ``pid``: itself, and every child it reaped, in seconds."""
+    """(utime + stime, cutime + cstime) of ``pid``: itself, and every child it reaped, in seconds (10 ms ticks)."""
     fields = [int(v) for v in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]]
     tick = os.sysconf("SC_CLK_TCK")
     return (fields[0] + fields[1]) / tick, (fields[2] + fields[3]) / tick
 
 
-def _polls_in_first_hour(poll: float = DEFAULT_POLL, cap: float = 160.0) -> int:
-    """Polls of a job that runs quietly for an hour: the short ones after its start, then the backoff."""
-    from domain.model.jobs.polling import PollBackoff, poll_delay
+class _CpuGroup:
+    """A cgroup of its own for one process tree: the kernel sums every task's CPU in it to the nanosecond
+    (cgroup v1 ``cpuacct.usage``, or v2 ``cpu.stat`` usage_usec), children included while they run."""
+
+    def __init__(self, name: str) -> None:
+        self.path: Path | None = None
+        self._v1 = True
+        for base, v1 in ((Path("/sys/fs/cgroup/cpuacct"), True), (Path("/sys/fs/cgroup/unified"), False),
+                         (Path("/sys/fs/cgroup"), False)):
+            probe = base / ("cpuacct.usage" if v1 else "cgroup.procs")
+            if not probe.exists():
+                continue
+            try:
+                (base / name).mkdir(exist_ok=True)
+            except OSError:
+                continue
+            self.path, self._v1 = base / name, v1
+            break
+
+    def add(self, pid: int) -> bool:
+        if self.path is None:
+            return False
+        try:
+            (self.path / "cgroup.procs").write_text(f"{pid}\n")
+            return True
+        except OSError:
+            return False
+
+    def usage(self) -> float:
+        """CPU seconds of every task that ran in the group."""
+        assert self.path is not None
+        if self._v1:
+            return int((self.path / "cpuacct.usage").read_text()) / 1e9
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
+        raise OSError("no usage_usec in cpu.stat")
+
+    def remove(self) -> None:
+        if self.path is not None:
+            try:
+                self.path.rmdir()
+            except OSError:
+                pass
+
+
+def _loops_per_hour(hour: int, poll: float = DEFAULT_POLL, cap: float = 160.0) -> tuple[int, int]:
+    """(queries, loops without a query) in hour ``hour`` (0: the first) of a job that changed at its start,
+    by the supervisor's own schedule (domain.model.jobs.polling): a query at each due poll, and a loop at
+    least every ``poll`` seconds (the record read for requests, the lock beaten) whether or not one is due.
+    """
+    from datetime import UTC, datetime
+
+    from domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
 
     backoff = PollBackoff(base=timedelta(seconds=poll), cap=timedelta(seconds=cap))
-    at, quiet, polls = 0.0, 0, 0
-    while at < 3600:
-        at += poll_delay(quiet, timedelta(seconds=at), backoff).total_seconds()
-        quiet += 1
-        polls += 1
-    return polls
+    tick = timedelta(seconds=poll)
+    changed = datetime(2026, 1, 1, 0, 0, 0, 370_000, tzinfo=UTC)  # the start, off any tick
+    asked, quiet, now = changed, 0, changed
+    begin, end = changed + timedelta(hours=hour), changed + timedelta(hours=hour + 1)
+    queries = idle = 0
+    while now < end:
+        due = next_poll(asked, poll_delay(quiet, asked - changed, backoff))
+        now = min(due, next_poll(now, tick))
+        if now >= end:
+            break
+        if now >= due:
+            asked, quiet = now, quiet + 1
+            queries += now >= begin
+        else:
+            idle += now >= begin
+    return queries, idle
 
 
-def _slurm(window: float) -> None:
+def _squeue_calls(env: dict[str, str]) -> int | None:
+    """How many squeues slurmctld has answered: each asks for the partitions (REQUEST_PARTITION_INFO), which
+    nothing else of dunscaith's does. Counted by the controller, so nothing is put in front of squeue."""
+    shown = subprocess.run(["sdiag"], env=env, capture_output=True, text=True)
+    for line in shown.stdout.splitlines():
+        if line.strip().startswith("REQUEST_PARTITION_INFO"):
+            return int(line.split("count:")[1].split()[0])
+    return None
+
+
+def _bursts(samples: list[float]) -> list[float]:
+    """The CPU of each loop: consecutive rising samples merged (a loop caught by two samples is one)."""
+    bursts: list[float] = []
+    active = False
+    for before, after in itertools.pairwise(samples):
+        step = after - before
+        if step > 0:
+            if active:
+                bursts[-1] += step
+            else:
+                bursts.append(step)
+            active = True
+        else:
+            active = False
+    return bursts
+
+
+@dataclass
+class _Run:
+    """One supervisor measured: its source tree, its process and cgroup, and what was read of them."""
+
+    label: str
+    source: Path
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes]
+    group: _CpuGroup
+    exact: bool
+    job: str
+    cpu0: float = 0.0
+    cpu1: float = 0.0
+    samples: list[float] = field(default_factory=list)
+
+
+_ENTRY = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from entrypoints.cli_support import dunscaith; "
+          "sys.argv[0] = 'dunscaith'; sys.exit(dunscaith())")
+_LOOP_WITH_SQUEUE = 0.0015  # seconds: a squeue alone costs more; a loop without one, a fraction of a millisecond
+
+
+def _dunscaith(source: Path, *args: str) -> list[str]:
+    """The command line of ``dunscaith ARGS`` run from the source tree ``source``."""
+    import sys
+
+    return [sys.executable, "-c", _ENTRY, str(source), *args]
+
+
+def _slurm(window: float, compare: Path | None) -> None:
     import json
-    import subprocess
+    import statistics
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.infra.slurm import SlurmUnavailable, shared_cluster
-    from tests.infra.slurm_bin import calls, make_bin_dir
 
     try:
         cluster = shared_cluster()
     except SlurmUnavailable as exc:
         print(f"real Slurm: skipped: {exc}")
         return
-    dunscaith = str(Path(sys.executable).parent / "dunscaith")
+    cluster_env = dict(os.environ, **cluster.env)
+    here = Path(__file__).resolve().parents[1]
+    trees = [("this tree", here)] + ([("compared tree", compare.resolve())] if compare is not None else [])
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        config = home / ".config" / "dunscaith"
-        config.mkdir(parents=True, mode=0o700)
-        count = Path(tmp) / "calls"
-        bin_dir = make_bin_dir(Path(tmp) / "bin", count_to=count)
-        env_table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in cluster.env.items())
-        (config / "config.toml").write_text(f'[clusters.test]\nadapter = "slurm"\nbin_dir = "{bin_dir}"\n'
-                                            f"env = {{ {env_table} }}\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
-        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                   DUNSCAITH_RECORDS__ROOT=str(Path(tmp) / "records"))
-        supervisor = subprocess.Popen([dunscaith, "submit", "--cluster", "test", "--name", "cpu", "--", "sleep",
-                                       str(int(window) + 600)], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, cwd=tmp)
+        runs: list[_Run] = []
+        for index, (label, source) in enumerate(trees):
+            home = Path(tmp) / f"home{index}"
+            config = home / ".config" / "dunscaith"
+            config.mkdir(parents=True, mode=0o700)
+            env_table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in cluster.env.items())
+            # the real commands, no shim in front of them: squeues are counted by slurmctld (sdiag)
+            (config / "config.toml").write_text(f'[clusters.test]\nadapter = "slurm"\nbin_dir = "/usr/bin"\n'
+                                                f"env = {{ {env_table} }}\n")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
+            env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                       DUNSCAITH_RECORDS__ROOT=str(Path(tmp) / f"records{index}"))
+            job = f"cpu{index}"
+            group = _CpuGroup(f"dunscaith-bench-{os.getpid()}-{index}")
+            proc = subprocess.Popen(_dunscaith(source, "submit", "--cluster", "test", "--name", job, "--", "sleep",
+                                               str(int(window) + 900)),
+                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+            runs.append(_Run(label, source, env, proc, group, group.add(proc.pid), job))
         try:
             started = time.monotonic()
-            while True:
-                shown = subprocess.run([dunscaith, "status", "cpu", "--json"], env=env, capture_output=True,
-                                       text=True, cwd=tmp)
-                if shown.returncode == 0 and json.loads(shown.stdout)["times"].get("started"):
-                    break
-                if supervisor.poll() is not None or time.monotonic() - started > 120:
-                    print(f"real Slurm: the job did not start (supervisor exit {supervisor.poll()})")
-                    return
-                time.sleep(1.0)
-            time.sleep(5.0)  # past the short polls that follow the start
-            cpu0, calls0, wall0 = _tree_cpu(supervisor.pid), len(calls(count)), time.monotonic()
-            time.sleep(window)
-            cpu1, calls1, wall1 = _tree_cpu(supervisor.pid), len(calls(count)), time.monotonic()
+            for run in runs:
+                while True:
+                    shown = subprocess.run(_dunscaith(run.source, "status", run.job, "--json"), env=run.env,
+                                           capture_output=True, text=True, cwd=tmp)
+                    if shown.returncode == 0 and json.loads(shown.stdout)["times"].get("started"):
+                        break
+                    if run.proc.poll() is not None or time.monotonic() - started > 180:
+                        print(f"real Slurm: the job did not start (supervisor exit {run.proc.poll()})")
+                        return
+                    time.sleep(1.0)
+            time.sleep(5.0)  # the polls right after the start are past their shortest
+            squeues0 = _squeue_calls(cluster_env)
+            for run in runs:
+                run.cpu0 = sum(_tree_cpu(run.proc.pid))
+            wall0 = time.monotonic()
+            while time.monotonic() - wall0 < window:
+                for run in runs:
+                    if run.exact:
+                        run.samples.append(run.group.usage())
+                time.sleep(0.2)
+            for run in runs:
+                if run.exact:
+                    run.samples.append(run.group.usage())
+                run.cpu1 = sum(_tree_cpu(run.proc.pid))
+            squeues1, wall = _squeue_calls(cluster_env), time.monotonic() - wall0
         finally:
-            supervisor.terminate()  # the supervisor stops; the job is Slurm's
-            supervisor.wait(timeout=60)
-            subprocess.run([dunscaith, "cancel", "cpu"], env=env, capture_output=True, cwd=tmp, timeout=120)
-        shim = _shim_cost(Path(tmp), dict(os.environ, **cluster.env))
-        window_calls = calls(count)[calls0:calls1]
-        own, children = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
-        cpu, wall = own + children, wall1 - wall0
-        polls = sum(1 for c in window_calls if c.split()[0] == "squeue")
-        hourly = _polls_in_first_hour()
-        print(f"real Slurm, {wall:.0f} s of a running job: {cpu:.3f} s CPU of the supervisor's process tree, "
-              f"{len(window_calls)} Slurm calls, {polls} of them squeue")
-        print(f"  of which the supervisor itself {own:.3f} s, its reaped children (squeue behind the shim's sh) "
-              f"{children:.3f} s")
-        print(f"  the window's rate: {cpu / wall * 3600:.3f} s CPU per supervised hour (an upper bound; goal <= 0.3 s)")
-        if polls:
-            steady = 3600 / 160.0  # a job older than 1,600 s is polled every 160 s (the cap)
-            print(f"  per poll: {cpu / polls * 1000:.1f} ms; x {hourly} polls in a job's first hour by the default "
-                  f"backoff: {cpu / polls * hourly:.3f} s CPU; x {steady:g} polls in each later hour: "
-                  f"{cpu / polls * steady:.3f} s CPU (goal <= 0.3 s per supervised hour)")
-            net = cpu / polls - shim
-            print(f"  without the counting shim (its sh measured apart: {shim * 1000:.2f} ms per call): "
-                  f"{net * 1000:.1f} ms per poll; {net * hourly:.3f} s CPU in a job's first hour, "
-                  f"{net * steady:.3f} s in each later hour")
-
-
-def _shim_cost(tmp: Path, env: dict[str, str], runs: int = 60) -> float:
-    """CPU seconds the benchmark's counting shim adds to one Slurm call: the medians of ``squeue --version``
-    through the shim and straight, run in turns, each child's own rusage (microseconds, not /proc's ticks)."""
-    import statistics
-    import subprocess
-
-    from tests.infra.slurm_bin import REAL, make_bin_dir
-
-    shimmed = str(make_bin_dir(tmp / "shim-cost", count_to=tmp / "shim-cost-calls") / "squeue")
-
-    def cost(program: str) -> float:
-        child = subprocess.Popen([program, "--version"], env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-        _, _, usage = os.wait4(child.pid, 0)
-        child.returncode = 0  # reaped here: Popen must not wait for it again
-        return usage.ru_utime + usage.ru_stime
-
-    through, straight = [], []
-    for _ in range(runs):
-        through.append(cost(shimmed))
-        straight.append(cost(REAL["squeue"]))
-    return max(statistics.median(through) - statistics.median(straight), 0.0)
+            for run in runs:
+                run.proc.terminate()  # the supervisor stops; the job is Slurm's
+            for run in runs:
+                run.proc.wait(timeout=60)
+                subprocess.run(_dunscaith(run.source, "cancel", run.job), env=run.env, capture_output=True, cwd=tmp,
+                               timeout=120)
+                run.group.remove()
+    first, later = _loops_per_hour(0), _loops_per_hour(2)
+    total_squeues = (squeues1 or 0) - (squeues0 or 0)
+    print(f"real Slurm, {wall:.0f} s of a running job ({len(runs)} supervisor(s) side by side, each its own job, "
+          f"home and record root; load average {os.getloadavg()[0]:.2f}); squeues slurmctld answered: "
+          f"{total_squeues}")
+    print(f"  the schedule (domain.model.jobs.polling, supervise.poll {DEFAULT_POLL:g} s): first hour {first[0]} "
+          f"queries + {first[1]} loops without one; each later hour {later[0]} + {later[1]}")
+    for run in runs:
+        if not run.exact:
+            ticks = run.cpu1 - run.cpu0
+            share = total_squeues / len(runs)
+            print(f"  {run.label}: no cgroup to count in: {ticks:.3f} s CPU of the tree from /proc (10 ms ticks), "
+                  f"about {ticks / max(share, 1) * 1000:.1f} ms per poll")
+            continue
+        bursts = _bursts(run.samples)
+        polls = [b for b in bursts if b >= _LOOP_WITH_SQUEUE]
+        idle = [b for b in bursts if b < _LOOP_WITH_SQUEUE]
+        cpu = run.samples[-1] - run.samples[0]
+        per_poll = statistics.mean(polls) if polls else 0.0
+        per_idle = statistics.mean(idle) if idle else 0.0
+        hour1 = first[0] * per_poll + first[1] * per_idle
+        hour_n = later[0] * per_poll + later[1] * per_idle
+        print(f"  {run.label} ({run.source}): {cpu:.4f} s CPU of the whole tree (cgroup, ns), {len(polls)} loops "
+              f"with a squeue, {len(idle)} without")
+        median = statistics.median(polls) * 1000 if polls else 0.0
+        print(f"    per poll {per_poll * 1000:.2f} ms (median {median:.2f}); per loop without a query "
+              f"{per_idle * 1000:.2f} ms" + ("" if idle else " (none in the window: run longer than 200 s)"))
+        print(f"    first hour {hour1:.3f} s CPU, each later hour {hour_n:.3f} s (goal <= 0.3 s per supervised hour)")
 
 
 def main() -> None:
@@ -225,10 +355,13 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slurm", type=float, metavar="SECONDS", default=None,
-                        help="also measure a real Slurm job's supervisor for this long")
+                        help="also measure a real Slurm job's supervisor for this long (300 s: both kinds of loop)")
+    parser.add_argument("--compare", type=Path, metavar="SOURCE", default=None,
+                        help="with --slurm: also run the supervisor of another source tree (say, an earlier "
+                             "commit's `git archive`) side by side, on the same cluster at the same time")
     args = parser.parse_args()
     if args.slurm is not None:
-        _slurm(args.slurm)
+        _slurm(args.slurm, args.compare)
     _measure("fake scheduler (the supervisor alone)", lambda root: FakeScheduler(exit_code_of=lambda spec: None),
              ("true",))
     _measure("local scheduler (the supervisor and its real query)", lambda root: LocalScheduler(root),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
@@ -106,6 +106,11 @@ class JobStore(Protocol):
 
     def health(self, job: JobId) -> LoopHealth:
         """Display only: whether the job's lock is held now and when its holder's loop last completed."""
+        ...
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        """``health`` of each of ``jobs`` at once (one query on a server: the Unattended notice asks it
+        of every job not settled)."""
         ...
 
     def identity(self) -> StoreIdentity:

@@ -1,18 +1,29 @@
-"""Pointers to jobs' records, kept where every login node of the user sees them."""
+"""Pointers to jobs' records, kept where every login node of the user sees them.
+
+Beside the pointers the store keeps an **index of the pointers not settled**: one small entry per job
+whose pointer last said something other than an outcome, so that the Unattended notice, ``status`` and
+``list`` read the pointers that can need a hand instead of every pointer ever written (one per job
+until it is pruned). The index is display only, like the pointers; ``write`` and ``remove`` keep it in
+an order that leaves, after any crash, at worst an entry too many (a *stale* entry, whose pointer is
+settled or gone), never a pointer not settled without its entry.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer, PointerReading
+from domain.model.jobs.pointer import IndexEntry, Pointer, PointerReading
+from domain.model.jobs.record import HostIdentity
 
-__all__ = ["PointerReading", "Pointers"]
+__all__ = ["IndexEntry", "PointerReading", "Pointers"]
 
 
 class Pointers(Protocol):
     def write(self, pointer: Pointer) -> None:
-        """Write the whole pointer at once (replacing an older one); never half a file."""
+        """Write the whole pointer at once (replacing an older one); never half a file. A pointer not
+        settled is indexed *before* it is written (an entry naming ``pointer.root_host``); a settled
+        one is written *before* its entry is removed."""
         ...
 
     def read(self, job: JobId) -> Pointer:
@@ -24,5 +35,26 @@ class Pointers(Protocol):
         ...
 
     def remove(self, job: JobId) -> None:
-        """Remove the job's pointer if there is one."""
+        """Remove the job's pointer if there is one, then its index entry if there is one."""
+        ...
+
+    def indexed(self) -> list[JobId] | None:
+        """The jobs the index names, by name (stale entries included); None while the index has not
+        been built from every pointer (pointers written by a dunscaith that kept no index)."""
+        ...
+
+    def index_entry(self, job: JobId) -> IndexEntry | None:
+        """The job's index entry (its owner None when the entry does not read); None when it has none."""
+        ...
+
+    def index(self, job: JobId, owner: HostIdentity) -> None:
+        """Add the job's index entry, naming the host whose pointer it stands for (kept if present)."""
+        ...
+
+    def unindex(self, job: JobId) -> None:
+        """Remove the job's index entry if there is one (a stale one: the pointer settled or gone)."""
+        ...
+
+    def index_built(self) -> None:
+        """Say that every pointer has been indexed once: ``indexed`` answers from the index from now on."""
         ...

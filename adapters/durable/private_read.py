@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-_CHUNK = 1 << 20
+_NEXT = 1 << 16  # below malloc's mmap threshold: a read's buffer comes from the heap, not a fresh mapping
 
 
 class UnsafeFile(OSError):
@@ -65,8 +65,12 @@ def read_private_stat(
             raise UnsafeFile(path, f"{st.st_size} bytes, more than the {limit} such a file may hold")
         chunks: list[bytes] = []
         size = 0
-        while size <= limit:  # the file may grow after fstat: read at most one byte past the limit
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - size))
+        # the first read asks for one byte more than fstat saw (a small file: one small buffer, not a
+        # chunk's worth allocated per read); the file may grow after fstat: at most one byte past the limit
+        want = st.st_size + 1
+        while size <= limit:
+            chunk = os.read(fd, min(want, limit + 1 - size))
+            want = _NEXT
             if not chunk:
                 break
             chunks.append(chunk)

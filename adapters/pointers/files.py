@@ -2,31 +2,46 @@
 
 The home directory is usually NFS and seen from every login node; each write is one atomic replace,
 so a reader on another node sees the old pointer or the new one, never a mix.
+
+The index of pointers not settled is a folder beside them, ``jobs/.unsettled/<job>`` (a name that starts
+with a dot is never a job's, so no pointer can collide with it, and a dunscaith that kept no index
+passes over it): one small entry per job whose pointer is not settled, naming the host that wrote
+it. It is made synced before the pointer that needs it and removed, unsynced, after the settled
+pointer is written: a power cut can only leave an entry too many. ``.unsettled/.built`` says that
+every pointer was indexed once; until it exists, readers read every pointer (``indexed`` is None).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
-from adapters.durable.private_dir import UnsafeDirectory
+from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, replace
+from domain.model.jobs.attendance import pointer_settled
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import (
     DamagedPointer,
+    IndexEntry,
     NoPointer,
     Pointer,
     PointerError,
+    decode_index_entry,
     decode_pointer,
+    encode_index_entry,
     encode_pointer,
     pointer_file_name,
 )
+from domain.model.jobs.record import HostIdentity
 from ports.pointers import PointerReading
 
 _MAX_POINTER_BYTES = 64 * 1024
+_MAX_ENTRY_BYTES = 4 * 1024
+INDEX_DIR = ".unsettled"
+_BUILT = ".built"
 
 
 def default_pointer_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -34,8 +49,10 @@ def default_pointer_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 class FilePointers:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, checkpoint: Callable[[str], None] = lambda _step: None) -> None:
         self.directory = directory
+        self.index_dir = directory / INDEX_DIR
+        self._checkpoint = checkpoint  # the crash-point sweep's seam between the index's steps
 
     def write(self, pointer: Pointer) -> None:
         name = pointer_file_name(pointer.job)
@@ -43,7 +60,13 @@ class FilePointers:
             ensure_dunscaith_dir(self.directory)
         except UnsafeDirectory as exc:
             raise PointerError(f"pointer of job {pointer.job} cannot be written: {exc}") from None
+        settled = pointer_settled(pointer)
+        if not settled and self._make_entry(pointer.job, pointer.root_host):
+            self._checkpoint("pointer-indexed")  # an entry with the older pointer (or none) behind it
         replace(self.directory, name, encode_pointer(pointer), mode=0o600)
+        if settled:
+            self._checkpoint("pointer-settled")  # a settled pointer with its entry still there: stale
+            self.unindex(pointer.job)
 
     def read(self, job: JobId) -> Pointer:
         path = self.directory / pointer_file_name(job)
@@ -78,3 +101,53 @@ class FilePointers:
             os.unlink(self.directory / pointer_file_name(job))
         except FileNotFoundError:
             pass
+        self.unindex(job)
+
+    # --- the index of pointers not settled -----------------------------------------------------------
+    def indexed(self) -> list[JobId] | None:
+        try:
+            names = os.listdir(self.index_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if _BUILT not in names:
+            return None
+        return sorted(JobId(name) for name in names if not name.startswith("."))
+
+    def index_entry(self, job: JobId) -> IndexEntry | None:
+        try:
+            data = read_private(self.index_dir / pointer_file_name(job), _MAX_ENTRY_BYTES)
+        except FileNotFoundError:
+            return None
+        except (UnsafeFile, OSError):
+            return IndexEntry(job, None)
+        return decode_index_entry(job, data)
+
+    def index(self, job: JobId, owner: HostIdentity) -> None:
+        self._make_entry(job, owner)
+
+    def unindex(self, job: JobId) -> None:
+        # unsynced: an unlink a power cut undoes leaves a stale entry, which readers pass over
+        try:
+            os.unlink(self.index_dir / pointer_file_name(job))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+    def index_built(self) -> None:
+        self._index_folder()
+        replace(self.index_dir, _BUILT, b"", mode=0o600)
+
+    def _make_entry(self, job: JobId, owner: HostIdentity) -> bool:
+        """The job's entry, made synced unless it is there; True if this call made it."""
+        name = pointer_file_name(job)
+        if os.path.lexists(self.index_dir / name):
+            return False
+        self._index_folder()
+        replace(self.index_dir, name, encode_index_entry(job, owner), mode=0o600)
+        return True
+
+    def _index_folder(self) -> None:
+        try:
+            ensure_dunscaith_dir(self.directory)
+            ensure_private_dir(self.index_dir)
+        except UnsafeDirectory as exc:
+            raise PointerError(f"the index of pointers cannot be written: {exc}") from None

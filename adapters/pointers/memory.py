@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+from domain.model.jobs.attendance import pointer_settled
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import NoPointer, Pointer, pointer_file_name
+from domain.model.jobs.pointer import IndexEntry, NoPointer, Pointer, pointer_file_name
+from domain.model.jobs.record import HostIdentity
 from ports.pointers import PointerReading
 
 
 class InMemoryPointers:
-    def __init__(self) -> None:
+    def __init__(self, *, built: bool = False) -> None:
         self.pointers: dict[JobId, Pointer] = {}
         self.writes: list[Pointer] = []  # every write in order, so tests can count them (NFS writes are rare)
+        self.entries: dict[JobId, HostIdentity | None] = {}  # the index of pointers not settled
+        self.built = built  # False until index_built(), as a fresh home (or one an older dunscaith wrote)
 
     def write(self, pointer: Pointer) -> None:
         pointer_file_name(pointer.job)
+        if not pointer_settled(pointer):
+            self.entries.setdefault(pointer.job, pointer.root_host)
         self.pointers[pointer.job] = pointer
         self.writes.append(pointer)
+        if pointer_settled(pointer):
+            self.entries.pop(pointer.job, None)
 
     def read(self, job: JobId) -> Pointer:
         try:
@@ -28,3 +36,20 @@ class InMemoryPointers:
 
     def remove(self, job: JobId) -> None:
         self.pointers.pop(job, None)
+        self.entries.pop(job, None)
+
+    def indexed(self) -> list[JobId] | None:
+        return sorted(self.entries) if self.built else None
+
+    def index_entry(self, job: JobId) -> IndexEntry | None:
+        return IndexEntry(job, self.entries[job]) if job in self.entries else None
+
+    def index(self, job: JobId, owner: HostIdentity) -> None:
+        pointer_file_name(job)
+        self.entries.setdefault(job, owner)
+
+    def unindex(self, job: JobId) -> None:
+        self.entries.pop(job, None)
+
+    def index_built(self) -> None:
+        self.built = True

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from adapters.durable.liveness import pid_alive
 from adapters.durable.lock import FlockLock
 from adapters.durable.private_dir import check_record_folder, ensure_record_folder
-from adapters.durable.private_read import read_private
+from adapters.durable.private_read import read_private_stat
 from adapters.durable.publish import replace_cached
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, OutputPaths, QueryResult
@@ -97,6 +97,13 @@ class SharedQueryScheduler:
         self._acted_at = float("-inf")  # when its last action returned: an older answer is never used
         self._seen_at = float("-inf")  # when the answer it used last was asked: only newer ones are used
         self.asked = 0  # how many times this instance asked the scheduler itself (for benchmarks)
+        # Per poll the files cost more CPU than anything but the scheduler's own client, so what this
+        # instance already knows is not worked out again: its folders once checked (again after any
+        # failure), the answer it last read or wrote while that very file is in place, and each other
+        # supervisor's registration while its file is unchanged.
+        self._folders_ready = False
+        self._answer_seen: tuple[tuple[int, ...], tuple[float, frozenset[str], QueryResult]] | None = None
+        self._others: dict[str, tuple[tuple[int, ...], int, frozenset[str]]] = {}
 
     # ---- everything but a confirming query goes straight through ---------------------------------
     @property
@@ -146,7 +153,13 @@ class SharedQueryScheduler:
         wanted = frozenset(names)
         if not wanted:
             return QueryResult((), True)
-        ensure_record_folder(self.directory, self._root)
+        try:
+            return self._shared_query(wanted)
+        except OSError:
+            self._folders_ready = False  # a folder removed or changed under it: checked again next time
+            raise
+
+    def _shared_query(self, wanted: frozenset[str]) -> QueryResult:
         self._register(wanted)
         answer = None if self._acted else self._fresh_answer(wanted)
         if answer is not None:
@@ -189,14 +202,24 @@ class SharedQueryScheduler:
         return _only(result, wanted, asked_at)
 
     def _read_answer(self) -> tuple[float, frozenset[str], QueryResult] | None:
+        path = self.directory / ANSWER
         try:
-            data = read_private(self.directory / ANSWER, _MAX_SHARED_FILE)
+            seen = self._answer_seen
+            # The file this instance last read or wrote, still in place, still says what it said then. (A
+            # new file that happened to get a freed inode with the same size and times would pass for an
+            # old one, and an old answer is never fresh for the caller that saw it: one more query, never
+            # a wrong one.)
+            if seen is not None and _identity(os.stat(path, follow_symlinks=False)) == seen[0]:
+                return seen[1]
+            data, st = read_private_stat(path, _MAX_SHARED_FILE)
             obj = decode_exact(data, _ANSWER_FIELDS, "shared query answer")
             if obj["version"] != 1:
                 return None
             views = tuple(_view(o) for o in obj["objects"])
             result = QueryResult(views, obj["complete"], obj["detail"])
-            return float(obj["asked_at"]), frozenset(str(n) for n in obj["names"]), result
+            read = float(obj["asked_at"]), frozenset(str(n) for n in obj["names"]), result
+            self._answer_seen = (_identity(st), read)
+            return read
         except (OSError, DecodeError, ValueError, TypeError):
             return None  # missing or damaged: ask again, and the next publish replaces it whole
 
@@ -206,12 +229,23 @@ class SharedQueryScheduler:
             "detail": result.detail, "objects": [_view_dict(v) for v in result.objects],
         }
         # A cache of squeue's answer, not a record: lost or torn by a power loss it reads as absent (or
-        # older than max_age, since a reboot takes longer), which costs one more squeue. No fsync.
+        # older than max_age, since a reboot takes longer), which costs one more squeue. No fsync. The
+        # old answer is unlinked first: ext4 flushes a file renamed over another at once (auto_da_alloc),
+        # which costs more CPU than the rest of the publish; a reader that finds no answer meanwhile
+        # waits for this lock, and reads the new one.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.directory / ANSWER)
         replace_cached(self.directory, ANSWER, dumps_canonical(data))
+        with contextlib.suppress(OSError):
+            self._answer_seen = (_identity(os.stat(self.directory / ANSWER, follow_symlinks=False)),
+                                 (asked_at, frozenset(names), result))
 
     def _register(self, names: frozenset[str]) -> None:
         now = time.time()
-        folder = ensure_record_folder(self.directory / WANTED, self._root)
+        folder = self.directory / WANTED
+        if not self._folders_ready:
+            ensure_record_folder(folder, self._root)  # the shared directory too, on the way down
+            self._folders_ready = True
         if names == self._registered and now - self._registered_at < self._ttl / 4:
             return
         if names == self._registered:
@@ -225,29 +259,49 @@ class SharedQueryScheduler:
         self._registered, self._registered_at = names, now
 
     def _registered_names(self) -> set[str]:
+        """Every live supervisor's names: this instance's own as it registered them, the others' read
+        from their files (each decoded again only when its file changed; its process checked each time)."""
         folder = self.directory / WANTED
-        names: set[str] = set()
+        names: set[str] = set(self._registered)
         now = time.time()
         try:
             entries = os.listdir(folder)
         except FileNotFoundError:
             return names
+        known, self._others = self._others, {}
         for entry in entries:
-            if entry.startswith("."):
+            if entry.startswith(".") or entry == self._token:
                 continue
             path = folder / entry
             try:
-                if now - os.lstat(path).st_mtime > self._ttl:
+                st = os.lstat(path)
+                if now - st.st_mtime > self._ttl:
                     os.unlink(path)  # a supervisor that stopped polling long ago
                     continue
-                obj = decode_exact(read_private(path, _MAX_SHARED_FILE), _WANTED_FIELDS, "query registration")
-                if not pid_alive(obj["pid"]):
+                cached = known.get(entry)
+                if cached is not None and cached[0] == _identity(st):
+                    _, pid, theirs = cached
+                else:
+                    data, opened = read_private_stat(path, _MAX_SHARED_FILE)
+                    obj = decode_exact(data, _WANTED_FIELDS, "query registration")
+                    pid, theirs = obj["pid"], frozenset(str(n) for n in obj["names"])
+                    if not isinstance(pid, int):
+                        continue
+                    cached = (_identity(opened), pid, theirs)
+                if not pid_alive(pid):
                     os.unlink(path)
                     continue
-                names.update(str(n) for n in obj["names"])
+                self._others[entry] = cached
+                names.update(theirs)
             except (OSError, DecodeError):
                 continue
         return names
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What tells one version of a small file from another without reading it: a publish makes a new
+    file (a new inode), an in-place write changes its size or times."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
 def _only(result: QueryResult, names: frozenset[str], asked_at: float) -> QueryResult:

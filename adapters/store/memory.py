@@ -7,7 +7,7 @@ processes do not see it at all (nothing outside this process can act on these re
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -140,6 +140,9 @@ class InMemoryStore:
         with self._mutex:
             beat = self._beats.get(job)
             return LoopHealth(held=job in self._locked, last_loop=decode_time(beat) if beat else None)
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        return {job: self.health(job) for job in jobs}
 
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="memory", location=self.location())

@@ -38,6 +38,7 @@ from domain.services.jobs.doctor import Doctor
 from domain.services.jobs.emergency_stop import EmergencyStop
 from domain.services.jobs.listing import JobListing
 from domain.services.jobs.pointer_notes import PointerNotes
+from domain.services.jobs.pointer_survey import PointerSurveys
 from domain.services.jobs.prune import Prune
 from domain.services.jobs.status import JobStatus
 from domain.services.jobs.submit import RecordJob
@@ -154,6 +155,11 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
+def _pointers(crash: CrashPoints) -> FilePointers:
+    # the index's steps join the crash-point sweep: "pointer-indexed", "pointer-settled"
+    return FilePointers(default_pointer_dir(), checkpoint=crash.reached)
+
+
 class Adapters(containers.DeclarativeContainer):
     """Every technology dunscaith's job commands use; a test overrides this set as a whole."""
 
@@ -179,7 +185,7 @@ class Adapters(containers.DeclarativeContainer):
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
     store_integrity = providers.Object(_integrity)
     doctor_integrity = providers.Object(_doctor_integrity)
-    pointers = providers.Singleton(lambda: FilePointers(default_pointer_dir()))
+    pointers = providers.Singleton(_pointers, crash=crash)
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
@@ -234,6 +240,10 @@ class UseCases(containers.DeclarativeContainer):
                                here=adapters.host.provided.identity.call())
     listing = providers.Factory(JobListing, store=adapters.store, clock=adapters.clock,
                                 poll=settings.provided.supervise.poll, delivering=delivering)
+    # other hosts' jobs and damaged pointers, from the index of pointers not settled (shared=)
+    pointer_surveys = providers.Factory(PointerSurveys, pointers=adapters.pointers, clock=adapters.clock,
+                                        poll=settings.provided.supervise.poll,
+                                        here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)

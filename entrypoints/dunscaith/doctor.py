@@ -14,13 +14,23 @@ EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line)
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),
            rebuild: bool = typer.Option(False, "--rebuild-summaries", help=(
-               "first fold every record again into the summary list shows (the records are not changed)"))
+               "first fold every record again into the summary list shows (the records are not changed)")),
+           reindex: bool = typer.Option(False, "--rebuild-index", help=(
+               "first index this host's pointers again: the index of pointers not settled that status and "
+               "list read (the pointers are not changed)"))
            ) -> int:
     """Check the store (that it opens, its integrity), every record, every pointer and residual entry."""
     if rebuild:
         with edge.store_errors():
             done = edge.use_cases(ctx).doctor().rebuild_summaries()
         edge.say(f"{done} summar{'y' if done == 1 else 'ies'} folded again from the records")
+    if reindex:
+        try:
+            changed = edge.use_cases(ctx).doctor().rebuild_index()
+        except Exception as exc:  # the pointers' folder: one line, the check goes on
+            edge.say(f"the index of pointers was not rebuilt: {exc}")
+        else:
+            edge.say(f"{changed} entr{'y' if changed == 1 else 'ies'} of the index of pointers added or removed")
     report = edge.use_cases(ctx).doctor()()
     if as_json:
         print(json.dumps([{"subject": f.subject, "problem": f.problem, "detail": f.detail}

@@ -6,13 +6,11 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import typer
 
-from domain.model.jobs.attendance import unattended_by_pointer
 from domain.model.jobs.binding import bound_elsewhere as bound_to
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
@@ -20,6 +18,7 @@ from domain.model.jobs.pointer import Pointer, PointerError
 from domain.model.jobs.root_errors import RecordRootRefused
 from domain.model.jobs.state import JobState
 from domain.services.jobs.pointer_notes import PointerNotes
+from domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from domain.services.jobs.sweep import SweepReport
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import render
@@ -83,9 +82,9 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
     except RecordRootRefused as exc:
         raise BadInput(str(exc)) from None
     except UnknownJob as exc:
-        for pointer, _ in elsewhere(ctx) if ctx is not None else []:
-            if pointer.job == job:
-                raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
+        pointer = _pointer_elsewhere(ctx, job) if ctx is not None and job is not None else None
+        if pointer is not None:
+            raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -93,6 +92,13 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         raise BadInput(f"the record of job {exc.job} does not read: {exc}; nothing was done to the job") from None
     except StoreError as exc:  # the store refused (damaged, not a store, locked too long, a server gone)
         raise BadInput(str(exc)) from None
+
+
+def _pointer_elsewhere(ctx: typer.Context, job: str) -> Pointer | None:
+    try:
+        return pointer_surveys(ctx).elsewhere_of(JobId(job))
+    except Exception:  # display only: the refusal names no host then
+        return None
 
 
 def open_store(ctx: typer.Context) -> JobStore:
@@ -147,30 +153,13 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
     forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
 
 
-def elsewhere(ctx: typer.Context) -> list[tuple[Pointer, bool]]:
-    """Pointers to jobs whose record is on another host, each with the Unattended judgement; a pointer
-    to the shared store this command opened is not elsewhere (its record is here)."""
-    found = adapters(ctx)
-    here = found.host().identity()
-    shared = shared_location(ctx)
-    poll = timedelta(seconds=settings(ctx).supervise.poll)
-    now = found.clock().now()
-    listed = []
-    for reading in found.pointers().all():
-        pointer = reading.pointer
-        if pointer is not None and pointer.root_host != here and pointer.record_root != shared:
-            listed.append((pointer, unattended_by_pointer(pointer, now, poll)))
-    return listed
+def pointer_surveys(ctx: typer.Context) -> PointerSurveys:
+    """Other hosts' jobs and damaged pointers, read from the index of pointers not settled."""
+    return use_cases(ctx).pointer_surveys(shared=shared_location(ctx))
 
 
-def damaged_pointers(ctx: typer.Context) -> list[tuple[JobId, str]]:
-    """Every pointer that does not read, with why: listed as damaged, never passed over in silence."""
-    try:
-        readings = adapters(ctx).pointers().all()
-    except Exception as exc:  # the pointers' folder itself: one line, the rest of the command goes on
-        say(f"pointers not read: {exc}")
-        return []
-    return [(r.job, r.problem or "damaged") for r in readings if r.pointer is None]
+def damaged_pointer_line(problem: str) -> str:
+    return f"{problem}; it is display only: remove it, and the job's next change writes a new one"
 
 
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
@@ -191,11 +180,14 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     route(pointer, here, settings(ctx).forwarding, job, words)
 
 
-def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
-    """The Unattended notice every job command prints while a job has work and no supervisor."""
+def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
+    """The Unattended notice every job command prints while a job has work and no supervisor: this
+    store's records not settled (an index) and their locks, and other hosts' jobs from the index of
+    pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
+    command read them already (and reported their damage)."""
     try:
         listed = use_cases(ctx).listing().unattended()  # the records not settled, by index, and their locks
-        others = elsewhere(ctx)
+        others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
     for job in listed:
@@ -203,11 +195,15 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None) -> None:
         if name != skip:
             say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
                 f"reattach with: {PROG} supervise {name}")
-    for pointer, unattended in others:
-        if unattended and pointer.job != skip:
+    for pointed in others.elsewhere:
+        pointer = pointed.pointer
+        if pointed.unattended and pointer.job != skip:
             say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
                 f"{pointer.state}, no supervisor seen recently); reattach with: "
                 f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
+    for name, problem in others.damaged if survey is None else ():
+        if name != skip:
+            say(damaged_pointer_line(problem))
 
 
 # --- pointers --------------------------------------------------------------------------------------------

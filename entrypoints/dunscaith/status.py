@@ -16,6 +16,7 @@ from domain.model.jobs.prune import BadDuration, parse_duration
 from domain.model.jobs.residual import ResidualReason
 from domain.model.jobs.summary import SummaryQuery
 from domain.services.jobs.listing import Unreadable
+from domain.services.jobs.pointer_survey import PointerSurvey
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith import edge, render, supervision
 from entrypoints.dunscaith.edge import PROG
@@ -43,9 +44,11 @@ def status(
             view = edge.use_cases(ctx).status().one(JobId(job), live=True)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
-    for name, problem in edge.damaged_pointers(ctx):
-        if name == job:  # display only: the record here is what counts, and it read
-            edge.say(f"{problem}; it is display only: remove it, and the job's next change writes a new one")
+    try:  # its own pointer: display only, the record here is what counts, and it read
+        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
+            edge.say(edge.damaged_pointer_line(problem))
+    except Exception as exc:
+        edge.say(f"pointers not read: {exc}")
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
@@ -105,7 +108,9 @@ def _since(text: str | None, now: datetime) -> datetime | None:
 
 def list_jobs(ctx: typer.Context,
               as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
-              show_all: bool = typer.Option(False, "--all", help="pruned jobs too (marked pruned)"),
+              show_all: bool = typer.Option(False, "--all", help=(
+                  "pruned jobs too (marked pruned), and every other host's job its pointer shows, settled "
+                  "ones too (reads every pointer)")),
               wide: bool = typer.Option(False, "--wide", "-w", help="the cluster and output paths too"),
               state: str | None = typer.Option(None, "--state", metavar="STATE",
                                                help="only jobs in this state (running, failed, held...)"),
@@ -123,6 +128,7 @@ def list_jobs(ctx: typer.Context,
     listing = edge.use_cases(ctx).listing()
     unreadable: list[Unreadable] = []
     shown = 0
+    shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
     with edge.store_errors():
         for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
@@ -135,16 +141,13 @@ def list_jobs(ctx: typer.Context,
                 out.job(render.view_json(v, now))
             else:
                 print(render.view_line(v, now, wide))
+            shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
                  "for all")
-    damaged = edge.damaged_pointers(ctx)
-    try:
-        elsewhere = edge.elsewhere(ctx)
-    except Exception as exc:  # pointers are display only
-        edge.say(f"pointers not read: {exc}")
-        elsewhere = []
+    survey = _pointers(ctx, show_all, shown_here)
+    damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
@@ -169,8 +172,18 @@ def list_jobs(ctx: typer.Context,
         print(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
         print(render.entry_line(e, gone))
-    edge.notice_unattended(ctx)
+    edge.notice_unattended(ctx, survey=survey)
     return 0
+
+
+def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> PointerSurvey:
+    """The pointers list shows: other hosts' jobs (not settled, from the index; every one with --all)
+    and the damaged pointers among those read and among the shown jobs' own."""
+    try:
+        return edge.pointer_surveys(ctx).listed(shown, every=show_all)
+    except Exception as exc:  # pointers are display only
+        edge.say(f"pointers not read: {exc}")
+        return PointerSurvey((), ())
 
 
 def _limit(given: int | None, as_json: bool) -> int | None:

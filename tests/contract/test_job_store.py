@@ -247,6 +247,17 @@ def test_beat_is_seen_by_health_and_outlives_the_lock(backend):
     assert not health.held and health.last_loop == T0 + timedelta(seconds=30)
 
 
+def test_healths_answers_for_every_job_asked_at_once(backend):
+    holder, watcher = backend.open(), backend.open()
+    one, two = JobId("one"), JobId("two")
+    with holder.lock(one) as held:
+        held.beat(T0)
+        assert watcher.healths([one, two, one]) == {one: LoopHealth(held=True, last_loop=T0),
+                                                    two: LoopHealth(held=False, last_loop=None)}
+    assert watcher.healths([one]) == {one: LoopHealth(held=False, last_loop=T0)}
+    assert watcher.healths([]) == {}
+
+
 def test_the_lock_is_released_when_the_block_raises(store):
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")

@@ -15,7 +15,7 @@ another server is refused there rather than used (as a record root's HOST file d
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any, TypeVar
@@ -64,6 +64,17 @@ _SQL_HEALTH = (
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
     "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1), "
     "(SELECT last_loop FROM lock_beats WHERE job = %s)"
+)
+# Every wanted job's lock and beat in one statement: pg_locks is read once (it is a function scanned
+# whole on each reference), its granted advisory locks of this database joined on the keys' halves.
+_SQL_HEALTHS = (
+    "SELECT w.job, h.classid IS NOT NULL, b.last_loop "
+    "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS w(job, hi, lo) "
+    "LEFT JOIN (SELECT DISTINCT classid::bigint AS classid, objid::bigint AS objid FROM pg_locks "
+    "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) h "
+    "ON h.classid = w.hi AND h.objid = w.lo "
+    "LEFT JOIN lock_beats b ON b.job = w.job"
 )
 _SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
 _SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
@@ -328,11 +339,17 @@ class PostgresStore:
         hi, lo = key_halves(lock_key(job))
         with self._errors():
             held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
-        try:
-            last = decode_time(beat) if beat else None
-        except ValueError:
-            last = None  # display only
-        return LoopHealth(held=bool(held), last_loop=last)
+        return LoopHealth(held=bool(held), last_loop=_beat(beat))
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        if not jobs:
+            return {}
+        names = list(dict.fromkeys(jobs))
+        halves = [key_halves(lock_key(job)) for job in names]
+        params = (names, [hi for hi, _ in halves], [lo for _, lo in halves])
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_HEALTHS, params).fetchall())
+        return {JobId(job): LoopHealth(held=bool(held), last_loop=_beat(beat)) for job, held, beat in rows}
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -437,3 +454,10 @@ def _one(cursor: Any) -> Any:
 
 
 __all__ = ["LockLost", "PostgresStore", "StoreMoved"]
+
+
+def _beat(text: str | None) -> datetime | None:
+    try:
+        return decode_time(text) if text else None
+    except ValueError:
+        return None  # display only

@@ -34,6 +34,7 @@ class FlockJobLock:
         self._flock = flock
         self._job = job
         self._held = True
+        self._beat_size = -1  # the length of the last beat written: the file is cut only when it changes
 
     def check(self) -> None:
         """The kernel holds an flock until the holder lets go, so only the file can fail it: the lock is
@@ -59,7 +60,9 @@ class FlockJobLock:
         # Same width every time, written in place: a reader sees the old beat or the new one. Not
         # synced on purpose: it is display only, and a beat every loop must cost next to nothing.
         os.pwrite(fd, line, 0)
-        os.ftruncate(fd, len(line))
+        if len(line) != self._beat_size:
+            os.ftruncate(fd, len(line))
+            self._beat_size = len(line)
 
     def release(self) -> None:
         if self._held:

@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import datetime
@@ -68,6 +68,8 @@ _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# Changes whenever any other connection (this store's own writer too) commits to the database.
+_SQL_DATA_VERSION = "PRAGMA data_version"
 # The summary of a job, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
 _SUMMARY_COLUMNS = ", ".join(COLUMNS)
 _SQL_PUT_SUMMARY = (
@@ -105,6 +107,8 @@ class SqliteStore:
         # read-only command opens one connection.
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
+        # the last job's event rows read, with the database's version then (PRAGMA data_version)
+        self._read_rows: tuple[int, JobId, list[Any]] | None = None
         self._writer: sqlite3.Connection | None = None
         self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
         self._carries = Carries()
@@ -170,17 +174,18 @@ class SqliteStore:
         return seq
 
     def read(self, job: JobId) -> JobRecord:
-        with self._errors(), self._reading() as conn:
-            job_id = self._job_id(conn, job)
-            try:
-                rows = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
-            except sqlite3.DatabaseError as exc:  # a damaged page under this job's events: its damage only
-                if not _is_damage(exc):
-                    raise
-                raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
-            except UnicodeDecodeError:  # a damaged byte inside one of its events' text
-                raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
-            # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
+        # Nothing committed since this job's rows were last read (by any connection, this process's writer
+        # included): they are still its rows. A supervisor reads its job every loop, mostly unchanged; the
+        # version is asked on its own (autocommit), no snapshot opened around it. The rows are decoded
+        # anew each time: what a caller does to what it read never reaches the store.
+        with self._errors(), self._read_lock:
+            version = self._read_connection().execute(_SQL_DATA_VERSION).fetchone()[0]
+            kept = self._read_rows
+            rows = kept[2] if kept is not None and kept[:2] == (version, job) else None
+        if rows is None:
+            rows = self._read_events(job)
+            with self._read_lock:
+                self._read_rows = (version, job, rows)  # one job's only: a walk over every job keeps nothing
         events = []
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
@@ -192,6 +197,20 @@ class SqliteStore:
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
         return JobRecord(job=job, events=tuple(events))
+
+    def _read_events(self, job: JobId) -> list[Any]:
+        with self._errors(), self._reading() as conn:
+            job_id = self._job_id(conn, job)
+            try:
+                rows: list[Any] = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
+            except sqlite3.DatabaseError as exc:  # a damaged page under this job's events: its damage only
+                if not _is_damage(exc):
+                    raise
+                raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
+            except UnicodeDecodeError:  # a damaged byte inside one of its events' text
+                raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
+            # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
+        return rows
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
@@ -358,6 +377,9 @@ class SqliteStore:
         except OSError:
             held = False  # display only: an unreadable lock file shows as not held
         return LoopHealth(held=held, last_loop=read_beat(path))
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        return {job: self.health(job) for job in jobs}  # each a probe of its own lock file: no round trip to save
 
     # --- helpers ----------------------------------------------------------------------------------
 

@@ -16,6 +16,12 @@ from domain.model.jobs.state import OutcomeKind
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
 
 
+def pointer_settled(pointer: Pointer) -> bool:
+    """Whether the pointer's last state is an outcome: then no judgement from it can call the job
+    Unattended, and it leaves the index of pointers not settled (the one list the notice reads)."""
+    return pointer.state in FINAL_WORDS
+
+
 def unattended_here(settled: bool, health: LoopHealth) -> bool:
     """On the owning host: something is left to do (if only committing the settlement) and nobody holds
     the job's lock."""
@@ -28,7 +34,7 @@ def loop_stale(health: LoopHealth, now: datetime, poll: float) -> bool:
 
 
 def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta) -> bool:
-    if pointer.state in FINAL_WORDS:
+    if pointer_settled(pointer):
         return False
     seen = pointer.supervised_at
     return seen is None or now - seen > 2 * SUPERVISED_REFRESH_POLLS * poll

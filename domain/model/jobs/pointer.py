@@ -74,6 +74,34 @@ class PointerReading:
     problem: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One entry of the index of pointers not settled: the job, and the host whose pointer made it (None
+    when the entry does not read). Display only, like the pointer it stands for."""
+
+    job: JobId
+    owner: HostIdentity | None
+
+
+_INDEX_FIELDS = {"version": (int,), "job": (str,), "machine_id": (str,), "hostname": (str,)}
+
+
+def encode_index_entry(job: JobId, owner: HostIdentity) -> bytes:
+    return dumps_canonical({"version": POINTER_VERSION, "job": job, "machine_id": owner.machine_id,
+                            "hostname": owner.hostname})
+
+
+def decode_index_entry(job: str, text: bytes | str) -> IndexEntry:
+    """An index entry's text; one that does not read has no owner (never an exception)."""
+    try:
+        fields = decode_exact(text, _INDEX_FIELDS, "pointer index entry")
+    except DecodeError:
+        return IndexEntry(JobId(job), None)
+    if fields["version"] != POINTER_VERSION or fields["job"] != job:
+        return IndexEntry(JobId(job), None)
+    return IndexEntry(JobId(job), HostIdentity(machine_id=fields["machine_id"], hostname=fields["hostname"]))
+
+
 def pointer_file_name(job: str) -> str:
     """The pointer's file name is the job's name; refuse a name that cannot be one safely."""
     if not job:

@@ -2,8 +2,10 @@
 
 It reports the store (whether it opens, and SQLite's own integrity check), every job whose record does
 not read, every pointer that is damaged or names a job of this host that the store does not know (a
-store restored from an older copy, or moved aside), and every residual entry that does not read. It
-writes nothing: a doctor that repaired would hide what a user must decide (restore, or start anew).
+store restored from an older copy, or moved aside), every entry of the index of pointers not settled
+that this host's pointers leave missing or stale, and every residual entry that does not read. It
+writes nothing unless asked: a doctor that repaired would hide what a user must decide (restore, or
+start anew). The summaries and the pointers' index are views, rebuilt on request.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from domain.model.jobs.attendance import pointer_settled
 from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import PointerReading
 from domain.model.jobs.record import HostIdentity
 from domain.model.jobs.state import fold, label
 from domain.model.jobs.summary import summarize
@@ -20,6 +25,7 @@ from ports.pointers import Pointers
 from ports.residual import ResidualList
 
 REBUILD = "dunscaith doctor --rebuild-summaries folds them again from the records"
+REINDEX = "dunscaith doctor --rebuild-index indexes this host's pointers again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +101,54 @@ class Doctor:
         many. The one thing doctor writes, and only when asked."""
         return self._open_store().rebuild_summaries()
 
+    def rebuild_index(self) -> int:
+        """Index this host's pointers again: the missing entries added, the stale ones removed (and any
+        entry naming no pointer that does not read); how many changed. The pointers are not touched."""
+        readings = self._pointers.all()
+        changed = 0
+        for job, _, add in self._index_gaps(readings, self._pointers.indexed()):
+            if add is not None:
+                self._pointers.index(job, add)
+            else:
+                self._pointers.unindex(job)
+            changed += 1
+        self._pointers.index_built()
+        return changed
+
+    def _index_gaps(self, readings: list[PointerReading], indexed: list[JobId] | None
+                    ) -> list[tuple[JobId, str, HostIdentity | None]]:
+        """What the index lacks or has too many, for this host's pointers: (job, why, the owner to add an
+        entry for, or None to remove it). An index never built is built by the next command as it is."""
+        if indexed is None:
+            return []
+        entries = set(indexed)
+        pointed = {r.job: r.pointer for r in readings}
+        gaps: list[tuple[JobId, str, HostIdentity | None]] = []
+        for job, pointer in pointed.items():
+            if (pointer is not None and pointer.root_host == self._here and not pointer_settled(pointer)
+                    and job not in entries):
+                gaps.append((job, f"is not settled ({pointer.state}) and missing from the index of pointers not "
+                                  "settled, so the Unattended notice on other hosts passes it over", self._here))
+        for job in indexed:
+            if job in pointed:
+                pointer = pointed[job]
+                if pointer is not None and pointer.root_host == self._here and pointer_settled(pointer):
+                    gaps.append((job, f"is settled ({pointer.state}) but still in the index of pointers not "
+                                      "settled (a stale entry, passed over)", None))
+                continue
+            entry = self._pointers.index_entry(job)
+            if entry is not None and entry.owner in (self._here, None):
+                gaps.append((job, "has an entry in the index of pointers not settled but no pointer (a stale "
+                                  "entry, passed over)", None))
+        return gaps
+
     def _pointer_findings(self, known: set[str] | None) -> list[Finding]:
         try:
             readings = self._pointers.all()
+            indexed = self._pointers.indexed()
         except Exception as exc:  # the pointers' folder itself does not read: say so, check the rest
             return [Finding("pointers", f"cannot be listed: {exc}")]
-        found = []
+        found = [Finding(f"pointer {job}", f"{why}; {REINDEX}") for job, why, _ in self._index_gaps(readings, indexed)]
         for reading in readings:
             pointer = reading.pointer
             if pointer is None:

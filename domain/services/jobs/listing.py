@@ -22,6 +22,9 @@ from domain.services.jobs.status import JobView, judge
 from ports.clock import Clock
 from ports.job_store import JobStore, RecordDamaged
 
+# list asks the locks of this many jobs at once: a page in one query, memory still flat for --json
+_LOCKS_AT_ONCE = 100
+
 
 @dataclass(frozen=True, slots=True)
 class ListedJob:
@@ -52,25 +55,41 @@ class JobListing:
         folded as it is reached (one at a time: memory flat). A record that does not read is given as
         Unreadable, unless the query filters (a state, cluster or time it cannot be said to have)."""
         now = self._clock.now()
+        page: list[JobSummary] = []
         for summary in self._store.summaries(query):
+            page.append(summary)
+            if len(page) == _LOCKS_AT_ONCE:
+                yield from self._judged(page, query, now)
+                page = []
+        yield from self._judged(page, query, now)
+
+    def _judged(self, page: list[JobSummary], query: SummaryQuery, now: datetime) -> Iterator[JobView | Unreadable]:
+        """A few summaries' jobs, their locks asked at once (one query on a server), each record folded
+        as it is reached."""
+        healths = self._store.healths([s.job for s in page]) if page else {}
+        for summary in page:
             try:
                 state = fold(self._store.read(summary.job))
             except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
                 if not query.filtered:
                     yield Unreadable(summary.job, f"record does not read: {exc}")
                 continue
-            yield judge(state, self._store.health(summary.job), now, self._poll, self._delivering)
+            health = healths.get(summary.job, LoopHealth(held=False, last_loop=None))
+            yield judge(state, health, now, self._poll, self._delivering)
 
     def count(self, query: SummaryQuery) -> int:
         return self._store.count(query)
 
     def unattended(self) -> list[ListedJob]:
-        """Jobs with work left and no supervisor: the records not settled (an index), then their locks."""
+        """Jobs with work left and no supervisor: the records not settled (an index), then their locks,
+        all asked at once (one query on a server)."""
         now = self._clock.now()
-        return [listed for listed in (self._listed(s, now) for s in self._store.unsettled()) if listed.unattended]
+        unsettled = self._store.unsettled()
+        healths = self._store.healths([s.job for s in unsettled])
+        listed = (self._listed(s, healths.get(s.job, LoopHealth(held=False, last_loop=None)), now) for s in unsettled)
+        return [job for job in listed if job.unattended]
 
-    def _listed(self, summary: JobSummary, now: datetime) -> ListedJob:
-        health = self._store.health(summary.job)
+    def _listed(self, summary: JobSummary, health: LoopHealth, now: datetime) -> ListedJob:
         readable = summary.problem is None
         return ListedJob(summary, health, summary.left(delivering=self._delivering),
                          unattended=readable and unattended_here(summary.settled, health),

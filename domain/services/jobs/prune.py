@@ -18,6 +18,7 @@ from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import NoPointer
 from domain.model.jobs.prune import not_prunable, old_enough
+from domain.model.jobs.record import HostIdentity
 from domain.model.jobs.residual import ResidualEntry, ResidualReason
 from domain.model.jobs.state import JobState, fold
 from ports.clock import Clock
@@ -124,8 +125,8 @@ class Prune:
         here = self._store.identity().host
         try:
             pointer = self._pointers.read(job)
-        except NoPointer:
-            return ""
+        except NoPointer:  # gone already; a crash may have left its index entry, removed here if ours
+            return self._unindex(job, here)
         except Exception as exc:  # a damaged pointer: reported, and left for the user to look at
             return f"pointer of {job} not removed: {exc}"
         if here is not None and pointer.root_host != here:
@@ -134,4 +135,13 @@ class Prune:
             self._pointers.remove(job)
         except Exception as exc:  # display only: the record already says the job is pruned
             return f"pointer of {job} not removed: {type(exc).__name__}: {exc}"
+        return ""
+
+    def _unindex(self, job: JobId, here: HostIdentity | None) -> str:
+        try:
+            entry = self._pointers.index_entry(job)
+            if entry is not None and (here is None or entry.owner in (here, None)):
+                self._pointers.unindex(job)
+        except Exception as exc:  # display only, like the pointer
+            return f"index entry of {job} not removed: {type(exc).__name__}: {exc}"
         return ""

@@ -109,7 +109,7 @@ def test_many_times_the_pumps_buffers_arrive_unchanged_and_digested_in_order(rem
 @pytest.mark.parametrize("onto", ["file", "/dev/null"])
 def test_stdout_onto_a_file_or_dev_null_is_counted_and_digested_whole(remote: Remote, tmp_path: Path,
                                                                       onto: str) -> None:
-    # a file takes the copying way, /dev/null (like a pipe) tee and splice: the same count and digest
+    # a file and /dev/null take the reading way (a pipe takes tee and splice): the same count and digest
     data = os.urandom(12 << 20)
     (tmp_path / "big").write_bytes(data)
     target = tmp_path / "out" if onto == "file" else Path(os.devnull)
@@ -118,6 +118,33 @@ def test_stdout_onto_a_file_or_dev_null_is_counted_and_digested_whole(remote: Re
         assert proc.wait(timeout=120) == 0
     if onto == "file":
         assert (tmp_path / "out").read_bytes() == data
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+
+
+def test_64_mib_onto_an_append_only_file_as_the_local_scheduler_opens_it(remote: Remote, tmp_path: Path) -> None:
+    data = os.urandom(64 << 20) + b"\nthe last line, no newline"
+    (tmp_path / "big").write_bytes(data)
+    (tmp_path / "out").write_bytes(b"an earlier attempt\n")
+    out = os.open(tmp_path / "out", os.O_WRONLY | os.O_APPEND)
+    try:
+        proc = remote.run(tmp_path / "inst", "cat", "big", cwd=tmp_path, stdout=out)
+        assert proc.wait(timeout=120) == 0
+    finally:
+        os.close(out)
+    assert (tmp_path / "out").read_bytes() == b"an earlier attempt\n" + data
+    outcome = read_json(tmp_path / "inst" / "outcome.json")
+    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+
+
+def test_a_reader_that_goes_away_while_the_worker_writes_64_mib(remote: Remote, tmp_path: Path) -> None:
+    data = os.urandom(64 << 20)
+    (tmp_path / "big").write_bytes(data)
+    proc = remote.run(tmp_path / "inst", "cat", "big", cwd=tmp_path)
+    assert proc.stdout is not None
+    assert proc.stdout.read(3 << 20) == data[:3 << 20]  # several spliced chunks, then the reader goes away
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
     outcome = read_json(tmp_path / "inst" / "outcome.json")
     assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
 

@@ -104,7 +104,8 @@ def test_a_rewrite_replaces_the_pointer_whole_and_leaves_no_staging_file(pointer
     later = _pointer(state="running").with_supervised(T0 + timedelta(minutes=5))
     pointers.write(later)
     assert pointers.read(JobId("analysis-1")) == later
-    assert os.listdir(pointers.directory) == ["analysis-1"]
+    assert sorted(os.listdir(pointers.directory)) == [".unsettled", "analysis-1"]  # the index, beside
+    assert os.listdir(pointers.index_dir) == ["analysis-1"]  # no staging file left there either
 
 
 def test_all_skips_staging_files_of_a_writer_that_died(pointers):
@@ -153,3 +154,52 @@ def test_a_config_folder_the_user_made_keeps_its_mode_and_the_pointers_folder_is
     jobs = ensure_dunscaith_dir(base / "jobs")
     assert stat.S_IMODE(os.stat(base).st_mode) == 0o755
     assert stat.S_IMODE(os.stat(jobs).st_mode) == 0o700
+
+
+# --- the index of pointers not settled, on disk -----------------------------------------------------------
+
+def test_the_index_is_a_private_folder_beside_the_pointers_that_all_passes_over(pointers):
+    pointers.write(_pointer("a", "running"))
+    assert _mode(pointers.index_dir) == 0o700 and _mode(pointers.index_dir / "a") == 0o600
+    assert [r.job for r in pointers.all()] == ["a"]  # .unsettled is no pointer, nor damaged
+    pointers.index_built()
+    (pointers.index_dir / ".staging.a.123.abc").write_text("half")
+    assert pointers.indexed() == ["a"]
+
+
+def test_a_damaged_index_entry_has_no_owner(pointers):
+    pointers.write(_pointer("a", "running"))
+    (pointers.index_dir / "a").write_text("garbage")
+    entry = pointers.index_entry(JobId("a"))
+    assert entry is not None and entry.owner is None
+
+
+class _Crash(Exception):
+    pass
+
+
+def _crashing_at(directory, point):
+    def checkpoint(step):
+        if step == point:
+            raise _Crash(step)
+
+    return FilePointers(directory, checkpoint=checkpoint)
+
+
+def test_a_crash_between_the_entry_and_the_pointer_leaves_the_entry_and_the_older_pointer(pointers):
+    pointers.index_built()
+    crashing = _crashing_at(pointers.directory, "pointer-indexed")
+    with pytest.raises(_Crash):
+        crashing.write(_pointer("a", "submitting"))
+    assert pointers.indexed() == ["a"]
+    with pytest.raises(NoPointer):  # the entry came first: at worst an entry too many
+        pointers.read(JobId("a"))
+
+
+def test_a_crash_between_a_settled_pointer_and_its_entry_s_removal_leaves_a_stale_entry(pointers):
+    pointers.index_built()
+    pointers.write(_pointer("a", "running"))
+    crashing = _crashing_at(pointers.directory, "pointer-settled")
+    with pytest.raises(_Crash):
+        crashing.write(_pointer("a", "succeeded"))
+    assert pointers.read(JobId("a")).state == "succeeded" and pointers.indexed() == ["a"]

@@ -1,0 +1,135 @@
+"""Other hosts' jobs, judged from their pointers, read from the index of pointers not settled.
+
+A user keeps one pointer per job until it is pruned, so a home can hold a hundred thousand of them; the
+Unattended notice that rides on every command, ``status`` and ``list`` read only the pointers the
+index names (those whose last state is not an outcome: the only ones a judgement from the pointer can
+call Unattended), and the pointers of the jobs they show. ``doctor`` reads them all (doctor.py), and so
+does ``list --all``. Damaged pointers are never passed over in silence: each reader reports the
+damaged ones among those it reads.
+
+Everything here is display only. A stale entry (its pointer since settled) is passed over, and removed
+when its pointer names this host, the only host that writes that pointer (seed 000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from domain.model.jobs.attendance import pointer_settled, unattended_by_pointer
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import NoPointer, Pointer, PointerError, PointerReading
+from domain.model.jobs.record import HostIdentity
+from ports.clock import Clock
+from ports.pointers import Pointers
+
+
+@dataclass(frozen=True, slots=True)
+class PointedJob:
+    """A job whose record is on another host, as its pointer shows it."""
+
+    pointer: Pointer
+    unattended: bool  # the judgement from the pointer (it can lag by the refresh period)
+
+
+@dataclass(frozen=True, slots=True)
+class PointerSurvey:
+    elsewhere: tuple[PointedJob, ...]  # by job name
+    damaged: tuple[tuple[JobId, str], ...]  # the pointers read that do not read, with why
+
+
+class PointerSurveys:
+    def __init__(self, pointers: Pointers, clock: Clock, poll: float, here: HostIdentity,
+                 shared: str | None = None) -> None:
+        """``shared``: the location of the store this command opened when login nodes share it (a
+        pointer naming it points here, whichever host wrote it), else None."""
+        self._pointers = pointers
+        self._clock = clock
+        self._poll = timedelta(seconds=poll)
+        self._here = here
+        self._shared = shared
+
+    def unsettled(self) -> PointerSurvey:
+        """Other hosts' jobs whose pointer is not settled, and the indexed pointers that are damaged.
+        A home whose index was never built (pointers of a dunscaith that kept none) is read whole once
+        and indexed, so the next command reads the index."""
+        jobs = self._pointers.indexed()
+        readings = self._build() if jobs is None else [r for r in map(self._reading, jobs) if r is not None]
+        kept = []
+        for reading in readings:
+            pointer = reading.pointer
+            if pointer is not None and pointer_settled(pointer):
+                self._drop_stale(pointer)
+                continue
+            kept.append(reading)
+        return self._survey(kept)
+
+    def everything(self) -> PointerSurvey:
+        """Every pointer: other hosts' jobs settled or not, and every damaged pointer (``list --all``)."""
+        return self._survey(self._pointers.all())
+
+    def listed(self, shown: Iterable[JobId], every: bool = False) -> PointerSurvey:
+        """What ``list`` shows from pointers: other hosts' jobs not settled (``every``: all of them, from
+        every pointer), and the damaged pointers among those read and among the ``shown`` jobs' own."""
+        read = self.everything() if every else self.unsettled()
+        seen = {job for job, _ in read.damaged}
+        own = [(job, problem) for job, problem in self.damaged_of(shown) if job not in seen]
+        return PointerSurvey(read.elsewhere, (*read.damaged, *own))
+
+    def damaged_of(self, jobs: Iterable[JobId]) -> list[tuple[JobId, str]]:
+        """The pointers of these jobs that do not read (a missing one is no damage), with why."""
+        found = []
+        for job in jobs:
+            reading = self._reading(job)
+            if reading is not None and reading.pointer is None:
+                found.append((job, reading.problem or "damaged"))
+        return found
+
+    def elsewhere_of(self, job: JobId) -> Pointer | None:
+        """The job's pointer if it names another host's record (a job not in this store is there)."""
+        reading = self._reading(job)
+        pointer = reading.pointer if reading is not None else None
+        return pointer if pointer is not None and self._is_elsewhere(pointer) else None
+
+    # --- helpers ----------------------------------------------------------------------------------
+    def _reading(self, job: JobId) -> PointerReading | None:
+        """The job's pointer as found; None when it has none (an entry whose pointer went: stale)."""
+        try:
+            return PointerReading(job, self._pointers.read(job))
+        except NoPointer:
+            return None
+        except PointerError as exc:
+            return PointerReading(job, None, str(exc))
+
+    def _build(self) -> list[PointerReading]:
+        readings = self._pointers.all()
+        try:
+            for reading in readings:
+                if reading.pointer is not None and not pointer_settled(reading.pointer):
+                    self._pointers.index(reading.job, reading.pointer.root_host)
+            self._pointers.index_built()
+        except Exception:  # display only: an index that cannot be written is built next time
+            pass
+        return readings
+
+    def _drop_stale(self, pointer: Pointer) -> None:
+        if pointer.root_host != self._here:
+            return  # another host's pointer: that host writes it, and its entry
+        try:
+            self._pointers.unindex(pointer.job)
+        except Exception:  # display only: a stale entry is passed over again next time
+            pass
+
+    def _is_elsewhere(self, pointer: Pointer) -> bool:
+        return pointer.root_host != self._here and pointer.record_root != self._shared
+
+    def _survey(self, readings: Iterable[PointerReading]) -> PointerSurvey:
+        now = self._clock.now()
+        elsewhere, damaged = [], []
+        for reading in readings:
+            if reading.pointer is None:
+                damaged.append((reading.job, reading.problem or "damaged"))
+            elif self._is_elsewhere(reading.pointer):
+                elsewhere.append(PointedJob(reading.pointer, unattended_by_pointer(reading.pointer, now, self._poll)))
+        return PointerSurvey(tuple(elsewhere), tuple(damaged))

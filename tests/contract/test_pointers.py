@@ -1,0 +1,104 @@
+"""One contract for the Pointers port, its file adapter and its in-memory fake: the pointers and the
+index of pointers not settled that the Unattended notice, ``status`` and ``list`` read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.pointers.files import FilePointers
+from adapters.pointers.memory import InMemoryPointers
+from domain.model.jobs.ids import JobId
+from domain.model.jobs.pointer import BadPointerName, IndexEntry, NoPointer, Pointer
+from domain.model.jobs.record import HostIdentity
+from ports.pointers import Pointers
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+LOGIN1 = HostIdentity(machine_id="a" * 32, hostname="login1")
+LOGIN2 = HostIdentity(machine_id="b" * 32, hostname="login2")
+
+
+def pointer(job: str, state: str = "running", host: HostIdentity = LOGIN1) -> Pointer:
+    return Pointer(job=JobId(job), host=host.hostname, record_root="/var/tmp/dunscaith-ada", root_host=host,
+                   binary="/opt/dunscaith/bin/dunscaith", cluster="local", adapter="local", state=state,
+                   state_at=T0, supervised_at=None)
+
+
+ADAPTERS: dict[str, Callable[[Path], Pointers]] = {
+    "files": lambda tmp: FilePointers(tmp / "home" / ".config" / "dunscaith" / "jobs"),
+    "memory": lambda tmp: InMemoryPointers(),
+}
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def pointers(request: pytest.FixtureRequest, tmp_path: Path) -> Pointers:
+    return ADAPTERS[request.param](tmp_path)
+
+
+def test_an_index_never_built_answers_none_until_it_is(pointers: Pointers) -> None:
+    pointers.write(pointer("a"))
+    assert pointers.indexed() is None  # pointers an older dunscaith wrote may be missing from it
+    pointers.index_built()
+    assert pointers.indexed() == ["a"]
+
+
+def test_a_pointer_not_settled_is_indexed_naming_its_host_and_leaves_the_index_when_it_settles(
+        pointers: Pointers) -> None:
+    pointers.index_built()
+    pointers.write(pointer("a", "submitting"))
+    pointers.write(pointer("b", "running", LOGIN2))
+    pointers.write(pointer("a", "running"))
+    assert pointers.indexed() == ["a", "b"]
+    assert pointers.index_entry(JobId("b")) == IndexEntry(JobId("b"), LOGIN2)
+    pointers.write(pointer("a", "succeeded"))
+    assert pointers.indexed() == ["b"] and pointers.index_entry(JobId("a")) is None
+    assert pointers.read(JobId("a")).state == "succeeded"
+
+
+def test_a_settled_pointer_is_never_indexed(pointers: Pointers) -> None:
+    pointers.index_built()
+    for word in ("succeeded", "failed", "refused", "escalated", "cancelled", "abandoned"):
+        pointers.write(pointer(f"j-{word}", word))
+    assert pointers.indexed() == []
+    assert len(pointers.all()) == 6
+
+
+def test_remove_drops_the_pointer_and_its_entry_and_tolerates_either_missing(pointers: Pointers) -> None:
+    pointers.index_built()
+    pointers.write(pointer("a"))
+    pointers.remove(JobId("a"))
+    assert pointers.indexed() == [] and pointers.all() == []
+    with pytest.raises(NoPointer):
+        pointers.read(JobId("a"))
+    pointers.index(JobId("gone"), LOGIN1)  # an entry a crash left without its pointer
+    pointers.remove(JobId("gone"))
+    pointers.remove(JobId("gone"))
+    assert pointers.indexed() == []
+
+
+def test_index_keeps_an_entry_there_and_unindex_tolerates_a_missing_one(pointers: Pointers) -> None:
+    pointers.index_built()
+    pointers.index(JobId("a"), LOGIN2)
+    pointers.index(JobId("a"), LOGIN1)
+    assert pointers.index_entry(JobId("a")) == IndexEntry(JobId("a"), LOGIN2)
+    pointers.unindex(JobId("a"))
+    pointers.unindex(JobId("a"))
+    assert pointers.indexed() == [] and pointers.index_entry(JobId("a")) is None
+
+
+def test_an_entry_without_a_pointer_is_listed_for_its_reader_to_pass_over(pointers: Pointers) -> None:
+    pointers.index_built()
+    pointers.index(JobId("half"), LOGIN1)
+    assert pointers.indexed() == ["half"]
+    with pytest.raises(NoPointer):
+        pointers.read(JobId("half"))
+
+
+def test_a_name_that_cannot_be_a_file_is_refused_by_the_index_too(pointers: Pointers) -> None:
+    with pytest.raises(BadPointerName):
+        pointers.index(JobId("../x"), LOGIN1)
+    with pytest.raises(BadPointerName):
+        pointers.write(pointer(".hidden"))
