@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
@@ -121,7 +121,8 @@ class InMemoryStore:
 
     @staticmethod
     def _lines(kept: list[tuple[str, str, str]]) -> list[EventLine]:
-        return [EventLine(seq=i, at=decode_time(at), kind=kind, data=decode_data(data))
+        fields = ReadDecoder().data  # as the other stores read: one mapping per distinct text
+        return [EventLine(seq=i, at=decode_time(at), kind=kind, data=fields(data))
                 for i, (at, kind, data) in enumerate(kept, start=1)]
 
     @contextmanager

@@ -227,6 +227,21 @@ def test_changing_what_was_read_does_not_change_the_record(store):
     assert store.read(JOB).events[0].data == {"list": [1]}
 
 
+def test_lines_of_one_text_read_equal_and_none_can_be_changed(store):
+    store.create(JOB, T0, "created", {"list": [1]})
+    for _ in range(3):
+        store.append(JOB, T0, "note", {"list": [1]})
+        store.append(JOB, T0, "seen", {"state": "running", "code": None})
+    lines = store.read(JOB).events
+    assert [line.data for line in lines[1::2]] == [{"list": [1]}] * 3
+    assert [line.data for line in lines[2::2]] == [{"state": "running", "code": None}] * 3
+    with pytest.raises(TypeError):
+        lines[2].data["state"] = "ended"  # type: ignore[index]
+    lines[1].data["list"].append(2)  # a list inside a line is that line's own
+    assert lines[3].data == {"list": [1]}
+    assert [line.data for line in store.read(JOB).events[1::2]] == [{"list": [1]}] * 3
+
+
 # --- the lock and the loop's health ------------------------------------------------------------------
 
 

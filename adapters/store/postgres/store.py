@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
-from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
 from adapters.store.postgres.schema import ensure_schema
 from adapters.store.postgres.target import PostgresTarget
@@ -187,11 +187,12 @@ class PostgresStore:
         if not rows:  # a job is created with its first event, in one transaction
             raise UnknownJob(f"no job named {job} is recorded")
         events = []
+        fields = ReadDecoder().data  # each distinct text decoded once in this read
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:  # that job's damage only (RecordDamaged): every other job still reads
                 raise RecordDamaged(job, f"event {expected} is missing from {self._where}", expected)
             try:
-                events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
+                events.append(EventLine(seq, decode_time(at), kind, fields(data)))
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self._where})", seq) from None
         return JobRecord(job=job, events=tuple(events))

@@ -17,7 +17,7 @@ from typing import Any
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from adapters.store.record_root import RecordRoot, open_record_root
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
@@ -187,13 +187,14 @@ class SqliteStore:
             with self._read_lock:
                 self._read_rows = (version, job, rows)  # one job's only: a walk over every job keeps nothing
         events = []
+        fields = ReadDecoder().data  # each distinct text decoded once in this read
         for expected, (seq, at, kind, data) in enumerate(rows, start=1):
             if seq != expected:
                 raise RecordDamaged(job, f"event {expected} is missing from {self.db_path}", expected)
             try:
                 if not isinstance(kind, str):
                     raise TypeError(f"its kind is {type(kind).__name__}, not text")
-                events.append(EventLine(seq=seq, at=decode_time(at), kind=kind, data=decode_data(data)))
+                events.append(EventLine(seq, decode_time(at), kind, fields(data)))
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
         return JobRecord(job=job, events=tuple(events))

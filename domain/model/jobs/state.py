@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -448,7 +448,23 @@ def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
 
 def fold(record: JobRecord) -> JobState:
     """The state a record tells; EventUndecodable or RecordInconsistent (both JobsError) when it does not read."""
-    return fold_events((line.at, ev.decode(line.kind, line.data)) for line in record.events)
+    return fold_events(decoded(record))
+
+
+def decoded(record: JobRecord) -> Iterator[tuple[datetime, ev.Event]]:
+    """Each line's time and event, in order; EventUndecodable at the first line that does not decode.
+
+    A store hands the lines of one text one mapping (adapters/store/event_codec.py), so a line whose
+    mapping and kind were decoded already takes that event again: events are frozen, one may stand for
+    many lines. Keyed by identity, which the record keeps alive while this runs; any other record
+    (a mapping per line) decodes each line, as before."""
+    seen: dict[tuple[str, int], ev.Event] = {}
+    for line in record.events:
+        key = (line.kind, id(line.data))
+        event = seen.get(key)
+        if event is None:
+            event = seen[key] = ev.decode(line.kind, line.data)
+        yield line.at, event
 
 
 def label(state: JobState) -> str:

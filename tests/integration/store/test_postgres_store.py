@@ -16,7 +16,7 @@ from adapters.store.postgres.store import PostgresStore, StoreMoved
 from adapters.store.postgres.target import PostgresTarget
 from adapters.store.sql.revisions import HEAD
 from domain.model.jobs.ids import JobId
-from ports.job_store import LockBusy, LockLost, StoreError
+from ports.job_store import LockBusy, LockLost, RecordDamaged, StoreError
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -128,6 +128,20 @@ def test_a_new_database_is_migrated_to_head_with_append_only_events(postgres_ser
             postgres_server.psql(postgres_db, sql)
     assert [e.kind for e in opened(url).read(JOB).events] == ["created"]
 
+
+
+@pytest.mark.parametrize("damage", ['{"state":', "[1]"])
+def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(postgres_server, postgres_db, url, opened,
+                                                                      damage):
+    store = opened(url)
+    store.create(JOB, T0, "created", {})
+    for _ in range(9):
+        store.append(JOB, T0, "seen", {"state": "running"})
+    postgres_server.psql(postgres_db, "SET session_replication_role = replica; "  # past the append-only trigger
+                         f"UPDATE events SET data = '{damage}' WHERE seq = 7")
+    with pytest.raises(RecordDamaged) as caught:
+        store.read(JOB)
+    assert caught.value.job == JOB and caught.value.event == 7
 
 def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(
         postgres_server, postgres_db, url, opened):

@@ -119,3 +119,24 @@ def test_a_byte_that_is_not_utf8_in_an_event_damages_only_that_job(tmp_path: Pat
         with pytest.raises(RecordDamaged, match="UTF-8"):
             store.read("j1")
         assert len(store.read("j2").events) == 6
+
+
+@pytest.mark.parametrize("damage", ['{"state":', "[1]", "null"])
+def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(tmp_path: Path, damage: str) -> None:
+    # One read decodes each distinct text once: a damaged row is still its own text, at its own seq.
+    root = tmp_path / "records"
+    with SqliteStore.open(root, SystemHost()) as store:
+        store.create("j1", T0, "created", {})
+        for _ in range(9):
+            store.append("j1", T0, "seen", {"state": "running"})
+        assert len(store.read("j1").events) == 10  # read once whole, the rows kept for the next read
+    conn = sqlite3.connect(root / "records.db")
+    conn.execute("DROP TRIGGER IF EXISTS events_append_only_update")
+    conn.execute("UPDATE events SET data = ? WHERE seq = 7", (damage,))
+    conn.commit()
+    conn.close()
+    with SqliteStore.open(root, SystemHost()) as store:
+        for _ in range(2):
+            with pytest.raises(RecordDamaged) as caught:
+                store.read("j1")
+            assert caught.value.job == "j1" and caught.value.event == 7
