@@ -253,6 +253,11 @@ class _Fold:
         return attempts[-1] if attempts else None
 
     def _draft(self, number: int) -> _AttemptDraft:
+        attempts = self._attempts
+        if attempts is not None and 0 < number <= len(attempts):  # the common case: a draft already
+            known = attempts[number - 1]
+            if type(known) is _AttemptDraft:
+                return known
         if not 1 <= number <= self._count():
             raise RecordInconsistent(f"event about attempt {number}, which was never started")
         attempts = self._attempt_list()
@@ -302,7 +307,7 @@ class _Fold:
         match event:
             case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
                 a = self._draft(n)
-                seen = a.object_state = _member(ObjectState, s, "observed")
+                seen = a.object_state = _OBJECT_STATES.get(s) or _member(ObjectState, s, "observed")
                 a.exit_code, a.signal, a.reason, a.absent_since = code, sig, why, None
                 if a.started_at is None and (seen is ObjectState.RUNNING
                                              or (seen in ENDED and a.released_at is not None)):
@@ -423,6 +428,10 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
     folding = _Fold(state)
     folding.apply(event, at)
     return folding.freeze()
+
+
+# what an observation's state names, looked up without the enum's call (most events of a long record)
+_OBJECT_STATES: dict[str, ObjectState] = {state.value: state for state in ObjectState}
 
 
 def _member(kind: type[_E], value: str, event: str) -> _E:
