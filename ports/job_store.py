@@ -69,7 +69,12 @@ class JobStore(Protocol):
         """Append one event, durable when this returns; the event's sequence number."""
         ...
 
-    def read(self, job: JobId) -> JobRecord: ...
+    def read(self, job: JobId) -> JobRecord:
+        """The job's lines in order; UnknownJob, or RecordDamaged at the first line that does not read.
+
+        Each line's data is read-only, and lines of one text may share one mapping (decoded once per
+        read): nothing a caller does to what it read reaches the store, a later read, or another line."""
+        ...
 
     def jobs(self) -> list[JobId]:
         """Every job recorded in this store, oldest first."""
