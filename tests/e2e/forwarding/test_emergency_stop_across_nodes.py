@@ -183,6 +183,17 @@ def _settled_when_login1_is_back(nodes: Nodes, job: str, object_id: str, request
     assert tuple(r["action"] for r in record["requests"]) == requests and record["settled"] is True, record
 
 
+def _stop_on_login2_while_login1_is_down(nodes: Nodes, login1: Watched, job: str, active: str,
+                                         requests: tuple[str, ...] = ()) -> None:
+    """The record only on login1, login1 down, the stop typed on login2; then what Slurm and login1 show."""
+    _record_only_on_login1(nodes, job)
+    _take_login1_down(nodes, login1)
+    stopped = _emergency_stop_on_login2(nodes, job)
+    assert stopped == active.split()[0]
+    _stopped_in_slurm(nodes, job, stopped)
+    _settled_when_login1_is_back(nodes, job, stopped, requests=requests)
+
+
 def test_emergency_stop_on_login2_stops_a_running_slurm_job_while_login1_is_down(nodes: Nodes) -> None:
     job = job_name("emr")
     login1 = _submit_on_login1(nodes, job, "-- /bin/sleep 600")
@@ -190,12 +201,7 @@ def test_emergency_stop_on_login2_stops_a_running_slurm_job_while_login1_is_down
         login1.wait_for("is running")
         (running,) = nodes.active(job)
         assert running.endswith(" RUNNING"), running
-        _record_only_on_login1(nodes, job)
-        _take_login1_down(nodes, login1)
-        stopped = _emergency_stop_on_login2(nodes, job)
-        assert stopped == running.split()[0]
-        _stopped_in_slurm(nodes, job, stopped)
-        _settled_when_login1_is_back(nodes, job, stopped)
+        _stop_on_login2_while_login1_is_down(nodes, login1, job, running)
     finally:
         _bring_login1_back(nodes)
         login1.stop()
@@ -213,12 +219,7 @@ def test_emergency_stop_on_login2_stops_a_held_slurm_job_while_login1_is_down(no
         wait_for(lambda: _state_on_login1(nodes, job) == "held", 60, "the job held on login1")
         (held,) = nodes.active(job)
         assert held.endswith(" PENDING"), held
-        _record_only_on_login1(nodes, job)
-        _take_login1_down(nodes, login1)
-        stopped = _emergency_stop_on_login2(nodes, job)
-        assert stopped == held.split()[0]
-        _stopped_in_slurm(nodes, job, stopped)
-        _settled_when_login1_is_back(nodes, job, stopped, requests=("hold",))
+        _stop_on_login2_while_login1_is_down(nodes, login1, job, held, requests=("hold",))
     finally:
         _bring_login1_back(nodes)
         login1.stop()
