@@ -1,5 +1,8 @@
 """dunscaith's version, as a constant: a forwarded command states it on both sides of every hop, and
 ``importlib.metadata`` costs a hop ~20 ms of imports on each side. It must equal ``[project].version`` in
-pyproject.toml (tests/unit/test_version.py holds the two together)."""
+pyproject.toml (tests/unit/test_version.py holds the two together). Kept in the domain (a record's
+folded snapshot names the build that wrote it), so there is one constant."""
 
-VERSION = "0.1.0"
+from domain.model.version import VERSION
+
+__all__ = ["VERSION"]

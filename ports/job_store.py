@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, StoreIdentity
+from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, RecordTail, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryQuery
 
 
@@ -74,6 +74,12 @@ class JobStore(Protocol):
 
         Each line's data is read-only, and lines of one text may share one mapping (decoded once per
         read): nothing a caller does to what it read reaches the store, a later read, or another line."""
+        ...
+
+    def read_tail(self, job: JobId) -> RecordTail:
+        """The job's newest folded snapshot, as it was kept, and the lines after it (every line when it
+        has none, or when the lines it covers are no longer all there and each a JSON object); UnknownJob,
+        or RecordDamaged at the first line after it that does not read. Its lines are as ``read``'s."""
         ...
 
     def jobs(self) -> list[JobId]:

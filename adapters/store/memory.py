@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
+from domain.model.jobs import snapshot
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
 from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
@@ -24,6 +25,7 @@ from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJo
 class _Kept:
     carry: SummaryCarry  # the fold so far, stepped with every append (its summary is the job's)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (at, kind, data) as encoded
+    snapshot: tuple[int, str] | None = None  # the newest snapshot (snapshot.py): its seq and its text
 
 
 class InMemoryLock:
@@ -51,7 +53,8 @@ class InMemoryLock:
 
 
 class InMemoryStore:
-    def __init__(self) -> None:
+    def __init__(self, snapshot_every: int = snapshot.EVERY) -> None:
+        self._every = snapshot_every
         self._mutex = threading.Lock()
         self._jobs: dict[JobId, _Kept] = {}
         self._locked: set[JobId] = set()
@@ -62,7 +65,7 @@ class InMemoryStore:
         with self._mutex:
             if job in self._jobs:
                 raise JobExists(f"job {job} is already recorded")
-            carry = SummaryCarry(job, decode_time(line[0]), kind, decode_data(line[2]))
+            carry = SummaryCarry(job, decode_time(line[0]), kind, decode_data(line[2]), self._every)
             self._jobs[job] = _Kept(carry, [line])
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
@@ -73,6 +76,9 @@ class InMemoryStore:
                 raise UnknownJob(f"no job named {job} is recorded")
             kept.events.append(line)
             kept.carry.step(decode_time(line[0]), kind, decode_data(line[2]))
+            made = kept.carry.fresh_snapshot()
+            if made is not None:  # kept as the SQL stores keep it: its JSON text
+                kept.snapshot = (kept.carry.seq, encode_data(made))
             return len(kept.events)
 
     def read(self, job: JobId) -> JobRecord:
@@ -82,6 +88,16 @@ class InMemoryStore:
                 raise UnknownJob(f"no job named {job} is recorded")
             lines = list(kept.events)
         return JobRecord(job=job, events=tuple(self._lines(lines)))
+
+    def read_tail(self, job: JobId) -> RecordTail:
+        with self._mutex:
+            kept = self._jobs.get(job)
+            if kept is None:
+                raise UnknownJob(f"no job named {job} is recorded")
+            after, text = kept.snapshot or (0, None)
+            lines = list(kept.events)
+        events = tuple(self._lines(lines))[after:]
+        return RecordTail(job, decode_data(text) if text is not None else None, after, events)
 
     def jobs(self) -> list[JobId]:
         with self._mutex:
@@ -113,7 +129,9 @@ class InMemoryStore:
         with self._mutex:
             for job in list(self._jobs):
                 kept = self._jobs[job]
-                kept.carry = rebuild(job, self._lines(kept.events))
+                kept.carry = rebuild(job, self._lines(kept.events), self._every)
+                made = kept.carry.snapshot
+                kept.snapshot = None if made is None else (made[0], encode_data(made[1]))
             return len(self._jobs)
 
     def batch(self) -> AbstractContextManager[None]:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.store.event_codec import decode_data, decode_time, encode_time
+from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from domain.model.jobs import snapshot
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine
 from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
@@ -48,26 +49,31 @@ def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
 
 
 class Carries:
-    """This process's last carries, by job; one is used only while its seq is the record's last."""
+    """This process's last carries, by job; one is used only while its seq is the record's last.
 
-    def __init__(self) -> None:
+    ``every``: how often a record's fold is kept as a snapshot (snapshot.EVERY; tests ask for less)."""
+
+    def __init__(self, every: int = snapshot.EVERY) -> None:
         self._kept: OrderedDict[JobId, SummaryCarry] = OrderedDict()
+        self.every = every
 
     def start(self, job: JobId, at: datetime, kind: str, data: str) -> JobSummary:
-        carry = SummaryCarry(job, at, kind, decode_data(data))
+        carry = SummaryCarry(job, at, kind, decode_data(data), self.every)
         self._keep(carry)
         return carry.summary()
 
     def step(self, job: JobId, last_seq: int, at: datetime, kind: str, data: str,
-             events: Callable[[], Iterable[Sequence[Any]]]) -> JobSummary:
-        """The summary once the event after ``last_seq`` is in; ``events`` reads the record's rows so far
-        (called only when this process does not carry the job at ``last_seq``)."""
+             events: Callable[[], Iterable[Sequence[Any]]]) -> tuple[JobSummary, str | None]:
+        """The summary once the event after ``last_seq`` is in, and the snapshot (its text) that event is
+        due to make, if any; ``events`` reads the record's rows so far (called only when this process
+        does not carry the job at ``last_seq``)."""
         carry = self._kept.pop(job, None)
         if carry is None or carry.seq != last_seq:
-            carry = carry_of(job, list(events()))
+            carry = carry_of(job, list(events()), self.every)
         carry.step(at, kind, decode_data(data))  # the data as a reader gets it back: JSON-decoded
         self._keep(carry)
-        return carry.summary()
+        made = carry.fresh_snapshot()
+        return carry.summary(), None if made is None else encode_data(made)
 
     def forget(self, job: JobId) -> None:
         """The transaction did not commit: what this process carries for the job may be ahead of it."""
@@ -82,11 +88,11 @@ class Carries:
             self._kept.popitem(last=False)
 
 
-def carry_of(job: JobId, rows: Sequence[Sequence[Any]]) -> SummaryCarry:
+def carry_of(job: JobId, rows: Sequence[Sequence[Any]], every: int = snapshot.EVERY) -> SummaryCarry:
     """The carry of a whole record from its rows; a row that does not decode makes it unreadable (why),
     as reading the record would say, never an error of the append or rebuild that asked."""
     try:
-        return rebuild(job, lines_of(rows))
+        return rebuild(job, lines_of(rows), every)
     except (ValueError, TypeError, RecursionError) as exc:
         try:
             first, last = decode_time(rows[0][1]), decode_time(rows[-1][1])
@@ -99,6 +105,28 @@ def rebuilt_rows(job_rows: Iterable[tuple[int, str, Sequence[Sequence[Any]]]]) -
     """(job_id, *summary columns) for each (job_id, name, event rows) given: a migration, doctor."""
     for job_id, name, rows in job_rows:
         yield (job_id, *to_row(carry_of(JobId(name), rows).summary()))
+
+
+def rebuilt(job_rows: Iterable[tuple[int, str, Sequence[Sequence[Any]]]], every: int = snapshot.EVERY
+            ) -> Iterable[tuple[tuple[Any, ...], tuple[int, int, str] | None]]:
+    """For each (job_id, name, event rows) given: (job_id, *summary columns), and the record's newest
+    snapshot row (job_id, seq, text) or None (no due event, or the record does not read): doctor, a
+    migration."""
+    for job_id, name, rows in job_rows:
+        carry = carry_of(JobId(name), rows, every)
+        made = carry.snapshot
+        yield (job_id, *to_row(carry.summary())), None if made is None else (job_id, made[0], encode_data(made[1]))
+
+
+def snapshot_of(row: Sequence[Any] | None) -> tuple[int, dict[str, Any]] | None:
+    """A snapshot row (seq, text) as (seq, mapping); None for none, or one whose text does not decode."""
+    if row is None:
+        return None
+    seq, text = row
+    try:
+        return int(seq), decode_data(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def grouped(rows: Iterable[Sequence[Any]]) -> Iterable[tuple[int, str, list[Sequence[Any]]]]:

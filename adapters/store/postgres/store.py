@@ -27,9 +27,10 @@ from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, en
 from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
 from adapters.store.postgres.schema import ensure_schema
 from adapters.store.postgres.target import PostgresTarget
-from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt_rows, to_row, where
+from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt, snapshot_of, to_row, where
+from domain.model.jobs import snapshot
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryQuery
 from ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
 
@@ -50,6 +51,20 @@ _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 _SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
 _SQL_ADD_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
 _SQL_JOB_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = %s ORDER BY seq"
+_SQL_JOB_ID = "SELECT id FROM jobs WHERE name = %s"
+_SQL_JOB_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = %s AND seq > %s ORDER BY seq"
+# A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
+# there, each a JSON object, checked by the server (a text that is not JSON fails the cast).
+_SQL_SNAPSHOT = "SELECT seq, data FROM snapshots WHERE job_id = %s"
+_SQL_COVERED = (
+    "SELECT count(*), count(*) FILTER (WHERE json_typeof(data::json) = 'object') FROM events "
+    "WHERE job_id = %s AND seq <= %s"
+)
+_SQL_PUT_SNAPSHOT = (
+    "INSERT INTO snapshots (job_id, seq, data) VALUES (%s, %s, %s) "
+    "ON CONFLICT (job_id) DO UPDATE SET seq = excluded.seq, data = excluded.data"
+)
+_SQL_DROP_SNAPSHOTS = "DELETE FROM snapshots"
 _SQL_PUT_SUMMARY = (
     f"INSERT INTO summaries (job_id, {', '.join(COLUMNS)}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))}) "
     f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
@@ -106,14 +121,14 @@ class StoreMoved(StoreError):
 
 
 class PostgresStore:
-    def __init__(self, target: PostgresTarget) -> None:
+    def __init__(self, target: PostgresTarget, *, snapshot_every: int = snapshot.EVERY) -> None:
         self.target = target
         self._where = target.location()
         self._mutex = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
         self._held: dict[JobId, PgJobLock] = {}
         self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
-        self._carries = Carries()
+        self._carries = Carries(snapshot_every)
         try:
             with self._errors():
                 conn = self._general()
@@ -125,8 +140,9 @@ class PostgresStore:
             raise
 
     @classmethod
-    def open(cls, target: PostgresTarget) -> PostgresStore:
-        return cls(target)
+    def open(cls, target: PostgresTarget, *, snapshot_every: int = snapshot.EVERY) -> PostgresStore:
+        """``snapshot_every``: how often a record's fold is kept (snapshot.EVERY; tests ask for less)."""
+        return cls(target, snapshot_every=snapshot_every)
 
     def location(self) -> str:
         return self._where
@@ -172,10 +188,12 @@ class PostgresStore:
                 if lock is not None:
                     lock.verify_pid(row[1])
                 job_id, seq = row[0], int(_one(last)[0]) + 1
-                summary = self._carries.step(job, seq - 1, at, kind, encoded,
-                                             lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
+                summary, made = self._carries.step(job, seq - 1, at, kind, encoded,
+                                                   lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
                 conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
                 conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+                if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
+                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
@@ -186,16 +204,44 @@ class PostgresStore:
             rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS, (job,)).fetchall())
         if not rows:  # a job is created with its first event, in one transaction
             raise UnknownJob(f"no job named {job} is recorded")
+        return JobRecord(job=job, events=self._lines(job, rows, 0))
+
+    def read_tail(self, job: JobId) -> RecordTail:
+        # Statements of their own (each one snapshot): the events are append-only, so the lines read after
+        # the snapshot are those after its seq whatever was appended meanwhile.
+        with self._errors():
+            found = self._reading(lambda conn: conn.execute(_SQL_JOB_ID, (job,)).fetchone())
+            if found is None:
+                raise UnknownJob(f"no job named {job} is recorded")
+            job_id = int(found[0])
+            kept = self._vouched_snapshot(job_id)
+            after = kept[0] if kept is not None else 0
+            rows = self._reading(lambda conn: conn.execute(_SQL_JOB_EVENTS_AFTER, (job_id, after)).fetchall())
+        return RecordTail(job, kept[1] if kept is not None else None, after, self._lines(job, rows, after))
+
+    def _vouched_snapshot(self, job_id: int) -> tuple[int, dict[str, Any]] | None:
+        """The job's snapshot, if the events it covers are all there and each still a JSON object (one that
+        is not JSON at all fails the cast: no snapshot, and the whole record is read, which says where)."""
+        try:
+            kept = snapshot_of(self._reading(lambda conn: conn.execute(_SQL_SNAPSHOT, (job_id,)).fetchone()))
+            if kept is None:
+                return None
+            count, objects = self._reading(lambda conn: _one(conn.execute(_SQL_COVERED, (job_id, kept[0]))))
+        except psycopg.DataError:
+            return None
+        return kept if count == objects == kept[0] else None
+
+    def _lines(self, job: JobId, rows: list[Any], after: int) -> tuple[EventLine, ...]:
         events = []
         fields = ReadDecoder().data  # each distinct text decoded once in this read
-        for expected, (seq, at, kind, data) in enumerate(rows, start=1):
+        for expected, (seq, at, kind, data) in enumerate(rows, start=after + 1):
             if seq != expected:  # that job's damage only (RecordDamaged): every other job still reads
                 raise RecordDamaged(job, f"event {expected} is missing from {self._where}", expected)
             try:
                 events.append(EventLine(seq, decode_time(at), kind, fields(data)))
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self._where})", seq) from None
-        return JobRecord(job=job, events=tuple(events))
+        return tuple(events)
 
     def jobs(self) -> list[JobId]:
         with self._errors():
@@ -277,11 +323,15 @@ class PostgresStore:
         with self._errors(), self._mutex:
             conn = self._general()
             with conn.transaction():
-                rows = list(rebuilt_rows(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall())))
+                made = list(rebuilt(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall()), self._carries.every))
                 with conn.cursor() as cursor:
-                    cursor.executemany(_SQL_PUT_SUMMARY, rows)
+                    cursor.executemany(_SQL_PUT_SUMMARY, [summary for summary, _ in made])
+                    cursor.execute(_SQL_DROP_SNAPSHOTS)
+                    snapshots = [row for _, row in made if row is not None]
+                    if snapshots:
+                        cursor.executemany(_SQL_PUT_SNAPSHOT, snapshots)
             self._carries.clear()
-        return len(rows)
+        return len(made)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -69,6 +69,19 @@ summaries = Table(
     Index("ix_summaries_pruned_at", "pruned_at"),
 )
 
+# One row per job: the newest folded snapshot of its record (domain/model/jobs/snapshot.py), the state
+# after event ``seq``, written in the transaction of every append whose seq is a multiple of
+# snapshot.EVERY, so ``status`` of a long record folds only the events after it. A table of its own:
+# the summary row is rewritten by every append, and a snapshot (the state's size) only now and then.
+# Rebuilt from the events by revision 0003 and by ``rebuild_summaries``; a cache, never the truth.
+snapshots = Table(
+    "snapshots",
+    metadata,
+    Column("job_id", Integer, ForeignKey("jobs.id"), primary_key=True),
+    Column("seq", Integer, nullable=False),  # the last event it covers
+    Column("data", Text, nullable=False),  # canonical JSON object
+)
+
 # Only PostgreSQL keeps these: SQLite's lock is a file, which carries the beat, and its root's HOST file
 # says which store it is. Declared apart so that a SQLite schema never grows them.
 postgres_only = MetaData(naming_convention=NAMING)

@@ -36,12 +36,14 @@ from adapters.store.summary_rows import (
     carry_of,
     from_row,
     grouped,
-    rebuilt_rows,
+    rebuilt,
+    snapshot_of,
     to_row,
     where,
 )
+from domain.model.jobs import snapshot
 from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, StoreIdentity
+from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
 from ports.host import HostInfo
 from ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
@@ -67,7 +69,20 @@ _SQL_APPEND = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (?, ?, ?,
 _SQL_CREATE_JOB = "INSERT INTO jobs (name, created_at) VALUES (?, ?)"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
+_SQL_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
+# there, each a JSON object (json_type raises on a text that is not JSON at all), read in C, no row
+# handed to Python.
+_SQL_SNAPSHOT = "SELECT seq, data FROM snapshots WHERE job_id = ?"
+_SQL_COVERED = (
+    "SELECT count(*), coalesce(sum(json_type(data) = 'object'), 0) FROM events WHERE job_id = ? AND seq <= ?"
+)
+_SQL_PUT_SNAPSHOT = (
+    "INSERT INTO snapshots (job_id, seq, data) VALUES (?, ?, ?) "
+    "ON CONFLICT (job_id) DO UPDATE SET seq = excluded.seq, data = excluded.data"
+)
+_SQL_DROP_SNAPSHOTS = "DELETE FROM snapshots"
 # Changes whenever any other connection (this store's own writer too) commits to the database.
 _SQL_DATA_VERSION = "PRAGMA data_version"
 # The summary of a job, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
@@ -87,7 +102,8 @@ _SQL_EVERY_EVENT = (
 
 
 class SqliteStore:
-    def __init__(self, root: RecordRoot, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(self, root: RecordRoot, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+                 snapshot_every: int = snapshot.EVERY) -> None:
         self.root = root
         self.db_path = root.path / DB_FILE
         self._busy_timeout_ms = busy_timeout_ms
@@ -111,7 +127,7 @@ class SqliteStore:
         self._read_rows: tuple[int, JobId, list[Any]] | None = None
         self._writer: sqlite3.Connection | None = None
         self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
-        self._carries = Carries()
+        self._carries = Carries(snapshot_every)
         self._batch_depth = 0  # inside batch(): appends share one transaction
         try:
             if not created:
@@ -127,9 +143,11 @@ class SqliteStore:
                 schema_lock.release()
 
     @classmethod
-    def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:
-        """Check ``root`` (local, private, this host's; RecordRootRefused if not) and open its store."""
-        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms)
+    def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+             snapshot_every: int = snapshot.EVERY) -> SqliteStore:
+        """Check ``root`` (local, private, this host's; RecordRootRefused if not) and open its store.
+        ``snapshot_every``: how often a record's fold is kept (snapshot.EVERY; tests ask for less)."""
+        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every)
 
     def close(self) -> None:
         for name in ("_reader", "_writer"):
@@ -167,10 +185,12 @@ class SqliteStore:
             if found is None:
                 raise UnknownJob(f"no job named {job} is recorded")
             job_id, seq = found[0], int(found[1] or 0) + 1
-            summary = self._carries.step(job, seq - 1, at, kind, encoded,
-                                         lambda: db.execute(_SQL_EVENTS, (job_id,)).fetchall())
+            summary, made = self._carries.step(job, seq - 1, at, kind, encoded,
+                                               lambda: db.execute(_SQL_EVENTS, (job_id,)).fetchall())
             db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
             db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+            if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
+                db.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
         return seq
 
     def read(self, job: JobId) -> JobRecord:
@@ -186,9 +206,33 @@ class SqliteStore:
             rows = self._read_events(job)
             with self._read_lock:
                 self._read_rows = (version, job, rows)  # one job's only: a walk over every job keeps nothing
+        return JobRecord(job=job, events=self._lines(job, rows, 0))
+
+    def read_tail(self, job: JobId) -> RecordTail:
+        with self._errors(), self._reading() as conn:
+            job_id = self._job_id(conn, job)
+            kept = self._vouched_snapshot(conn, job_id)
+            after = kept[0] if kept is not None else 0
+            rows = self._event_rows(conn, job, job_id, after)
+        return RecordTail(job, kept[1] if kept is not None else None, after, self._lines(job, rows, after))
+
+    def _vouched_snapshot(self, conn: sqlite3.Connection, job_id: int) -> tuple[int, dict[str, Any]] | None:
+        """The job's snapshot, if the events it covers are all there and each still a JSON object (a
+        damaged page, a missing row, a text that is no longer JSON: no snapshot, and the whole record is
+        read, which says where). Anything that does not read here only costs the snapshot."""
+        try:
+            kept = snapshot_of(conn.execute(_SQL_SNAPSHOT, (job_id,)).fetchone())
+            if kept is None:
+                return None
+            count, objects = conn.execute(_SQL_COVERED, (job_id, kept[0])).fetchone()
+        except (sqlite3.DatabaseError, UnicodeDecodeError):  # malformed JSON in an event, too
+            return None
+        return kept if count == objects == kept[0] else None
+
+    def _lines(self, job: JobId, rows: list[Any], after: int) -> tuple[EventLine, ...]:
         events = []
         fields = ReadDecoder().data  # each distinct text decoded once in this read
-        for expected, (seq, at, kind, data) in enumerate(rows, start=1):
+        for expected, (seq, at, kind, data) in enumerate(rows, start=after + 1):
             if seq != expected:
                 raise RecordDamaged(job, f"event {expected} is missing from {self.db_path}", expected)
             try:
@@ -197,20 +241,22 @@ class SqliteStore:
                 events.append(EventLine(seq, decode_time(at), kind, fields(data)))
             except (ValueError, TypeError, RecursionError) as exc:
                 raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
-        return JobRecord(job=job, events=tuple(events))
+        return tuple(events)
 
     def _read_events(self, job: JobId) -> list[Any]:
         with self._errors(), self._reading() as conn:
-            job_id = self._job_id(conn, job)
-            try:
-                rows: list[Any] = conn.execute(_SQL_EVENTS, (job_id,)).fetchall()
-            except sqlite3.DatabaseError as exc:  # a damaged page under this job's events: its damage only
-                if not _is_damage(exc):
-                    raise
-                raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
-            except UnicodeDecodeError:  # a damaged byte inside one of its events' text
-                raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
-            # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
+            return self._event_rows(conn, job, self._job_id(conn, job), 0)
+
+    def _event_rows(self, conn: sqlite3.Connection, job: JobId, job_id: int, after: int) -> list[Any]:
+        try:
+            rows: list[Any] = conn.execute(_SQL_EVENTS_AFTER, (job_id, after)).fetchall()
+        except sqlite3.DatabaseError as exc:  # a damaged page under this job's events: its damage only
+            if not _is_damage(exc):
+                raise
+            raise RecordDamaged(job, f"{str(exc).splitlines()[0]} in {self.db_path}") from None
+        except UnicodeDecodeError:  # a damaged byte inside one of its events' text
+            raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
+        # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
         return rows
 
     def jobs(self) -> list[JobId]:
@@ -315,10 +361,12 @@ class SqliteStore:
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._writing() as db:
-            rows = list(rebuilt_rows(grouped(db.execute(_SQL_EVERY_EVENT))))
-            db.executemany(_SQL_PUT_SUMMARY, rows)
+            made = list(rebuilt(grouped(db.execute(_SQL_EVERY_EVENT)), self._carries.every))
+            db.executemany(_SQL_PUT_SUMMARY, [summary for summary, _ in made])
+            db.execute(_SQL_DROP_SNAPSHOTS)
+            db.executemany(_SQL_PUT_SNAPSHOT, [row for _, row in made if row is not None])
             self._carries.clear()
-        return len(rows)
+        return len(made)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -52,6 +52,20 @@ class JobRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordTail:
+    """A record as ``status`` needs it: the store's newest folded snapshot of it, and the lines after.
+
+    ``snapshot`` is kept as the store was given it (domain/model/jobs/snapshot.py makes and reads it);
+    None when the store keeps none for the job, or cannot vouch for the lines it covers (then ``after``
+    is 0 and ``events`` is the whole record)."""
+
+    job: JobId
+    snapshot: Mapping[str, JsonValue] | None
+    after: int  # the last seq the snapshot covers: ``events`` are the lines after it, in order
+    events: tuple[EventLine, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LoopHealth:
     """Display only: whether a supervisor holds the job's lock and when its loop last completed."""
 

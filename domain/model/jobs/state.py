@@ -12,7 +12,7 @@ from domain.model.jobs import events as ev
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce, ObjectId
 from domain.model.jobs.objects import ENDED, ObjectState
-from domain.model.jobs.record import JobRecord
+from domain.model.jobs.record import EventLine, JobRecord
 from domain.model.jobs.spec import JobSpec
 
 
@@ -441,18 +441,29 @@ def _member(kind: type[_E], value: str, event: str) -> _E:
         raise RecordInconsistent(f"event {event}: {value!r} is no {kind.__name__} this build knows") from None
 
 
+def initial(at: datetime, head: ev.Event) -> JobState:
+    """The state the first event makes; RecordInconsistent unless it is job-recorded."""
+    if not isinstance(head, ev.JobRecorded):
+        raise RecordInconsistent("the record does not start with job-recorded")
+    return JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at, machine_id=head.machine_id)
+
+
+def resume(state: JobState, lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
+    """``state`` with the events that follow it: the fold carries nothing but the ``JobState`` from one
+    event to the next, so folding a record from any of its states on gives what folding it whole does
+    (a snapshot kept with the record, snapshot.py, is such a state)."""
+    folding = _Fold(state)
+    for at, event in lines:
+        folding.apply(event, at)
+    return folding.freeze()
+
+
 def fold_events(lines: Iterable[tuple[datetime, ev.Event]]) -> JobState:
     items = iter(lines)
     first = next(items, None)
-    if first is None or not isinstance(first[1], ev.JobRecorded):
+    if first is None:
         raise RecordInconsistent("the record does not start with job-recorded")
-    at, head = first
-    assert isinstance(head, ev.JobRecorded)
-    folding = _Fold(JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at,
-                             machine_id=head.machine_id))
-    for at, event in items:
-        folding.apply(event, at)
-    return folding.freeze()
+    return resume(initial(*first), items)
 
 
 def fold(record: JobRecord) -> JobState:
@@ -467,8 +478,13 @@ def decoded(record: JobRecord) -> Iterator[tuple[datetime, ev.Event]]:
     mapping and kind were decoded already takes that event again: events are frozen, one may stand for
     many lines. Keyed by identity, which the record keeps alive while this runs; any other record
     (a mapping per line) decodes each line, as before."""
+    return decoded_lines(record.events)
+
+
+def decoded_lines(lines: Iterable[EventLine]) -> Iterator[tuple[datetime, ev.Event]]:
+    """``decoded`` of some of a record's lines (those after a snapshot)."""
     seen: dict[tuple[str, int], ev.Event] = {}
-    for line in record.events:
+    for line in lines:
         key = (line.kind, id(line.data))
         event = seen.get(key)
         if event is None:

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.model.jobs import events as ev
+from domain.model.jobs import snapshot
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JsonValue
 from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.state import JobState, apply, label
+from domain.model.jobs.state import JobState, apply, initial, label
 
 DAMAGED = "damaged"  # the state word of a record that does not read
 
@@ -93,18 +94,18 @@ class SummaryCarry:
     so the carry then only counts events.
     """
 
-    __slots__ = ("_problem", "_recorded_at", "_state", "_updated_at", "job", "seq")
+    __slots__ = ("_every", "_problem", "_recorded_at", "_state", "_updated_at", "job", "seq", "snapshot")
 
-    def __init__(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
-        self.job, self.seq = job, 1
+    def __init__(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue],
+                 every: int = snapshot.EVERY) -> None:
+        self.job, self.seq, self._every = job, 1, every
+        # the newest snapshot made while folding (snapshot.py): (its seq, the snapshot), None before one
+        self.snapshot: tuple[int, dict[str, JsonValue]] | None = None
         self._recorded_at = self._updated_at = at
         self._state: JobState | None = None
         self._problem: str | None = None
         try:
-            head = ev.decode(kind, data)
-            if not isinstance(head, ev.JobRecorded):
-                raise JobsError("the record does not start with job-recorded")
-            self._state = JobState(spec=head.spec(), host=head.host, recorded_at=at, updated_at=at)
+            self._state = initial(at, ev.decode(kind, data))
         except JobsError as exc:
             self._problem = str(exc)
 
@@ -112,7 +113,7 @@ class SummaryCarry:
     def damaged(cls, job: JobId, seq: int, recorded_at: datetime, updated_at: datetime, problem: str) -> SummaryCarry:
         """The carry of a record whose events do not decode (the store says why)."""
         carry = cls.__new__(cls)
-        carry.job, carry.seq = job, seq
+        carry.job, carry.seq, carry._every, carry.snapshot = job, seq, snapshot.EVERY, None
         carry._recorded_at, carry._updated_at = recorded_at, updated_at
         carry._state, carry._problem = None, problem
         return carry
@@ -124,8 +125,14 @@ class SummaryCarry:
             return
         try:
             self._state = apply(self._state, ev.decode(kind, data), at)
+            if snapshot.due(self.seq, self._every):
+                self.snapshot = (self.seq, snapshot.encode(self._state, self.seq))
         except JobsError as exc:
-            self._state, self._problem = None, str(exc)
+            self._state, self._problem, self.snapshot = None, str(exc), None
+
+    def fresh_snapshot(self) -> dict[str, JsonValue] | None:
+        """The snapshot the last step made, for the store to keep in that append's transaction."""
+        return self.snapshot[1] if self.snapshot is not None and self.snapshot[0] == self.seq else None
 
     def summary(self) -> JobSummary:
         if self._state is None:
@@ -133,12 +140,12 @@ class SummaryCarry:
         return summarize(self._state, self.seq, self.job)
 
 
-def rebuild(job: JobId, lines: Iterable[EventLine]) -> SummaryCarry:
-    """The carry (and so the summary) of a whole record, from its events alone."""
+def rebuild(job: JobId, lines: Iterable[EventLine], every: int = snapshot.EVERY) -> SummaryCarry:
+    """The carry (and so the summary, and the newest snapshot) of a whole record, from its events alone."""
     carry: SummaryCarry | None = None
     for line in lines:
         if carry is None:
-            carry = SummaryCarry(job, line.at, line.kind, line.data)
+            carry = SummaryCarry(job, line.at, line.kind, line.data, every)
         else:
             carry.step(line.at, line.kind, line.data)
     if carry is None:

@@ -10,6 +10,7 @@ from domain.model.jobs.attendance import loop_stale, unattended_here
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import LoopHealth
 from domain.model.jobs.settlement import Outstanding, outstanding
+from domain.model.jobs.snapshot import resumed
 from domain.model.jobs.state import AttemptState, JobState, fold, label
 from ports.clock import Clock
 from ports.job_store import JobStore
@@ -57,7 +58,11 @@ class JobStatus:
 
         With ``live``, an Unattended job's current object is also asked of its scheduler (read-only; on
         Slurm the query is the host's shared one), since no supervisor keeps the record up to date."""
-        state = fold(self._store.read(job))
+        # A long record is folded from its newest snapshot on; when that does not serve (another build's,
+        # or the events after it do not fold), the whole record is, and says why as it always has.
+        state = resumed(self._store.read_tail(job))
+        if state is None:
+            state = fold(self._store.read(job))
         view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))

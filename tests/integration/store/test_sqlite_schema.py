@@ -138,8 +138,9 @@ def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_ope
             store.append(job, T0, *ev.encode(ev.Submitting(store.summary(job).attempts + 1, Nonce("n"))))
     store.create(JobId("odd"), T0, "not-an-event", {})
     store.close()
-    with raw(root / "records.db") as conn:  # as revision 0001 left it: no summaries
+    with raw(root / "records.db") as conn:  # as revision 0001 left it: no summaries, no snapshots
         conn.execute("DROP TABLE summaries")
+        conn.execute("DROP TABLE snapshots")
         conn.execute("UPDATE alembic_version SET version_num = '0001'")
     store = open_store()
     listed = {s.job: s for s in store.summaries(SummaryQuery())}

@@ -140,8 +140,9 @@ def test_status_reads_one_record_and_list_only_those_it_shows(wired: Any, monkey
     assert invoke(container, "submit", "--name", "stuck", "--", "true").return_value == 4
     store = container.adapters.store()
     read: list[str] = []
-    real = store.read
-    monkeypatch.setattr(store, "read", lambda job: read.append(job) or real(job))
+    for way in ("read", "read_tail"):  # the whole record, or its snapshot and the lines after it
+        real = getattr(store, way)
+        monkeypatch.setattr(store, way, lambda job, real=real: read.append(job) or real(job))
     shown = invoke(container, "status", "b")
     assert shown.return_value == 0 and shown.output.startswith("b  succeeded")
     assert "job stuck is Unattended" in shown.output  # the notice, from the summaries and the locks

@@ -1,0 +1,220 @@
+"""A folded snapshot of a record: the ``JobState`` after one of its events, kept by the store beside the
+job's summary, so that ``status`` of a long record folds only the events after it.
+
+The fold carries nothing from one event to the next but the ``JobState`` (``state.resume``), so the
+snapshot of event N with the events after N folds to exactly what the whole record does. A store makes
+one in the transaction of every append whose seq is a multiple of ``EVERY`` (while the record reads),
+from the fold it carries anyway; ``rebuild`` (a migration, doctor) makes them from the events alone.
+
+A snapshot is plain JSON values, never pickle, and never trusted blindly: it is used only when it is
+this very build's (its version, and the shape of the state it encodes, are in it), names the seq the
+store keeps it at, and decodes whole into values the domain accepts. Anything else is
+``SnapshotUnusable``, and the record is folded from its first event as before. The events stay the
+only truth: a snapshot is a cache of their fold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import fields
+from datetime import UTC, datetime
+from typing import Any
+
+from domain.model.jobs.errors import JobsError
+from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from domain.model.jobs.objects import ObjectState
+from domain.model.jobs.record import JsonValue, RecordTail
+from domain.model.jobs.spec import JobSpec
+from domain.model.jobs.state import (
+    Action,
+    Attempt,
+    AttemptState,
+    Escalation,
+    EscalationReason,
+    JobOutcome,
+    JobState,
+    OutcomeKind,
+    Request,
+    decoded_lines,
+    fold_events,
+    resume,
+)
+from domain.model.version import VERSION
+
+FORMAT = "job-state/1"
+# A snapshot at every seq that is a multiple of this: ``status`` folds fewer events than this, and an
+# append pays for one snapshot (the state's size) once in this many appends.
+EVERY = 1024
+_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec)
+# The fields of every class a snapshot encodes: a build whose state has other fields reads none of
+# another's snapshots, whatever its version says.
+SHAPE = hashlib.sha256(";".join(f"{c.__name__}:{','.join(f.name for f in fields(c))}"
+                                for c in _CLASSES).encode()).hexdigest()[:16]
+
+
+class SnapshotUnusable(JobsError):
+    """A snapshot this build does not take: another build's, another seq's, or one that does not decode."""
+
+
+def due(seq: int, every: int = EVERY) -> bool:
+    """Whether the append of event ``seq`` also makes the record's snapshot."""
+    return seq % every == 0
+
+
+def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
+    """The snapshot of ``state``, the fold of a record's events 1..``seq``."""
+    s = state
+    return {
+        "format": FORMAT, "version": VERSION, "shape": SHAPE, "seq": seq,
+        "spec": [s.spec.name, s.spec.cluster, s.spec.adapter, list(s.spec.command), s.spec.script, s.spec.workdir,
+                 s.spec.max_attempts, list(s.spec.options), list(s.spec.env)],
+        "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
+        "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
+        "pruned_at": _opt_time(s.pruned_at),
+        "attempts": [[a.number, a.nonce, a.order.value, a.object_id,
+                      a.object_state.value if a.object_state is not None else None, a.exit_code, a.signal, a.reason,
+                      _opt_time(a.absent_since), a.cancelling, a.residual, a.stdout, a.stderr,
+                      _opt_time(a.released_at), _opt_time(a.started_at), _opt_time(a.ended_at)]
+                     for a in s.attempts],
+        "outcome": None if s.outcome is None else [s.outcome.kind.value, s.outcome.detail],
+        "escalations": [[e.reason.value, e.attempt, e.detail, _time(e.at), e.delivered] for e in s.escalations],
+        "requests": [[r.id, r.action.value, _time(r.at), r.result, r.detail] for r in s.requests],
+        "flags": [s.settled, s.hold_wanted, s.release_wanted, s.cancel_wanted, s.given_up, s.abandoned,
+                  s.requeue_wanted],
+        "resubmit_of": s.resubmit_of, "requeue_in_flight": s.requeue_in_flight, "failures": list(s.failures),
+    }
+
+
+def decode(data: Mapping[str, JsonValue], seq: int) -> JobState:
+    """The state a snapshot kept at ``seq`` holds; SnapshotUnusable if it is not this build's or does not
+    decode whole."""
+    if data.get("format") != FORMAT or data.get("version") != VERSION or data.get("shape") != SHAPE:
+        raise SnapshotUnusable(f"written by another build ({data.get('format')!r}, {data.get('version')!r})")
+    if data.get("seq") != seq or type(seq) is not int:
+        raise SnapshotUnusable(f"made at event {data.get('seq')!r}, kept at event {seq}")
+    try:
+        return _state(data)
+    except (KeyError, IndexError, TypeError, ValueError, JobsError) as exc:
+        raise SnapshotUnusable(f"does not decode: {type(exc).__name__}: {exc}") from None
+
+
+def resumed(tail: RecordTail) -> JobState | None:
+    """The state the record tells, folded from its snapshot on (from its first event without one).
+
+    None when the snapshot does not serve (not this build's, does not decode) or the events after it do
+    not fold: the caller then folds the whole record, which says why at the event it concerns, exactly
+    as without snapshots. Without a snapshot the lines are the whole record, folded (and refused) as
+    ``fold`` does."""
+    if tail.snapshot is None:
+        return fold_events(decoded_lines(tail.events))
+    try:
+        base = decode(tail.snapshot, tail.after)
+        if tail.events and tail.events[0].seq != tail.after + 1:
+            return None
+        return resume(base, decoded_lines(tail.events))
+    except JobsError:
+        return None
+
+
+# ---- values -----------------------------------------------------------------------------------------
+
+def _time(at: datetime) -> str:
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise SnapshotUnusable(f"a time without a zone ({at.isoformat()})")
+    return at.astimezone(UTC).isoformat()
+
+
+def _opt_time(at: datetime | None) -> str | None:
+    return None if at is None else _time(at)
+
+
+def _at(value: Any) -> datetime:
+    if type(value) is not str:
+        raise TypeError(f"a time is {type(value).__name__}")
+    at = datetime.fromisoformat(value)
+    if at.tzinfo is None:
+        raise ValueError(f"a time without a zone ({value})")
+    return at
+
+
+def _opt_at(value: Any) -> datetime | None:
+    return None if value is None else _at(value)
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"{value!r} is no text")
+    return value
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError(f"{value!r} is no integer")
+    return value
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else _int(value)
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"{value!r} is no true/false")
+    return value
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if type(value) is not list:
+        raise TypeError(f"{value!r} is no list")
+    return tuple(_str(v) for v in value)
+
+
+def _list(value: Any) -> list[Any]:
+    if type(value) is not list:
+        raise TypeError(f"{type(value).__name__} is no list")
+    return value
+
+
+def _attempt(v: Any) -> Attempt:
+    (number, nonce, order, object_id, object_state, exit_code, signal, reason, absent_since, cancelling, residual,
+     stdout, stderr, released_at, started_at, ended_at) = _list(v)
+    oid = _opt_str(object_id)
+    return Attempt(_int(number), Nonce(_str(nonce)), AttemptState(_str(order)), None if oid is None else ObjectId(oid),
+                   ObjectState(_str(object_state)) if object_state is not None else None, _opt_int(exit_code),
+                   _opt_int(signal), _str(reason), _opt_at(absent_since), _bool(cancelling), _bool(residual),
+                   _opt_str(stdout), _opt_str(stderr), _opt_at(released_at), _opt_at(started_at), _opt_at(ended_at))
+
+
+def _request(v: Any) -> Request:
+    rid, action, at, result, detail = _list(v)
+    return Request(_str(rid), Action(_str(action)), _at(at), _opt_str(result), _str(detail))
+
+
+def _escalation(v: Any) -> Escalation:
+    reason, attempt, detail, at, delivered = _list(v)
+    return Escalation(EscalationReason(_str(reason)), _opt_int(attempt), _str(detail), _at(at), _bool(delivered))
+
+
+def _state(d: Mapping[str, Any]) -> JobState:
+    name, cluster, adapter, command, script, workdir, max_attempts, options, env = _list(d["spec"])
+    spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
+                   _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env))
+    outcome = d["outcome"]
+    if outcome is not None:
+        kind, detail = _list(outcome)
+        outcome = JobOutcome(OutcomeKind(_str(kind)), _str(detail))
+    settled, hold, release, cancel, given_up, abandoned, requeue = (_bool(f) for f in _list(d["flags"]))
+    return JobState(
+        spec=spec, host=_str(d["host"]), recorded_at=_at(d["recorded_at"]),
+        attempts=tuple(_attempt(a) for a in _list(d["attempts"])), outcome=outcome,
+        escalations=tuple(_escalation(e) for e in _list(d["escalations"])), settled=settled,
+        updated_at=_opt_at(d["updated_at"]), requests=tuple(_request(r) for r in _list(d["requests"])),
+        hold_wanted=hold, release_wanted=release, cancel_wanted=cancel, given_up=given_up, abandoned=abandoned,
+        requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]), machine_id=_opt_str(d["machine_id"]),
+        requeue_in_flight=_opt_int(d["requeue_in_flight"]), failures=_strs(d["failures"]),
+        pruned_at=_opt_at(d["pruned_at"]), outcome_at=_opt_at(d["outcome_at"]))
