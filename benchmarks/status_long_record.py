@@ -1,17 +1,22 @@
 """`dunscaith status JOB` of a job with a long record against the same command for a short one.
 
 Run: .venv/bin/python benchmarks/status_long_record.py [--runs 7] [--events 100000] [--pairs 10000]
+        [--before TREE]
 
 One SQLite store is built through the store's own port (``SqliteStore.append``, as a supervisor appends)
-in a temporary record root, holding three jobs:
+in a temporary record root, holding five jobs:
   short:    the ten events of a finished job;
   observed: the same job with --events observations (pending/running) before it ends;
-  requests: an unsettled job with --pairs request/answer pairs (hold, refused).
+  requests: unsettled jobs with 0, --pairs/10 and --pairs request/answer pairs (hold, refused).
 Then the whole `dunscaith status JOB` process is timed for each, interleaved, medians of --runs: wall
 time, and CPU time (user + system, from wait4) which a loaded machine disturbs less. The ratios are
 the long records over the short one. Goal (issue 15): the 100k-event record <= 2x the 10-event one,
-and the request pairs linear (the same command with a tenth of the pairs, beside it). Nothing is
-asserted: the figures are printed.
+and the request pairs linear: the CPU per pair over the job with none, at --pairs against --pairs/10
+(~1 when linear, ~10 when quadratic). Nothing is asserted: the figures are printed.
+
+With ``--before TREE`` (a source tree of an earlier commit: ``git archive COMMIT | tar -x -C TREE``)
+the same jobs are also built by that tree's store in a root of its own (its schema may be older) and
+its `status` runs beside this one's (``PYTHONPATH=TREE``), interleaved, and now / before is printed.
 """
 
 from __future__ import annotations
@@ -78,49 +83,88 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return took, usage.ru_utime + usage.ru_stime
 
 
+def _jobs(events: int, pairs: int) -> dict[str, list[ev.Event]]:
+    return {"short": _observed(ObjectId("1001"), 3),
+            f"{events:,} observed": _observed(ObjectId("1002"), events),
+            "0 request pairs": _requests(ObjectId("1005"), 0),
+            f"{pairs // 10:,} request pairs": _requests(ObjectId("1003"), pairs // 10),
+            f"{pairs:,} request pairs": _requests(ObjectId("1004"), pairs)}
+
+
+def _build(root: Path, jobs: dict[str, list[ev.Event]]) -> dict[str, JobId]:
+    names = {}
+    with SqliteStore.open(root, SystemHost()) as store:
+        for i, (label, story) in enumerate(jobs.items()):
+            names[label] = JobId(f"job-{i}")
+            _append_all(store, names[label], story)
+    return names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--before", type=Path, metavar="TREE", help="an earlier source tree to compare with")
+    parser.add_argument("--build-only", type=Path, metavar="ROOT", help=argparse.SUPPRESS)  # --before's build
     args = parser.parse_args()
-    jobs = {"short": _observed(ObjectId("1001"), 3),
-            f"{args.events:,} observed": _observed(ObjectId("1002"), args.events),
-            f"{args.pairs // 10:,} request pairs": _requests(ObjectId("1003"), args.pairs // 10),
-            f"{args.pairs:,} request pairs": _requests(ObjectId("1004"), args.pairs)}
+    jobs = _jobs(args.events, args.pairs)
+    if args.build_only:
+        _build(args.build_only, jobs)
+        return
     with tempfile.TemporaryDirectory() as scratch:
         root, home = Path(scratch) / "root", Path(scratch) / "home"
         home.mkdir(mode=0o700)
         started = time.perf_counter()
-        names = {}
-        with SqliteStore.open(root, SystemHost()) as store:
-            for i, (label, story) in enumerate(jobs.items()):
-                names[label] = JobId(f"job-{i}")
-                _append_all(store, names[label], story)
+        names = _build(root, jobs)
         print(f"built {sum(len(s) + 1 for s in jobs.values()):,} events in {time.perf_counter() - started:.1f} s")
         env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": f"{home}/.config",
                "XDG_CACHE_HOME": f"{home}/.cache", "DUNSCAITH_RECORDS__ROOT": str(root), "NO_COLOR": "1"}
-        walls: dict[str, list[float]] = {label: [] for label in jobs}
-        cpus: dict[str, list[float]] = {label: [] for label in jobs}
-        for label in jobs:  # once each first: caches warm, the first build of the settings cache not counted
-            _run([str(BIN / "dunscaith"), "status", names[label]], env)
+        envs = {"now": env}
+        if args.before:
+            old_root = Path(scratch) / "root-before"
+            subprocess.run([sys.executable, __file__, "--build-only", str(old_root), "--events", str(args.events),
+                            "--pairs", str(args.pairs)], env={**os.environ, "PYTHONPATH": str(args.before)},
+                           check=True)
+            envs["before"] = {**env, "DUNSCAITH_RECORDS__ROOT": str(old_root), "PYTHONPATH": str(args.before),
+                              "XDG_CACHE_HOME": f"{home}/.cache-before"}
+        walls: dict[tuple[str, str], list[float]] = {(tree, label): [] for tree in envs for label in jobs}
+        cpus: dict[tuple[str, str], list[float]] = {(tree, label): [] for tree in envs for label in jobs}
+        for tree_env in envs.values():  # once each first: caches warm, the settings cache built
+            for label in jobs:
+                _run([str(BIN / "dunscaith"), "status", names[label]], tree_env)
         for _ in range(args.runs):
             for label in jobs:
-                wall, cpu = _run([str(BIN / "dunscaith"), "status", names[label]], env)
-                walls[label].append(wall)
-                cpus[label].append(cpu)
-    wall0, cpu0 = statistics.median(walls["short"]), statistics.median(cpus["short"])
-    print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.runs} interleaved runs")
-    for label in jobs:
-        wall, cpu = statistics.median(walls[label]), statistics.median(cpus[label])
-        print(f"status, {label:>22} ({len(jobs[label]) + 1:>7,} events): wall {wall * 1000:6.0f} ms "
-              f"({wall / wall0:4.2f}x)  CPU {cpu * 1000:6.0f} ms ({cpu / cpu0:4.2f}x)")
+                for tree, tree_env in envs.items():
+                    wall, cpu = _run([str(BIN / "dunscaith"), "status", names[label]], tree_env)
+                    walls[tree, label].append(wall)
+                    cpus[tree, label].append(cpu)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; medians of {args.runs} interleaved runs")
     small, large = f"{args.pairs // 10:,} request pairs", f"{args.pairs:,} request pairs"
-    extra_small = statistics.median(cpus[small]) - cpu0
-    extra_large = statistics.median(cpus[large]) - cpu0
-    if extra_small > 0:
-        print(f"requests: CPU over the short record grows {extra_large / extra_small:.1f}x for 10x the pairs "
-              "(linear: ~10)")
+    for tree in envs:
+        wall0, cpu0 = statistics.median(walls[tree, "short"]), statistics.median(cpus[tree, "short"])
+        print(f"{tree}{f' ({args.before})' if tree == 'before' else ''}:")
+        for label in jobs:
+            wall, cpu = statistics.median(walls[tree, label]), statistics.median(cpus[tree, label])
+            print(f"  status, {label:>22} ({len(jobs[label]) + 1:>7,} events): wall {wall * 1000:6.0f} ms "
+                  f"({wall / wall0:4.2f}x)  CPU {cpu * 1000:6.0f} ms ({cpu / cpu0:4.2f}x)")
+        none = statistics.median(cpus[tree, "0 request pairs"])
+        per_small = (statistics.median(cpus[tree, small]) - none) / (args.pairs // 10)
+        per_large = (statistics.median(cpus[tree, large]) - none) / args.pairs
+        if per_small > 0:
+            growth = per_large / per_small
+            verdict = "linear" if growth <= 1.5 else "NOT linear"
+            print(f"  requests: CPU per pair over the job with none {per_small * 1e6:.1f} us at {args.pairs // 10:,}, "
+                  f"{per_large * 1e6:.1f} us at {args.pairs:,}: {growth:.2f}x per pair ({verdict}: ~1; "
+                  "quadratic: ~10)")
+        else:
+            print(f"  requests: {small} cost no more CPU than none (linear: too small to measure)")
+    if args.before:
+        print("now / before (wall, CPU):")
+        for label in jobs:
+            ratios = [statistics.median(xs["now", label]) / statistics.median(xs["before", label])
+                      for xs in (walls, cpus)]
+            print(f"  {label:>22}: {ratios[0]:4.2f}  {ratios[1]:4.2f}")
     print("goal: the 100k-event record <= 2x the 10-event one; request pairs linear")
 
 

@@ -31,13 +31,16 @@ def upgrade() -> None:
 
 
 def _rebuild(snapshots: sa.Table) -> None:
-    """The newest snapshot of every existing record long enough to have one, folded from its events."""
+    """The newest snapshot of every existing record long enough to have one, folded from its events (the
+    others have none to make: only their length is read)."""
     from adapters.store.summary_rows import grouped, rebuilt
+    from domain.model.jobs.snapshot import EVERY
 
     conn = op.get_bind()
     rows = conn.execute(sa.text(
         "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
-        "ORDER BY j.id, e.seq"))
+        "WHERE j.id IN (SELECT job_id FROM events GROUP BY job_id HAVING max(seq) >= :every) "
+        "ORDER BY j.id, e.seq"), {"every": EVERY})
     batch: list[dict[str, object]] = []
     for _, made in rebuilt(grouped(rows)):
         if made is None:

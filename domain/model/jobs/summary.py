@@ -18,7 +18,7 @@ from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine, JsonValue
 from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.state import JobState, apply, initial, label
+from domain.model.jobs.state import JobState, apply, decoded_lines, initial, label, resume
 
 DAMAGED = "damaged"  # the state word of a record that does not read
 
@@ -127,8 +127,8 @@ class SummaryCarry:
             self._state = apply(self._state, ev.decode(kind, data), at)
             if snapshot.due(self.seq, self._every):
                 self.snapshot = (self.seq, snapshot.encode(self._state, self.seq))
-        except JobsError as exc:
-            self._state, self._problem, self.snapshot = None, str(exc), None
+        except JobsError as exc:  # the snapshot made before still holds for the events it covers
+            self._state, self._problem = None, str(exc)
 
     def fresh_snapshot(self) -> dict[str, JsonValue] | None:
         """The snapshot the last step made, for the store to keep in that append's transaction."""
@@ -141,13 +141,30 @@ class SummaryCarry:
 
 
 def rebuild(job: JobId, lines: Iterable[EventLine], every: int = snapshot.EVERY) -> SummaryCarry:
-    """The carry (and so the summary, and the newest snapshot) of a whole record, from its events alone."""
-    carry: SummaryCarry | None = None
-    for line in lines:
-        if carry is None:
-            carry = SummaryCarry(job, line.at, line.kind, line.data, every)
-        else:
-            carry.step(line.at, line.kind, line.data)
-    if carry is None:
+    """The carry (and so the summary, and the newest snapshot) of a whole record, from its events alone.
+
+    One fold over the events (state.resume), frozen only where a snapshot is due: what stepping the
+    carry event by event gives, at a fold's cost rather than a frozen state per event (a migration, doctor,
+    and an append whose carry another process made stale all fold whole records)."""
+    items = list(lines)
+    if not items:
         raise JobsError(f"the record of job {job} holds no event")
+    first = items[0]
+    carry = SummaryCarry(job, first.at, first.kind, first.data, every)
+    state = carry._state
+    carry.seq, carry._updated_at = len(items), items[-1].at
+    if state is None:
+        return carry
+    try:
+        start = 1
+        while start < len(items):
+            end = min(len(items), -(-(start + 1) // every) * every)  # up to the next due seq (or the last)
+            state = resume(state, decoded_lines(items[start:end]))
+            if snapshot.due(end, every):
+                carry.snapshot = (end, snapshot.encode(state, end))
+            start = end
+    except JobsError as exc:  # the snapshot made before still holds for the events it covers
+        carry._state, carry._problem = None, str(exc)
+        return carry
+    carry._state = state
     return carry

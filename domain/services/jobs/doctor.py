@@ -18,13 +18,14 @@ from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import PointerReading
 from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.state import fold, label
+from domain.model.jobs.snapshot import resumed
+from domain.model.jobs.state import JobState, fold, label
 from domain.model.jobs.summary import summarize
 from ports.job_store import JobStore, StoreError
 from ports.pointers import Pointers
 from ports.residual import ResidualList
 
-REBUILD = "dunscaith doctor --rebuild-summaries folds them again from the records"
+REBUILD = "dunscaith doctor --rebuild-summaries folds them (summaries and snapshots) again from the records"
 REINDEX = "dunscaith doctor --rebuild-index indexes this host's pointers again"
 
 
@@ -93,8 +94,22 @@ class Doctor:
             if kept is not None and kept != summarize(state, record.events[-1].seq, job):
                 findings.append(Finding(f"job {job}", f"its summary (what list shows) disagrees with its record "
                                                       f"({kept.state}, the record says {label(state)}); {REBUILD}"))
+            findings.extend(self._snapshot_finding(store, job, state))
         findings.append(Finding("records", None, f"{len(jobs)} job(s) recorded"))
         return set(jobs)
+
+    @staticmethod
+    def _snapshot_finding(store: JobStore, job: JobId, state: JobState) -> list[Finding]:
+        """The record's snapshot with the events after it (what status folds) must fold to the record; one
+        that is not this build's is no problem (status folds the whole record then)."""
+        try:
+            resumed_state = resumed(store.read_tail(job))
+        except (JobsError, StoreError) as exc:
+            return [Finding(f"job {job}", f"its snapshot and the events after it do not read: {exc}; {REBUILD}")]
+        if resumed_state is not None and resumed_state != state:
+            return [Finding(f"job {job}", f"its snapshot (what status folds from) disagrees with its record "
+                                          f"({label(resumed_state)}, the record says {label(state)}); {REBUILD}")]
+        return []
 
     def rebuild_summaries(self) -> int:
         """Fold every record again into its summary (the events are the truth and are not touched); how

@@ -446,8 +446,9 @@ def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_ope
         for n in range(i):
             store.append(job, T0, *ev.encode(ev.Submitting(n + 1, Nonce("n"))))
     store.close()
-    with psycopg.connect(url, autocommit=True) as conn:  # as revision 0001 left it: no summaries
+    with psycopg.connect(url, autocommit=True) as conn:  # as revision 0001 left it: no summaries, no snapshots
         conn.execute("DROP TABLE summaries")
+        conn.execute("DROP TABLE snapshots")
         conn.execute("UPDATE alembic_version SET version_num = '0001'")
     store = opened(url)
     listed = {s.job: s for s in store.summaries(SummaryQuery())}
