@@ -96,7 +96,7 @@ def decode(data: Mapping[str, JsonValue], seq: int) -> JobState:
         raise SnapshotUnusable(f"made at event {data.get('seq')!r}, kept at event {seq}")
     try:
         return _state(data)
-    except (KeyError, IndexError, TypeError, ValueError, JobsError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError, JobsError) as exc:
         raise SnapshotUnusable(f"does not decode: {type(exc).__name__}: {exc}") from None
 
 
