@@ -191,9 +191,17 @@ def _attempt(v: Any) -> Attempt:
                    _opt_str(stdout), _opt_str(stderr), _opt_at(released_at), _opt_at(started_at), _opt_at(ended_at))
 
 
+_ACTIONS: dict[str, Action] = {action.value: action for action in Action}
+
+
 def _request(v: Any) -> Request:
-    rid, action, at, result, detail = _list(v)
-    return Request(_str(rid), Action(_str(action)), _at(at), _opt_str(result), _str(detail))
+    # the bulk of a snapshot of many requests: checked inline, the action from a table (KeyError if unknown)
+    if type(v) is not list or len(v) != 5:
+        raise TypeError("a request is no list of five")
+    rid, action, at, result, detail = v
+    if type(rid) is not str or type(detail) is not str or (result is not None and type(result) is not str):
+        raise TypeError(f"request {rid!r} holds a value of the wrong type")
+    return Request(rid, _ACTIONS[action], _at(at), result, detail)
 
 
 def _escalation(v: Any) -> Escalation:
