@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
 from domain.model.jobs import snapshot
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.record import EventLine
@@ -43,9 +43,11 @@ def from_row(name: str, row: Sequence[Any]) -> JobSummary:
 
 
 def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
-    """Event rows (seq, at, kind, data) as the domain reads them."""
+    """Event rows (seq, at, kind, data) as the domain reads them: each distinct text decoded once (one
+    read-only mapping for its rows, as a read hands them), so the fold decodes each distinct event once."""
+    fields = ReadDecoder().data
     for seq, at, kind, data in rows:
-        yield EventLine(seq=int(seq), at=decode_time(at), kind=kind, data=decode_data(data))
+        yield EventLine(seq=int(seq), at=decode_time(at), kind=kind, data=fields(data))
 
 
 class Carries:

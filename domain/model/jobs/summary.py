@@ -151,20 +151,30 @@ def rebuild(job: JobId, lines: Iterable[EventLine], every: int = snapshot.EVERY)
         raise JobsError(f"the record of job {job} holds no event")
     first = items[0]
     carry = SummaryCarry(job, first.at, first.kind, first.data, every)
-    state = carry._state
     carry.seq, carry._updated_at = len(items), items[-1].at
-    if state is None:
+    if carry._state is None:
         return carry
     try:
-        start = 1
-        while start < len(items):
-            end = min(len(items), -(-(start + 1) // every) * every)  # up to the next due seq (or the last)
-            state = resume(state, decoded_lines(items[start:end]))
-            if snapshot.due(end, every):
-                carry.snapshot = (end, snapshot.encode(state, end))
-            start = end
-    except JobsError as exc:  # the snapshot made before still holds for the events it covers
-        carry._state, carry._problem = None, str(exc)
-        return carry
-    carry._state = state
+        carry._state = _fold_on(carry, carry._state, items, every, only_last=True)
+    except JobsError:
+        # the snapshot a carry stepped event by event keeps is the last due before the first bad event
+        try:
+            _fold_on(carry, carry._state, items, every, only_last=False)
+        except JobsError as exc:
+            carry._state, carry._problem = None, str(exc)
     return carry
+
+
+def _fold_on(carry: SummaryCarry, state: JobState, items: list[EventLine], every: int, *, only_last: bool) -> JobState:
+    """``state`` (the fold of ``items[0]``) with the rest of ``items`` folded on, ``carry.snapshot`` set at
+    the last due seq (``only_last``), or at every due seq in turn (so it stays at the last one before a
+    bad event)."""
+    dues = [seq for seq in range(every, len(items) + 1, every) if seq > 1]
+    if only_last:
+        dues = dues[-1:]
+    start = 1
+    for due_seq in dues:
+        state = resume(state, decoded_lines(items[start:due_seq]))
+        carry.snapshot = (due_seq, snapshot.encode(state, due_seq))
+        start = due_seq
+    return resume(state, decoded_lines(items[start:]))
