@@ -82,7 +82,10 @@ def main(in_process: InProcess | None = None) -> None:
         os.chdir(spec["cwd"])
     except OSError as exc:
         _fail("cwd", exc)
-    program = in_process(argv, env) if in_process is not None else None
+    try:
+        program = in_process(argv, env) if in_process is not None else None
+    except Exception:  # the question could not be answered: the program is started as any other
+        program = None
     if program is not None:
         _run_here(program, env)
     try:

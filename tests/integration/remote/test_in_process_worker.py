@@ -51,11 +51,13 @@ OWNER = textwrap.dedent("""
         return 7
 
     def in_process(argv, env):
+        if mode == "undecided":
+            raise OSError("cannot tell")
         return None if argv[0] != "ours" else program
 
     wrapper = PosixWrapper(directory, SystemClock(), in_process=in_process)
     wrapper.claim()
-    argv = ("ours",) if mode != "exec" else ("sh", "-c", "echo execd; exit 4")
+    argv = ("ours",) if mode not in ("exec", "undecided") else ("sh", "-c", "echo execd; exit 4")
     sys.exit(wrapper.run(LaunchSpec(argv, {"ONLY": "this", "PATH": "/usr/bin:/bin"}, cwd)))
 """)
 
@@ -101,7 +103,8 @@ def test_a_worker_run_in_process_ends_as_an_interpreter_ends(tmp_path: Path, mod
     assert done.returncode == (code if code is not None else 128 + signal.SIGINT)
 
 
-def test_a_program_not_loaded_here_is_exec_d(tmp_path: Path) -> None:
-    done, outcome, seen = _run(tmp_path, "exec")
+@pytest.mark.parametrize("mode", ["exec", "undecided"])  # not loaded here; the question raised
+def test_a_program_not_loaded_here_is_exec_d(tmp_path: Path, mode: str) -> None:
+    done, outcome, seen = _run(tmp_path, mode)
     assert (done.returncode, done.stdout) == (4, b"execd\n")
     assert outcome["exit_code"] == 4 and not seen.exists()
