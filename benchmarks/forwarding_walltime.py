@@ -21,8 +21,8 @@ case (a user's configuration does not change between two commands: one cache ans
 cases differ only in ``DUNSCAITH_FORWARDING__SSH_CONFIG``, which is part of the cache's key; with
 ``--shared-cache`` they share one, as before, and every forwarded command misses it). Also the
 bare interpreter start of each venv, with and without ``site``. Everything is interleaved round by round
-(one timer kept running on each host). Prints medians and the margin ``forwarded - (ssh + local)``
-(goal: at most 0.1 s). Nothing is asserted.
+(one timer kept running on each host), the builds' order reversed every other round. Prints medians
+and the margin ``forwarded - (ssh + local)`` (goal: at most 0.1 s). Nothing is asserted.
 
     .venv/bin/python benchmarks/forwarding_walltime.py [--runs 11] [--compare REV] [--no-editable] [--shared-cache]
 """
@@ -206,10 +206,10 @@ def measure(hosts: SshHosts, builds: list[Build], runs: int, compare: str | None
         for label in labels:
             on2.time(hops[label])
             on2.time(status(build), env(build, label))
-    for _ in range(runs):
+    for round_ in range(runs):
         for label in labels:
             keep(f"{label} ssh", on2.time(hops[label]))
-        for build in builds:
+        for build in builds if round_ % 2 == 0 else builds[::-1]:  # no build always first (or last)
             keep(f"{build.label} local", on1.time(status(build)))
             for name, argv in starts(build).items():
                 keep(name, on1.time(argv))
