@@ -27,6 +27,7 @@ interpreter ends (non-daemon threads joined, exit handlers run, output flushed),
 from __future__ import annotations
 
 import atexit
+import gc
 import io
 import json
 import os
@@ -110,6 +111,10 @@ def _run_here(program: Callable[[], int], env: dict[str, str]) -> NoReturn:
     if isinstance(sys.stdout, io.TextIOWrapper):  # a pipe to the wrapper: block-buffered, as a new one has it
         sys.stdout.reconfigure(line_buffering=os.isatty(1))  # (-u's write-through is kept: the same env)
     atexit._clear()  # the wrapper's, were there any: never run by the worker
+    # The objects inherited from the wrapper (and the forwarded side before it) name descriptors this
+    # child has closed, whose numbers the worker's own files will reuse: none may be collected and
+    # finalized here (a file object closing "its" fd would close the worker's).
+    gc.freeze()
     os.close(STATUS_FD)  # the start can no longer fail: as a successful execve closes it
     code = 1
     try:
