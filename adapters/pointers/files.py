@@ -21,7 +21,6 @@ from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.durable.private_read import UnsafeFile, read_private
 from adapters.durable.publish import STAGING_PREFIX, replace
-from domain.model.jobs.attendance import pointer_settled
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.pointer import (
     DamagedPointer,
@@ -60,6 +59,10 @@ class FilePointers:
             ensure_dunscaith_dir(self.directory)
         except UnsafeDirectory as exc:
             raise PointerError(f"pointer of job {pointer.job} cannot be written: {exc}") from None
+        # Here, not at the top: a routed command reads one pointer on its way to ssh, and the attendance
+        # rules import the whole job state (~20-35 ms) that only a write needs.
+        from domain.model.jobs.attendance import pointer_settled
+
         settled = pointer_settled(pointer)
         if not settled and self._make_entry(pointer.job, pointer.root_host):
             self._checkpoint("pointer-indexed")  # an entry with the older pointer (or none) behind it

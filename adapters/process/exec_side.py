@@ -9,14 +9,36 @@ failed start writes one JSON line, so the wrapper never confuses a failed start 
 It imports only the standard library. The wrapper runs ``main`` in a fork of itself (no interpreter
 start-up on the path of every job's start: see ``wrapper._start_exec_side``); ``dunscaith remote exec``
 reaches the same ``main``.
+
+A wrapper may be given ``in_process``: asked with the program and environment once they arrived, it
+may answer with a function that *is* that program, already loaded in this process (a forwarded
+dunscaith command of this same install, whose environment is this process's own but for the hidden
+flag: ``forwarding_root.in_process``). The child then runs it itself instead of ``execve``-ing a new
+interpreter of the same code (~10-25 ms of start-up, on the path of every forwarded command), after
+giving itself what ``execve`` and that interpreter's start would have: exactly the declared
+environment, the working directory, the dispositions (handled signals to default; SIGINT to Python's
+handler; SIGPIPE and SIGXFSZ ignored), stdout buffered as a fresh interpreter buffers it, no exit
+handlers of ours. Everything else is unchanged: the group it leads, the barrier after ``instance.json``,
+the status pipe (closed with nothing written once the start cannot fail any more, as ``execve``
+closes it), stdout counted and digested by the wrapper, the outcome recorded. It ends as the
+interpreter ends (non-daemon threads joined, exit handlers run, output flushed), then ``_exit``.
 """
 
 from __future__ import annotations
 
+import atexit
+import gc
+import io
 import json
 import os
 import signal
 import sys
+import threading
+from collections.abc import Callable
+from typing import NoReturn
+
+# (argv, env) -> the program itself, or None: it is exec'd
+InProcess = Callable[[list[str], dict[str, str]], Callable[[], int] | None]
 
 BARRIER_FD = 3
 STATUS_FD = 4
@@ -39,7 +61,7 @@ def _fail(stage: str, exc: OSError) -> None:
         os._exit(EXIT_START_FAILED)
 
 
-def main() -> None:
+def main(in_process: InProcess | None = None) -> None:
     os.set_inheritable(STATUS_FD, False)
     # Descriptors the wrapper inherited from its own starter (a scheduler's launch lock, say) are the
     # wrapper's business: the worker gets stdin, stdout and stderr and nothing else.
@@ -62,9 +84,73 @@ def main() -> None:
     except OSError as exc:
         _fail("cwd", exc)
     try:
+        program = in_process(argv, env) if in_process is not None else None
+    except Exception:  # the question could not be answered: the program is started as any other
+        program = None
+    if program is not None:
+        _run_here(program, env)
+    try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:
         _fail("exec", exc)
+
+
+def _run_here(program: Callable[[], int], env: dict[str, str]) -> NoReturn:
+    """Become the worker without ``execve``: see the module's docstring."""
+    os.environ.clear()
+    os.environ.update(env)
+    for signum in signal.valid_signals():
+        try:
+            if callable(signal.getsignal(signum)):  # a handler of ours: execve resets it to the default
+                signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP and the real-time signals Python cannot set
+            continue
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # what a fresh interpreter starts with
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a pipe to the wrapper: block-buffered, as a new one has it
+        sys.stdout.reconfigure(line_buffering=os.isatty(1))  # (-u's write-through is kept: the same env)
+    atexit._clear()  # the wrapper's, were there any: never run by the worker
+    # The objects inherited from the wrapper (and the forwarded side before it) name descriptors this
+    # child has closed, whose numbers the worker's own files will reuse: none may be collected and
+    # finalized here (a file object closing "its" fd would close the worker's).
+    gc.freeze()
+    os.close(STATUS_FD)  # the start can no longer fail: as a successful execve closes it
+    code = 1
+    try:
+        code = program()
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except KeyboardInterrupt:  # as the interpreter ends on one: by SIGINT
+        _flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:  # an uncaught error: its traceback and exit 1, as the interpreter prints it
+        sys.excepthook(*sys.exc_info())
+    finally:
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:  # non-daemon threads are joined, as at the interpreter's end
+            shutdown()
+        atexit._run_exitfuncs()
+        _flush()
+        os._exit(code)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away
+            pass
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def _pump(source: int, wake: int, result: _Stdout) -> None:
             os.write(wake, b"s")
 
 
-def _start_exec_side(out_w: int, bar_r: int, st_w: int) -> int:
+def _start_exec_side(out_w: int, bar_r: int, st_w: int, in_process: exec_side.InProcess | None = None) -> int:
     """The worker-to-be: a fork of this process running ``exec_side.main`` (the barrier, then ``execve``).
 
     A fork, not a new interpreter (``python -I -S exec_side.py``, ~15-20 ms of start-up on the test
@@ -107,6 +107,7 @@ def _start_exec_side(out_w: int, bar_r: int, st_w: int) -> int:
     them (stdout, barrier on 3, status on 4; stdin and stderr are ours), with an empty signal mask and
     default HUP, CHLD and PIPE. The group is set by both sides, so it exists before this returns, and
     so before ``instance.json`` names it. This process has no other thread when it forks.
+    ``in_process``: see ``exec_side`` (a program already loaded here, run by the child itself).
     """
     pid = os.fork()
     if pid == 0:  # the child: exec_side.main execs the worker or ends the child; nothing returns from here
@@ -119,7 +120,7 @@ def _start_exec_side(out_w: int, bar_r: int, st_w: int) -> int:
             os.dup2(out_w, 1)
             os.dup2(bar_r, exec_side.BARRIER_FD)
             os.dup2(st_w, exec_side.STATUS_FD)
-            exec_side.main()
+            exec_side.main(in_process)
         finally:
             os._exit(EXIT_START_FAILED)
     with contextlib.suppress(ProcessLookupError, PermissionError):  # a child that already ended: the barrier says
@@ -132,12 +133,15 @@ class PosixWrapper:
 
     def __init__(self, directory: Path, clock: Clock,
                  watch: Callable[[Path], DirectoryWatch] = watch_directory,
-                 ended: Callable[[int], None] | None = None) -> None:
-        """``ended(code)``: told the exit code once every record is written, before the watch closes."""
+                 ended: Callable[[int], None] | None = None, in_process: exec_side.InProcess | None = None) -> None:
+        """``ended(code)``: told the exit code once every record is written, before the watch closes.
+        ``in_process``: a worker this process has loaded already may be run by its child without an
+        ``execve`` (``exec_side``)."""
         self.directory = directory
         self.clock = clock
         self.watch = watch
         self.ended = ended
+        self.in_process = in_process
         self.host = os.uname().nodename  # what gethostname(3) returns, without importing socket
         self.nonce = os.urandom(16).hex()  # what secrets.token_hex(16) is, without its imports
         self.pid = os.getpid()
@@ -201,7 +205,7 @@ class PosixWrapper:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         try:
-            pid = _start_exec_side(out_w, bar_r, st_w)
+            pid = _start_exec_side(out_w, bar_r, st_w, self.in_process)
         except OSError as exc:
             self._publish(FAILURE, Failure(self.nonce, self.host, self.pid, None, "spawn", exc.errno,
                                            exc.strerror or str(exc), self.clock.now()))

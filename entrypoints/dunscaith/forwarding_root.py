@@ -107,7 +107,29 @@ def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
     from entrypoints.dunscaith.remote_run import RunArgs, run_owned
 
     return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
-                             None, Path(launch.cwd)), ended)
+                             None, Path(launch.cwd)), ended, in_process)
+
+
+def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
+    """The forwarded command as a function of this process (the worker's, forked by its owner), when
+    ``execve`` would only start this same install again: ``argv[0]`` is this dunscaith and ``env`` is this
+    process's own environment but for the hidden flag, which only a command reads, as it runs; so an
+    interpreter started anew would begin where this one is (``exec_side``). Else None: it is exec'd."""
+    from domain.model.forwarding.request import FORWARDED_ENV
+
+    if argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
+        return None
+    if {k: v for k, v in env.items() if k != FORWARDED_ENV} != dict(os.environ):
+        return None
+
+    def program() -> int:
+        sys.argv = list(argv)
+        from entrypoints.cli_support import dunscaith
+
+        dunscaith()
+        return 0
+
+    return program
 
 
 def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:

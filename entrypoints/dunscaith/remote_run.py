@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
 
 if TYPE_CHECKING:
+    from adapters.process.exec_side import InProcess
     from adapters.process.wrapper import LaunchSpec
 
 PROG = "dunscaith"
@@ -219,11 +220,12 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
 
 
-def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None) -> Owner:
+def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None,
+                    in_process: InProcess | None = None) -> Owner:
     from adapters.clock.system import SystemClock
     from adapters.process.wrapper import PosixWrapper
 
-    return PosixWrapper(directory, SystemClock(), ended=ended)
+    return PosixWrapper(directory, SystemClock(), ended=ended, in_process=in_process)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -242,14 +244,16 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run_owned(parsed))
 
 
-def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None) -> int:
+def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,
+              in_process: InProcess | None = None) -> int:
     """``remote run``'s whole life for ``parsed``: its exit code, every error one line on stderr.
 
     ``main`` runs it in a process of its own; a forwarded command runs it in a child forked from the
     forwarded side (adapters/process/forked_owner.py), without a second interpreter start-up; ``ended``
-    is then told the worker's code as soon as its outcome is recorded (PosixWrapper's ``ended``)."""
+    is then told the worker's code as soon as its outcome is recorded (PosixWrapper's ``ended``), and
+    may run the forwarded command in the worker's process without a new interpreter (``in_process``)."""
     try:
-        return own(parsed, lambda directory: _system_wrapper(directory, ended))
+        return own(parsed, lambda directory: _system_wrapper(directory, ended, in_process))
     except KeyboardInterrupt:
         return _said(EXIT_INTERRUPTED, "interrupted")
     except BadInput as exc:

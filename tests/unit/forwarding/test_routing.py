@@ -101,3 +101,47 @@ def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_fi
     (tmp_path / "p" / "dunscaith" / "settings.json").rename(other)
     path.symlink_to(other)  # a planted link is never followed
     assert settings_cache.read_cached("k1", env) is None
+
+
+# What a forwarded command has imported when its ssh starts: the pointer, the settings' remembered
+# answer and the transport, never the job state, the CLI, the settings' validator or the container.
+NOT_BEFORE_SSH = ("typer", "click", "pydantic", "pydantic_settings", "dependency_injector", "sqlalchemy",
+                  "domain.model.jobs.state", "domain.model.jobs.events", "domain.model.jobs.attendance",
+                  "domain.services", "entrypoints.dunscaith.container", "entrypoints.dunscaith.settings")
+_PROBE = """
+import subprocess, sys
+def popen(argv, *args, **kw):
+    print(sorted(sys.modules), file=sys.stderr)
+    sys.stderr.flush()
+    import os
+    os._exit(0)
+subprocess.Popen = popen
+sys.argv = ["dunscaith", "status", "j1"]
+from entrypoints import cli_support
+cli_support.dunscaith()
+"""
+
+
+def test_a_forwarded_command_starts_ssh_before_importing_the_cli_or_the_job_state(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    from datetime import UTC, datetime
+
+    from adapters.pointers.files import FilePointers
+    from domain.model.jobs.ids import JobId
+    from domain.model.jobs.pointer import Pointer
+    from domain.model.jobs.record import HostIdentity
+
+    env = {**_env(tmp_path), "PATH": os.environ["PATH"], "DUNSCAITH_RECORDS__ROOT": str(tmp_path / "records")}
+    FilePointers(tmp_path / "config" / "dunscaith" / "jobs").write(Pointer(
+        JobId("j1"), "login1", "/var/tmp/r", HostIdentity("f" * 32, "login1"), "/opt/d/bin/dunscaith", "local",
+        "local", "running", datetime.now(UTC), None))
+    for _ in range(2):  # the first validates the settings and remembers them; the second uses the answer
+        done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+    imported = set(eval(done.stderr.strip().splitlines()[-1]))
+    assert "adapters.transport.openssh" in imported  # it did reach ssh
+    early = sorted(m for m in imported for name in NOT_BEFORE_SSH if m == name or m.startswith(name + "."))
+    assert early == []

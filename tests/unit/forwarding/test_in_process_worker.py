@@ -1,0 +1,39 @@
+"""When the forwarded command's worker is run in the worker's own process (forwarding_root.in_process):
+only when ``execve`` would start this same install again, from this very environment."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from domain.model.forwarding.request import FORWARDED_ENV
+from entrypoints.dunscaith import forwarding_root
+
+
+@pytest.fixture
+def ours(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(forwarding_root, "own_binary", lambda: "/opt/d/bin/dunscaith")
+    return "/opt/d/bin/dunscaith"
+
+
+def test_this_dunscaith_with_this_environment_and_the_hidden_flag_runs_in_process(ours: str) -> None:
+    assert forwarding_root.in_process([ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32}) is not None
+
+
+@pytest.mark.parametrize("why", ["another binary", "no hidden flag", "a variable more", "a variable changed",
+                                 "a variable less"])
+def test_anything_else_is_exec_d(ours: str, why: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_VARIABLE", "1")
+    argv, env = [ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32}
+    if why == "another binary":
+        argv[0] = "/usr/local/bin/dunscaith"
+    elif why == "no hidden flag":
+        del env[FORWARDED_ENV]
+    elif why == "a variable more":
+        env["PYTHONPATH"] = "/elsewhere"  # an interpreter started with it would not be this one
+    elif why == "a variable changed":
+        env["SOME_VARIABLE"] = "2"
+    else:
+        del env["SOME_VARIABLE"]
+    assert forwarding_root.in_process(argv, env) is None
