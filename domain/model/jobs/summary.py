@@ -125,10 +125,11 @@ class SummaryCarry:
             return
         try:
             self._state = apply(self._state, ev.decode(kind, data), at)
-            if snapshot.due(self.seq, self._every):
-                self.snapshot = (self.seq, snapshot.encode(self._state, self.seq))
         except JobsError as exc:  # the snapshot made before still holds for the events it covers
             self._state, self._problem = None, str(exc)
+            return
+        if snapshot.due(self.seq, self._every):
+            self.snapshot = _kept(self._state, self.seq) or self.snapshot
 
     def fresh_snapshot(self) -> dict[str, JsonValue] | None:
         """The snapshot the last step made, for the store to keep in that append's transaction."""
@@ -175,6 +176,15 @@ def _fold_on(carry: SummaryCarry, state: JobState, items: list[EventLine], every
     start = 1
     for due_seq in dues:
         state = resume(state, decoded_lines(items[start:due_seq]))
-        carry.snapshot = (due_seq, snapshot.encode(state, due_seq))
+        carry.snapshot = _kept(state, due_seq) or carry.snapshot
         start = due_seq
     return resume(state, decoded_lines(items[start:]))
+
+
+def _kept(state: JobState, seq: int) -> tuple[int, dict[str, JsonValue]] | None:
+    """The snapshot of ``state`` at ``seq``, or None if it cannot be made: a snapshot only saves folding,
+    so neither the append it would join nor a rebuild ever fails for one (the one before still holds)."""
+    try:
+        return seq, snapshot.encode(state, seq)
+    except Exception:
+        return None

@@ -238,3 +238,16 @@ def test_rebuilding_from_the_events_is_carrying_them_one_by_one(every: int, stor
     rebuilt = rebuild(record.job, record.events, every)
     assert rebuilt.summary() == carried.summary() and rebuilt.snapshot == carried.snapshot
     assert rebuilt.seq == carried.seq == len(record.events)
+
+
+def test_a_snapshot_that_cannot_be_made_never_fails_the_append_or_a_rebuild(monkeypatch) -> None:
+    """A snapshot only saves folding: a bug in making one must not stop a record from being written."""
+    def broken(state: JobState, seq: int) -> dict[str, Any]:
+        raise AttributeError("a field the snapshot does not know")
+
+    monkeypatch.setattr(snapshot, "encode", broken)
+    store = InMemoryStore(snapshot_every=4)
+    view = _status(store, STORY)  # every append went in, snapshots due at 4, 8, ... made none
+    assert view.state == fold(store.read(JobId("j")))
+    assert len(store.read(JobId("j")).events) == len(STORY) + 1
+    assert rebuild(JobId("j"), _record(STORY).events, every=4).summary().job == JobId("j")
