@@ -60,6 +60,9 @@ class NoSignals:
     def pending(self) -> str | None:
         return None
 
+    def wake(self) -> None:
+        pass
+
     def wait(self, seconds: float) -> str | None:
         self.clock.sleep(seconds)
         return None

@@ -15,5 +15,10 @@ class Interrupts(Protocol):
         ...
 
     def wait(self, seconds: float) -> str | None:
-        """Wait up to ``seconds``; return early with the signal's name when one arrives (or already has)."""
+        """Wait up to ``seconds``; return early with the signal's name when one arrives (or already has),
+        or with None after ``wake``."""
+        ...
+
+    def wake(self) -> None:
+        """End the current (or next) ``wait`` early without a stop; safe from any thread."""
         ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
@@ -53,8 +53,18 @@ class JobLock(Protocol):
         kernel-held lock verifies its own file. Once lost, a lock stays lost: it is never retaken."""
         ...
 
-    def beat(self, at: datetime) -> None:
-        """Record that the holder's loop completed at ``at`` (display only)."""
+    def beat(self, at: datetime, next_at: datetime | None = None) -> None:
+        """Record that the holder's loop completed at ``at`` and, with ``next_at``, when it means to loop
+        next (display only: a holder that sleeps to its next poll is not late until then). A store may
+        keep only ``at``."""
+        ...
+
+
+class AppendWatch(Protocol):
+    """A store's notice of appends, for a holder that sleeps between polls (``JobStore.watch_appends``)."""
+
+    def close(self) -> None:
+        """Stop watching; ``wake`` is not called after this returns."""
         ...
 
     def release(self) -> None: ...
@@ -122,6 +132,12 @@ class JobStore(Protocol):
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         """``health`` of each of ``jobs`` at once (one query on a server: the Unattended notice asks it
         of every job not settled)."""
+        ...
+
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> AppendWatch | None:
+        """Call ``wake`` (from another thread) soon after any writer appends to ``job``'s record; it may
+        also be called when nothing was appended to it. None: this store cannot tell, and the caller
+        reads the record every poll interval instead."""
         ...
 
     def identity(self) -> StoreIdentity:

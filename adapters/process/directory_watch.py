@@ -2,9 +2,9 @@
 
 A termination request arrives as a new name (``terminate.json`` linked into place, or anything
 planted under that name), so the wrapper waits for "a name was added here" and reads the request only
-then. Linux: inotify (``IN_CREATE | IN_MOVED_TO``) through libc, as the standard library has no
-binding. BSD and macOS: kqueue's ``EVFILT_VNODE``/``NOTE_WRITE`` on the directory (written for, not
-run by, this project's tests). Where neither can be had (another system, or the user's inotify
+then. Linux: inotify (``IN_CREATE | IN_MOVED_TO``, adapters/durable/inotify.py). BSD and macOS:
+kqueue's ``EVFILT_VNODE``/``NOTE_WRITE`` on the directory (written for, not run by, this project's
+tests). Where neither can be had (another system, or the user's inotify
 instances are used up: ``fs.inotify.max_user_instances`` is often 128), the wrapper polls every
 ``FALLBACK_POLL_SECONDS``, so a request is still answered, only later.
 """
@@ -18,12 +18,9 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-FALLBACK_POLL_SECONDS = 1.0
+from adapters.durable.inotify import IN_CREATE, IN_DONT_FOLLOW, IN_MOVED_TO, IN_ONLYDIR, inotify_watch
 
-_IN_MOVED_TO = 0x00000080
-_IN_CREATE = 0x00000100
-_IN_ONLYDIR = 0x01000000
-_IN_DONT_FOLLOW = 0x02000000
+FALLBACK_POLL_SECONDS = 1.0
 
 
 class DirectoryWatch(Protocol):
@@ -105,19 +102,7 @@ class Polling:
 
 
 def _inotify(directory: Path) -> _Inotify:
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)  # IN_NONBLOCK and IN_CLOEXEC are these flags
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    mask = _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR | _IN_DONT_FOLLOW
-    if libc.inotify_add_watch(fd, os.fsencode(directory), ctypes.c_uint32(mask)) < 0:
-        err = ctypes.get_errno()
-        os.close(fd)
-        raise OSError(err, os.strerror(err))
-    return _Inotify(fd)
+    return _Inotify(inotify_watch(directory, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW))
 
 
 def watch_directory(directory: Path) -> DirectoryWatch:

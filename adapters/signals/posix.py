@@ -51,9 +51,16 @@ class SignalInterrupts:
         return None if self.signum is None else signal.Signals(self.signum).name
 
     def wait(self, seconds: float) -> str | None:
-        if seconds > 0:
+        if seconds > 0 and self.signum is None:
             self._stop.wait(seconds)
+            if self.signum is None:
+                # A wake that lands after this clear is for a change made before it: the caller looks
+                # at everything once this returns, so nothing it asked to be woken for is missed.
+                self._stop.clear()
         return self.pending()
+
+    def wake(self) -> None:
+        self._stop.set()
 
     def reraise(self) -> None:
         """End the process by the signal that started the drain (after the lock is released)."""

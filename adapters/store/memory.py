@@ -7,7 +7,7 @@ processes do not see it at all (nothing outside this process can act on these re
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,10 +38,10 @@ class InMemoryLock:
         if not self._held:
             raise LockLost(f"the lock of job {self._job} was released; nothing more may be done under it")
 
-    def beat(self, at: datetime) -> None:
+    def beat(self, at: datetime, next_at: datetime | None = None) -> None:
         if not self._held:
             raise StoreError(f"the lock of job {self._job} was released; its loop cannot beat")
-        beat = encode_time(at)
+        beat = encode_time(at) if next_at is None else f"{encode_time(at)} {encode_time(next_at)}"
         with self._store._mutex:
             self._store._beats[self._job] = beat
 
@@ -52,13 +52,27 @@ class InMemoryLock:
                 self._store._locked.discard(self._job)
 
 
+class _Watch:
+    def __init__(self, store: InMemoryStore, job: JobId, wake: Callable[[], None]) -> None:
+        self.store, self.job, self.wake = store, job, wake
+
+    def close(self) -> None:
+        with self.store._mutex:
+            if self in self.store._watches:
+                self.store._watches.remove(self)
+
+
 class InMemoryStore:
-    def __init__(self, snapshot_every: int = snapshot.EVERY) -> None:
+    def __init__(self, snapshot_every: int = snapshot.EVERY, *, watchable: bool = False) -> None:
+        """``watchable``: appends wake a watcher (``watch_appends``), as SQLite's do; off by default, so a
+        supervisor on it reads its record every poll interval, as on PostgreSQL."""
         self._every = snapshot_every
         self._mutex = threading.Lock()
         self._jobs: dict[JobId, _Kept] = {}
         self._locked: set[JobId] = set()
         self._beats: dict[JobId, str] = {}
+        self._watchable = watchable
+        self._watches: list[_Watch] = []
 
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> None:
         line = (encode_time(at), kind, encode_data(data))
@@ -79,7 +93,11 @@ class InMemoryStore:
             made = kept.carry.fresh_snapshot()
             if made is not None:  # kept as the SQL stores keep it: its JSON text
                 kept.snapshot = (kept.carry.seq, encode_data(made))
-            return len(kept.events)
+            seq = len(kept.events)
+            woken = [w.wake for w in self._watches if w.job == job]
+        for wake in woken:
+            wake()
+        return seq
 
     def read(self, job: JobId) -> JobRecord:
         with self._mutex:
@@ -157,11 +175,20 @@ class InMemoryStore:
 
     def health(self, job: JobId) -> LoopHealth:
         with self._mutex:
-            beat = self._beats.get(job)
-            return LoopHealth(held=job in self._locked, last_loop=decode_time(beat) if beat else None)
+            words = self._beats.get(job, "").split()
+        return LoopHealth(held=job in self._locked, last_loop=decode_time(words[0]) if words else None,
+                          next_loop=decode_time(words[1]) if len(words) == 2 else None)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         return {job: self.health(job) for job in jobs}
+
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> _Watch | None:
+        if not self._watchable:
+            return None
+        watch = _Watch(self, job, wake)
+        with self._mutex:
+            self._watches.append(watch)
+        return watch
 
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="memory", location=self.location())

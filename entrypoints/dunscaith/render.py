@@ -65,6 +65,7 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
                  "options": list(s.spec.options), "env": [pair.split("=", 1)[0] for pair in s.spec.env]},
         "supervisor": {"held": view.health.held,
                        "last_loop": view.health.last_loop.isoformat() if view.health.last_loop else None,
+                       "next_loop": view.health.next_loop.isoformat() if view.health.next_loop else None,
                        "healthy": view.health.held and not view.loop_unhealthy},
         "attempts": [{"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
                       "object_state": str(a.object_state) if a.object_state else None,

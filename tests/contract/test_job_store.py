@@ -40,6 +40,11 @@ def _memory(tmp_path: Path) -> Backend:
     return Backend("memory", lambda: store)
 
 
+def _memory_watched(tmp_path: Path) -> Backend:
+    store = InMemoryStore(watchable=True)
+    return Backend("memory-watched", lambda: store)
+
+
 def _sqlite(tmp_path: Path) -> Backend:
     root = tmp_path / "records"
     backend = Backend(
@@ -74,7 +79,7 @@ def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     return backend
 
 
-BACKENDS = {"memory": _memory, "sqlite": _sqlite, "postgresql": _postgresql}
+BACKENDS = {"memory": _memory, "memory-watched": _memory_watched, "sqlite": _sqlite, "postgresql": _postgresql}
 _REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
 
 
@@ -389,3 +394,33 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
     finally:
         child.kill()
         child.wait()
+
+
+# --- the watch of appends ------------------------------------------------------------------------------
+
+WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": False}
+
+
+def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend):
+    import threading
+
+    store = backend.open()
+    store.create(JOB, T0, "created", {})
+    woke = threading.Event()
+    watch = store.watch_appends(JOB, woke.set)
+    if not WATCHED[backend.name]:
+        assert watch is None  # its holder reads the record every poll interval instead
+        return
+    assert watch is not None
+    try:
+        if backend.child_opens is None:
+            backend.open().append(JOB, T0 + timedelta(seconds=1), "request", {"request": "r-1"})
+        else:  # a writer in another process, as a job command is
+            child = _child(backend, f"store.append({JOB!r}, __import__('datetime').datetime.now("
+                                    "__import__('datetime').UTC), 'request', {'request': 'r-1'}); print('appended')")
+            assert child.stdout.readline() == "appended\n" and child.wait(timeout=30) == 0
+        assert woke.wait(timeout=30), "the append did not wake the watcher"
+        assert [line.kind for line in store.read(JOB).events] == ["created", "request"]
+    finally:
+        watch.close()
+    watch.close()  # closing twice is harmless

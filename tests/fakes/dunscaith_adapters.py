@@ -28,6 +28,9 @@ class NoSignals:
     def pending(self) -> str | None:
         return None
 
+    def wake(self) -> None:
+        pass
+
     def wait(self, seconds: float) -> str | None:
         return None
 

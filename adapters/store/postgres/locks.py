@@ -83,7 +83,8 @@ class PgJobLock:
             if not row[1]:
                 self._lose("the server no longer shows it held")
 
-    def beat(self, at: datetime) -> None:
+    def beat(self, at: datetime, next_at: datetime | None = None) -> None:
+        # only ``at``: this store has no watch of appends (watch_appends), so its holder loops every poll
         line = encode_time(at)
         with self._mutex:
             if not self._held:

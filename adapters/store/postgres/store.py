@@ -392,6 +392,9 @@ class PostgresStore:
             held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
         return LoopHealth(held=bool(held), last_loop=_beat(beat))
 
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> None:
+        return None  # no notice from the server (LISTEN/NOTIFY is not used): the holder reads every poll
+
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         if not jobs:
             return {}

@@ -52,10 +52,11 @@ class FlockJobLock:
             raise LockLost(f"the lock file of job {self._job} was replaced: another actor may hold the job now; "
                            "this one stops acting")
 
-    def beat(self, at: datetime) -> None:
+    def beat(self, at: datetime, next_at: datetime | None = None) -> None:
         if not self._held:
             raise StoreError(f"the lock of job {self._job} was released; its loop cannot beat")
-        line = (encode_time(at) + "\n").encode()
+        words = encode_time(at) if next_at is None else f"{encode_time(at)} {encode_time(next_at)}"
+        line = (words + "\n").encode()
         fd = self._flock.fd
         # Same width every time, written in place: a reader sees the old beat or the new one. Not
         # synced on purpose: it is display only, and a beat every loop must cost next to nothing.
@@ -70,10 +71,13 @@ class FlockJobLock:
             self._flock.release()
 
 
-def read_beat(path: Path) -> datetime | None:
-    """The last beat in a lock file, or None if there is none (or it does not read: display only)."""
+def read_beat(path: Path) -> tuple[datetime | None, datetime | None]:
+    """The last beat in a lock file and the next loop it announced; None for what is not there (or does
+    not read: display only)."""
     try:
-        text = read_private(path, _MAX_BEAT_BYTES).decode("ascii").strip()
-        return decode_time(text) if text else None
+        words = read_private(path, _MAX_BEAT_BYTES).decode("ascii").split()
+        if not words or len(words) > 2:
+            return None, None
+        return decode_time(words[0]), (decode_time(words[1]) if len(words) == 2 else None)
     except (OSError, ValueError):
-        return None
+        return None, None

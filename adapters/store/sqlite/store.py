@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import datetime
@@ -19,6 +19,7 @@ from adapters.durable.lock import FlockLock, LockHeld, is_held
 from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from adapters.store.record_root import RecordRoot, open_record_root
+from adapters.store.sqlite.append_watch import DatabaseAppendWatch, watch_database
 from adapters.store.sqlite.engine import connect, describe_sqlite_error
 from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from adapters.store.sqlite.opening import (
@@ -425,10 +426,14 @@ class SqliteStore:
             held = is_held(path)
         except OSError:
             held = False  # display only: an unreadable lock file shows as not held
-        return LoopHealth(held=held, last_loop=read_beat(path))
+        last, next_at = read_beat(path)
+        return LoopHealth(held=held, last_loop=last, next_loop=next_at)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         return {job: self.health(job) for job in jobs}  # each a probe of its own lock file: no round trip to save
+
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
+        return watch_database(self.root.path, DB_FILE, self.root.path / WRITE_LOCK, wake)  # any job's: see there
 
     # --- helpers ----------------------------------------------------------------------------------
 

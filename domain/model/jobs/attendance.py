@@ -29,8 +29,19 @@ def unattended_here(settled: bool, health: LoopHealth) -> bool:
 
 
 def loop_stale(health: LoopHealth, now: datetime, poll: float) -> bool:
-    """Display only: the lock's holder last completed its loop more than three poll intervals ago."""
-    return health.held and (health.last_loop is None or now - health.last_loop > timedelta(seconds=3 * poll))
+    """Display only: the lock's holder is more than two poll intervals late for its next loop.
+
+    The next loop is the one the holder announced (a supervisor that sleeps to its job's next poll,
+    160 s away for a job that has settled in, is not late before then), or one poll interval after the
+    last where it announced none: then it is stale once its last loop is three poll intervals old."""
+    if not health.held:
+        return False
+    if health.last_loop is None:
+        return True
+    due = health.last_loop + timedelta(seconds=poll)
+    if health.next_loop is not None and health.next_loop > due:
+        due = health.next_loop
+    return now - due > timedelta(seconds=2 * poll)
 
 
 def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta) -> bool:

@@ -71,6 +71,7 @@ class LoopHealth:
 
     held: bool
     last_loop: datetime | None
+    next_loop: datetime | None = None  # when the holder said it would loop next, where the store keeps it
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from ports.crash_points import CrashPoints
 from ports.escalation_delivery import EscalationDelivery
 from ports.interrupts import Interrupts
 from ports.job_progress import JobProgress
-from ports.job_store import JobLock, JobStore, LockLost, StoreError
+from ports.job_store import AppendWatch, JobLock, JobStore, LockLost, StoreError
 from ports.residual import ResidualList
 from ports.scheduler import Scheduler, SchedulerError
 
@@ -103,12 +103,39 @@ class Supervisor:
         self._next_delivery: dict[int, tuple[float, float]] = {}  # index -> (next try, current backoff)
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
+        self._woke = False  # set (from the store's watch thread) when the record was appended to
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None) -> SupervisionEnd:
         """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job.
 
         With ``bound`` (seconds) it stops with what is left after that long even before the outcome
-        (``reconcile``: work carried on for a bounded period, like supervise.wait)."""
+        (``reconcile``: work carried on for a bounded period, like supervise.wait).
+
+        Where the store tells of appends (``watch_appends``), a request wakes the loop when it is
+        committed, so a healthy loop sleeps to its job's next poll instead of reading the record every
+        ``supervise.poll``; elsewhere it reads it that often."""
+        watch = self._watch(job, cancel)
+        try:
+            return self._supervise(job, lock, cancel, bound, watching=watch is not None)
+        finally:
+            if watch is not None:
+                watch.close()
+
+    def _watch(self, job: JobId, cancel: Interrupts) -> AppendWatch | None:
+        if self._settings.poll <= 0:
+            return None
+
+        def woken() -> None:
+            self._woke = True
+            cancel.wake()
+
+        try:
+            return self._store.watch_appends(job, woken)
+        except Exception:  # a watch only saves reads: without one the record is read every poll interval
+            return None
+
+    def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
+                   watching: bool) -> SupervisionEnd:
         s = self._settings
         first = self._read_until_giveup(job, cancel)
         if first is None:
@@ -117,10 +144,11 @@ class Supervisor:
         loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic(), lock=lock)
         wait_until: float | None = None
         stop_at = None if bound is None else self._clock.monotonic() + bound
-        loops = 0
+        supervised_at: float | None = None  # monotonic: when supervised-at was last reported
         while True:
             if cancel.pending() is not None:
                 return self._drain(job, loop)
+            self._woke = False  # an append from here on wakes the pause below at once
             self._refresh(job, loop)
             self._answer(job, loop)
             self._deliver(job, loop)
@@ -156,11 +184,21 @@ class Supervisor:
             if loop.lost:
                 return self._lost(loop)
             healthy = loop.answered and not loop.unsaved
+            now_m = self._clock.monotonic()
+            if supervised_at is None or now_m - supervised_at >= s.supervised_every * s.poll:
+                self._progress.supervised(loop.state, now)
+                supervised_at = now_m
             if healthy:
-                loop.last_ok = self._clock.monotonic()
                 loop.problem = ""
+            # Asleep to the next query only while all is well; anything amiss is looked at every poll.
+            pause = self._until_next(loop, to_query=watching and healthy and not loop.doubt)
+            for due in (wait_until, stop_at, supervised_at + s.supervised_every * s.poll, self._delivery_due()):
+                if due is not None:
+                    pause = min(pause, max(due - now_m, 0.0))
+            if healthy:
+                loop.last_ok = now_m
                 try:
-                    lock.beat(now)
+                    lock.beat(now, self._clock.now() + timedelta(seconds=pause))
                 except LockLost as exc:
                     loop.lost = str(exc)
                     return self._lost(loop)
@@ -180,10 +218,7 @@ class Supervisor:
                 if self._clock.monotonic() - loop.last_ok > s.giveup:
                     return SupervisionEnd(Ending.GAVE_UP, loop.state,
                                           detail=loop.problem or "the loop stopped advancing")
-            loops += 1
-            if loops % s.supervised_every == 1 or s.supervised_every <= 1:
-                self._progress.supervised(loop.state, now)
-            if self._pause(loop, self._until_next(loop), cancel) is not None:
+            if self._pause(loop, pause, cancel) is not None:
                 return self._drain(job, loop)
 
     def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
@@ -243,6 +278,7 @@ class Supervisor:
                 self._next_delivery[index] = (now + backoff, min(backoff * 2, 600.0))
                 loop.problem = f"escalation {index + 1} not delivered: {exc}"
                 continue
+            self._next_delivery.pop(index, None)
             self._commit(job, loop, ev.Delivered(index), "delivery-committed")
 
     # ------------------------------------------------------------------ pacing
@@ -259,10 +295,11 @@ class Supervisor:
         age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
         return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
 
-    def _until_next(self, loop: _Loop) -> float:
-        """Seconds to the next query, and at most to the next multiple of supervise.poll (the record is
-        read for requests at least that often). Ticks count from the epoch: every supervisor of a host
-        wakes together, so one coalesced query can answer them all."""
+    def _until_next(self, loop: _Loop, *, to_query: bool = False) -> float:
+        """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at
+        most to the next multiple of supervise.poll, so the record is read for requests that often.
+        Ticks count from the epoch: every supervisor of a host wakes together, so one coalesced query
+        can answer them all."""
         if self._settings.poll <= 0:
             return 0.0
         now = self._clock.now()
@@ -270,8 +307,12 @@ class Supervisor:
         if loop.asked_at is not None and (not loop.answered and loop.ask_now):
             tick = min(tick, now + self._backoff.first)  # an answer older than the last action: ask again soon
         elif loop.asked_at is not None and loop.answered:
-            tick = min(tick, self._next_query(loop))
+            tick = self._next_query(loop) if to_query else min(tick, self._next_query(loop))
         return max((tick - now).total_seconds(), 0.0)
+
+    def _delivery_due(self) -> float | None:
+        """When the next retry of an undelivered escalation is due (monotonic), if one is waiting."""
+        return min((due for due, _ in self._next_delivery.values()), default=None) if self._delivering else None
 
     def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
         """Sleep until the next query, waking early when the scheduler says a started object changed
@@ -280,7 +321,7 @@ class Supervisor:
         end = self._clock.monotonic() + seconds
         while watched:
             left = end - self._clock.monotonic()
-            if left <= 0:
+            if left <= 0 or self._woke:
                 return cancel.pending()
             step = min(left, _SIGNAL_SLICE)
             began = self._clock.monotonic()

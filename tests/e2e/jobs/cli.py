@@ -98,3 +98,21 @@ def await_state(cli: Cli, job: str, state: str, timeout: float = 30.0) -> None:
         await_condition(reached, timeout, f"job {job} to be {state}")
     except AssertionError as exc:  # say what the job was instead, so a failure under load can be read
         raise AssertionError(f"{exc}; last status: {last[0]}") from None
+
+
+def await_long_sleep(cli: Cli, job: str, seconds: float, timeout: float = 120.0) -> None:
+    """Until the job's supervisor has announced (in its lock) a next loop at least ``seconds`` after its
+    last: it is asleep to its next poll, and only an append can wake it sooner."""
+    from datetime import datetime
+
+    def asleep() -> bool:
+        try:
+            loop = cli.status(job)["supervisor"]
+        except AssertionError:  # not recorded yet
+            return False
+        if not loop["last_loop"] or not loop["next_loop"]:
+            return False
+        gap = datetime.fromisoformat(loop["next_loop"]) - datetime.fromisoformat(loop["last_loop"])
+        return gap.total_seconds() >= seconds
+
+    await_condition(asleep, timeout, f"{job}'s supervisor asleep for {seconds:g} s")

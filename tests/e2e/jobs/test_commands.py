@@ -14,7 +14,7 @@ import pytest
 from adapters.scheduler.local.scheduler import LocalScheduler
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.objects import ENDED, ObjectState
-from tests.e2e.jobs.cli import Cli, await_condition, await_state
+from tests.e2e.jobs.cli import Cli, await_condition, await_long_sleep, await_state
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +46,20 @@ def _answer(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
 
 def _emergency(cli: Cli, job: str) -> None:
     cli.run("stop", "--emergency", job)
+
+
+def test_a_cancel_wakes_a_supervisor_asleep_to_its_next_poll(cli: Cli) -> None:
+    """supervise.poll = 3600: once the quick polls after the start have grown, the supervisor reads its
+    record only when an append wakes it; the cancel, which waits 5 s for an answer here, is answered."""
+    supervisor = cli.start("submit", "--name", "c-asleep", "--", "sleep", "300", DUNSCAITH_SUPERVISE__POLL="3600")
+    await_state(cli, "c-asleep", "running", timeout=120)
+    await_long_sleep(cli, "c-asleep", 15)
+    done = cli.run("cancel", "c-asleep", "--json", DUNSCAITH_COMMANDS__WAIT="5")
+    assert done.returncode == 0, done.stderr
+    answer = _answer(done)
+    assert (answer["answer"], answer["by"]) == ("confirmed", "its supervisor")
+    assert supervisor.wait(timeout=60) == 1
+    assert cli.status("c-asleep")["state"] == "cancelled"
 
 
 def test_cancel_with_a_live_supervisor_is_answered_by_it_and_the_job_ends_cancelled(cli: Cli) -> None:

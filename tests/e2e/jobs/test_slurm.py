@@ -135,3 +135,25 @@ def test_ctrl_c_before_the_release_says_the_job_is_held_and_how_to_start_or_drop
     assert "released" not in [k for k, _ in _record_kinds(on_slurm, "early")]
     dropped = on_slurm.run("cancel", "early", timeout=180)
     assert dropped.returncode == 0, (dropped.stdout, dropped.stderr)
+
+
+def test_a_hold_on_slurm_wakes_a_supervisor_asleep_to_its_next_poll(on_slurm: Cli) -> None:
+    """supervise.poll = 3600: once the quick polls after the release have grown, the supervisor of the
+    pending job sleeps to its next poll and reads its record only when an append wakes it; `hold`,
+    which waits 5 s for an answer here, is answered by it."""
+    from tests.e2e.jobs.cli import await_long_sleep
+
+    script = on_slurm.tmp / "asleep.sh"
+    script.write_text("#!/bin/sh\n#SBATCH --begin=now+3600\ntrue\n")
+    supervisor = on_slurm.start("submit", "--cluster", "test", "--name", "asleep", str(script),
+                                DUNSCAITH_SUPERVISE__POLL="3600", DUNSCAITH_SUPERVISE__WAIT="30")
+    try:
+        await_long_sleep(on_slurm, "asleep", 15)
+        held = on_slurm.run("hold", "asleep", timeout=120, DUNSCAITH_COMMANDS__WAIT="5")
+        assert held.returncode == 0, (held.stdout, held.stderr)
+        assert "hold confirmed by its supervisor" in held.stdout, held.stdout
+        assert any(k == "held" for k, _ in _record_kinds(on_slurm, "asleep"))
+        assert on_slurm.status("asleep")["supervisor"]["healthy"]
+    finally:
+        on_slurm.run("cancel", "asleep", timeout=120)
+        supervisor.wait(timeout=120)

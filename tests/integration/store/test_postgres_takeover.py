@@ -43,6 +43,8 @@ from domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 class NoStop:
     def pending(self): return None
+    def wake(self): pass
+
     def wait(self, seconds):
         time.sleep(max(0.0, seconds))
         return None

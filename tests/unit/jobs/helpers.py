@@ -38,6 +38,9 @@ class StopAfter:
     def pending(self) -> str | None:
         return "SIGTERM" if self.flag else None
 
+    def wake(self) -> None:
+        pass
+
     def wait(self, seconds: float) -> str | None:
         self._clock.sleep(seconds)
         if self._left is not None:

@@ -32,7 +32,7 @@ class LosingLock:
             raise LockLost("the lock of job j1 is lost: its session to the server ended")
         self._inner.check()
 
-    def beat(self, at: datetime) -> None:
+    def beat(self, at: datetime, next_at: datetime | None = None) -> None:
         self._inner.beat(at)
 
     def release(self) -> None:

@@ -39,6 +39,9 @@ class FakeInterrupts:
     def pending(self) -> str | None:
         return self.got
 
+    def wake(self) -> None:
+        pass
+
     def wait(self, seconds: float) -> str | None:
         self.waits += 1
         if self.signal and self.waits >= self.after:

@@ -1,0 +1,49 @@
+"""inotify through libc, as the standard library has no binding: waits that wake instead of polling.
+
+Linux only; elsewhere (and where the user's inotify instances are used up: ``fs.inotify.max_user_instances``
+is often 128) ``inotify_watch`` raises OSError and the caller falls back to looking now and then.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+from pathlib import Path
+
+IN_MODIFY = 0x00000002
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
+
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
+
+
+def inotify_watch(path: Path, mask: int) -> int:
+    """A non-blocking, close-on-exec inotify descriptor with one watch on ``path``; OSError if none."""
+    if sys.platform != "linux":
+        raise OSError(f"no inotify on {sys.platform}")
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)  # IN_NONBLOCK and IN_CLOEXEC are these flags
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    if libc.inotify_add_watch(fd, os.fsencode(path), ctypes.c_uint32(mask)) < 0:
+        err = ctypes.get_errno()
+        os.close(fd)
+        raise OSError(err, os.strerror(err))
+    return int(fd)
+
+
+def event_names(buffer: bytes) -> list[str]:
+    """The names in a buffer of events read from an inotify descriptor (empty for the watched file itself)."""
+    names, at = [], 0
+    while at + _EVENT.size <= len(buffer):
+        _wd, _mask, _cookie, length = _EVENT.unpack_from(buffer, at)
+        raw = buffer[at + _EVENT.size:at + _EVENT.size + length]
+        names.append(os.fsdecode(raw.rstrip(b"\0")))
+        at += _EVENT.size + length
+    return names

@@ -1,0 +1,86 @@
+"""Tell a sleeping supervisor that its record was appended to, from the store's own files.
+
+Every commit writes the database's write-ahead log, so a watch on the record root for changes to the
+database's files (``records.db``, ``-wal``) sees every append by any writer: a command's request, a
+forwarded command, another job's supervisor. It cannot tell one job's rows from another's, so it
+wakes for any of them, and the woken loop reads its record only if the database changed
+(``PRAGMA data_version``). Lock beats live in ``locks/``, out of this watch's sight.
+
+The log is written before its commit is visible (its frames, then their fsync, then the shared index
+a reader looks at), so a wake at the first write could find nothing new and sleep on past the commit.
+So before waking, the thread takes the writers' turn (the flock every writer holds from before
+BEGIN IMMEDIATE to after COMMIT, ``write.lock``) for a moment: once it has it, every transaction whose
+writes it saw has committed or rolled back.
+
+A thread blocks on the inotify descriptor and a pipe that ends it: no polling, no CPU while nothing
+is written. Where inotify cannot be had, there is no watch and the supervisor reads its record every
+poll interval.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import select
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from adapters.durable import inotify
+
+
+class DatabaseAppendWatch:
+    def __init__(self, root: Path, db_name: str, turn: Path, wake: Callable[[], None]) -> None:
+        self._db_name = db_name
+        self._wake = wake
+        self._turn_fd = os.open(turn, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            self._fd = inotify.inotify_watch(root, inotify.IN_MODIFY | inotify.IN_CREATE | inotify.IN_MOVED_TO
+                                             | inotify.IN_ONLYDIR | inotify.IN_DONT_FOLLOW)
+        except OSError:
+            os.close(self._turn_fd)
+            raise
+        try:
+            self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
+        except OSError:
+            os.close(self._fd)
+            os.close(self._turn_fd)
+            raise
+        self._thread = threading.Thread(target=self._run, name="dunscaith-append-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                ready, _, _ = select.select([self._fd, self._stop_r], [], [])
+                if self._stop_r in ready:
+                    return
+                with contextlib.suppress(BlockingIOError):
+                    if any(name.startswith(self._db_name) for name in inotify.event_names(os.read(self._fd, 65536))):
+                        fcntl.flock(self._turn_fd, fcntl.LOCK_SH)  # the writer seen is done: its commit shows
+                        fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
+                        self._wake()
+            except OSError:  # the descriptor failed: say so once, and let the loop read every poll after
+                self._wake()
+                return
+
+    def close(self) -> None:
+        if self._stop_w < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"x")
+        self._thread.join()
+        for fd in (self._fd, self._stop_r, self._stop_w, self._turn_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._stop_w = -1
+
+
+def watch_database(root: Path, db_name: str, turn: Path, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
+    """A watch of the database's files in ``root``, its writers' turn in ``turn``; None where this system
+    gives none."""
+    try:
+        return DatabaseAppendWatch(root, db_name, turn, wake)
+    except OSError:
+        return None

@@ -1,0 +1,142 @@
+"""Every goal of issue 15 ("fast at any size") measured in one run, one after another, with a table.
+
+Runs the benchmarks that measure each goal (their whole output is shown as it comes), then prints one
+line per goal: the figure, the goal, met or not. The figures are the benchmarks' own, read from what
+they print; nothing here measures anything. The summary == fold property is the test suite's
+(tests/contract/test_job_summary.py, on memory, SQLite and PostgreSQL), run here too. The slow parts
+are the 100k-job stores (built once by store_scale.py and kept under its --stores) and the real Slurm
+(root; skipped, and said so, without it).
+
+    .venv/bin/python benchmarks/issue15_goals.py                  # about 25 minutes on 2 cores
+    .venv/bin/python benchmarks/issue15_goals.py --quick --only supervisor_cpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    script: str  # which run prints it
+    pattern: str  # a regex whose first group is the figure (the last match counts)
+    met: Callable[[float], bool]
+    shown: str  # the goal, as the issue says it
+
+
+GOALS = [
+    Goal("status JOB at 100k jobs / at 1 job", "store_scale",
+         r"status \S+\s+\(baseline.*?\n(?:.*\n)*?\s+100000 jobs:.*ratio ([\d.]+)", lambda x: x <= 1.2, "<= 1.2"),
+    Goal("list --limit 50 at 100k / at 1k", "store_scale",
+         r"list --limit 50 .*?\n(?:.*\n)*?\s+100000 jobs:.*ratio ([\d.]+)", lambda x: x <= 1.5, "<= 1.5"),
+    Goal("list --json of 100k jobs, peak RSS MiB", "store_scale",
+         r"list --json.*\n(?:.*\n)*?\s+100000 jobs:.*peak RSS\s+([\d.]+) MiB", lambda x: x <= 100, "<= 100 MiB"),
+    Goal("dunscaith --help / import typer", "store_scale", r"dunscaith --help\s+\d+ ms\s+ratio ([\d.]+)",
+         lambda x: x <= 1.5, "<= 1.5"),
+    Goal("qdevices --help / import typer", "store_scale", r"qdevices --help\s+\d+ ms\s+ratio ([\d.]+)",
+         lambda x: x <= 1.5, "<= 1.5"),
+    Goal("status of a 100k-event record / a 10-event one", "status_long_record",
+         r"status,\s+100,000 observations.*?wall\s+\d+ ms \(\s*([\d.]+)x\)", lambda x: x <= 2.0, "<= 2"),
+    Goal("10k request pairs: CPU growth for 10x the pairs", "status_long_record",
+         r"grows ([\d.]+)x for 10x the pairs", lambda x: x <= 15.0, "linear (~10; <= 15)"),
+    Goal("wrapper throughput / cat, into a pipe", "remote_throughput",
+         r"\n  pipe\s+cat.*ratio wrapper/cat ([\d.]+)", lambda x: x >= 0.8, ">= 0.8"),
+    Goal("wrapper throughput / cat, onto a file", "remote_throughput",
+         r"\n  file\s+cat.*ratio wrapper/cat ([\d.]+)", lambda x: x >= 0.8, ">= 0.8"),
+    Goal("wrapper throughput / cat, onto /dev/null", "remote_throughput",
+         r"\n  /dev/null\s+cat.*ratio wrapper/cat ([\d.]+)", lambda x: x >= 0.8, ">= 0.8"),
+    Goal("remote run -- true over python -c pass, ms", "remote_throughput",
+         r"overhead over python -c pass:\s+([\d.]+) ms", lambda x: x <= 150, "<= 150 ms"),
+    Goal("idle wrapper CPU, s per hour", "wrapper_idle", r"\n  watched\s+([\d.]+) s CPU per hour",
+         lambda x: x <= 0.05, "<= 0.05 s"),
+    Goal("supervisor CPU per hour, local job, s", "supervisor_cpu",
+         r"local scheduler .*\n.*a query every loop, no backoff\): ([\d.]+) s CPU per supervised hour",
+         lambda x: x <= 0.3, "<= 0.3 s"),
+    Goal("supervisor CPU, real Slurm, first hour, s", "supervisor_cpu",
+         r"this tree .*\n.*\n.*first hour ([\d.]+) s CPU", lambda x: x <= 0.3, "<= 0.3 s"),
+    Goal("supervisor CPU, real Slurm, each later hour, s", "supervisor_cpu",
+         r"this tree .*\n.*\n.*each later hour ([\d.]+) s", lambda x: x <= 0.3, "<= 0.3 s"),
+    Goal("Slurm calls per poll interval, 100 jobs", "slurm_calls", r"\n\s+100 \|\s+([\d.]+) ",
+         lambda x: x <= 1, "1 (not worse)"),
+    Goal("summary == fold: tests failed (3 stores)", "property", "", lambda x: x == 0, "0"),
+]
+
+
+def _runs(args: argparse.Namespace) -> dict[str, list[str]]:
+    py = sys.executable
+    stores = ["--stores", str(args.stores)] if args.stores else []
+    quick = args.quick
+    return {
+        "store_scale": [py, str(HERE / "store_scale.py"), "--runs", "3" if quick else "5", *stores],
+        "status_long_record": [py, str(HERE / "status_long_record.py"), "--runs", "3" if quick else "5"],
+        "remote_throughput": [py, str(HERE / "remote_throughput.py"), "--pairs", "3" if quick else "5"],
+        "wrapper_idle": [py, str(HERE / "wrapper_idle.py"), "--seconds", "30" if quick else "60"],
+        "supervisor_cpu": [py, str(HERE / "supervisor_cpu.py"), "--slurm", "240" if quick else "300"],
+        "slurm_calls": [py, str(HERE / "slurm_calls.py")],
+        "property": [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", "fold",
+                     str(ROOT / "tests" / "contract" / "test_job_summary.py")],
+    }
+
+
+def _figure(goal: Goal, output: str) -> float | None:
+    if goal.script == "property":
+        failed = re.search(r"(\d+) failed", output)
+        return float(failed.group(1)) if failed else (0.0 if re.search(r"\d+ passed", output) else None)
+    found = list(re.finditer(goal.pattern, output))
+    if not found:
+        return None
+    try:
+        return float(found[-1].group(1))
+    except (TypeError, ValueError):
+        return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stores", type=Path, default=None, help="keep the large stores here (store_scale.py)")
+    parser.add_argument("--quick", action="store_true", help="fewer runs of each (noisier figures)")
+    parser.add_argument("--only", action="append", default=[], help="run only this benchmark (repeatable)")
+    args = parser.parse_args()
+    outputs: dict[str, str] = {}
+    began = time.monotonic()
+    for name, command in _runs(args).items():
+        if args.only and name not in args.only:
+            continue
+        print(f"\n===== {name}: {' '.join(command[1:])}   (load average {os.getloadavg()[0]:.2f})", flush=True)
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            lines.append(line)
+        proc.wait()
+        outputs[name] = "".join(lines)
+    print(f"\n===== issue 15's goals, one run ({(time.monotonic() - began) / 60:.1f} min, load average now "
+          f"{os.getloadavg()[0]:.2f})")
+    unmet = 0
+    for goal in GOALS:
+        if goal.script not in outputs:
+            continue
+        figure = _figure(goal, outputs[goal.script])
+        verdict = "not printed" if figure is None else ("met" if goal.met(figure) else "NOT MET")
+        unmet += verdict != "met"
+        shown = "—" if figure is None else f"{figure:g}"
+        print(f"  {goal.name:<52} {shown:>9}   goal {goal.shown:<18} {verdict}")
+    print(f"  {'every goal met' if unmet == 0 else f'{unmet} goal(s) not met or not printed'}")
+    return 0 if unmet == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
