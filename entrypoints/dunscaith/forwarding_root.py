@@ -110,14 +110,22 @@ def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
                              None, Path(launch.cwd)), ended, in_process)
 
 
+# A supervisor lives for hours: it gets an interpreter of its own, shown by ps as what it is
+# (`dunscaith supervise JOB`), rather than the forwarded side's command line; the fork saves it nothing.
+_SUPERVISING = frozenset({"supervise", "reconcile"})
+
+
 def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
     """The forwarded command as a function of this process (the worker's, forked by its owner), when
     ``execve`` would only start this same install again: ``argv[0]`` is this dunscaith and ``env`` is this
     process's own environment but for the hidden flag, which only a command reads, as it runs; so an
-    interpreter started anew would begin where this one is (``exec_side``). Else None: it is exec'd."""
+    interpreter started anew would begin where this one is (``exec_side``); and it is not a supervisor.
+    Else None: it is exec'd."""
     from domain.model.forwarding.request import FORWARDED_ENV
 
     if argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
+        return None
+    if argv[1:2] and argv[1] in _SUPERVISING:
         return None
     if {k: v for k, v in env.items() if k != FORWARDED_ENV} != dict(os.environ):
         return None

@@ -22,7 +22,7 @@ def test_this_dunscaith_with_this_environment_and_the_hidden_flag_runs_in_proces
 
 
 @pytest.mark.parametrize("why", ["another binary", "no hidden flag", "a variable more", "a variable changed",
-                                 "a variable less"])
+                                 "a variable less", "supervise", "reconcile"])
 def test_anything_else_is_exec_d(ours: str, why: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOME_VARIABLE", "1")
     argv, env = [ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32}
@@ -32,6 +32,8 @@ def test_anything_else_is_exec_d(ours: str, why: str, monkeypatch: pytest.Monkey
         del env[FORWARDED_ENV]
     elif why == "a variable more":
         env["PYTHONPATH"] = "/elsewhere"  # an interpreter started with it would not be this one
+    elif why in ("supervise", "reconcile"):  # a supervisor: its own interpreter, `dunscaith supervise J` in ps
+        argv[1] = why
     elif why == "a variable changed":
         env["SOME_VARIABLE"] = "2"
     else:
