@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.site_lock.flock import FlockSiteLock
-from ports.site_lock import SiteLockRefused
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.ports.site_lock import SiteLockRefused
 
 pytestmark = pytest.mark.slow  # real processes hold the lock
 
@@ -19,7 +19,7 @@ HOLD = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
 with FlockSiteLock(Path({state!r}), {host!r}).hold("mqss"):
     print("held", flush=True)
     time.sleep(60)
@@ -27,7 +27,7 @@ with FlockSiteLock(Path({state!r}), {host!r}).hold("mqss"):
 
 
 def holder_process(state: Path, host: str) -> subprocess.Popen[str]:
-    root = str(Path(__file__).resolve().parents[3])
+    root = str(Path(__file__).resolve().parents[3] / "src")
     proc = subprocess.Popen([sys.executable, "-c", HOLD.format(root=root, state=str(state), host=host)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
