@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from dunscaith.ports.run_io import UserRules
     from dunscaith.ports.site import Site
 
-app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.",
-                           "qdevices")
+app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record."
+                           "\n\nNew here? Start with docs/qdevices/quick-start.md: a manifest, a dry run, "
+                           "check --live, a first live run, a resume, jobs, budget.", "qdevices")
 
 
 class _Secrets:
@@ -63,12 +64,17 @@ class _Secrets:
 OUT = SafePrinter(_Secrets.clean)
 
 
+def _config(settings: QdevicesSettings) -> dict[str, Any]:
+    return {"records": str(settings.records), "poll_seconds": settings.poll_seconds,
+            "piastq_format": settings.piastq.program_format.value}
+
+
 def make_container(settings: QdevicesSettings | None = None) -> Container:
     from dunscaith.entrypoints.qdevices.container import Container
 
     container = Container()
     if settings is not None:
-        container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+        container.config.from_dict(_config(settings))
     return container
 
 
@@ -78,7 +84,7 @@ def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
 
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
-    container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+    container.config.from_dict(_config(settings))
     ctx.obj = (container, settings)
 
 
@@ -89,10 +95,11 @@ def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
 
 
 # --- manifests ----------------------------------------------------------------------------------------
-def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
+def load_manifest(path: Path, use_cases: UseCases) -> tuple[Manifest, dict[int, str]]:
+    """The manifest and each order's program (OpenQASM, or for Piast-Q the AQT circuit made from it)."""
     import tomllib
 
-    from dunscaith.domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
+    from dunscaith.domain.model.qdevices.manifest import ManifestError, parse_manifest
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -112,11 +119,11 @@ def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
                 text = circuit_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise ManifestError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-            check_circuit(text, where)
             circuits[order.index] = text
+        programs = use_cases.programs()(manifest, circuits)
     except ManifestError as exc:
         raise BadInput(f"{path}: {exc}") from None
-    return manifest, circuits
+    return manifest, programs
 
 
 def take_token(site: SiteName) -> str:
@@ -198,7 +205,7 @@ def send(
     if live:
         # From here a signal is a stop line, never a traceback; nothing has been sent yet.
         interrupts.install()
-    m, circuits = load_manifest(manifest)
+    m, circuits = load_manifest(manifest, use_cases)
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
@@ -297,11 +304,14 @@ def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules,
 
 # --- jobs ---------------------------------------------------------------------------------------------
 def _order_rows(view: RunView) -> list[dict[str, Any]]:
+    from dunscaith.domain.model.qdevices.blocking import blocks
+
     rows = []
     for o in view.orders:
         rows.append({"order": o.index, "name": o.name, "state": o.state.value, "job": o.job,
                      "outcome": o.outcome.value if o.outcome else None, "seconds": o.seconds,
-                     "resolution": o.resolution, "counts_at_limit": o.counts_at_limit, "last_stop": o.last_stop})
+                     "resolution": o.resolution, "counts_at_limit": o.counts_at_limit, "last_stop": o.last_stop,
+                     "blocks": blocks(view, o)})
     return rows
 
 
@@ -309,34 +319,130 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD", parser=path_arg),
          as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
-    """Show the orders of a record."""
-    from dunscaith.domain.model.qdevices.orders import OrderState
+    """Show the orders of a record, what each counts in the budget bound, and the site's budget."""
+    from dunscaith.domain.model.qdevices.budget import charge
     from dunscaith.domain.services.qdevices.errors import CallRefused
 
-    _, use_cases, _ = _ctx(ctx)
+    _, use_cases, settings = _ctx(ctx)
     try:
         listing = use_cases.jobs()(str(record))
     except CallRefused as exc:
         raise BadInput(str(exc)) from None
     if listing.torn_tail:
         OUT.warn(f"{listing.path}: the last line was cut by a crash mid-write; the rest reads")
-    rows = _order_rows(listing.view)
+    view = listing.view
+    rows = _order_rows(view)
     if as_json:
         for row in rows:
             OUT.say(json.dumps(row, sort_keys=True))
         return 0
-    OUT.say(f"{listing.path}: site {listing.view.site}, device {listing.view.site_device}, run {listing.view.run}")
-    for row in rows:
-        extra = [f"job {row['job']}"] if row["job"] else []
-        if row["outcome"]:
-            extra.append(row["outcome"])
-        if row["seconds"] is not None:
-            extra.append(f"{row['seconds']:g} s")
+    OUT.say(f"{listing.path}: site {view.site}, device {view.site_device}, run {view.run}")
+    table = [("ORDER", "NAME", "STATE", "JOB", "SECONDS", "COUNTED", "NOTE")]
+    for row, order in zip(rows, view.orders, strict=True):
+        note = [row["outcome"]] if row["outcome"] else []
         if row["resolution"]:
-            extra.append(f"resolved --{row['resolution'].replace('_', '-')}")
-        if row["last_stop"] and row["state"] != OrderState.FINAL.value:
-            extra.append(f"last stop {row['last_stop']}")
-        OUT.say(f"  {row['order']:>3} {row['name']:<24} {row['state']:<7} {', '.join(extra)}".rstrip())
+            note.append(f"resolved --{row['resolution'].replace('_', '-')}")
+        if row["last_stop"] and row["state"] != "final":
+            note.append(f"last stop {row['last_stop']}")
+        seconds = f"{row['seconds']:g}" if row["seconds"] is not None else "-"
+        table.append((str(row["order"]), row["name"], row["state"], _cut(row["job"] or "-", 24), seconds,
+                      f"{charge(order, view.job_seconds_limit):g}", ", ".join(note)))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
+    for number, line in enumerate(table):
+        cells = [cell.rjust(width) if i in (0, 4, 5) else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(line[:-1], widths, strict=True))]
+        OUT.say(f"  {'  '.join(cells)}  {line[-1]}".rstrip())
+        blocked = rows[number - 1]["blocks"] if number else None
+        if blocked:
+            OUT.say(f"      {blocked}")
+    OUT.say(_budget_footer(use_cases, settings, view.site, view.manifest))
+    return 0
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _budget_seconds(manifest: Path) -> int:
+    """``limits.budget_seconds`` of a manifest, or BadInput naming why it cannot be read."""
+    import tomllib
+
+    try:
+        limits = tomllib.loads(manifest.read_text(encoding="utf-8")).get("limits", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"{manifest}: cannot be read as a manifest ({getattr(exc, 'strerror', None) or exc})") from None
+    seconds = limits.get("budget_seconds") if isinstance(limits, dict) else None
+    if isinstance(seconds, bool) or not isinstance(seconds, int):
+        raise BadInput(f"{manifest}: no whole limits.budget_seconds")
+    return seconds
+
+
+def _budget_footer(use_cases: UseCases, settings: QdevicesSettings, site: str, manifest: str) -> str:
+    """The site's budget under a record's orders; never fails the listing (the figures are display)."""
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+
+    try:
+        budget_seconds: int | None = _budget_seconds(Path(manifest)) if manifest else None
+        why = ""
+    except BadInput as exc:
+        budget_seconds, why = None, str(exc)
+    try:
+        figures = use_cases.budget()(site, settings.older_records().get(site, []), budget_seconds)
+    except CallRefused as exc:
+        return f"budget of {site}: not shown: {exc}"
+    left = f"left {figures.left:g} s of budget_seconds {figures.budget}" if figures.left is not None else \
+        f"left not known ({why or 'the record names no manifest'}: see qdevices budget {site} --budget N)"
+    return (f"budget of {site}, {len(figures.records)} record(s): used {figures.used:g} s, bound {figures.bound:g} s "
+            f"({figures.at_limit:g} s counted at job_seconds_limit); {left}")
+
+
+# --- budget -------------------------------------------------------------------------------------------
+@app.command("budget")
+def budget(
+    ctx: typer.Context,
+    site_name: str = typer.Argument(..., metavar="SITE", help="mqss, vlq or piastq"),
+    seconds: int | None = typer.Option(None, "--budget", min=0, help="the budget_seconds to measure against"),
+    manifest: Path | None = typer.Option(None, "--manifest", help="take budget_seconds from this manifest",
+                                         parser=path_arg),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object"),
+) -> int:
+    """Where SITE's budget stands: device seconds used, seconds counted at job_seconds_limit, the bound."""
+    from dunscaith.domain.model.qdevices.sites import parse_site
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+
+    try:
+        site = parse_site(site_name)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if seconds is not None and manifest is not None:
+        raise BadInput("give --budget or --manifest, not both")
+    if manifest is not None:
+        seconds = _budget_seconds(manifest)
+    _, use_cases, settings = _ctx(ctx)
+    try:
+        figures = use_cases.budget()(site.value, settings.older_records()[site.value], seconds)
+    except CallRefused as exc:
+        raise BadInput(str(exc)) from None
+    if as_json:
+        OUT.say(json.dumps({"site": figures.site, "used": figures.used, "at_limit": figures.at_limit,
+                            "bound": figures.bound, "budget": figures.budget, "left": figures.left,
+                            "records": [{"path": r.path, "own": r.own, "used": r.used, "at_limit": r.at_limit,
+                                         "bound": r.bound, "lost": r.lost, "open": r.open}
+                                        for r in figures.records]}, sort_keys=True))
+        return 0
+    own = sum(r.own for r in figures.records)
+    OUT.say(f"{figures.site}: {len(figures.records)} record(s) read ({own} of qdevices, "
+            f"{len(figures.records) - own} in older_records)")
+    for record in figures.records:
+        held = f", {record.lost} lost, {record.open} open" if record.lost or record.open else ""
+        OUT.say(f"  {record.path}: {record.used:g} s used, {record.at_limit:g} s at the limit{held}")
+    OUT.say(f"used (device seconds the site measured): {figures.used:g} s")
+    OUT.say(f"counted at job_seconds_limit (lost, open, no measured time): {figures.at_limit:g} s")
+    OUT.say(f"bound: {figures.bound:g} s")
+    if figures.left is None:
+        OUT.say("left: give --budget SECONDS or --manifest MANIFEST (its limits.budget_seconds)")
+    else:
+        OUT.say(f"budget_seconds {figures.budget}: left {figures.left:g} s")
     return 0
 
 
@@ -453,6 +559,7 @@ finish_help(app, {
     "resolve": ["qdevices resolve RECORD 3 --job 7f1c...", "qdevices resolve RECORD 3 --none"],
     "unlock": ["qdevices unlock vlq --host login2"],
     "check": ["qdevices check run.toml"],
+    "budget": ["qdevices budget piastq", "qdevices budget vlq --manifest run.toml", "qdevices budget mqss --json"],
 }, "Exit codes: 0 every order asked for is final; 1 an order stays open or a rule stopped the run; 2 a stop "
    "unknown, a lost order, or bad input; 3 an error of the program; 128+n ended by signal n. "
    "See docs/qdevices/live-runs.md.")
