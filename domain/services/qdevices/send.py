@@ -29,6 +29,7 @@ from domain.model.qdevices.identity import RecordIdentity
 from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
 from domain.model.qdevices.manifest import Manifest, OrderSpec
 from domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
+from domain.model.qdevices.redaction import clean_json
 from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
 from domain.model.qdevices.sites import TRAITS, SiteName, Step
 from domain.services.qdevices.errors import CallRefused
@@ -109,19 +110,10 @@ FIXED_FIELDS = frozenset({"app", "format", "site", "site_device", "run", "manife
                           "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes"})
 
 
-def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
-    """Every string that came from outside (a site's answer, an error): keys are the app's own, never cleaned."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, list):
-        return [clean_data(v, clean) for v in value]
-    if isinstance(value, dict):
-        return {k: clean_data(v, clean) for k, v in value.items()}
-    return value
-
-
 def clean_fields(data: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
-    return {k: v if k in FIXED_FIELDS else clean_data(v, clean) for k, v in data.items()}
+    """A line's fields: the app's own field names and fixed values stay; every other string, at any
+    depth and keys included (a site's result counts), passes the filter."""
+    return {k: v if k in FIXED_FIELDS else clean_json(v, clean) for k, v in data.items()}
 
 
 def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
