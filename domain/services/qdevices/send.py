@@ -107,7 +107,8 @@ class ProgramStopped(QdevicesError):
 # filter never rewrites them, or a secret that is also a word of the record would make it unresumable.
 FIXED_FIELDS = frozenset({"app", "format", "site", "site_device", "run", "manifest", "host", "path", "device",
                           "inode", "pid", "orders", "resume", "job_seconds_limit", "order", "name", "reason",
-                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes"})
+                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes",
+                          "step"})
 
 
 def clean_fields(data: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
@@ -388,7 +389,7 @@ class _LiveCall:
         self.under_way = UnderWay(spec.index, spec.name, None)
         self.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
         answer = self.site.create(request)
-        if not self._job_answer(spec, answer.kind, answer.status, answer.detail):
+        if not self._job_answer(spec, Step.CREATE, answer.kind, answer.status, answer.detail):
             return
         job = answer.job
         assert job is not None
@@ -401,11 +402,11 @@ class _LiveCall:
             self._unreadable_id_stops(self.views[spec.index - 1])
             self._check_signal(self.views[spec.index - 1])
             up = self.site.upload(job, request)
-            if not self._job_answer(spec, up.kind, up.status, up.detail):
+            if not self._job_answer(spec, Step.UPLOAD, up.kind, up.status, up.detail):
                 return
             self.write(LineType.UPLOADED, order=spec.index, job=job)  # just before SubmitJob, no check between
             sub = self.site.submit(job)
-            if not self._job_answer(spec, sub.kind, sub.status, sub.detail):
+            if not self._job_answer(spec, Step.SUBMIT, sub.kind, sub.status, sub.detail):
                 return
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
             self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
@@ -426,11 +427,13 @@ class _LiveCall:
         raise self.stop(StopReason.STATUS_ERROR, f"{why}: it is never put in a request; resolve with --job ID "
                         "(the id the site shows) or --none", view)
 
-    def _job_answer(self, spec: OrderSpec, kind: JobAnswer, status: int | None, detail: str) -> bool:
-        """True when the step succeeded; a refusal or an unknown answer is written here."""
+    def _job_answer(self, spec: OrderSpec, step: Step, kind: JobAnswer, status: int | None, detail: str) -> bool:
+        """True when the step succeeded; a refusal, a request not sent or an unknown answer is written here."""
         if kind is JobAnswer.OK:
             return True
         view = self.views[spec.index - 1]
+        if kind is JobAnswer.NOT_SENT:
+            self._not_sent(spec, step, detail)
         if kind is JobAnswer.REFUSED:
             self.write(LineType.REFUSED, order=spec.index, status=status, detail=detail)
             self.say(f"order {spec.index} ({spec.name}): refused ({detail})")
@@ -441,6 +444,21 @@ class _LiveCall:
         then = "" if view.job is not None else f"; {lost_hint(self.m.site.value, self._path(), spec.index)}"
         raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
                         f"it is never sent again{then}", view)
+
+    def _not_sent(self, spec: OrderSpec, step: Step, detail: str) -> None:
+        """Nothing of this request left the machine: the step did not happen, and the call stops (the
+        network is down; the next order would fare no better). Never a retry."""
+        job = self.views[spec.index - 1].job
+        self.write(LineType.NOT_SENT, order=spec.index, job=job, step=step.value, detail=detail)
+        label = f"order {spec.index} ({spec.name})"
+        if job is None:
+            self.under_way = None
+            limit = self.req.max_order or len(self.m.orders)
+            then = f"it stays unsent, and a resume sends it (--resume RECORD --max-order {limit})"
+        else:
+            then = (f"job {job} was made and never submitted: a resume finds it Configuring and records it "
+                    "not submitted (no device time)")
+        raise self.stop(StopReason.NOT_SENT, f"{label}: {step.value} {detail}; {then}", self.views[spec.index - 1])
 
     def _path(self) -> str | None:
         return self.appender.path if self.appender else None
