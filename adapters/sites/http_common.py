@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 
-from domain.model.qdevices.answers import NoAnswer
-from domain.model.strict_json import loads_bounded
+from dunscaith.domain.model.qdevices.answers import NoAnswer
+from dunscaith.domain.model.strict_json import loads_bounded
 
 # The httpx failures raised before the first byte of a request is written: the name was not resolved,
 # the connection was refused or had no route, it or its TLS handshake timed out (ConnectTimeout), or no

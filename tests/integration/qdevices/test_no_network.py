@@ -11,12 +11,12 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from adapters.sites.http_common import send
-from adapters.sites.mqss import MqssSite
-from adapters.sites.piastq import PiastqSite
-from adapters.sites.vlq import VlqSite
-from domain.model.qdevices.answers import JobAnswer, NoAnswer, ReadKind
-from ports.site import JobRequest
+from dunscaith.adapters.sites.http_common import send
+from dunscaith.adapters.sites.mqss import MqssSite
+from dunscaith.adapters.sites.piastq import PiastqSite
+from dunscaith.adapters.sites.vlq import VlqSite
+from dunscaith.domain.model.qdevices.answers import JobAnswer, NoAnswer, ReadKind
+from dunscaith.ports.site import JobRequest
 from tests.fakes.mqss_server import FakeMqss
 from tests.fakes.piastq_server import DEVICE as PIASTQ_DEVICE
 from tests.fakes.piastq_server import FakePiastq

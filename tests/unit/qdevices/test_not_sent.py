@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, NoAnswer, job_answer_without_reply
-from domain.model.qdevices.budget import bound
-from domain.model.qdevices.exits import StopReason
-from domain.model.qdevices.orders import OrderOutcome, OrderState
-from domain.model.qdevices.sites import SiteName
-from domain.services.qdevices.send import SendRequest
+from dunscaith.domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, NoAnswer, job_answer_without_reply
+from dunscaith.domain.model.qdevices.budget import bound
+from dunscaith.domain.model.qdevices.exits import StopReason
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState
+from dunscaith.domain.model.qdevices.sites import SiteName
+from dunscaith.domain.services.qdevices.send import SendRequest
 from tests.unit.qdevices.service_kit import Bench, manifest
 
 NOT_SENT = JobRequestAnswer(JobAnswer.NOT_SENT, None, None,

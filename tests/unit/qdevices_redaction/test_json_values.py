@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.model.qdevices.redaction import MARKER, Redactor, clean_json
+from dunscaith.domain.model.qdevices.redaction import MARKER, Redactor, clean_json
 
 SECRET = "s3cr3t-token/abcdefghijklmnop"
 REDACTOR = Redactor([SECRET])
