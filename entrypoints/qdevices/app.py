@@ -285,14 +285,17 @@ def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules,
             f"order takes job_seconds_limit {m.limits.job_seconds_limit} s; budget_seconds {plan.budget}.")
     for blocker in plan.blockers:
         OUT.say(f"Blocks a live run: {blocker}")
-    if plan.bound_planned > plan.budget:
-        OUT.say("The bound is over the budget: the budget rule stops the run before the order that would pass it.")
+    if plan.stop is not None:
+        spec = plan.stop.order
+        worst = ", if every order before it takes job_seconds_limit" if spec.index > plan.orders[0].index else ""
+        OUT.say(f"A live run would stop ({plan.stop.reason.value}) before order {spec.index} ({spec.name}){worst}: "
+                f"{plan.stop.detail}")
     variable = TRAITS[m.site].token_variable
     rules = ", the rules file (imported)" if m.rules else ""
     OUT.say(f"Checked: the manifest and its circuits, every record of {m.site.value} (budget bound, lost and open "
             f"orders){rules}; {variable} is {'set' if token_set else 'not set (a live run needs it)'}. "
             f"Not checked, {_not_checked(m.site)}.")
-    return 0
+    return plan.exit  # as the live run would: 2 while an order blocks it, 1 when a rule would stop it
 
 
 # --- jobs ---------------------------------------------------------------------------------------------
@@ -382,6 +385,7 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
     from dunscaith.domain.model.qdevices.sites import SiteName
+    from dunscaith.domain.services.qdevices.errors import CallRefused
     from dunscaith.ports.site_lock import SiteLockRefused
 
     _, use_cases, _ = _ctx(ctx)
@@ -389,7 +393,7 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
         holder = use_cases.unlock()(SiteName(site).value, host)
     except ValueError:
         raise BadInput(f"unknown site {site!r}") from None
-    except SiteLockRefused as exc:
+    except (CallRefused, SiteLockRefused) as exc:
         raise BadInput(str(exc)) from None
     if holder is None:
         OUT.say(f"{site}: no holder file; nothing to clear")

@@ -76,12 +76,32 @@ class SendOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class PlannedStop:
+    """The generic rule that would stop a live run before an order, every order before it taking
+    job_seconds_limit (the worst case: the bound is an upper bound)."""
+
+    reason: StopReason
+    order: OrderSpec
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     orders: tuple[OrderSpec, ...]
     bound_now: float
     bound_planned: float
     budget: int
     blockers: tuple[str, ...] = field(default=())
+    stop: PlannedStop | None = None
+
+    @property
+    def exit(self) -> int:
+        """What the live run would exit: refused (2) while an order blocks it, 1 when a rule would stop it."""
+        if self.blockers:
+            return int(Exit.UNKNOWN)
+        if self.stop is not None:
+            return int(EXIT_OF[self.stop.reason])
+        return int(Exit.DONE)
 
 
 class RecordWriteStopped(QdevicesError):
@@ -178,12 +198,23 @@ class SendRun:
         now = bound(r.view for r in runs)
         found = blockers(runs) + lost_elsewhere(self.records, req)
         return Plan(to_send, now, plan_bound(now, len(to_send), m.limits.job_seconds_limit),
-                    m.limits.budget_seconds, tuple(found))
+                    m.limits.budget_seconds, tuple(found), _planned_stop(m, to_send, now))
 
     def live(self, req: SendRequest, site: Site) -> SendOutcome:
         # The lock comes before any record is read: the check and the sends must see the same records.
         with self.lock.hold(req.manifest.site.value):
             return _LiveCall(self, req, site).run()
+
+
+def _planned_stop(m: Manifest, orders: tuple[OrderSpec, ...], now: float) -> PlannedStop | None:
+    """The live run's own check before each order, with each order before it charged at the limit."""
+    limit = m.limits.job_seconds_limit
+    for k, spec in enumerate(orders):
+        budget = BudgetCheck(now + k * limit, limit, m.limits.budget_seconds)
+        why = generic_rules.before_order(spec, m.limits, budget)
+        if why is not None:
+            return PlannedStop(StopReason.BUDGET if not budget.allowed else StopReason.RULE, spec, why)
+    return None
 
 
 class _Stopped(Exception):
