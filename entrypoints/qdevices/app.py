@@ -183,10 +183,13 @@ def send(
                                    parser=path_arg),
     live: bool = typer.Option(False, "--live", help="send for real; without it, a dry run that sends nothing"),
     resume: Path | None = typer.Option(None, "--resume", help="collect (and with --max-order, send) on RECORD",
-                                       parser=path_arg),
-    max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
+                                       parser=path_arg, metavar="RECORD"),
+    max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N", metavar="N"),
 ) -> int:
-    """Send the orders of MANIFEST (a dry run unless --live)."""
+    """Send the orders of MANIFEST (a dry run unless --live).
+
+    RECORD is the file a live run prints after "Record:", under the records folder:
+    ~/.local/share/qdevices/records/SITE/RUN/ by default (the records setting moves it)."""
     from dunscaith.domain.model.qdevices.sites import TRAITS
     from dunscaith.domain.services.qdevices.errors import CallRefused
     from dunscaith.domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
@@ -324,10 +327,11 @@ def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD"
     if listing.torn_tail:
         OUT.warn(f"{listing.path}: the last line was cut by a crash mid-write; the rest reads")
     rows = _order_rows(listing.view)
+    code = _jobs_exit(listing.view)
     if as_json:
         for row in rows:
             OUT.say(json.dumps(row, sort_keys=True))
-        return 0
+        return code
     OUT.say(f"{listing.path}: site {listing.view.site}, device {listing.view.site_device}, run {listing.view.run}")
     for row in rows:
         extra = [f"job {row['job']}"] if row["job"] else []
@@ -340,7 +344,18 @@ def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD"
         if row["last_stop"] and row["state"] != OrderState.FINAL.value:
             extra.append(f"last stop {row['last_stop']}")
         OUT.say(f"  {row['order']:>3} {row['name']:<24} {row['state']:<7} {', '.join(extra)}".rstrip())
-    return 0
+    return code
+
+
+def _jobs_exit(view: RunView) -> int:
+    """The record's state in the numbers send uses: 0 every order final, 1 one open or not sent yet,
+    2 one lost (a job may exist, and a person must resolve it)."""
+    from dunscaith.domain.model.qdevices.orders import OrderState
+
+    states = {o.state for o in view.orders}
+    if OrderState.LOST in states:
+        return 2
+    return 0 if states <= {OrderState.FINAL} else 1
 
 
 # --- resolve ------------------------------------------------------------------------------------------
@@ -450,16 +465,31 @@ def check(
     return {"ok": 0, "refused": 2}.get(answer.kind.value, 1)
 
 
+_PROGRAM = "3 an error of the program"
 finish_help(app, {
-    "send": ["qdevices send run.toml", "qdevices send --live run.toml",
-             "qdevices send --live --resume ~/.local/state/qdevices/runs/RUN.jsonl run.toml"],
-    "jobs": ["qdevices jobs RECORD", "qdevices jobs --json RECORD"],
-    "resolve": ["qdevices resolve RECORD 3 --job 7f1c...", "qdevices resolve RECORD 3 --none"],
-    "unlock": ["qdevices unlock vlq --host login2"],
-    "check": ["qdevices check run.toml"],
-}, "Exit codes: 0 every order asked for is final; 1 an order stays open or a rule stopped the run; 2 a stop "
-   "unknown, a lost order, or bad input; 3 an error of the program; 128+n ended by signal n. "
-   "See docs/qdevices/live-runs.md.")
+    "send": ["qdevices send run.toml", "qdevices send run.toml --live --max-order 1",
+             "qdevices send run.toml --live --resume RECORD --max-order 2",
+             "qdevices send run.toml --live --resume RECORD"],
+    "jobs": ["qdevices jobs RECORD", "qdevices jobs RECORD --json"],
+    "resolve": ["qdevices resolve RECORD 1 --job ID", "qdevices resolve RECORD 1 --none"],
+    "unlock": ["qdevices unlock mqss --host login2"],
+    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq"],
+}, f"Exit codes: 0 done; 2 bad input or a refused call; {_PROGRAM}. See docs/qdevices/live-runs.md.", {
+    "send": "Exit codes: 0 every order asked for is final; 1 an order stays open or not sent, or a rule stopped the "
+            f"run; 2 a stop unknown (a job may exist), a lost order, or bad input or a refused call; {_PROGRAM}; "
+            "128+n ended by signal n. See docs/qdevices/live-runs.md.",
+    "jobs": "Exit codes: 0 every order of the record is final; 1 an order is open or not sent yet; 2 an order is "
+            f"lost (resolve it), or bad input (no such record, a damaged one); {_PROGRAM}. "
+            "See docs/qdevices/live-runs.md.",
+    "resolve": "Exit codes: 0 the decision is recorded; 2 bad input, or a decision the table does not take, or the "
+               f"site lock held; {_PROGRAM}. See docs/qdevices/resolve.md.",
+    "unlock": "Exit codes: 0 the holder file is cleared, or there is none; 2 bad input (an unknown site, a name "
+              f"that is not a host name), or the holder is another host or still runs; {_PROGRAM}. "
+              "See docs/qdevices/live-runs.md.",
+    "check": "Exit codes: 0 checked (with --live: the site takes the token); 1 with --live, no good answer from "
+             "the site; 2 bad input (the token variable unset or too short), or with --live the token refused; "
+             f"{_PROGRAM}. See docs/qdevices/tokens.md.",
+})
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:
