@@ -164,8 +164,9 @@ def _not_checked(site: SiteName) -> str:
     return f"needs --live: whether {site.value} takes the token, the device{vlq}"
 
 
-def _resume_line(manifest: Path, record: str | None) -> str:
-    return f"Resume with: qdevices send {manifest} --live --resume {record}"
+def _resume_line(manifest: Path, record: str | None, max_order: int | None = None) -> str:
+    sends = f" --max-order {max_order}" if max_order is not None else ""
+    return f"Resume with: qdevices send {manifest} --live --resume {record}{sends}"
 
 
 def _under_way_line(under: UnderWay | None) -> str | None:
@@ -242,16 +243,19 @@ def send(
     finally:
         site.close()
         interrupts.restore()
-    return _render_outcome(manifest, outcome)
+    return _render_outcome(manifest, outcome, max_order or len(m.orders))
 
 
-def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
+def _render_outcome(manifest: Path, outcome: SendOutcome, limit: int) -> int:
+    from dunscaith.domain.model.qdevices.exits import StopReason
+
     if outcome.stop is not None:
         OUT.warn(f"Stopped ({outcome.stop.value}): {outcome.detail}")
     elif outcome.detail:
         OUT.warn(outcome.detail)
     if outcome.exit != 0 and outcome.record:
-        OUT.warn(_resume_line(manifest, outcome.record))
+        # an order not sent is sent by a resume with --max-order; a plain resume only collects
+        OUT.warn(_resume_line(manifest, outcome.record, limit if outcome.stop is StopReason.NOT_SENT else None))
         line = _under_way_line(outcome.under_way)
         if line:
             OUT.warn(line)

@@ -26,6 +26,7 @@ def test_no_network_leaves_the_order_unsent_and_a_resume_sends_it(cli: Cli, addr
     assert "Stopped (not_sent)" in first.stderr and "nothing left the machine" in first.stderr
     assert "a job may exist" not in first.stderr and "Under way" not in first.stderr
     record = str(cli.only_record())
+    assert f"Resume with: qdevices send {manifest} --live --resume {record} --max-order 2" in first.stderr
     listing = cli.run("jobs", record)
     assert "unsent" in listing.stdout and "lost" not in listing.stdout
     dry = cli.run("send", manifest)  # nothing charged, nothing blocks
