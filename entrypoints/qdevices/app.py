@@ -531,9 +531,12 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
 def check(
     ctx: typer.Context,
     live: bool = typer.Option(False, "--live", help="ask the site (takes the site lock; makes no job)"),
-    site_name: str = typer.Option("mqss", "--site", help="the site to check"),
+    site_name: str | None = typer.Option(None, "--site", help="the site to check (default: the manifest's, or mqss)"),
     device: str = typer.Option("", "--device", help="a device the site should know"),
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
+    manifest: Path | None = typer.Option(None, "--manifest", metavar="MANIFEST", parser=path_arg,
+                                         help="also check a run's manifest and make each order's program "
+                                              "(Piast-Q: the AQT circuit); its site, device and project by default"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
     from dunscaith.domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
@@ -541,8 +544,16 @@ def check(
     from dunscaith.ports.site_lock import SiteLockRefused
 
     adapters, use_cases, settings = _ctx(ctx)
+    run_manifest = load_manifest(manifest, use_cases)[0] if manifest is not None else None
+    if run_manifest is not None:
+        if site_name is not None and site_name != run_manifest.site.value:
+            raise BadInput(f"--site {site_name}: {manifest} is for site {run_manifest.site.value}")
+        site_name = run_manifest.site.value
+        device = device or run_manifest.device
+        project = project if project is not None else run_manifest.project
+        OUT.say(f"{manifest}: {len(run_manifest.orders)} order(s), each program made and checked")
     try:
-        site_id = SiteName(site_name)
+        site_id = SiteName(site_name or "mqss")
     except ValueError:
         raise BadInput(f"unknown site {site_name!r}") from None
     variable = TRAITS[site_id].token_variable
@@ -583,7 +594,8 @@ finish_help(app, {
     "jobs": ["qdevices jobs RECORD", "qdevices jobs RECORD --json"],
     "resolve": ["qdevices resolve RECORD 1 --job ID", "qdevices resolve RECORD 1 --none"],
     "unlock": ["qdevices unlock mqss --host login2"],
-    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq"],
+    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq",
+              "qdevices check --manifest run.toml"],
     "budget": ["qdevices budget mqss", "qdevices budget mqss --manifest run.toml", "qdevices budget mqss --json"],
 }, f"Exit codes: 0 done; 2 bad input or a refused call; {_PROGRAM}. See docs/qdevices/live-runs.md.", {
     "send": "Exit codes: 0 every order asked for is final; 1 an order stays open or not sent, or a rule stopped the "

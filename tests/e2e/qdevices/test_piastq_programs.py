@@ -90,3 +90,19 @@ def test_budget_shows_used_counted_at_the_limit_bound_and_left(cli: Cli) -> None
     assert shown.returncode == 0 and "counted at job_seconds_limit (lost, open, no measured time): 60 s" in shown.stdout
     assert f"left {1000 - figures['bound']:g} s" in shown.stdout
     assert cli.run("budget", "nosuch").returncode == 2
+
+
+def test_check_with_a_manifest_makes_its_programs_and_takes_its_site(piastq_cli: Cli) -> None:
+    manifest = str(piastq_cli.manifest(orders=2, circuit="bell.qasm"))
+    done = piastq_cli.run("check", "--manifest", manifest)
+    assert done.returncode == 0 and "2 order(s), each program made and checked" in done.stdout, done.stderr
+    assert "piastq: PCSS_API_KEY is set" in done.stdout
+    live = piastq_cli.run("check", "--live", "--manifest", manifest)
+    assert live.returncode == 0 and "key is accepted" in live.stdout, live.stderr
+    (piastq_cli.tmp / "mid.qasm").write_text('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[1];\ncreg c[1];\n'
+                                             "measure q[0] -> c[0];\nh q[0];\nmeasure q[0] -> c[0];\n")
+    bad = piastq_cli.run("check", "--manifest", str(piastq_cli.manifest(orders=1, name="bad", circuit="mid.qasm")))
+    assert bad.returncode == 2 and "cannot be made into AQT's gates" in bad.stderr
+    other = piastq_cli.run("check", "--site", "mqss", "--manifest", manifest)
+    assert other.returncode == 2 and "is for site piastq" in other.stderr
+    assert piastq_cli.fake.requests("submit") == []
