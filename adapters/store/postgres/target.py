@@ -11,6 +11,14 @@ client gives up on a silent server after ``client_user_timeout`` (so a holder no
 after the cut), the server drops a silent client's session, and with it the lock, after
 ``server_user_timeout``, which must exceed the holder's detection plus the longest step it may be in
 (sbatch: up to 200 s when the cluster's MessageTimeout is unknown). See docs/record-backing.md.
+
+Every statement is bounded by the same detection time: the client waits at most ``client_user_timeout``
+for any answer (bounded.py: a stopped server acknowledges bytes but answers nothing), and the server
+cancels a statement after half of it, and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``)
+a little sooner, so that its own clean error (the session kept, and a job's lock with it) comes before the client's
+bound (the session closed). A supervisor whose store does not answer so learns it within one detection
+time per exchange, and gives up after ``supervise.giveup`` like any other loop that cannot advance.
+Work that reads or rewrites the whole store (doctor, a rebuild, a migration) has ``LONG_STATEMENT``.
 """
 
 from __future__ import annotations
@@ -18,11 +26,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.durable.private_read import UnsafeFile, read_private
 from domain.model.jobs.lock_timings import require_release_after_detection
 from ports.job_store import StoreError
+
+if TYPE_CHECKING:
+    from adapters.store.postgres.bounded import BoundedConnection
+
+
+# seconds: the bound of a statement that reads or rewrites the whole store, never one of a supervisor's loop
+LONG_STATEMENT = 600.0
 
 
 class TargetRefused(StoreError):
@@ -63,6 +78,21 @@ class SessionTimings:
     server_keepalives_count: int = 6
     server_user_timeout: float = 300.0
 
+    @property
+    def answer_within(self) -> float:
+        """The client's bound on every answer: the holder's detection time, whatever stopped the answer."""
+        return self.client_user_timeout
+
+    @property
+    def statement_timeout_ms(self) -> int:
+        """The server's bound on a statement: half the client's, so that its clean error comes first."""
+        return max(int(self.client_user_timeout * 500), 1)
+
+    @property
+    def lock_timeout_ms(self) -> int:
+        """The server's bound on a statement's wait for a lock: within the statement's, so it is named."""
+        return max(int(self.client_user_timeout * 400), 1)
+
     def __post_init__(self) -> None:
         require_release_after_detection(self.server_user_timeout, self.client_user_timeout,
                                         release_name="the server's release time (server_user_timeout)",
@@ -96,6 +126,13 @@ class PostgresTarget:
             return f"postgresql://{user}@[{host}]:{port}/{database}"
         return f"postgresql://{user}@{host}:{port}/{database}"
 
+    def connect(self, *, autocommit: bool = True, answer_within: float | None = None) -> BoundedConnection:
+        """A new session, every answer on it bounded (``answer_within``: seconds; the detection time)."""
+        from adapters.store.postgres.bounded import open_bounded
+
+        bound = self.timings.answer_within if answer_within is None else answer_within
+        return open_bounded(self.url, bound, autocommit=autocommit, **self.connect_kwargs())
+
     def connect_kwargs(self) -> dict[str, Any]:
         """Everything libpq is given besides the URL."""
         t = self.timings
@@ -107,6 +144,8 @@ class PostgresTarget:
             "-c synchronous_commit=on",  # a commit is on the server's disk, whatever the server's default
             "-c idle_session_timeout=0",  # see docs/record-backing.md: a frozen holder keeps its lock
             "-c idle_in_transaction_session_timeout=0",
+            f"-c statement_timeout={t.statement_timeout_ms}",
+            f"-c lock_timeout={t.lock_timeout_ms}",
         ))
         kwargs: dict[str, Any] = {
             "connect_timeout": t.connect_timeout,
