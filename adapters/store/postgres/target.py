@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapters.durable.private_read import UnsafeFile, read_private
-from domain.model.jobs.lock_timings import require_release_after_detection
-from ports.job_store import StoreError
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
+from dunscaith.ports.job_store import StoreError
 
 if TYPE_CHECKING:
-    from adapters.store.postgres.bounded import BoundedConnection
+    from dunscaith.adapters.store.postgres.bounded import BoundedConnection
 
 
 # seconds: the bound of a statement that reads or rewrites the whole store, never one of a supervisor's loop
@@ -128,7 +128,7 @@ class PostgresTarget:
 
     def connect(self, *, autocommit: bool = True, answer_within: float | None = None) -> BoundedConnection:
         """A new session, every answer on it bounded (``answer_within``: seconds; the detection time)."""
-        from adapters.store.postgres.bounded import open_bounded
+        from dunscaith.adapters.store.postgres.bounded import open_bounded
 
         bound = self.timings.answer_within if answer_within is None else answer_within
         return open_bounded(self.url, bound, autocommit=autocommit, **self.connect_kwargs())

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
 from tests.e2e.jobs.cli import Cli
 from tests.e2e.jobs.test_postgres import await_state_env
 from tests.infra.postgres import PostgresTestServer, private_server

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget, SessionTimings
-from domain.model.jobs.ids import JobId
-from ports.job_store import LockLost, StoreError
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.ports.job_store import LockLost, StoreError
 from tests.infra.postgres import PostgresTestServer, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
