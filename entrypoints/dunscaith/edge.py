@@ -85,6 +85,9 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         pointer = _pointer_elsewhere(ctx, job) if ctx is not None and job is not None else None
         if pointer is not None:
             raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
+        moved = _pointer_moved(ctx, job) if ctx is not None and job is not None else None
+        if moved is not None:
+            raise BadInput(moved) from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -99,6 +102,26 @@ def _pointer_elsewhere(ctx: typer.Context, job: str) -> Pointer | None:
         return pointer_surveys(ctx).elsewhere_of(JobId(job))
     except Exception:  # display only: the refusal names no host then
         return None
+
+
+def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
+    """The refusal naming where the job is recorded, when its pointer names another record root of this
+    host (records.root changed since): issue 22 item 11."""
+    try:
+        here = open_store(ctx).location()
+        pointer = pointer_surveys(ctx).moved_of(JobId(job), here)
+    except Exception:  # display only: the plain refusal then
+        return None
+    if pointer is None:
+        return None
+    import shlex
+
+    from dunscaith.entrypoints.dunscaith.forwarding import ARGV
+
+    again = " ".join(shlex.quote(word) for word in [PROG, *(ARGV or ["..."])])
+    return (f"no job named {job} is recorded in {here}; its pointer says it is recorded in {pointer.record_root} "
+            f"on this host (records.root has changed since): reach it there with "
+            f"DUNSCAITH_RECORDS__ROOT={shlex.quote(pointer.record_root)} {again}")
 
 
 def open_store(ctx: typer.Context) -> JobStore:
