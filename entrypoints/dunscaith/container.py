@@ -29,9 +29,11 @@ from dunscaith.adapters.progress.output_files import OutputFiles
 from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
 from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.store.record_root import read_host_file
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.services.jobs.commands import JobCommands
 from dunscaith.domain.services.jobs.doctor import Doctor
@@ -163,6 +165,14 @@ def _sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore
     return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
 
 
+def _root_host(root: Path) -> HostIdentity | None:
+    """The host a record root's HOST file binds it to; None when it has none that reads (or is gone)."""
+    try:
+        return read_host_file(root)
+    except Exception:
+        return None
+
+
 def _pointers(crash: CrashPoints) -> FilePointers:
     # the index's steps join the crash-point sweep: "pointer-indexed", "pointer-settled"
     return FilePointers(default_pointer_dir(), checkpoint=crash.reached)
@@ -193,6 +203,7 @@ class Adapters(containers.DeclarativeContainer):
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+    root_host = providers.Object(_root_host)  # a record root's HOST, for a pointer naming another root
     store_integrity = providers.Object(_integrity)
     doctor_integrity = providers.Object(_doctor_integrity)
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))

@@ -5,10 +5,13 @@ recorded", although a pointer names the job. A store is never made where this ho
 jobs: the command says what is missing, and doctor lists the pointers.
 11: after records.root changes, ``status`` of a job whose pointer names the old root of this same host
 said "no job named … is recorded", and doctor called the pointer "replaced or restored from an older
-copy": both now name the root the job is recorded in, and how to reach it.
+copy": the command now follows the pointer to that root while its HOST still binds it to this host
+(and names it otherwise), and doctor names the root.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -49,19 +52,31 @@ def test_a_deleted_store_is_not_made_anew_while_pointers_name_it_and_doctor_list
     assert db.exists()
 
 
-def test_a_job_of_an_earlier_records_root_of_this_host_is_named_where_it_is(cli: Cli) -> None:
+def test_a_job_of_an_earlier_records_root_of_this_host_is_followed_there(cli: Cli) -> None:
     assert cli.run("submit", "--name", "seed", "--", "true").returncode == 0
     old = cli.root
     new = cli.tmp / "records-new"
 
-    line = _one_line(cli.run("status", "seed", DUNSCAITH_RECORDS__ROOT=str(new)))
-    assert f"no job named seed is recorded in {new}" in line, line
-    assert f"recorded in {old} on this host" in line and f"DUNSCAITH_RECORDS__ROOT={old} dunscaith status seed" in line
+    seen = cli.run("status", "seed", "--json", DUNSCAITH_RECORDS__ROOT=str(new))
+    assert seen.returncode == 0, seen.stderr
+    assert json.loads(seen.stdout)["state"] == "succeeded"
+    assert f"job seed is recorded in {old} on this host (its pointer says so), not in records.root {new}" \
+        in seen.stderr
+    assert not (new / "records.db").exists()  # nothing was made in the new root for it
 
     doctor = cli.run("doctor", DUNSCAITH_RECORDS__ROOT=str(new))
     assert "replaced or restored" not in doctor.stdout, doctor.stdout
     assert f"ok       pointer seed: names job seed recorded in another record root of this host, {old}" in doctor.stdout
     assert doctor.returncode == 0, doctor.stdout
 
-    there = cli.run("status", "seed", DUNSCAITH_RECORDS__ROOT=str(old))  # as the line says
-    assert there.returncode == 0 and "succeeded" in there.stdout, there.stderr
+
+def test_a_job_of_an_earlier_records_root_that_is_no_longer_this_hosts_is_named_not_followed(cli: Cli) -> None:
+    assert cli.run("submit", "--name", "seed", "--", "true").returncode == 0
+    old = cli.root
+    new = cli.tmp / "records-new"
+    host = (old / "HOST").read_text()
+    (old / "HOST").write_text(host.replace('"hostname":"', '"hostname":"elsewhere-').replace(
+        '"hostname": "', '"hostname": "elsewhere-'))
+    line = _one_line(cli.run("status", "seed", DUNSCAITH_RECORDS__ROOT=str(new)))
+    assert f"no job named seed is recorded in {new}" in line, line
+    assert f"recorded in {old} on this host" in line and f"DUNSCAITH_RECORDS__ROOT={old} dunscaith status seed" in line
