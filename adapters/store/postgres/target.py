@@ -14,7 +14,7 @@ after the cut), the server drops a silent client's session, and with it the lock
 
 Every statement is bounded by the same detection time: the client waits at most ``client_user_timeout``
 for any answer (bounded.py: a stopped server acknowledges bytes but answers nothing), and the server
-cancels a statement after half of it, and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``)
+cancels a statement after 0.8 of it, and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``)
 a little sooner, so that its own clean error (the session kept, and a job's lock with it) comes before the client's
 bound (the session closed). A supervisor whose store does not answer so learns it within one detection
 time per exchange, and gives up after ``supervise.giveup`` like any other loop that cannot advance.
@@ -85,13 +85,13 @@ class SessionTimings:
 
     @property
     def statement_timeout_ms(self) -> int:
-        """The server's bound on a statement: half the client's, so that its clean error comes first."""
-        return max(int(self.client_user_timeout * 500), 1)
+        """The server's bound on a statement: within the client's, so that its clean error comes first."""
+        return max(int(self.client_user_timeout * 800), 1)
 
     @property
     def lock_timeout_ms(self) -> int:
         """The server's bound on a statement's wait for a lock: within the statement's, so it is named."""
-        return max(int(self.client_user_timeout * 400), 1)
+        return max(int(self.client_user_timeout * 700), 1)
 
     def __post_init__(self) -> None:
         require_release_after_detection(self.server_user_timeout, self.client_user_timeout,

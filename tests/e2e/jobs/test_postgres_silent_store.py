@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 def _env(url: str, **extra: str) -> dict[str, str]:
     return {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url,
             "DUNSCAITH_SUPERVISE__GIVEUP": "8", "DUNSCAITH_SUPERVISE__POLL": "0.5",
-            # the holder's detection time, the bound of every answer (the server's own is half of it)
+            # the holder's detection time, the bound of every answer (the server's own is within it)
             "DUNSCAITH_RECORDS__POSTGRESQL__CLIENT_USER_TIMEOUT": "3",
             "DUNSCAITH_RECORDS__POSTGRESQL__CONNECT_TIMEOUT": "3", **extra}
 
