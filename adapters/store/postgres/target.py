@@ -12,13 +12,14 @@ after the cut), the server drops a silent client's session, and with it the lock
 ``server_user_timeout``, which must exceed the holder's detection plus the longest step it may be in
 (sbatch: up to 200 s when the cluster's MessageTimeout is unknown). See docs/record-backing.md.
 
-Every statement is bounded by the same detection time: the client waits at most ``client_user_timeout``
-for any answer (bounded.py: a stopped server acknowledges bytes but answers nothing), and the server
-cancels a statement after 0.8 of it, and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``)
-a little sooner, so that its own clean error (the session kept, and a job's lock with it) comes before the client's
-bound (the session closed). A supervisor whose store does not answer so learns it within one detection
-time per exchange, and gives up after ``supervise.giveup`` like any other loop that cannot advance.
-Work that reads or rewrites the whole store (doctor, a rebuild, a migration) has ``LONG_STATEMENT``.
+Every statement is bounded: the client waits at most ``answer_within`` (the detection time
+``client_user_timeout``, or ``answer_floor`` if that is longer) for any answer (bounded.py: a stopped
+server acknowledges bytes but answers nothing), and the server cancels a statement after 0.8 of that,
+and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``) after 0.7, so that its own clean
+error (the session kept, and a job's lock with it) comes before the client's bound (the session
+closed). A supervisor whose store does not answer so learns it within one such bound per exchange,
+and gives up after ``supervise.giveup`` like any other loop that cannot advance. Work that reads or
+rewrites the whole store (doctor, a rebuild, a migration) has ``LONG_STATEMENT``.
 """
 
 from __future__ import annotations
@@ -78,20 +79,26 @@ class SessionTimings:
     server_keepalives_count: int = 6
     server_user_timeout: float = 300.0
 
+    # Seconds: the least time the server is given to answer any statement, however short the detection
+    # time (a commit waits for the server's fsync, which a busy disk can make take seconds). Not a setting:
+    # a bound on a silent server is liveness (how soon it is given up on), never safety (an answer is what
+    # a holder acts on, and none came).
+    answer_floor: float = 10.0
+
     @property
     def answer_within(self) -> float:
-        """The client's bound on every answer: the holder's detection time, whatever stopped the answer."""
-        return self.client_user_timeout
+        """The client's bound on every answer: the detection time, or the floor if that is longer."""
+        return max(self.client_user_timeout, self.answer_floor)
 
     @property
     def statement_timeout_ms(self) -> int:
         """The server's bound on a statement: within the client's, so that its clean error comes first."""
-        return max(int(self.client_user_timeout * 800), 1)
+        return max(int(self.answer_within * 800), 1)
 
     @property
     def lock_timeout_ms(self) -> int:
         """The server's bound on a statement's wait for a lock: within the statement's, so it is named."""
-        return max(int(self.client_user_timeout * 700), 1)
+        return max(int(self.answer_within * 700), 1)
 
     def __post_init__(self) -> None:
         require_release_after_detection(self.server_user_timeout, self.client_user_timeout,

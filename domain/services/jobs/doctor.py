@@ -3,11 +3,12 @@
 It reports the store (whether it opens, and SQLite's own integrity check), every job whose record does
 not read, every pointer that is damaged or names a job of this host that the store does not know (a
 store restored from an older copy, or moved aside), each pointer naming a store that is missing (no
-new one is made while they do: store_creation.py), and, as no problem, each pointer into another record
-root of this host (records.root changed since; the job commands follow it there), every entry of the index of pointers not settled
-that this host's pointers leave missing or stale, and every residual entry that does not read. It
-writes nothing unless asked: a doctor that repaired would hide what a user must decide (restore, or
-start anew). The summaries and the pointers' index are views, rebuilt on request.
+new one is made while they do: store_creation.py), and, as no problem, each pointer into another
+record root of this host (records.root changed since; the job commands follow it there), every entry
+of the index of pointers not settled that this host's pointers leave missing or stale, and every
+residual entry that does not read. It writes nothing unless asked: a doctor that repaired would hide
+what a user must decide (restore, or start anew). The summaries and the pointers' index are views,
+rebuilt on request.
 """
 
 from __future__ import annotations
