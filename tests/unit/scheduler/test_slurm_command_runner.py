@@ -96,3 +96,26 @@ def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path):
     run = runner(tmp_path, sbatch="pwd; cat")
     result = run.run("sbatch", ["--parsable"], timeout=30, stdin="#!/bin/sh\necho hi\n", cwd=work)
     assert result.ok and result.stdout == f"{work}\n#!/bin/sh\necho hi\n"
+
+
+@pytest.mark.parametrize("stdin", [None, "#!/bin/sh\ntrue\n"])  # a query client, and sbatch (input on stdin)
+def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(tmp_path, stdin):
+    go = tmp_path / "go"
+    said: list[tuple[str, float, float]] = []
+
+    def waiting(call: str, waited: float, timeout: float) -> None:
+        said.append((call, waited, timeout))
+        go.touch()  # the client answers only once it was said to be waited for
+
+    bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done; echo answered")._bin_dir
+    slow = CommandRunner(bin_dir, {}, waiting, notice_after=0.2)
+    result = slow.run("scontrol", ["show", "config"], timeout=30, stdin=stdin)
+    assert result.ok and result.stdout == "answered\n"
+    assert said == [("scontrol show config", 0.2, 30)]
+
+
+def test_a_call_that_answers_in_time_says_nothing(tmp_path):
+    said: list[object] = []
+    bin_dir = runner(tmp_path, squeue="echo quick")._bin_dir
+    quick = CommandRunner(bin_dir, {}, lambda *a: said.append(a), notice_after=5)
+    assert quick.run("squeue", [], timeout=30).ok and said == []
