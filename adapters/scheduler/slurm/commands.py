@@ -84,7 +84,7 @@ class CommandRunner:
         if self._waiting is None or timeout <= self._notice_after:
             return None
         waiting, after = self._waiting, self._notice_after
-        words = " ".join([Path(argv[0]).name, *(a for a in argv[1:3] if not a.startswith("-"))][:3])
+        words = " ".join([Path(argv[0]).name, *[a for a in argv[1:] if not a.startswith("-")][:2]])
         return lambda: waiting(words, after, timeout)
 
     def program(self, name: str) -> str | None:

@@ -119,3 +119,17 @@ def test_a_call_that_answers_in_time_says_nothing(tmp_path):
     bin_dir = runner(tmp_path, squeue="echo quick")._bin_dir
     quick = CommandRunner(bin_dir, {}, lambda *a: said.append(a), notice_after=5)
     assert quick.run("squeue", [], timeout=30).ok and said == []
+
+
+def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path):
+    go = tmp_path / "go"
+    said: list[str] = []
+    bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done")._bin_dir
+
+    def waiting(call: str, waited: float, timeout: float) -> None:
+        said.append(call)
+        go.touch()
+
+    CommandRunner(bin_dir, {}, waiting, notice_after=0.2).run(
+        "scontrol", ["--clusters=big", "-o", "show", "job", "42"], timeout=30)
+    assert said == ["scontrol show job"]
