@@ -57,6 +57,6 @@ class CheckReport:
         return 0 if self.passed else CHECK_FAILED_EXIT
 
 
-def test_object_name(token: str) -> JobId:
+def check_object_name(token: str) -> JobId:
     """The held object's name: the prefix and a random token (hex), within the job-name rule."""
     return JobId(f"{NAME_PREFIX}{token}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dunscaith.domain.model.jobs.check import CheckLine, CheckReport, Probe, Result, test_object_name
+from dunscaith.domain.model.jobs.check import CheckLine, CheckReport, Probe, Result, check_object_name
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
@@ -46,7 +46,7 @@ class CheckCluster:
         return CheckReport(self._cluster, self._adapter, tuple(lines))
 
     def _held_object(self) -> Probe:
-        name = test_object_name(self._new_token())
+        name = check_object_name(self._new_token())
         nonce = Nonce(self._new_token())
         answer = self._scheduler.create_held(ObjectSpec(name=name, nonce=nonce, command=("true",)))
         if answer.outcome is CreateOutcome.REFUSED:
