@@ -133,3 +133,10 @@ def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_o
     CommandRunner(bin_dir, {}, waiting, notice_after=0.2).run(
         "scontrol", ["--clusters=big", "-o", "show", "job", "42"], timeout=30)
     assert said == ["scontrol show job"]
+
+
+def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path):
+    base = runner(tmp_path, sbatch='echo "$DUNSCAITH_TEST_VALUE|$JOB_ONLY"')
+    result = base.with_env({"DUNSCAITH_TEST_VALUE": "the job's", "JOB_ONLY": "the job's too"}).run(
+        "sbatch", [], timeout=30, stdin="#!/bin/sh\n")
+    assert result.stdout == "from the cluster's env|the job's too\n"
