@@ -113,3 +113,20 @@ def test_a_preempted_job_ends_preempted(scheduler, workdir, slurm_cluster):
     assert (view.state, view.started) == (ObjectState.PREEMPTED, True)
     wait_for("the urgent job to finish", lambda: (v := seen(scheduler, urgent_name, high))
              and v.state is ObjectState.COMPLETED)
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (("--cpus-per-task=0",), 'Invalid numeric value "0" for --cpus-per-task'),
+    (("--cpus-per-task=abc",), 'Invalid numeric value "abc" for --cpus-per-task'),
+    (("--nosuchopt",), "sbatch: unrecognized option '--nosuchopt'"),
+    (("--time=abc",), "Invalid --time specification"),
+    (("--mem=1G", "--mem-per-cpu=1G"), "are mutually exclusive"),
+])
+def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir, options, said):
+    """Issue 22 item 1, on the real sbatch (found on PATH, so getopt names it by its path): an option
+    sbatch rejects before it contacts the controller proves nothing was made."""
+    name, nonce = new_name()
+    answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir), options=options))
+    assert answer.outcome is CreateOutcome.REFUSED, answer.detail
+    assert said in answer.detail and "--help" not in answer.detail
+    assert scheduler.query([name], confirm_absent=False).objects == ()
