@@ -168,6 +168,8 @@ def source_of(loc: Sequence[str | int], values_by_source: Sequence[tuple[str, Ma
 def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
     """One error as one line: where (a.b.c), what, and for an unknown name the nearest known one."""
     loc = [str(p) for p in first["loc"]]
+    if loc[-1:] == ["[key]"]:  # a table's key refused: the message names it, the table is where
+        loc = loc[:-2]
     where = ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden" and loc:
         holder = model_at(model, loc)

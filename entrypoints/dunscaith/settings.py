@@ -10,12 +10,13 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.model.jobs.lock_timings import require_release_after_detection
+from domain.model.jobs.names import name_problem
 from entrypoints.cli_support import BadInput
 from entrypoints.dunscaith.settings_paths import config_file as config_file
 from entrypoints.settings_support import (
@@ -150,6 +151,17 @@ class ClusterSettings(_Strict):
     coalesce_max_age: Seconds = Field(default=4.0, gt=0)
 
 
+def _cluster_name(name: str) -> str:
+    # a cluster's name becomes a folder under the record root: "../../x" must never reach one
+    problem = name_problem("cluster name", name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+ClusterName = Annotated[str, AfterValidator(_cluster_name)]
+
+
 class DunscaithSettings(_Strict):
     """Every setting, validated from exactly the values given (no source of its own): see load_settings."""
 
@@ -160,7 +172,7 @@ class DunscaithSettings(_Strict):
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
     forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
-    clusters: dict[str, ClusterSettings] = Field(default_factory=dict, validate_default=True)
+    clusters: dict[ClusterName, ClusterSettings] = Field(default_factory=dict, validate_default=True)
 
     @field_validator("clusters")
     @classmethod

@@ -83,6 +83,7 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
 @example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
 @example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text='[clusters."../../escaped"]\nadapter = "slurm"\n', argv=["list"], as_directory=False)  # issue 22 item 5
 @example(text="", argv=["list"], as_directory=True)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
 def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:

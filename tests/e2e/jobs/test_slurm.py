@@ -157,3 +157,26 @@ def test_a_hold_on_slurm_wakes_a_supervisor_asleep_to_its_next_poll(on_slurm: Cl
     finally:
         on_slurm.run("cancel", "asleep", timeout=120)
         supervisor.wait(timeout=120)
+
+
+def test_a_cluster_name_that_would_escape_the_record_root_is_refused_before_anything_is_made(
+        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22 item 5: `[clusters."../../escaped"]` once made a held Slurm job, hung, and let `cancel`
+    write two levels above the root. Now the settings are refused where they are read: one line, exit 2."""
+    import json as _json
+
+    env = ", ".join(f"{k} = {_json.dumps(v)}" for k, v in slurm.env.items())
+    (on_slurm.tmp / "home" / ".config" / "dunscaith" / "config.toml").write_text(
+        f'[clusters."../../escaped"]\nadapter = "slurm"\nenv = {{ {env} }}\n')
+    def beside_the_root() -> list[str]:  # (ssh_config: the test's own, written by Cli.env)
+        return sorted(p.name for p in on_slurm.tmp.iterdir() if p.name != "ssh_config")
+
+    before = beside_the_root()
+    for argv in (("submit", "--cluster", "../../escaped", "--name", "escaping", "--", "true"),
+                 ("cancel", "escaping")):
+        done = on_slurm.run(*argv, timeout=60)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        [line] = done.stderr.splitlines()
+        assert "cluster name '../../escaped': use 1 to 63 letters" in line, line
+    assert beside_the_root() == before  # nothing written beside the root
+    assert slurm.run("squeue", "--noheader", "--states=all", "--name=escaping").stdout.strip() == ""
