@@ -15,11 +15,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.model.jobs.lock_timings import require_release_after_detection
-from domain.model.jobs.names import name_problem
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith.settings_paths import config_file as config_file
-from entrypoints.settings_support import (
+from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
+from dunscaith.domain.model.jobs.names import name_problem
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
+from dunscaith.entrypoints.settings_support import (
     Count,
     Flag,
     Seconds,
