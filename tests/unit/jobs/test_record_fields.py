@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dunscaith.adapters.scheduler.slurm.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import StoreIdentity
-from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.model.jobs.state import fold_events
 
