@@ -180,3 +180,29 @@ def test_a_cluster_name_that_would_escape_the_record_root_is_refused_before_anyt
         assert "cluster name '../../escaped': use 1 to 63 letters" in line, line
     assert beside_the_root() == before  # nothing written beside the root
     assert slurm.run("squeue", "--noheader", "--states=all", "--name=escaping").stdout.strip() == ""
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--sbatch=--nosuchopt",), "sbatch: unrecognized option '--nosuchopt'"),
+    (("--sbatch=--cpus-per-task=0",), 'sbatch: error: Invalid numeric value "0" for --cpus-per-task.'),
+    (("--sbatch=--begin=garbage",), "Invalid time specification (pos=0): garbage / sbatch: error: Invalid --begin"),
+])
+def test_an_answer_sbatch_gives_before_contacting_the_controller_is_a_refusal_quoted_whole(
+        on_slurm: Cli, flags: tuple[str, ...], said: str) -> None:
+    """Issue 22 item 1: such an answer was "unknown", so attempts 2 and 3 followed after supervise.absence,
+    three escalations and `outcome: escalated` with 3 residual entries. It proves nothing was made."""
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "opt", *flags, "--", "true", timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "refused" in done.stderr and said in done.stderr, done.stderr
+    assert "--help" not in done.stderr
+    status = on_slurm.status("opt")
+    assert len(status["attempts"]) == 1 and status["outcome"]["result"] == "refused", status
+    assert not (on_slurm.tmp / "home" / ".config" / "dunscaith" / "residual" / "opt").exists()
+
+
+def test_a_bad_number_is_refused_before_anything_is_recorded_or_sent(on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "zero", "-c", "0", "--", "true", timeout=60)
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "dunscaith: --cpus-per-task '0': a whole number from 1 to 1,000,000"], done.stderr
+    assert on_slurm.run("status", "zero").returncode == 2  # never recorded
+    assert slurm.run("squeue", "--noheader", "--states=all", "--name=zero").stdout.strip() == ""
