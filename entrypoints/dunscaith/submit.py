@@ -115,7 +115,7 @@ def submit(
                                    help="the job's memory (4G, 512M; a bare number is M)"),
     cpus: str | None = typer.Option(None, "--cpus-per-task", "-c", metavar="N",
                                     help="cpus for the job (Slurm: --cpus-per-task)"),
-    gpus: str | None = typer.Option(None, "--gpus", metavar="N", help="gpus, [TYPE:]COUNT (2, a100:2)"),
+    gpus: str | None = typer.Option(None, "--gpus", metavar="[TYPE:]N", help="gpus (2, a100:2)"),
     account: str | None = typer.Option(None, "--account", "-A", metavar="NAME",
                                        help="the account charged (Slurm: --account)"),
     qos: str | None = typer.Option(None, "--qos", metavar="NAME", help="the quality of service (Slurm: --qos)"),
@@ -132,8 +132,9 @@ def submit(
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
-    The job runs on the local scheduler (this machine) unless --cluster names a Slurm cluster. The
-    supervisor stays in the foreground: a signal stops the supervisor, never the job."""
+    The job runs on the local scheduler (this machine, which honours --cpus-per-task, --mem and --time)
+    unless --cluster names another cluster; what its scheduler cannot honour is refused before anything
+    is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job."""
     drain = edge.interrupts(ctx)
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
