@@ -47,10 +47,10 @@ MAY_HAVE_REACHED: tuple[AnswerRow, ...] = (
          "the reply could not be read", _FAILED + "Unexpected message received"),
     _row(r"Resource temporarily unavailable", U, "a busy controller's answer, not a proof",
          _FAILED + "Resource temporarily unavailable"),
-    # sbatch tries every SlurmctldHost in turn, each for MessageTimeout: with a backup controller, a
-    # request the first one took before it failed over is not ruled out by the last one's refusal
-    _row(r"Unable to contact slurm controller", U, "no controller answered; one may have taken the request",
-         _FAILED + "Unable to contact slurm controller (connect failure)"),
+    # "(send failure)", "(receive failure)", "(shutdown failure)": a connection was made, the request
+    # may have gone out on it
+    _row(r"Unable to contact slurm controller \((?!connect failure)", U, "the connection broke mid-request",
+         _FAILED + "Unable to contact slurm controller (send failure)"),
 )
 
 # sbatch's own checks of its options and script, made before it opens any connection (Slurm 22.05's
@@ -115,6 +115,13 @@ REFUSALS: tuple[AnswerRow, ...] = (
     _row(r"Invalid user id", R, "user refused", _FAILED + "Invalid user id"),
     _row(r"Protocol authentication error|Munge encode failed", R, "authentication failed; nothing was accepted",
          _FAILED + "Protocol authentication error"),
+    # slurm_send_recv_controller_msg (src/common/slurm_protocol_api.c) goes on to the next SlurmctldHost
+    # only after one answered that it is in standby (it did nothing), or again after a rate-limit or
+    # reroute answer (nothing done either); "connect failure" is its answer when no controller then
+    # accepted the connection: no request went out on any connection that was made and acted on.
+    _row(r"Unable to contact slurm controller \(connect failure\)", R,
+         "no controller accepted the connection, so nothing was sent",
+         _FAILED + "Unable to contact slurm controller (connect failure)"),
     _row(r"Could not establish a configuration source", R, "no slurm.conf (set SLURM_CONF in the cluster's env)",
          "sbatch: fatal: Could not establish a configuration source"),
     _row(r"Batch script is empty", R, "sbatch refused locally", "sbatch: error: Batch script is empty!"),

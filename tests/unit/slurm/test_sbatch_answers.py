@@ -96,7 +96,8 @@ def test_sbatchs_own_option_checks_prove_nothing_was_sent(returncode, stderr):
 
 
 @pytest.mark.parametrize("stderr", [
-    "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n",
+    "sbatch: error: Batch job submission failed: Unable to contact slurm controller (send failure)\n",
+    "sbatch: error: Batch job submission failed: Unable to contact slurm controller (receive failure)\n",
     "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n",
     # a controller message relayed after "submission failed" never passes for sbatch's own check
     "sbatch: error: Batch job submission failed: Invalid numeric value for --nothing we know\n",
@@ -114,3 +115,11 @@ def test_an_unknown_answer_quotes_every_line_not_only_the_last():
 def test_a_flood_on_stderr_is_quoted_bounded():
     answer = classify(1, "", "".join(f"sbatch: error: line {i}\n" for i in range(50)))
     assert "line 9" in answer.detail and "line 10 " not in answer.detail and "40 more lines" in answer.detail
+
+
+def test_no_controller_accepting_the_connection_proves_nothing_was_sent():
+    """A wrong SLURM_CONF naming a host no controller listens on, or every controller down: refused at
+    once, never 30 minutes of absence and residual entries."""
+    answer = classify(1, "", "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+                             "(connect failure)\n")
+    assert answer.outcome is CreateOutcome.REFUSED and "connect failure" in answer.detail
