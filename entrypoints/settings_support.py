@@ -127,10 +127,17 @@ def _field_model(model: Any, name: str) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     args: tuple[Any, ...] = typing.get_args(annotation)
-    if typing.get_origin(annotation) is dict and len(args) == 2 and isinstance(args[1], type) \
-            and issubclass(args[1], BaseModel):
-        return _DictOf(args[1])
+    if typing.get_origin(annotation) is dict and len(args) == 2:
+        value = _unannotated(args[1])
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            # a table validated by the model of its kind offers the keys of every kind
+            every_key = getattr(value, "every_key", None)
+            return _DictOf(every_key() if callable(every_key) else value)
     return None
+
+
+def _unannotated(hint: Any) -> Any:
+    return typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
 
 
 class _DictOf:
@@ -168,6 +175,8 @@ def source_of(loc: Sequence[str | int], values_by_source: Sequence[tuple[str, Ma
 def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
     """One error as one line: where (a.b.c), what, and for an unknown name the nearest known one."""
     loc = [str(p) for p in first["loc"]]
+    if loc[-1:] == ["[key]"]:  # a table's key refused: the message names it, the table is where
+        loc = loc[:-2]
     where = ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden" and loc:
         holder = model_at(model, loc)
@@ -177,6 +186,10 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
         if isinstance(value, dict):
             hint = f" (did you mean [{'.'.join([*loc[:-1], suggestion])}]?)" if suggestion else ""
             return f"unknown table [{where}]{hint}"
+        if suggestion == loc[-1]:  # a key of another kind of table ([clusters.NAME] of another adapter)
+            table = _value_at(table_of, loc[:-1])
+            kind = table.get("adapter") if isinstance(table, Mapping) else None
+            return f"{where}: not a key of a table with adapter = {kind!r}" if kind else f"{where}: unknown key"
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         return f"{where}: unknown key{hint}"
     message = str(first["msg"])

@@ -67,8 +67,8 @@ def status(
     print(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
           f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
     print(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
-    if s.spec.options:
-        print(f"  resources: {' '.join(s.spec.options)}")
+    if s.spec.resources or s.spec.options:
+        print(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
     if s.spec.env:
         print(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
     for a in s.attempts:

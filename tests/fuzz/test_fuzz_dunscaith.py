@@ -50,6 +50,41 @@ def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
     _call(template, argv)
 
 
+def _refused_need(flag: str, value: str) -> bool:
+    from dunscaith.domain.model.jobs import resources as r
+    from dunscaith.domain.model.jobs.errors import BadSpec
+
+    parse = {"-c": r.parse_count, "--mem": r.parse_memory, "-t": r.parse_time_limit, "--gpus": r.parse_gpus}
+    try:
+        parse.get(flag, r.parse_text)(value, flag)  # type: ignore[operator]
+    except BadSpec:
+        return True
+    return False
+
+
+NEED_FLAGS = ["-c", "--cpus-per-task", "--mem", "-t", "--time", "--gpus", "-p", "-A", "--qos", "--export"]
+_SHORT = {"--cpus-per-task": "-c", "--time": "-t"}
+
+
+# Issue 22 item 1: a need no scheduler could honour is refused before anything is recorded or sent.
+@settings(max_examples=examples(60), **FUZZ)
+@example(flag="-c", value="0")
+@example(flag="-c", value="abc")
+@example(flag="--mem", value="10PB")
+@example(flag="-t", value="abc")
+@example(flag="--gpus", value="0")
+@example(flag="-p", value="")
+@given(flag=st.sampled_from(NEED_FLAGS),
+       value=st.one_of(st.sampled_from(["0", "-1", "abc", "", " ", "1e3", "10PB", "0:00", "a b", "$(x)", "1-",
+                                        "99999999999999999"]),
+                       st.text(max_size=12).filter(lambda s: "\x00" not in s)))
+def test_fuzz_submit_needs(template: Home, flag: str, value: str) -> None:
+    if not _refused_need(_SHORT.get(flag, flag), value):
+        return  # a value some scheduler honours: a job would run, which is not bad input
+    ran = _call(template, ["submit", "--name", "needs", flag, value, "--", "true"])
+    assert ran.code == 2, (flag, value, ran)
+
+
 TOML_KEYS = ["records", "record", "supervise", "supervize", "recovery", "escalations", "residual", "commands",
              "clusters", "root", "poll", "poll_max", "giveup", "drain", "wait", "absence", "attempts", "command",
              "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods"]
@@ -85,6 +120,7 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
 @example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
 @example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text='[clusters."../../escaped"]\nadapter = "slurm"\n', argv=["list"], as_directory=False)  # issue 22 item 5
 @example(text="", argv=["list"], as_directory=True)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
 def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:
