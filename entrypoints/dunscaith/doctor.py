@@ -8,9 +8,6 @@ import typer
 
 from entrypoints.dunscaith import edge
 
-EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line); 2 bad input (the "
-          "configuration). See docs/record-backing.md.")
-
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),
            rebuild: bool = typer.Option(False, "--rebuild-summaries", help=(
@@ -47,4 +44,4 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
 
 def register(app: typer.Typer) -> None:
-    app.command("doctor", epilog=EPILOG)(doctor)
+    app.command("doctor")(doctor)  # its exit codes: help_text.EPILOGS

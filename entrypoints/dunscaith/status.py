@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from domain.model.jobs.errors import JobsError
+from domain.model.jobs.exit_codes import for_status
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.prune import BadDuration, parse_duration
 from domain.model.jobs.residual import ResidualReason
@@ -58,7 +59,7 @@ def status(
             shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                              "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
         print(json.dumps(shown, indent=2))
-        return 0
+        return for_status(view.state.outcome)
     s = view.state
     print(render.view_line(view, now))
     if view.live is not None:
@@ -88,7 +89,7 @@ def status(
         print(f"  outstanding: {o.what}")
     if view.unattended:
         print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
-    return 0
+    return for_status(s.outcome)
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:

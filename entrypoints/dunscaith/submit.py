@@ -156,4 +156,4 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
 def register(app: typer.Typer) -> None:
     settings: dict[str, Any] = {"allow_interspersed_args": False}
     app.command("submit", cls=_WordsCommand, context_settings=settings, epilog=EXIT_CODES)(submit)
-    app.command("supervise", epilog=EXIT_CODES)(supervise)
+    app.command("supervise")(supervise)  # its exit codes: help_text.EPILOGS
