@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith import edge
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),

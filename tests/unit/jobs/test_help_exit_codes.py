@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from entrypoints.dunscaith.app import app
-from entrypoints.dunscaith.lazy_commands import LAZY
+from dunscaith.entrypoints.dunscaith.app import app
+from dunscaith.entrypoints.dunscaith.lazy_commands import LAZY
 
 REQUESTS = ["hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit"]
 
