@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 from datetime import datetime
+from difflib import get_close_matches
 from typing import Any
 
 import typer
@@ -15,7 +16,8 @@ from dunscaith.domain.model.jobs.exit_codes import for_status
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
 from dunscaith.domain.model.jobs.residual import ResidualReason
-from dunscaith.domain.model.jobs.summary import SummaryQuery
+from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
+from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
@@ -122,7 +124,12 @@ def list_jobs(ctx: typer.Context,
                   "at most N of this host's jobs, newest first (0: all; default: a screenful, all with "
                   "--json)"))) -> int:
     """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
+    if state is not None and state not in state_words():
+        raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
+                       f"the states are {', '.join(state_words())}")
     edge.open_store(ctx)
+    if cluster is not None:
+        _known_cluster(ctx, cluster)
     now = _now(ctx)
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
@@ -175,6 +182,23 @@ def list_jobs(ctx: typer.Context,
         print(render.entry_line(e, gone))
     edge.notice_unattended(ctx, survey=survey)
     return 0
+
+
+def _did_you_mean(given: str, known: list[str]) -> str:
+    found = get_close_matches(given, known, n=1)
+    return f" (did you mean {found[0]}?)" if found else ""
+
+
+def _known_cluster(ctx: typer.Context, cluster: str) -> None:
+    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it)."""
+    configured = sorted(edge.settings(ctx).clusters)
+    if cluster in configured:
+        return
+    with edge.store_errors():
+        recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
+    if not recorded:
+        raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
+                       f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")
 
 
 def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> PointerSurvey:

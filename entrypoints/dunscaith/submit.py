@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import PointerError
 from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.services.jobs.submit import check_name
@@ -134,6 +135,11 @@ def submit(
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
         edge.adapters(ctx).schedulers()(cluster)
+    try:  # a job without a pointer is one no other login node can find: refused before it is recorded
+        edge.adapters(ctx).pointers().check_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.shown import shown
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.host import HostInfo
@@ -19,7 +20,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 def check_name(name: str) -> JobId:
     if not _NAME.fullmatch(name):
-        raise BadSpec(f"job name {name!r}: use 1 to 63 letters, digits, '.', '_' or '-', starting with a "
+        raise BadSpec(f"job name {shown(name)}: use 1 to 63 letters, digits, '.', '_' or '-', starting with a "
                       "letter or digit")
     return JobId(name)
 
