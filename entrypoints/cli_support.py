@@ -215,8 +215,12 @@ def _reader_gone() -> NoReturn:
 
 
 def internal_words(exc: BaseException, prog: str = "dunscaith") -> str:
-    """An error of the program in plain words, its kind in parentheses for the report."""
-    return f"{reason(exc)} ({type(exc).__name__}; {prog.upper()}_DEBUG=1 shows where; please report it)"
+    """An error of the program: a system call's in plain words (what, where), its kind in parentheses for
+    the report; any other names its kind first, as a report needs it."""
+    hint = f"{prog.upper()}_DEBUG=1 shows where; please report it"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{reason(exc)} ({type(exc).__name__}; {hint})"
+    return f"{type(exc).__name__}: {exc} ({hint})"
 
 
 def _internal(prog: str, argv: list[str] | None, redact: Callable[[str], str], exc: Exception) -> NoReturn:

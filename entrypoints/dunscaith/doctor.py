@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from dunscaith.domain.model.shown import reason
 from dunscaith.entrypoints.dunscaith import edge
 
 
@@ -25,7 +26,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         try:
             changed = edge.use_cases(ctx).doctor().rebuild_index()
         except Exception as exc:  # the pointers' folder: one line, the check goes on
-            edge.say(f"the index of pointers was not rebuilt: {exc}")
+            edge.say(f"the index of pointers was not rebuilt: {reason(exc)}")
         else:
             edge.say(f"{changed} entr{'y' if changed == 1 else 'ies'} of the index of pointers added or removed")
     report = edge.use_cases(ctx).doctor()()

@@ -17,7 +17,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
-from dunscaith.domain.model.shown import reason
+from dunscaith.domain.model.shown import one_line, reason
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from dunscaith.domain.services.jobs.sweep import SweepReport
@@ -36,7 +36,7 @@ PROG = "dunscaith"
 
 
 def say(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr)
+    print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
 
 # --- the container ---------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
+from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
@@ -51,7 +52,7 @@ def status(
         for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
             edge.say(edge.damaged_pointer_line(problem))
     except Exception as exc:
-        edge.say(f"pointers not read: {exc}")
+        edge.say(f"pointers not read: {reason(exc)}")
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
@@ -63,35 +64,41 @@ def status(
         print(json.dumps(shown, indent=2))
         return for_status(view.state.outcome)
     s = view.state
-    print(render.view_line(view, now))
+    _line(render.view_line(view, now))
     if view.live is not None:
-        print(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
+        _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     t = render.times(s, now)
-    print(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
+    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
           f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
-    print(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
+    _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
     if s.spec.options:
-        print(f"  resources: {' '.join(s.spec.options)}")
+        _line(f"  resources: {' '.join(s.spec.options)}")
     if s.spec.env:
-        print(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
+        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
     for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
-        print(f"  attempt {a.number}: {a.order}{obj}")
+        _line(f"  attempt {a.number}: {a.order}{obj}")
         if a.stdout:
-            print(f"    stdout: {a.stdout}")
+            _line(f"    stdout: {a.stdout}")
         if a.stderr and a.stderr != a.stdout:
-            print(f"    stderr: {a.stderr}")
+            _line(f"    stderr: {a.stderr}")
     for e in s.escalations:
-        print(f"  escalation ({e.reason}): {e.detail}")
+        _line(f"  escalation ({e.reason}): {e.detail}")
     for failure in s.failures:
-        print(f"  not carried out: {failure}")
+        _line(f"  not carried out: {failure}")
     for r in s.unanswered:
-        print(f"  request {r.id} ({r.action}): not answered yet")
+        _line(f"  request {r.id} ({r.action}): not answered yet")
     for o in view.left if s.outcome is not None else ():
-        print(f"  outstanding: {o.what}")
+        _line(f"  outstanding: {o.what}")
     if view.unattended:
-        print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
+        _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
     return for_status(s.outcome)
+
+
+def _line(text: str) -> None:
+    """A line of status or list: a workdir, an option, a path or a problem holds what the user or a
+    scheduler gave, and a control character in it must not forge a line or drive the terminal."""
+    print(escaped(text))
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:
@@ -144,11 +151,11 @@ def list_jobs(ctx: typer.Context,
             if isinstance(v, Unreadable):
                 unreadable.append(v)
                 if out is None:
-                    print(f"{v.job}  damaged: {v.problem}")
+                    _line(f"{v.job}  damaged: {v.problem}")
             elif out is not None:
                 out.job(render.view_json(v, now))
             else:
-                print(render.view_line(v, now, wide))
+                _line(render.view_line(v, now, wide))
             shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
@@ -173,13 +180,13 @@ def list_jobs(ctx: typer.Context,
         })
         return 0
     for p, u in elsewhere:
-        print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+        _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for job, problem in damaged:
-        print(f"{job}  damaged pointer: {problem}")
+        _line(f"{job}  damaged pointer: {problem}")
     for job, key, problem in expired.damaged if expired else []:
-        print(f"{job}  damaged residual entry {key}: {problem}")
+        _line(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
-        print(render.entry_line(e, gone))
+        _line(render.entry_line(e, gone))
     edge.notice_unattended(ctx, survey=survey)
     return 0
 
@@ -207,7 +214,7 @@ def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> Pointer
     try:
         return edge.pointer_surveys(ctx).listed(shown, every=show_all)
     except Exception as exc:  # pointers are display only
-        edge.say(f"pointers not read: {exc}")
+        edge.say(f"pointers not read: {reason(exc)}")
         return PointerSurvey((), ())
 
 
