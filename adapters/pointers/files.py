@@ -144,7 +144,9 @@ class FilePointers:
             raise PointerError(f"the folder of pointers {self.directory} cannot be made: "
                                f"{exc.strerror or exc}") from None
         if not os.access(self.directory, os.W_OK | os.X_OK):
-            raise PointerError(f"the folder of pointers {self.directory} is not writable by you")
+            read_only = bool(os.statvfs(self.directory).f_flag & os.ST_RDONLY)
+            raise PointerError(f"the folder of pointers {self.directory} "
+                               f"{'is on a read-only filesystem' if read_only else 'is not writable by you'}")
 
     def index_built(self) -> None:
         self._index_folder()
