@@ -106,8 +106,11 @@ class SuperviseSection(_Strict):
 
     @model_validator(mode="after")
     def _poll_within_max(self) -> SuperviseSection:
-        require_poll_within_max(self.poll, self.poll_max, poll_name="supervise.poll",
-                                poll_max_name="supervise.poll_max")
+        # Only two values given that contradict each other: a poll alone above the default poll_max is a
+        # slow supervisor asked for, and the longest interval is then poll itself (the backoff's cap).
+        if {"poll", "poll_max"} <= self.model_fields_set:
+            require_poll_within_max(self.poll, self.poll_max, poll_name="supervise.poll",
+                                    poll_max_name="supervise.poll_max")
         return self
 
 
