@@ -85,7 +85,8 @@ class LazyCommands(TyperGroup):
                 known = [name for name in self.list_commands(ctx) if not name.startswith("_")]
                 found = get_close_matches(args[0], known, n=2)
                 if found:
-                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {' or '.join(found)}?"
+                    # typer's own wording, as for the commands of a group loaded whole (config, remote)
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(f) for f in found)}?"
             raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -177,7 +177,7 @@ def test_a_record_root_you_cannot_write_is_said_without_exception_names(cli: Cli
                                               ("doctr", "doctor")])
 def test_a_misspelt_command_gets_did_you_mean(cli: Cli, typo: str, meant: str) -> None:
     line = one_line(cli.run(typo))
-    assert line.startswith(f"dunscaith: No such command '{typo}'. Did you mean {meant}")
+    assert line.startswith(f"dunscaith: No such command '{typo}'. Did you mean '{meant}'")
 
 
 def test_a_misspelt_option_gets_the_nearest_options(cli: Cli) -> None:
