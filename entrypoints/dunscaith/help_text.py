@@ -43,7 +43,7 @@ EPILOGS: dict[str, str] = {
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
-               "record that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
             "does not open; 3 internal error." + _SEE,
     "logs": ("Exit codes: 0 printed; 2 bad input, no such job or attempt, or an output that cannot be read; "
