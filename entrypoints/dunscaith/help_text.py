@@ -37,6 +37,7 @@ EXAMPLES: dict[str, list[str]] = {
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
     "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
     "doctor": ["dunscaith doctor", "dunscaith doctor --json"],
+    "check": ["dunscaith check hpc", "dunscaith check --json local"],
 }
 EPILOGS: dict[str, str] = {
     "supervise": _SUPERVISED,
