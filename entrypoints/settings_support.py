@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 import stat
 import tomllib
 import typing
@@ -23,6 +24,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
 from dunscaith.domain.model.user_paths import UserPathRefused, expand_user_path
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.plain_words import plain
 
 # Durations and intervals: finite, and no longer than this (a supervisor never waits a month for a step).
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -81,6 +83,9 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path):  # a link to nothing: the defaults would be used without a word
+            raise BadInput(f"configuration file {path} is a symbolic link to {os.readlink(path)}, which does not "
+                           "exist: point it at your configuration, or remove it to use the defaults") from None
         return {}
     except NotADirectoryError:
         raise BadInput(f"configuration file {path} cannot be read: a folder above it is a file") from None
@@ -192,9 +197,12 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
             return f"{where}: not a key of a table with adapter = {kind!r}" if kind else f"{where}: unknown key"
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         return f"{where}: unknown key{hint}"
-    message = str(first["msg"])
-    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return f"{where}: {message}"
+    message = plain(first)
+    if first["type"] == "literal_error" and isinstance(first.get("input"), str):
+        suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
+        message += f" (did you mean {suggestion}?)" if suggestion else ""
+    # a rule across keys names them itself (supervise.poll ... supervise.poll_max): not "supervise: supervise.poll"
+    return message if message.startswith(f"{where}.") else f"{where}: {message}"
 
 
 def _value_at(table: Mapping[str, Any], loc: Sequence[str]) -> Any:

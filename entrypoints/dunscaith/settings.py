@@ -28,6 +28,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
+from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
+from dunscaith.domain.model.shown import shown
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
 from dunscaith.entrypoints.settings_support import (
@@ -114,6 +116,15 @@ class SuperviseSection(_Strict):
     wait: Seconds = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
     absence: Seconds = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
 
+    @model_validator(mode="after")
+    def _poll_within_max(self) -> SuperviseSection:
+        # Only two values given that contradict each other: a poll alone above the default poll_max is a
+        # slow supervisor asked for, and the longest interval is then poll itself (the backoff's cap).
+        if {"poll", "poll_max"} <= self.model_fields_set:
+            require_poll_within_max(self.poll, self.poll_max, poll_name="supervise.poll",
+                                    poll_max_name="supervise.poll_max")
+        return self
+
 
 class RecoverySection(_Strict):
     attempts: Count = Field(default=3, ge=1, le=100,
@@ -123,6 +134,16 @@ class RecoverySection(_Strict):
 class EscalationsSection(_Strict):
     command: list[str] = Field(default_factory=list, description="argv given each escalation as JSON on stdin")
     timeout: Seconds = Field(default=10.0, gt=0, description="seconds the command may take")
+
+    @field_validator("command")
+    @classmethod
+    def _program_found_from_anywhere(cls, command: list[str]) -> list[str]:
+        # Delivered by whichever supervisor or command runs, from whatever folder it was started in: a
+        # relative program would be found (or not) by the current directory of the moment.
+        if command and (not command[0].strip() or ("/" in command[0] and not command[0].startswith("/"))):
+            raise ValueError(f"the program {shown(command[0])} is relative to whatever folder a supervisor "
+                             "starts in: give its absolute path, or a bare name found on PATH")
+        return command
 
 
 class CommandsSection(_Strict):
@@ -258,6 +279,7 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     Each source is validated alone first, so an error names the one it is in; then the merge (file,
     then variables, then flags) is validated for what only the whole can say (a rule across keys).
     """
+    _home_is_absolute(os.environ)
     path = config_file()
     from_file = read_toml(path)
     unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
@@ -275,6 +297,16 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     settings = _validate(deep_merge(from_file, from_env, flags), merged_source, fields_only=False)
     assert settings is not None
     return settings
+
+
+def _home_is_absolute(env: Mapping[str, str]) -> None:
+    """Pointers, the residual list and ``~`` in settings live under HOME: a relative one would put them
+    under the current directory, where no other command (and no other login node) finds them."""
+    home = env.get("HOME")
+    if home is not None and not home.startswith("/"):
+        raise BadInput(f"HOME is {shown(home)}, not an absolute path: dunscaith keeps each job's pointer under "
+                       "HOME, which every login node must find in one place; set HOME to your home directory "
+                       "(HOME=/home/you)")
 
 
 def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> DunscaithSettings | None:

@@ -12,6 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import PointerError
 from dunscaith.domain.model.jobs.resources import (
     Resources,
     parse_count,
@@ -150,6 +151,11 @@ def submit(
     refused = scheduler.refusal(spec.resources, spec.options)
     if refused is not None:
         raise BadInput(refused)
+    try:  # a job without a pointer is one no other login node can find: refused before it is recorded
+        edge.adapters(ctx).pointers().check_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)
@@ -172,4 +178,4 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
 def register(app: typer.Typer) -> None:
     settings: dict[str, Any] = {"allow_interspersed_args": False}
     app.command("submit", cls=_WordsCommand, context_settings=settings, epilog=EXIT_CODES)(submit)
-    app.command("supervise", epilog=EXIT_CODES)(supervise)
+    app.command("supervise")(supervise)  # its exit codes: help_text.EPILOGS

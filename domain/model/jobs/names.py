@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from dunscaith.domain.model.shown import shown
+
 # A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 NAME_RULE = "use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -18,5 +20,4 @@ def name_problem(what: str, name: str) -> str | None:
     """One line saying why ``name`` breaks the rule (shown shortened: it may be long), or None."""
     if NAME.fullmatch(name):
         return None
-    shown = name if len(name) <= 80 else name[:77] + "..."
-    return f"{what} {shown!r}: {NAME_RULE}"
+    return f"{what} {shown(name)}: {NAME_RULE}"

@@ -166,7 +166,10 @@ def test_list_filters_by_state_cluster_and_time_newest_first(cli: Cli) -> None:
     assert names() == ["third", "second", "first"]
     assert names("--state", "succeeded") == ["third", "first"]
     assert names("--state", "failed") == ["second"]
-    assert names("--cluster", "mars") == []
+    mars = {"DUNSCAITH_CLUSTERS__MARS__ADAPTER": "slurm"}  # configured, no job of it: nothing to list
+    done = cli.run("list", "--json", "--cluster", "mars", **mars)
+    assert done.returncode == 0 and json.loads(done.stdout)["jobs"] == [], done.stderr
+    assert cli.run("list", "--cluster", "mars").returncode == 2  # neither configured nor recorded: refused
     assert names("--since", "1h") == ["third", "second", "first"]
     assert names("--since", "2999-01-01") == []
 
