@@ -206,7 +206,11 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
     from adapters.durable.private_dir import UnsafeDirectory
     from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
+    from domain.model.program import program_problem
 
+    problem = program_problem(args.command)
+    if problem is not None:  # before the directory is claimed: nothing is recorded for it
+        raise BadInput(problem)
     declared = declared_environment(args.env, args.env_file)
     try:
         directory = args.instance_dir if args.instance_dir is not None else fresh_instance_dir()

@@ -43,6 +43,9 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
 @settings(max_examples=examples(120), **FUZZ)
 @example(argv=["prune", "--older-than", "999999999w"])
 @example(argv=["status", "j1", "--json"])
+@example(argv=["submit", "--", ""])  # issue 22 item 9: recorded and run, execve's traceback on stderr
+@example(argv=["submit", "--name", "j9", "--", "", "x"])
+@example(argv=["remote", "run", "--", ""])
 @given(argv=ARGV)
 def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
     _call(template, argv)
@@ -83,6 +86,7 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
 @example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
 @example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text=f'[records]\nroot = "/var/tmp/{"n" * 256}/r"\n', argv=["list"], as_directory=False)  # issue 22 item 8
 @example(text="", argv=["list"], as_directory=True)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
 def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:
@@ -113,6 +117,8 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
 @example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
 @example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
+@example(variables={"DUNSCAITH_RECORDS__ROOT": f"/var/tmp/{'n' * 256}"}, argv=["status", "j1"])  # issue 22 item 8
+@example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/" + "d/" * 2100}, argv=["list"])
 @given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),
        argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from domain.model.jobs.errors import JobsError
 from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectSpec
+from domain.model.program import program_problem
 
 
 class BadSpec(JobsError, ValueError):
@@ -33,6 +34,9 @@ class JobSpec:
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
             raise BadSpec("give either a command (after --) or a script, not both and not neither")
+        problem = program_problem(self.command) if self.command else None
+        if problem is not None:
+            raise BadSpec(problem)
         if self.max_attempts < 1:
             raise BadSpec("max_attempts must be at least 1")
         for pair in self.env:
