@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.spec import BadSpec, JobSpec
-from domain.model.program import program_problem
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.program import program_problem
 
 
 @pytest.mark.parametrize(("argv", "says"), [
