@@ -153,19 +153,33 @@ def _make_missing(path: Path) -> bool:
 
 
 def _bind(root: Path, this: HostIdentity) -> HostIdentity:
-    """Publish this host as the root's HOST if it has none; either way, the host the root belongs to."""
+    """The host the root belongs to: its HOST file, read first; published as this host only when missing.
+
+    Read first, so that a root that is bound already is used without writing anything: a read command on
+    a full disk, or on a root the user can read but not write, still reads (and leaves no staging file)."""
+    try:
+        return read_host_file(root)
+    except RootHostFileMissing:
+        pass
     data = dumps_canonical({"machine_id": this.machine_id, "hostname": this.hostname})
     try:
         if publish(root, HOST_FILE, data):
             return this
     except OSError as exc:
-        raise RootUnsafe(str(root), f"its HOST file cannot be written ({exc.strerror or exc})") from None
-    return read_host_file(root)
+        raise RootUnsafe(str(root), f"it has no HOST file yet, and it cannot be written ({exc.strerror or exc})"
+                         ) from None
+    return read_host_file(root)  # another process's first use published it meanwhile
+
+
+class RootHostFileMissing(RootHostFileDamaged):
+    """No HOST file at all: a root not bound yet (``_bind`` binds it; any other reader calls it damaged)."""
 
 
 def read_host_file(root: Path) -> HostIdentity:
     try:
         text = read_private(root / HOST_FILE, _MAX_HOST_FILE_BYTES)
+    except FileNotFoundError:
+        raise RootHostFileMissing(str(root), "it is missing") from None
     except UnsafeFile as exc:
         raise RootHostFileDamaged(str(root), exc.reason) from None
     except OSError as exc:
