@@ -113,6 +113,8 @@ def _located(directory: Path, exc: Exception) -> str:
 
 
 def _text_lines(status: dict[str, Any]) -> list[str]:
+    from dunscaith.domain.model.remote.state import disk_full
+
     lines = [f"state: {status['state']}", f"live: {'yes' if status['live'] else 'no'}"]
     if status["instance"]:
         inst = status["instance"]
@@ -131,6 +133,10 @@ def _text_lines(status: dict[str, Any]) -> list[str]:
         out = status["outcome"]
         ended = f"exit {out['exit_code']}" if out["exit_code"] is not None else f"signal {out['signal']}"
         lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes sha256 {out['stdout_sha256']}")
+    if status.get("blocked"):
+        note = status["blocked"]
+        full = "disk full: " if disk_full(note["errno"]) else ""
+        lines.append(f"blocked: {full}{note['file']} not written yet ({note['reason']}, since {note['since']})")
     return lines
 
 
