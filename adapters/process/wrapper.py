@@ -57,6 +57,7 @@ from dunscaith.domain.model.remote.control import (
     encode_note,
     refused_name,
 )
+from dunscaith.domain.model.remote.state import STDOUT_NOTE
 from dunscaith.ports.clock import Clock
 
 MAX_REQUEST = 1 << 16
@@ -106,10 +107,10 @@ def _high_fd(fd: int) -> int:
     return copy
 
 
-def _pump(source: int, wake: int, result: _Stdout) -> None:
+def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | None], None]) -> None:
     """Forward ``source`` to fd 1 unchanged, counted and digested (``stdout_pump``); then wake the loop."""
     try:
-        pumped = pump(source)
+        pumped = pump(source, full=full)
         result.count, result.digest, result.reader_gone = pumped.count, pumped.digest, pumped.reader_gone
     finally:
         result.done = True
@@ -172,6 +173,8 @@ class PosixWrapper:
         self._retry_at: float | None = None
         self._backoff = RETRY_FIRST
         self._worker_end: tuple[int | None, int | None] = (None, None)
+        self._stdout_note: Blocked | None = None  # the pump's: our stdout (a file) waits for space
+        self._note_lock = threading.Lock()  # the pump's thread and the loop both note
 
     # ---- files -----------------------------------------------------------------------------------
 
@@ -197,7 +200,7 @@ class PosixWrapper:
                 item.then()
         if self._blocked is not None:
             self._blocked = None
-            self._write_note(None)
+            self._write_note()
             _say(f"{self.directory}: every control file is written now")
         self._retry_at, self._backoff = None, RETRY_FIRST
         return True
@@ -207,15 +210,26 @@ class PosixWrapper:
         reason = exc.strerror or str(exc)
         if self._blocked is None or (self._blocked.file, self._blocked.errno) != (name, exc.errno):
             self._blocked = Blocked(name, exc.errno, reason, self.clock.now(), *self._worker_end)
-            self._write_note(self._blocked)
+            self._write_note()
             _say(f"{self.directory}: {name} cannot be written yet ({reason}); kept, and written as soon as it "
                  "can be")
         self._retry_at = self.clock.monotonic() + self._backoff
         self._backoff = min(self._backoff * 2, RETRY_MAX)
 
-    def _write_note(self, note: Blocked | None) -> None:
-        with contextlib.suppress(OSError, RuntimeError):  # display only; the room was made at claim
-            os.pwrite(self._lock.fd, encode_note(note), 0)
+    def _write_note(self, note: Blocked | None = None) -> None:
+        """The note room says ``note``, else what waits: a control file first, else our stdout."""
+        with self._note_lock, contextlib.suppress(OSError, RuntimeError):  # display only; room made at claim
+            os.pwrite(self._lock.fd, encode_note(note or self._blocked or self._stdout_note), 0)
+
+    def _stdout_full(self, exc: OSError | None) -> None:
+        """The pump's word (from its thread): our stdout, a file, waits for space (``exc``), or goes on."""
+        if exc is None:
+            self._stdout_note = None
+        else:
+            self._stdout_note = Blocked(STDOUT_NOTE, exc.errno, exc.strerror or str(exc), self.clock.now())
+            _say(f"{self.directory}: the worker's stdout cannot be written yet ({exc.strerror or exc}); "
+                 "kept, and written as soon as it can be")
+        self._write_note()
 
     def _settle(self) -> None:
         """Block until every waiting file is written: the last records of a worker whose end only we know."""
@@ -312,7 +326,8 @@ class PosixWrapper:
             self._settle()
             return EXIT_START_FAILED
         stdout = _Stdout()
-        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout), name="stdout-pump", daemon=True)
+        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout, self._stdout_full), name="stdout-pump",
+                                daemon=True)
         pump.start()
         status = self._own(instance, stdout, wake_r, watch)
         pump.join()

@@ -8,6 +8,7 @@ from typing import Any
 
 from dunscaith.domain.model.remote.control import OUTCOME, Blocked, InstanceRecords, TerminateRequest
 
+STDOUT_NOTE = "stdout"  # a note's ``file`` when the worker's output (a file) is what waits for space
 _FULL = frozenset({28, 122, 69})  # ENOSPC; EDQUOT on Linux, on macOS: "disk full" is what a user looks for
 
 
@@ -55,8 +56,13 @@ def blocked_text(note: Blocked, live: bool) -> str:
     else:
         ended = ""
     if live:
-        keeps = (f"{ended}; its outcome is kept by the process owner, which writes {OUTCOME} as soon as it can"
-                 if note.file == OUTCOME else f"{note.file} is kept by the process owner until it can be written")
+        if note.file == OUTCOME:
+            keeps = f"{ended}; its outcome is kept by the process owner, which writes {OUTCOME} as soon as it can"
+        elif note.file == STDOUT_NOTE:
+            keeps = ("the worker's output waits to be written to its stdout file; nothing of it is dropped, and "
+                     "the worker waits once its pipe is full")
+        else:
+            keeps = f"{note.file} is kept by the process owner until it can be written"
         return f"{head}: {keeps} ({since})"
     what = f"; {ended}, as the owner noted" if ended else ""
     return (f"{head}: the outcome is not known: the process owner could not write {note.file} ({since}) and "

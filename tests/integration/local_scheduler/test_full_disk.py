@@ -94,3 +94,29 @@ def test_an_owner_that_ends_before_it_could_write_the_outcome_is_unknown_not_fai
     assert view.reason.startswith("disk full: the outcome is not known: the process owner could not write "
                                   "outcome.json (No space left on device, since "), view.reason
     assert "the worker ended with exit code 0, as the owner noted" in view.reason
+
+
+def test_output_written_while_the_disk_is_full_waits_and_reaches_the_file_whole(on_small_disk,
+                                                                               tmp_path: Path) -> None:
+    local, disk = on_small_disk
+    gate = tmp_path / "gate"
+    size = 300_000
+    name, object_id = local.create(("sh", "-c", f"echo started; while [ ! -e {gate} ]; do sleep 0.05; done; "
+                                                f"head -c {size} /dev/zero | tr '\\0' x; echo; echo end"))
+    local.scheduler.release(object_id)
+    stdout = local.directory(object_id) / "stdout"
+    wait_for("its first line", lambda: stdout.read_bytes() == b"started\n")
+    disk.fill()
+    gate.touch()  # its output now meets the full disk
+
+    view = wait_for("running, disk full", lambda: _running_full(local, name, object_id))
+    assert "the worker's output waits to be written to its stdout file; nothing of it is dropped" in view.reason
+
+    disk.free()
+    wait_for("the end", lambda: local.view(name, object_id).state in ENDED)
+    assert local.view(name, object_id).state is ObjectState.COMPLETED
+    expected = b"started\n" + b"x" * size + b"\nend\n"
+    assert stdout.read_bytes() == expected  # nothing lost, nothing doubled
+    outcome = json.loads((local.directory(object_id) / INSTANCE_DIR / "outcome.json").read_text())
+    assert outcome["stdout_bytes"] == len(expected)
+    assert _staging(local, object_id) == []

@@ -236,3 +236,19 @@ def test_a_missing_host_file_of_a_non_empty_root_is_still_damaged_not_rebound(tm
     (root / "HOST").write_text("")
     with pytest.raises(RootHostFileDamaged):
         open_record_root(root, LOGIN1)
+
+
+def test_a_sound_store_on_a_full_disk_is_not_read_now_and_never_called_damaged(small_disk):
+    from dunscaith.ports.job_store import StoreError
+
+    root = small_disk.path / "records"
+    SqliteStore.open(root, LOGIN1).close()  # a clean close: SQLite removes its -wal and -shm
+    small_disk.fill()
+    with pytest.raises(StoreError) as caught:
+        SqliteStore.open(root, LOGIN1)
+    said = str(caught.value)
+    assert "cannot be read now" in said and "the disk holding it is full" in said, said
+    assert "damaged" not in said and "move it aside" not in said
+    assert _staging(root) == []
+    small_disk.free()
+    SqliteStore.open(root, LOGIN1).close()  # reads again once there is room
