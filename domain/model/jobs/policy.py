@@ -43,9 +43,9 @@ def judge_end(ended: Attempt, attempts_made: int, max_attempts: int, policy: Pol
     if state is ObjectState.COMPLETED:
         return JobOutcome(OutcomeKind.SUCCEEDED, "exit code 0")
     if state is ObjectState.UNKNOWN:  # never judged failed (it may have succeeded), never run again
-        why = f": {ended.reason}" if ended.reason else ""
-        return JobOutcome(OutcomeKind.ESCALATED, f"attempt {ended.number}'s outcome is not known{why}; "
-                                                 "check its output, and decide")
+        why = f"attempt {ended.number}: {ended.reason}" if ended.reason else \
+            f"attempt {ended.number}'s outcome is not known"
+        return JobOutcome(OutcomeKind.ESCALATED, f"{why}; check its output, and decide")
     if state in policy.recoverable:
         if attempts_made < max_attempts:
             return TryAgain(f"attempt {ended.number} ended {state}")

@@ -98,3 +98,32 @@ def test_a_supervisor_that_watches_through_the_full_disk_records_the_real_end(cl
     assert supervisor.returncode == 0, (out, err)
     assert "outcome: succeeded" in out + err and "failed" not in out + err
     assert _staging(root) == []
+
+
+def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_cause(cli: Cli,
+                                                                                   disk: SmallDisk) -> None:
+    root = disk.path / "records"
+    gate = cli.tmp / "gate"
+    env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
+    supervisor = cli.start("submit", "--name", "full3", "--", "sh", "-c",
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+    await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
+                    and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
+    directory = _object_dir(root)
+    assert directory is not None
+    disk.fill()
+    gate.touch()
+    await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
+    os.kill(supervisor.pid, signal.SIGKILL)
+    supervisor.communicate(timeout=30)
+    wrapper = json.loads((directory / "instance" / "instance.json").read_bytes())["wrapper_pid"]
+    os.kill(wrapper, signal.SIGKILL)  # its end, known to it alone, is lost with it
+
+    disk.free()
+    carried = cli.run("supervise", "full3", **env)
+    said = carried.stdout + carried.stderr
+    assert carried.returncode == 1, said
+    assert "outcome: escalated (attempt 1: disk full: the outcome is not known: the process owner could not " \
+           "write outcome.json (No space left on device" in said, said
+    assert "check its output, and decide)" in said, said
+    assert "attempt 2" not in said  # never run again: it may have succeeded

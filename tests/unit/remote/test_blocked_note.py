@@ -58,5 +58,6 @@ def test_an_unknown_end_is_escalated_with_its_reason_never_tried_again() -> None
                     reason="disk full: the outcome is not known")
     verdict = judge_end(ended, 1, 3, Policy())
     assert getattr(verdict, "kind", None) is OutcomeKind.ESCALATED
-    assert "attempt 1's outcome is not known: disk full" in verdict.detail  # type: ignore[union-attr]
+    assert verdict.detail == (
+        "attempt 1: disk full: the outcome is not known; check its output, and decide")  # type: ignore[union-attr]
 
