@@ -145,5 +145,6 @@ finish_help(app, {
             "dunscaith remote run --instance-dir /var/tmp/me/w1 --env-file vars.env -- python job.py"],
     "terminate": ["dunscaith remote terminate /var/tmp/me/w1", "dunscaith remote terminate --grace 30 /var/tmp/me/w1"],
     "status": ["dunscaith remote status /var/tmp/me/w1", "dunscaith remote status --json /var/tmp/me/w1"],
-}, "Exit codes: run exits as its worker did (128+n by signal n), 127 when it could not start, 2 bad input, "
+}, "Exit codes: run exits as its worker did (128+n by signal n), 127 when it could not start, 2 bad input "
+   "or no room on disk to record the launch (nothing ran), "
    "3 internal error; terminate and status: see docs/remote.md.")
