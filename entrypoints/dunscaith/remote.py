@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,10 +76,16 @@ def terminate_command(
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
+    from dunscaith.domain.model.remote.errors import RequestNotWritten
+    from dunscaith.domain.model.remote.state import Answer
+
     try:
         answer = use_case(grace, wait, nonce)
     except (NotAnInstance, ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
+    except RequestNotWritten as exc:  # its own request is not in place: unrequested, and why
+        print(f"dunscaith: {exc}", file=sys.stderr)
+        answer = Answer.UNREQUESTED
     print(answer.value)
     raise typer.Exit(answer.exit_code)
 

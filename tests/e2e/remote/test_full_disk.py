@@ -108,3 +108,35 @@ def test_a_full_disk_before_the_start_starts_nothing_and_says_so_in_one_line(rem
     assert len(lines) == 1 and "No space left on device" in lines[0] and "nothing was started" in lines[0], lines
     assert not marker.exists()
     assert _staging(directory) == [] if directory.exists() else True
+
+
+def test_terminate_on_a_full_disk_is_unrequested_with_its_cause_and_signals_nothing(remote: Remote,
+                                                                                    disk: SmallDisk) -> None:
+    directory = disk.path / "inst"
+    worker = remote.run(directory, "sleep", "300")
+    remote.instance(directory)
+    disk.fill()
+    done = remote.cli("terminate", str(directory), "--wait", "1")
+    assert (done.returncode, done.stdout.strip()) == (6, "unrequested"), done.stderr
+    assert done.stderr.strip() == (f"dunscaith: {directory / 'terminate.json'} cannot be written (No space left "
+                                   "on device); nothing was requested or signalled")
+    assert _staging(directory) == [] and worker.poll() is None
+    disk.free()
+    assert remote.terminate(directory, "--grace", "1") == (0, "confirmed")  # with room, as always
+    worker.wait(timeout=30)
+
+
+def test_terminate_after_the_worker_ended_while_its_outcome_waits_writes_nothing(remote: Remote,
+                                                                                disk: SmallDisk) -> None:
+    directory = disk.path / "inst"
+    wrapper = _start(directory)
+    remote.instance(directory)
+    disk.fill()
+    assert wrapper.stdin is not None and wrapper.stdout is not None
+    wrapper.stdin.write(b"go\n")
+    wrapper.stdin.close()
+    wait_for(lambda: _blocked_on_outcome(remote, directory), "the outcome blocked on a full disk")
+    assert remote.terminate(directory, "--wait", "1") == (6, "unrequested")
+    assert not (directory / "terminate.json").exists()
+    disk.free()
+    assert wrapper.wait(timeout=60) == 0
