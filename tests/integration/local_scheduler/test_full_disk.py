@@ -66,6 +66,7 @@ def test_a_job_that_ends_on_a_full_disk_is_running_disk_full_then_completed(on_s
     assert "the worker ended with exit code 0; its outcome is kept by the process owner" in view.reason
     assert "No space left on device" in view.reason
     assert _staging(local, object_id) == []
+    local.scheduler.cancel(object_id)  # its worker has ended: nothing to stop, and no error for it
 
     disk.free()
     wait_for("the end", lambda: local.view(name, object_id).state in ENDED)
