@@ -60,6 +60,9 @@ def _plain(ran) -> None:  # type: ignore[no-untyped-def]
 @example(argv=["list", "--limit", "x"])
 @example(argv=["submit", "--name", "a" * 10_000, "true"])
 @example(argv=["status", "j1", "--json"])
+@example(argv=["submit", "--", ""])  # issue 22 item 9: recorded and run, execve's traceback on stderr
+@example(argv=["submit", "--name", "j9", "--", "", "x"])
+@example(argv=["remote", "run", "--", ""])
 @example(argv=["check", "nope", "--json"])  # issue 22 item 7: an unknown cluster, one line and exit 2
 @example(argv=["check", "../x"])
 @given(argv=ARGV)
@@ -138,6 +141,7 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
 @example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
 @example(text='[clusters."../../escaped"]\nadapter = "slurm"\n', argv=["list"], as_directory=False)  # issue 22 item 5
+@example(text=f'[records]\nroot = "/var/tmp/{"n" * 256}/r"\n', argv=["list"], as_directory=False)  # issue 22 item 8
 @example(text="", argv=["list"], as_directory=True)
 @example(text="[supervise]\npoll = 100\npoll_max = 5\n", argv=["list"], as_directory=False)
 @example(text='[escalations]\ncommand = ["./notify"]\n', argv=["list"], as_directory=False)
@@ -176,6 +180,8 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/x\ny"}, argv=["list"])
 @example(variables={"DUNSCAITH_ESCALATIONS__COMMAND": '["./notify"]'}, argv=["status", "j1"])
 @example(variables={"DUNSCAITH_SUPERVISE__POLL": "abc"}, argv=["list"])
+@example(variables={"DUNSCAITH_RECORDS__ROOT": f"/var/tmp/{'n' * 256}"}, argv=["status", "j1"])  # issue 22 item 8
+@example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/" + "d/" * 2100}, argv=["list"])
 @given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),
        argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:

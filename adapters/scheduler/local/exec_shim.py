@@ -50,8 +50,9 @@ def main(argv: list[str]) -> None:
         os._exit(127)
     try:
         os.execvpe(program[0], program, env)
-    except OSError as exc:
-        sys.stderr.write(f"dunscaith local scheduler: cannot run {program[0]}: {exc.strerror}\n")
+    except (OSError, ValueError) as exc:  # ValueError: an argv execve refuses (an empty program, a NUL)
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        sys.stderr.write(f"dunscaith local scheduler: cannot run {program[0]}: {why}\n")
         os._exit(127)
 
 

@@ -85,6 +85,7 @@ from dunscaith.domain.model.jobs.objects import (
     QueryResult,
 )
 from dunscaith.domain.model.jobs.resources import SUBMIT_FLAG, Need, Resources
+from dunscaith.domain.model.remote.control import OUTCOME
 from dunscaith.domain.model.strict_json import DecodeError
 from dunscaith.ports.scheduler import SchedulerError
 
@@ -254,6 +255,8 @@ class LocalScheduler:
             return
         if reading is not None and reading.records.terminated is not None:
             return  # another request (an emergency stop, say) is already ending it
+        if reading is not None and reading.records.blocked is not None and reading.records.blocked.file == OUTCOME:
+            return  # its worker has ended: only its outcome waits for space, and nothing is left to stop
         raise SchedulerError(
             f"{object_id}: the process owner did not confirm the cancel ({answer.word or answer.code})"
         )

@@ -43,6 +43,7 @@ class ObjectState(StrEnum):
     BOOT_FAIL = "boot_fail"
     PREEMPTED = "preempted"
     REQUEUED = "requeued"
+    UNKNOWN = "unknown"  # ended, but how is not known (its owner could not record the end): a person decides
 
 
 ENDED: frozenset[ObjectState] = frozenset(
@@ -55,6 +56,7 @@ ENDED: frozenset[ObjectState] = frozenset(
         ObjectState.NODE_FAIL,
         ObjectState.BOOT_FAIL,
         ObjectState.PREEMPTED,
+        ObjectState.UNKNOWN,
     }
 )
 NOT_STARTED: frozenset[ObjectState] = frozenset({ObjectState.HELD, ObjectState.PENDING})

@@ -8,6 +8,7 @@ from dunscaith.domain.model.jobs.errors import BadSpec as BadSpec
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
+from dunscaith.domain.model.program import program_problem
 
 # Adapters whose objects live on one host (the local scheduler's processes): on a store that several
 # login nodes share, such a job is still acted on only where it was submitted.
@@ -32,6 +33,9 @@ class JobSpec:
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
             raise BadSpec("give either a command (after --) or a script, not both and not neither")
+        problem = program_problem(self.command) if self.command else None
+        if problem is not None:
+            raise BadSpec(problem)
         if self.max_attempts < 1:
             raise BadSpec("max_attempts must be at least 1")
         for pair in self.env:

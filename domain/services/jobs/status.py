@@ -85,4 +85,5 @@ class JobStatus:
             return LiveState(None, why, asked)
         obj = mine[0]
         code = f", exit code {obj.exit_code}" if obj.exit_code is not None else ""
-        return LiveState(str(obj.state), f"{obj.object_id} {obj.state}{code}", asked)
+        why = f": {obj.reason}" if obj.reason else ""  # "disk full: ..." while an outcome waits for space
+        return LiveState(str(obj.state), f"{obj.object_id} {obj.state}{code}{why}", asked)
