@@ -48,7 +48,7 @@ from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
@@ -113,6 +113,7 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
     from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
@@ -138,6 +139,7 @@ def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
     from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
 
     t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
     return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
                                          accounting=t.accounting))
 

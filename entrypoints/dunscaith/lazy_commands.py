@@ -9,6 +9,7 @@ to the commands' own help texts, so the two cannot drift apart.
 from __future__ import annotations
 
 import importlib
+from difflib import get_close_matches
 from typing import Any
 
 import typer
@@ -76,6 +77,20 @@ class LazyCommands(TyperGroup):
         if cmd_name not in self.commands and cmd_name in LAZY:
             self._load(LAZY[cmd_name][0])
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                           list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.UsageError as exc:
+            # typer suggests among the commands loaded so far; the lazy ones are not, yet
+            if args and "Did you mean" not in exc.message:
+                known = [name for name in self.list_commands(ctx) if not name.startswith("_")]
+                found = get_close_matches(args[0], known, n=2)
+                if found:
+                    # typer's own wording, as for the commands of a group loaded whole (config, remote)
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(f) for f in found)}?"
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: list[tuple[str, click.Command | None]] = []

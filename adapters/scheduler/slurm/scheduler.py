@@ -39,6 +39,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.ports.scheduler import SchedulerError
 
 # Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
@@ -89,6 +90,14 @@ class SlurmCliScheduler:
         return bool(config) and scontrol.accounting_enabled(config or {})
 
     # ---- create ---------------------------------------------------------------------------------
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        """Slurm honours every need; of sbatch's own options, those dunscaith sets itself are refused."""
+        try:
+            batch_script.check_options(options)
+        except batch_script.SpecRefused as exc:
+            return str(exc)
+        return None
+
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         try:
             script = batch_script.script_for(spec)
