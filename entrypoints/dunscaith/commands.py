@@ -42,7 +42,7 @@ _HELP = {
 
 def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
     """The job's state from this host's record (BadInput when it is not here)."""
-    edge.owned_elsewhere(ctx, job, words)  # before the store: another host's job needs nothing of this one
+    edge.owned_elsewhere(ctx, job, words, follow=True)  # before the store: another host's job needs nothing of this one
     edge.open_store(ctx)
     state = edge.read_state(ctx, JobId(job))
     edge.bound_elsewhere(ctx, state, words)  # a local-scheduler job of another host: run there

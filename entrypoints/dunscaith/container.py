@@ -29,9 +29,11 @@ from dunscaith.adapters.progress.output_files import OutputFiles
 from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
 from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.store.record_root import read_host_file
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.services.jobs.check import CheckCluster
 from dunscaith.domain.services.jobs.commands import JobCommands
@@ -42,6 +44,7 @@ from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep
@@ -50,8 +53,10 @@ from dunscaith.ports.clock import Clock
 from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
+from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
 
@@ -182,6 +187,19 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
+def _sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
+    # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
+    return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
+
+
+def _root_host(root: Path) -> HostIdentity | None:
+    """The host a record root's HOST file binds it to; None when it has none that reads (or is gone)."""
+    try:
+        return read_host_file(root)
+    except Exception:
+        return None
+
+
 def _pointers(crash: CrashPoints) -> FilePointers:
     # the index's steps join the crash-point sweep: "pointer-indexed", "pointer-settled"
     return FilePointers(default_pointer_dir(), checkpoint=crash.reached)
@@ -195,11 +213,13 @@ class Adapters(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     host = providers.Singleton(_host)
     crash = providers.Singleton(EnvCrashPoints)
+    pointers = providers.Singleton(_pointers, crash=crash)
     # records.backend chooses the store, opened once and closed with the command; a new backend is one
     # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Resource(closing, providers.Factory(SqliteStore.open, settings.provided.records.root, host)),
+        sqlite=providers.Resource(closing, providers.Factory(_sqlite_store, settings.provided.records.root, host,
+                                                             pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
@@ -210,6 +230,7 @@ class Adapters(containers.DeclarativeContainer):
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+    root_host = providers.Object(_root_host)  # a record root's HOST, for a pointer naming another root
     # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
     probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
         local=providers.Factory(_local_probe, settings=settings),
@@ -217,7 +238,6 @@ class Adapters(containers.DeclarativeContainer):
     )
     store_integrity = providers.Object(_integrity)
     doctor_integrity = providers.Object(_doctor_integrity)
-    pointers = providers.Singleton(_pointers, crash=crash)
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)

@@ -41,7 +41,7 @@ def status(
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
         return list_jobs(ctx, as_json, False, False, None, None, None, None)
-    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
+    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:

@@ -168,7 +168,8 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               follow: bool = typer.Option(False, "--follow", "-f",
                                           help="show the job's stdout and stderr while it runs")) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
-    edge.owned_elsewhere(ctx, job, ["supervise", job])  # another host's job: supervised there, in the foreground
+    # another host's job: supervised there, in the foreground
+    edge.owned_elsewhere(ctx, job, ["supervise", job], follow=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     edge.notice_unattended(ctx, skip=job)
