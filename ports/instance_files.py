@@ -18,7 +18,8 @@ class InstanceFiles(Protocol):
         ...
 
     def publish_request(self, request: TerminateRequest) -> bool:
-        """Publish ``terminate.json`` unless one is there already (never replacing); True if written."""
+        """Publish ``terminate.json`` unless one is there already (never replacing); True if written.
+        Raises ``domain.model.remote.errors.RequestNotWritten`` when it cannot be written (a full disk)."""
         ...
 
     @property

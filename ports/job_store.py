@@ -43,6 +43,20 @@ class LockLost(StoreError):
     """The holder's lock is gone (its session ended, its file was replaced): the holder must stop acting."""
 
 
+class StoreMissing(StoreError):
+    """The store is not there, but pointers of this host name jobs recorded in it: it was moved aside,
+    deleted or lost, and a new empty one made in its place would hide that every record is gone."""
+
+    def __init__(self, where: str, jobs: Sequence[str]) -> None:
+        shown = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
+        super().__init__(
+            f"record store {where} is missing, but {len(jobs)} pointer(s) of this host name jobs recorded in it "
+            f"({shown}); no new store was made: put it back (restore it from a copy), or, to start anew there, "
+            "remove those pointers; dunscaith doctor lists them")
+        self.where = where
+        self.jobs = tuple(jobs)
+
+
 class JobLock(Protocol):
     """Held for as long as the actor acts on the job; a dead holder releases it (kernel or server side)."""
 

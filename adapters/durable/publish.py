@@ -8,6 +8,7 @@ writer picks a fresh staging name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,6 +28,8 @@ def write_synced(path: Path, data: bytes, mode: int = 0o600) -> None:
 
 
 def _write_new(path: Path, data: bytes, mode: int, *, sync: bool) -> None:
+    """A file that could not be written whole is removed: a full disk (ENOSPC on the write or the sync)
+    or a quota must not leave a 0-byte staging file behind for every try."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
@@ -35,8 +38,12 @@ def _write_new(path: Path, data: bytes, mode: int, *, sync: bool) -> None:
             view = view[written:]
         if sync:
             sync_fd(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    os.close(fd)
 
 
 def publish(directory: Path, name: str, data: bytes, mode: int = 0o600, *, durable_name: bool = True) -> bool:

@@ -44,9 +44,16 @@ def read_machine_id(files: tuple[Path, ...]) -> str:
 
 
 def nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists. A name that cannot even be looked up (a part longer
+    than a file name may be, a path over PATH_MAX, a loop of links, a file where a folder should be)
+    does not exist either: the walk goes on up, it never raises."""
     path = Path(os.path.abspath(path))
-    while not path.exists() and path != path.parent:
-        path = path.parent
+    while path != path.parent:
+        try:
+            os.stat(path)
+            return path
+        except OSError:
+            path = path.parent
     return path
 
 

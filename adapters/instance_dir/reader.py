@@ -10,6 +10,7 @@ those checks is not what this instance could have written, and is refused like a
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from dunscaith.adapters.durable.lock import is_held
@@ -18,9 +19,12 @@ from dunscaith.adapters.durable.publish import STAGING_PREFIX
 from dunscaith.domain.model.remote.control import (
     LAUNCHING,
     LOCK,
+    NOTE_BYTES,
+    Blocked,
     ControlError,
     InstanceRecords,
     decode_files,
+    decode_note,
     reading_order,
 )
 
@@ -64,4 +68,19 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
             continue  # removed before it was read, or never written: absent
         except UnsafeFile as exc:
             raise ControlError(f"{name}: {exc.reason}") from None
-    return live, decode_files(files)
+    records = decode_files(files)
+    if records.outcome is None and LOCK in used:
+        # Read last: a note cleared meanwhile means its file is written now, and the next reading has it.
+        # Without a live wrapper it is what kept the wrapper from recording its outcome before it ended.
+        note = _note(directory)
+        if note is not None:
+            records = replace(records, blocked=note)
+    return live, records
+
+
+def _note(directory: Path) -> Blocked | None:
+    """The wrapper's note in its lock file (display only: a lock file that does not read has none)."""
+    try:
+        return decode_note(read_private(directory / LOCK, NOTE_BYTES * 2))
+    except (OSError, UnsafeFile):
+        return None

@@ -53,8 +53,10 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _fail(stage: str, exc: OSError) -> None:
-    message = json.dumps({"stage": stage, "errno": exc.errno, "message": exc.strerror or str(exc)})
+def _fail(stage: str, exc: OSError | ValueError) -> None:
+    errno = exc.errno if isinstance(exc, OSError) else None
+    text = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+    message = json.dumps({"stage": stage, "errno": errno, "message": text})
     try:
         os.write(STATUS_FD, message.encode())
     finally:
@@ -91,7 +93,7 @@ def main(in_process: InProcess | None = None) -> None:
         _run_here(program, env)
     try:
         os.execvpe(argv[0], argv, env)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: an argv execve refuses (an empty program, a NUL)
         _fail("exec", exc)
 
 

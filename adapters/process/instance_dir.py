@@ -8,6 +8,7 @@ from dunscaith.adapters.durable.publish import publish
 from dunscaith.adapters.instance_dir.reader import NotAnInstance as NotAnInstance
 from dunscaith.adapters.instance_dir.reader import read_instance_dir
 from dunscaith.domain.model.remote.control import REQUEST, InstanceRecords, TerminateRequest, encode
+from dunscaith.domain.model.remote.errors import RequestNotWritten
 
 
 class DirectoryInstanceFiles:
@@ -22,4 +23,8 @@ class DirectoryInstanceFiles:
         return read_instance_dir(self.directory)
 
     def publish_request(self, request: TerminateRequest) -> bool:
-        return publish(self.directory, REQUEST, encode(request))
+        try:
+            return publish(self.directory, REQUEST, encode(request))
+        except OSError as exc:  # nothing half-written is left (publish removes its staging file)
+            raise RequestNotWritten(f"{self.directory / REQUEST} cannot be written ({exc.strerror or exc}); "
+                                    "nothing was requested or signalled") from None

@@ -19,13 +19,19 @@ took back, so the first write into them faults on the host); 1 GiB through the w
 took 1.5-2.4 s of CPU with 512 KiB writes, 1.2-1.3 s with 128 KiB ones.
 
 When the reader of our stdout goes away (EPIPE, or any other write error) forwarding stops and the
-pump keeps draining, counting and hashing, so the count covers everything the worker wrote.
+pump keeps draining, counting and hashing, so the count covers everything the worker wrote. A full disk
+under a file stdout (ENOSPC, EDQUOT) is no reader going away: given ``full``, the pump tells it, waits
+on a backoff and writes the same bytes again, so the file loses nothing (the worker is held by its pipe
+meanwhile, as a direct writer would be by the disk).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import select
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dunscaith.adapters.process.digest_ring import CHUNK, DigestRing
@@ -43,6 +49,11 @@ from dunscaith.adapters.process.pipe_tee import (
 __all__ = ["CHUNK", "F_SETPIPE_SZ", "WRITE", "Pumped", "pump"]
 
 WRITE = 1 << 17
+FULL_FIRST, FULL_MAX = 0.25, 5.0  # the backoff of a write into a full disk
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+# told the error when writing to our stdout waits for space, and None once it went on
+Full = Callable[[OSError | None], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,22 +63,23 @@ class Pumped:
     reader_gone: bool
 
 
-def pump(source: int, out: int = 1) -> Pumped:
-    """Forward ``source`` to ``out`` until its end; the count, the SHA-256 and whether the reader went away."""
+def pump(source: int, out: int = 1, full: Full | None = None) -> Pumped:
+    """Forward ``source`` to ``out`` until its end; the count, the SHA-256 and whether the reader went away.
+    ``full``: see the module's docstring (without it, a full disk ends forwarding as a reader gone)."""
     ring = DigestRing()
     try:
         tee = tee_for(source, out)
-        count, how = _by_tee(source, out, tee, ring) if tee is not None else (0, REFUSED)
+        count, how = _by_tee(source, out, tee, ring, full) if tee is not None else (0, REFUSED)
         forwarding = how != GONE
         if how != MOVED:  # not spliced (any more): the rest is copied, or drained once the reader is gone
-            copied, forwarding = _by_copy(source, out, ring, forwarding)
+            copied, forwarding = _by_copy(source, out, ring, forwarding, full)
             count += copied
     finally:
         digest = ring.digest()
     return Pumped(count, digest, not forwarding)
 
 
-def _by_tee(source: int, out: int, tee: Tee, ring: DigestRing) -> tuple[int, str]:
+def _by_tee(source: int, out: int, tee: Tee, ring: DigestRing, full: Full | None) -> tuple[int, str]:
     """Tee, hash the duplicate, splice the original: the count, and MOVED at the end or how splicing stopped."""
     hash_r, hash_w = os.pipe()
     try:
@@ -81,7 +93,7 @@ def _by_tee(source: int, out: int, tee: Tee, ring: DigestRing) -> tuple[int, str
             ring.hash(n)  # hashed while the same bytes are spliced on
             how, left = splice_exactly(source, out, n)
             if how != MOVED:  # the rest of this chunk is hashed already: forward (or drop) it without a hash
-                if not _copy_unhashed(source, out, left, forwarding=how == REFUSED):
+                if not _copy_unhashed(source, out, left, how == REFUSED, full):
                     how = GONE
                 return count, how
         return count, MOVED
@@ -90,7 +102,7 @@ def _by_tee(source: int, out: int, tee: Tee, ring: DigestRing) -> tuple[int, str
         os.close(hash_r)
 
 
-def _by_copy(source: int, out: int, ring: DigestRing, forwarding: bool) -> tuple[int, bool]:
+def _by_copy(source: int, out: int, ring: DigestRing, forwarding: bool, full: Full | None) -> tuple[int, bool]:
     """Read into the ring, hash, write (while ``forwarding``) until the source's end: the count, still forwarding."""
     count = 0
     while True:
@@ -101,7 +113,7 @@ def _by_copy(source: int, out: int, ring: DigestRing, forwarding: bool) -> tuple
         count += n
         ring.hash(n)  # hashed while the same bytes are written
         if forwarding:
-            forwarding = _write_all(out, view[:n])
+            forwarding = _write_all(out, view[:n], full)
 
 
 def _read_exactly(fd: int, view: memoryview) -> None:
@@ -109,24 +121,34 @@ def _read_exactly(fd: int, view: memoryview) -> None:
         view = view[os.readv(fd, [view]):]
 
 
-def _copy_unhashed(source: int, out: int, n: int, forwarding: bool) -> bool:
+def _copy_unhashed(source: int, out: int, n: int, forwarding: bool, full: Full | None) -> bool:
     """The next ``n`` bytes of ``source`` to ``out`` (dropped unless ``forwarding``); False once the reader is gone."""
     view = memoryview(bytearray(min(n, CHUNK)))  # rare (once per run at most): no ring buffer for it
     while n:
         got = os.readv(source, [view[:n]])
         n -= got
         if forwarding:
-            forwarding = _write_all(out, view[:got])
+            forwarding = _write_all(out, view[:got], full)
     return forwarding
 
 
-def _write_all(out: int, view: memoryview) -> bool:
-    """Write ``view`` whole to ``out``; False once the reader has gone away (EPIPE or another write error)."""
+def _write_all(out: int, view: memoryview, full: Full | None = None) -> bool:
+    """Write ``view`` whole to ``out``; False once the reader has gone away (EPIPE or another write error).
+    With ``full``, a full disk is waited out (told, backed off, written again), never taken for that."""
+    wait, waited = FULL_FIRST, False
     while view:
         try:
             view = view[os.write(out, view[:WRITE]):]
         except BlockingIOError:  # fd 1 shared with a non-blocking owner: wait, this is no going away
             select.select([], [out], [])
-        except OSError:
-            return False
+        except OSError as exc:
+            if full is None or exc.errno not in _FULL:
+                return False
+            if not waited:
+                full(exc)
+                waited = True
+            time.sleep(wait)
+            wait = min(wait * 2, FULL_MAX)
+    if waited:
+        full(None)  # type: ignore[misc]  # waited implies full
     return True

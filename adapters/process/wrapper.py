@@ -27,6 +27,7 @@ from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.private_dir import ensure_private_dir
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
+from dunscaith.adapters.durable.sync import sync_fd
 from dunscaith.adapters.process import exec_side
 from dunscaith.adapters.process.directory_watch import DirectoryWatch, watch_directory
 from dunscaith.adapters.process.leader import leader_exited
@@ -41,6 +42,7 @@ from dunscaith.domain.model.remote.control import (
     REQUEST,
     TERMINATED,
     Admitted,
+    Blocked,
     Failure,
     Instance,
     Launching,
@@ -52,16 +54,35 @@ from dunscaith.domain.model.remote.control import (
     TerminateRequest,
     admit_request,
     encode,
+    encode_note,
     refused_name,
 )
+from dunscaith.domain.model.remote.state import STDOUT_NOTE
 from dunscaith.ports.clock import Clock
 
 MAX_REQUEST = 1 << 16
 EXIT_START_FAILED = 127
+# A control file that cannot be written (a full disk, a quota) is kept and tried again on this backoff,
+# for as long as it takes: the worker's end is known only to this process, so it must not end first.
+RETRY_FIRST = 0.25
+RETRY_MAX = 5.0
 
 
 class InstanceDirUnusable(Exception):
     """The instance directory cannot be used (not empty, in use, not the user's own); nothing started."""
+
+
+class LaunchNotRecorded(Exception):
+    """launching.json or instance.json could not be written, so the program was never started."""
+
+
+@dataclass
+class _Waiting:
+    """A control file not written yet: its name, its bytes, and what follows its writing."""
+
+    name: str
+    data: bytes
+    then: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +107,10 @@ def _high_fd(fd: int) -> int:
     return copy
 
 
-def _pump(source: int, wake: int, result: _Stdout) -> None:
+def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | None], None]) -> None:
     """Forward ``source`` to fd 1 unchanged, counted and digested (``stdout_pump``); then wake the loop."""
     try:
-        pumped = pump(source)
+        pumped = pump(source, full=full)
         result.count, result.digest, result.reader_gone = pumped.count, pumped.digest, pumped.reader_gone
     finally:
         result.done = True
@@ -147,11 +168,73 @@ class PosixWrapper:
         self.pid = os.getpid()
         self._lock = FlockLock(directory / LOCK)
         self._request_blocked = False
+        self._waiting: list[_Waiting] = []  # in the order written: a reader relies on it
+        self._blocked: Blocked | None = None
+        self._retry_at: float | None = None
+        self._backoff = RETRY_FIRST
+        self._worker_end: tuple[int | None, int | None] = (None, None)
+        self._stdout_note: Blocked | None = None  # the pump's: our stdout (a file) waits for space
+        self._note_lock = threading.Lock()  # the pump's thread and the loop both note
 
     # ---- files -----------------------------------------------------------------------------------
 
     def _publish(self, name: str, record: Record) -> bool:
         return publish(self.directory, name, encode(record))
+
+    def _record(self, name: str, record: Record, then: Callable[[], None] | None = None) -> None:
+        """Write ``record`` after every file still waiting; kept (and tried again) when it cannot be yet."""
+        self._waiting.append(_Waiting(name, encode(record), then))
+        self._flush()
+
+    def _flush(self) -> bool:
+        """Publish what waits, in order; True once nothing waits. A failure keeps the rest for a retry."""
+        while self._waiting:
+            item = self._waiting[0]
+            try:
+                publish(self.directory, item.name, item.data)
+            except OSError as exc:
+                self._block(item.name, exc)
+                return False
+            self._waiting.pop(0)
+            if item.then is not None:
+                item.then()
+        if self._blocked is not None:
+            self._blocked = None
+            self._write_note()
+            _say(f"{self.directory}: every control file is written now")
+        self._retry_at, self._backoff = None, RETRY_FIRST
+        return True
+
+    def _block(self, name: str, exc: OSError) -> None:
+        """Note why ``name`` waits, in the lock file's room (needs no space) and on stderr, and when to retry."""
+        reason = exc.strerror or str(exc)
+        if self._blocked is None or (self._blocked.file, self._blocked.errno) != (name, exc.errno):
+            self._blocked = Blocked(name, exc.errno, reason, self.clock.now(), *self._worker_end)
+            self._write_note()
+            _say(f"{self.directory}: {name} cannot be written yet ({reason}); kept, and written as soon as it "
+                 "can be")
+        self._retry_at = self.clock.monotonic() + self._backoff
+        self._backoff = min(self._backoff * 2, RETRY_MAX)
+
+    def _write_note(self, note: Blocked | None = None) -> None:
+        """The note room says ``note``, else what waits: a control file first, else our stdout."""
+        with self._note_lock, contextlib.suppress(OSError, RuntimeError):  # display only; room made at claim
+            os.pwrite(self._lock.fd, encode_note(note or self._blocked or self._stdout_note), 0)
+
+    def _stdout_full(self, exc: OSError | None) -> None:
+        """The pump's word (from its thread): our stdout, a file, waits for space (``exc``), or goes on."""
+        if exc is None:
+            self._stdout_note = None
+        else:
+            self._stdout_note = Blocked(STDOUT_NOTE, exc.errno, exc.strerror or str(exc), self.clock.now())
+            _say(f"{self.directory}: the worker's stdout cannot be written yet ({exc.strerror or exc}); "
+                 "kept, and written as soon as it can be")
+        self._write_note()
+
+    def _settle(self) -> None:
+        """Block until every waiting file is written: the last records of a worker whose end only we know."""
+        while not self._flush():
+            self.clock.sleep(max(0.0, (self._retry_at or 0.0) - self.clock.monotonic()))
 
     def claim(self) -> None:
         """Make the directory ours: private, locked for our whole life, never used before."""
@@ -172,14 +255,25 @@ class PosixWrapper:
         if leftovers:
             self._lock.release()
             raise InstanceDirUnusable(f"{self.directory} is not empty (it holds {sorted(leftovers)[0]})")
+        try:  # room for a note that must be writable when nothing else is (a full disk): made now
+            os.pwrite(self._lock.fd, encode_note(None), 0)
+            sync_fd(self._lock.fd)
+        except OSError as exc:
+            self._lock.release()
+            raise InstanceDirUnusable(f"{self.directory}: its lock file cannot be written "
+                                      f"({exc.strerror or exc}); nothing was started") from None
 
     # ---- the run ---------------------------------------------------------------------------------
 
     def run(self, spec: LaunchSpec) -> int:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped connection must not end the owner
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the wrapper quietly (state: lost)
-        self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
-                                           tuple(sorted(spec.env)), self.clock.now()))
+        try:
+            self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
+                                               tuple(sorted(spec.env)), self.clock.now()))
+        except OSError as exc:
+            raise LaunchNotRecorded(f"{self.directory}: {LAUNCHING} cannot be written ({exc.strerror or exc}); "
+                                    "nothing was started") from None
         # Watched before instance.json exists: no request can be written before that, so none is missed.
         watch = self.watch(self.directory)
         try:
@@ -207,29 +301,42 @@ class PosixWrapper:
         try:
             pid = _start_exec_side(out_w, bar_r, st_w, self.in_process)
         except OSError as exc:
-            self._publish(FAILURE, Failure(self.nonce, self.host, self.pid, None, "spawn", exc.errno,
-                                           exc.strerror or str(exc), self.clock.now()))
+            self._record(FAILURE, Failure(self.nonce, self.host, self.pid, None, "spawn", exc.errno,
+                                          exc.strerror or str(exc), self.clock.now()))
+            self._settle()
             return EXIT_START_FAILED
         finally:
             for fd in (out_w, bar_r, st_w):
                 os.close(fd)
         instance = Instance(self.nonce, self.host, self.pid, pid, pid, self.clock.now())
-        self._publish(INSTANCE, instance)
+        try:
+            self._publish(INSTANCE, instance)
+        except OSError as exc:  # the child waits at the barrier: it ends, never released, and nothing ran
+            self._write_note(Blocked(INSTANCE, exc.errno, exc.strerror or str(exc), self.clock.now()))
+            for fd in (bar_w, st_r, out_r):
+                os.close(fd)
+            os.waitpid(pid, 0)
+            raise LaunchNotRecorded(f"{self.directory}: {INSTANCE} cannot be written ({exc.strerror or exc}); "
+                                    "the program was not started") from None
         failure = self._release(instance, spec, bar_w, st_r)
         if failure is not None:
             os.close(out_r)
-            self._publish(FAILURE, failure)
+            self._record(FAILURE, failure)
             os.waitpid(pid, 0)
+            self._settle()
             return EXIT_START_FAILED
         stdout = _Stdout()
-        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout), name="stdout-pump", daemon=True)
+        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout, self._stdout_full), name="stdout-pump",
+                                daemon=True)
         pump.start()
         status = self._own(instance, stdout, wake_r, watch)
         pump.join()
         os.close(out_r)
         exit_code = os.waitstatus_to_exitcode(status)
         code, sig = (exit_code, None) if exit_code >= 0 else (None, -exit_code)
-        self._publish(OUTCOME, Outcome(instance.id, code, sig, stdout.count, stdout.digest, self.clock.now()))
+        self._worker_end = (code, sig)
+        self._record(OUTCOME, Outcome(instance.id, code, sig, stdout.count, stdout.digest, self.clock.now()))
+        self._settle()  # the worker's end is known here alone: this process outlives its writing
         return code if code is not None else 128 + (sig or 0)
 
     def _release(self, instance: Instance, spec: LaunchSpec, bar_w: int, st_r: int) -> Failure | None:
@@ -268,7 +375,11 @@ class PosixWrapper:
         refusals = 0
         while True:
             leader_done = leader_exited(pid)
-            if admitted is None and not self._request_blocked and not (leader_done and stdout.done):
+            if self._waiting and self._retry_at is not None and self.clock.monotonic() >= self._retry_at:
+                self._flush()
+            # a request is read only once every earlier answer is written: one refusal at a time
+            if admitted is None and not self._request_blocked and not self._waiting and not (
+                    leader_done and stdout.done):
                 found = self._read_request()
                 if found is not None:
                     verdict = (admit_request(found, instance) if isinstance(found, bytes)
@@ -289,9 +400,10 @@ class PosixWrapper:
             if leader_done and stdout.done and kill_at is None:
                 break
             timeout = watch.poll_seconds
-            if kill_at is not None:
-                left = max(0.0, kill_at - self.clock.monotonic())
-                timeout = left if timeout is None else min(timeout, left)
+            for due in (kill_at, self._retry_at if self._waiting else None):
+                if due is not None:
+                    left = max(0.0, due - self.clock.monotonic())
+                    timeout = left if timeout is None else min(timeout, left)
             _wait(wake_r, watch, timeout)
         _, status = os.waitpid(pid, 0)
         return status
@@ -311,8 +423,16 @@ class PosixWrapper:
         while True:
             refusals += 1
             record = Refused(instance.id, refusals, request, reason, self.clock.now())
-            if self._publish(refused_name(refusals), record):
-                break
+            try:
+                if self._publish(refused_name(refusals), record):
+                    break
+            except OSError:  # kept, and the request removed once it is written (no other is read before)
+                self._record(refused_name(refusals), record, then=self._remove_request)
+                return refusals
+        self._remove_request()
+        return refusals
+
+    def _remove_request(self) -> None:
         try:
             os.unlink(self.directory / REQUEST)  # only now: a matching request may take its place
         except OSError:
@@ -320,7 +440,6 @@ class PosixWrapper:
                 os.rmdir(self.directory / REQUEST)
             except OSError:  # a thing we cannot remove holds the name: refuse it once, not forever
                 self._request_blocked = True
-        return refusals
 
     def _signal(self, instance: Instance, request: TerminateRequest, signum: int, name: str) -> bool:
         try:
@@ -328,8 +447,14 @@ class PosixWrapper:
         except ProcessLookupError:  # macOS refuses a group whose only member is the unreaped leader
             return False
         sig = "TERM" if signum == signal.SIGTERM else "KILL"
-        self._publish(name, Signalled(instance.id, request, sig, instance.process_group, self.clock.now()))
+        self._record(name, Signalled(instance.id, request, sig, instance.process_group, self.clock.now()))
         return True
+
+
+def _say(line: str) -> None:
+    """One line on stderr, best effort: on a full disk, the stderr file may be where space ran out."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"dunscaith: remote run: {line}\n".encode())
 
 
 def _wait(wake: int, watch: DirectoryWatch, timeout: float | None) -> None:

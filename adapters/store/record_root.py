@@ -37,6 +37,10 @@ _MAX_HOST_FILE_BYTES = 4096
 # do not import each other. Anything else is someone else's.
 _OWN_ENTRIES = frozenset({"instances", "forwarded", "local-scheduler", "slurm-queries", "locks"})
 _HOST_FIELDS = {"machine_id": (str,), "hostname": (str,)}
+# Linux's limits (<linux/limits.h>), which every local filesystem dunscaith accepts keeps to; macOS's are
+# 1024 and 255. Checked up front: the kernel's ENAMETOOLONG would come from whichever call met it first.
+_PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 1024
+_NAME_MAX = 255
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,9 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     Raises a RecordRootRefused subclass naming the root and the setting to change.
     """
     path = Path(os.path.abspath(path))  # abspath, not resolve: a symlinked root must be seen, not followed
+    too_long = _too_long(path)
+    if too_long is not None:
+        raise RootUnsafe(shown_path(path), too_long)
     filesystem = host.filesystem(path)
     if filesystem.is_network:
         raise RootOnNetworkFilesystem(str(path), filesystem.name)
@@ -71,6 +78,24 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     if recorded != this:
         raise RootOfAnotherHost(str(path), describe_host(recorded), describe_host(this), recorded.hostname)
     return RecordRoot(path=path, host=this)
+
+
+def _too_long(path: Path) -> str | None:
+    """Why no system call could take ``path`` (ENAMETOOLONG), found before any folder of it is made."""
+    whole = len(os.fsencode(path))
+    if whole >= _PATH_MAX:
+        return f"the path is {whole} bytes long, and the system takes at most {_PATH_MAX - 1}"
+    for part in path.parts[1:]:
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX:
+            return f"its part {shown_path(part, 24)} is {size} bytes long, and a file name may be at most {_NAME_MAX}"
+    return None
+
+
+def shown_path(path: Path | str, keep: int = 100) -> str:
+    """A path for a one-line message: whole when short, else its start and end around an ellipsis."""
+    text = str(path)
+    return text if len(text) <= keep else f"{text[:keep * 2 // 3]}…{text[-(keep // 3):]}"
 
 
 def _claim(path: Path) -> None:
@@ -128,19 +153,33 @@ def _make_missing(path: Path) -> bool:
 
 
 def _bind(root: Path, this: HostIdentity) -> HostIdentity:
-    """Publish this host as the root's HOST if it has none; either way, the host the root belongs to."""
+    """The host the root belongs to: its HOST file, read first; published as this host only when missing.
+
+    Read first, so that a root that is bound already is used without writing anything: a read command on
+    a full disk, or on a root the user can read but not write, still reads (and leaves no staging file)."""
+    try:
+        return read_host_file(root)
+    except RootHostFileMissing:
+        pass
     data = dumps_canonical({"machine_id": this.machine_id, "hostname": this.hostname})
     try:
         if publish(root, HOST_FILE, data):
             return this
     except OSError as exc:
-        raise RootUnsafe(str(root), f"its HOST file cannot be written ({exc.strerror or exc})") from None
-    return read_host_file(root)
+        raise RootUnsafe(str(root), f"it has no HOST file yet, and it cannot be written ({exc.strerror or exc})"
+                         ) from None
+    return read_host_file(root)  # another process's first use published it meanwhile
+
+
+class RootHostFileMissing(RootHostFileDamaged):
+    """No HOST file at all: a root not bound yet (``_bind`` binds it; any other reader calls it damaged)."""
 
 
 def read_host_file(root: Path) -> HostIdentity:
     try:
         text = read_private(root / HOST_FILE, _MAX_HOST_FILE_BYTES)
+    except FileNotFoundError:
+        raise RootHostFileMissing(str(root), "it is missing") from None
     except UnsafeFile as exc:
         raise RootHostFileDamaged(str(root), exc.reason) from None
     except OSError as exc:

@@ -29,10 +29,13 @@ from dunscaith.adapters.progress.output_files import OutputFiles
 from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
 from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.store.record_root import read_host_file
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.services.jobs.check import CheckCluster
 from dunscaith.domain.services.jobs.commands import JobCommands
 from dunscaith.domain.services.jobs.doctor import Doctor
 from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
@@ -41,15 +44,19 @@ from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.ports.clock import Clock
+from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
+from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
 
@@ -106,10 +113,12 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
     from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
-        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir))
+        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
+        say=_say)
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
     shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
                                   max_age=t.coalesce_max_age, record_root=settings.records.root)
@@ -117,6 +126,29 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
         yield shared
     finally:
         shared.close()
+
+
+def _local_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
+    from dunscaith.adapters.scheduler.local.probe import LocalProbe
+
+    return LocalProbe(settings.records.root)
+
+
+def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
+    from dunscaith.adapters.scheduler.slurm import SlurmClusterConfig
+    from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
+
+    t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
+    return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
+                                         accounting=t.accounting))
+
+
+def _say(line: str) -> None:
+    """A scheduler's word while a call waits (docs/slurm.md): on stderr, where notices go (json.md too)."""
+    import sys
+
+    print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
 def _integrity(store: JobStore) -> str | None:
@@ -155,6 +187,19 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
+def _sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
+    # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
+    return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
+
+
+def _root_host(root: Path) -> HostIdentity | None:
+    """The host a record root's HOST file binds it to; None when it has none that reads (or is gone)."""
+    try:
+        return read_host_file(root)
+    except Exception:
+        return None
+
+
 def _pointers(crash: CrashPoints) -> FilePointers:
     # the index's steps join the crash-point sweep: "pointer-indexed", "pointer-settled"
     return FilePointers(default_pointer_dir(), checkpoint=crash.reached)
@@ -168,11 +213,13 @@ class Adapters(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     host = providers.Singleton(_host)
     crash = providers.Singleton(EnvCrashPoints)
+    pointers = providers.Singleton(_pointers, crash=crash)
     # records.backend chooses the store, opened once and closed with the command; a new backend is one
     # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Resource(closing, providers.Factory(SqliteStore.open, settings.provided.records.root, host)),
+        sqlite=providers.Resource(closing, providers.Factory(_sqlite_store, settings.provided.records.root, host,
+                                                             pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
@@ -183,9 +230,14 @@ class Adapters(containers.DeclarativeContainer):
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+    root_host = providers.Object(_root_host)  # a record root's HOST, for a pointer naming another root
+    # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
+    probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
+        local=providers.Factory(_local_probe, settings=settings),
+        slurm=providers.Factory(_slurm_probe, settings=settings),
+    )
     store_integrity = providers.Object(_integrity)
     doctor_integrity = providers.Object(_doctor_integrity)
-    pointers = providers.Singleton(_pointers, crash=crash)
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
@@ -204,6 +256,16 @@ def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callab
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
                       delivery=delivery, residual=residual)
+
+
+def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
+           probe_kinds: Callable[..., ClusterProbe], residual: ResidualList, clock: Clock, *,
+           cluster: str) -> CheckCluster:
+    import secrets
+
+    adapter = settings.cluster(cluster).adapter
+    return CheckCluster(probe_kinds(adapter, cluster=cluster), schedulers(cluster), residual, clock,
+                        lambda: secrets.token_hex(8), cluster, adapter)
 
 
 def _delivering(settings: DunscaithSettings) -> bool:
@@ -231,6 +293,10 @@ class UseCases(containers.DeclarativeContainer):
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
     emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    # `dunscaith check CLUSTER` (cluster=)
+    check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
+                              probe_kinds=adapters.probe_kinds.provider, residual=adapters.residual,
+                              clock=adapters.clock)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)

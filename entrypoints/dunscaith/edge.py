@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.model.shown import one_line, reason
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from dunscaith.domain.services.jobs.sweep import SweepReport
@@ -35,7 +36,7 @@ PROG = "dunscaith"
 
 
 def say(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr)
+    print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
 
 # --- the container ---------------------------------------------------------------------------------------
@@ -85,6 +86,9 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         pointer = _pointer_elsewhere(ctx, job) if ctx is not None and job is not None else None
         if pointer is not None:
             raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
+        moved = _pointer_moved(ctx, job) if ctx is not None and job is not None else None
+        if moved is not None:
+            raise BadInput(moved) from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -99,6 +103,26 @@ def _pointer_elsewhere(ctx: typer.Context, job: str) -> Pointer | None:
         return pointer_surveys(ctx).elsewhere_of(JobId(job))
     except Exception:  # display only: the refusal names no host then
         return None
+
+
+def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
+    """The refusal naming where the job is recorded, when its pointer names another record root of this
+    host (records.root changed since): issue 22 item 11."""
+    try:
+        here = open_store(ctx).location()
+        pointer = pointer_surveys(ctx).moved_of(JobId(job), here)
+    except Exception:  # display only: the plain refusal then
+        return None
+    if pointer is None:
+        return None
+    import shlex
+
+    from dunscaith.entrypoints.dunscaith.forwarding import ARGV
+
+    again = " ".join(shlex.quote(word) for word in [PROG, *(ARGV or ["..."])])
+    return (f"no job named {job} is recorded in {here}; its pointer says it is recorded in {pointer.record_root} "
+            f"on this host (records.root has changed since): reach it there with "
+            f"DUNSCAITH_RECORDS__ROOT={shlex.quote(pointer.record_root)} {again}")
 
 
 def open_store(ctx: typer.Context) -> JobStore:
@@ -162,9 +186,11 @@ def damaged_pointer_line(problem: str) -> str:
     return f"{problem}; it is display only: remove it, and the job's next change writes a new one"
 
 
-def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
+def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: bool = False) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
-    SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
+    SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known.
+    ``follow`` (only before the store is opened): a pointer naming another record root of this host, still
+    bound to it, is followed there."""
     from dunscaith.entrypoints.dunscaith.forwarding import route
 
     try:
@@ -172,12 +198,34 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     except PointerError:  # no pointer or an unreadable one: the record here decides
         return
     here = adapters(ctx).host().identity()
+    if follow and pointer.root_host == here:
+        _follow_root(ctx, pointer)
+        return
     # a pointer naming the shared store this command opens points here, whichever host wrote it; a
     # host-bound (SQLite) store is never opened just to ask, so another host's job opens nothing here
     if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
             and pointer.record_root == shared_location(ctx)):
         return
     route(pointer, here, settings(ctx).forwarding, job, words)
+
+
+def _follow_root(ctx: typer.Context, pointer: Pointer) -> None:
+    """The job's pointer names a record root of this host other than records.root (changed since the job
+    was recorded): this command uses that root, records and objects alike, if its HOST file still binds it
+    to this host (issue 22 item 11). Else records.root decides, and the refusal names the pointer's root."""
+    current = settings(ctx)
+    records = current.records
+    root = Path(pointer.record_root)
+    if records.backend != "sqlite" or not root.is_absolute() or root == Path(os.path.abspath(records.root)):
+        return
+    if adapters(ctx).root_host()(root) != pointer.root_host:  # gone, not a root, or another host's
+        return
+    from dependency_injector import providers
+
+    moved = current.model_copy(update={"records": records.model_copy(update={"root": root})})
+    container_of(ctx).settings.override(providers.Object(moved))
+    say(f"job {pointer.job} is recorded in {root} on this host (its pointer says so), not in records.root "
+        f"{records.root}: that root is used for this command")
 
 
 def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
@@ -242,7 +290,7 @@ def sweep(ctx: typer.Context) -> SweepReport | None:
     try:
         done = use_cases(ctx).sweep()()
     except Exception as exc:  # a sweep rides on a command and never stops it
-        say(f"sweep not run: {type(exc).__name__}: {exc}")
+        say(f"sweep not run: {reason(exc)}")
         return None
     _report(done)
     return done
@@ -253,7 +301,7 @@ def expire(ctx: typer.Context) -> SweepReport | None:
     try:
         done = use_cases(ctx).sweep().expire()
     except Exception as exc:
-        say(f"residual list not read: {type(exc).__name__}: {exc}")
+        say(f"residual list not read: {reason(exc)}")
         return None
     _report(done)
     return done

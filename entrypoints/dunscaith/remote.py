@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,10 +76,16 @@ def terminate_command(
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
+    from dunscaith.domain.model.remote.errors import RequestNotWritten
+    from dunscaith.domain.model.remote.state import Answer
+
     try:
         answer = use_case(grace, wait, nonce)
     except (NotAnInstance, ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
+    except RequestNotWritten as exc:  # its own request is not in place: unrequested, and why
+        print(f"dunscaith: {exc}", file=sys.stderr)
+        answer = Answer.UNREQUESTED
     print(answer.value)
     raise typer.Exit(answer.exit_code)
 
@@ -113,6 +120,8 @@ def _located(directory: Path, exc: Exception) -> str:
 
 
 def _text_lines(status: dict[str, Any]) -> list[str]:
+    from dunscaith.domain.model.remote.state import disk_full
+
     lines = [f"state: {status['state']}", f"live: {'yes' if status['live'] else 'no'}"]
     if status["instance"]:
         inst = status["instance"]
@@ -131,6 +140,10 @@ def _text_lines(status: dict[str, Any]) -> list[str]:
         out = status["outcome"]
         ended = f"exit {out['exit_code']}" if out["exit_code"] is not None else f"signal {out['signal']}"
         lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes sha256 {out['stdout_sha256']}")
+    if status.get("blocked"):
+        note = status["blocked"]
+        full = "disk full: " if disk_full(note["errno"]) else ""
+        lines.append(f"blocked: {full}{note['file']} not written yet ({note['reason']}, since {note['since']})")
     return lines
 
 
@@ -139,5 +152,6 @@ finish_help(app, {
             "dunscaith remote run --instance-dir /var/tmp/me/w1 --env-file vars.env -- python job.py"],
     "terminate": ["dunscaith remote terminate /var/tmp/me/w1", "dunscaith remote terminate --grace 30 /var/tmp/me/w1"],
     "status": ["dunscaith remote status /var/tmp/me/w1", "dunscaith remote status --json /var/tmp/me/w1"],
-}, "Exit codes: run exits as its worker did (128+n by signal n), 127 when it could not start, 2 bad input, "
+}, "Exit codes: run exits as its worker did (128+n by signal n), 127 when it could not start, 2 bad input "
+   "or no room on disk to record the launch (nothing ran), "
    "3 internal error; terminate and status: see docs/remote.md.")

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dunscaith.entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
+from dunscaith.entrypoints.cli_support import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    BadInput,
+    internal_words,
+)
 
 if TYPE_CHECKING:
     from dunscaith.adapters.process.exec_side import InProcess
@@ -205,8 +211,12 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     """Claim the instance directory, run the worker under the wrapper ``wrapper_for(directory=...)``
     makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
     from dunscaith.adapters.durable.private_dir import UnsafeDirectory
-    from dunscaith.adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
+    from dunscaith.adapters.process.wrapper import InstanceDirUnusable, LaunchNotRecorded, LaunchSpec
+    from dunscaith.domain.model.program import program_problem
 
+    problem = program_problem(args.command)
+    if problem is not None:  # before the directory is claimed: nothing is recorded for it
+        raise BadInput(problem)
     declared = declared_environment(args.env, args.env_file)
     try:
         directory = args.instance_dir if args.instance_dir is not None else fresh_instance_dir()
@@ -217,7 +227,10 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     if args.instance_dir is None:
         print(f"{PROG}: instance directory: {directory}", file=sys.stderr, flush=True)
     cwd = os.path.abspath(args.cwd if args.cwd is not None else os.getcwd())
-    return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
+    try:
+        return wrapper.run(LaunchSpec(tuple(args.command), declared, cwd))
+    except LaunchNotRecorded as exc:  # a full disk, say: nothing ran, and the line says which file
+        raise BadInput(str(exc)) from None
 
 
 def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None,
@@ -266,7 +279,7 @@ def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,
             import traceback
 
             print("".join(traceback.format_exception(exc)), file=sys.stderr)
-        return _said(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+        return _said(EXIT_INTERNAL, f"internal error: {internal_words(exc)}")
 
 
 def _said(code: int, line: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -79,12 +80,24 @@ def make_template(base: Path) -> Home:
     return t
 
 
+def _repoint(home: Home, template: Home) -> None:
+    """The copy's pointers name the copy's record root: a pointer into the template's root (on this same
+    host) would be followed there by the job commands (docs/record-backing.md), out of the copy."""
+    folder = home.dunscaith_dir / "jobs"
+    for pointer in folder.iterdir() if folder.is_dir() else ():
+        if pointer.is_file():
+            text = pointer.read_text()
+            pointer.write_text(text.replace(json.dumps(str(template.root)), json.dumps(str(home.root))))
+
+
 @contextlib.contextmanager
 def fresh_copy(template: Home) -> Iterator[Home]:
     base = Path(tempfile.mkdtemp(prefix="fuzz-"))
     try:
         shutil.copytree(template.base, base / "t", symlinks=True)
-        yield Home(base / "t")
+        home = Home(base / "t")
+        _repoint(home, template)
+        yield home
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -17,6 +17,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -150,6 +151,38 @@ class PostgresTestServer:
         """Every session ends (and with it every advisory lock); the server comes back on the same port."""
         self._as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-m", "fast",
                           "-w", "-t", "30", "restart")
+
+    def server_pids(self) -> list[int]:
+        """The postmaster and every process it started (backends, checkpointer, walwriter, ...)."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
+                found.append(int(entry))
+        return found
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Every server process stopped (SIGSTOP) until the block ends: connections are accepted by the
+        kernel and every byte is acknowledged, but nothing is answered. New backends forked meanwhile
+        cannot start either (the postmaster is stopped)."""
+        stopped = []
+        for pid in self.server_pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        try:
+            yield
+        finally:
+            for pid in stopped:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
     def running(self) -> bool:
         return self._as_postgres(str(BIN / "pg_ctl"), "-D", str(self.data), "status", check=False).returncode == 0

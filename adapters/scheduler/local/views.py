@@ -8,7 +8,8 @@ from dunscaith.adapters.scheduler.local.instance import InstanceReading
 from dunscaith.adapters.scheduler.local.layout import StoredSpec
 from dunscaith.adapters.scheduler.local.steps import Phase
 from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView
-from dunscaith.domain.model.remote.state import State
+from dunscaith.domain.model.remote.control import INSTANCE
+from dunscaith.domain.model.remote.state import State, blocked_text
 
 STRANDED_RELEASE = "a release was interrupted before it started the object; release it again to start it"
 STRANDED_START = (
@@ -61,10 +62,17 @@ def view_of(
         failure = records.failure
         detail = f"{failure.stage}: {failure.message}" if failure else "it could not be started"
         return view(ObjectState.FAILED, reason=f"could not start ({detail})")
+    note = records.blocked
     if state is State.RUNNING:
-        return view(ObjectState.RUNNING, started=True)
+        return view(ObjectState.RUNNING, started=True, reason=blocked_text(note, True) if note else "")
     if state is State.TERMINATING:
-        return view(ObjectState.STOPPING, started=True, reason="terminating")
+        return view(ObjectState.STOPPING, started=True,
+                    reason="terminating" + (f"; {blocked_text(note, True)}" if note else ""))
+    if state is State.LOST and note is not None:
+        if note.file == INSTANCE:  # the worker is released only once instance.json is written: nothing ran
+            return view(ObjectState.BOOT_FAIL, reason=f"the process owner could not write {INSTANCE} "
+                                                      f"({note.reason}); nothing ran")
+        return view(ObjectState.UNKNOWN, started=records.instance is not None, reason=blocked_text(note, False))
     if state is State.LOST:
         return view(ObjectState.FAILED, started=records.instance is not None, reason=LOST_OWNER)
     outcome = records.outcome

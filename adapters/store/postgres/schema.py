@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
 from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
 from dunscaith.ports.job_store import StoreError
 
@@ -66,7 +66,6 @@ def ensure_schema(conn: Any, target: PostgresTarget) -> None:
 
 
 def _upgrade(target: PostgresTarget, where: str) -> None:
-    import psycopg
     from alembic import command
     from alembic.util import CommandError
     from sqlalchemy import create_engine, pool, text
@@ -77,11 +76,15 @@ def _upgrade(target: PostgresTarget, where: str) -> None:
             f"record store {where} needs schema {HEAD}, but the migrations are not installed (expected in "
             f"{migrations_dir()}): install dunscaith from its source tree (pip install -e .)"
         )
-    kwargs = target.connect_kwargs()
+    # A migration may rewrite every record: its statements (and its wait for another opener's) are bounded
+    # by LONG_STATEMENT on both sides, not by the detection time a supervisor's statements have.
     engine = create_engine("postgresql+psycopg://", poolclass=pool.NullPool,
-                           creator=lambda: psycopg.connect(target.url, **kwargs))
+                           creator=lambda: target.connect(autocommit=False, answer_within=LONG_STATEMENT))
+    long_ms = int(LONG_STATEMENT * 1000)
     try:
         with engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL statement_timeout = {long_ms}"))
+            conn.execute(text(f"SET LOCAL lock_timeout = {long_ms}"))
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
             found = current_revision(conn, where)  # another opener may have migrated while we waited
             check_revision(found, where)

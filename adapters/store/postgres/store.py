@@ -24,9 +24,10 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.postgres.bounded import BoundedConnection, ServerSilent
 from dunscaith.adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
 from dunscaith.adapters.store.postgres.schema import ensure_schema
-from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     Carries,
@@ -133,8 +134,10 @@ class PostgresStore:
     def __init__(self, target: PostgresTarget, *, snapshot_every: int = snapshot.EVERY) -> None:
         self.target = target
         self._where = target.location()
+        self._bound_s = target.timings.statement_timeout_ms / 1000
+        self._lock_bound_s = target.timings.lock_timeout_ms / 1000
         self._mutex = threading.RLock()
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: BoundedConnection | None = None
         self._held: dict[JobId, PgJobLock] = {}
         self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
         self._carries = Carries(snapshot_every)
@@ -266,10 +269,10 @@ class PostgresStore:
         - the append-only triggers are still in place (without them a record could be rewritten);
         - the store's identity row is there (written at the first open).
         """
-        with self._errors():
-            holes, triggers, identity = self._reading(lambda conn: (
-                conn.execute(_SQL_HOLES).fetchall(), _one(conn.execute(_SQL_TRIGGERS))[0],
-                _one(conn.execute(_SQL_IDENTITY_ROWS))[0]))
+        with self._errors(), self._mutex, self._whole_store(self._general()) as conn:
+            holes = conn.execute(_SQL_HOLES).fetchall()
+            triggers = _one(conn.execute(_SQL_TRIGGERS))[0]
+            identity = _one(conn.execute(_SQL_IDENTITY_ROWS))[0]
         problems = []
         if holes:
             shown = ", ".join(f"{name} ({count} event(s), numbered {low}-{high})" if count else f"{name} (no event)"
@@ -305,7 +308,7 @@ class PostgresStore:
         # A server-side cursor on a connection of its own, read a page at a time: memory stays flat in the
         # number of jobs, and the caller may use the store between two rows.
         with self._errors():
-            conn = psycopg.connect(self.target.url, **self.target.connect_kwargs())
+            conn = self.target.connect(autocommit=False)
         try:
             with self._errors(), conn.transaction(), conn.cursor(name="dunscaith_summaries") as cursor:
                 cursor.itersize = 256
@@ -330,8 +333,7 @@ class PostgresStore:
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._mutex:
-            conn = self._general()
-            with conn.transaction():
+            with self._whole_store(self._general()) as conn:
                 made = list(rebuilt(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall()), self._carries.every))
                 with conn.cursor() as cursor:
                     cursor.executemany(_SQL_PUT_SUMMARY, [summary for summary, _ in made])
@@ -370,7 +372,7 @@ class PostgresStore:
                 raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
         key = lock_key(job)
         with self._errors():
-            conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+            conn = self.target.connect()
         try:
             with self._errors():
                 first_pid = conn.info.backend_pid
@@ -449,14 +451,14 @@ class PostgresStore:
             )
         return str(server[0]), str(server[1])
 
-    def _general(self) -> psycopg.Connection[Any]:
+    def _general(self) -> BoundedConnection:
         """The shared connection; a broken one is replaced (no lock lives on it)."""
         if self._conn is not None and (self._conn.closed or self._conn.broken):
             with suppress(Exception):
                 self._conn.close()
             self._conn = None
         if self._conn is None:
-            self._conn = psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs())
+            self._conn = self.target.connect()
         return self._conn
 
     @contextmanager
@@ -488,6 +490,17 @@ class PostgresStore:
                     raise
             return query(self._general())
 
+    @staticmethod
+    @contextmanager
+    def _whole_store(conn: BoundedConnection) -> Iterator[BoundedConnection]:
+        """One transaction for work over every record (doctor's check, a rebuild): bounded by
+        LONG_STATEMENT on both sides instead of the detection time."""
+        ms = int(LONG_STATEMENT * 1000)
+        with conn.patient(LONG_STATEMENT), conn.transaction():
+            conn.execute(f"SET LOCAL statement_timeout = {ms}")
+            conn.execute(f"SET LOCAL lock_timeout = {ms}")
+            yield conn
+
     @contextmanager
     def _errors(self) -> Iterator[None]:
         """What the server or libpq says, as one StoreError line naming the store (never the password)."""
@@ -499,6 +512,16 @@ class PostgresStore:
             if exc.diag.constraint_name == "uq_jobs_name":
                 raise _Exists() from None
             raise StoreError(f"record store {self._where} refused a write: {first_line(exc)}") from None
+        except ServerSilent as exc:
+            raise StoreError(f"record store {self._where} does not answer: {exc}") from None
+        except pg_errors.LockNotAvailable:
+            raise StoreError(
+                f"record store {self._where} does not answer: its tables are locked by another session (VACUUM "
+                "FULL, LOCK TABLE, a migration) and its wait for them reached its bound of "
+                f"{self._lock_bound_s:g} s") from None
+        except pg_errors.QueryCanceled as exc:
+            raise StoreError(f"record store {self._where} does not answer: the server cancelled a statement "
+                             f"({first_line(exc)}; the bound is {self._bound_s:g} s)") from None
         except psycopg.OperationalError as exc:
             raise StoreError(f"record store {self._where} cannot be reached: {first_line(exc)}") from None
         except psycopg.Error as exc:

@@ -11,6 +11,15 @@ client gives up on a silent server after ``client_user_timeout`` (so a holder no
 after the cut), the server drops a silent client's session, and with it the lock, after
 ``server_user_timeout``, which must exceed the holder's detection plus the longest step it may be in
 (sbatch: up to 200 s when the cluster's MessageTimeout is unknown). See docs/record-backing.md.
+
+Every statement is bounded: the client waits at most ``answer_within`` (the detection time
+``client_user_timeout``, or ``answer_floor`` if that is longer) for any answer (bounded.py: a stopped
+server acknowledges bytes but answers nothing), and the server cancels a statement after 0.8 of that,
+and its wait for a table's lock (``VACUUM FULL``, ``LOCK TABLE``) after 0.7, so that its own clean
+error (the session kept, and a job's lock with it) comes before the client's bound (the session
+closed). A supervisor whose store does not answer so learns it within one such bound per exchange,
+and gives up after ``supervise.giveup`` like any other loop that cannot advance. Work that reads or
+rewrites the whole store (doctor, a rebuild, a migration) has ``LONG_STATEMENT``.
 """
 
 from __future__ import annotations
@@ -18,11 +27,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.ports.job_store import StoreError
+
+if TYPE_CHECKING:
+    from dunscaith.adapters.store.postgres.bounded import BoundedConnection
+
+
+# seconds: the bound of a statement that reads or rewrites the whole store, never one of a supervisor's loop
+LONG_STATEMENT = 600.0
 
 
 class TargetRefused(StoreError):
@@ -63,6 +79,27 @@ class SessionTimings:
     server_keepalives_count: int = 6
     server_user_timeout: float = 300.0
 
+    # Seconds: the least time the server is given to answer any statement, however short the detection
+    # time (a commit waits for the server's fsync, which a busy disk can make take seconds). Not a setting:
+    # a bound on a silent server is liveness (how soon it is given up on), never safety (an answer is what
+    # a holder acts on, and none came).
+    answer_floor: float = 10.0
+
+    @property
+    def answer_within(self) -> float:
+        """The client's bound on every answer: the detection time, or the floor if that is longer."""
+        return max(self.client_user_timeout, self.answer_floor)
+
+    @property
+    def statement_timeout_ms(self) -> int:
+        """The server's bound on a statement: within the client's, so that its clean error comes first."""
+        return max(int(self.answer_within * 800), 1)
+
+    @property
+    def lock_timeout_ms(self) -> int:
+        """The server's bound on a statement's wait for a lock: within the statement's, so it is named."""
+        return max(int(self.answer_within * 700), 1)
+
     def __post_init__(self) -> None:
         require_release_after_detection(self.server_user_timeout, self.client_user_timeout,
                                         release_name="the server's release time (server_user_timeout)",
@@ -96,6 +133,13 @@ class PostgresTarget:
             return f"postgresql://{user}@[{host}]:{port}/{database}"
         return f"postgresql://{user}@{host}:{port}/{database}"
 
+    def connect(self, *, autocommit: bool = True, answer_within: float | None = None) -> BoundedConnection:
+        """A new session, every answer on it bounded (``answer_within``: seconds; the detection time)."""
+        from dunscaith.adapters.store.postgres.bounded import open_bounded
+
+        bound = self.timings.answer_within if answer_within is None else answer_within
+        return open_bounded(self.url, bound, autocommit=autocommit, **self.connect_kwargs())
+
     def connect_kwargs(self) -> dict[str, Any]:
         """Everything libpq is given besides the URL."""
         t = self.timings
@@ -107,6 +151,8 @@ class PostgresTarget:
             "-c synchronous_commit=on",  # a commit is on the server's disk, whatever the server's default
             "-c idle_session_timeout=0",  # see docs/record-backing.md: a frozen holder keeps its lock
             "-c idle_in_transaction_session_timeout=0",
+            f"-c statement_timeout={t.statement_timeout_ms}",
+            f"-c lock_timeout={t.lock_timeout_ms}",
         ))
         kwargs: dict[str, Any] = {
             "connect_timeout": t.connect_timeout,

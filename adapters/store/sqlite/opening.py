@@ -91,6 +91,11 @@ def _problem(db: Path) -> str | None:
         return f"cannot be read as SQLite ({exc})"
     try:
         tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    except sqlite3.OperationalError as exc:
+        message = str(exc).splitlines()[0]
+        if "malformed" in message or "corrupt" in message or "not a database" in message:
+            return f"is damaged ({message})"
+        raise StoreError(unreadable_now(db, message)) from None  # a full disk is no damage: never "move it aside"
     except sqlite3.DatabaseError as exc:
         return f"is damaged ({str(exc).splitlines()[0]})"
     except UnicodeDecodeError:  # a damaged byte in a table's name
@@ -113,6 +118,19 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
     found = [str(row[0]) for row in rows]
     # SQLite puts several findings in one row, a line each: one line for the user
     return None if found == ["ok"] else " ".join("; ".join(found).replace("*** in database main ***", "").split())
+
+
+def unreadable_now(db: Path, message: str) -> str:
+    """Why a sound store cannot be read at this moment (issue 22: SQLite's "disk I/O error" on a full disk,
+    where it has no room for its shared-memory index), and that nothing was written."""
+    try:
+        full = os.statvfs(db.parent).f_bavail == 0
+    except OSError:
+        full = False
+    if full:
+        return (f"record store {db} cannot be read now ({message}): the disk holding it is full, and SQLite "
+                f"needs a little room to read it; free some space there, and it reads again (nothing was written)")
+    return f"record store {db} cannot be read now ({message}); nothing was written to it"
 
 
 def _is_regular(mode: int) -> bool:

@@ -47,7 +47,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
 from dunscaith.ports.host import HostInfo
-from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
+from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
 
 DB_FILE = "records.db"
 SCHEMA_LOCK = "schema.lock"
@@ -104,10 +104,15 @@ _SQL_EVERY_EVENT = (
 
 class SqliteStore:
     def __init__(self, root: RecordRoot, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-                 snapshot_every: int = snapshot.EVERY) -> None:
+                 snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None
+                 ) -> None:
         self.root = root
         self.db_path = root.path / DB_FILE
         self._busy_timeout_ms = busy_timeout_ms
+        if recorded_in is not None and not os.path.lexists(self.db_path):
+            jobs = recorded_in(str(root.path))  # asked only when there is no store yet: a first use, or a loss
+            if jobs:
+                raise StoreMissing(str(self.db_path), jobs)
         try:
             self._locks = ensure_private_dir(root.path / LOCKS_DIR)
         except UnsafeDirectory as exc:
@@ -145,10 +150,14 @@ class SqliteStore:
 
     @classmethod
     def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-             snapshot_every: int = snapshot.EVERY) -> SqliteStore:
+             snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None
+             ) -> SqliteStore:
         """Check ``root`` (local, private, this host's; RecordRootRefused if not) and open its store.
-        ``snapshot_every``: how often a record's fold is kept (snapshot.EVERY; tests ask for less)."""
-        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every)
+        ``snapshot_every``: how often a record's fold is kept (snapshot.EVERY; tests ask for less).
+        ``recorded_in``: the jobs said to be recorded in a root (its path), asked before a store is made
+        where none is; StoreMissing, and nothing made, when it names any."""
+        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every,
+                   recorded_in=recorded_in)
 
     def close(self) -> None:
         for name in ("_reader", "_writer"):

@@ -1,7 +1,9 @@
 """The recovery policy (DESIGN §4): what an ended object means for the job.
 
 A node failure, a boot failure or a preemption is not the job's fault: it is tried again in a new
-attempt (a new order, a new nonce), up to the job's ``max_attempts``. Any other end is the outcome.
+attempt (a new order, a new nonce), up to the job's ``max_attempts``. An end whose outcome is not known
+(``unknown``: the worker may have succeeded) is neither failed nor tried again: a person decides. Any
+other end is the outcome.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ def judge_end(ended: Attempt, attempts_made: int, max_attempts: int, policy: Pol
     state = ended.object_state
     if state is ObjectState.COMPLETED:
         return JobOutcome(OutcomeKind.SUCCEEDED, "exit code 0")
+    if state is ObjectState.UNKNOWN:  # never judged failed (it may have succeeded), never run again
+        why = f"attempt {ended.number}: {ended.reason}" if ended.reason else \
+            f"attempt {ended.number}'s outcome is not known"
+        return JobOutcome(OutcomeKind.ESCALATED, f"{why}; check its output, and decide")
     if state in policy.recoverable:
         if attempts_made < max_attempts:
             return TryAgain(f"attempt {ended.number} ended {state}")

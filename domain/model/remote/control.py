@@ -181,7 +181,56 @@ class Outcome:
                 "stdout_sha256": self.stdout_sha256, "at": _time(self.at)}
 
 
-Record = Launching | Instance | Failure | TerminateRequest | Refused | Signalled | Outcome
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """The wrapper's note, kept in its lock file, that a control file could not be written yet.
+
+    Written in place into room the lock file was given when the instance was claimed, so it needs no new
+    space on a full disk; cleared once the file is written. Display only: the state of an instance is
+    what its files say. ``exit_code``/``signal``: the worker's end, once known (what the waiting outcome
+    says), so that "disk full" can say how the worker ended while its outcome waits.
+    """
+
+    file: str
+    errno: int | None
+    reason: str
+    since: datetime
+    exit_code: int | None = None
+    signal: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _fmt("blocked"), "file": self.file, "errno": self.errno, "reason": self.reason,
+                "since": _time(self.since), "exit_code": self.exit_code, "signal": self.signal}
+
+
+NOTE_BYTES = 512  # the room a claimed lock file is given for its note; a note is well under half of it
+
+
+def encode_note(note: Blocked | None) -> bytes:
+    """The lock file's whole note area: the note padded with spaces, or only spaces (no note)."""
+    text = b"" if note is None else encode(note)
+    if len(text) > NOTE_BYTES:  # a reason is a strerror; only a corrupt one could be this long
+        text = encode(Blocked(note.file, note.errno, note.reason[:100], note.since, note.exit_code, note.signal)
+                      ) if note is not None else b""
+    return text.ljust(NOTE_BYTES, b" ")
+
+
+def decode_note(data: bytes) -> Blocked | None:
+    """The note in a lock file's bytes; None for no note, and for one that does not read (display only)."""
+    text = data.strip(b" \0\n")
+    if not text:
+        return None
+    try:
+        obj = loads_object(text)
+        _fields(obj, "blocked", {"file": _STR, "errno": _OPT_INT, "reason": _STR, "since": _STR,
+                                 "exit_code": _OPT_INT, "signal": _OPT_INT}, "lock")
+        return Blocked(obj["file"], obj["errno"], obj["reason"], _at(obj["since"], "lock"), obj["exit_code"],
+                       obj["signal"])
+    except DecodeError:
+        return None
+
+
+Record = Launching | Instance | Failure | TerminateRequest | Refused | Signalled | Outcome | Blocked
 
 
 def encode(record: Record) -> bytes:
@@ -200,6 +249,7 @@ class InstanceRecords:
     terminated: Signalled | None = None
     killed: Signalled | None = None
     outcome: Outcome | None = None
+    blocked: Blocked | None = None  # the wrapper's note: a file it could not write yet (display only)
 
 
 # ---- decoding one object ---------------------------------------------------------------------------

@@ -5,3 +5,7 @@ from __future__ import annotations
 
 class RemoteError(Exception):
     """A rule of the remote wrapper refused something; the message says what, for the user."""
+
+
+class RequestNotWritten(RemoteError):
+    """A termination request could not be written (a full disk, say): nothing was requested or signalled."""

@@ -6,7 +6,14 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.control import OUTCOME, Blocked, InstanceRecords, TerminateRequest
+
+STDOUT_NOTE = "stdout"  # a note's ``file`` when the worker's output (a file) is what waits for space
+_FULL = frozenset({28, 122, 69})  # ENOSPC; EDQUOT on Linux, on macOS: "disk full" is what a user looks for
+
+
+def disk_full(errno: int | None) -> bool:
+    return errno in _FULL
 
 STATUS_FORMAT = "dunscaith.remote.status/1"
 
@@ -38,6 +45,30 @@ def state_of(records: InstanceRecords, live: bool) -> State:
     return State.RUNNING
 
 
+def blocked_text(note: Blocked, live: bool) -> str:
+    """What the wrapper's note means, for a live view: "disk full: ..." when space (or quota) ran out."""
+    head = "disk full" if disk_full(note.errno) else "a control file cannot be written"
+    since = f"{note.reason}, since {note.since:%Y-%m-%d %H:%M:%S} UTC"
+    if note.exit_code is not None:
+        ended = f"the worker ended with exit code {note.exit_code}"
+    elif note.signal is not None:
+        ended = f"the worker ended by signal {note.signal}"
+    else:
+        ended = ""
+    if live:
+        if note.file == OUTCOME:
+            keeps = f"{ended}; its outcome is kept by the process owner, which writes {OUTCOME} as soon as it can"
+        elif note.file == STDOUT_NOTE:
+            keeps = ("the worker's output waits to be written to its stdout file; nothing of it is dropped, and "
+                     "the worker waits once its pipe is full")
+        else:
+            keeps = f"{note.file} is kept by the process owner until it can be written"
+        return f"{head}: {keeps} ({since})"
+    what = f"; {ended}, as the owner noted" if ended else ""
+    return (f"{head}: the outcome is not known: the process owner could not write {note.file} ({since}) and "
+            f"ended before it could{what}")
+
+
 def status_object(directory: str, live: bool, records: InstanceRecords) -> dict[str, Any]:
     def rec(value: Any) -> Any:
         return None if value is None else value.to_json()
@@ -55,6 +86,7 @@ def status_object(directory: str, live: bool, records: InstanceRecords) -> dict[
         "terminated": rec(records.terminated),
         "killed": rec(records.killed),
         "outcome": rec(records.outcome),
+        "blocked": rec(records.blocked),
     }
 
 

@@ -2,10 +2,13 @@
 
 It reports the store (whether it opens, and SQLite's own integrity check), every job whose record does
 not read, every pointer that is damaged or names a job of this host that the store does not know (a
-store restored from an older copy, or moved aside), every entry of the index of pointers not settled
-that this host's pointers leave missing or stale, and every residual entry that does not read. It
-writes nothing unless asked: a doctor that repaired would hide what a user must decide (restore, or
-start anew). The summaries and the pointers' index are views, rebuilt on request.
+store restored from an older copy, or moved aside), each pointer naming a store that is missing (no
+new one is made while they do: store_creation.py), and, as no problem, each pointer into another
+record root of this host (records.root changed since; the job commands follow it there), every entry
+of the index of pointers not settled that this host's pointers leave missing or stale, and every
+residual entry that does not read. It writes nothing unless asked: a doctor that repaired would hide
+what a user must decide (restore, or start anew). The summaries and the pointers' index are views,
+rebuilt on request.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import JobState, fold, label
 from dunscaith.domain.model.jobs.summary import summarize
-from dunscaith.ports.job_store import JobStore, StoreError
+from dunscaith.ports.job_store import JobStore, StoreError, StoreMissing
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 
@@ -53,9 +56,12 @@ class Doctor:
         self._pointers = pointers
         self._residual = residual
         self._here = here
+        self._location: str | None = None  # where the store opened is (a pointer's record root names it)
+        self._missing: StoreMissing | None = None  # the store is missing, and these pointers name it
 
     def __call__(self) -> DoctorReport:
         findings: list[Finding] = []
+        self._location, self._missing = None, None
         known = self._store(findings)
         findings.extend(self._pointer_findings(known))
         findings.extend(self._residual_findings())
@@ -67,7 +73,10 @@ class Doctor:
             store = self._open_store()
         except (StoreError, JobsError) as exc:  # the root or the store refused: that is the finding
             findings.append(Finding("store", str(exc)))
+            if isinstance(exc, StoreMissing):
+                self._missing = exc
             return None
+        self._location = store.location()
         try:
             problem = self._integrity(store)
         except StoreError as exc:
@@ -170,6 +179,16 @@ class Doctor:
                 found.append(Finding(f"pointer {reading.job}", reading.problem or "damaged"))
             elif pointer.root_host != self._here:
                 continue  # another host's job: its store is there, and so is its check
+            elif self._missing is not None and reading.job in self._missing.jobs:
+                found.append(Finding(f"pointer {reading.job}", (
+                    f"names job {reading.job} of this host, recorded in {pointer.record_root}, whose store is "
+                    f"missing ({self._missing.where}): put the store back; or, to start a new store there, "
+                    "remove this pointer")))
+            elif self._location is not None and pointer.record_root != self._location:
+                found.append(Finding(f"pointer {reading.job}", None, (
+                    f"names job {reading.job} recorded in another record root of this host, {pointer.record_root} "
+                    f"(records.root is {self._location} now): reach it with "
+                    f"DUNSCAITH_RECORDS__ROOT={pointer.record_root}")))
             elif known is None:
                 found.append(Finding(f"pointer {reading.job}", None, "names a job of this host; the store does "
                                                                      "not open, so it is not checked"))

@@ -92,6 +92,16 @@ class PointerSurveys:
         pointer = reading.pointer if reading is not None else None
         return pointer if pointer is not None and self._is_elsewhere(pointer) else None
 
+    def moved_of(self, job: JobId, location: str) -> Pointer | None:
+        """The job's pointer if it names a record root of this host other than ``location`` (the store this
+        command opened): records.root (or records.backend) was changed since the job was recorded, and its
+        record is still there, bound to this host."""
+        reading = self._reading(job)
+        pointer = reading.pointer if reading is not None else None
+        if pointer is None or pointer.root_host != self._here or pointer.record_root in (location, self._shared):
+            return None
+        return pointer
+
     # --- helpers ----------------------------------------------------------------------------------
     def _reading(self, job: JobId) -> PointerReading | None:
         """The job's pointer as found; None when it has none (an entry whose pointer went: stale)."""

@@ -149,7 +149,7 @@ class Supervisor:
             if cancel.pending() is not None:
                 return self._drain(job, loop)
             self._woke = False  # an append from here on wakes the pause below at once
-            self._refresh(job, loop)
+            read = self._refresh(job, loop)
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
@@ -183,7 +183,9 @@ class Supervisor:
                         return SupervisionEnd(Ending.OUTCOME, loop.state)
             if loop.lost:
                 return self._lost(loop)
-            healthy = loop.answered and not loop.unsaved
+            # A loop advances only when it read its record (requests come in that way), was answered by the
+            # scheduler and holds nothing unsaved; and its health advances only when the beat is recorded.
+            healthy = read and loop.answered and not loop.unsaved
             now_m = self._clock.monotonic()
             if supervised_at is None or now_m - supervised_at >= s.supervised_every * s.poll:
                 self._progress.supervised(loop.state, now)
@@ -196,7 +198,6 @@ class Supervisor:
                 if due is not None:
                     pause = min(pause, max(due - now_m, 0.0))
             if healthy:
-                loop.last_ok = now_m
                 try:
                     lock.beat(now, self._clock.now() + timedelta(seconds=pause))
                 except LockLost as exc:
@@ -204,7 +205,10 @@ class Supervisor:
                     return self._lost(loop)
                 except StoreError as exc:
                     loop.problem = f"the lock could not record the loop: {exc}"
-            else:
+                    healthy = False
+                else:
+                    loop.last_ok = now_m
+            if not healthy:
                 # A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off
                 # from the scheduler and the store at once (its login node's network) learns that it lost
                 # the job within the lock's own detection time, not at giveup.
@@ -235,19 +239,21 @@ class Supervisor:
 
     # ------------------------------------------------------------------ requests
 
-    def _refresh(self, job: JobId, loop: _Loop) -> None:
-        """Commands append requests to the record while this supervisor holds the lock: read them in."""
+    def _refresh(self, job: JobId, loop: _Loop) -> bool:
+        """Commands append requests to the record while this supervisor holds the lock: read them in.
+        False when the record could not be read (a loop that cannot read it does not advance)."""
         if loop.unsaved or loop.doubt:
-            return
+            return True  # nothing is read until they are settled: the loop is not healthy meanwhile anyway
         try:
             record = self._store.read(job)
         except StoreError as exc:
             loop.problem = f"the record could not be read: {exc}"
-            return
+            return False
         if len(record.events) != loop.known:
             loop.state = fold(record)
             loop.known = len(record.events)
             loop.quiet = 0  # a request came in: what it asks for is looked at soon
+        return True
 
     def _answer(self, job: JobId, loop: _Loop) -> None:
         """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""

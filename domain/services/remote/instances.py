@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest, mismatch
+from dunscaith.domain.model.remote.control import OUTCOME, InstanceRecords, TerminateRequest, mismatch
 from dunscaith.domain.model.remote.state import Answer, answer_to, status_object
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.instance_files import InstanceFiles
@@ -54,6 +54,8 @@ class TerminateInstance:
                 return Answer.UNREQUESTED  # another request is admitted, and it stays
             if not live or records.outcome is not None or records.failure is not None:
                 return Answer.UNREQUESTED
+            if records.blocked is not None and records.blocked.file == OUTCOME:
+                return Answer.UNREQUESTED  # the worker has ended; only its outcome waits to be written
             if records.request is None:
                 refused_before = {r.number for r in records.refused}
                 if self.files.publish_request(own):

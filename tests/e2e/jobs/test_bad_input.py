@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,36 @@ def test_tilde_root_in_the_toml_is_the_home_not_a_literal_tilde_folder(cli: Cli)
     assert done.returncode == 0, done.stderr
     assert (cli.tmp / "home" / "dunscaith-records" / "HOST").exists()
     assert not (cli.tmp / "~").exists()
+
+
+@pytest.mark.parametrize(("make", "says"), [
+    (lambda base: base / ("n" * 256) / "r", "is 256 bytes long, and a file name may be at most 255"),
+    (lambda base: base.joinpath(*["d"] * 2100), "bytes long, and the system takes at most 4095"),
+    (lambda base: (base / "file").joinpath("r"), "is not a directory"),
+    (lambda base: base / "loop1" / "r", "(Too many levels of symbolic links)"),
+], ids=["part-over-255", "over-PATH_MAX", "ENOTDIR", "ELOOP"])
+@pytest.mark.parametrize("where", ["variable", "file"])
+def test_a_root_no_system_call_can_take_is_one_line_exit_2_and_nothing_is_made(
+        cli: Cli, make: Callable[[Path], Path], says: str, where: str) -> None:
+    """Issue 22 item 8: ``internal error: OSError: [Errno 36] File name too long``, exit 3."""
+    base = cli.tmp / "base"
+    base.mkdir()
+    (base / "file").write_text("")
+    os.symlink("loop2", base / "loop1")
+    os.symlink("loop1", base / "loop2")
+    root = make(base)
+    env = cli.env()
+    if where == "variable":
+        env["DUNSCAITH_RECORDS__ROOT"] = str(root)
+    else:
+        env.pop("DUNSCAITH_RECORDS__ROOT")
+        config(cli, f"[records]\nroot = {json.dumps(str(root))}\n")
+    for args in (["list"], ["status", "j1"], ["submit", "--", "true"]):
+        done = subprocess.run([DUNSCAITH, *args], env=env, capture_output=True, text=True, cwd=cli.tmp, timeout=90)
+        line = one_line(done)
+        assert line.startswith("dunscaith: record root ") and says in line, line
+        assert len(line) < 600, line  # a 4 kB path is not echoed whole
+    assert sorted(os.listdir(base)) == ["file", "loop1", "loop2"]
 
 
 def test_relative_root_is_refused_so_jobs_never_follow_the_current_directory(cli: Cli) -> None:
@@ -271,6 +302,16 @@ def test_an_empty_script_or_chdir_is_named_in_one_line_and_nothing_is_recorded(c
         "dunscaith: --chdir is empty: give a path (an unset shell variable?)")
     listed = cli.run("list", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
+
+
+def test_an_empty_program_is_refused_before_anything_is_recorded(cli: Cli) -> None:
+    """Issue 22 item 9: ``submit -- ''`` was recorded and run, its stderr execve's traceback."""
+    for argv in (["--", ""], ["--", "", "x"], ["--name", "e1", "--", ""]):
+        assert one_line(cli.run("submit", *argv)) == (
+            "dunscaith: the program to run is empty ('' after --): give a program's name or path")
+    listed = cli.run("list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["jobs"] == [], listed.stdout
+    assert not (cli.root / "local-scheduler").exists() or os.listdir(cli.root / "local-scheduler") == []
 
 
 def refused_folder_line(cli: Cli, folder: Path, mode: int = 0o755) -> str:

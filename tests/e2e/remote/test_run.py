@@ -207,6 +207,8 @@ def test_without_an_instance_dir_a_private_one_is_made_and_named_on_stderr(remot
         (["--env", "=x", "--", "true"], "--env wants NAME=VALUE"),
         (["--env", "A=1", "--env", "A=2", "--", "true"], "given twice"),
         ([], "Missing argument"),
+        (["--", ""], "the program to run is empty ('' after --)"),  # issue 22 item 9: execve's traceback
+        (["--", "", "arg"], "the program to run is empty ('' after --)"),
     ],
 )
 def test_bad_input_gets_one_line_and_exit_2(remote: Remote, tmp_path: Path, args: list[str], message: str) -> None:

@@ -372,9 +372,11 @@ def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(po
         conn = held._conn  # the lock's own session
         shown = {name: conn.execute(f"SHOW {name}").fetchone()[0]
                  for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
-                              "tcp_user_timeout", "idle_session_timeout", "synchronous_commit")}
+                              "tcp_user_timeout", "idle_session_timeout", "synchronous_commit",
+                              "statement_timeout", "lock_timeout")}
         assert shown == {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "6",
-                         "tcp_user_timeout": "300000", "idle_session_timeout": "0", "synchronous_commit": "on"}
+                         "tcp_user_timeout": "300000", "idle_session_timeout": "0", "synchronous_commit": "on",
+                         "statement_timeout": "8s", "lock_timeout": "7s"}
         params = conn.info.get_parameters()
         assert params["keepalives"] == "1" and params["tcp_user_timeout"] == "10000"
         assert params["keepalives_idle"] == "5"

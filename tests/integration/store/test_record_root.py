@@ -179,3 +179,76 @@ def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_for
     os.chmod(root, 0o700)
     open_record_root(root, LOGIN1)
     assert (root / "HOST").exists()
+
+
+# --- issue 22 item 3: a bound root is read, never written, so read commands work on a full or read-only disk
+
+@pytest.fixture
+def small_disk(tmp_path):
+    from tests.infra.tmpfs import small_tmpfs
+
+    with small_tmpfs(tmp_path / "disk") as disk:
+        yield disk
+
+
+def _staging(root):
+    return sorted(name for name in os.listdir(root) if name.startswith(".staging."))
+
+
+def test_a_bound_root_on_a_full_disk_opens_and_leaves_no_staging_file(small_disk):
+    root = small_disk.path / "records"
+    open_record_root(root, LOGIN1)
+    host_before = (root / "HOST").read_bytes()
+    small_disk.fill()
+    for _ in range(3):
+        assert open_record_root(root, LOGIN1).host == LOGIN1.identity()
+    assert _staging(root) == [] and (root / "HOST").read_bytes() == host_before
+
+
+def test_a_bound_root_on_a_read_only_disk_opens(small_disk):
+    root = small_disk.path / "records"
+    open_record_root(root, LOGIN1)
+    small_disk.read_only()
+    try:
+        assert open_record_root(root, LOGIN1).host == LOGIN1.identity()
+        with pytest.raises(RootOfAnotherHost):  # still checked: read, not skipped
+            open_record_root(root, LOGIN2)
+    finally:
+        small_disk.read_only(False)
+    assert _staging(root) == []
+
+
+def test_an_unbound_root_on_a_full_disk_is_refused_in_one_line_and_leaves_no_staging_file(small_disk):
+    root = small_disk.path / "records"
+    root.mkdir(mode=0o700)
+    small_disk.fill()
+    with pytest.raises(RootUnsafe, match=r"it has no HOST file yet, and it cannot be written \(No space left on "
+                                         r"device\)"):
+        open_record_root(root, LOGIN1)
+    assert os.listdir(root) == []
+    small_disk.free()
+    assert open_record_root(root, LOGIN1).host == LOGIN1.identity()  # bound once there is room
+
+
+def test_a_missing_host_file_of_a_non_empty_root_is_still_damaged_not_rebound(tmp_path):
+    root = tmp_path / "root"
+    open_record_root(root, LOGIN1)
+    (root / "HOST").write_text("")
+    with pytest.raises(RootHostFileDamaged):
+        open_record_root(root, LOGIN1)
+
+
+def test_a_sound_store_on_a_full_disk_is_not_read_now_and_never_called_damaged(small_disk):
+    from dunscaith.ports.job_store import StoreError
+
+    root = small_disk.path / "records"
+    SqliteStore.open(root, LOGIN1).close()  # a clean close: SQLite removes its -wal and -shm
+    small_disk.fill()
+    with pytest.raises(StoreError) as caught:
+        SqliteStore.open(root, LOGIN1)
+    said = str(caught.value)
+    assert "cannot be read now" in said and "the disk holding it is full" in said, said
+    assert "damaged" not in said and "move it aside" not in said
+    assert _staging(root) == []
+    small_disk.free()
+    SqliteStore.open(root, LOGIN1).close()  # reads again once there is room

@@ -39,3 +39,19 @@ def test_replace_swaps_the_whole_file(tmp_path):
     replace(tmp_path, "pointer", b"two\n")
     assert (tmp_path / "pointer").read_bytes() == b"two\n"
     assert sorted(os.listdir(tmp_path)) == ["pointer"]
+
+
+@pytest.mark.parametrize("write", ["publish", "replace"])
+def test_a_write_that_fails_leaves_no_staging_file(tmp_path, monkeypatch, write):
+    """Issue 22: a full disk left a 0-byte ``.staging.NAME.*`` for every try."""
+    import errno
+
+    from dunscaith.adapters.durable import publish as module
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(module, "sync_fd", full)  # the write's last step, as a full disk fails it
+    with pytest.raises(OSError, match="No space left"):
+        (publish if write == "publish" else replace)(tmp_path, "x.json", b"{}")
+    assert os.listdir(tmp_path) == []

@@ -60,6 +60,8 @@ def attempt(state: ObjectState | None, n: int = 1) -> Attempt:
     (S.PREEMPTED, 1, "again"),
     (S.NODE_FAIL, 2, OutcomeKind.FAILED),
     (S.PREEMPTED, 2, OutcomeKind.FAILED),
+    (S.UNKNOWN, 1, OutcomeKind.ESCALATED),  # issue 22: may have succeeded; never failed, never run again
+    (S.UNKNOWN, 2, OutcomeKind.ESCALATED),
 ])
 def test_recovery_policy(end: ObjectState, made: int, verdict: object) -> None:
     got = judge_end(attempt(end, made), made, 2, POLICY)

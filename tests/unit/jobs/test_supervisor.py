@@ -10,6 +10,7 @@ from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, Object
 from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.state import AttemptState, EscalationReason, OutcomeKind
 from dunscaith.domain.services.jobs.supervise import Ending
+from dunscaith.ports.job_store import StoreError
 from tests.unit.jobs.helpers import StopAfter, rig
 
 
@@ -445,3 +446,46 @@ def test_an_answer_asked_before_the_last_action_never_becomes_an_observation() -
     observed = [e for e in r.progress.events if isinstance(e, ev.Observed)]
     assert all(o.state != "held" for o in observed)  # the stale "held" never came back after the release
     assert r.scheduler.released_times(state.current.object_id) == 1
+
+
+def test_a_record_that_stays_unreadable_while_the_scheduler_answers_makes_the_supervisor_give_up() -> None:
+    """Issue 22 item 4: a store that answers nothing (its tables locked, its server stopped) while the
+    scheduler answers every query; the loop cannot read the requests committed to it, so it does not advance."""
+    r = rig(exit_code=None, giveup=5.0, poll=1.0)
+    job = r.record()
+    reads = {"n": 0}
+    real_read = r.store.read
+
+    def read(name):  # type: ignore[no-untyped-def]
+        reads["n"] += 1
+        if reads["n"] > 3:  # the first reads (start, a loop or two) went through: the job is released
+            raise StoreError("record store S does not answer: its tables are locked by another session")
+        return real_read(name)
+
+    r.store.read = read  # type: ignore[method-assign]
+    end = r.run(job)
+    assert end.ending is Ending.GAVE_UP
+    assert "the record could not be read" in end.detail and "tables are locked" in end.detail
+    assert r.scheduler.count("cancel") == 0 and r.scheduler.count("create_held") == 1
+
+
+def test_a_loop_whose_beat_is_never_recorded_gives_up() -> None:
+    """The loop's health is what its beat records (seed 000): a beat that fails every time is health
+    that stops advancing, and after supervise.giveup the supervisor stops."""
+    r = rig(exit_code=None, giveup=5.0, poll=1.0)
+    job = r.record()
+
+    class NoBeat:
+        def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+            self._inner = inner
+
+        def check(self) -> None:
+            self._inner.check()
+
+        def beat(self, at, next_at=None) -> None:  # type: ignore[no-untyped-def]
+            raise StoreError("record store S does not answer: the server did not answer within 2 s")
+
+    with r.store.lock(job) as lock:
+        end = r.supervisor.run(job, NoBeat(lock), StopAfter(r.clock))
+    assert end.ending is Ending.GAVE_UP
+    assert "could not record the loop" in end.detail and "did not answer within 2 s" in end.detail

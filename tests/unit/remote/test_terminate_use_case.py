@@ -93,3 +93,15 @@ def test_right_after_run_started_it_waits_for_the_instance() -> None:
     files = ScriptedFiles((True, launching), (True, launching), (True, RUNNING), (True, RUNNING),
                           (True, replace(RUNNING, request=REQ, terminated=TERM)))
     assert _terminate(files) is Answer.CONFIRMED
+
+
+def test_a_worker_whose_outcome_waits_for_space_has_nothing_left_to_terminate() -> None:
+    from datetime import UTC, datetime
+
+    from dunscaith.domain.model.remote.control import Blocked
+
+    waiting = replace(RUNNING, blocked=Blocked("outcome.json", 28, "No space left on device",
+                                               datetime(2026, 12, 1, tzinfo=UTC), exit_code=0))
+    files = ScriptedFiles((True, waiting))
+    assert _terminate(files) is Answer.UNREQUESTED
+    assert files.published == []

@@ -1,0 +1,129 @@
+"""Issue 22 items 2 and 3, as a user meets them: the record root on a real 2 MB tmpfs, filled while a
+job runs. The job wrote all its output and exits 0 on the full disk; it is never recorded failed:
+``status`` reads the full root (no HOST written, no staging file), its live view says "disk full",
+and once space returns the outcome the process owner kept is the job's: succeeded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.jobs.cli import Cli, await_condition
+from tests.infra.tmpfs import SmallDisk, small_tmpfs
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def disk(cli: Cli) -> Iterator[SmallDisk]:
+    with small_tmpfs(cli.tmp / "disk") as mounted:
+        yield mounted
+
+
+def _object_dir(root: Path) -> Path | None:
+    found = list((root / "local-scheduler").glob("*/object.json"))
+    return found[0].parent if found else None
+
+
+def _staging(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob(".staging.*"))
+
+
+def _note(directory: Path) -> dict[str, object] | None:
+    text = (directory / "instance" / "lock").read_bytes().strip()
+    return json.loads(text) if text else None
+
+
+def test_a_job_that_ends_on_a_full_disk_is_not_failed_and_its_outcome_returns_with_the_space(
+        cli: Cli, disk: SmallDisk) -> None:
+    root = disk.path / "records"
+    gate = cli.tmp / "gate"
+    env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
+    supervisor = cli.start("submit", "--name", "full1", "--", "sh", "-c",
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+    await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
+                    and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
+    directory = _object_dir(root)
+    assert directory is not None
+    disk.fill()
+    gate.touch()  # the worker exits 0, on the full disk
+    await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
+    note = _note(directory)
+    assert note is not None and (note["file"], note["errno"], note["exit_code"]) == ("outcome.json", 28, 0)
+
+    os.kill(supervisor.pid, signal.SIGKILL)  # Unattended: status asks the scheduler, its live view
+    supervisor.communicate(timeout=30)
+    shown = cli.run("status", "full1", **env)
+    assert shown.returncode == 0, shown.stderr
+    assert "live: running (" in shown.stdout and ": disk full: the worker ended with exit code 0; its outcome is " \
+        "kept by the process owner" in shown.stdout, shown.stdout
+    assert "HOST" not in shown.stderr
+    listed = cli.run("list", **env)
+    assert listed.returncode == 0 and "full1" in listed.stdout, listed.stderr
+    assert _staging(root) == []
+
+    disk.free()
+    await_condition(lambda: (directory / "instance" / "outcome.json").exists(), 60, "the outcome, written late")
+    carried = cli.run("supervise", "full1", **env)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    assert "outcome: succeeded" in carried.stderr + carried.stdout
+    final = cli.run("status", "full1", "--json", **env)
+    assert final.returncode == 0 and json.loads(final.stdout)["state"] == "succeeded", final.stdout
+    assert _staging(root) == []
+
+
+def test_a_supervisor_that_watches_through_the_full_disk_records_the_real_end(cli: Cli, disk: SmallDisk) -> None:
+    root = disk.path / "records"
+    gate = cli.tmp / "gate"
+    env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
+    supervisor = cli.start("submit", "--name", "full2", "--", "sh", "-c",
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+    await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
+                    and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
+    directory = _object_dir(root)
+    assert directory is not None
+    disk.fill()
+    gate.touch()
+    await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
+    shown = cli.run("status", "full2", **env)  # a supervised job on the full root still reads
+    assert shown.returncode == 0 and "full2  running" in shown.stdout, (shown.stdout, shown.stderr)
+
+    disk.free()
+    out, err = supervisor.communicate(timeout=120)
+    assert supervisor.returncode == 0, (out, err)
+    assert "outcome: succeeded" in out + err and "failed" not in out + err
+    assert _staging(root) == []
+
+
+def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_cause(cli: Cli,
+                                                                                   disk: SmallDisk) -> None:
+    root = disk.path / "records"
+    gate = cli.tmp / "gate"
+    env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
+    supervisor = cli.start("submit", "--name", "full3", "--", "sh", "-c",
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+    await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
+                    and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
+    directory = _object_dir(root)
+    assert directory is not None
+    disk.fill()
+    gate.touch()
+    await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
+    os.kill(supervisor.pid, signal.SIGKILL)
+    supervisor.communicate(timeout=30)
+    wrapper = json.loads((directory / "instance" / "instance.json").read_bytes())["wrapper_pid"]
+    os.kill(wrapper, signal.SIGKILL)  # its end, known to it alone, is lost with it
+
+    disk.free()
+    carried = cli.run("supervise", "full3", **env)
+    said = carried.stdout + carried.stderr
+    assert carried.returncode == 1, said
+    assert "outcome: escalated (attempt 1: disk full: the outcome is not known: the process owner could not " \
+           "write outcome.json (No space left on device" in said, said
+    assert "check its output, and decide)" in said, said
+    assert "attempt 2" not in said  # never run again: it may have succeeded
