@@ -11,6 +11,7 @@ time, so a completed job records no seconds and counts at job_seconds_limit in t
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 from urllib.parse import quote
@@ -31,6 +32,7 @@ from dunscaith.domain.model.qdevices.answers import (
     classify_read,
     job_answer_without_reply,
 )
+from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.ports.site import JobRequest
 
@@ -55,6 +57,7 @@ RESULT_EXPIRED = "result_expired"  # (seed) as a status word, or as the detail o
 TOO_MANY_CONNECTIONS = "too many connections"  # (seed) in an answer's text that gives no state, any status
 TOO_MANY_STATUSES = frozenset({429})  # (seed) the usual status of that answer: a missed poll too
 QASM3 = "OPENQASM 3"
+WAIT_TIMEOUT = 5  # pcss-qapi 0.3.2 sends "wait_timeout": 5 with every job
 
 
 def _text(response: httpx.Response) -> str:
@@ -84,8 +87,10 @@ class PiastqSite:
     name = SiteName.PIASTQ
     steps: tuple[Step, ...] = (Step.CREATE,)
 
-    def __init__(self, token: str, base_url: str = PIASTQ_BASE_URL, timeout: float = 30.0) -> None:
+    def __init__(self, token: str, base_url: str = PIASTQ_BASE_URL, timeout: float = 30.0,
+                 program_format: PiastqFormat = PiastqFormat.CUSTOM1) -> None:
         self._client = fixed_client(base_url, {"X-API-Key": token}, timeout)
+        self._format = PiastqFormat(program_format)
         self._refusals = TRAITS[SiteName.PIASTQ].refusals(Step.CREATE)
 
     def __repr__(self) -> str:  # a traceback that shows locals must not show the key
@@ -94,10 +99,20 @@ class PiastqSite:
     def prepare(self, device: str) -> JobRequestAnswer:
         return JobRequestAnswer(JobAnswer.OK)
 
+    def _body(self, request: JobRequest) -> dict[str, Any]:
+        """The job request's body, key for key as pcss-qapi 0.3.2's ``PIAST_Q.submit`` posts it: with
+        custom1, ``request.circuit`` is the AQT circuit's JSON (domain/model/qdevices/programs.py)."""
+        if self._format is PiastqFormat.CUSTOM1:
+            fmt, program = "custom1", json.loads(request.circuit)
+        else:
+            fmt = "qasm3" if request.circuit.lstrip("\ufeff \t\r\n").startswith(QASM3) else "qasm2"
+            program = request.circuit
+        return {"device": request.device, "device_name": request.device, "shots": request.shots,
+                "session_id": None, "label_session_id": None, "format": fmt, "program": program,
+                "wait_timeout": WAIT_TIMEOUT}
+
     def create(self, request: JobRequest) -> JobRequestAnswer:
-        fmt = "qasm3" if request.circuit.lstrip("\ufeff \t\r\n").startswith(QASM3) else "qasm2"
-        body = {"device": request.device, "device_name": request.device, "shots": request.shots,
-                "session_id": None, "label_session_id": None, "format": fmt, "program": request.circuit}
+        body = self._body(request)
         response = send(self._client, "POST", "qdmi/", json=body)
         if isinstance(response, NoAnswer):
             return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)

@@ -269,7 +269,9 @@ class VlqSite:
         self._on_secret(password)  # before the request that carries it, so any echo of it is cleaned
         self._on_secret(user_jwt_pwd)
         node = ctx.init if init else ctx.run
-        body = self._spec(name[:HEAPPE_NAME_MAX], node, INIT_WALLTIME if init else RUN_WALLTIME, 1 if init else 2,
+        if len(name) > HEAPPE_NAME_MAX:  # the manifest refuses such a name; never cut one to fit
+            return JobRequestAnswer(JobAnswer.REFUSED, None, None, f"job name longer than {HEAPPE_NAME_MAX}: not sent")
+        body = self._spec(name, node, INIT_WALLTIME if init else RUN_WALLTIME, 1 if init else 2,
                           "backend_init" if init else "backend_run", device, user_jwt_pwd)
         response = send(self._heappe, "POST", "heappe/JobManagement/CreateJob", json=body)
         if isinstance(response, NoAnswer):

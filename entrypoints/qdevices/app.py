@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from dunscaith.ports.run_io import UserRules
     from dunscaith.ports.site import Site
 
-app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.",
-                           "qdevices")
+app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record."
+                           "\n\nNew here? Start with docs/qdevices/quick-start.md: a manifest, a dry run, "
+                           "check --live, a first live run, a resume, jobs, budget.", "qdevices")
 
 
 class _Secrets:
@@ -63,12 +64,17 @@ class _Secrets:
 OUT = SafePrinter(_Secrets.clean)
 
 
+def _config(settings: QdevicesSettings) -> dict[str, Any]:
+    return {"records": str(settings.records), "poll_seconds": settings.poll_seconds,
+            "piastq_format": settings.piastq.program_format.value}
+
+
 def make_container(settings: QdevicesSettings | None = None) -> Container:
     from dunscaith.entrypoints.qdevices.container import Container
 
     container = Container()
     if settings is not None:
-        container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+        container.config.from_dict(_config(settings))
     return container
 
 
@@ -78,7 +84,7 @@ def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
 
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
-    container.config.from_dict({"records": str(settings.records), "poll_seconds": settings.poll_seconds})
+    container.config.from_dict(_config(settings))
     ctx.obj = (container, settings)
 
 
@@ -89,10 +95,11 @@ def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
 
 
 # --- manifests ----------------------------------------------------------------------------------------
-def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
+def load_manifest(path: Path, use_cases: UseCases) -> tuple[Manifest, dict[int, str]]:
+    """The manifest and each order's program (OpenQASM, or for Piast-Q the AQT circuit made from it)."""
     import tomllib
 
-    from dunscaith.domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
+    from dunscaith.domain.model.qdevices.manifest import ManifestError, parse_manifest
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -112,11 +119,11 @@ def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
                 text = circuit_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise ManifestError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-            check_circuit(text, where)
             circuits[order.index] = text
+        programs = use_cases.programs()(manifest, circuits)
     except ManifestError as exc:
         raise BadInput(f"{path}: {exc}") from None
-    return manifest, circuits
+    return manifest, programs
 
 
 def take_token(site: SiteName) -> str:
@@ -202,7 +209,7 @@ def send(
     if live:
         # From here a signal is a stop line, never a traceback; nothing has been sent yet.
         interrupts.install()
-    m, circuits = load_manifest(manifest)
+    m, circuits = load_manifest(manifest, use_cases)
     if max_order is not None and max_order > len(m.orders):
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
@@ -307,11 +314,14 @@ def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules,
 
 # --- jobs ---------------------------------------------------------------------------------------------
 def _order_rows(view: RunView) -> list[dict[str, Any]]:
+    from dunscaith.domain.model.qdevices.blocking import blocks
+
     rows = []
     for o in view.orders:
         rows.append({"order": o.index, "name": o.name, "state": o.state.value, "job": o.job,
                      "outcome": o.outcome.value if o.outcome else None, "seconds": o.seconds,
-                     "resolution": o.resolution, "counts_at_limit": o.counts_at_limit, "last_stop": o.last_stop})
+                     "resolution": o.resolution, "counts_at_limit": o.counts_at_limit, "last_stop": o.last_stop,
+                     "blocks": blocks(view, o)})
     return rows
 
 
@@ -319,35 +329,44 @@ def _order_rows(view: RunView) -> list[dict[str, Any]]:
 def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD", parser=path_arg),
          as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
-    """Show the orders of a record."""
-    from dunscaith.domain.model.qdevices.orders import OrderState
+    """Show the orders of a record, what each counts in the budget bound, and the site's budget."""
+    from dunscaith.domain.model.qdevices.budget import charge
     from dunscaith.domain.services.qdevices.errors import CallRefused
 
-    _, use_cases, _ = _ctx(ctx)
+    _, use_cases, settings = _ctx(ctx)
     try:
         listing = use_cases.jobs()(str(record))
     except CallRefused as exc:
         raise BadInput(str(exc)) from None
     if listing.torn_tail:
         OUT.warn(f"{listing.path}: the last line was cut by a crash mid-write; the rest reads")
-    rows = _order_rows(listing.view)
-    code = _jobs_exit(listing.view)
+    view = listing.view
+    rows = _order_rows(view)
+    code = _jobs_exit(view)
     if as_json:
         for row in rows:
             OUT.say(json.dumps(row, sort_keys=True))
         return code
-    OUT.say(f"{listing.path}: site {listing.view.site}, device {listing.view.site_device}, run {listing.view.run}")
-    for row in rows:
-        extra = [f"job {row['job']}"] if row["job"] else []
-        if row["outcome"]:
-            extra.append(row["outcome"])
-        if row["seconds"] is not None:
-            extra.append(f"{row['seconds']:g} s")
+    OUT.say(f"{listing.path}: site {view.site}, device {view.site_device}, run {view.run}")
+    table = [("ORDER", "NAME", "STATE", "JOB", "SECONDS", "COUNTED", "NOTE")]
+    for row, order in zip(rows, view.orders, strict=True):
+        note = [row["outcome"]] if row["outcome"] else []
         if row["resolution"]:
-            extra.append(f"resolved --{row['resolution'].replace('_', '-')}")
-        if row["last_stop"] and row["state"] != OrderState.FINAL.value:
-            extra.append(f"last stop {row['last_stop']}")
-        OUT.say(f"  {row['order']:>3} {row['name']:<24} {row['state']:<7} {', '.join(extra)}".rstrip())
+            note.append(f"resolved --{row['resolution'].replace('_', '-')}")
+        if row["last_stop"] and row["state"] != "final":
+            note.append(f"last stop {row['last_stop']}")
+        seconds = f"{row['seconds']:g}" if row["seconds"] is not None else "-"
+        table.append((str(row["order"]), row["name"], row["state"], _cut(row["job"] or "-", 24), seconds,
+                      f"{charge(order, view.job_seconds_limit):g}", ", ".join(note)))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
+    for number, line in enumerate(table):
+        cells = [cell.rjust(width) if i in (0, 4, 5) else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(line[:-1], widths, strict=True))]
+        OUT.say(f"  {'  '.join(cells)}  {line[-1]}".rstrip())
+        blocked = rows[number - 1]["blocks"] if number else None
+        if blocked:
+            OUT.say(f"      {blocked}")
+    OUT.say(_budget_footer(use_cases, settings, view.site, view.manifest))
     return code
 
 
@@ -360,6 +379,93 @@ def _jobs_exit(view: RunView) -> int:
     if OrderState.LOST in states:
         return 2
     return 0 if states <= {OrderState.FINAL} else 1
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _budget_seconds(manifest: Path) -> int:
+    """``limits.budget_seconds`` of a manifest, or BadInput naming why it cannot be read."""
+    import tomllib
+
+    try:
+        limits = tomllib.loads(manifest.read_text(encoding="utf-8")).get("limits", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"{manifest}: cannot be read as a manifest ({getattr(exc, 'strerror', None) or exc})") from None
+    seconds = limits.get("budget_seconds") if isinstance(limits, dict) else None
+    if isinstance(seconds, bool) or not isinstance(seconds, int):
+        raise BadInput(f"{manifest}: no whole limits.budget_seconds")
+    return seconds
+
+
+def _budget_footer(use_cases: UseCases, settings: QdevicesSettings, site: str, manifest: str) -> str:
+    """The site's budget under a record's orders; never fails the listing (the figures are display)."""
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+
+    try:
+        budget_seconds: int | None = _budget_seconds(Path(manifest)) if manifest else None
+        why = ""
+    except BadInput as exc:
+        budget_seconds, why = None, str(exc)
+    try:
+        figures = use_cases.budget()(site, settings.older_records().get(site, []), budget_seconds)
+    except CallRefused as exc:
+        return f"budget of {site}: not shown: {exc}"
+    left = f"left {figures.left:g} s of budget_seconds {figures.budget}" if figures.left is not None else \
+        f"left not known ({why or 'the record names no manifest'}: see qdevices budget {site} --budget N)"
+    return (f"budget of {site}, {len(figures.records)} record(s): used {figures.used:g} s, bound {figures.bound:g} s "
+            f"({figures.at_limit:g} s counted at job_seconds_limit); {left}")
+
+
+# --- budget -------------------------------------------------------------------------------------------
+@app.command("budget")
+def budget(
+    ctx: typer.Context,
+    site_name: str = typer.Argument(..., metavar="SITE", help="mqss, vlq or piastq"),
+    seconds: int | None = typer.Option(None, "--budget", min=0, help="the budget_seconds to measure against"),
+    manifest: Path | None = typer.Option(None, "--manifest", help="take budget_seconds from this manifest",
+                                         parser=path_arg),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object"),
+) -> int:
+    """Where SITE's budget stands: device seconds used, seconds counted at job_seconds_limit, the bound."""
+    from dunscaith.domain.model.qdevices.sites import parse_site
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+
+    try:
+        site = parse_site(site_name)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if seconds is not None and manifest is not None:
+        raise BadInput("give --budget or --manifest, not both")
+    if manifest is not None:
+        seconds = _budget_seconds(manifest)
+    _, use_cases, settings = _ctx(ctx)
+    try:
+        figures = use_cases.budget()(site.value, settings.older_records()[site.value], seconds)
+    except CallRefused as exc:
+        raise BadInput(str(exc)) from None
+    if as_json:
+        OUT.say(json.dumps({"site": figures.site, "used": figures.used, "at_limit": figures.at_limit,
+                            "bound": figures.bound, "budget": figures.budget, "left": figures.left,
+                            "records": [{"path": r.path, "own": r.own, "used": r.used, "at_limit": r.at_limit,
+                                         "bound": r.bound, "lost": r.lost, "open": r.open}
+                                        for r in figures.records]}, sort_keys=True))
+        return 0
+    own = sum(r.own for r in figures.records)
+    OUT.say(f"{figures.site}: {len(figures.records)} record(s) read ({own} of qdevices, "
+            f"{len(figures.records) - own} in older_records)")
+    for record in figures.records:
+        held = f", {record.lost} lost, {record.open} open" if record.lost or record.open else ""
+        OUT.say(f"  {record.path}: {record.used:g} s used, {record.at_limit:g} s at the limit{held}")
+    OUT.say(f"used (device seconds the site measured): {figures.used:g} s")
+    OUT.say(f"counted at job_seconds_limit (lost, open, no measured time): {figures.at_limit:g} s")
+    OUT.say(f"bound: {figures.bound:g} s")
+    if figures.left is None:
+        OUT.say("left: give --budget SECONDS or --manifest MANIFEST (its limits.budget_seconds)")
+    else:
+        OUT.say(f"budget_seconds {figures.budget}: left {figures.left:g} s")
+    return 0
 
 
 # --- resolve ------------------------------------------------------------------------------------------
@@ -425,9 +531,12 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
 def check(
     ctx: typer.Context,
     live: bool = typer.Option(False, "--live", help="ask the site (takes the site lock; makes no job)"),
-    site_name: str = typer.Option("mqss", "--site", help="the site to check"),
+    site_name: str | None = typer.Option(None, "--site", help="the site to check (default: the manifest's, or mqss)"),
     device: str = typer.Option("", "--device", help="a device the site should know"),
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
+    manifest: Path | None = typer.Option(None, "--manifest", metavar="MANIFEST", parser=path_arg,
+                                         help="also check a run's manifest and make each order's program "
+                                              "(Piast-Q: the AQT circuit); its site, device and project by default"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
     from dunscaith.domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
@@ -435,8 +544,16 @@ def check(
     from dunscaith.ports.site_lock import SiteLockRefused
 
     adapters, use_cases, settings = _ctx(ctx)
+    run_manifest = load_manifest(manifest, use_cases)[0] if manifest is not None else None
+    if run_manifest is not None:
+        if site_name is not None and site_name != run_manifest.site.value:
+            raise BadInput(f"--site {site_name}: {manifest} is for site {run_manifest.site.value}")
+        site_name = run_manifest.site.value
+        device = device or run_manifest.device
+        project = project if project is not None else run_manifest.project
+        OUT.say(f"{manifest}: {len(run_manifest.orders)} order(s), each program made and checked")
     try:
-        site_id = SiteName(site_name)
+        site_id = SiteName(site_name or "mqss")
     except ValueError:
         raise BadInput(f"unknown site {site_name!r}") from None
     variable = TRAITS[site_id].token_variable
@@ -477,7 +594,9 @@ finish_help(app, {
     "jobs": ["qdevices jobs RECORD", "qdevices jobs RECORD --json"],
     "resolve": ["qdevices resolve RECORD 1 --job ID", "qdevices resolve RECORD 1 --none"],
     "unlock": ["qdevices unlock mqss --host login2"],
-    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq"],
+    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq",
+              "qdevices check --manifest run.toml"],
+    "budget": ["qdevices budget mqss", "qdevices budget mqss --manifest run.toml", "qdevices budget mqss --json"],
 }, f"Exit codes: 0 done; 2 bad input or a refused call; {_PROGRAM}. See docs/qdevices/live-runs.md.", {
     "send": "Exit codes: 0 every order asked for is final; 1 an order stays open or not sent, or a rule stopped the "
             f"run; 2 a stop unknown (a job may exist), a lost order, or bad input or a refused call; {_PROGRAM}; "
@@ -493,6 +612,9 @@ finish_help(app, {
     "check": "Exit codes: 0 checked (with --live: the site takes the token); 1 with --live, no good answer from "
              "the site; 2 bad input (the token variable unset or too short), or with --live the token refused; "
              f"{_PROGRAM}. See docs/qdevices/tokens.md.",
+    "budget": "Exit codes: 0 the figures are shown; 2 bad input (an unknown site, a manifest without a whole "
+              "budget_seconds), or a record of the site that cannot be read (the bound is never made from part of "
+              f"them); {_PROGRAM}. See docs/qdevices/budget-and-rules.md.",
 })
 
 

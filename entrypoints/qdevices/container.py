@@ -11,6 +11,7 @@ import socket
 
 from dependency_injector import containers, providers
 
+from dunscaith.adapters.circuits.qiskit_aqt import QiskitAqtTranslator
 from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
 from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
@@ -19,6 +20,8 @@ from dunscaith.adapters.site_lock.flock import FlockSiteLock
 from dunscaith.adapters.sites.mqss import MQSS_BASE_URL, MqssSite
 from dunscaith.adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
 from dunscaith.adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
+from dunscaith.domain.services.qdevices.budget_view import ShowBudget
+from dunscaith.domain.services.qdevices.programs import PreparePrograms
 from dunscaith.domain.services.qdevices.resolve import ResolveOrder
 from dunscaith.domain.services.qdevices.send import SendRun
 from dunscaith.domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
@@ -37,6 +40,7 @@ class Adapters(containers.DeclarativeContainer):
     interrupts = providers.Factory(SignalInterrupts)
     rules_file = providers.Factory(PythonRulesFile)  # the manifest's rules file (path=)
     no_rules = providers.Singleton(NoUserRules)
+    circuits = providers.Singleton(QiskitAqtTranslator)  # imports qiskit only when it translates
 
     mqss_base_url = providers.Object(MQSS_BASE_URL)
     vlq_userorg_url = providers.Object(LEXIS_USERORG_URL)
@@ -46,7 +50,7 @@ class Adapters(containers.DeclarativeContainer):
     sites: providers.FactoryAggregate[Site] = providers.FactoryAggregate(
         mqss=providers.Factory(MqssSite, base_url=mqss_base_url),
         vlq=providers.Factory(VlqSite, userorg_url=vlq_userorg_url, heappe_url=vlq_heappe_url),
-        piastq=providers.Factory(PiastqSite, base_url=piastq_base_url),
+        piastq=providers.Factory(PiastqSite, base_url=piastq_base_url, program_format=config.piastq_format),
     )
 
 
@@ -58,6 +62,8 @@ class UseCases(containers.DeclarativeContainer):
                              poll_seconds=config.poll_seconds)
     resolve = providers.Factory(ResolveOrder, records=adapters.records, lock=adapters.site_lock, clock=adapters.clock)
     jobs = providers.Factory(ShowJobs, records=adapters.records)
+    budget = providers.Factory(ShowBudget, records=adapters.records)
+    programs = providers.Factory(PreparePrograms, translator=adapters.circuits, piastq_format=config.piastq_format)
     unlock = providers.Factory(Unlock, lock=adapters.site_lock)
     check = providers.Factory(CheckSite, lock=adapters.site_lock)
 

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.settings_support import (
     Seconds,
@@ -56,6 +57,21 @@ class SiteSettings(BaseModel):
     older_records: list[UserPath] = Field(default_factory=list)
 
 
+class PiastqSettings(SiteSettings):
+    # What a Piast-Q job request carries: custom1 (an AQT circuit as JSON) is what PCSS's own client,
+    # pcss-qapi 0.3.2, sends. qasm (OpenQASM text as qasm2/qasm3) only with the evidence that the site
+    # takes it: a PCSS answer, a ticket, a page, named in program_format_evidence.
+    program_format: PiastqFormat = PiastqFormat.CUSTOM1
+    program_format_evidence: str | None = None
+
+    @model_validator(mode="after")
+    def _evidence_for_qasm(self) -> PiastqSettings:
+        if self.program_format is PiastqFormat.QASM and not (self.program_format_evidence or "").strip():
+            raise ValueError("piastq.program_format = \"qasm\" needs piastq.program_format_evidence: what shows "
+                             "that Piast-Q takes OpenQASM (PCSS's own client sends custom1)")
+        return self
+
+
 class QdevicesSettings(BaseModel):
     """Every setting, validated from exactly the values given: see load_settings."""
 
@@ -65,7 +81,7 @@ class QdevicesSettings(BaseModel):
     poll_seconds: Seconds = Field(default=10.0, gt=0)
     mqss: SiteSettings = Field(default_factory=SiteSettings)
     vlq: SiteSettings = Field(default_factory=SiteSettings)
-    piastq: SiteSettings = Field(default_factory=SiteSettings)
+    piastq: PiastqSettings = Field(default_factory=PiastqSettings)
 
     def older_records(self) -> dict[str, list[str]]:
         def absolute(entries: list[Path]) -> list[str]:

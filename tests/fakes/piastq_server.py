@@ -62,6 +62,47 @@ from urllib.parse import unquote
 from tests.fakes.harness import Answer, FakeSite, Fault, Route
 
 STATES = ("New", "queued", "running", "completed", "failed", "canceled")
+# A Bell pair in AQT's gates, as qiskit-aqt-provider 1.15.0 makes it from OpenQASM (R, RXX, RZ, R, R, MEASURE).
+BELL_AQT: dict[str, Any] = {"number_of_qubits": 2, "quantum_circuit": [
+    {"operation": "R", "qubit": 0, "phi": 0.0, "theta": 1.0}, {"operation": "RXX", "qubits": [0, 1], "theta": 0.5},
+    {"operation": "RZ", "qubit": 0, "phi": -0.5}, {"operation": "R", "qubit": 0, "phi": 1.0, "theta": 0.5},
+    {"operation": "R", "qubit": 1, "phi": 1.0, "theta": 0.5}, {"operation": "MEASURE"}]}
+
+
+def bell_program(shots: int) -> str:
+    """The program text of a Piast-Q order (what domain/model/qdevices/programs.py makes for PiastqSite)."""
+    return json.dumps({"repetitions": shots, **BELL_AQT}, separators=(",", ":"))
+
+
+CLIENT_KEYS = frozenset({"device", "device_name", "shots", "session_id", "label_session_id", "format", "program",
+                         "wait_timeout"})
+
+
+def _client_body_problem(request: Any, accept_qasm: bool) -> str:
+    """Why ``request`` is not a body pcss-qapi 0.3.2 would send, or ''."""
+    if not isinstance(request, dict) or set(request) != CLIENT_KEYS:
+        keys = sorted(request) if isinstance(request, dict) else type(request).__name__
+        return f"body keys {keys} are not the client's"
+    shots = request["shots"]
+    if not isinstance(request["device"], str) or request["device_name"] != request["device"]:
+        return "device and device_name must name the device"
+    if isinstance(shots, bool) or not isinstance(shots, int) or shots < 1:
+        return "shots must be a positive whole number"
+    if request["format"] in ("qasm2", "qasm3") and accept_qasm:
+        return "" if isinstance(request["program"], str) and request["program"].startswith("OPENQASM") else \
+            "program must be OpenQASM text"
+    if request["format"] != "custom1":
+        return f"format {request['format']!r} is not custom1"
+    from aqt_connector.models.circuits import QuantumCircuit  # the client's own model of the program
+    from pydantic import ValidationError
+
+    try:
+        circuit = QuantumCircuit.model_validate(request["program"])
+    except ValidationError as exc:
+        return f"program: {exc.errors()[0]['msg']}"
+    if circuit.repetitions != shots:
+        return "program repetitions must equal shots"
+    return ""
 DEVICE = "PIAST-Q"
 DEVICES = (DEVICE,)
 
@@ -86,8 +127,10 @@ class PiastqJob:
     def tasks(self) -> list[str]:
         if self.result is not None:
             return list(self.result)
+        program = self.request.get("program")
+        width = program.get("number_of_qubits", 2) if isinstance(program, dict) else 2
         half = self.shots // 2
-        return ["00"] * half + ["11"] * (self.shots - half)
+        return ["0" * width] * half + ["1" * width] * (self.shots - half)
 
 
 class FakePiastq(FakeSite):
@@ -104,6 +147,7 @@ class FakePiastq(FakeSite):
         reads_per_state: int = 1,
         result: Any = None,
         expire_results: bool = False,
+        accept_qasm: bool = False,
         expiry: str = "status",
         expiry_status: int = 410,
         too_many_status: int = 429,
@@ -121,6 +165,7 @@ class FakePiastq(FakeSite):
         self.reads_per_state = reads_per_state
         self.result = result
         self.expire_results = expire_results
+        self.accept_qasm = accept_qasm
         self.expiry = expiry
         self.expiry_status = expiry_status
         self.too_many_status = too_many_status
@@ -236,19 +281,23 @@ class FakePiastq(FakeSite):
         return Answer(200, {})
 
     def _submit(self, body: bytes) -> Answer:
+        """Only what pcss-qapi 0.3.2's ``PIAST_Q.submit`` sends is taken: its keys, ``"format": "custom1"``,
+        ``"wait_timeout"``, and a ``program`` that aqt-connector's own ``QuantumCircuit`` model accepts with
+        ``repetitions`` equal to ``shots``. Anything else is answered 422 (what the real site answers to a
+        body it cannot use is not known: the app must never send one). ``accept_qasm`` also takes the
+        older qasm2/qasm3 text body."""
         try:
             request = json.loads(body)
         except ValueError:
             return Answer(422, {"detail": "body is not JSON"})
-        shots = request.get("shots") if isinstance(request, dict) else None
-        if (not isinstance(request, dict) or not isinstance(request.get("device"), str) or "program" not in request
-                or not isinstance(shots, int) or shots < 1):
-            return Answer(422, {"detail": "device, shots and program are required"})
+        problem = _client_body_problem(request, self.accept_qasm)
+        if problem:
+            return Answer(422, {"detail": problem})
         if request["device"] not in DEVICES:
             return Answer(404, {"detail": "device not found"})
         n = next(self._counter)
-        job = PiastqJob(self.id_factory(n), request["device"], shots, request, self.path, datetime.now(UTC),
-                        self.result)
+        job = PiastqJob(self.id_factory(n), request["device"], request["shots"], request, self.path,
+                        datetime.now(UTC), self.result)
         with self._jobs_lock:
             self._jobs[str(job.id)] = job
         return Answer(200, {"id": job.id})

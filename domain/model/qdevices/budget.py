@@ -46,3 +46,12 @@ class BudgetCheck:
 def plan_bound(existing: float, orders_to_send: int, job_seconds_limit: int) -> float:
     """The dry run's figure: what the site's bound would be if every planned order ran to the limit."""
     return existing + orders_to_send * job_seconds_limit
+
+
+def split(order: OrderView, job_seconds_limit: int) -> tuple[float, float]:
+    """``charge`` in its two parts: device seconds the site measured, and seconds counted at
+    job_seconds_limit (a lost or open order, a job with no measured time, an over-limit decision)."""
+    counted = charge(order, job_seconds_limit)
+    measured = (order.state is OrderState.FINAL and not order.counts_at_limit and order.seconds is not None
+                and counted == order.seconds)
+    return (counted, 0.0) if measured else (0.0, counted)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dunscaith.domain.model.qdevices.errors import QdevicesError
-from dunscaith.domain.model.qdevices.sites import SiteName, parse_site
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, parse_site
 
 
 class ManifestError(QdevicesError, ValueError):
@@ -131,6 +131,10 @@ def parse_manifest(data: Mapping[str, Any], default_name: str) -> Manifest:
             if key not in raw:
                 raise ManifestError(f"{where}: missing {key}")
         name = _name(raw["name"], f"{where} name")
+        longest = TRAITS[site].job_name_max
+        if longest is not None and len(name) > longest:
+            raise ManifestError(f"{where} name {name[:20]!r}…: {len(name)} characters; {site.value} keeps a job's name "
+                                f"whole up to {longest}, and a lost order is found at the site by its name")
         if name in seen:
             raise ManifestError(f"{where}: the name {name!r} is used twice")
         seen.add(name)

@@ -83,6 +83,7 @@ class RunView:
     orders: tuple[OrderView, ...]
     stops: tuple[Stop, ...] = field(default=())
     first_line_is_ours: bool = True
+    manifest: str = ""  # the manifest's path as the start line gives it (its limits are not recorded)
 
     def order(self, index: int) -> OrderView:
         if not 1 <= index <= len(self.orders):
@@ -173,6 +174,7 @@ def fold(lines: Sequence[Line]) -> RunView:
         path=start["path"], device=start["device"], inode=start["inode"], job_seconds_limit=start["job_seconds_limit"],
         orders=tuple(orders),
         stops=tuple(stops), first_line_is_ours=start["app"] == APP,
+        manifest=str(start.get("manifest") or ""),
     )
 
 

@@ -33,6 +33,9 @@ class SiteTraits:
     step_refusals: Mapping[Step, frozenset[int]] = field(default_factory=dict)
     # Where a person finds a lost order's job, for the resolve hint.
     job_list_hint: str = ""
+    # The longest job name the site keeps whole (None: the order's name always fits). A name cut by the
+    # site would make two orders share one name in its job list, where a lost order is looked up.
+    job_name_max: int | None = None
 
     def refusals(self, step: Step) -> frozenset[int]:
         return self.refusal_statuses | self.step_refusals.get(step, frozenset())
@@ -50,6 +53,7 @@ TRAITS: dict[SiteName, SiteTraits] = {
         "LEXIS_TOKEN", (Step.CREATE, Step.UPLOAD, Step.SUBMIT), True, frozenset({401, 413, 429}), True,
         step_refusals={Step.CREATE: frozenset({403, 404}), Step.SUBMIT: frozenset({400})},
         job_list_hint="find it with HEAppE's ListJobsForCurrentUser: its Name is the order's name",
+        job_name_max=50,  # HEAppE's JobSpecification.Name: at most 50 characters (notes §1.4, CreateJob)
     ),
     SiteName.PIASTQ: SiteTraits("PCSS_API_KEY", (Step.CREATE,), False, frozenset({401, 403}), False,
                                 job_list_hint="Piast-Q has no job list: ask PCSS"),

@@ -15,8 +15,8 @@ import pytest
 
 from tests.fakes.fixtures import fake_mqss, fake_piastq, fake_vlq, site_token
 from tests.fakes.mqss_server import FakeMqss
+from tests.fakes.piastq_server import BELL_AQT, FakePiastq
 from tests.fakes.piastq_server import DEVICE as PIASTQ_DEVICE
-from tests.fakes.piastq_server import FakePiastq
 from tests.fakes.vlq_server import PROJECT, FakeVlq
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -44,15 +44,19 @@ class Cli:
         return self.home / ".local" / "share" / "qdevices" / "records"
 
     def manifest(self, orders: int = 2, wait: int = 20, limit: int = 60, budget: int = 100_000, name: str = "run",
-                 extra: str = "") -> Path:
+                 extra: str = "", circuit: str = "") -> Path:
+        """``circuit``: the orders' circuit file; by default bell.qasm, and for Piast-Q its AQT circuit as
+        JSON (bell.aqt.json), which needs no conversion (an OpenQASM one imports qiskit: seconds a call)."""
         (self.tmp / "bell.qasm").write_text(BELL)
+        (self.tmp / "bell.aqt.json").write_text(json.dumps(BELL_AQT))
+        circuit = circuit or ("bell.aqt.json" if self.site == "piastq" else "bell.qasm")
         head = {"mqss": 'site = "mqss"\ndevice = "Q5"\n',
                 "vlq": f'site = "vlq"\ndevice = "VLQ"\nproject = "{PROJECT}"\n',
                 "piastq": f'site = "piastq"\ndevice = "{PIASTQ_DEVICE}"\n'}[self.site]
         text = (f'name = "{name}"\n{head}{extra}\n[limits]\njob_seconds_limit = {limit}\n'
                 f"budget_seconds = {budget}\nwait_seconds = {wait}\n")
         for i in range(1, orders + 1):
-            text += f'[[orders]]\nname = "o{i}"\ncircuit = "bell.qasm"\nshots = {11 * i}\n'
+            text += f'[[orders]]\nname = "o{i}"\ncircuit = "{circuit}"\nshots = {11 * i}\n'
         path = self.tmp / f"{name}.toml"
         path.write_text(text)
         return path

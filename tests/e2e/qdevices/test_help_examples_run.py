@@ -15,7 +15,7 @@ from tests.e2e.qdevices.conftest import Cli
 
 pytestmark = pytest.mark.slow
 
-COMMANDS = ["send", "jobs", "resolve", "unlock", "check"]
+COMMANDS = ["send", "jobs", "resolve", "unlock", "check", "budget"]
 
 
 def examples(cli: Cli, command: str) -> list[list[str]]:
@@ -74,8 +74,9 @@ def test_every_resolve_example_runs_as_shown(cli: Cli) -> None:
             assert cli.run("send", "run.toml", "--live", "--resume", record).returncode == 0
 
 
-def test_every_unlock_and_check_example_runs_as_shown(cli: Cli) -> None:
-    for command in ("unlock", "check"):
+def test_every_unlock_check_and_budget_example_runs_as_shown(cli: Cli) -> None:
+    cli.manifest(orders=1, name="run")
+    for command in ("unlock", "check", "budget"):
         for argv in examples(cli, command):
             done = run(cli, argv)
             assert done.returncode == 0, (argv, done.stdout, done.stderr)
@@ -86,7 +87,7 @@ def test_every_command_lists_its_own_exit_codes(cli: Cli) -> None:
         text = " ".join(cli.run(command, "--help").stdout.split())
         assert "Exit codes: 0" in text and "3 an error of the program" in text
     assert "128+n" in " ".join(cli.run("send", "--help").stdout.split())
-    for command in ("jobs", "resolve", "unlock", "check"):
+    for command in ("jobs", "resolve", "unlock", "check", "budget"):
         assert "128+n" not in cli.run(command, "--help").stdout
 
 

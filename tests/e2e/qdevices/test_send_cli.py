@@ -32,8 +32,12 @@ def test_a_live_run_sends_each_order_once_and_jobs_shows_them_final(cli: Cli) ->
     listing = cli.run("jobs", str(record), "--json")
     rows = [json.loads(x) for x in listing.stdout.splitlines()]
     assert [(r["state"], r["outcome"]) for r in rows] == [("final", "completed")] * 2
-    table = cli.run("jobs", str(record))
-    assert "o1" in table.stdout and "completed" in table.stdout
+    table = cli.run("jobs", str(record)).stdout.splitlines()
+    assert table[1].split() == ["ORDER", "NAME", "STATE", "JOB", "SECONDS", "COUNTED", "NOTE"]
+    assert table[2].split()[1:3] == ["o1", "final"] and table[2].rstrip().endswith("completed")
+    assert [len(line.split("final")[0]) for line in table[2:4]] == [len(table[1].split("STATE")[0])] * 2  # aligned
+    footer = table[-1]
+    assert footer.startswith("budget of mqss, 1 record(s): used ") and "left " in footer
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -19,7 +19,7 @@ from dunscaith.domain.model.qdevices.answers import JobAnswer, NoAnswer, ReadKin
 from dunscaith.ports.site import JobRequest
 from tests.fakes.mqss_server import FakeMqss
 from tests.fakes.piastq_server import DEVICE as PIASTQ_DEVICE
-from tests.fakes.piastq_server import FakePiastq
+from tests.fakes.piastq_server import FakePiastq, bell_program
 
 REQUEST = JobRequest(1, "bell", "Q5", "OPENQASM 2.0;\nqreg q[2];\n", 100)
 TOKEN = "tok-" + "x" * 30
@@ -68,7 +68,7 @@ def test_mqss_with_no_network_is_not_sent(address: str) -> None:
 @pytest.mark.parametrize("address", unreachable())
 def test_piastq_with_no_network_is_not_sent(address: str) -> None:
     site = PiastqSite(TOKEN, base_url=address + "api/", timeout=5)
-    answer = site.create(JobRequest(1, "bell", PIASTQ_DEVICE, REQUEST.circuit, 10))
+    answer = site.create(JobRequest(1, "bell", PIASTQ_DEVICE, bell_program(10), 10))
     assert answer.kind is JobAnswer.NOT_SENT
 
 
@@ -87,4 +87,4 @@ def test_a_connection_dropped_after_the_request_stays_a_job_may_exist(fake_mqss:
     assert MqssSite(fake_mqss.token, base_url=fake_mqss.base_url, timeout=5).create(REQUEST).kind is JobAnswer.UNKNOWN
     fake_piastq.script("submit", "drop")
     piastq = PiastqSite(fake_piastq.token, base_url=fake_piastq.base_url, timeout=5)
-    assert piastq.create(JobRequest(1, "b", PIASTQ_DEVICE, REQUEST.circuit, 10)).kind is JobAnswer.UNKNOWN
+    assert piastq.create(JobRequest(1, "b", PIASTQ_DEVICE, bell_program(10), 10)).kind is JobAnswer.UNKNOWN

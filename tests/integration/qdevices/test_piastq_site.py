@@ -8,10 +8,12 @@ import pytest
 
 from dunscaith.adapters.sites.piastq import STATES, PiastqSite
 from dunscaith.domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
+from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.ports.site import JobRequest
-from tests.fakes.piastq_server import DEVICE, FakePiastq
+from tests.fakes.piastq_server import BELL_AQT, CLIENT_KEYS, DEVICE, FakePiastq, bell_program
 
-REQUEST = JobRequest(1, "bell-1", DEVICE, "OPENQASM 2.0;\nqreg q[2];\n", 10)
+REQUEST = JobRequest(1, "bell-1", DEVICE, bell_program(10), 10)
+QASM = JobRequest(1, "bell-1", DEVICE, "OPENQASM 2.0;\nqreg q[2];\n", 10)
 
 
 def site_for(fake: FakePiastq, timeout: float = 2.0) -> PiastqSite:
@@ -28,8 +30,29 @@ def test_a_job_is_made_by_post_qdmi_and_its_integer_id_read(fake_piastq: FakePia
     job = made(site_for(fake_piastq))
     assert job == "4101" and job in fake_piastq.jobs
     sent = json.loads(fake_piastq.requests("submit")[0].body)
-    assert (sent["device"], sent["shots"], sent["format"], sent["program"]) == (DEVICE, 10, "qasm2", REQUEST.circuit)
+    # key for key what pcss-qapi 0.3.2's PIAST_Q.submit posts
+    assert set(sent) == CLIENT_KEYS and list(sent) == ["device", "device_name", "shots", "session_id",
+                                                       "label_session_id", "format", "program", "wait_timeout"]
+    assert (sent["device"], sent["device_name"], sent["shots"], sent["format"], sent["wait_timeout"]) == \
+        (DEVICE, DEVICE, 10, "custom1", 5)
+    assert sent["program"] == {"repetitions": 10, **BELL_AQT}
     assert fake_piastq.requests("submit")[0].header("X-API-Key") == fake_piastq.token
+
+
+def test_openqasm_text_goes_as_qasm2_only_where_the_setting_says_so(fake_piastq: FakePiastq) -> None:
+    fake_piastq.accept_qasm = True
+    site = PiastqSite(fake_piastq.token, base_url=fake_piastq.base_url, program_format=PiastqFormat.QASM)
+    assert site.create(QASM).kind is JobAnswer.OK
+    sent = json.loads(fake_piastq.requests("submit")[0].body)
+    assert (sent["format"], sent["program"]) == ("qasm2", QASM.circuit)
+
+
+def test_the_fake_takes_only_what_the_client_sends(fake_piastq: FakePiastq) -> None:
+    """The old body (qasm2 text) is answered 422 by a site that takes only custom1: a job may exist for
+    the app, which is why the app never sends it unless a setting names the evidence."""
+    site = PiastqSite(fake_piastq.token, base_url=fake_piastq.base_url, program_format=PiastqFormat.QASM)
+    answer = site.create(QASM)
+    assert (answer.kind, answer.status) == (JobAnswer.UNKNOWN, 422) and not fake_piastq.jobs
 
 
 @pytest.mark.parametrize("status", [401, 403])

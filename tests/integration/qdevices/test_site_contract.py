@@ -21,11 +21,16 @@ from dunscaith.domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Pha
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.ports.site import JobRequest, Site
 from tests.fakes.mqss_server import FakeMqss
-from tests.fakes.piastq_server import DEVICE, FakePiastq
+from tests.fakes.piastq_server import DEVICE, FakePiastq, bell_program
 from tests.fakes.vlq_server import PROJECT, FakeVlq
 
 TOKEN = "contract-token-0123456789abcdef"
 CIRCUIT = "OPENQASM 2.0;\nqreg q[2];\n"
+
+
+def circuit_for(device: str) -> str:
+    """What a JobRequest carries: OpenQASM, or for Piast-Q the AQT program made from it."""
+    return bell_program(10) if device == DEVICE else CIRCUIT
 
 
 @dataclass
@@ -74,7 +79,7 @@ def make_job(site: Site, request: JobRequest) -> str:
 def test_a_job_is_made_by_its_steps_read_until_it_ends_and_its_counts_collected(case: Case) -> None:
     site = case.site(TOKEN)
     assert site.steps == TRAITS[site.name].steps
-    request = JobRequest(1, "o1", case.device, CIRCUIT, 10)
+    request = JobRequest(1, "o1", case.device, circuit_for(case.device), 10)
     job = make_job(site, request)
     phases = []
     for _ in range(10):
@@ -95,7 +100,7 @@ def test_a_wrong_token_is_refused_and_makes_no_job(case: Case) -> None:
     site = case.site("wrong-token-0123456789")
     answer = site.prepare(case.device)
     if answer.kind is JobAnswer.OK:
-        answer = site.create(JobRequest(1, "o1", case.device, CIRCUIT, 10))
+        answer = site.create(JobRequest(1, "o1", case.device, circuit_for(case.device), 10))
     assert answer.kind is JobAnswer.REFUSED
     assert not case.server.jobs
     assert case.site("wrong-token-0123456789").check(case.device).kind is JobAnswer.REFUSED
@@ -114,14 +119,14 @@ def test_a_lost_answer_to_the_job_making_request_is_unknown_and_sent_once(case: 
     assert site.prepare(case.device).kind is JobAnswer.OK
     before = case.job_making()
     case.server.script(case.drop_kind, "drop_after_create")
-    answer = site.create(JobRequest(1, "o1", case.device, CIRCUIT, 10))
+    answer = site.create(JobRequest(1, "o1", case.device, circuit_for(case.device), 10))
     assert answer.kind is JobAnswer.UNKNOWN and answer.job is None
     assert case.job_making() == before + 1
 
 
 def test_nothing_is_ever_cancelled(case: Case) -> None:
     site = case.site(TOKEN)
-    job = make_job(site, JobRequest(1, "o1", case.device, CIRCUIT, 10))
+    job = make_job(site, JobRequest(1, "o1", case.device, circuit_for(case.device), 10))
     site.state(job)
     if case.server is not None:
         assert case.server.requests("cancel") == []

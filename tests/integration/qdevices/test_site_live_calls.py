@@ -24,7 +24,7 @@ from dunscaith.domain.services.qdevices.errors import CallRefused
 from dunscaith.domain.services.qdevices.resolve import ResolveOrder
 from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest
 from dunscaith.ports.site import Site
-from tests.fakes.piastq_server import DEVICE, FakePiastq
+from tests.fakes.piastq_server import DEVICE, FakePiastq, bell_program
 from tests.fakes.vlq_server import CONFIGURING, PROJECT, FakeVlq
 from tests.unit.qdevices.service_kit import QASM, Bench
 
@@ -39,7 +39,9 @@ def manifest(site: str, orders: int = 1, wait: int = 60) -> Manifest:
 
 def live(bench: Bench, site: Site, m: Manifest, resume: str | None = None,
          max_order: int | None = None) -> SendOutcome:
-    req = SendRequest(m, "/m.toml", {o.index: QASM for o in m.orders}, resume, max_order, (), bench.host, 42)
+    # SendRequest carries programs: OpenQASM, or for Piast-Q the AQT circuit made from it
+    program = {o.index: bell_program(o.shots) if m.site is SiteName.PIASTQ else QASM for o in m.orders}
+    req = SendRequest(m, "/m.toml", program, resume, max_order, (), bench.host, 42)
     try:
         return bench.service().live(req, site)
     finally:

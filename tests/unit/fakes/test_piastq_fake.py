@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakes.piastq_server import DEVICE, FakePiastq
+from tests.fakes.piastq_server import BELL_AQT, DEVICE, FakePiastq
 
-JOB = {"device": DEVICE, "device_name": DEVICE, "shots": 10, "format": "qasm2", "program": "OPENQASM 2.0;"}
+JOB = {"device": DEVICE, "device_name": DEVICE, "shots": 10, "session_id": None, "label_session_id": None,
+       "format": "custom1", "program": {"repetitions": 10, **BELL_AQT}, "wait_timeout": 5}  # as pcss-qapi 0.3.2 posts
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def test_no_job_list(client: httpx.Client) -> None:
 
 def test_a_bad_body_or_unknown_device_makes_no_job(site: FakePiastq, client: httpx.Client) -> None:
     assert client.post("qdmi/", content=b"nope").status_code == 422
-    assert client.post("qdmi/", json={**JOB, "device": "other"}).status_code == 404
+    assert client.post("qdmi/", json={**JOB, "device": "other", "device_name": "other"}).status_code == 404
     assert client.post("qdmi/", json={**JOB, "shots": 0}).status_code == 422
     assert site.jobs == {}
 
@@ -178,3 +179,21 @@ def test_cancel_is_journaled(site: FakePiastq, client: httpx.Client) -> None:
     assert client.post(f"jobs/{job}/cancel").status_code == 200
     assert statuses(client, job, 1) == ["canceled"]
     assert len(site.requests("cancel")) == 1
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"format": "qasm2", "program": "OPENQASM 2.0;"}, "format 'qasm2' is not custom1"),
+    ({"wait_timeout": None}, ""),  # present, as the client sends it: the value is not checked
+    ({"program": {"repetitions": 9, **BELL_AQT}}, "repetitions must equal shots"),
+    ({"program": {"repetitions": 10, "number_of_qubits": 2, "quantum_circuit": [{"operation": "H", "qubit": 0}]}},
+     "program:"),
+])
+def test_the_fake_takes_only_the_body_pcss_qapi_sends(site: FakePiastq, change: dict[str, object], why: str) -> None:
+    with httpx.Client(base_url=site.base_url, headers={"X-API-Key": site.token}) as client:
+        answer = client.post("qdmi/", json={**JOB, **change})
+        missing = client.post("qdmi/", json={k: v for k, v in JOB.items() if k != "wait_timeout"})
+    assert missing.status_code == 422 and "not the client's" in missing.json()["detail"]
+    if why:
+        assert answer.status_code == 422 and why in answer.json()["detail"]
+    else:
+        assert answer.status_code == 200
