@@ -102,12 +102,17 @@ def forwarded_env() -> str | None:
 
 
 # --- the host's side ---------------------------------------------------------------------------------------
-def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
+# The whole ``dunscaith`` command line as a function of this process (the front door's ``main``): handed in,
+# never imported, so nothing imports the front door back. None: a worker is always exec'd.
+Again = Callable[[], None] | None
+
+
+def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None], again: Again = None) -> int:
     """In the forked child: ``remote run --instance-dir D --cwd C -- ARGV`` with the environment in memory."""
     from entrypoints.dunscaith.remote_run import RunArgs, run_owned
 
     return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
-                             None, Path(launch.cwd)), ended, in_process)
+                             None, Path(launch.cwd)), ended, lambda argv, env: in_process(argv, env, again))
 
 
 # A supervisor lives for hours: it gets an interpreter of its own, shown by ps as what it is
@@ -115,7 +120,7 @@ def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
 _SUPERVISING = frozenset({"supervise", "reconcile"})
 
 
-def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
+def in_process(argv: list[str], env: dict[str, str], again: Again) -> Callable[[], int] | None:
     """The forwarded command as a function of this process (the worker's, forked by its owner), when
     ``execve`` would only start this same install again: ``argv[0]`` is this dunscaith and ``env`` is this
     process's own environment but for the hidden flag, which only a command reads, as it runs; so an
@@ -123,7 +128,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
     Else None: it is exec'd."""
     from domain.model.forwarding.request import FORWARDED_ENV
 
-    if argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
+    if again is None or argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
         return None
     if argv[1:2] and argv[1] in _SUPERVISING:
         return None
@@ -132,9 +137,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
 
     def program() -> int:
         sys.argv = list(argv)
-        from entrypoints.cli_support import dunscaith
-
-        dunscaith()
+        again()
         return 0
 
     return program
@@ -146,14 +149,17 @@ def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:
     return ForkedOwner.start(_run_owner, launch, with_stdin)
 
 
-def _preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
-    """In the prepared owner: the wrapper's imports (~15-25 ms on the test hosts), done while the
-    forwarded side does its own, instead of after it forks."""
-    import adapters.clock.system
-    import adapters.process.wrapper  # noqa: F401
-    import entrypoints.dunscaith.remote_run  # noqa: F401
+def _preloaded(again: Again) -> Callable[[], Callable[[OwnerLaunch, Callable[[int], None]], int]]:
+    def preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
+        """In the prepared owner: the wrapper's imports (~15-25 ms on the test hosts), done while the
+        forwarded side does its own, instead of after it forks."""
+        import adapters.clock.system
+        import adapters.process.wrapper  # noqa: F401
+        import entrypoints.dunscaith.remote_run  # noqa: F401
 
-    return _run_owner
+        return lambda launch, ended: _run_owner(launch, ended, again)
+
+    return preload
 
 
 def serve(token: str, prepared: PreparedOwner | None = None) -> int:
@@ -165,11 +171,12 @@ def serve(token: str, prepared: PreparedOwner | None = None) -> int:
                          _start_owner if prepared is None else prepared.start)()
 
 
-def main(token: str) -> None:
+def main(token: str, again: Again = None) -> None:
+    """``again``: the whole command line as a function of this process, for a worker run in-process."""
     from adapters.process.forked_owner import PreparedOwner
 
     # Forked first, before this side's own imports, and launched only if the request is one to run.
-    prepared = PreparedOwner.fork(_preload)
+    prepared = PreparedOwner.fork(_preloaded(again))
     try:
         code = serve(token, prepared)
     except KeyboardInterrupt:
