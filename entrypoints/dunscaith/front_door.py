@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import sys
 
-from entrypoints.cli_support import launch, run_plain
-from entrypoints.dunscaith.routing import ROUTED, route
+from dunscaith.entrypoints.cli_support import launch, run_plain
+from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
 
 PROG = "dunscaith"
 # request.FORWARDED_ENV, named here so that this path imports no domain module: a forwarded command never
@@ -31,13 +31,13 @@ def main() -> None:
     argv = sys.argv[1:]
     if len(argv) == 2 and argv[0] == "_forwarded":
         # imported here: the host side of a hop must not pay for the CLI nor the wrapper's start
-        from entrypoints.dunscaith.forwarding_root import main as serve
+        from dunscaith.entrypoints.dunscaith.forwarding_root import main as serve
 
         serve(argv[1], again=main)
     if argv[:1] == ["remote"] and argv[1:2] in (["run"], ["exec"]):
-        launch(PROG, "entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
+        launch(PROG, "dunscaith.entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
     elif argv[:1] and argv[0] in ROUTED and not os.environ.get(FORWARDED_ENV):
         # a job command for another host's job forwards from here, without the CLI's start-up; any
         # other command (and this one, if it runs here) goes on to the app
         run_plain(PROG, argv, route)
-    launch(PROG, "entrypoints.dunscaith.app")
+    launch(PROG, "dunscaith.entrypoints.dunscaith.app")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from entrypoints.cli_support import launch
+from dunscaith.entrypoints.cli_support import launch
 
 
 def main() -> None:
-    launch("qdevices", "entrypoints.qdevices.app")
+    launch("qdevices", "dunscaith.entrypoints.qdevices.app")

@@ -110,11 +110,11 @@ def run_in_process(prog: str, argv: list[str], home: Home, env: Mapping[str, str
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 if prog == "dunscaith":
-                    from entrypoints.dunscaith import app
+                    from dunscaith.entrypoints.dunscaith import app
 
                     app.main(argv)
                 else:
-                    from entrypoints.qdevices import app as qapp
+                    from dunscaith.entrypoints.qdevices import app as qapp
 
                     qapp.main(argv, container=container) if container is not None else qapp.main(argv)
             except SystemExit as exc:

@@ -15,9 +15,9 @@ from typing import TypeVar
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectView, QueryResult
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectView, QueryResult
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster, stop_shared_cluster
 
 T = TypeVar("T")

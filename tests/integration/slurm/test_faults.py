@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
 from tests.contract.sweeping import stopped_ids, sweep_once
 from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir
 from tests.integration.slurm.conftest import new_name, seen, wait_for

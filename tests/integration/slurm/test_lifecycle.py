@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
 from tests.integration.slurm.conftest import new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]

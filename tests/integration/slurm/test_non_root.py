@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ObjectState
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ObjectState
 from tests.integration.slurm.conftest import new_name, only_view
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 SCRIPT = textwrap.dedent("""
     import json, sys, time
-    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-    from domain.model.jobs.objects import ENDED, ObjectSpec
+    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+    from dunscaith.domain.model.jobs.objects import ENDED, ObjectSpec
     conf, name, nonce, workdir = sys.argv[1:5]
     s = SlurmCliScheduler(SlurmClusterConfig(env={"SLURM_CONF": conf}))
     answer = s.create_held(ObjectSpec(name, nonce, command=("sh", "-c", "id -un; exit 4"), workdir=workdir))

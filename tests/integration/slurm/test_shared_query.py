@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.scheduler.shared_query import SharedQueryScheduler
-from adapters.scheduler.slurm import SlurmCliScheduler
-from domain.model.jobs.objects import ObjectSpec, ObjectState
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState
 from tests.infra.slurm_bin import calls, make_bin_dir
 from tests.integration.slurm.conftest import new_name
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.record_root import open_record_root
-from adapters.store.sqlite.store import SqliteStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.record_root import open_record_root
+from dunscaith.adapters.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture
