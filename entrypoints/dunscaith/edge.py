@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import typer
 
@@ -21,7 +21,7 @@ from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import render
+from dunscaith.entrypoints.dunscaith import render, routing
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
 
@@ -30,6 +30,7 @@ from dunscaith.ports.job_store import JobStore, LockBusy, RecordDamaged, StoreEr
 if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.container import Adapters, Container, UseCases
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
 
@@ -139,8 +140,6 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    from dunscaith.entrypoints.dunscaith.forwarding import ARGV, forward_and_exit
-
     if bound_to(state, adapters(ctx).host().identity()) is None:
         return
     host = state.host
@@ -149,7 +148,7 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
     except PointerError:  # the binary there is then taken to be where it is here (a shared install)
         pointer = None
     there = pointer.binary if pointer is not None and pointer.host == host else binary()
-    argv = list(ARGV) or list(words or [])
+    argv = list(routing.ARGV) or list(words or [])
     forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
 
 
@@ -165,8 +164,6 @@ def damaged_pointer_line(problem: str) -> str:
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    from dunscaith.entrypoints.dunscaith.forwarding import route
-
     try:
         pointer = adapters(ctx).pointers().read(JobId(job))
     except PointerError:  # no pointer or an unreadable one: the record here decides
@@ -177,7 +174,16 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
             and pointer.record_root == shared_location(ctx)):
         return
-    route(pointer, here, settings(ctx).forwarding, job, words)
+    # routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
+    if pointer.root_host != here:
+        forward_and_exit(settings(ctx).forwarding, pointer.host, pointer.binary, list(routing.ARGV) or list(words),
+                         job)
+
+
+def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+    """Run ``argv`` (the user's own words, exactly as typed) on ``host``, the job's owning host, and exit
+    as it did there."""
+    raise typer.Exit(routing.forward(section, host, binary, argv, job))
 
 
 def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: PointerSurvey | None = None) -> None:

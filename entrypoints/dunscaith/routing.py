@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
+# The words the command line was parsed from (app.main sets them): a forwarded command sends exactly these.
+ARGV: list[str] = []
 _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value)
 ROUTED: dict[str, frozenset[str]] = {
