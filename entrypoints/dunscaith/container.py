@@ -12,6 +12,7 @@ what it uses: ``status`` never loads a scheduler, ``remote`` builds no container
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
@@ -36,6 +37,7 @@ from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.services.jobs.commands import JobCommands
 from dunscaith.domain.services.jobs.doctor import Doctor
 from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import JobListing
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
@@ -43,6 +45,7 @@ from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 from dunscaith.ports.clock import Clock
@@ -210,6 +213,12 @@ def _delivering(settings: DunscaithSettings) -> bool:
     return bool(settings.escalations.command)
 
 
+def _own_binary() -> str:
+    """This dunscaith's absolute path, which a new pointer names (seed 000: PATH may not find it there)."""
+    script = Path(sys.executable).parent / "dunscaith"
+    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
+
+
 class UseCases(containers.DeclarativeContainer):
     """Every use case of the job commands, built from the adapters' ports."""
 
@@ -246,6 +255,16 @@ class UseCases(containers.DeclarativeContainer):
                                         here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
+                                      poll=settings.provided.supervise.poll)
+    # where a job's output is, what it says (logs, a failure's last lines) and prune --outputs
+    job_outputs = providers.Factory(JobOutputs, files=adapters.output_files, schedulers=adapters.schedulers,
+                                    clock=adapters.clock,
+                                    record_root=providers.Callable(str, settings.provided.records.root))
+    # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
+    supervise_job = providers.Factory(SuperviseJob, store=adapters.store, pointers=adapters.pointers,
+                                      here=adapters.host.provided.identity.call(),
+                                      binary=providers.Callable(_own_binary), supervisor=supervisor.provider,
+                                      views=adapters.progress.provider, sweep=sweep, outputs=job_outputs,
                                       poll=settings.provided.supervise.poll)
 
 

@@ -19,6 +19,7 @@ from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
+from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
@@ -152,6 +153,13 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
     forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
 
 
+def forward_bound(ctx: typer.Context, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
+    """``bound_elsewhere``'s forward, when the use case found the job bound to another host."""
+    state = elsewhere.state
+    forward_and_exit(settings(ctx).forwarding, state.host, elsewhere.binary or binary(),
+                     list(routing.ARGV) or list(words), str(state.name))
+
+
 def pointer_surveys(ctx: typer.Context) -> PointerSurveys:
     """Other hosts' jobs and damaged pointers, read from the index of pointers not settled."""
     return use_cases(ctx).pointer_surveys(shared=shared_location(ctx))
@@ -238,7 +246,7 @@ def pointer_notes(ctx: typer.Context, pointer: Pointer) -> PointerNotes:
 
 
 # --- sweeps ----------------------------------------------------------------------------------------------
-def _report(done: SweepReport) -> None:
+def report_sweep(done: SweepReport) -> None:
     for line in render.sweep_lines(done):
         say(line)
 
@@ -250,7 +258,7 @@ def sweep(ctx: typer.Context) -> SweepReport | None:
     except Exception as exc:  # a sweep rides on a command and never stops it
         say(f"sweep not run: {type(exc).__name__}: {exc}")
         return None
-    _report(done)
+    report_sweep(done)
     return done
 
 
@@ -261,5 +269,5 @@ def expire(ctx: typer.Context) -> SweepReport | None:
     except Exception as exc:
         say(f"residual list not read: {type(exc).__name__}: {exc}")
         return None
-    _report(done)
+    report_sweep(done)
     return done

@@ -9,7 +9,6 @@ it out) or bad input or another host's job, 5 not answered in time.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -137,23 +136,8 @@ def _pruning_json(result: PruneResult) -> dict[str, Any]:
 
 
 def _remove_outputs(ctx: typer.Context, jobs: list[JobId]) -> list[str]:
-    """The local scheduler's object folders of these pruned jobs, removed: each one that the record names
-    (the folder of its stdout) and that lies in this host's record root. Slurm's output is never touched."""
-    root = os.path.abspath(edge.settings(ctx).records.root)
-    files = edge.adapters(ctx).output_files()
-    removed = []
-    for job in jobs:
-        state = edge.read_state(ctx, job)
-        if state.spec.adapter != "local" or state.pruned_at is None:
-            continue
-        for attempt in state.attempts:
-            if attempt.stdout is None:
-                continue
-            folder = os.path.dirname(os.path.abspath(attempt.stdout))
-            kind_dir = os.path.dirname(folder)
-            if os.path.dirname(kind_dir) == root and files.remove_folder(folder, kind_dir):
-                removed.append(folder)
-    return removed
+    """The local scheduler's object folders of these pruned jobs, removed (``JobOutputs.remove_folders``)."""
+    return edge.use_cases(ctx).job_outputs().remove_folders(edge.read_state(ctx, job) for job in jobs)
 
 
 def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB"),
