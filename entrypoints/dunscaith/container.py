@@ -39,15 +39,18 @@ from dunscaith.domain.services.jobs.doctor import Doctor
 from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
 from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import JobListing
+from dunscaith.domain.services.jobs.owning_host import OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
@@ -172,6 +175,7 @@ class Adapters(containers.DeclarativeContainer):
     host = providers.Singleton(_host)
     crash = providers.Singleton(EnvCrashPoints)
     # records.backend chooses the store, opened once and closed with the command; a new backend is one
+    # more line here, and its declaration in store_kinds.py (whether its records are shared by login nodes)
     # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
@@ -209,6 +213,19 @@ def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callab
                       delivery=delivery, residual=residual)
 
 
+def _shared_location(settings: DunscaithSettings, store: Callable[[], JobStore]) -> Callable[[], str | None]:
+    """Where the records are when the store is one every login node shares (bound to no host), else None;
+    a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
+    def where() -> str | None:
+        if not records_shared(settings.records.backend):
+            return None
+        opened = store()
+        identity = opened.identity()
+        return opened.location() if identity.host is None and identity.backend != "memory" else None
+
+    return where
+
+
 def _delivering(settings: DunscaithSettings) -> bool:
     return bool(settings.escalations.command)
 
@@ -227,7 +244,7 @@ class UseCases(containers.DeclarativeContainer):
     delivering = providers.Callable(_delivering, settings)
 
     record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
-                                   host=adapters.host)
+                                   host=adapters.host, schedulers=adapters.schedulers)
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
@@ -239,7 +256,8 @@ class UseCases(containers.DeclarativeContainer):
                               clock=adapters.clock, crash=adapters.crash, delivering=delivering)
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
-    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers,
+                                       here=adapters.host.provided.identity.call())
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)
@@ -260,8 +278,15 @@ class UseCases(containers.DeclarativeContainer):
     job_outputs = providers.Factory(JobOutputs, files=adapters.output_files, schedulers=adapters.schedulers,
                                     clock=adapters.clock,
                                     record_root=providers.Callable(str, settings.provided.records.root))
+    # the store opened and checked before a command acts (a store that cannot be opened raises here)
+    store_check = providers.Factory(StoreCheck, store=adapters.store, integrity=adapters.store_integrity)
+    # here, or the host that owns a job (its pointer, or its record's binding)
+    shared_location = providers.Callable(_shared_location, settings, adapters.store.provider)
+    owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
+                                    shared_location=shared_location)
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
     supervise_job = providers.Factory(SuperviseJob, store=adapters.store, pointers=adapters.pointers,
+                                      owning=owning_host,
                                       here=adapters.host.provided.identity.call(),
                                       binary=providers.Callable(_own_binary), supervisor=supervisor.provider,
                                       views=adapters.progress.provider, sweep=sweep, outputs=job_outputs,

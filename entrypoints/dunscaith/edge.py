@@ -11,20 +11,19 @@ from typing import TYPE_CHECKING, NoReturn, cast
 
 import typer
 
-from dunscaith.domain.model.jobs.binding import bound_elsewhere as bound_to
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
+from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
-from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+from dunscaith.domain.services.jobs.owning_host import Owner
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
 from dunscaith.ports.interrupts import Interrupts
-from dunscaith.ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
+from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, UnknownJob
 
 # The container is built by the root callback (app.py), never for `remote`: importing it here would put
 # dependency-injector and pydantic on the start-up path of every wrapped process.
@@ -103,18 +102,20 @@ def _pointer_elsewhere(ctx: typer.Context, job: str) -> Pointer | None:
         return None
 
 
-def open_store(ctx: typer.Context) -> JobStore:
+def open_store(ctx: typer.Context) -> None:
+    """The store, opened now: one that cannot be opened (a newer schema, not a store) refuses the command."""
     with store_errors():
         try:
-            return adapters(ctx).store()
-        except StoreError as exc:  # a store that cannot be opened (a newer schema, not a store): refused
+            use_cases(ctx).store_check()
+        except StoreError as exc:
             raise BadInput(str(exc)) from None
 
 
 def check_writable(ctx: typer.Context) -> None:
     """Before a command's first side effect outside the store (prune's residual entry): a store that would
     refuse its write refuses the command now, so nothing else is changed either."""
-    problem = adapters(ctx).store_integrity()(open_store(ctx))
+    with store_errors():
+        problem = use_cases(ctx).store_check().write_refused()
     if problem is not None:
         raise BadInput(problem)
 
@@ -132,32 +133,21 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
 def shared_location(ctx: typer.Context) -> str | None:
     """Where the records are when the store is shared by login nodes (bound to no host), else None: a
     pointer naming it points here, whichever host wrote it."""
-    store = open_store(ctx)
-    identity = store.identity()
-    return store.location() if identity.host is None and identity.backend != "memory" else None
+    return use_cases(ctx).shared_location()()
 
 
 def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None = None) -> None:
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    if bound_to(state, adapters(ctx).host().identity()) is None:
-        return
-    host = state.host
-    try:
-        pointer: Pointer | None = adapters(ctx).pointers().read(state.name)
-    except PointerError:  # the binary there is then taken to be where it is here (a shared install)
-        pointer = None
-    there = pointer.binary if pointer is not None and pointer.host == host else binary()
-    argv = list(routing.ARGV) or list(words or [])
-    forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
+    owner = use_cases(ctx).owning_host().of_record(state)
+    if owner is not None:
+        _forward(ctx, owner, str(state.name), words or [])
 
 
 def forward_bound(ctx: typer.Context, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
     """``bound_elsewhere``'s forward, when the use case found the job bound to another host."""
-    state = elsewhere.state
-    forward_and_exit(settings(ctx).forwarding, state.host, elsewhere.binary or binary(),
-                     list(routing.ARGV) or list(words), str(state.name))
+    _forward(ctx, elsewhere.owner, str(elsewhere.state.name), words)
 
 
 def pointer_surveys(ctx: typer.Context) -> PointerSurveys:
@@ -172,20 +162,14 @@ def damaged_pointer_line(problem: str) -> str:
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    try:
-        pointer = adapters(ctx).pointers().read(JobId(job))
-    except PointerError:  # no pointer or an unreadable one: the record here decides
-        return
-    here = adapters(ctx).host().identity()
-    # a pointer naming the shared store this command opens points here, whichever host wrote it; a
-    # host-bound (SQLite) store is never opened just to ask, so another host's job opens nothing here
-    if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
-            and pointer.record_root == shared_location(ctx)):
-        return
-    # routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
-    if pointer.root_host != here:
-        forward_and_exit(settings(ctx).forwarding, pointer.host, pointer.binary, list(routing.ARGV) or list(words),
-                         job)
+    owner = use_cases(ctx).owning_host().of_pointer(JobId(job))
+    if owner is not None:
+        _forward(ctx, owner, job, words)
+
+
+def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
+    forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or binary(), list(routing.ARGV) or list(words),
+                     job)
 
 
 def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
@@ -220,29 +204,10 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
             say(damaged_pointer_line(problem))
 
 
-# --- pointers --------------------------------------------------------------------------------------------
+# --- this dunscaith ---------------------------------------------------------------------------------------
 def binary() -> str:
     script = Path(sys.executable).parent / PROG
     return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
-
-
-def new_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
-    host = store.identity().host or adapters(ctx).host().identity()
-    return Pointer(job=state.name, host=host.hostname, record_root=store.location(), root_host=host,
-                   binary=binary(), cluster=state.spec.cluster, adapter=state.spec.adapter, state="recorded",
-                   state_at=state.recorded_at, supervised_at=None)
-
-
-def current_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
-    """The job's pointer as written, or a new one when there is none to use."""
-    try:
-        return adapters(ctx).pointers().read(state.name)
-    except PointerError:  # display only: no pointer, a damaged one, an unreadable home
-        return new_pointer(ctx, state, store)
-
-
-def pointer_notes(ctx: typer.Context, pointer: Pointer) -> PointerNotes:
-    return use_cases(ctx).pointer_notes(pointer=pointer, on_problem=say)
 
 
 # --- sweeps ----------------------------------------------------------------------------------------------

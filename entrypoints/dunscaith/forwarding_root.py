@@ -65,10 +65,9 @@ def owning_host(job: str) -> tuple[str, str] | None:
 
 
 def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
-    return base / "dunscaith" / "forwarded"
+    from dunscaith.adapters.durable.config_dir import config_home
+
+    return config_home(env) / "dunscaith" / "forwarded"
 
 
 def sent_requests() -> SentRequests:

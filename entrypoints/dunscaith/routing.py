@@ -11,8 +11,8 @@ only the plain case and hands everything else to the typer app, unchanged:
   value) goes to typer;
 - this process was not itself forwarded (the typer path refuses to forward again);
 - the job's pointer reads and names another host (no pointer, a damaged one, or this host: typer);
-- the records are a host's own (``records.backend = "sqlite"``): a shared store may hold the record
-  here, which only the store can say.
+- the records are a host's own (what the store chosen by ``records.backend`` declares, in
+  ``store_kinds.py``): a shared store may hold the record here, which only the store can say.
 
 The settings come from ``settings_cache.routing_settings``: the one ``load_settings`` validates them
 (its refusal is the same one line), and its answer is remembered for the same inputs.
@@ -121,9 +121,10 @@ def route(argv: Sequence[str]) -> int | None:
     if owner is None:
         return None
     from dunscaith.entrypoints.dunscaith.settings_cache import routing_settings
+    from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 
     settings = routing_settings()
-    if settings.backend != "sqlite":
+    if records_shared(settings.backend):
         return None  # a store every login node shares may hold the record here: only the store can say
     host, binary = owner
     return forward(settings, host, binary, argv, job)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from dunscaith.domain.model.jobs import events as ev
@@ -12,6 +13,7 @@ from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.scheduler import Scheduler
 
 # A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -25,11 +27,19 @@ def check_name(name: str) -> JobId:
 
 
 class RecordJob:
-    def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, host: HostInfo | None = None) -> None:
+    def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, host: HostInfo | None = None,
+                 schedulers: Callable[[str], Scheduler] | None = None) -> None:
         self._store = store
         self._clock = clock
         self._crash = crash
         self._host = host
+        self._schedulers = schedulers  # a cluster's name -> its scheduler (opened once per command)
+
+    def ready(self, cluster: str) -> None:
+        """Open ``cluster``'s scheduler (its folders checked) before anything is recorded: one that cannot be
+        opened refuses the submit with nothing recorded."""
+        if self._schedulers is not None:
+            self._schedulers(cluster)
 
     def __call__(self, spec: JobSpec) -> JobId:
         """Record ``spec`` as a new job (JobExists if the name is taken); durable when this returns.

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dunscaith.domain.model.jobs.binding import bound_elsewhere
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, fold, label
 from dunscaith.domain.services.jobs.job_output import JobOutputs
+from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
@@ -29,12 +29,12 @@ from dunscaith.ports.pointers import Pointers
 
 class BoundElsewhere(JobsError):
     """The job's objects are processes of another host (a local-scheduler job in a shared store): it is
-    acted on there. ``binary``: dunscaith's path there, when the pointer names that host."""
+    acted on there, by ``owner``."""
 
-    def __init__(self, state: JobState, reason: str, binary: str | None) -> None:
-        super().__init__(reason)
+    def __init__(self, state: JobState, owner: Owner) -> None:
+        super().__init__(f"job {state.name} runs on the local scheduler of host {owner.host}: run the command there")
         self.state = state
-        self.binary = binary
+        self.owner = owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +47,13 @@ class Supervised:
 
 
 class SuperviseJob:
-    def __init__(self, store: JobStore, pointers: Pointers, here: HostIdentity, binary: str,
+    def __init__(self, store: JobStore, pointers: Pointers, owning: OwningHost, here: HostIdentity, binary: str,
                  supervisor: Callable[..., Supervisor], views: Callable[..., SupervisionView], sweep: Sweep,
                  outputs: JobOutputs, poll: float, on_problem: Callable[[str], None],
                  on_sweep: Callable[[SweepReport], None]) -> None:
         self._store = store
         self._pointers = pointers
+        self._owning = owning
         self._here = here
         self._binary = binary  # this dunscaith's path: a new pointer names it
         self._supervisor = supervisor  # (cluster=, progress=) -> the supervisor of one job
@@ -71,9 +72,9 @@ class SuperviseJob:
         ``display``: how the command shows the live view (its stream, whether the output is followed)."""
         record = self._store.read(job)
         state = fold(record)
-        why = bound_elsewhere(state, self._here)
-        if why is not None:
-            raise BoundElsewhere(state, why, self._binary_on(state))
+        owner = self._owning.of_record(state)
+        if owner is not None:
+            raise BoundElsewhere(state, owner)
         pointer = self._current_pointer(state)
         if fresh:
             try:
@@ -94,12 +95,11 @@ class SuperviseJob:
             end = supervisor.run(job, lock, drain, bound=bound, first=(state, len(record.events)))
         return self._with_outputs(end, view)
 
-    def _binary_on(self, state: JobState) -> str | None:
-        try:
-            pointer = self._pointers.read(state.name)
-        except PointerError:  # the binary there is then taken to be where it is here (a shared install)
-            return None
-        return pointer.binary if pointer.host == state.host else None
+    def for_command(self, state: JobState) -> Supervisor:
+        """The supervisor a job command acts with under the lock (no live supervisor holds it); it keeps
+        the pointer's last state."""
+        notes = PointerNotes(self._pointers, self._current_pointer(state), self._poll, on_problem=self._on_problem)
+        return self._supervisor(cluster=state.spec.cluster, progress=notes)
 
     def _current_pointer(self, state: JobState) -> Pointer:
         """The job's pointer as written, or a new one when there is none to use."""

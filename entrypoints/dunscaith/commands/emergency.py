@@ -40,7 +40,7 @@ def stop(
     edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
     done = stop_all(name, where)
     stopped, problem = list(done.stopped), done.problem or ""
-    owner = stop_all.bound_elsewhere(name, edge.adapters(ctx).host().identity()) if cluster is None else None
+    owner = stop_all.bound_elsewhere(name) if cluster is None else None
     if owner is not None and not stopped and not problem:
         # the local scheduler's processes can only be seen and signalled on their own host
         problem = (f"{name} runs under the local scheduler of {owner}, which this host cannot reach: "

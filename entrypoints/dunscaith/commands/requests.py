@@ -51,8 +51,7 @@ def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
 
 def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     """The supervisor a command acts with under the lock; it keeps the pointer's last state."""
-    notes = edge.pointer_notes(ctx, edge.current_pointer(ctx, state, edge.open_store(ctx)))
-    return edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=notes)
+    return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
 def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
@@ -112,7 +111,8 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     supervise.wait; with a live supervisor, say so (it carries it on)."""
     drain = edge.interrupts(ctx)
     state = _open(ctx, job, ["reconcile", job])
-    if edge.open_store(ctx).health(state.name).held:
+    view = edge.use_cases(ctx).status().one(state.name)
+    if view.health.held:
         edge.sweep(ctx)
         view = edge.use_cases(ctx).status().one(state.name)
         if as_json:

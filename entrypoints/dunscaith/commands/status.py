@@ -26,7 +26,7 @@ DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def _now(ctx: typer.Context) -> datetime:
-    return edge.adapters(ctx).clock().now()
+    return edge.use_cases(ctx).listing().now()
 
 
 def status(

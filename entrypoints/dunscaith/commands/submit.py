@@ -133,7 +133,7 @@ def submit(
     spec = _spec(ctx, words or [], name, cluster, chdir, options, pairs)
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
-        edge.adapters(ctx).schedulers()(cluster)
+        edge.use_cases(ctx).record_job().ready(cluster)
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)

@@ -16,6 +16,7 @@ from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.job_output import JobOutputs
+from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, SuperviseJob
@@ -111,7 +112,8 @@ def _setup(here: HostIdentity = LOGIN1, *, exit_code: int = 0, pointers: InMemor
         r.supervisor._progress = progress  # type: ignore[assignment]  # the rig's supervisor, with the fanout
         return r.supervisor
 
-    use_case = SuperviseJob(store=store, pointers=pointers, here=here, binary=BINARY,
+    use_case = SuperviseJob(store=store, pointers=pointers, owning=OwningHost(pointers, here, lambda: None),
+                            here=here, binary=BINARY,
                             supervisor=supervisor,  # type: ignore[arg-type]
                             views=lambda job, **display: view, sweep=sweep,
                             outputs=JobOutputs(NoFiles(), lambda cluster: r.scheduler, r.clock, "/var/tmp/r"),
@@ -132,7 +134,7 @@ def test_a_job_bound_to_another_host_is_refused_before_anything_is_written_or_lo
     before = s.store.read(job).events
     with pytest.raises(BoundElsewhere) as refused:
         s.use_case(job, StopAfter(s.rig.clock), fresh=True)
-    assert refused.value.binary == "/there/bin/dunscaith"  # dunscaith's path on the owning host
+    assert refused.value.owner == Owner("login1", "/there/bin/dunscaith")  # dunscaith's path on the owning host
     assert "host login1" in str(refused.value)
     assert s.store.read(job).events == before and s.view.entered == 0 and s.sweeps == []
     assert not s.store.health(job).held
