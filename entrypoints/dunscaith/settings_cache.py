@@ -6,8 +6,8 @@ whether the records are a host's own (``records.backend``). The settings are sti
 (``~/.cache/...``), 0600, under a key that is a digest of **everything the answer depends on**: the
 code that validates (settings.py, settings_paths.py, settings_support.py, user_paths.py, config_dir.py),
 the configuration file (its bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any
-case, as pydantic-settings reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file or in those variables
-could expand. Any change misses, and a miss runs ``load_settings`` again, so a setting that is wrong
+case, as pydantic-settings reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file
+or in those variables could expand. Any change misses, and a miss runs ``load_settings`` again, so a setting that is wrong
 is refused with the same one line as on every other path; only a configuration that validated is
 ever remembered. Nothing unsafe is trusted: a cache that is not the user's own, 0600, a regular file
 and well formed is a miss. This is memory of one parser's answer, never a second parser.
