@@ -22,10 +22,10 @@ from typing import IO
 from dependency_injector import containers, providers
 
 from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.crash_points.env import EnvCrashPoints
+from dunscaith.adapters.escalation.command import CommandEscalationDelivery
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
-from dunscaith.adapters.process.crash_points import EnvCrashPoints
-from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
 from dunscaith.adapters.progress.output_files import OutputFiles
 from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
