@@ -12,7 +12,6 @@ what it uses: ``status`` never loads a scheduler, ``remote`` builds no container
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
@@ -49,6 +48,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.clock import Clock
@@ -230,12 +230,6 @@ def _delivering(settings: DunscaithSettings) -> bool:
     return bool(settings.escalations.command)
 
 
-def _own_binary() -> str:
-    """This dunscaith's absolute path, which a new pointer names (seed 000: PATH may not find it there)."""
-    script = Path(sys.executable).parent / "dunscaith"
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
-
-
 class UseCases(containers.DeclarativeContainer):
     """Every use case of the job commands, built from the adapters' ports."""
 
@@ -288,7 +282,7 @@ class UseCases(containers.DeclarativeContainer):
     supervise_job = providers.Factory(SuperviseJob, store=adapters.store, pointers=adapters.pointers,
                                       owning=owning_host,
                                       here=adapters.host.provided.identity.call(),
-                                      binary=providers.Callable(_own_binary), supervisor=supervisor.provider,
+                                      binary=providers.Callable(own_binary), supervisor=supervisor.provider,
                                       views=adapters.progress.provider, sweep=sweep, outputs=job_outputs,
                                       poll=settings.provided.supervise.poll)
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
 import typer
@@ -22,6 +20,7 @@ from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
+from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, UnknownJob
 
@@ -168,8 +167,8 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
 
 
 def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
-    forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or binary(), list(routing.ARGV) or list(words),
-                     job)
+    argv = list(routing.ARGV) or list(words)  # the user's own words, exactly as typed
+    forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or own_binary(), argv, job)
 
 
 def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
@@ -202,12 +201,6 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
     for name, problem in others.damaged if survey is None else ():
         if name != skip:
             say(damaged_pointer_line(problem))
-
-
-# --- this dunscaith ---------------------------------------------------------------------------------------
-def binary() -> str:
-    script = Path(sys.executable).parent / PROG
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
 
 
 # --- sweeps ----------------------------------------------------------------------------------------------

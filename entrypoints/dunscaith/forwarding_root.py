@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dunscaith.entrypoints.dunscaith.install import own_binary
+
 if TYPE_CHECKING:
     from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess, PreparedOwner
     from dunscaith.domain.services.forwarding.forward import ForwardCommand
@@ -26,11 +28,6 @@ def version() -> str:
     from dunscaith.entrypoints.version import VERSION
 
     return VERSION
-
-
-def own_binary() -> str:
-    script = Path(sys.executable).parent / "dunscaith"
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
 
 
 # --- the caller's side -------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ import sys
 
 import typer
 
+from dunscaith.domain.model.jobs.spec import BadSpec
+from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 
@@ -28,9 +30,6 @@ def stop(
     if not emergency:
         raise BadInput("stop needs --emergency: it stops every object of the job's name, running ones too, "
                        f"without its record; to end a job under its record use `{PROG} cancel JOB`")
-    from dunscaith.domain.model.jobs.spec import BadSpec
-    from dunscaith.domain.services.jobs.submit import check_name
-
     try:
         name = check_name(job)
     except BadSpec as exc:
