@@ -28,6 +28,7 @@ EXAMPLES: dict[str, list[str]] = {
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
     "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
     "doctor": ["dunscaith doctor", "dunscaith doctor --json"],
+    "check": ["dunscaith check hpc", "dunscaith check --json local"],
 }
 EPILOGS: dict[str, str] = {
     "forwarded": "Exit codes: 0 the owning host answered (the answer is printed); 2 an unknown request id; 6 the "

@@ -16,7 +16,7 @@ FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCh
                                                    HealthCheck.data_too_large])
 
 COMMANDS = ["status", "list", "prune", "hold", "release", "requeue", "resubmit", "give-up", "cancel", "abandon",
-            "reconcile", "doctor", "stop", "submit", "supervise"]
+            "reconcile", "doctor", "stop", "submit", "supervise", "check"]
 WORDS = [*COMMANDS, *JOBS, "--json", "--all", "--older-than", "--emergency", "--name", "--cluster", "--help",
          "-h", "999999999w", "1e300d", "0s", "-1d", "1w", "nan", "local", "nope", "", " ", "\x00", "é", "../x",
          "--to", "--reason", "--force", "-", "--older-than=999999999w", "10000000000000000000000d"]
@@ -43,6 +43,8 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
 @settings(max_examples=examples(120), **FUZZ)
 @example(argv=["prune", "--older-than", "999999999w"])
 @example(argv=["status", "j1", "--json"])
+@example(argv=["check", "nope", "--json"])  # issue 22 item 7: an unknown cluster, one line and exit 2
+@example(argv=["check", "../x"])
 @given(argv=ARGV)
 def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
     _call(template, argv)

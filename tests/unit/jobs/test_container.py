@@ -20,6 +20,10 @@ def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
     assert set(Adapters.scheduler_kinds.providers) == set(get_args(ClusterSettings.model_fields["adapter"].annotation))
 
 
+def test_every_cluster_adapter_can_be_checked() -> None:
+    assert set(Adapters.probe_kinds.providers) == set(Adapters.scheduler_kinds.providers)
+
+
 @pytest.fixture
 def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
