@@ -50,7 +50,7 @@ LAZY: dict[str, tuple[str, str]] = {
     'prune': ('dunscaith.entrypoints.dunscaith.commands.requests',
         'Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any '
         'object of their names that has not started.'),
-    'check': ('dunscaith.entrypoints.dunscaith.check',
+    'check': ('dunscaith.entrypoints.dunscaith.commands.check',
         'Check a cluster before submitting to it: its controller answers, it keeps accounting, and it makes and '
         'cancels a held object of a test name (never started); one line each, in a few seconds.'),
     'doctor': ('dunscaith.entrypoints.dunscaith.commands.doctor',
