@@ -74,7 +74,7 @@ def terminate_command(
     from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
-    use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
+    use_case: TerminateInstance = container.terminate(files__directory=directory)
     try:
         answer = use_case(grace, wait, nonce)
     except (NotAnInstance, ControlError) as exc:
@@ -94,7 +94,7 @@ def status_command(
     from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
-    use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))
+    use_case: ReadStatus = container.read_status(files__directory=directory)
     try:
         status = use_case()
     except (NotAnInstance, ControlError) as exc:
