@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from dependency_injector import containers, providers
 
@@ -150,16 +150,20 @@ def _say(line: str) -> None:
     print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
-def _integrity(store: JobStore) -> str | None:
-    """The store's own integrity check, for ``doctor``; a store without one has nothing to say."""
-    return store.integrity_problem() if isinstance(store, SqliteStore) else None
+def _sqlite_check(store: JobStore) -> str | None:
+    """SQLite's page check (registered below for records.backend = "sqlite", whose store this is)."""
+    return cast(SqliteStore, store).integrity_problem()
 
 
-def _doctor_integrity(store: JobStore) -> str | None:
-    """What ``doctor`` asks of the store: SQLite's page check, PostgreSQL's whole-store check (the latter
-    is not asked before a write: one job's damage there is that job's only)."""
-    check = getattr(store, "integrity_problem", None)
-    return check() if callable(check) else None
+def _postgres_check(store: JobStore) -> str | None:
+    """PostgreSQL's whole-store check (registered below for records.backend = "postgresql")."""
+    from dunscaith.adapters.store.postgres.store import PostgresStore  # loaded already: the store is open
+
+    return cast(PostgresStore, store).integrity_problem()
+
+
+def _nothing_to_say(store: JobStore) -> str | None:
+    return None
 
 
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
@@ -220,8 +224,19 @@ class Adapters(containers.DeclarativeContainer):
         local=providers.Factory(_local_probe, settings=settings),
         slurm=providers.Factory(_slurm_probe, settings=settings),
     )
-    store_integrity = providers.Object(_integrity)
-    doctor_integrity = providers.Object(_doctor_integrity)
+    # each store's own checks, registered with it (by records.backend, as the store): before a command's first
+    # side effect outside the store (SQLite's page check; PostgreSQL's one job's damage is that job's only),
+    # and for doctor (both stores' whole-store checks)
+    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Object(_sqlite_check),
+        postgresql=providers.Object(_nothing_to_say),
+    )
+    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Object(_sqlite_check),
+        postgresql=providers.Object(_postgres_check),
+    )
     pointers = providers.Singleton(_pointers, crash=crash)
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
