@@ -126,6 +126,8 @@ def wheel_venv(source: Path, label: str) -> Path:
             shutil.copy(source / name, tree / name)
         for pkg in PACKAGES:
             shutil.copytree(source / pkg, tree / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+        if (source / "src").is_dir():  # one import name (issue 21): src/dunscaith links to the folders above
+            shutil.copytree(source / "src", tree / "src", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", out, str(tree)],
                        check=True, timeout=900)
         wheel = next(Path(out).glob("dunscaith-*.whl"))

@@ -256,8 +256,11 @@ class _Run:
     samples: list[float] = field(default_factory=list)
 
 
-_ENTRY = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from dunscaith.entrypoints.cli_support import dunscaith; "
-          "sys.argv[0] = 'dunscaith'; sys.exit(dunscaith())")
+# the console script's own start, in a tree of either layout (the front door since issue 21)
+_ENTRY = ("import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'dunscaith'\n"
+          "try:\n    from dunscaith.entrypoints.dunscaith.front_door import main\n"
+          "except ImportError:\n    from dunscaith.entrypoints.cli_support import dunscaith as main\n"
+          "sys.exit(main())")
 _LOOP_WITH_SQUEUE = 0.0015  # seconds: a squeue alone costs more; a loop without one, a fraction of a millisecond
 
 

@@ -277,33 +277,3 @@ def launch(prog: str, module: str) -> None:
     except KeyboardInterrupt:
         _interrupted(prog)
     main()
-
-
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"  # request.FORWARDED_ENV: a forwarded command never forwards (typer says so)
-_ROUTED = ("status", "hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit", "reconcile",
-           "supervise")  # routing.ROUTED's commands, named here so that no other command imports routing
-
-
-def _route(argv: list[str]) -> int | None:
-    from dunscaith.entrypoints.dunscaith.routing import route
-
-    return route(argv)
-
-
-def dunscaith() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "_forwarded":  # the host side of forwarding: no CLI to build
-        from dunscaith.entrypoints.dunscaith.forwarding_root import main
-
-        main(sys.argv[2])
-    # `remote run` and `remote exec` start every local job: they go to a module that imports the wrapper
-    # and nothing of typer (it hands anything but a plain run back to the app).
-    lean = sys.argv[1:2] == ["remote"] and sys.argv[2:3] in (["run"], ["exec"])
-    if not lean and sys.argv[1:2] and sys.argv[1] in _ROUTED and not os.environ.get(FORWARDED_ENV):
-        # a job command for another host's job forwards from here, without the CLI's start-up; any
-        # other command (and this one, if it runs here) goes on to the app
-        run_plain("dunscaith", sys.argv[1:], _route)
-    launch("dunscaith", "dunscaith.entrypoints.dunscaith.remote_run" if lean else "dunscaith.entrypoints.dunscaith.app")
-
-
-def qdevices() -> None:
-    launch("qdevices", "dunscaith.entrypoints.qdevices.app")

@@ -17,3 +17,16 @@ class JobProgress(Protocol):
     def supervised(self, state: JobState, at: datetime) -> None:
         """The supervisor's loop is alive at ``at`` (called at most every ten poll intervals)."""
         ...
+
+
+class SupervisionView(JobProgress, Protocol):
+    """The live view of one supervision: what the supervisor commits, the job's state before the first
+    change, and lines of its own; shown from ``__enter__`` to ``__exit__``."""
+
+    def show(self, state: JobState) -> None: ...
+
+    def line(self, text: str) -> None: ...
+
+    def __enter__(self) -> SupervisionView: ...
+
+    def __exit__(self, *exc: object) -> None: ...

@@ -14,9 +14,12 @@ from dunscaith.adapters.durable.private_dir import ensure_private_dir
 
 
 def config_home(env: Mapping[str, str] | None = None) -> Path:
+    """The user's config home: ``$XDG_CONFIG_HOME``, else ``$HOME/.config``. The one place this rule lives
+    (the configuration file, pointers, the residual list, forwarding's sent requests all start here)."""
     env = os.environ if env is None else env
     xdg = env.get("XDG_CONFIG_HOME")
-    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
+    return Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
 
 
 def ensure_dunscaith_dir(directory: Path) -> Path:

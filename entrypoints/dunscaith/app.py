@@ -7,7 +7,8 @@ import sys
 import typer
 
 from dunscaith.entrypoints.cli_support import finish_help, new_app, run, version_flag
-from dunscaith.entrypoints.dunscaith import forwarding, remote
+from dunscaith.entrypoints.dunscaith import routing
+from dunscaith.entrypoints.dunscaith.commands import forwarding, remote
 from dunscaith.entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
 from dunscaith.entrypoints.dunscaith.lazy_commands import LazyCommands
 
@@ -30,7 +31,7 @@ def _root(ctx: typer.Context, version: bool = version_flag("dunscaith")) -> None
 
 
 def main(argv: list[str] | None = None) -> None:
-    forwarding.ARGV[:] = sys.argv[1:] if argv is None else argv
+    routing.ARGV[:] = sys.argv[1:] if argv is None else argv
     # A store that refuses (damaged, locked too long, a server gone) and a rule of the domain that refuses
     # are the user's to act on: one line and exit 2 wherever they surface, never an internal error.
     run(app, "dunscaith", argv, refusals=_refusals)

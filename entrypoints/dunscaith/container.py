@@ -16,15 +16,15 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from dependency_injector import containers, providers
 
 from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.crash_points.env import EnvCrashPoints
+from dunscaith.adapters.escalation.command import CommandEscalationDelivery
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
-from dunscaith.adapters.process.crash_points import EnvCrashPoints
-from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
 from dunscaith.adapters.progress.output_files import OutputFiles
 from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
@@ -39,16 +39,22 @@ from dunscaith.domain.services.jobs.check import CheckCluster
 from dunscaith.domain.services.jobs.commands import JobCommands
 from dunscaith.domain.services.jobs.doctor import Doctor
 from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import JobListing
+from dunscaith.domain.services.jobs.owning_host import OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
+from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
@@ -151,16 +157,20 @@ def _say(line: str) -> None:
     print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
-def _integrity(store: JobStore) -> str | None:
-    """The store's own integrity check, for ``doctor``; a store without one has nothing to say."""
-    return store.integrity_problem() if isinstance(store, SqliteStore) else None
+def _sqlite_check(store: JobStore) -> str | None:
+    """SQLite's page check (registered below for records.backend = "sqlite", whose store this is)."""
+    return cast(SqliteStore, store).integrity_problem()
 
 
-def _doctor_integrity(store: JobStore) -> str | None:
-    """What ``doctor`` asks of the store: SQLite's page check, PostgreSQL's whole-store check (the latter
-    is not asked before a write: one job's damage there is that job's only)."""
-    check = getattr(store, "integrity_problem", None)
-    return check() if callable(check) else None
+def _postgres_check(store: JobStore) -> str | None:
+    """PostgreSQL's whole-store check (registered below for records.backend = "postgresql")."""
+    from dunscaith.adapters.store.postgres.store import PostgresStore  # loaded already: the store is open
+
+    return cast(PostgresStore, store).integrity_problem()
+
+
+def _nothing_to_say(store: JobStore) -> str | None:
+    return None
 
 
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
@@ -192,10 +202,10 @@ def _sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore
     return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
 
 
-def _root_host(root: Path) -> HostIdentity | None:
+def _root_host(root: str) -> HostIdentity | None:
     """The host a record root's HOST file binds it to; None when it has none that reads (or is gone)."""
     try:
-        return read_host_file(root)
+        return read_host_file(Path(root))
     except Exception:
         return None
 
@@ -215,6 +225,7 @@ class Adapters(containers.DeclarativeContainer):
     crash = providers.Singleton(EnvCrashPoints)
     pointers = providers.Singleton(_pointers, crash=crash)
     # records.backend chooses the store, opened once and closed with the command; a new backend is one
+    # more line here, and its declaration in store_kinds.py (whether its records are shared by login nodes)
     # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
@@ -236,8 +247,19 @@ class Adapters(containers.DeclarativeContainer):
         local=providers.Factory(_local_probe, settings=settings),
         slurm=providers.Factory(_slurm_probe, settings=settings),
     )
-    store_integrity = providers.Object(_integrity)
-    doctor_integrity = providers.Object(_doctor_integrity)
+    # each store's own checks, registered with it (by records.backend, as the store): before a command's first
+    # side effect outside the store (SQLite's page check; PostgreSQL's one job's damage is that job's only),
+    # and for doctor (both stores' whole-store checks)
+    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Object(_sqlite_check),
+        postgresql=providers.Object(_nothing_to_say),
+    )
+    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Object(_sqlite_check),
+        postgresql=providers.Object(_postgres_check),
+    )
     residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
@@ -256,6 +278,19 @@ def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callab
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
                       delivery=delivery, residual=residual)
+
+
+def _shared_location(settings: DunscaithSettings, store: Callable[[], JobStore]) -> Callable[[], str | None]:
+    """Where the records are when the store is one every login node shares (bound to no host), else None;
+    a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
+    def where() -> str | None:
+        if not records_shared(settings.records.backend):
+            return None
+        opened = store()
+        identity = opened.identity()
+        return opened.location() if identity.host is None and identity.backend != "memory" else None
+
+    return where
 
 
 def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
@@ -280,7 +315,7 @@ class UseCases(containers.DeclarativeContainer):
     delivering = providers.Callable(_delivering, settings)
 
     record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
-                                   host=adapters.host)
+                                   host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
@@ -292,7 +327,8 @@ class UseCases(containers.DeclarativeContainer):
                               clock=adapters.clock, crash=adapters.crash, delivering=delivering)
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
-    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers,
+                                       here=adapters.host.provided.identity.call())
     # `dunscaith check CLUSTER` (cluster=)
     check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
                               probe_kinds=adapters.probe_kinds.provider, residual=adapters.residual,
@@ -312,6 +348,23 @@ class UseCases(containers.DeclarativeContainer):
                                         here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)
     pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
+                                      poll=settings.provided.supervise.poll)
+    # where a job's output is, what it says (logs, a failure's last lines) and prune --outputs
+    job_outputs = providers.Factory(JobOutputs, files=adapters.output_files, schedulers=adapters.schedulers,
+                                    clock=adapters.clock,
+                                    record_root=providers.Callable(str, settings.provided.records.root))
+    # the store opened and checked before a command acts (a store that cannot be opened raises here)
+    store_check = providers.Factory(StoreCheck, store=adapters.store, integrity=adapters.store_integrity)
+    # here, or the host that owns a job (its pointer, or its record's binding)
+    shared_location = providers.Callable(_shared_location, settings, adapters.store.provider)
+    owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
+                                    shared_location=shared_location, root_host=adapters.root_host)
+    # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
+    supervise_job = providers.Factory(SuperviseJob, store=adapters.store, pointers=adapters.pointers,
+                                      owning=owning_host,
+                                      here=adapters.host.provided.identity.call(),
+                                      binary=providers.Callable(own_binary), supervisor=supervisor.provider,
+                                      views=adapters.progress.provider, sweep=sweep, outputs=job_outputs,
                                       poll=settings.provided.supervise.poll)
 
 

@@ -4,33 +4,36 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import typer
 
-from dunscaith.domain.model.jobs.binding import bound_elsewhere as bound_to
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
+from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.model.shown import one_line, reason
-from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+from dunscaith.domain.services.jobs.owning_host import Owner
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
+from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import render
+from dunscaith.entrypoints.dunscaith import render, routing
+from dunscaith.entrypoints.dunscaith.install import own_binary
+from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.interrupts import Interrupts
-from dunscaith.ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
+from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, UnknownJob
 
 # The container is built by the root callback (app.py), never for `remote`: importing it here would put
 # dependency-injector and pydantic on the start-up path of every wrapped process.
 if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.container import Adapters, Container, UseCases
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
 
@@ -109,7 +112,7 @@ def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
     """The refusal naming where the job is recorded, when its pointer names another record root of this
     host (records.root changed since): issue 22 item 11."""
     try:
-        here = open_store(ctx).location()
+        here = use_cases(ctx).store_check().location()
         pointer = pointer_surveys(ctx).moved_of(JobId(job), here)
     except Exception:  # display only: the plain refusal then
         return None
@@ -117,26 +120,26 @@ def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
         return None
     import shlex
 
-    from dunscaith.entrypoints.dunscaith.forwarding import ARGV
-
-    again = " ".join(shlex.quote(word) for word in [PROG, *(ARGV or ["..."])])
+    again = " ".join(shlex.quote(word) for word in [PROG, *(routing.ARGV or ["..."])])
     return (f"no job named {job} is recorded in {here}; its pointer says it is recorded in {pointer.record_root} "
             f"on this host (records.root has changed since): reach it there with "
             f"DUNSCAITH_RECORDS__ROOT={shlex.quote(pointer.record_root)} {again}")
 
 
-def open_store(ctx: typer.Context) -> JobStore:
+def open_store(ctx: typer.Context) -> None:
+    """The store, opened now: one that cannot be opened (a newer schema, not a store) refuses the command."""
     with store_errors():
         try:
-            return adapters(ctx).store()
-        except StoreError as exc:  # a store that cannot be opened (a newer schema, not a store): refused
+            use_cases(ctx).store_check()
+        except StoreError as exc:
             raise BadInput(str(exc)) from None
 
 
 def check_writable(ctx: typer.Context) -> None:
     """Before a command's first side effect outside the store (prune's residual entry): a store that would
     refuse its write refuses the command now, so nothing else is changed either."""
-    problem = adapters(ctx).store_integrity()(open_store(ctx))
+    with store_errors():
+        problem = use_cases(ctx).store_check().write_refused()
     if problem is not None:
         raise BadInput(problem)
 
@@ -154,27 +157,21 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
 def shared_location(ctx: typer.Context) -> str | None:
     """Where the records are when the store is shared by login nodes (bound to no host), else None: a
     pointer naming it points here, whichever host wrote it."""
-    store = open_store(ctx)
-    identity = store.identity()
-    return store.location() if identity.host is None and identity.backend != "memory" else None
+    return use_cases(ctx).shared_location()()
 
 
 def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None = None) -> None:
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    from dunscaith.entrypoints.dunscaith.forwarding import ARGV, forward_and_exit
+    owner = use_cases(ctx).owning_host().of_record(state)
+    if owner is not None:
+        _forward(ctx, owner, str(state.name), words or [])
 
-    if bound_to(state, adapters(ctx).host().identity()) is None:
-        return
-    host = state.host
-    try:
-        pointer: Pointer | None = adapters(ctx).pointers().read(state.name)
-    except PointerError:  # the binary there is then taken to be where it is here (a shared install)
-        pointer = None
-    there = pointer.binary if pointer is not None and pointer.host == host else binary()
-    argv = list(ARGV) or list(words or [])
-    forward_and_exit(settings(ctx).forwarding, host, there, argv, str(state.name))
+
+def forward_bound(ctx: typer.Context, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
+    """``bound_elsewhere``'s forward, when the use case found the job bound to another host."""
+    _forward(ctx, elsewhere.owner, str(elsewhere.state.name), words)
 
 
 def pointer_surveys(ctx: typer.Context) -> PointerSurveys:
@@ -191,22 +188,25 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: b
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known.
     ``follow`` (only before the store is opened): a pointer naming another record root of this host, still
     bound to it, is followed there."""
-    from dunscaith.entrypoints.dunscaith.forwarding import route
+    if follow:
+        pointer = use_cases(ctx).owning_host().earlier_root(JobId(job))
+        if pointer is not None:
+            _follow_root(ctx, pointer)
+            return
+    owner = use_cases(ctx).owning_host().of_pointer(JobId(job))
+    if owner is not None:
+        _forward(ctx, owner, job, words)
 
-    try:
-        pointer = adapters(ctx).pointers().read(JobId(job))
-    except PointerError:  # no pointer or an unreadable one: the record here decides
-        return
-    here = adapters(ctx).host().identity()
-    if follow and pointer.root_host == here:
-        _follow_root(ctx, pointer)
-        return
-    # a pointer naming the shared store this command opens points here, whichever host wrote it; a
-    # host-bound (SQLite) store is never opened just to ask, so another host's job opens nothing here
-    if (pointer.root_host != here and settings(ctx).records.backend != "sqlite"
-            and pointer.record_root == shared_location(ctx)):
-        return
-    route(pointer, here, settings(ctx).forwarding, job, words)
+
+def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
+    argv = list(routing.ARGV) or list(words)  # the user's own words, exactly as typed
+    forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or own_binary(), argv, job)
+
+
+def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+    """Run ``argv`` (the user's own words, exactly as typed) on ``host``, the job's owning host, and exit
+    as it did there."""
+    raise typer.Exit(routing.forward(section, host, binary, argv, job))
 
 
 def _follow_root(ctx: typer.Context, pointer: Pointer) -> None:
@@ -216,9 +216,8 @@ def _follow_root(ctx: typer.Context, pointer: Pointer) -> None:
     current = settings(ctx)
     records = current.records
     root = Path(pointer.record_root)
-    if records.backend != "sqlite" or not root.is_absolute() or root == Path(os.path.abspath(records.root)):
-        return
-    if adapters(ctx).root_host()(root) != pointer.root_host:  # gone, not a root, or another host's
+    # only a host's own store lives in a root of this host (a shared store is one place for every login node)
+    if records_shared(records.backend) or not root.is_absolute() or root == Path(os.path.abspath(records.root)):
         return
     from dependency_injector import providers
 
@@ -254,33 +253,8 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
             say(damaged_pointer_line(problem))
 
 
-# --- pointers --------------------------------------------------------------------------------------------
-def binary() -> str:
-    script = Path(sys.executable).parent / PROG
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
-
-
-def new_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
-    host = store.identity().host or adapters(ctx).host().identity()
-    return Pointer(job=state.name, host=host.hostname, record_root=store.location(), root_host=host,
-                   binary=binary(), cluster=state.spec.cluster, adapter=state.spec.adapter, state="recorded",
-                   state_at=state.recorded_at, supervised_at=None)
-
-
-def current_pointer(ctx: typer.Context, state: JobState, store: JobStore) -> Pointer:
-    """The job's pointer as written, or a new one when there is none to use."""
-    try:
-        return adapters(ctx).pointers().read(state.name)
-    except PointerError:  # display only: no pointer, a damaged one, an unreadable home
-        return new_pointer(ctx, state, store)
-
-
-def pointer_notes(ctx: typer.Context, pointer: Pointer) -> PointerNotes:
-    return use_cases(ctx).pointer_notes(pointer=pointer, on_problem=say)
-
-
 # --- sweeps ----------------------------------------------------------------------------------------------
-def _report(done: SweepReport) -> None:
+def report_sweep(done: SweepReport) -> None:
     for line in render.sweep_lines(done):
         say(line)
 
@@ -292,7 +266,7 @@ def sweep(ctx: typer.Context) -> SweepReport | None:
     except Exception as exc:  # a sweep rides on a command and never stops it
         say(f"sweep not run: {reason(exc)}")
         return None
-    _report(done)
+    report_sweep(done)
     return done
 
 
@@ -303,5 +277,5 @@ def expire(ctx: typer.Context) -> SweepReport | None:
     except Exception as exc:
         say(f"residual list not read: {reason(exc)}")
         return None
-    _report(done)
+    report_sweep(done)
     return done

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dunscaith.entrypoints.dunscaith.install import own_binary
+
 if TYPE_CHECKING:
     from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess, PreparedOwner
     from dunscaith.domain.services.forwarding.forward import ForwardCommand
@@ -26,11 +28,6 @@ def version() -> str:
     from dunscaith.entrypoints.version import VERSION
 
     return VERSION
-
-
-def own_binary() -> str:
-    script = Path(sys.executable).parent / "dunscaith"
-    return str(script) if script.is_file() else os.path.abspath(sys.argv[0])
 
 
 # --- the caller's side -------------------------------------------------------------------------------------
@@ -72,10 +69,9 @@ def owning_host(job: str) -> tuple[str, str] | None:
 
 
 def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
-    return base / "dunscaith" / "forwarded"
+    from dunscaith.adapters.durable.config_dir import config_home
+
+    return config_home(env) / "dunscaith" / "forwarded"
 
 
 def sent_requests() -> SentRequests:
@@ -109,12 +105,17 @@ def forwarded_env() -> str | None:
 
 
 # --- the host's side ---------------------------------------------------------------------------------------
-def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
+# The whole ``dunscaith`` command line as a function of this process (the front door's ``main``): handed in,
+# never imported, so nothing imports the front door back. None: a worker is always exec'd.
+Again = Callable[[], None] | None
+
+
+def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None], again: Again = None) -> int:
     """In the forked child: ``remote run --instance-dir D --cwd C -- ARGV`` with the environment in memory."""
     from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, run_owned
 
     return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
-                             None, Path(launch.cwd)), ended, in_process)
+                             None, Path(launch.cwd)), ended, lambda argv, env: in_process(argv, env, again))
 
 
 # A supervisor lives for hours: it gets an interpreter of its own, shown by ps as what it is
@@ -122,7 +123,7 @@ def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
 _SUPERVISING = frozenset({"supervise", "reconcile"})
 
 
-def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
+def in_process(argv: list[str], env: dict[str, str], again: Again) -> Callable[[], int] | None:
     """The forwarded command as a function of this process (the worker's, forked by its owner), when
     ``execve`` would only start this same install again: ``argv[0]`` is this dunscaith and ``env`` is this
     process's own environment but for the hidden flag, which only a command reads, as it runs; so an
@@ -130,7 +131,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
     Else None: it is exec'd."""
     from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 
-    if argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
+    if again is None or argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
         return None
     if argv[1:2] and argv[1] in _SUPERVISING:
         return None
@@ -139,9 +140,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
 
     def program() -> int:
         sys.argv = list(argv)
-        from dunscaith.entrypoints.cli_support import dunscaith
-
-        dunscaith()
+        again()
         return 0
 
     return program
@@ -153,14 +152,17 @@ def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:
     return ForkedOwner.start(_run_owner, launch, with_stdin)
 
 
-def _preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
-    """In the prepared owner: the wrapper's imports (~15-25 ms on the test hosts), done while the
-    forwarded side does its own, instead of after it forks."""
-    import dunscaith.adapters.clock.system
-    import dunscaith.adapters.process.wrapper
-    import dunscaith.entrypoints.dunscaith.remote_run  # noqa: F401
+def _preloaded(again: Again) -> Callable[[], Callable[[OwnerLaunch, Callable[[int], None]], int]]:
+    def preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
+        """In the prepared owner: the wrapper's imports (~15-25 ms on the test hosts), done while the
+        forwarded side does its own, instead of after it forks."""
+        import dunscaith.adapters.clock.system
+        import dunscaith.adapters.process.wrapper
+        import dunscaith.entrypoints.dunscaith.remote_run  # noqa: F401
 
-    return _run_owner
+        return lambda launch, ended: _run_owner(launch, ended, again)
+
+    return preload
 
 
 def serve(token: str, prepared: PreparedOwner | None = None) -> int:
@@ -172,11 +174,12 @@ def serve(token: str, prepared: PreparedOwner | None = None) -> int:
                          _start_owner if prepared is None else prepared.start)()
 
 
-def main(token: str) -> None:
+def main(token: str, again: Again = None) -> None:
+    """``again``: the whole command line as a function of this process, for a worker run in-process."""
     from dunscaith.adapters.process.forked_owner import PreparedOwner
 
     # Forked first, before this side's own imports, and launched only if the request is one to run.
-    prepared = PreparedOwner.fork(_preload)
+    prepared = PreparedOwner.fork(_preloaded(again))
     try:
         code = serve(token, prepared)
     except KeyboardInterrupt:

@@ -18,6 +18,8 @@ from dunscaith.domain.services.remote.instances import ReadStatus, TerminateInst
 class RemoteContainer(containers.DeclarativeContainer):
     clock: providers.Singleton[SystemClock] = providers.Singleton(SystemClock)
     instance_files: providers.Factory[DirectoryInstanceFiles] = providers.Factory(DirectoryInstanceFiles)
-    read_status: providers.Factory[ReadStatus] = providers.Factory(ReadStatus)
-    terminate: providers.Factory[TerminateInstance] = providers.Factory(TerminateInstance, clock=clock)
+    # each use case reads one instance directory (files__directory=: the command's DIR)
+    read_status: providers.Factory[ReadStatus] = providers.Factory(ReadStatus, files=instance_files)
+    terminate: providers.Factory[TerminateInstance] = providers.Factory(TerminateInstance, clock=clock,
+                                                                        files=instance_files)
     wrapper: providers.Factory[PosixWrapper] = providers.Factory(PosixWrapper, clock=clock)

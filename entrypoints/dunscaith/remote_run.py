@@ -2,7 +2,7 @@
 
 Every local job starts a wrapper, so what the wrapper imports before its worker runs is paid per job.
 This module imports the wrapper and the standard library only (no typer, pydantic, dependency-injector
-or the jobs domain: together ~0.3-1 s on a loaded login node). ``cli_support.dunscaith`` sends
+or the jobs domain: together ~0.3-1 s on a loaded login node). The front door (``front_door.py``) sends
 ``remote run`` and ``remote exec`` here before anything else is imported. The parser below accepts
 exactly the well-formed command lines the typer command accepts, and hands everything else
 (``--help``, an unknown option, a missing value or program) to the typer app, so usage errors and
@@ -242,19 +242,16 @@ def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None,
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``dunscaith remote run|exec ...`` (``argv`` without the program name); anything else goes to typer."""
+    """``dunscaith remote run|exec ...`` (``argv`` without the program name), run to its end; returns when
+    the line is not a plain run, and the front door hands it to the typer app."""
     args_all = sys.argv[1:] if argv is None else argv
     if args_all[:2] == ["remote", "exec"] and len(args_all) == 2:
         from dunscaith.adapters.process import exec_side
 
         exec_side.main()
     parsed = parse_run_args(args_all[2:]) if args_all[:2] == ["remote", "run"] else None
-    if parsed is None:
-        from dunscaith.entrypoints.dunscaith.app import main as typer_main
-
-        typer_main(args_all)
-        return
-    sys.exit(run_owned(parsed))
+    if parsed is not None:
+        sys.exit(run_owned(parsed))
 
 
 def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,

@@ -2,7 +2,7 @@
 
 A command for a job whose pointer names another host re-runs itself there over SSH (seed 000); on the
 caller it then only waits for frames. Paying the whole CLI's start-up (~0.2 s) just to learn that is
-what made a forwarded command slow, so ``cli_support.dunscaith`` asks here first. This module decides
+what made a forwarded command slow, so the front door (``front_door.py``) asks here first. This module decides
 only the plain case and hands everything else to the typer app, unchanged:
 
 - the command is one of ``ROUTED``, followed by exactly one word that is not an option (the job) and
@@ -11,8 +11,8 @@ only the plain case and hands everything else to the typer app, unchanged:
   value) goes to typer;
 - this process was not itself forwarded (the typer path refuses to forward again);
 - the job's pointer reads and names another host (no pointer, a damaged one, or this host: typer);
-- the records are a host's own (``records.backend = "sqlite"``): a shared store may hold the record
-  here, which only the store can say.
+- the records are a host's own (what the store chosen by ``records.backend`` declares, in
+  ``store_kinds.py``): a shared store may hold the record here, which only the store can say.
 
 The settings come from ``settings_cache.routing_settings``: the one ``load_settings`` validates them
 (its refusal is the same one line), and its answer is remembered for the same inputs.
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
+# The words the command line was parsed from (app.main sets them): a forwarded command sends exactly these.
+ARGV: list[str] = []
 _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value)
 ROUTED: dict[str, frozenset[str]] = {
@@ -134,9 +136,10 @@ def route(argv: Sequence[str]) -> int | None:
     if owner is None:
         return None
     from dunscaith.entrypoints.dunscaith.settings_cache import routing_settings
+    from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 
     settings = routing_settings()
-    if settings.backend != "sqlite":
+    if records_shared(settings.backend):
         return None  # a store every login node shares may hold the record here: only the store can say
     host, binary = owner
     return forward(settings, host, binary, argv, job)

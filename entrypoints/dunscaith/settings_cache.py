@@ -3,14 +3,14 @@
 A job command for another host's job only needs to know how to reach that host (``forwarding.*``) and
 whether the records are a host's own (``records.backend``). The settings are still validated by the one
 ``load_settings`` (pydantic): its answer is remembered in ``$XDG_CACHE_HOME/dunscaith/settings.json``
-(``~/.cache/...``), 0600, under a key that is a digest of **everything the answer depends on**: the
-code that validates (settings.py, settings_paths.py, settings_support.py, user_paths.py), the configuration file (its
-bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any case, as pydantic-settings
-reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file or in those variables
-could expand. Any change misses, and a miss runs ``load_settings`` again, so a setting that is wrong
-is refused with the same one line as on every other path; only a configuration that validated is
-ever remembered. Nothing unsafe is trusted: a cache that is not the user's own, 0600, a regular file
-and well formed is a miss. This is memory of one parser's answer, never a second parser.
+(``~/.cache/...``), 0600, under a key that is a digest of **everything the answer depends on**: the code
+that validates (settings.py, settings_paths.py, settings_support.py, user_paths.py, config_dir.py), the
+configuration file (its bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any
+case, as pydantic-settings reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file
+or in those variables could expand. Any change misses, and a miss runs ``load_settings`` again, so a
+setting that is wrong is refused with the same one line as on every other path; only a configuration
+that validated is ever remembered. Nothing unsafe is trusted: a cache that is not the user's own, 0600,
+a regular file and well formed is a miss. This is memory of one parser's answer, never a second parser.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ _MAX_BYTES = 64 * 1024
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
 _HERE = Path(__file__).resolve().parent
 _VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
-                    _HERE.parents[1] / "domain" / "model" / "user_paths.py")
+                    _HERE.parents[1] / "domain" / "model" / "user_paths.py",
+                    _HERE.parents[1] / "adapters" / "durable" / "config_dir.py")
 
 
 class HopSettings(Protocol):

@@ -1,5 +1,6 @@
-"""One supervision from the command line (``submit``, ``supervise``, ``reconcile``): the lock, the live view,
-the pointer, the sweep as supervision starts, and the ending mapped to its exit code."""
+"""One supervision from the command line (``submit``, ``supervise``, ``reconcile``): the live view given to
+the use case (``SuperviseJob``: the record, the pointer, the lock, the sweep, the supervisor), and its
+ending shown and mapped to its exit code."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from typing import IO, cast
 
 import typer
 
+from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.state import Attempt, AttemptState, JobState, OutcomeKind, label
-from dunscaith.domain.model.shown import reason
-from dunscaith.domain.services.jobs.pointer_notes import Fanout
+from dunscaith.domain.model.jobs.state import AttemptState, OutcomeKind
 from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
+from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
+from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
@@ -24,58 +26,30 @@ from dunscaith.ports.interrupts import Interrupts
 
 def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
               stream: IO[str] | None = None, follow: bool = False) -> int:
-    store = edge.open_store(ctx)
-    state = edge.read_state(ctx, job)
-    edge.bound_elsewhere(ctx, state, ["supervise", str(job)])
-    adapters = edge.adapters(ctx)
-    view = adapters.progress(job=job, stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)), follow=follow)
-    pointer = edge.current_pointer(ctx, state, store)
-    if fresh:
+    supervise_job = edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep)
+    with edge.store_errors(ctx, job):
         try:
-            adapters.pointers().write(pointer)
-        except Exception as exc:  # display only; the record is what counts
-            edge.say(f"pointer of {job} not written: {reason(exc)}")
-    notes = edge.pointer_notes(ctx, pointer)
-    supervisor = edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=Fanout([view, notes]))
-    with edge.store_errors(), store.lock(job) as lock, view:
-        view.show(state)
-        edge.sweep(ctx)  # as supervision starts: objects nobody owns are stopped before they start
-        if not fresh and state.settled and state.outcome is not None:
-            view.line(f"already done: outcome {state.outcome.kind} ({state.outcome.detail})")
-        elif not fresh:
-            view.line(f"supervising again (attempts so far: {len(state.attempts)}; now {label(state)})")
-        end = supervisor.run(job, lock, drain, bound=bound)
-    _show_output(ctx, view.line, end.state)
-    return _ending(ctx, job, end)
+            done = supervise_job(job, drain, fresh=fresh, bound=bound,
+                                 stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)), follow=follow)
+        except BoundElsewhere as elsewhere:  # a local-scheduler job of another host: supervised there
+            edge.forward_bound(ctx, elsewhere, ["supervise", str(job)])
+        except JobsError as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
+    _show_output(done.view.line, done)
+    return _ending(ctx, job, done.end)
 
 
-def _show_output(ctx: typer.Context, line: Callable[[str], None], state: JobState | None) -> None:
+def _show_output(line: Callable[[str], None], done: Supervised) -> None:
     """Where the job's output is; when it failed, the last lines of its stderr (the reason, mostly)."""
-    current = state.current if state is not None else None
-    if state is None or state.outcome is None or current is None or current.object_id is None:
-        return
-    stdout, stderr = output_paths_of(ctx, state.spec.cluster, current)
-    if stdout is not None:
-        line(f"stdout: {stdout}")
-    if stderr is not None and stderr != stdout:
-        line(f"stderr: {stderr}")
-    if state.outcome.kind is not OutcomeKind.SUCCEEDED and stderr is not None:
-        tail = edge.adapters(ctx).output_files().last_lines(stderr, 10)
-        if tail:
-            edge.say(f"job {state.name}: last lines of its stderr ({stderr}):")
-            for text in tail:
-                print(f"  {text}", file=sys.stderr)
-
-
-def output_paths_of(ctx: typer.Context, cluster: str, attempt: Attempt) -> tuple[str | None, str | None]:
-    """The record's paths (from the release), else what the scheduler says now."""
-    if attempt.stdout is not None or attempt.stderr is not None or attempt.object_id is None:
-        return attempt.stdout, attempt.stderr
-    try:
-        paths = edge.adapters(ctx).schedulers()(cluster).output_paths(attempt.object_id)
-    except Exception:  # display only
-        return None, None
-    return (paths.stdout, paths.stderr) if paths is not None else (None, None)
+    if done.stdout is not None:
+        line(f"stdout: {done.stdout}")
+    if done.stderr is not None and done.stderr != done.stdout:
+        line(f"stderr: {done.stderr}")
+    state = done.end.state
+    if done.stderr_tail and state is not None:
+        edge.say(f"job {state.name}: last lines of its stderr ({done.stderr}):")
+        for text in done.stderr_tail:
+            print(f"  {text}", file=sys.stderr)
 
 
 def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:

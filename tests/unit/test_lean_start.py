@@ -22,9 +22,9 @@ HEAVY = ("domain", "adapters", "dependency_injector", "pydantic", "pydantic_sett
 
 def _imported(script: str, *argv: str) -> list[str]:
     probe = (f"import sys; sys.argv = [{script!r}, *{list(argv)!r}]\n"
-             "from dunscaith.entrypoints import cli_support\n"
+             f"from dunscaith.entrypoints.{script}.front_door import main\n"
              "try:\n"
-             f"    cli_support.{script}()\n"
+             "    main()\n"
              "except SystemExit:\n"
              "    pass\n"
              f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(HEAVY)!r})), file=sys.stderr)\n")

@@ -20,7 +20,7 @@ def default_dunscaith() -> tuple[str, ...]:
     if script.is_file() and os.access(script, os.X_OK):
         return (str(script),)
     # the console script's own start, so `remote run` takes its lean path here too
-    return (sys.executable, "-c", "from dunscaith.entrypoints.cli_support import dunscaith; dunscaith()")
+    return (sys.executable, "-c", "from dunscaith.entrypoints.dunscaith.front_door import main; main()")
 
 
 def program_of(spec: StoredSpec, directory: Path) -> list[str]:

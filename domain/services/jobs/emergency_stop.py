@@ -29,9 +29,11 @@ class EmergencyStopReport:
 
 
 class EmergencyStop:
-    def __init__(self, schedulers: Callable[[str], Scheduler], pointers: Pointers) -> None:
+    def __init__(self, schedulers: Callable[[str], Scheduler], pointers: Pointers,
+                 here: HostIdentity | None = None) -> None:
         self._schedulers = schedulers  # a cluster's name -> its scheduler
         self._pointers = pointers
+        self._here = here  # this host: a local-scheduler job's processes are seen only on their own
 
     def cluster_of(self, job: JobId) -> str:
         """The cluster the job's pointer names, else ``local``: a missing or damaged pointer, or a home
@@ -41,9 +43,12 @@ class EmergencyStop:
         except Exception:
             return DEFAULT_CLUSTER
 
-    def bound_elsewhere(self, job: JobId, here: HostIdentity) -> str | None:
+    def bound_elsewhere(self, job: JobId, here: HostIdentity | None = None) -> str | None:
         """The host whose processes this stop cannot reach: the pointer names a host-bound scheduler
         (the local one) on another machine. Only a hint for the user; the stop runs either way."""
+        here = here or self._here
+        if here is None:
+            return None
         try:
             pointer = self._pointers.read(job)
         except Exception:

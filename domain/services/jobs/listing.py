@@ -50,6 +50,10 @@ class JobListing:
         self._poll = poll
         self._delivering = delivering
 
+    def now(self) -> datetime:
+        """The time the views are judged at (what ``--since 2d`` counts back from, what elapsed runs to)."""
+        return self._clock.now()
+
     def views(self, query: SummaryQuery) -> Iterator[JobView | Unreadable]:
         """The jobs ``query`` asks for, newest first, as the store streams their summaries: each record
         folded as it is reached (one at a time: memory flat). A record that does not read is given as

@@ -105,18 +105,20 @@ class Supervisor:
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
         self._woke = False  # set (from the store's watch thread) when the record was appended to
 
-    def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None) -> SupervisionEnd:
+    def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
+            first: tuple[JobState, int] | None = None) -> SupervisionEnd:
         """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job.
 
         With ``bound`` (seconds) it stops with what is left after that long even before the outcome
-        (``reconcile``: work carried on for a bounded period, like supervise.wait).
+        (``reconcile``: work carried on for a bounded period, like supervise.wait). ``first``: the record
+        as the caller just read it (its state and its number of events), so that it is not read again.
 
         Where the store tells of appends (``watch_appends``), a request wakes the loop when it is
         committed, so a healthy loop sleeps to its job's next poll instead of reading the record every
         ``supervise.poll``; elsewhere it reads it that often."""
         watch = self._watch(job, cancel)
         try:
-            return self._supervise(job, lock, cancel, bound, watching=watch is not None)
+            return self._supervise(job, lock, cancel, bound, watching=watch is not None, first=first)
         finally:
             if watch is not None:
                 watch.close()
@@ -135,9 +137,9 @@ class Supervisor:
             return None
 
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
-                   watching: bool) -> SupervisionEnd:
+                   watching: bool, first: tuple[JobState, int] | None) -> SupervisionEnd:
         s = self._settings
-        first = self._read_until_giveup(job, cancel)
+        first = first or self._read_until_giveup(job, cancel)
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
         state, known = first

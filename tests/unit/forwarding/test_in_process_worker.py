@@ -11,6 +11,10 @@ from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 from dunscaith.entrypoints.dunscaith import forwarding_root
 
 
+def _AGAIN() -> None:  # the front door's main, as it hands itself in
+    raise AssertionError("not run by these tests")
+
+
 @pytest.fixture
 def ours(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(forwarding_root, "own_binary", lambda: "/opt/d/bin/dunscaith")
@@ -18,7 +22,8 @@ def ours(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_this_dunscaith_with_this_environment_and_the_hidden_flag_runs_in_process(ours: str) -> None:
-    assert forwarding_root.in_process([ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32}) is not None
+    assert forwarding_root.in_process([ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32},
+                                      _AGAIN) is not None
 
 
 @pytest.mark.parametrize("why", ["another binary", "no hidden flag", "a variable more", "a variable changed",
@@ -38,4 +43,9 @@ def test_anything_else_is_exec_d(ours: str, why: str, monkeypatch: pytest.Monkey
         env["SOME_VARIABLE"] = "2"
     else:
         del env["SOME_VARIABLE"]
-    assert forwarding_root.in_process(argv, env) is None
+    assert forwarding_root.in_process(argv, env, _AGAIN) is None
+
+
+def test_without_the_front_door_s_main_to_run_again_a_worker_is_exec_d(ours: str) -> None:
+    # the typer `_forwarded` command (tests, a `python -m` start) has no front door to hand in
+    assert forwarding_root.in_process([ours, "status", "j1"], {**os.environ, FORWARDED_ENV: "a" * 32}, None) is None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
+from dunscaith.adapters.escalation.command import CommandEscalationDelivery
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import Escalation, EscalationReason
 from dunscaith.ports.escalation_delivery import DeliveryFailed

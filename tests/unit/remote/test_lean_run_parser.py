@@ -11,7 +11,7 @@ from dependency_injector import providers
 
 from dunscaith.adapters.process.wrapper import LaunchSpec
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import remote
+from dunscaith.entrypoints.dunscaith.commands import remote
 from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
 from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, own, parse_run_args
 

@@ -22,7 +22,7 @@ from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, supervision
+from dunscaith.entrypoints.dunscaith import edge, render
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.job_store import RecordDamaged
 
@@ -30,7 +30,7 @@ DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def _now(ctx: typer.Context) -> datetime:
-    return edge.adapters(ctx).clock().now()
+    return edge.use_cases(ctx).listing().now()
 
 
 def status(
@@ -261,31 +261,28 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     if attempt is not None and attempt > len(state.attempts):
         raise BadInput(f"job {job} has {len(state.attempts)} attempt(s); there is no attempt {attempt}")
     chosen = state.attempt(attempt) if attempt is not None else state.attempts[-1]
-    out, err = supervision.output_paths_of(ctx, state.spec.cluster, chosen)
+    outputs = edge.use_cases(ctx).job_outputs()
+    out, err = outputs.paths(state.spec.cluster, chosen)
     path = err if stderr else out
     which = "stderr" if stderr else "stdout"
     if path is None:
         raise BadInput(f"job {job}: attempt {chosen.number} has no {which} path recorded (not released yet, or "
                        "its scheduler no longer knows it)")
-    files = edge.adapters(ctx).output_files()
     if not follow:
         try:
-            for piece in files.chunks(path):
+            for piece in outputs.chunks(path):
                 sys.stdout.buffer.write(piece)
             sys.stdout.flush()
         except OSError as exc:
             raise BadInput(f"job {job}: {which} {path}: {exc.strerror or exc}") from None
         return 0
-    follower = files.follower()
-    follower.add(path, _write)
-    clock = edge.adapters(ctx).clock()
-    while True:
+
+    def ended() -> bool:
         current = edge.read_state(ctx, JobId(job))
         now_attempt = current.attempt(chosen.number)
-        if current.outcome is not None or now_attempt.ended or len(current.attempts) > chosen.number:
-            break
-        clock.sleep(1.0)
-    follower.stop()
+        return current.outcome is not None or now_attempt.ended or len(current.attempts) > chosen.number
+
+    outputs.follow(path, _write, ended)
     return 0
 
 

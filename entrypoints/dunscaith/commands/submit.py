@@ -146,13 +146,11 @@ def submit(
     spec = _spec(ctx, words or [], name, cluster, chdir, resources, tuple(sbatch), tuple(env))
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
-        scheduler = edge.adapters(ctx).schedulers()(cluster)
-    # what the cluster's scheduler cannot honour is refused by it, before anything is recorded
-    refused = scheduler.refusal(spec.resources, spec.options)
-    if refused is not None:
+        refused = edge.use_cases(ctx).record_job().ready(cluster, spec.resources, spec.options)
+    if refused is not None:  # what the cluster's scheduler cannot honour, refused before anything is recorded
         raise BadInput(refused)
     try:  # a job without a pointer is one no other login node can find: refused before it is recorded
-        edge.adapters(ctx).pointers().check_writable()
+        edge.use_cases(ctx).record_job().pointers_writable()
     except PointerError as exc:
         raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
                        "fix that folder, then submit again") from None

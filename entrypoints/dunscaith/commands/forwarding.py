@@ -1,47 +1,17 @@
-"""Forwarding's commands: ``dunscaith forwarded REQUEST_ID``, the hidden host side, and the routing every job
-command goes through (docs/forwarding.md). The adapters are built in ``forwarding_root``."""
+"""Forwarding's commands: ``dunscaith forwarded REQUEST_ID`` and the hidden host side (docs/forwarding.md).
+The adapters are built in ``forwarding_root``; the routing every job command goes through is ``routing``
+(before typer) and ``edge`` (a command that finds its job is another host's)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
 from dunscaith.entrypoints.cli_support import BadInput
 
-if TYPE_CHECKING:
-    from dunscaith.domain.model.jobs.pointer import Pointer
-    from dunscaith.domain.model.jobs.record import HostIdentity
-    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
-
 PROG = "dunscaith"
 EXIT_QUERY_FAILED = 6
-# The words the command line was parsed from (app.main sets them): a forwarded command sends exactly these.
-ARGV: list[str] = []
-
-
-def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
-    """Run ``argv`` on ``host`` (the job's owning host) and exit as it did there."""
-    from dunscaith.entrypoints.dunscaith.routing import forward
-
-    raise typer.Exit(forward(section, host, binary, argv, job))
-
-
-def route(pointer: Pointer | None, here: HostIdentity, section: HopSettings, job: str,
-          words: Sequence[str]) -> None:
-    """If ``job``'s pointer names another host, run this very command there and exit as it did there.
-
-    Routing is the one thing a pointer decides (seed 000): the owning host's name and the dunscaith path
-    there. No pointer (or an unreadable one, given as None): the record here decides, as before.
-    """
-    if pointer is None or pointer.root_host == here:
-        return
-    argv = list(ARGV) or list(words)  # the user's own words, exactly as typed
-    forward_and_exit(section, pointer.host, pointer.binary, argv, job)
-
-
 def register(app: typer.Typer) -> None:
     app.command("_forwarded", hidden=True)(serve_command)
     app.command("forwarded")(forwarded_command)

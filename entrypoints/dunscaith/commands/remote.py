@@ -75,7 +75,7 @@ def terminate_command(
     from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
-    use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
+    use_case: TerminateInstance = container.terminate(files__directory=directory)
     from dunscaith.domain.model.remote.errors import RequestNotWritten
     from dunscaith.domain.model.remote.state import Answer
 
@@ -101,7 +101,7 @@ def status_command(
     from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
-    use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))
+    use_case: ReadStatus = container.read_status(files__directory=directory)
     try:
         status = use_case()
     except (NotAnInstance, ControlError) as exc:

@@ -9,7 +9,6 @@ it out) or bad input, 5 not answered in time; another host's job is forwarded th
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -51,8 +50,7 @@ def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
 
 def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     """The supervisor a command acts with under the lock; it keeps the pointer's last state."""
-    notes = edge.pointer_notes(ctx, edge.current_pointer(ctx, state, edge.open_store(ctx)))
-    return edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=notes)
+    return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
 def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
@@ -112,7 +110,8 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     supervise.wait; with a live supervisor, say so (it carries it on)."""
     drain = edge.interrupts(ctx)
     state = _open(ctx, job, ["reconcile", job])
-    if edge.open_store(ctx).health(state.name).held:
+    view = edge.use_cases(ctx).status().one(state.name)
+    if view.health.held:
         edge.sweep(ctx)
         view = edge.use_cases(ctx).status().one(state.name)
         if as_json:
@@ -136,23 +135,8 @@ def _pruning_json(result: PruneResult) -> dict[str, Any]:
 
 
 def _remove_outputs(ctx: typer.Context, jobs: list[JobId]) -> list[str]:
-    """The local scheduler's object folders of these pruned jobs, removed: each one that the record names
-    (the folder of its stdout) and that lies in this host's record root. Slurm's output is never touched."""
-    root = os.path.abspath(edge.settings(ctx).records.root)
-    files = edge.adapters(ctx).output_files()
-    removed = []
-    for job in jobs:
-        state = edge.read_state(ctx, job)
-        if state.spec.adapter != "local" or state.pruned_at is None:
-            continue
-        for attempt in state.attempts:
-            if attempt.stdout is None:
-                continue
-            folder = os.path.dirname(os.path.abspath(attempt.stdout))
-            kind_dir = os.path.dirname(folder)
-            if os.path.dirname(kind_dir) == root and files.remove_folder(folder, kind_dir):
-                removed.append(folder)
-    return removed
+    """The local scheduler's object folders of these pruned jobs, removed (``JobOutputs.remove_folders``)."""
+    return edge.use_cases(ctx).job_outputs().remove_folders(edge.read_state(ctx, job) for job in jobs)
 
 
 def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB"),

@@ -11,6 +11,8 @@ import sys
 
 import typer
 
+from dunscaith.domain.model.jobs.spec import BadSpec
+from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 
@@ -28,9 +30,6 @@ def stop(
     if not emergency:
         raise BadInput("stop needs --emergency: it stops every object of the job's name, running ones too, "
                        f"without its record; to end a job under its record use `{PROG} cancel JOB`")
-    from dunscaith.domain.model.jobs.spec import BadSpec
-    from dunscaith.domain.services.jobs.submit import check_name
-
     try:
         name = check_name(job)
     except BadSpec as exc:
@@ -40,7 +39,7 @@ def stop(
     edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
     done = stop_all(name, where)
     stopped, problem = list(done.stopped), done.problem or ""
-    owner = stop_all.bound_elsewhere(name, edge.adapters(ctx).host().identity()) if cluster is None else None
+    owner = stop_all.bound_elsewhere(name) if cluster is None else None
     if owner is not None and not stopped and not problem:
         # the local scheduler's processes can only be seen and signalled on their own host
         problem = (f"{name} runs under the local scheduler of {owner}, which this host cannot reach: "

@@ -1,0 +1,1 @@
+"""The escalation_delivery port: escalations passed to the user's configured command."""

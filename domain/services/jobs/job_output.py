@@ -1,0 +1,70 @@
+"""Where a job's output is and what it says: the record's paths (from the release), else what its
+scheduler says now; the last lines of a failed job's stderr; ``logs --follow``; ``prune --outputs``."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Iterator
+
+from dunscaith.domain.model.jobs.state import Attempt, JobState, OutcomeKind
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.job_output import OutputFiles
+from dunscaith.ports.scheduler import Scheduler
+
+FAILURE_TAIL_LINES = 10
+LOCAL = "local"
+
+
+class JobOutputs:
+    def __init__(self, files: OutputFiles, schedulers: Callable[[str], Scheduler], clock: Clock,
+                 record_root: str) -> None:
+        self._files = files
+        self._schedulers = schedulers  # a cluster's name -> its scheduler (opened once per command)
+        self._clock = clock
+        self._root = posixpath.abspath(record_root)  # the local scheduler's object folders live under it
+
+    def paths(self, cluster: str, attempt: Attempt) -> tuple[str | None, str | None]:
+        """The record's paths (from the release), else what the scheduler says now."""
+        if attempt.stdout is not None or attempt.stderr is not None or attempt.object_id is None:
+            return attempt.stdout, attempt.stderr
+        try:
+            paths = self._schedulers(cluster).output_paths(attempt.object_id)
+        except Exception:  # display only
+            return None, None
+        return (paths.stdout, paths.stderr) if paths is not None else (None, None)
+
+    def failure_tail(self, state: JobState, stderr: str | None) -> tuple[str, ...]:
+        """The last lines of the stderr of a job whose outcome is not success (the reason, mostly)."""
+        if state.outcome is None or state.outcome.kind is OutcomeKind.SUCCEEDED or stderr is None:
+            return ()
+        return tuple(self._files.last_lines(stderr, FAILURE_TAIL_LINES))
+
+    def chunks(self, path: str) -> Iterator[bytes]:
+        return self._files.chunks(path)
+
+    def follow(self, path: str, sink: Callable[[str], None], ended: Callable[[], bool]) -> None:
+        """Copy what is appended to ``path`` into ``sink`` until ``ended()`` (asked once a second)."""
+        follower = self._files.follower()
+        follower.add(path, sink)
+        try:
+            while not ended():
+                self._clock.sleep(1.0)
+        finally:
+            follower.stop()
+
+    def remove_folders(self, states: Iterable[JobState]) -> list[str]:
+        """The local scheduler's object folders of these pruned jobs, removed: each one that the record
+        names (the folder of its stdout) and that lies in this host's record root. Slurm's output is never
+        touched."""
+        removed = []
+        for state in states:
+            if state.spec.adapter != LOCAL or state.pruned_at is None:
+                continue
+            for attempt in state.attempts:
+                if attempt.stdout is None:
+                    continue
+                folder = posixpath.dirname(posixpath.abspath(attempt.stdout))
+                kind_dir = posixpath.dirname(folder)
+                if posixpath.dirname(kind_dir) == self._root and self._files.remove_folder(folder, kind_dir):
+                    removed.append(folder)
+        return removed

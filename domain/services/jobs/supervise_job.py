@@ -1,0 +1,129 @@
+"""One supervision of a job, from the command line's ``submit``, ``supervise`` and ``reconcile``: the record
+read once, where the job may be acted on, the pointer, the lock, the sweep as supervision starts, the
+supervisor, and where the job's output is when it ends.
+
+The command gives only what it knows (the job, whether it was just recorded, the live view, a bound);
+everything else is a port given to the constructor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.state import JobState, fold, label
+from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.job_output import JobOutputs
+from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
+from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
+from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
+from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_progress import JobProgress, SupervisionView
+from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.pointers import Pointers
+
+
+class BoundElsewhere(JobsError):
+    """The job's objects are processes of another host (a local-scheduler job in a shared store): it is
+    acted on there, by ``owner``."""
+
+    def __init__(self, state: JobState, owner: Owner) -> None:
+        super().__init__(f"job {state.name} runs on the local scheduler of host {owner.host}: run the command there")
+        self.state = state
+        self.owner = owner
+
+
+@dataclass(frozen=True, slots=True)
+class Supervised:
+    end: SupervisionEnd
+    view: SupervisionView  # the live view it was shown in (its lines go on after the end)
+    stdout: str | None = None  # where the job's output is, once it has an outcome
+    stderr: str | None = None
+    stderr_tail: tuple[str, ...] = ()  # the last lines of its stderr, when it did not succeed
+
+
+class SuperviseJob:
+    def __init__(self, store: JobStore, pointers: Pointers, owning: OwningHost, here: HostIdentity, binary: str,
+                 supervisor: Callable[..., Supervisor], views: Callable[..., SupervisionView], sweep: Sweep,
+                 outputs: JobOutputs, poll: float, on_problem: Callable[[str], None],
+                 on_sweep: Callable[[SweepReport], None]) -> None:
+        self._store = store
+        self._pointers = pointers
+        self._owning = owning
+        self._here = here
+        self._binary = binary  # this dunscaith's path: a new pointer names it
+        self._supervisor = supervisor  # (cluster=, progress=) -> the supervisor of one job
+        self._views = views  # (job=, and the command's display options) -> the live view of one supervision
+        self._sweep = sweep
+        self._outputs = outputs
+        self._poll = poll
+        self._on_problem = on_problem  # display only: a pointer not written, a sweep that could not run
+        self._on_sweep = on_sweep
+
+    def __call__(self, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
+                 **display: object) -> Supervised:
+        """Supervise ``job`` to an ending (``fresh``: it was just recorded). UnknownJob, RecordDamaged or
+        a JobsError when its record does not read; BoundElsewhere when another host acts on it; LockBusy
+        while another supervisor holds it. ``bound``: stop after that long with what is left (reconcile).
+        ``display``: how the command shows the live view (its stream, whether the output is followed)."""
+        record = self._store.read(job)
+        state = fold(record)
+        owner = self._owning.of_record(state)
+        if owner is not None:
+            raise BoundElsewhere(state, owner)
+        pointer = self._current_pointer(state)
+        if fresh:
+            try:
+                self._pointers.write(pointer)
+            except Exception as exc:  # display only; the record is what counts
+                self._on_problem(f"pointer of {job} not written: {reason(exc)}")
+        notes = PointerNotes(self._pointers, pointer, self._poll, on_problem=self._on_problem)
+        view = self._views(job=job, **display)
+        progress: JobProgress = Fanout([view, notes])
+        supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress)
+        with self._store.lock(job) as lock, view:
+            view.show(state)
+            self._sweep_now()  # as supervision starts: objects nobody owns are stopped before they start
+            if not fresh and state.settled and state.outcome is not None:
+                view.line(f"already done: outcome {state.outcome.kind} ({state.outcome.detail})")
+            elif not fresh:
+                view.line(f"supervising again (attempts so far: {len(state.attempts)}; now {label(state)})")
+            end = supervisor.run(job, lock, drain, bound=bound, first=(state, len(record.events)))
+        return self._with_outputs(end, view)
+
+    def for_command(self, state: JobState) -> Supervisor:
+        """The supervisor a job command acts with under the lock (no live supervisor holds it); it keeps
+        the pointer's last state."""
+        notes = PointerNotes(self._pointers, self._current_pointer(state), self._poll, on_problem=self._on_problem)
+        return self._supervisor(cluster=state.spec.cluster, progress=notes)
+
+    def _current_pointer(self, state: JobState) -> Pointer:
+        """The job's pointer as written, or a new one when there is none to use."""
+        try:
+            return self._pointers.read(state.name)
+        except PointerError:  # display only: no pointer, a damaged one, an unreadable home
+            host = self._store.identity().host or self._here
+            return Pointer(job=state.name, host=host.hostname, record_root=self._store.location(), root_host=host,
+                           binary=self._binary, cluster=state.spec.cluster, adapter=state.spec.adapter,
+                           state="recorded", state_at=state.recorded_at, supervised_at=None)
+
+    def _sweep_now(self) -> None:
+        try:
+            done = self._sweep()
+        except Exception as exc:  # a sweep rides on a command and never stops it
+            self._on_problem(f"sweep not run: {reason(exc)}")
+            return
+        self._on_sweep(done)
+
+    def _with_outputs(self, end: SupervisionEnd, view: SupervisionView) -> Supervised:
+        state = end.state
+        current = state.current if state is not None else None
+        if state is None or state.outcome is None or current is None or current.object_id is None:
+            return Supervised(end, view)
+        stdout, stderr = self._outputs.paths(state.spec.cluster, current)
+        return Supervised(end, view, stdout, stderr, self._outputs.failure_tail(state, stderr))

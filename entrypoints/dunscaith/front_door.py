@@ -1,0 +1,43 @@
+"""The ``dunscaith`` console script's front door: which path runs, decided before typer is imported.
+
+Four paths, each the cheapest that can serve the command line:
+
+- ``_forwarded TOKEN``: the owning host's side of a forwarded command (``forwarding_root``), no CLI;
+- ``remote run`` / ``remote exec``: the start of every local job (``remote_run``), no typer; a line it
+  does not take as a plain run goes on to the app;
+- a plain job command for another host's job (``routing``): forwarded from here, without the CLI;
+- anything else: the typer app.
+
+Nothing imports this module back: a path that must run a whole dunscaith command again in this process
+(the forwarded side's in-process worker) is handed ``main`` as a function. Each path is imported only
+when it is taken: that is what keeps ``remote run -- true`` and a forwarded ``status`` lean.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from dunscaith.entrypoints.cli_support import launch, run_plain
+from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
+
+PROG = "dunscaith"
+# request.FORWARDED_ENV, named here so that this path imports no domain module: a forwarded command never
+# forwards again (tests/unit/forwarding/test_routing.py holds the two together)
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if len(argv) == 2 and argv[0] == "_forwarded":
+        # imported here: the host side of a hop must not pay for the CLI nor the wrapper's start
+        from dunscaith.entrypoints.dunscaith.forwarding_root import main as serve
+
+        serve(argv[1], again=main)
+    if argv[:1] == ["remote"] and argv[1:2] in (["run"], ["exec"]):
+        launch(PROG, "dunscaith.entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
+    elif argv[:1] and argv[0] in ROUTED and not os.environ.get(FORWARDED_ENV):
+        # a job command for another host's job forwards from here, without the CLI's start-up; any
+        # other command (and this one, if it runs here) goes on to the app
+        run_plain(PROG, argv, route)
+    launch(PROG, "dunscaith.entrypoints.dunscaith.app")

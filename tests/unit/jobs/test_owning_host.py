@@ -1,0 +1,71 @@
+"""Where a job command runs (``OwningHost``): the host a pointer names, or the host a shared store's record
+binds a local-scheduler job to; here otherwise. A host's own store is never opened just to ask."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
+from dunscaith.domain.services.jobs.submit import RecordJob
+from tests.unit.jobs.helpers import NoCrash
+from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore
+
+SHARED = "postgresql://alice@db/records"
+
+
+def _pointer(root_host: HostIdentity, record_root: str = "/var/tmp/dunscaith-alice") -> Pointer:
+    return Pointer(JobId("j1"), root_host.hostname, record_root, root_host, f"/opt/{root_host.hostname}/dunscaith",
+                   "local", "local", "running", datetime.now(UTC), None)
+
+
+class NeverOpened:
+    """A host's own store: routing must not open it just to ask where its records are."""
+
+    asked = 0
+
+    def __call__(self) -> str | None:
+        self.asked += 1
+        return None
+
+
+def test_a_pointer_naming_another_host_s_root_sends_the_command_there_with_its_binary() -> None:
+    pointers = InMemoryPointers()
+    pointers.write(_pointer(LOGIN2))
+    owner = OwningHost(pointers, LOGIN1, NeverOpened()).of_pointer(JobId("j1"))
+    assert owner == Owner("login2", "/opt/login2/dunscaith")
+
+
+def test_no_pointer_or_one_naming_this_host_leaves_the_record_here_to_decide() -> None:
+    pointers = InMemoryPointers()
+    where = NeverOpened()
+    assert OwningHost(pointers, LOGIN1, where).of_pointer(JobId("j1")) is None  # no pointer
+    pointers.write(_pointer(LOGIN1))
+    assert OwningHost(pointers, LOGIN1, where).of_pointer(JobId("j1")) is None
+    assert where.asked == 0  # the store was never asked where it is
+
+
+def test_a_pointer_to_the_shared_store_this_command_opens_points_here_whichever_host_wrote_it() -> None:
+    pointers = InMemoryPointers()
+    pointers.write(_pointer(LOGIN2, SHARED))
+    assert OwningHost(pointers, LOGIN1, lambda: SHARED).of_pointer(JobId("j1")) is None
+    assert OwningHost(pointers, LOGIN1, lambda: None).of_pointer(JobId("j1")) == Owner("login2",
+                                                                                       "/opt/login2/dunscaith")
+
+
+def test_a_local_job_in_a_shared_store_is_acted_on_by_the_host_it_was_submitted_on() -> None:
+    store = SharedStore()
+    spec = JobSpec(JobId("j1"), "local", "local", ("true",))
+    RecordJob(store, FakeClock(), NoCrash(), Host(LOGIN1))(spec)
+    state = fold(store.read(spec.name))
+    pointers = InMemoryPointers()
+    assert OwningHost(pointers, LOGIN1, lambda: SHARED).of_record(state) is None
+    assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", None)  # binary: here's
+    pointers.write(_pointer(LOGIN1, SHARED))
+    assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", "/opt/login1/dunscaith")
