@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.fuzz.harness import JOBS, Home, before, check_promises, examples, fresh_copy, run_in_process
 
-FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                                   HealthCheck.data_too_large])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                       HealthCheck.data_too_large])
 
 COMMANDS = ["status", "list", "prune", "hold", "release", "requeue", "resubmit", "give-up", "cancel", "abandon",
             "reconcile", "doctor", "stop", "submit", "supervise"]
@@ -40,7 +40,7 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
 
 
 # The issue's cases are the first examples of each test (issue 10's corpus), before what hypothesis draws.
-@settings(max_examples=examples(120), **FUZZ)
+@settings(FUZZ, max_examples=examples(120))
 @example(argv=["prune", "--older-than", "999999999w"])
 @example(argv=["status", "j1", "--json"])
 @given(argv=ARGV)
@@ -73,7 +73,7 @@ def config_text(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(text='[record]\nroot = "/var/tmp/x"\n', argv=["list"], as_directory=False)
 @example(text="[supervize]\npoll = 1\n", argv=["list"], as_directory=False)
 @example(text="recods = 1\n", argv=["list"], as_directory=False)
@@ -109,7 +109,7 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
                        st.text(max_size=10).filter(lambda s: "\x00" not in s))
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
 @example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
@@ -131,7 +131,7 @@ CONTENT = st.one_of(st.binary(max_size=300), st.text(max_size=200).map(str.encod
                                      b'{"version": 1}']))
 
 
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @example(job="j1", content=b"garbage\n", directory=False, argv=["list"])
 @example(job="j1", content=bytes(range(256)), directory=False, argv=["status", "j1"])
 @example(job="j1", content=b"x" * 200_000, directory=False, argv=["list"])
@@ -152,7 +152,7 @@ def test_fuzz_pointers(template: Home, job: str, content: bytes, directory: bool
     _call(template, argv, prepare)
 
 
-@settings(max_examples=examples(40), **FUZZ)
+@settings(FUZZ, max_examples=examples(40))
 @given(job=st.sampled_from([*JOBS, "j9"]), key=st.sampled_from(["k1", "entry", "x.json"]), content=CONTENT,
        directory=st.booleans(), argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_residual_files(template: Home, job: str, key: str, content: bytes, directory: bool,
@@ -190,7 +190,7 @@ def _damage(db: Path, how: tuple[str, int, bytes]) -> None:
             f.write(b"\0" * 4096 if kind == "zero" else data)
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(how=("empty", 0, b"x"), argv=["list"])
 @example(how=("zero", 8192, b"x"), argv=["list"])
 @example(how=("zero", 8192, b"x"), argv=["status", "j1"])
