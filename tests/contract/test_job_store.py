@@ -85,7 +85,7 @@ _REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
 
 @pytest.fixture(params=[pytest.param(name, marks=_REAL_SERVER if name == "postgresql" else [])
                         for name in sorted(BACKENDS)])
-def backend(request, tmp_path) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     make = BACKENDS[request.param]
     made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)  # type: ignore[call-arg]
     yield made
@@ -106,14 +106,14 @@ def _child(backend: Backend, body: str) -> subprocess.Popen[str]:
 
 
 @pytest.fixture
-def store(backend) -> JobStore:
+def store(backend: Backend) -> JobStore:
     return backend.open()
 
 
 # --- failure paths first ---------------------------------------------------------------------------
 
 
-def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store):
+def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"command": ["true"]})
     with pytest.raises(JobExists):
         store.create(JOB, T0 + timedelta(seconds=1), "created", {"command": ["false"]})
@@ -121,7 +121,7 @@ def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store):
     assert [(e.seq, e.kind, e.data) for e in record.events] == [(1, "created", {"command": ["true"]})]
 
 
-def test_appending_to_or_reading_an_unknown_job_is_refused(store):
+def test_appending_to_or_reading_an_unknown_job_is_refused(store: JobStore) -> None:
     with pytest.raises(UnknownJob):
         store.append(JobId("nobody"), T0, "note", {})
     with pytest.raises(UnknownJob):
@@ -129,12 +129,12 @@ def test_appending_to_or_reading_an_unknown_job_is_refused(store):
     assert store.jobs() == []
 
 
-def test_unknown_job_and_job_exists_are_store_errors():
+def test_unknown_job_and_job_exists_are_store_errors() -> None:
     assert issubclass(UnknownJob, StoreError) and issubclass(JobExists, StoreError)
     assert issubclass(LockBusy, StoreError) and issubclass(LockLost, StoreError)
 
 
-def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store):
+def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store: JobStore) -> None:
     store.create(JOB, T0, "created", {})
     with pytest.raises(ValueError):
         store.append(JOB, datetime(2026, 1, 1, 12, 0), "note", {})
@@ -146,7 +146,7 @@ def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_i
     assert store.append(JOB, T0, "note", {}) == 2
 
 
-def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(backend):
+def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(backend: Backend) -> None:
     first, second = backend.open(), backend.open()
     with first.lock(JOB):
         with pytest.raises(LockBusy), second.lock(JOB):
@@ -157,7 +157,7 @@ def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(back
         assert first.health(JOB).held
 
 
-def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store):
+def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store: JobStore) -> None:
     with store.lock(JOB) as held:
         held.check()
         held.check()
@@ -168,7 +168,7 @@ def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store):
         again.check()
 
 
-def test_a_released_lock_cannot_beat(store):
+def test_a_released_lock_cannot_beat(store: JobStore) -> None:
     with store.lock(JOB) as held:
         held.release()
         with pytest.raises(StoreError):
@@ -180,7 +180,7 @@ def test_a_released_lock_cannot_beat(store):
 # --- what a record keeps ---------------------------------------------------------------------------
 
 
-def test_events_come_back_in_order_with_seq_one_two_three(store):
+def test_events_come_back_in_order_with_seq_one_two_three(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"command": ["sh", "-c", "echo hi"], "n": 1})
     assert store.append(JOB, T0 + timedelta(seconds=1), "submitting", {"attempt": 1, "nonce": "ab12"}) == 2
     assert store.append(JOB, T0 + timedelta(seconds=2), "submitted", {"id": "17", "ok": True, "x": None}) == 3
@@ -194,7 +194,7 @@ def test_events_come_back_in_order_with_seq_one_two_three(store):
     ]
 
 
-def test_times_come_back_as_the_same_instant_in_utc(store):
+def test_times_come_back_as_the_same_instant_in_utc(store: JobStore) -> None:
     cet = timezone(timedelta(hours=1))
     store.create(JOB, datetime(2026, 1, 1, 13, 0, 0, 123456, tzinfo=cet), "created", {})
     at = store.read(JOB).events[0].at
@@ -202,13 +202,13 @@ def test_times_come_back_as_the_same_instant_in_utc(store):
     assert at.utcoffset() == timedelta(0)
 
 
-def test_unicode_and_nested_fields_round_trip(store):
+def test_unicode_and_nested_fields_round_trip(store: JobStore) -> None:
     data = {"name": "Zürich ✓", "nested": {"list": [1, 2.5, "three"], "empty": {}}}
     store.create(JOB, T0, "created", data)
     assert store.read(JOB).events[0].data == data
 
 
-def test_jobs_are_kept_apart_and_listed_oldest_first(store):
+def test_jobs_are_kept_apart_and_listed_oldest_first(store: JobStore) -> None:
     for name in ("b-job", "a-job", "c-job"):
         store.create(JobId(name), T0, "created", {"name": name})
     store.append(JobId("a-job"), T0, "note", {})
@@ -217,7 +217,7 @@ def test_jobs_are_kept_apart_and_listed_oldest_first(store):
     assert [e.seq for e in store.read(JobId("a-job")).events] == [1, 2]
 
 
-def test_a_second_handle_reads_what_the_first_appended(backend):
+def test_a_second_handle_reads_what_the_first_appended(backend: Backend) -> None:
     writer, reader = backend.open(), backend.open()
     writer.create(JOB, T0, "created", {})
     writer.append(JOB, T0, "note", {"i": 1})
@@ -226,13 +226,13 @@ def test_a_second_handle_reads_what_the_first_appended(backend):
     assert [e.data for e in writer.read(JOB).events][1:] == [{"i": 1}, {"i": 2}]
 
 
-def test_changing_what_was_read_does_not_change_the_record(store):
+def test_changing_what_was_read_does_not_change_the_record(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"list": [1]})
     store.read(JOB).events[0].data["list"].append(2)
     assert store.read(JOB).events[0].data == {"list": [1]}
 
 
-def test_lines_of_one_text_read_equal_and_none_can_be_changed(store):
+def test_lines_of_one_text_read_equal_and_none_can_be_changed(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"list": [1]})
     for _ in range(3):
         store.append(JOB, T0, "note", {"list": [1]})
@@ -250,12 +250,12 @@ def test_lines_of_one_text_read_equal_and_none_can_be_changed(store):
 # --- the lock and the loop's health ------------------------------------------------------------------
 
 
-def test_health_of_an_unlocked_job_is_not_held_and_has_no_loop(store):
+def test_health_of_an_unlocked_job_is_not_held_and_has_no_loop(store: JobStore) -> None:
     health = store.health(JOB)
     assert not health.held and health.last_loop is None
 
 
-def test_beat_is_seen_by_health_and_outlives_the_lock(backend):
+def test_beat_is_seen_by_health_and_outlives_the_lock(backend: Backend) -> None:
     holder, watcher = backend.open(), backend.open()
     with holder.lock(JOB) as held:
         assert watcher.health(JOB).held and watcher.health(JOB).last_loop is None
@@ -267,7 +267,7 @@ def test_beat_is_seen_by_health_and_outlives_the_lock(backend):
     assert not health.held and health.last_loop == T0 + timedelta(seconds=30)
 
 
-def test_healths_answers_for_every_job_asked_at_once(backend):
+def test_healths_answers_for_every_job_asked_at_once(backend: Backend) -> None:
     holder, watcher = backend.open(), backend.open()
     one, two = JobId("one"), JobId("two")
     with holder.lock(one) as held:
@@ -278,23 +278,23 @@ def test_healths_answers_for_every_job_asked_at_once(backend):
     assert watcher.healths([]) == {}
 
 
-def test_the_lock_is_released_when_the_block_raises(store):
+def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")
     assert not store.health(JOB).held
 
 
-def test_locks_of_different_jobs_are_independent(store):
+def test_locks_of_different_jobs_are_independent(store: JobStore) -> None:
     with store.lock(JobId("one")), store.lock(JobId("two")):
         assert store.health(JobId("one")).held and store.health(JobId("two")).held
 
 
-def test_the_store_names_itself(store):
+def test_the_store_names_itself(store: JobStore) -> None:
     identity = store.identity()
     assert identity.backend and identity.location
 
 
-def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend):
+def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend: Backend) -> None:
     first, second = backend.open(), backend.open()
     assert first.location() and first.location() == second.location()
 
@@ -319,7 +319,7 @@ with store.lock("analysis-1") as held:
 """
 
 
-def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend):
+def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
         assert child.stdout.readline() == "held\n"
@@ -336,7 +336,7 @@ def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend):
         child.wait()
 
 
-def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend):
+def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
         assert child.stdout.readline() == "held\n"
@@ -353,7 +353,7 @@ def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_stil
     assert store.health(JOB).last_loop == T0 + timedelta(minutes=1)
 
 
-def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_once(backend):
+def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_once(backend: Backend) -> None:
     backend.open().create(JOB, T0, "created", {})
     child = _child(
         backend,
@@ -377,7 +377,7 @@ def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_
 
 
 @pytest.mark.slow
-def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(backend):
+def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(backend: Backend) -> None:
     child = _child(
         backend,
         "import sys\n"
@@ -401,7 +401,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
 WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": False}
 
 
-def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend):
+def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend: Backend) -> None:
     import threading
 
     store = backend.open()

@@ -37,7 +37,7 @@ def _supervisor(store: PostgresStore, scheduler: FakeScheduler, clock: FakeClock
                       residual=InMemoryResidualList())
 
 
-def test_a_server_restart_mid_supervision_stops_the_holder_and_a_new_supervisor_carries_on_once():
+def test_a_server_restart_mid_supervision_stops_the_holder_and_a_new_supervisor_carries_on_once() -> None:
     with private_server() as server:
         url = server.url(server.new_database())
         clock = FakeClock()

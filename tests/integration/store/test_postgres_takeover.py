@@ -22,6 +22,7 @@ from adapters.store.postgres.target import PostgresTarget
 from domain.model.jobs.ids import JobId
 from domain.model.jobs.state import OutcomeKind
 from ports.job_store import LockBusy
+from tests.infra.postgres import PostgresTestServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -78,7 +79,7 @@ def _record(url: str) -> None:
 
 
 def test_a_supervisor_killed_with_sigkill_is_taken_over_by_another_process_which_carries_the_job_on(
-        postgres_server, postgres_db, tmp_path):
+        postgres_server: PostgresTestServer, postgres_db: str, tmp_path: Path) -> None:
     url = postgres_server.url(postgres_db)
     root = tmp_path / "records"
     root.mkdir(mode=0o700)

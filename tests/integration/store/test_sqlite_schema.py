@@ -15,13 +15,14 @@ import adapters
 import domain
 from adapters.store.sqlite.schema import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
 from ports.job_store import StoreError
-from tests.integration.store.conftest import raw, run_child
+from tests.integration.store.conftest import OpenStore, raw, run_child
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(open_store, root):
+def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(open_store: OpenStore,
+                                                                                              root: Path) -> None:
     store = open_store()
     store.create("job", T0, "created", {})
     store.close()
@@ -38,7 +39,7 @@ def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_l
     assert (root / "records.db").read_bytes() == before
 
 
-def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store, root):
+def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     for name in ("records.db", "records.db-wal", "records.db-shm"):
         (root / name).unlink(missing_ok=True)
@@ -51,7 +52,7 @@ def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store
     assert tables == {"theirs"}
 
 
-def test_a_new_store_is_migrated_to_head_on_open(open_store, root):
+def test_a_new_store_is_migrated_to_head_on_open(open_store: OpenStore, root: Path) -> None:
     open_store()
     with raw(root / "records.db") as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
@@ -59,7 +60,7 @@ def test_a_new_store_is_migrated_to_head_on_open(open_store, root):
     assert {"jobs", "events", "alembic_version"} <= tables
 
 
-def test_reopening_a_store_at_head_keeps_its_records(open_store):
+def test_reopening_a_store_at_head_keeps_its_records(open_store: OpenStore) -> None:
     first = open_store()
     first.create("job", T0, "created", {"a": 1})
     first.close()
@@ -67,7 +68,7 @@ def test_reopening_a_store_at_head_keeps_its_records(open_store):
 
 
 @pytest.mark.slow
-def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root):
+def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root: Path) -> None:
     code = (
         "import pathlib; from adapters.host.system import SystemHost;"
         "from adapters.store.sqlite.store import SqliteStore;"
@@ -81,7 +82,7 @@ def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(r
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
-def test_the_events_table_refuses_update_and_delete(open_store, root):
+def test_the_events_table_refuses_update_and_delete(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     store.create("job", T0, "created", {})
     with raw(root / "records.db") as conn:
@@ -91,26 +92,26 @@ def test_the_events_table_refuses_update_and_delete(open_store, root):
     assert store.read("job").events[0].kind == "created"
 
 
-def test_the_migrations_match_the_tables_alembic_check_finds_no_difference(open_store, root):
+def test_the_migrations_match_the_tables_alembic_check_finds_no_difference(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     command.check(alembic_config(root / "records.db"))
 
 
-def test_the_revisions_this_build_knows_are_exactly_those_in_migrations():
+def test_the_revisions_this_build_knows_are_exactly_those_in_migrations() -> None:
     script = ScriptDirectory.from_config(alembic_config())
     chain = [rev.revision for rev in script.walk_revisions()][::-1]
     assert tuple(chain) == KNOWN_REVISIONS
     assert script.get_current_head() == HEAD
 
 
-def test_the_migrations_are_found_from_the_installed_package_in_this_repository():
+def test_the_migrations_are_found_from_the_installed_package_in_this_repository() -> None:
     assert migrations_dir() == REPO / "migrations"
     assert (migrations_dir() / "env.py").is_file()
     for package in (domain, adapters):
         assert Path(package.__file__).resolve().is_relative_to(REPO)
 
 
-def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_store, root):
+def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     result = run_child(
         "import sys; from alembic.config import main;"
@@ -121,7 +122,8 @@ def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_s
     assert f"{HEAD} (head)" in result.stdout
 
 
-def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store, root):
+def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store: OpenStore,
+                                                                                  root: Path) -> None:
     from domain.model.jobs import events as ev
     from domain.model.jobs.ids import JobId, Nonce
     from domain.model.jobs.record import StoreIdentity

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from adapters.host.system import SystemHost
 from adapters.store.sqlite.opening import recovery_advice
 from adapters.store.sqlite.store import SqliteStore
 from ports.job_store import StoreError
-from tests.integration.store.conftest import bound, raw
+from tests.integration.store.conftest import OpenStore, bound, raw
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -23,7 +24,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 # --- damage: one clear StoreError, the file left as it was ------------------------------------------
 
 
-def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(open_store, root):
+def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(open_store: OpenStore, root: Path) -> None:
     bound(root)
     garbage = b"these are not the records you are looking for\n" * 200
     (root / "records.db").write_bytes(garbage)
@@ -37,7 +38,7 @@ def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(ope
     assert (root / "records.db").read_bytes() == garbage
 
 
-def _filled(open_store, root, events: int = 300) -> None:
+def _filled(open_store: OpenStore, root: Path, events: int = 300) -> None:
     store = open_store()
     store.create("job", T0, "created", {})
     for i in range(events):
@@ -46,7 +47,7 @@ def _filled(open_store, root, events: int = 300) -> None:
     assert not (root / "records.db-wal").exists()
 
 
-def test_a_truncated_database_is_reported_as_damaged_never_as_a_traceback(open_store, root):
+def test_a_truncated_database_is_reported_as_damaged_never_as_a_traceback(open_store: OpenStore, root: Path) -> None:
     _filled(open_store, root)
     db = root / "records.db"
     os.truncate(db, db.stat().st_size // 2)
@@ -56,7 +57,7 @@ def test_a_truncated_database_is_reported_as_damaged_never_as_a_traceback(open_s
     assert "\n" not in str(caught.value)
 
 
-def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_store, root):
+def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_store: OpenStore, root: Path) -> None:
     _filled(open_store, root, events=1)
     db = root / "records.db"
     os.truncate(db, 40)
@@ -65,7 +66,7 @@ def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_stor
     assert db.stat().st_size == 40
 
 
-def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, root):
+def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store: OpenStore, root: Path) -> None:
     (bound(root) / "records.db").mkdir()
     with pytest.raises(StoreError) as caught:
         open_store()
@@ -73,7 +74,7 @@ def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, 
     assert "\n" not in str(caught.value)
 
 
-def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path):
+def test_a_database_file_that_is_a_symlink_is_refused(open_store: OpenStore, root: Path, tmp_path: Path) -> None:
     bound(root)
     (root / "records.db").symlink_to(tmp_path / "elsewhere.db")
     with pytest.raises(StoreError, match="symbolic link"):
@@ -81,7 +82,7 @@ def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path
     assert not (tmp_path / "elsewhere.db").exists()
 
 
-def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(root):
+def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(root: Path) -> None:
     bound(root)
     (root / "records.db").write_bytes(b"\0garbage" * 100)
     code = (
@@ -99,7 +100,7 @@ def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(r
 # --- the settings durability rests on ----------------------------------------------------------------
 
 
-def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store, root):
+def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store: OpenStore, root: Path) -> None:
     store = open_store(busy_timeout_ms=4321)
     store.create("job", T0, "created", {})  # opens the writer beside the reader
     connections = [store._reader, store._writer]
@@ -112,7 +113,7 @@ def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_the_database_its_wal_and_the_lock_files_are_private(open_store, root):
+def test_the_database_its_wal_and_the_lock_files_are_private(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     store.create("job", T0, "created", {})
     with store.lock("job"):
@@ -124,7 +125,7 @@ def test_the_database_its_wal_and_the_lock_files_are_private(open_store, root):
     assert [stat.S_IMODE(p.stat().st_mode) for p in (root / "locks").iterdir()] == [0o600]
 
 
-def test_the_lock_file_of_any_job_name_stays_inside_the_locks_directory(open_store, root):
+def test_the_lock_file_of_any_job_name_stays_inside_the_locks_directory(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     for name in ("../escape", "..", "a/b", "x" * 400, "Zürich job"):
         with store.lock(name) as held:
@@ -135,7 +136,7 @@ def test_the_lock_file_of_any_job_name_stays_inside_the_locks_directory(open_sto
     assert len(list((root / "locks").iterdir())) == 5
 
 
-def test_the_store_identity_names_the_file_and_the_host(open_store, root):
+def test_the_store_identity_names_the_file_and_the_host(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     identity = store.identity()
     st = os.stat(root / "records.db")
@@ -164,7 +165,8 @@ print(json.dumps(seqs))
 
 
 @pytest.mark.slow
-def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_never_see_locked(open_store, root):
+def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_never_see_locked(open_store: OpenStore,
+                                                                                               root: Path) -> None:
     writers, each = 50, 10
     open_store().create("shared", T0, "created", {})
     go = root.parent / "go"
@@ -189,7 +191,7 @@ def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_ne
         assert [e.data["i"] for e in record.events if e.data.get("writer") == me] == list(range(each))
 
 
-def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root):
+def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root: Path) -> None:
     code = (
         "import pathlib; from datetime import datetime, UTC; from adapters.host.system import SystemHost;"
         "from adapters.store.sqlite.store import SqliteStore\n"
