@@ -1,12 +1,13 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from adapters.durable.lock import FlockLock, LockHeld, is_held
 
 
-def test_a_second_holder_is_refused_and_the_first_release_frees_it(tmp_path):
+def test_a_second_holder_is_refused_and_the_first_release_frees_it(tmp_path: Path) -> None:
     path = tmp_path / "lock"
     first = FlockLock(path)
     first.acquire()
@@ -19,11 +20,11 @@ def test_a_second_holder_is_refused_and_the_first_release_frees_it(tmp_path):
         assert is_held(path)
 
 
-def test_a_missing_lock_file_is_not_held(tmp_path):
+def test_a_missing_lock_file_is_not_held(tmp_path: Path) -> None:
     assert not is_held(tmp_path / "absent")
 
 
-def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path):
+def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path: Path) -> None:
     path = tmp_path / "lock"
     code = (
         "import sys, pathlib; from adapters.durable.lock import FlockLock;"
@@ -37,7 +38,7 @@ def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path):
     assert not is_held(path)
 
 
-def test_a_lock_path_that_is_a_symlink_is_refused(tmp_path):
+def test_a_lock_path_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     (tmp_path / "lock").symlink_to(tmp_path / "target")
     with pytest.raises(OSError):
         FlockLock(tmp_path / "lock").acquire()

@@ -240,7 +240,7 @@ def test_rebuilding_from_the_events_is_carrying_them_one_by_one(every: int, stor
     assert rebuilt.seq == carried.seq == len(record.events)
 
 
-def test_a_snapshot_that_cannot_be_made_never_fails_the_append_or_a_rebuild(monkeypatch) -> None:
+def test_a_snapshot_that_cannot_be_made_never_fails_the_append_or_a_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot only saves folding: a bug in making one must not stop a record from being written."""
     def broken(state: JobState, seq: int) -> dict[str, Any]:
         raise AttributeError("a field the snapshot does not know")

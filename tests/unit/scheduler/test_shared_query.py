@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import threading
+from pathlib import Path
 
 from adapters.clock.fake import FakeClock
 from adapters.clock.system import SystemClock
@@ -16,16 +17,16 @@ from domain.model.jobs.ids import JobId, Nonce
 from domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
 
 
-def make(inner, tmp_path, clock, n):
+def make(inner, tmp_path: Path, clock, n):
     return [SharedQueryScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
 
 
-def submit(inner, names):
+def submit(inner, names) -> None:
     for name in names:
         inner.create_held(ObjectSpec(JobId(name), Nonce(f"n-{name}"), command=("true",)))
 
 
-def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path):
+def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     names = [f"job-{i}" for i in range(100)]
     submit(inner, names)
@@ -41,7 +42,7 @@ def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path)
         assert inner.calls["query"] - before == 1
 
 
-def test_concurrent_supervisors_share_one_query(tmp_path):
+def test_concurrent_supervisors_share_one_query(tmp_path: Path) -> None:
     inner = FakeScheduler()
     names = [f"job-{i}" for i in range(20)]
     submit(inner, names)
@@ -51,7 +52,7 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
     barrier = threading.Barrier(20)
     results = {}
 
-    def poll(sup, name):
+    def poll(sup, name) -> None:
         barrier.wait()
         results[name] = sup.query([JobId(name)], confirm_absent=True)
 
@@ -64,7 +65,7 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
     assert all(r.complete and [v.name for v in r.objects] == [n] for n, r in results.items())
 
 
-def test_a_stale_answer_is_asked_again(tmp_path):
+def test_a_stale_answer_is_asked_again(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     sup.query([JobId("a")], confirm_absent=True)
@@ -75,7 +76,7 @@ def test_a_stale_answer_is_asked_again(tmp_path):
     assert inner.calls["query"] == 2
 
 
-def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path):
+def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     first = sup.query([JobId("a")], confirm_absent=True)
@@ -87,7 +88,7 @@ def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_
     assert inner.calls["query"] == 2
 
 
-def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path):
+def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     submit(inner, ["a"])
@@ -105,7 +106,7 @@ def view_time(clock, ago):
     return clock.now() - timedelta(seconds=ago)
 
 
-def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
+def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     a, b = make(inner, tmp_path, clock, 2)
     a._register(frozenset(["a"]))
@@ -117,7 +118,7 @@ def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
     assert inner.calls["query"] == 1
 
 
-def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
+def test_a_registration_of_a_dead_process_is_dropped(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -129,7 +130,7 @@ def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
     assert not (tmp_path / "cache" / WANTED / "dead").exists()
 
 
-def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
+def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     a, b = make(inner, tmp_path, clock, 2)
     a.query([JobId("a")], confirm_absent=True)
@@ -140,7 +141,7 @@ def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
     assert inner.log[-1] == ("query", ("a",))
 
 
-def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
+def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -150,7 +151,7 @@ def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
     json.loads((tmp_path / "cache" / ANSWER).read_text())
 
 
-def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path):
+def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path: Path) -> None:
     # The cache files are renamed into place without fsync: after a power loss a name may hold nothing,
     # NUL bytes or a torn start. Each reads as absent: one more query, never a wrong answer.
     inner, clock = FakeScheduler(), FakeClock()
@@ -171,7 +172,7 @@ def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path
         json.loads((tmp_path / "cache" / ANSWER).read_text())
 
 
-def test_the_cache_is_private(tmp_path):
+def test_the_cache_is_private(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -179,7 +180,7 @@ def test_the_cache_is_private(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "cache" / ANSWER).st_mode) == 0o600
 
 
-def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path):
+def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     answer = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",)))
@@ -195,7 +196,7 @@ def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path):
     assert (inner.calls["cancel_if_not_started"], inner.calls["stop_by_name"], inner.calls["output_paths"]) == (1, 1, 1)
 
 
-def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_registered(tmp_path):
+def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_registered(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     poller, sweeper = make(inner, tmp_path, clock, 2)
     poller.query([JobId("polled")], confirm_absent=True)
@@ -210,7 +211,7 @@ def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_regis
     assert os.listdir(tmp_path / "cache" / WANTED) == [poller._token]
 
 
-def test_after_its_own_action_an_instance_asks_afresh(tmp_path):
+def test_after_its_own_action_an_instance_asks_afresh(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     object_id = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id
