@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.host.system import SystemHost
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.spec import JobSpec
-from ports.job_store import JobStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.ports.job_store import JobStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BATCH = 1000
@@ -61,8 +61,8 @@ def add_job(store: JobStore, i: int, settled: bool = True) -> None:
 
 
 def write_pointers(home: Path, store_location: str, jobs: int, unsettled: int = 0) -> None:
-    from adapters.pointers.files import FilePointers
-    from domain.model.jobs.pointer import Pointer
+    from dunscaith.adapters.pointers.files import FilePointers
+    from dunscaith.domain.model.jobs.pointer import Pointer
 
     host = SystemHost().identity()
     pointers = FilePointers(home / ".config" / "dunscaith" / "jobs")
@@ -85,14 +85,14 @@ def build(store: JobStore, jobs: int, unsettled: int = 0, start: int = 0) -> Non
 @contextmanager
 def open_store(backend: str, root: Path | None, url: str | None) -> Iterator[JobStore]:
     if backend == "sqlite":
-        from adapters.store.sqlite.store import SqliteStore
+        from dunscaith.adapters.store.sqlite.store import SqliteStore
 
         assert root is not None, "a record root is needed"
         with SqliteStore.open(root, SystemHost()) as store:
             yield store
     elif backend == "postgresql":
-        from adapters.store.postgres.store import PostgresStore
-        from adapters.store.postgres.target import PostgresTarget
+        from dunscaith.adapters.store.postgres.store import PostgresStore
+        from dunscaith.adapters.store.postgres.target import PostgresTarget
 
         assert url is not None, "a records.url is needed"
         with PostgresStore.open(PostgresTarget.from_settings(url)) as pg:

@@ -21,12 +21,12 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
-from adapters.store.event_codec import ReadDecoder, encode_data
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import fold
+from dunscaith.adapters.store.event_codec import ReadDecoder, encode_data
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 OID = ObjectId("4242")

@@ -23,16 +23,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.clock.fake import FakeClock
-from adapters.run_records.jsonl import JsonlRecordStore
-from adapters.site_lock.flock import FlockSiteLock
-from adapters.sites.fake import FakeSite
-from adapters.sites.mqss import MqssSite
-from adapters.sites.piastq import PiastqSite
-from adapters.sites.vlq import VlqSite
-from domain.model.qdevices.manifest import parse_manifest
-from domain.services.qdevices.send import SendRequest, SendRun
-from ports.site import Site
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.sites.fake import FakeSite
+from dunscaith.adapters.sites.mqss import MqssSite
+from dunscaith.adapters.sites.piastq import PiastqSite
+from dunscaith.adapters.sites.vlq import VlqSite
+from dunscaith.domain.model.qdevices.manifest import parse_manifest
+from dunscaith.domain.services.qdevices.send import SendRequest, SendRun
+from dunscaith.ports.site import Site
 from tests.fakes.mqss_server import FakeMqss
 from tests.fakes.piastq_server import DEVICE, FakePiastq
 from tests.fakes.vlq_server import PROJECT, FakeVlq

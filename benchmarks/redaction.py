@@ -14,7 +14,7 @@ import string
 import time
 from collections.abc import Callable
 
-from domain.model.qdevices.redaction import Redactor
+from dunscaith.domain.model.qdevices.redaction import Redactor
 
 LINE_BYTES = 200
 SECRET_CHARS = 40

@@ -32,18 +32,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.clock.system import SystemClock
-from adapters.host.system import SystemHost
-from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.signals.posix import SignalInterrupts
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.objects import QueryResult
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import fold
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import QueryResult
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 LONG = 60.0

@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.clock.system import SystemClock
-from adapters.scheduler.shared_query import SharedQueryScheduler
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectSpec
-from domain.model.jobs.polling import next_poll
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectSpec
+from dunscaith.domain.model.jobs.polling import next_poll
 from tests.contract.sweeping import sweep_once
 from tests.infra.slurm import SlurmUnavailable, shared_cluster
 from tests.infra.slurm_bin import calls, make_bin_dir

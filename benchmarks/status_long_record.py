@@ -31,12 +31,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.spec import JobSpec
-from ports.job_store import JobStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.ports.job_store import JobStore
 
 BIN = Path(sys.executable).parent
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

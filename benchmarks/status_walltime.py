@@ -36,8 +36,8 @@ def main() -> None:
         subprocess.run([str(BIN), "submit", "--name", "bench", "--", "true"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         probe = ("import sys, runpy; sys.argv = ['dunscaith', 'status', 'bench']\n"
-                 "from entrypoints.dunscaith.app import app\n"
-                 "from entrypoints.cli_support import run\n"
+                 "from dunscaith.entrypoints.dunscaith.app import app\n"
+                 "from dunscaith.entrypoints.cli_support import run\n"
                  "try:\n    app(args=['status', 'bench'], prog_name='dunscaith', standalone_mode=False)\n"
                  "finally:\n    print('paramiko' in sys.modules, 'rich' in sys.modules, file=sys.stderr)\n")
         flags = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)

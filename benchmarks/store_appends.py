@@ -30,10 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.durable.sync import sync_fd
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
+from dunscaith.adapters.durable.sync import sync_fd
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
 
 EVENT = {"attempt": 1, "nonce": "5f0c2a9e41b7d3c8", "object": "local-4242", "state": "running", "pad": "x" * 40}
 JOB = JobId("bench")
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace, url: str | None) -> None:
         fd = os.open(Path(tmp) / "raw.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         pg: Any = None
         if url is not None:
-            from adapters.store.postgres.store import PostgresStore
-            from adapters.store.postgres.target import PostgresTarget
+            from dunscaith.adapters.store.postgres.store import PostgresStore
+            from dunscaith.adapters.store.postgres.target import PostgresTarget
 
             pg = stack.enter_context(PostgresStore.open(PostgresTarget.from_settings(url)))
             pg.create(JOB, datetime.now(UTC), "created", EVENT)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace, url: str | None) -> None:
 def url_shown(url: str | None) -> str:
     if url is None:
         return ""
-    from adapters.store.postgres.target import PostgresTarget
+    from dunscaith.adapters.store.postgres.target import PostgresTarget
 
     return PostgresTarget.from_settings(url).location()
 

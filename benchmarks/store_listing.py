@@ -27,20 +27,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from adapters.host.system import SystemHost
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
 
 BIN = Path(sys.executable).parent / "dunscaith"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _fill(store: Any, jobs: int) -> None:
-    from domain.model.jobs import events as ev
-    from domain.model.jobs.ids import Nonce, ObjectId
-    from domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.ids import Nonce, ObjectId
+    from dunscaith.domain.model.jobs.spec import JobSpec
 
     for n in range(jobs):
         job = JobId(f"bench-{n:05d}")

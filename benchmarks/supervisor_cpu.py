@@ -40,18 +40,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from adapters.clock.system import SystemClock
-from adapters.host.system import SystemHost
-from adapters.scheduler.fake import FakeScheduler
-from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import fold
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 LOOPS = 1000
 DEFAULT_POLL = 10.0
@@ -180,8 +180,8 @@ def _loops_per_hour(hour: int, poll: float = DEFAULT_POLL, cap: float = 160.0) -
     """
     from datetime import UTC, datetime
 
-    from domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
-    from domain.services.jobs.supervise import SuperviseSettings
+    from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+    from dunscaith.domain.services.jobs.supervise import SuperviseSettings
 
     backoff = PollBackoff(base=timedelta(seconds=poll), cap=timedelta(seconds=cap))
     refresh = timedelta(seconds=SuperviseSettings().supervised_every * poll)
@@ -256,7 +256,7 @@ class _Run:
     samples: list[float] = field(default_factory=list)
 
 
-_ENTRY = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from entrypoints.cli_support import dunscaith; "
+_ENTRY = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from dunscaith.entrypoints.cli_support import dunscaith; "
           "sys.argv[0] = 'dunscaith'; sys.exit(dunscaith())")
 _LOOP_WITH_SQUEUE = 0.0015  # seconds: a squeue alone costs more; a loop without one, a fraction of a millisecond
 

@@ -31,9 +31,9 @@ DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 WITH_WATCH = """
 import sys
 from pathlib import Path
-from adapters.clock.system import SystemClock
-from adapters.process.directory_watch import Polling
-from adapters.process.wrapper import LaunchSpec, PosixWrapper
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.process.directory_watch import Polling
+from dunscaith.adapters.process.wrapper import LaunchSpec, PosixWrapper
 
 class EveryTenth(Polling):
     poll_seconds = 0.1

@@ -259,14 +259,14 @@ _ROUTED = ("status", "hold", "release", "cancel", "give-up", "abandon", "requeue
 
 
 def _route(argv: list[str]) -> int | None:
-    from entrypoints.dunscaith.routing import route
+    from dunscaith.entrypoints.dunscaith.routing import route
 
     return route(argv)
 
 
 def dunscaith() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "_forwarded":  # the host side of forwarding: no CLI to build
-        from entrypoints.dunscaith.forwarding_root import main
+        from dunscaith.entrypoints.dunscaith.forwarding_root import main
 
         main(sys.argv[2])
     # `remote run` and `remote exec` start every local job: they go to a module that imports the wrapper
@@ -276,8 +276,8 @@ def dunscaith() -> None:
         # a job command for another host's job forwards from here, without the CLI's start-up; any
         # other command (and this one, if it runs here) goes on to the app
         run_plain("dunscaith", sys.argv[1:], _route)
-    launch("dunscaith", "entrypoints.dunscaith.remote_run" if lean else "entrypoints.dunscaith.app")
+    launch("dunscaith", "dunscaith.entrypoints.dunscaith.remote_run" if lean else "dunscaith.entrypoints.dunscaith.app")
 
 
 def qdevices() -> None:
-    launch("qdevices", "entrypoints.qdevices.app")
+    launch("qdevices", "dunscaith.entrypoints.qdevices.app")

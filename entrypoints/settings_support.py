@@ -21,8 +21,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
-from domain.model.user_paths import UserPathRefused, expand_user_path
-from entrypoints.cli_support import BadInput
+from dunscaith.domain.model.user_paths import UserPathRefused, expand_user_path
+from dunscaith.entrypoints.cli_support import BadInput
 
 # Durations and intervals: finite, and no longer than this (a supervisor never waits a month for a step).
 MAX_SECONDS = 30 * 24 * 3600.0

@@ -3,6 +3,6 @@
 pyproject.toml (tests/unit/test_version.py holds the two together). Kept in the domain (a record's
 folded snapshot names the build that wrote it), so there is one constant."""
 
-from domain.model.version import VERSION
+from dunscaith.domain.model.version import VERSION
 
 __all__ = ["VERSION"]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from alembic import context
 
-from adapters.store.sql.tables import metadata, postgres_only
-from adapters.store.sqlite.engine import make_engine
+from dunscaith.adapters.store.sql.tables import metadata, postgres_only
+from dunscaith.adapters.store.sqlite.engine import make_engine
 
 config = context.config
 target_metadata = metadata
@@ -61,7 +61,7 @@ def _run_postgres(url: str) -> None:
     """By hand, as the store does on open: one transaction, under the store's schema advisory lock."""
     from sqlalchemy import create_engine, pool, text
 
-    from adapters.store.postgres.schema import SCHEMA_LOCK_KEY
+    from dunscaith.adapters.store.postgres.schema import SCHEMA_LOCK_KEY
 
     engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=pool.NullPool)
     try:

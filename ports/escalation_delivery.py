@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Escalation
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import Escalation
 
 
 class DeliveryFailed(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from domain.model.forwarding.recovery import Received, SentRequest
+from dunscaith.domain.model.forwarding.recovery import Received, SentRequest
 
 __all__ = ["CallerStreams", "Received", "SentRequest", "SentRequests", "UnknownRequest"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from domain.model.jobs.filesystem import Filesystem
-from domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.filesystem import Filesystem
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 
 class HostInfo(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.remote.control import InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
 
 
 class InstanceFiles(Protocol):

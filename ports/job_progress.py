@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from domain.model.jobs.events import Event
-from domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.events import Event
+from dunscaith.domain.model.jobs.state import JobState
 
 
 class JobProgress(Protocol):

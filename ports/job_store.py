@@ -7,9 +7,9 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, RecordTail, StoreIdentity
-from domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 
 
 class StoreError(Exception):

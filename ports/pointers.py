@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import IndexEntry, Pointer, PointerReading
-from domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import IndexEntry, Pointer, PointerReading
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 __all__ = ["IndexEntry", "PointerReading", "Pointers"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.jobs.residual import ResidualEntry, ResidualReading
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReading
 
 __all__ = ["ResidualList", "ResidualReading"]
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.model.qdevices.decisions import OlderDecision
-from domain.model.qdevices.identity import RecordIdentity
-from domain.model.qdevices.lines import Line
+from dunscaith.domain.model.qdevices.decisions import OlderDecision
+from dunscaith.domain.model.qdevices.identity import RecordIdentity
+from dunscaith.domain.model.qdevices.lines import Line
 
 
 class RecordUnreadable(Exception):

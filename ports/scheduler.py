@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
 
 
 class SchedulerError(Exception):

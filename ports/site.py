@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from domain.model.qdevices.answers import CheckAnswer, JobRequestAnswer, ResultRead, StateRead
-from domain.model.qdevices.sites import SiteName, Step
+from dunscaith.domain.model.qdevices.answers import CheckAnswer, JobRequestAnswer, ResultRead, StateRead
+from dunscaith.domain.model.qdevices.sites import SiteName, Step
 
 
 @dataclass(frozen=True, slots=True)

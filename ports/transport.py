@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model.forwarding.evidence import SessionEvidence
+from dunscaith.domain.model.forwarding.evidence import SessionEvidence
 
 __all__ = ["Channel", "SessionEvidence", "Transport", "TransportRefused"]
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from adapters.durable.private_dir import ensure_private_dir
+from dunscaith.adapters.durable.private_dir import ensure_private_dir
 
 
 def config_home(env: Mapping[str, str] | None = None) -> Path:

@@ -121,7 +121,7 @@ def check_record_folder(path: Path, root: Path) -> None:
 
 def _root_unsafe(root: Path, exc: UnsafeDirectory) -> Exception:
     # imported here: remote run's lean entry uses this module and must not load the jobs domain
-    from domain.model.jobs.root_errors import RootUnsafe
+    from dunscaith.domain.model.jobs.root_errors import RootUnsafe
 
     return RootUnsafe(str(root), str(exc))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapters.durable.sync import sync_dir, sync_fd
+from dunscaith.adapters.durable.sync import sync_dir, sync_fd
 
 STAGING_PREFIX = ".staging."
 

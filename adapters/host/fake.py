@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from domain.model.jobs.filesystem import Filesystem, classify_filesystem
-from domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.filesystem import Filesystem, classify_filesystem
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 
 class FakeHost:

@@ -6,8 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from domain.model.jobs.filesystem import Filesystem, classify_filesystem
-from domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.filesystem import Filesystem, classify_filesystem
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 MACHINE_ID_FILES = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
 MOUNTINFO = Path("/proc/self/mountinfo")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapters.durable.lock import is_held
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import STAGING_PREFIX
-from domain.model.remote.control import (
+from dunscaith.adapters.durable.lock import is_held
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import STAGING_PREFIX
+from dunscaith.domain.model.remote.control import (
     LAUNCHING,
     LOCK,
     ControlError,

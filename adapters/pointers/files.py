@@ -17,12 +17,12 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import STAGING_PREFIX, replace
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import (
+from dunscaith.adapters.durable.config_dir import config_home, ensure_dunscaith_dir
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, replace
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import (
     DamagedPointer,
     IndexEntry,
     NoPointer,
@@ -34,8 +34,8 @@ from domain.model.jobs.pointer import (
     encode_pointer,
     pointer_file_name,
 )
-from domain.model.jobs.record import HostIdentity
-from ports.pointers import PointerReading
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.ports.pointers import PointerReading
 
 _MAX_POINTER_BYTES = 64 * 1024
 _MAX_ENTRY_BYTES = 4 * 1024
@@ -61,7 +61,7 @@ class FilePointers:
             raise PointerError(f"pointer of job {pointer.job} cannot be written: {exc}") from None
         # Here, not at the top: a routed command reads one pointer on its way to ssh, and the attendance
         # rules import the whole job state (~20-35 ms) that only a write needs.
-        from domain.model.jobs.attendance import pointer_settled
+        from dunscaith.domain.model.jobs.attendance import pointer_settled
 
         settled = pointer_settled(pointer)
         if not settled and self._make_entry(pointer.job, pointer.root_host):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from domain.model.jobs.attendance import pointer_settled
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import IndexEntry, NoPointer, Pointer, pointer_file_name
-from domain.model.jobs.record import HostIdentity
-from ports.pointers import PointerReading
+from dunscaith.domain.model.jobs.attendance import pointer_settled
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import IndexEntry, NoPointer, Pointer, pointer_file_name
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.ports.pointers import PointerReading
 
 
 class InMemoryPointers:

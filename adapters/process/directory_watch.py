@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from adapters.durable.inotify import IN_CREATE, IN_DONT_FOLLOW, IN_MOVED_TO, IN_ONLYDIR, inotify_watch
+from dunscaith.adapters.durable.inotify import IN_CREATE, IN_DONT_FOLLOW, IN_MOVED_TO, IN_ONLYDIR, inotify_watch
 
 FALLBACK_POLL_SECONDS = 1.0
 

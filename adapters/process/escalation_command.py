@@ -11,9 +11,9 @@ import json
 import subprocess
 from collections.abc import Sequence
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Escalation
-from ports.escalation_delivery import DeliveryFailed
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import Escalation
+from dunscaith.ports.escalation_delivery import DeliveryFailed
 
 
 class CommandEscalationDelivery:

@@ -26,10 +26,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adapters.durable.lock import FlockLock, LockHeld, is_held
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.process.forked_owner import OwnerLaunch, OwnerProcess
-from domain.model.forwarding.frames import (
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess
+from dunscaith.domain.model.forwarding.frames import (
     MAX_PAYLOAD,
     ExitStatus,
     FrameKind,
@@ -41,7 +41,7 @@ from domain.model.forwarding.frames import (
     exit_payload,
     hello_payload,
 )
-from domain.model.forwarding.request import (
+from dunscaith.domain.model.forwarding.request import (
     FORWARDED_ENV,
     MAX_TOKEN_CHARS,
     PROTOCOL,
@@ -54,7 +54,7 @@ from domain.model.forwarding.request import (
 )
 
 if TYPE_CHECKING:
-    from adapters.process.instance_dir import DirectoryInstanceFiles
+    from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
 
 # What only a query or a signal needs (the instance's records) is imported there: every hop pays for
 # what is imported at the top, before its hello.
@@ -185,10 +185,10 @@ class ForwardedSide:
     # ---- an outcome query -------------------------------------------------------------------------
 
     def _outcome(self, request: ForwardRequest, out: _Out) -> int:
-        from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
-        from domain.model.forwarding.recovery import report_from_status, report_payload
-        from domain.model.remote.control import ControlError
-        from domain.model.remote.state import status_object
+        from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+        from dunscaith.domain.model.forwarding.recovery import report_from_status, report_payload
+        from dunscaith.domain.model.remote.control import ControlError
+        from dunscaith.domain.model.remote.state import status_object
 
         rid = request.request_id
         try:
@@ -354,8 +354,8 @@ class ForwardedSide:
 
     def _deliver(self, folder: Path) -> None:
         """Send the wanted signals to the command's process group, once its owner has published it."""
-        from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
-        from domain.model.remote.control import ControlError
+        from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+        from dunscaith.domain.model.remote.control import ControlError
 
         instance: DirectoryInstanceFiles = DirectoryInstanceFiles(folder)
         try:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.durable.publish import publish
-from adapters.instance_dir.reader import NotAnInstance as NotAnInstance
-from adapters.instance_dir.reader import read_instance_dir
-from domain.model.remote.control import REQUEST, InstanceRecords, TerminateRequest, encode
+from dunscaith.adapters.durable.publish import publish
+from dunscaith.adapters.instance_dir.reader import NotAnInstance as NotAnInstance
+from dunscaith.adapters.instance_dir.reader import read_instance_dir
+from dunscaith.domain.model.remote.control import REQUEST, InstanceRecords, TerminateRequest, encode
 
 
 class DirectoryInstanceFiles:

@@ -28,8 +28,17 @@ import os
 import select
 from dataclasses import dataclass
 
-from adapters.process.digest_ring import CHUNK, DigestRing
-from adapters.process.pipe_tee import F_SETPIPE_SZ, GONE, MOVED, REFUSED, Tee, grow_pipe, splice_exactly, tee_for
+from dunscaith.adapters.process.digest_ring import CHUNK, DigestRing
+from dunscaith.adapters.process.pipe_tee import (
+    F_SETPIPE_SZ,
+    GONE,
+    MOVED,
+    REFUSED,
+    Tee,
+    grow_pipe,
+    splice_exactly,
+    tee_for,
+)
 
 __all__ = ["CHUNK", "F_SETPIPE_SZ", "WRITE", "Pumped", "pump"]
 

@@ -23,15 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.durable.lock import FlockLock, LockHeld
-from adapters.durable.private_dir import ensure_private_dir
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import STAGING_PREFIX, publish
-from adapters.process import exec_side
-from adapters.process.directory_watch import DirectoryWatch, watch_directory
-from adapters.process.leader import leader_exited
-from adapters.process.stdout_pump import CHUNK, F_SETPIPE_SZ, pump
-from domain.model.remote.control import (
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld
+from dunscaith.adapters.durable.private_dir import ensure_private_dir
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
+from dunscaith.adapters.process import exec_side
+from dunscaith.adapters.process.directory_watch import DirectoryWatch, watch_directory
+from dunscaith.adapters.process.leader import leader_exited
+from dunscaith.adapters.process.stdout_pump import CHUNK, F_SETPIPE_SZ, pump
+from dunscaith.domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,
@@ -54,7 +54,7 @@ from domain.model.remote.control import (
     encode,
     refused_name,
 )
-from ports.clock import Clock
+from dunscaith.ports.clock import Clock
 
 MAX_REQUEST = 1 << 16
 EXIT_START_FAILED = 127

@@ -13,9 +13,9 @@ import sys
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
 
-from adapters.progress.output_files import Follower
-from domain.model.jobs import events as ev
-from domain.model.jobs.state import JobState, label
+from dunscaith.adapters.progress.output_files import Follower
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.state import JobState, label
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,16 +11,16 @@ import os
 import stat
 from pathlib import Path
 
-from adapters.durable.config_dir import config_home, ensure_dunscaith_dir
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import STAGING_PREFIX, publish
-from adapters.durable.sync import sync_dir
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import BadPointerName, pointer_file_name
-from domain.model.jobs.residual import ResidualEntry, ResidualReading, decode_entry, encode_entry
-from domain.model.strict_json import DecodeError
-from ports.residual import ResidualError
+from dunscaith.adapters.durable.config_dir import config_home, ensure_dunscaith_dir
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import BadPointerName, pointer_file_name
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReading, decode_entry, encode_entry
+from dunscaith.domain.model.strict_json import DecodeError
+from dunscaith.ports.residual import ResidualError
 
 _MAX_ENTRY_BYTES = 16 * 1024
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.residual import ResidualEntry, ResidualReading
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReading
 
 
 class InMemoryResidualList:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ports.run_io import RulesUnusable
+from dunscaith.ports.run_io import RulesUnusable
 
 
 class NoUserRules:

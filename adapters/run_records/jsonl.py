@@ -15,14 +15,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
-from adapters.durable.sync import sync_dir, sync_fd
-from domain.model.qdevices.decisions import OlderDecision, from_json
-from domain.model.qdevices.identity import RecordIdentity
-from domain.model.qdevices.lines import Line, LineType, decode, encode, make
-from domain.model.strict_json import DecodeError, dumps_canonical, loads_object
-from ports.run_record import RecordRead, RecordUnreadable, RecordWriteFailed
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
+from dunscaith.adapters.durable.sync import sync_dir, sync_fd
+from dunscaith.domain.model.qdevices.decisions import OlderDecision, from_json
+from dunscaith.domain.model.qdevices.identity import RecordIdentity
+from dunscaith.domain.model.qdevices.lines import Line, LineType, decode, encode, make
+from dunscaith.domain.model.strict_json import DecodeError, dumps_canonical, loads_object
+from dunscaith.ports.run_record import RecordRead, RecordUnreadable, RecordWriteFailed
 
 DECISIONS = "older_decisions.jsonl"
 SUFFIX = ".jsonl"

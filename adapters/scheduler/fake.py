@@ -41,8 +41,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import (
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import (
     ENDED,
     NOT_STARTED,
     CreateAnswer,
@@ -53,7 +53,7 @@ from domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from ports.scheduler import SchedulerError
+from dunscaith.ports.scheduler import SchedulerError
 
 _ACTIONS = ("release", "hold", "requeue", "cancel", "cancel_if_not_started")
 

@@ -37,16 +37,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from adapters.durable.liveness import pid_alive
-from adapters.durable.lock import FlockLock
-from adapters.durable.private_dir import check_record_folder, ensure_record_folder
-from adapters.durable.private_read import read_private_stat
-from adapters.durable.publish import replace_cached
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, ObjectView, OutputPaths, QueryResult
-from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
-from ports.clock import Clock
-from ports.scheduler import Scheduler
+from dunscaith.adapters.durable.liveness import pid_alive
+from dunscaith.adapters.durable.lock import FlockLock
+from dunscaith.adapters.durable.private_dir import check_record_folder, ensure_record_folder
+from dunscaith.adapters.durable.private_read import read_private_stat
+from dunscaith.adapters.durable.publish import replace_cached
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import (
+    CreateAnswer,
+    ObjectSpec,
+    ObjectState,
+    ObjectView,
+    OutputPaths,
+    QueryResult,
+)
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.scheduler import Scheduler
 
 ANSWER = "answer.json"
 LOCK = "ask.lock"

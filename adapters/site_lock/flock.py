@@ -14,14 +14,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.durable.liveness import pid_alive, process_start
-from adapters.durable.lock import FlockLock, LockHeld
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import replace
-from adapters.durable.sync import sync_dir
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
-from ports.site_lock import Holder, SiteLockRefused
+from dunscaith.adapters.durable.liveness import pid_alive, process_start
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import replace
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.ports.site_lock import Holder, SiteLockRefused
 
 HOLDER_FIELDS = {"host": (str,), "pid": (int,), "started": (str,), "proc_start": (str,)}
 _MAX_HOLDER_BYTES = 64 * 1024

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from domain.model.qdevices.answers import (
+from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
@@ -24,8 +24,8 @@ from domain.model.qdevices.answers import (
     ResultRead,
     StateRead,
 )
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from ports.site import JobRequest
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.ports.site import JobRequest
 
 JOB_MAKING = frozenset({"create", "submit"})
 

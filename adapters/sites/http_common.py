@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from domain.model.strict_json import loads_bounded
+from dunscaith.domain.model.strict_json import loads_bounded
 
 
 def fixed_client(base_url: str, headers: Mapping[str, str], timeout: float) -> httpx.Client:

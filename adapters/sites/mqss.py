@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 import httpx
 
-from adapters.sites.http_common import describe, fixed_client, json_or_none, send
-from domain.model.qdevices.answers import (
+from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, send
+from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
@@ -28,9 +28,9 @@ from domain.model.qdevices.answers import (
     classify_job_answer,
     classify_read,
 )
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from domain.model.strict_json import loads_bounded
-from ports.site import JobRequest
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.domain.model.strict_json import loads_bounded
+from dunscaith.ports.site import JobRequest
 
 MQSS_BASE_URL = "https://portal.quantum.lrz.de:4000/v1/"
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 import httpx
 
-from adapters.sites.http_common import describe, fixed_client, json_or_none, send
-from domain.model.qdevices.answers import (
+from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, send
+from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
@@ -29,8 +29,8 @@ from domain.model.qdevices.answers import (
     classify_job_answer,
     classify_read,
 )
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from ports.site import JobRequest
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.ports.site import JobRequest
 
 PIASTQ_BASE_URL = "https://open-qapi.quantum.pcss.pl/api/"
 

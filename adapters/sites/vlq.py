@@ -33,8 +33,8 @@ from typing import Any
 import httpx
 from cryptography.fernet import Fernet
 
-from adapters.sites.http_common import describe, fixed_client, json_or_none, same_address, send
-from domain.model.qdevices.answers import (
+from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, same_address, send
+from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
@@ -45,9 +45,9 @@ from domain.model.qdevices.answers import (
     classify_job_answer,
     classify_read,
 )
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from domain.model.strict_json import loads_bounded
-from ports.site import JobRequest
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.domain.model.strict_json import loads_bounded
+from dunscaith.ports.site import JobRequest
 
 LEXIS_USERORG_URL = "https://api.lexis.tech/userorg/"
 # The HEAppE instance of VLQ; the project resource's HEAPPE_URL must name this address.

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
-from domain.model.jobs import snapshot
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
-from ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
+from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 
 @dataclass

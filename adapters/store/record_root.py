@@ -15,14 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.durable.private_dir import default_user_dir, missing_chain
-from adapters.durable.private_read import UnsafeFile, read_private
-from adapters.durable.publish import STAGING_PREFIX, publish
-from adapters.durable.sync import sync_dir
-from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.root_errors import RootHostFileDamaged, RootOfAnotherHost, RootOnNetworkFilesystem, RootUnsafe
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
-from ports.host import HostInfo
+from dunscaith.adapters.durable.private_dir import default_user_dir, missing_chain
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.root_errors import (
+    RootHostFileDamaged,
+    RootOfAnotherHost,
+    RootOnNetworkFilesystem,
+    RootUnsafe,
+)
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.ports.host import HostInfo
 
 HOST_FILE = "HOST"
 _MAX_HOST_FILE_BYTES = 4096

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
-from domain.model.jobs import snapshot
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine
-from domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
+from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import EventLine
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first event does not read
 

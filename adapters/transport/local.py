@@ -11,8 +11,8 @@ import pwd
 import subprocess
 from collections.abc import Mapping
 
-from adapters.transport.process_channel import ProcessChannel
-from domain.model.forwarding.evidence import SessionEvidence
+from dunscaith.adapters.transport.process_channel import ProcessChannel
+from dunscaith.domain.model.forwarding.evidence import SessionEvidence
 
 
 def _last_line(text: str) -> str:

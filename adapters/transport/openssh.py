@@ -17,9 +17,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from adapters.transport.process_channel import ProcessChannel
-from domain.model.forwarding.evidence import SessionEvidence
-from ports.transport import TransportRefused
+from dunscaith.adapters.transport.process_channel import ProcessChannel
+from dunscaith.domain.model.forwarding.evidence import SessionEvidence
+from dunscaith.ports.transport import TransportRefused
 
 # user@host or host: what ssh reads as a destination, never as an option.
 _DESTINATION = re.compile(r"(?:[A-Za-z0-9._][A-Za-z0-9._-]*@)?[A-Za-z0-9_][A-Za-z0-9._:-]*")
@@ -73,7 +73,9 @@ class OpenSshTransport:
             raise TransportRefused(f"{self.ssh} could not be started: {exc.strerror or exc}") from None
 
         def evidence(code: int | None, stderr: str) -> SessionEvidence:
-            from domain.model.forwarding.openssh_log import openssh_evidence  # at the end: not before ssh starts
+            from dunscaith.domain.model.forwarding.openssh_log import (
+                openssh_evidence,  # at the end: not before ssh starts
+            )
 
             try:
                 text = log.read_text("utf-8", "replace")

@@ -33,8 +33,8 @@ from types import FrameType
 
 import paramiko  # type: ignore[import-untyped]  # paramiko ships no type information
 
-from domain.model.forwarding.evidence import Failure, SessionEvidence
-from ports.transport import TransportRefused
+from dunscaith.domain.model.forwarding.evidence import Failure, SessionEvidence
+from dunscaith.ports.transport import TransportRefused
 
 READ = 64 * 1024
 _TCP_USER_TIMEOUT = getattr(socket, "TCP_USER_TIMEOUT", 18)

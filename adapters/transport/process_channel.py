@@ -10,7 +10,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 
-from domain.model.forwarding.evidence import SessionEvidence
+from dunscaith.domain.model.forwarding.evidence import SessionEvidence
 
 STDERR_KEEP = 64 * 1024  # the tail of the client's stderr kept for the evidence
 READ = 64 * 1024

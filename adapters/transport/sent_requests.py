@@ -20,11 +20,11 @@ import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from adapters.durable.config_dir import ensure_dunscaith_dir
-from adapters.durable.private_dir import UnsafeDirectory
-from adapters.durable.publish import publish
-from adapters.durable.sync import sync_dir
-from domain.model.forwarding.recovery import (
+from dunscaith.adapters.durable.config_dir import ensure_dunscaith_dir
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory
+from dunscaith.adapters.durable.publish import publish
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.domain.model.forwarding.recovery import (
     Received,
     SentRequest,
     decode_received,
@@ -32,10 +32,10 @@ from domain.model.forwarding.recovery import (
     encode_received,
     encode_sent,
 )
-from domain.model.forwarding.request import check_request_id
-from domain.model.forwarding.verdict import Kind
-from domain.model.strict_json import DecodeError, dumps_canonical
-from ports.forwarding import SentRequestsUnusable, UnknownRequest
+from dunscaith.domain.model.forwarding.request import check_request_id
+from dunscaith.domain.model.forwarding.verdict import Kind
+from dunscaith.domain.model.strict_json import DecodeError, dumps_canonical
+from dunscaith.ports.forwarding import SentRequestsUnusable, UnknownRequest
 
 MAX_FILE = 1 << 20
 MAY_HAVE_RUN = Kind.MAY_HAVE_RUN.value

@@ -6,10 +6,10 @@ import sys
 
 import typer
 
-from entrypoints.cli_support import finish_help, new_app, run, version_flag
-from entrypoints.dunscaith import forwarding, remote
-from entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
-from entrypoints.dunscaith.lazy_commands import LazyCommands
+from dunscaith.entrypoints.cli_support import finish_help, new_app, run, version_flag
+from dunscaith.entrypoints.dunscaith import forwarding, remote
+from dunscaith.entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
+from dunscaith.entrypoints.dunscaith.lazy_commands import LazyCommands
 
 app: typer.Typer = new_app("Run jobs under a foreground supervisor that never sends one twice.")
 # The job commands (submit ... doctor, config) are registered by LazyCommands when one of them is used:
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _refusals() -> tuple[type[Exception], ...]:
-    from domain.model.jobs.errors import JobsError
-    from ports.job_store import StoreError
+    from dunscaith.domain.model.jobs.errors import JobsError
+    from dunscaith.ports.job_store import StoreError
 
     return (StoreError, JobsError)

@@ -16,19 +16,19 @@ from typing import Any
 
 import typer
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.exit_codes import ExitCode
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
-from domain.model.jobs.state import Action, JobState, label
-from domain.services.jobs.commands import Answer
-from domain.services.jobs.prune import PruneResult, Pruning
-from domain.services.jobs.supervise import Supervisor
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import edge, render, supervision
-from entrypoints.dunscaith.edge import PROG
-from entrypoints.dunscaith.render import EXIT_CODES
-from ports.job_store import RecordDamaged
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.exit_codes import ExitCode
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
+from dunscaith.domain.model.jobs.state import Action, JobState, label
+from dunscaith.domain.services.jobs.commands import Answer
+from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
+from dunscaith.domain.services.jobs.supervise import Supervisor
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge, render, supervision
+from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.entrypoints.dunscaith.render import EXIT_CODES
+from dunscaith.ports.job_store import RecordDamaged
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",

@@ -9,10 +9,10 @@ from typing import Any
 
 import typer
 
-from entrypoints.cli_support import finish_help, new_app
-from entrypoints.dunscaith import edge
-from entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
-from entrypoints.dunscaith.settings import config_file
+from dunscaith.entrypoints.cli_support import finish_help, new_app
+from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
+from dunscaith.entrypoints.dunscaith.settings import config_file
 
 app: typer.Typer = new_app("The configuration: where it is read from, and what is in effect.")
 

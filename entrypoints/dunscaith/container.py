@@ -2,7 +2,7 @@
 
 ``Adapters`` is the one place that names a technology: the store (chosen by ``records.backend``), a
 cluster's scheduler, pointers, the residual list, clock, host, crash points, escalation delivery,
-interrupts and the live view. ``UseCases`` builds every use case from ports only. Tests swap the whole
+interrupts and the live view. ``UseCases`` builds every use case from dunscaith.ports only. Tests swap the whole
 adapter set at once: ``container.adapters.override(FakeAdapters())`` (tests/fakes/dunscaith_adapters.py).
 
 Heavier pieces (the schedulers, rich) are imported where they are built, so a command pays only for
@@ -20,38 +20,38 @@ from typing import IO
 
 from dependency_injector import containers, providers
 
-from adapters.clock.system import SystemClock
-from adapters.host.system import SystemHost
-from adapters.pointers.files import FilePointers, default_pointer_dir
-from adapters.process.crash_points import EnvCrashPoints
-from adapters.process.escalation_command import CommandEscalationDelivery
-from adapters.progress.output_files import OutputFiles
-from adapters.progress.terminal import TerminalProgress
-from adapters.residual.files import FileResidualList, default_residual_dir
-from adapters.signals.posix import SignalInterrupts
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.residual import ResidualPolicy
-from domain.services.jobs.commands import JobCommands
-from domain.services.jobs.doctor import Doctor
-from domain.services.jobs.emergency_stop import EmergencyStop
-from domain.services.jobs.listing import JobListing
-from domain.services.jobs.pointer_notes import PointerNotes
-from domain.services.jobs.pointer_survey import PointerSurveys
-from domain.services.jobs.prune import Prune
-from domain.services.jobs.status import JobStatus
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
-from domain.services.jobs.sweep import Sweep
-from entrypoints.dunscaith.settings import DunscaithSettings, load_settings
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.escalation_delivery import EscalationDelivery
-from ports.job_progress import JobProgress
-from ports.job_store import JobStore
-from ports.residual import ResidualList
-from ports.scheduler import Scheduler
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
+from dunscaith.adapters.process.crash_points import EnvCrashPoints
+from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
+from dunscaith.adapters.progress.output_files import OutputFiles
+from dunscaith.adapters.progress.terminal import TerminalProgress
+from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
+from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.services.jobs.commands import JobCommands
+from dunscaith.domain.services.jobs.doctor import Doctor
+from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+from dunscaith.domain.services.jobs.listing import JobListing
+from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
+from dunscaith.domain.services.jobs.prune import Prune
+from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.escalation_delivery import EscalationDelivery
+from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.residual import ResidualList
+from dunscaith.ports.scheduler import Scheduler
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
@@ -94,7 +94,7 @@ def _schedulers(settings: DunscaithSettings,
 
 def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
                      cluster: str) -> AbstractContextManager[Scheduler]:
-    from adapters.scheduler.local.scheduler import LocalScheduler
+    from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 
     # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
     return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}")))
@@ -102,8 +102,8 @@ def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
 
 @contextmanager
 def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from adapters.scheduler.shared_query import SharedQueryScheduler
-    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+    from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
     inner = SlurmCliScheduler(SlurmClusterConfig(
@@ -146,8 +146,8 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
 
 def _postgres_store(settings: DunscaithSettings) -> JobStore:
     # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
-    from adapters.store.postgres.store import PostgresStore
-    from adapters.store.postgres.target import PostgresTarget, SessionTimings
+    from dunscaith.adapters.store.postgres.store import PostgresStore
+    from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
 
     records = settings.records
     password_file = records.password_file.expanduser() if records.password_file is not None else None

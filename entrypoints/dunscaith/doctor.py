@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith import edge
 
 EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line); 2 bad input (the "
           "configuration). See docs/record-backing.md.")

@@ -11,25 +11,25 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
-from domain.model.jobs.binding import bound_elsewhere as bound_to
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer, PointerError
-from domain.model.jobs.root_errors import RecordRootRefused
-from domain.model.jobs.state import JobState
-from domain.services.jobs.pointer_notes import PointerNotes
-from domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
-from domain.services.jobs.sweep import SweepReport
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import render
-from ports.interrupts import Interrupts
-from ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
+from dunscaith.domain.model.jobs.binding import bound_elsewhere as bound_to
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
+from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
+from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
+from dunscaith.domain.services.jobs.sweep import SweepReport
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import render
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_store import JobStore, LockBusy, RecordDamaged, StoreError, UnknownJob
 
 # The container is built by the root callback (app.py), never for `remote`: importing it here would put
 # dependency-injector and pydantic on the start-up path of every wrapped process.
 if TYPE_CHECKING:
-    from entrypoints.dunscaith.container import Adapters, Container, UseCases
-    from entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.container import Adapters, Container, UseCases
+    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
 
 PROG = "dunscaith"
 
@@ -44,7 +44,7 @@ def container_of(ctx: typer.Context) -> Container:
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
     if root.obj is None:
-        from entrypoints.dunscaith.container import Container
+        from dunscaith.entrypoints.dunscaith.container import Container
 
         root.obj = Container()
         root.call_on_close(root.obj.shutdown_resources)
@@ -139,7 +139,7 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    from entrypoints.dunscaith.forwarding import ARGV, forward_and_exit
+    from dunscaith.entrypoints.dunscaith.forwarding import ARGV, forward_and_exit
 
     if bound_to(state, adapters(ctx).host().identity()) is None:
         return
@@ -165,7 +165,7 @@ def damaged_pointer_line(problem: str) -> str:
 def owned_elsewhere(ctx: typer.Context, job: str, words: list[str]) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    from entrypoints.dunscaith.forwarding import route
+    from dunscaith.entrypoints.dunscaith.forwarding import route
 
     try:
         pointer = adapters(ctx).pointers().read(JobId(job))

@@ -11,8 +11,8 @@ import sys
 
 import typer
 
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import edge
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge
 
 PROG = "dunscaith"
 
@@ -28,8 +28,8 @@ def stop(
     if not emergency:
         raise BadInput("stop needs --emergency: it stops every object of the job's name, running ones too, "
                        f"without its record; to end a job under its record use `{PROG} cancel JOB`")
-    from domain.model.jobs.spec import BadSpec
-    from domain.services.jobs.submit import check_name
+    from dunscaith.domain.model.jobs.spec import BadSpec
+    from dunscaith.domain.services.jobs.submit import check_name
 
     try:
         name = check_name(job)

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.cli_support import BadInput
 
 if TYPE_CHECKING:
-    from domain.model.jobs.pointer import Pointer
-    from domain.model.jobs.record import HostIdentity
-    from entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.domain.model.jobs.pointer import Pointer
+    from dunscaith.domain.model.jobs.record import HostIdentity
+    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
 EXIT_QUERY_FAILED = 6
@@ -24,7 +24,7 @@ ARGV: list[str] = []
 
 def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
     """Run ``argv`` on ``host`` (the job's owning host) and exit as it did there."""
-    from entrypoints.dunscaith.routing import forward
+    from dunscaith.entrypoints.dunscaith.routing import forward
 
     raise typer.Exit(forward(section, host, binary, argv, job))
 
@@ -49,18 +49,18 @@ def register(app: typer.Typer) -> None:
 
 def serve_command(token: str = typer.Argument(..., metavar="TOKEN")) -> None:
     """Internal: the host's side of a forwarded command. Never call it yourself."""
-    from entrypoints.dunscaith.forwarding_root import serve
+    from dunscaith.entrypoints.dunscaith.forwarding_root import serve
 
     raise typer.Exit(serve(token))
 
 
 def forwarded_command(request_id: str = typer.Argument(..., metavar="REQUEST_ID")) -> None:
     """Ask the owning host what became of a forwarded command that "may have run"; never runs it again."""
-    from domain.model.forwarding.recovery import describe
-    from domain.model.forwarding.verdict import Kind
-    from entrypoints.dunscaith.forwarding_root import forward_command, sent_requests
-    from entrypoints.dunscaith.settings import load_settings
-    from ports.forwarding import UnknownRequest
+    from dunscaith.domain.model.forwarding.recovery import describe
+    from dunscaith.domain.model.forwarding.verdict import Kind
+    from dunscaith.entrypoints.dunscaith.forwarding_root import forward_command, sent_requests
+    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.ports.forwarding import UnknownRequest
 
     section = load_settings().forwarding
     try:

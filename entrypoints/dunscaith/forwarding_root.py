@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from adapters.process.forked_owner import OwnerLaunch, OwnerProcess, PreparedOwner
-    from domain.services.forwarding.forward import ForwardCommand
-    from entrypoints.dunscaith.settings_cache import HopSettings
-    from ports.forwarding import SentRequests
-    from ports.transport import Transport
+    from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess, PreparedOwner
+    from dunscaith.domain.services.forwarding.forward import ForwardCommand
+    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.ports.forwarding import SentRequests
+    from dunscaith.ports.transport import Transport
 
 
 def version() -> str:
-    from entrypoints.version import VERSION
+    from dunscaith.entrypoints.version import VERSION
 
     return VERSION
 
@@ -35,12 +35,12 @@ def own_binary() -> str:
 
 # --- the caller's side -------------------------------------------------------------------------------------
 def make_transport(section: HopSettings) -> Transport:
-    from adapters.transport.openssh import OpenSshTransport
+    from dunscaith.adapters.transport.openssh import OpenSshTransport
 
     kind = section.transport or ("openssh" if OpenSshTransport.available() else "paramiko")
     config = None if section.ssh_config is None else str(section.ssh_config)
     if kind == "paramiko":
-        from adapters.transport.paramiko_ssh import ParamikoTransport
+        from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
         return ParamikoTransport(config_file=config, connect_timeout=section.connect_timeout,
                                  keepalive=section.server_alive)
@@ -50,10 +50,10 @@ def make_transport(section: HopSettings) -> Transport:
 
 def owning_host(job: str) -> tuple[str, str] | None:
     """(host, binary) when ``job``'s pointer reads and names another host than this one; else None."""
-    from adapters.host.system import SystemHost
-    from adapters.pointers.files import FilePointers, default_pointer_dir
-    from domain.model.jobs.ids import JobId
-    from domain.model.jobs.pointer import PointerError
+    from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.domain.model.jobs.pointer import PointerError
 
     try:
         pointer = FilePointers(default_pointer_dir()).read(JobId(job))
@@ -72,7 +72,7 @@ def sent_requests_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def sent_requests() -> SentRequests:
-    from adapters.transport.sent_requests import FileSentRequests
+    from dunscaith.adapters.transport.sent_requests import FileSentRequests
 
     return FileSentRequests(sent_requests_dir())
 
@@ -81,10 +81,10 @@ def forward_command(section: HopSettings, transport: Transport | None = None,
                     terminal: bool = False) -> ForwardCommand:
     import secrets
 
-    from adapters.clock.system import SystemClock
-    from adapters.signals.posix import SignalInterrupts
-    from adapters.transport.caller_streams import StdioStreams
-    from domain.services.forwarding.forward import ForwardCommand
+    from dunscaith.adapters.clock.system import SystemClock
+    from dunscaith.adapters.signals.posix import SignalInterrupts
+    from dunscaith.adapters.transport.caller_streams import StdioStreams
+    from dunscaith.domain.services.forwarding.forward import ForwardCommand
 
     # A signal closes the held input (the host drains its command) and the exit status is still awaited.
     interrupts = SignalInterrupts(always=SignalInterrupts.TERM).install()
@@ -96,7 +96,7 @@ def forward_command(section: HopSettings, transport: Transport | None = None,
 
 def forwarded_env() -> str | None:
     """The request id a forwarded command runs under, if this process is one (it never forwards again)."""
-    from domain.model.forwarding.request import FORWARDED_ENV
+    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 
     return os.environ.get(FORWARDED_ENV)
 
@@ -104,7 +104,7 @@ def forwarded_env() -> str | None:
 # --- the host's side ---------------------------------------------------------------------------------------
 def _run_owner(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
     """In the forked child: ``remote run --instance-dir D --cwd C -- ARGV`` with the environment in memory."""
-    from entrypoints.dunscaith.remote_run import RunArgs, run_owned
+    from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, run_owned
 
     return run_owned(RunArgs(list(launch.argv), launch.instance_dir, [f"{k}={v}" for k, v in launch.env.items()],
                              None, Path(launch.cwd)), ended, in_process)
@@ -121,7 +121,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
     process's own environment but for the hidden flag, which only a command reads, as it runs; so an
     interpreter started anew would begin where this one is (``exec_side``); and it is not a supervisor.
     Else None: it is exec'd."""
-    from domain.model.forwarding.request import FORWARDED_ENV
+    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 
     if argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
         return None
@@ -132,7 +132,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
 
     def program() -> int:
         sys.argv = list(argv)
-        from entrypoints.cli_support import dunscaith
+        from dunscaith.entrypoints.cli_support import dunscaith
 
         dunscaith()
         return 0
@@ -141,7 +141,7 @@ def in_process(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
 
 
 def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:
-    from adapters.process.forked_owner import ForkedOwner
+    from dunscaith.adapters.process.forked_owner import ForkedOwner
 
     return ForkedOwner.start(_run_owner, launch, with_stdin)
 
@@ -149,9 +149,9 @@ def _start_owner(launch: OwnerLaunch, with_stdin: bool) -> OwnerProcess:
 def _preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
     """In the prepared owner: the wrapper's imports (~15-25 ms on the test hosts), done while the
     forwarded side does its own, instead of after it forks."""
-    import adapters.clock.system
-    import adapters.process.wrapper  # noqa: F401
-    import entrypoints.dunscaith.remote_run  # noqa: F401
+    import dunscaith.adapters.clock.system
+    import dunscaith.adapters.process.wrapper
+    import dunscaith.entrypoints.dunscaith.remote_run  # noqa: F401
 
     return _run_owner
 
@@ -159,14 +159,14 @@ def _preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
 def serve(token: str, prepared: PreparedOwner | None = None) -> int:
     import pwd
 
-    from adapters.process.forwarded_side import ForwardedSide
+    from dunscaith.adapters.process.forwarded_side import ForwardedSide
 
     return ForwardedSide(token, own_binary(), version(), os.environ, pwd.getpwuid(os.geteuid()).pw_name,
                          _start_owner if prepared is None else prepared.start)()
 
 
 def main(token: str) -> None:
-    from adapters.process.forked_owner import PreparedOwner
+    from dunscaith.adapters.process.forked_owner import PreparedOwner
 
     # Forked first, before this side's own imports, and launched only if the request is one to run.
     prepared = PreparedOwner.fork(_preload)
@@ -178,6 +178,6 @@ def main(token: str) -> None:
         print(f"dunscaith: internal error on the forwarded side: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = 3
     prepared.cancel()  # never launched (refused, a query): it ends having claimed nothing
-    from entrypoints.cli_support import end_now
+    from dunscaith.entrypoints.cli_support import end_now
 
     end_now(code)  # every frame is written (the side drains them) and its files are closed

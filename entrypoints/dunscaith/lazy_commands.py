@@ -18,41 +18,42 @@ from typer.core import TyperGroup
 
 # command -> (its module, the first paragraph of its help: what `dunscaith --help` lists)
 LAZY: dict[str, tuple[str, str]] = {
-    'submit': ('entrypoints.dunscaith.submit',
+    'submit': ('dunscaith.entrypoints.dunscaith.submit',
         'Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.'),
-    'supervise': ('entrypoints.dunscaith.submit',
+    'supervise': ('dunscaith.entrypoints.dunscaith.submit',
         'Reattach a supervisor to a job (refused while another supervisor holds it).'),
-    'status': ('entrypoints.dunscaith.status',
+    'status': ('dunscaith.entrypoints.dunscaith.status',
         'What the record says about a job (every job without JOB), and whether a supervisor watches it.'),
-    'list': ('entrypoints.dunscaith.status',
+    'list': ('dunscaith.entrypoints.dunscaith.status',
         "This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."),
-    'logs': ('entrypoints.dunscaith.status',
+    'logs': ('dunscaith.entrypoints.dunscaith.status',
         "Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."),
-    'stop': ('entrypoints.dunscaith.emergency',
+    'stop': ('dunscaith.entrypoints.dunscaith.emergency',
         "Stop every scheduler object that carries JOB's name, with no record and no SSH (needs --emergency)."),
-    'hold': ('entrypoints.dunscaith.commands',
+    'hold': ('dunscaith.entrypoints.dunscaith.commands',
         "Hold the job's object (not started yet) until `release`; no new object is released meanwhile."),
-    'release': ('entrypoints.dunscaith.commands',
+    'release': ('dunscaith.entrypoints.dunscaith.commands',
         'Release a job held by `hold`.'),
-    'cancel': ('entrypoints.dunscaith.commands',
+    'cancel': ('dunscaith.entrypoints.dunscaith.commands',
         "Stop the job's object, running or not, and make no new attempt: the outcome is cancelled."),
-    'give-up': ('entrypoints.dunscaith.commands',
+    'give-up': ('dunscaith.entrypoints.dunscaith.commands',
         "Make no new attempt: the current attempt's end is the job's outcome."),
-    'abandon': ('entrypoints.dunscaith.commands',
+    'abandon': ('dunscaith.entrypoints.dunscaith.commands',
         'Let the job go: its open attempts move to the residual list and the record settles.'),
-    'requeue': ('entrypoints.dunscaith.commands',
+    'requeue': ('dunscaith.entrypoints.dunscaith.commands',
         "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses)."),
-    'resubmit': ('entrypoints.dunscaith.commands',
+    'resubmit': ('dunscaith.entrypoints.dunscaith.commands',
         "Replace the job's object that has not started by a new attempt (a new object, a new nonce)."),
-    'reconcile': ('entrypoints.dunscaith.commands',
+    'reconcile': ('dunscaith.entrypoints.dunscaith.commands',
         'Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), for at most '
         'supervise.wait; with a live supervisor, say so (it carries it on).'),
-    'prune': ('entrypoints.dunscaith.commands',
+    'prune': ('dunscaith.entrypoints.dunscaith.commands',
         'Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any '
         'object of their names that has not started.'),
-    'doctor': ('entrypoints.dunscaith.doctor',
+    'doctor': ('dunscaith.entrypoints.dunscaith.doctor',
         'Check the store (that it opens, its integrity), every record, every pointer and residual entry.'),
-    'config': ('entrypoints.dunscaith.config_cmd', 'The configuration: where it is read from, and what is in effect.'),
+    'config': ('dunscaith.entrypoints.dunscaith.config_cmd',
+        'The configuration: where it is read from, and what is in effect.'),
 }
 
 
@@ -92,8 +93,8 @@ class LazyCommands(TyperGroup):
             formatter.write_dl(listed)
 
     def _load(self, module: str) -> None:
-        from entrypoints.cli_support import finish_help, new_app
-        from entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
+        from dunscaith.entrypoints.cli_support import finish_help, new_app
+        from dunscaith.entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
 
         holder = new_app("")
         register_module(holder, module)

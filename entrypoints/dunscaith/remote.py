@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from entrypoints.cli_support import BadInput, finish_help, new_app
-from entrypoints.dunscaith.remote_run import RunArgs, own
-from entrypoints.path_args import path_arg
+from dunscaith.entrypoints.cli_support import BadInput, finish_help, new_app
+from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, own
+from dunscaith.entrypoints.path_args import path_arg
 
 # The wrapper, the control files, their use cases and the container are imported by the remote
 # commands themselves: the app imports this module for every ``dunscaith`` command, and ``status JOB``
 # would pay for modules it never uses.
 if TYPE_CHECKING:
-    from domain.services.remote.instances import ReadStatus, TerminateInstance
-    from entrypoints.dunscaith.remote_container import RemoteContainer
+    from dunscaith.domain.services.remote.instances import ReadStatus, TerminateInstance
+    from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
@@ -28,7 +28,7 @@ def _container(ctx: typer.Context) -> RemoteContainer:
     for candidate in (getattr(obj, "remote", None), obj):
         if candidate is not None and hasattr(candidate, "wrapper") and hasattr(candidate, "terminate"):
             return candidate  # type: ignore[no-any-return]
-    from entrypoints.dunscaith.remote_container import RemoteContainer
+    from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
 
     return RemoteContainer()
 
@@ -56,7 +56,7 @@ def run_command(
 @app.command("exec", hidden=True)
 def exec_command() -> None:
     """Internal: the wrapper's child. Never call it yourself."""
-    from adapters.process import exec_side
+    from dunscaith.adapters.process import exec_side
 
     exec_side.main()
 
@@ -70,8 +70,8 @@ def terminate_command(
     nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
-    from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote.control import ControlError
+    from dunscaith.adapters.process.instance_dir import NotAnInstance
+    from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files=container.instance_files(directory=directory))
@@ -90,8 +90,8 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object (schema dunscaith.remote.status/1)."),
 ) -> None:
     """Report the state of an instance directory."""
-    from adapters.process.instance_dir import NotAnInstance
-    from domain.model.remote.control import ControlError
+    from dunscaith.adapters.process.instance_dir import NotAnInstance
+    from dunscaith.domain.model.remote.control import ControlError
 
     container = _container(ctx)
     use_case: ReadStatus = container.read_status(files=container.instance_files(directory=directory))
@@ -107,7 +107,7 @@ def status_command(
 
 
 def _located(directory: Path, exc: Exception) -> str:
-    from adapters.process.instance_dir import NotAnInstance
+    from dunscaith.adapters.process.instance_dir import NotAnInstance
 
     return str(exc) if isinstance(exc, NotAnInstance) else f"{directory}/{exc}"
 

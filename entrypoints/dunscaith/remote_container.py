@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dependency_injector import containers, providers
 
-from adapters.clock.system import SystemClock
-from adapters.process.instance_dir import DirectoryInstanceFiles
-from adapters.process.wrapper import PosixWrapper
-from domain.services.remote.instances import ReadStatus, TerminateInstance
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+from dunscaith.adapters.process.wrapper import PosixWrapper
+from dunscaith.domain.services.remote.instances import ReadStatus, TerminateInstance
 
 
 class RemoteContainer(containers.DeclarativeContainer):

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
+from dunscaith.entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
 
 if TYPE_CHECKING:
-    from adapters.process.exec_side import InProcess
-    from adapters.process.wrapper import LaunchSpec
+    from dunscaith.adapters.process.exec_side import InProcess
+    from dunscaith.adapters.process.wrapper import LaunchSpec
 
 PROG = "dunscaith"
 _VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
@@ -95,7 +95,7 @@ def read_env_file(path: Path) -> dict[str, str]:
     Either a JSON object of strings, or NAME=VALUE entries each ended by a NUL byte (what ``env -0``
     writes). An error names the file and the entry's number or name, never a value.
     """
-    from adapters.durable.private_read import UnsafeFile, read_private
+    from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 
     where = f"--env-file {path}"
     try:
@@ -182,7 +182,7 @@ def fresh_instance_dir() -> Path:
     import secrets
     from datetime import UTC, datetime
 
-    from adapters.durable.private_dir import UnsafeDirectory, default_user_dir, ensure_private_dir
+    from dunscaith.adapters.durable.private_dir import UnsafeDirectory, default_user_dir, ensure_private_dir
 
     try:
         root = ensure_private_dir(default_user_dir())
@@ -204,8 +204,8 @@ class Owner(Protocol):
 def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     """Claim the instance directory, run the worker under the wrapper ``wrapper_for(directory=...)``
     makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
-    from adapters.durable.private_dir import UnsafeDirectory
-    from adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
+    from dunscaith.adapters.durable.private_dir import UnsafeDirectory
+    from dunscaith.adapters.process.wrapper import InstanceDirUnusable, LaunchSpec
 
     declared = declared_environment(args.env, args.env_file)
     try:
@@ -222,8 +222,8 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
 
 def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None,
                     in_process: InProcess | None = None) -> Owner:
-    from adapters.clock.system import SystemClock
-    from adapters.process.wrapper import PosixWrapper
+    from dunscaith.adapters.clock.system import SystemClock
+    from dunscaith.adapters.process.wrapper import PosixWrapper
 
     return PosixWrapper(directory, SystemClock(), ended=ended, in_process=in_process)
 
@@ -232,12 +232,12 @@ def main(argv: list[str] | None = None) -> None:
     """``dunscaith remote run|exec ...`` (``argv`` without the program name); anything else goes to typer."""
     args_all = sys.argv[1:] if argv is None else argv
     if args_all[:2] == ["remote", "exec"] and len(args_all) == 2:
-        from adapters.process import exec_side
+        from dunscaith.adapters.process import exec_side
 
         exec_side.main()
     parsed = parse_run_args(args_all[2:]) if args_all[:2] == ["remote", "run"] else None
     if parsed is None:
-        from entrypoints.dunscaith.app import main as typer_main
+        from dunscaith.entrypoints.dunscaith.app import main as typer_main
 
         typer_main(args_all)
         return

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.model.jobs.residual import ResidualEntry
-from domain.model.jobs.state import JobState
-from domain.services.jobs.status import JobView
-from domain.services.jobs.sweep import SweepReport
-from entrypoints.dunscaith.help_text import EXIT_CODES
+from dunscaith.domain.model.jobs.residual import ResidualEntry
+from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.services.jobs.status import JobView
+from dunscaith.domain.services.jobs.sweep import SweepReport
+from dunscaith.entrypoints.dunscaith.help_text import EXIT_CODES
 
 __all__ = ["EXIT_CODES"]  # kept in help_text.py (loaded for help without this module); here too
 

@@ -25,11 +25,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.cli_support import BadInput
 
 if TYPE_CHECKING:
-    from domain.services.forwarding.forward import Forwarded
-    from entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.domain.services.forwarding.forward import Forwarded
+    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 
 PROG = "dunscaith"
 _JSON = frozenset({"--json"})
@@ -59,7 +59,7 @@ def routed_job(argv: Sequence[str]) -> str | None:
 
 def refuse_if_forwarded(job: str, host: str) -> None:
     """A forwarded command never forwards again (an alias pointing back at a forwarder cannot recurse)."""
-    from entrypoints.dunscaith.forwarding_root import forwarded_env
+    from dunscaith.entrypoints.dunscaith.forwarding_root import forwarded_env
 
     request = forwarded_env()
     if request:
@@ -69,12 +69,12 @@ def refuse_if_forwarded(job: str, host: str) -> None:
 
 def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> int:
     """Run ``argv`` on ``host`` (the job's owning host); the exit status it had there (or the hop's)."""
-    from domain.model.forwarding.request import UnsafeBinaryPath, remote_command
-    from entrypoints.dunscaith.forwarding_root import forward_command, make_transport
-    from ports.transport import TransportRefused
+    from dunscaith.domain.model.forwarding.request import UnsafeBinaryPath, remote_command
+    from dunscaith.entrypoints.dunscaith.forwarding_root import forward_command, make_transport
+    from dunscaith.ports.transport import TransportRefused
 
     def refusals() -> tuple[type[Exception], ...]:
-        from ports.forwarding import SentRequestsUnusable  # imported once ssh runs, or when refused
+        from dunscaith.ports.forwarding import SentRequestsUnusable  # imported once ssh runs, or when refused
 
         return UnsafeBinaryPath, TransportRefused, SentRequestsUnusable
 
@@ -110,7 +110,7 @@ def report(result: Forwarded) -> None:
 
 def route(argv: Sequence[str]) -> int | None:
     """Forward ``argv`` and return its exit status, or None: the typer app runs the command (here or not)."""
-    from entrypoints.dunscaith.forwarding_root import forwarded_env, owning_host
+    from dunscaith.entrypoints.dunscaith.forwarding_root import forwarded_env, owning_host
 
     job = routed_job(argv)
     if job is None or forwarded_env():
@@ -118,7 +118,7 @@ def route(argv: Sequence[str]) -> int | None:
     owner = owning_host(job)
     if owner is None:
         return None
-    from entrypoints.dunscaith.settings_cache import routing_settings
+    from dunscaith.entrypoints.dunscaith.settings_cache import routing_settings
 
     settings = routing_settings()
     if settings.backend != "sqlite":

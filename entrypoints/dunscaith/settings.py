@@ -15,10 +15,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.model.jobs.lock_timings import require_release_after_detection
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith.settings_paths import config_file as config_file
-from entrypoints.settings_support import (
+from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
+from dunscaith.entrypoints.settings_support import (
     Count,
     Flag,
     Seconds,

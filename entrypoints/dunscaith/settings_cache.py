@@ -93,7 +93,7 @@ def _config_part(path: Path) -> bytes:
 
 def settings_key(env: Mapping[str, str] | None = None) -> str:
     """The digest of every input ``load_settings`` reads (see the module's docstring)."""
-    from entrypoints.dunscaith.settings_paths import config_file
+    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
 
     env = os.environ if env is None else env
     digest = hashlib.sha256(f"format {FORMAT}\0".encode())
@@ -115,7 +115,7 @@ def settings_key(env: Mapping[str, str] | None = None) -> str:
 
 
 def read_cached(key: str, env: Mapping[str, str] | None = None) -> RoutingSettings | None:
-    from adapters.durable.private_read import read_private
+    from dunscaith.adapters.durable.private_read import read_private
 
     try:
         obj = json.loads(read_private(cache_file(env), _MAX_BYTES, closed_to_others=True))
@@ -139,8 +139,8 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
     never re-moded: the command goes on (a cache is never a reason to refuse one) with one warning line
     naming the folder and the fix, since otherwise every command would pay the slow path unseen. Other
     write failures (a full or read-only disk) stay silent: they are not the user's setting to change."""
-    from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-    from adapters.durable.publish import replace
+    from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+    from dunscaith.adapters.durable.publish import replace
 
     path = cache_file(env)
     body = json.dumps({"format": FORMAT, "key": key, "settings": {
@@ -162,7 +162,7 @@ def routing_settings() -> RoutingSettings:
     found = read_cached(key)
     if found is not None:
         return found
-    from entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.settings import load_settings
 
     settings = load_settings()
     f = settings.forwarding

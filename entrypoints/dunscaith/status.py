@@ -10,17 +10,17 @@ from typing import Any
 
 import typer
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.prune import BadDuration, parse_duration
-from domain.model.jobs.residual import ResidualReason
-from domain.model.jobs.summary import SummaryQuery
-from domain.services.jobs.listing import Unreadable
-from domain.services.jobs.pointer_survey import PointerSurvey
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import edge, render, supervision
-from entrypoints.dunscaith.edge import PROG
-from ports.job_store import RecordDamaged
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
+from dunscaith.domain.model.jobs.residual import ResidualReason
+from dunscaith.domain.model.jobs.summary import SummaryQuery
+from dunscaith.domain.services.jobs.listing import Unreadable
+from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge, render, supervision
+from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.ports.job_store import RecordDamaged
 
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.sbatch_options import check_sbatch_options
-from domain.model.jobs.spec import BadSpec, JobSpec
-from domain.services.jobs.submit import check_name
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import edge, supervision
-from entrypoints.dunscaith.render import EXIT_CODES
-from entrypoints.path_args import EMPTY
-from ports.job_store import JobExists
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.services.jobs.submit import check_name
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge, supervision
+from dunscaith.entrypoints.dunscaith.render import EXIT_CODES
+from dunscaith.entrypoints.path_args import EMPTY
+from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
     from typer._click.core import Context as ParsingContext  # what typer's own click passes to parse_args

@@ -11,14 +11,14 @@ from typing import IO, cast
 
 import typer
 
-from domain.model.jobs.exit_codes import ExitCode, for_outcome
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Attempt, AttemptState, JobState, OutcomeKind, label
-from domain.services.jobs.pointer_notes import Fanout
-from domain.services.jobs.supervise import Ending, SupervisionEnd
-from entrypoints.dunscaith import edge
-from entrypoints.dunscaith.edge import PROG
-from ports.interrupts import Interrupts
+from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import Attempt, AttemptState, JobState, OutcomeKind, label
+from dunscaith.domain.services.jobs.pointer_notes import Fanout
+from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
+from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.ports.interrupts import Interrupts
 
 
 def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
-from entrypoints.path_args import path_arg
-from entrypoints.qdevices.output import SafePrinter
+from dunscaith.entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
+from dunscaith.entrypoints.path_args import path_arg
+from dunscaith.entrypoints.qdevices.output import SafePrinter
 
 # The container (every site adapter, httpx, dependency-injector) and the settings (pydantic) are imported
 # by the command that uses them, never for --help or a usage error.
@@ -23,16 +23,16 @@ from entrypoints.qdevices.output import SafePrinter
 # what it uses.
 # So are the site table and the redaction filter: --help needs neither.
 if TYPE_CHECKING:
-    from domain.model.qdevices.manifest import Manifest
-    from domain.model.qdevices.orders import RunView
-    from domain.model.qdevices.redaction import Redactor
-    from domain.model.qdevices.sites import SiteName
-    from domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
-    from entrypoints.qdevices.container import Adapters, Container, UseCases
-    from entrypoints.qdevices.settings import QdevicesSettings
-    from ports.interrupts import Interrupts
-    from ports.run_io import UserRules
-    from ports.site import Site
+    from dunscaith.domain.model.qdevices.manifest import Manifest
+    from dunscaith.domain.model.qdevices.orders import RunView
+    from dunscaith.domain.model.qdevices.redaction import Redactor
+    from dunscaith.domain.model.qdevices.sites import SiteName
+    from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
+    from dunscaith.entrypoints.qdevices.container import Adapters, Container, UseCases
+    from dunscaith.entrypoints.qdevices.settings import QdevicesSettings
+    from dunscaith.ports.interrupts import Interrupts
+    from dunscaith.ports.run_io import UserRules
+    from dunscaith.ports.site import Site
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record.",
                            "qdevices")
@@ -46,7 +46,7 @@ class _Secrets:
     @classmethod
     def _current(cls) -> Redactor:
         if cls.redactor is None:
-            from domain.model.qdevices.redaction import Redactor
+            from dunscaith.domain.model.qdevices.redaction import Redactor
 
             cls.redactor = Redactor()
         return cls.redactor
@@ -64,7 +64,7 @@ OUT = SafePrinter(_Secrets.clean)
 
 
 def make_container(settings: QdevicesSettings | None = None) -> Container:
-    from entrypoints.qdevices.container import Container
+    from dunscaith.entrypoints.qdevices.container import Container
 
     container = Container()
     if settings is not None:
@@ -74,7 +74,7 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
 
 @app.callback()
 def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
-    from entrypoints.qdevices.settings import load_settings
+    from dunscaith.entrypoints.qdevices.settings import load_settings
 
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
@@ -92,7 +92,7 @@ def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
 def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
     import tomllib
 
-    from domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
+    from dunscaith.domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -122,8 +122,8 @@ def load_manifest(path: Path) -> tuple[Manifest, dict[int, str]]:
 def take_token(site: SiteName) -> str:
     """Read the site's token once, then delete every token variable from the environment, before a
     rules file is imported."""
-    from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
-    from domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS
+    from dunscaith.domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
+    from dunscaith.domain.model.qdevices.sites import TOKEN_VARIABLES, TRAITS
 
     variable = TRAITS[site].token_variable
     token = os.environ.get(variable, "")
@@ -146,7 +146,7 @@ def open_site(adapters: Adapters, site: SiteName, token: str, project: str | Non
               interrupts: Interrupts | None = None) -> Site:
     """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
     the envelope passwords it makes, and the call's signals (they end the wait for its init job)."""
-    from domain.model.qdevices.sites import SiteName
+    from dunscaith.domain.model.qdevices.sites import SiteName
 
     extra: dict[str, Any] = {}
     if site is SiteName.VLQ:
@@ -158,7 +158,7 @@ def open_site(adapters: Adapters, site: SiteName, token: str, project: str | Non
 
 
 def _not_checked(site: SiteName) -> str:
-    from domain.model.qdevices.sites import SiteName
+    from dunscaith.domain.model.qdevices.sites import SiteName
 
     vlq = ", the LEXIS project, its VLQ resource and HEAppE templates" if site is SiteName.VLQ else ""
     return f"needs --live: whether {site.value} takes the token, the device{vlq}"
@@ -187,11 +187,11 @@ def send(
     max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
 ) -> int:
     """Send the orders of MANIFEST (a dry run unless --live)."""
-    from domain.model.qdevices.sites import TRAITS
-    from domain.services.qdevices.errors import CallRefused
-    from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
-    from ports.run_record import RecordUnreadable, RecordWriteFailed
-    from ports.site_lock import SiteLockRefused
+    from dunscaith.domain.model.qdevices.sites import TRAITS
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+    from dunscaith.domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
+    from dunscaith.ports.run_record import RecordUnreadable, RecordWriteFailed
+    from dunscaith.ports.site_lock import SiteLockRefused
 
     adapters, use_cases, settings = _ctx(ctx)
     interrupts = adapters.interrupts()
@@ -258,7 +258,7 @@ def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
 
 
 def _rules(adapters: Adapters, path: Path) -> UserRules:
-    from ports.run_io import RulesUnusable
+    from dunscaith.ports.run_io import RulesUnusable
 
     try:
         return adapters.rules_file(path=path)
@@ -268,9 +268,9 @@ def _rules(adapters: Adapters, path: Path) -> UserRules:
 
 def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules, req: SendRequest,
              token_set: bool) -> int:
-    from domain.model.qdevices.sites import TRAITS
-    from domain.services.qdevices.errors import CallRefused
-    from ports.run_record import RecordUnreadable
+    from dunscaith.domain.model.qdevices.sites import TRAITS
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+    from dunscaith.ports.run_record import RecordUnreadable
 
     service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=user_rules)
     try:
@@ -310,8 +310,8 @@ def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD"
          as_json: bool = typer.Option(False, "--json", help="one JSON object a line")
          ) -> int:
     """Show the orders of a record."""
-    from domain.model.qdevices.orders import OrderState
-    from domain.services.qdevices.errors import CallRefused
+    from dunscaith.domain.model.qdevices.orders import OrderState
+    from dunscaith.domain.services.qdevices.errors import CallRefused
 
     _, use_cases, _ = _ctx(ctx)
     try:
@@ -353,10 +353,10 @@ def resolve(
     gone: bool = typer.Option(False, "--gone", help="another runner's open order whose job the site no longer gives"),
 ) -> int:
     """Record a decision on one order, offline, in one synced line."""
-    from domain.model.qdevices.resolve import Option
-    from domain.services.qdevices.errors import CallRefused
-    from ports.run_record import RecordUnreadable, RecordWriteFailed
-    from ports.site_lock import SiteLockRefused
+    from dunscaith.domain.model.qdevices.resolve import Option
+    from dunscaith.domain.services.qdevices.errors import CallRefused
+    from dunscaith.ports.run_record import RecordUnreadable, RecordWriteFailed
+    from dunscaith.ports.site_lock import SiteLockRefused
 
     chosen = [o for o, given in ((Option.JOB, job is not None), (Option.NONE, none), (Option.EXPIRED, expired),
                                  (Option.OVER_LIMIT, over_limit), (Option.GONE, gone)) if given]
@@ -381,8 +381,8 @@ def resolve(
 def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host", help="the holder's host name")
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
-    from domain.model.qdevices.sites import SiteName
-    from ports.site_lock import SiteLockRefused
+    from dunscaith.domain.model.qdevices.sites import SiteName
+    from dunscaith.ports.site_lock import SiteLockRefused
 
     _, use_cases, _ = _ctx(ctx)
     try:
@@ -407,9 +407,9 @@ def check(
     project: str | None = typer.Option(None, "--project", help="VLQ: the LEXIS project (short name)"),
 ) -> int:
     """Check the configuration and the token variable; with --live, ask the site whether it takes the token."""
-    from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
-    from domain.model.qdevices.sites import TRAITS, SiteName
-    from ports.site_lock import SiteLockRefused
+    from dunscaith.domain.model.qdevices.redaction import MIN_SECRET_LENGTH, too_short
+    from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName
+    from dunscaith.ports.site_lock import SiteLockRefused
 
     adapters, use_cases, settings = _ctx(ctx)
     try:

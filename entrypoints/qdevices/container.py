@@ -11,19 +11,19 @@ import socket
 
 from dependency_injector import containers, providers
 
-from adapters.clock.system import SystemClock
-from adapters.rules.python_file import NoUserRules, PythonRulesFile
-from adapters.run_records.jsonl import JsonlRecordStore
-from adapters.signals.posix import SignalInterrupts
-from adapters.site_lock.flock import FlockSiteLock
-from adapters.sites.mqss import MQSS_BASE_URL, MqssSite
-from adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
-from adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
-from domain.services.qdevices.resolve import ResolveOrder
-from domain.services.qdevices.send import SendRun
-from domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
-from entrypoints.qdevices.settings import state_dir
-from ports.site import Site
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
+from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
+from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.sites.mqss import MQSS_BASE_URL, MqssSite
+from dunscaith.adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
+from dunscaith.adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
+from dunscaith.domain.services.qdevices.resolve import ResolveOrder
+from dunscaith.domain.services.qdevices.send import SendRun
+from dunscaith.domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
+from dunscaith.entrypoints.qdevices.settings import state_dir
+from dunscaith.ports.site import Site
 
 
 class Adapters(containers.DeclarativeContainer):

@@ -20,7 +20,7 @@ class SafePrinter:
         self.redact = redact
 
     def _write(self, stream_name: str, text: str) -> None:
-        from domain.model.qdevices.answers import shown  # on the first line printed: never for --help
+        from dunscaith.domain.model.qdevices.answers import shown  # on the first line printed: never for --help
 
         stream: TextIO = getattr(sys, stream_name)
         try:

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from entrypoints.cli_support import BadInput
-from entrypoints.settings_support import (
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.settings_support import (
     Seconds,
     UserPath,
     deep_merge,

@@ -47,7 +47,7 @@ def upgrade() -> None:
 
 def _rebuild(summaries: sa.Table) -> None:
     """Every existing record's summary, folded from its events (the record is the truth)."""
-    from adapters.store.summary_rows import COLUMNS, grouped, rebuilt_rows
+    from dunscaith.adapters.store.summary_rows import COLUMNS, grouped, rebuilt_rows
 
     conn = op.get_bind()
     rows = conn.execute(sa.text(

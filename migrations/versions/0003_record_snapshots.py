@@ -33,8 +33,8 @@ def upgrade() -> None:
 def _rebuild(snapshots: sa.Table) -> None:
     """The newest snapshot of every existing record long enough to have one, folded from its events (the
     others have none to make: only their length is read)."""
-    from adapters.store.summary_rows import grouped, rebuilt
-    from domain.model.jobs.snapshot import EVERY
+    from dunscaith.adapters.store.summary_rows import grouped, rebuilt
+    from dunscaith.domain.model.jobs.snapshot import EVERY
 
     conn = op.get_bind()
     rows = conn.execute(sa.text(

@@ -12,56 +12,56 @@ A new adapter gets a line here; a test's own fake is checked where the test hand
 
 from __future__ import annotations
 
-from adapters.clock.fake import FakeClock
-from adapters.clock.system import SystemClock
-from adapters.host.fake import FakeHost
-from adapters.host.system import SystemHost
-from adapters.pointers.files import FilePointers
-from adapters.pointers.memory import InMemoryPointers
-from adapters.process.crash_points import EnvCrashPoints
-from adapters.process.escalation_command import CommandEscalationDelivery
-from adapters.process.instance_dir import DirectoryInstanceFiles
-from adapters.progress.terminal import TerminalProgress
-from adapters.residual.files import FileResidualList
-from adapters.residual.memory import InMemoryResidualList
-from adapters.rules.python_file import NoUserRules, PythonRulesFile
-from adapters.run_records.jsonl import JsonlRecordStore
-from adapters.scheduler.fake import FakeScheduler
-from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.scheduler.shared_query import SharedQueryScheduler
-from adapters.scheduler.slurm.scheduler import SlurmCliScheduler
-from adapters.signals.posix import SignalInterrupts
-from adapters.site_lock.flock import FlockSiteLock
-from adapters.sites.fake import FakeSite
-from adapters.sites.mqss import MqssSite
-from adapters.sites.piastq import PiastqSite
-from adapters.sites.vlq import VlqSite
-from adapters.store.memory import InMemoryStore
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.sqlite.store import SqliteStore
-from adapters.transport.caller_streams import StdioStreams
-from adapters.transport.local import LocalTransport
-from adapters.transport.openssh import OpenSshTransport
-from adapters.transport.paramiko_ssh import ParamikoTransport
-from adapters.transport.sent_requests import FileSentRequests
-from domain.services.jobs.pointer_notes import Fanout, PointerNotes
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.escalation_delivery import EscalationDelivery
-from ports.forwarding import CallerStreams, SentRequests
-from ports.host import HostInfo
-from ports.instance_files import InstanceFiles
-from ports.interrupts import Interrupts
-from ports.job_progress import JobProgress
-from ports.job_store import JobStore
-from ports.pointers import Pointers
-from ports.residual import ResidualList
-from ports.run_io import UserRules
-from ports.run_record import RunRecords
-from ports.scheduler import Scheduler
-from ports.site import Site
-from ports.site_lock import SiteLock
-from ports.transport import Transport
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.host.fake import FakeHost
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.pointers.files import FilePointers
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.process.crash_points import EnvCrashPoints
+from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
+from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+from dunscaith.adapters.progress.terminal import TerminalProgress
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
+from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
+from dunscaith.adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.sites.fake import FakeSite
+from dunscaith.adapters.sites.mqss import MqssSite
+from dunscaith.adapters.sites.piastq import PiastqSite
+from dunscaith.adapters.sites.vlq import VlqSite
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.adapters.transport.caller_streams import StdioStreams
+from dunscaith.adapters.transport.local import LocalTransport
+from dunscaith.adapters.transport.openssh import OpenSshTransport
+from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
+from dunscaith.adapters.transport.sent_requests import FileSentRequests
+from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.escalation_delivery import EscalationDelivery
+from dunscaith.ports.forwarding import CallerStreams, SentRequests
+from dunscaith.ports.host import HostInfo
+from dunscaith.ports.instance_files import InstanceFiles
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.pointers import Pointers
+from dunscaith.ports.residual import ResidualList
+from dunscaith.ports.run_io import UserRules
+from dunscaith.ports.run_record import RunRecords
+from dunscaith.ports.scheduler import Scheduler
+from dunscaith.ports.site import Site
+from dunscaith.ports.site_lock import SiteLock
+from dunscaith.ports.transport import Transport
 from tests.fakes.dunscaith_adapters import NoSignals
 
 

@@ -30,14 +30,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters.clock.system import SystemClock
-from adapters.scheduler.fake import FakeScheduler
-from adapters.scheduler.local import LocalScheduler
-from adapters.scheduler.local.spawn import default_dunscaith
-from adapters.scheduler.shared_query import SharedQueryScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateOutcome, ObjectSpec, QueryResult
-from ports.scheduler import Scheduler
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.local import LocalScheduler
+from dunscaith.adapters.scheduler.local.spawn import default_dunscaith
+from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec, QueryResult
+from dunscaith.ports.scheduler import Scheduler
 
 SETTLE_SECONDS = 60.0
 
@@ -145,7 +145,7 @@ def make_local(tmp_path: Path) -> SchedulerHarness:
 
 def make_slurm(tmp_path: Path) -> SchedulerHarness:
     """The Slurm adapter on the real single-node Slurm 22.05 the test setup starts (tests/infra/slurm.py)."""
-    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
     from tests.infra.slurm import SlurmUnavailable, shared_cluster
 
     try:

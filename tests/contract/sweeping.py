@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from adapters.clock.fake import FakeClock
-from adapters.residual.memory import InMemoryResidualList
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import QueryResult
-from domain.model.jobs.residual import ResidualEntry, ResidualReason
-from domain.services.jobs.sweep import Sweep, SweepReport
-from ports.scheduler import Scheduler
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import QueryResult
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
+from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
+from dunscaith.ports.scheduler import Scheduler
 
 CLUSTER = "here"
 

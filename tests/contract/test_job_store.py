@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.memory import InMemoryStore
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import LoopHealth
-from ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
@@ -51,8 +51,8 @@ def _sqlite(tmp_path: Path) -> Backend:
         "sqlite",
         lambda: _keep(backend, SqliteStore.open(root, SystemHost())),
         child_opens=(
-            "import pathlib; from adapters.host.system import SystemHost;"
-            "from adapters.store.sqlite.store import SqliteStore;"
+            "import pathlib; from dunscaith.adapters.host.system import SystemHost;"
+            "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
             f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())"
         ),
     )
@@ -71,8 +71,8 @@ def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
         "postgresql",
         lambda: _keep(backend, PostgresStore.open(PostgresTarget.from_settings(url))),
         child_opens=(
-            "from adapters.store.postgres.store import PostgresStore;"
-            "from adapters.store.postgres.target import PostgresTarget;"
+            "from dunscaith.adapters.store.postgres.store import PostgresStore;"
+            "from dunscaith.adapters.store.postgres.target import PostgresTarget;"
             f"store = PostgresStore.open(PostgresTarget.from_settings({url!r}))"
         ),
     )

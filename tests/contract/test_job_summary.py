@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import StoreIdentity
-from domain.model.jobs.state import fold
-from domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
-from ports.job_store import JobStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
+from dunscaith.ports.job_store import JobStore
 from tests.contract.test_job_store import T0, backend  # noqa: F401 - the store fixture's parameters
 from tests.unit.jobs.test_domain_tables import EVERY_EVENT, SPEC
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.pointers.files import FilePointers
-from adapters.pointers.memory import InMemoryPointers
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import BadPointerName, IndexEntry, NoPointer, Pointer
-from domain.model.jobs.record import HostIdentity
-from ports.pointers import Pointers
+from dunscaith.adapters.pointers.files import FilePointers
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import BadPointerName, IndexEntry, NoPointer, Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.ports.pointers import Pointers
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LOGIN1 = HostIdentity(machine_id="a" * 32, hostname="login1")

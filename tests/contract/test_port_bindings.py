@@ -20,10 +20,10 @@ DRIFTED = textwrap.dedent('''\
     from collections.abc import Callable
     from typing import Protocol
 
-    from adapters.store.memory import InMemoryStore
-    from adapters.store.sqlite.store import SqliteStore
-    from domain.model.jobs.ids import JobId
-    from ports.job_store import AppendWatch, JobStore
+    from dunscaith.adapters.store.memory import InMemoryStore
+    from dunscaith.adapters.store.sqlite.store import SqliteStore
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.ports.job_store import AppendWatch, JobStore
 
 
     class DriftedWatch(AppendWatch, Protocol):

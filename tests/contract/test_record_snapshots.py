@@ -22,17 +22,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.host.system import SystemHost
-from adapters.store.memory import InMemoryStore
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.snapshot import resumed
-from domain.model.jobs.state import JobState, fold
-from ports.job_store import JobStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.snapshot import resumed
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.ports.job_store import JobStore
 from tests.contract.test_job_store import T0
 from tests.contract.test_job_summary import EVENTS, HEAD
 

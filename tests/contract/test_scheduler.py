@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.fake import FakeScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import (
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import (
     ENDED,
     CreateOutcome,
     ObjectSpec,
@@ -28,7 +28,7 @@ from domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from ports.scheduler import SchedulerError
+from dunscaith.ports.scheduler import SchedulerError
 from tests.contract.scheduler_params import SchedulerHarness
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from domain.model.jobs.ids import Nonce, ObjectId
-from domain.model.jobs.objects import ENDED, ObjectState, QueryResult
+from dunscaith.domain.model.jobs.ids import Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState, QueryResult
 from tests.contract.scheduler_params import SchedulerHarness
 from tests.contract.sweeping import Counting, stopped_ids, sweep_once
 

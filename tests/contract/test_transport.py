@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from adapters.transport.local import LocalTransport
-from domain.model.forwarding.evidence import Failure
-from ports.transport import Channel, Transport
+from dunscaith.adapters.transport.local import LocalTransport
+from dunscaith.domain.model.forwarding.evidence import Failure
+from dunscaith.ports.transport import Channel, Transport
 from tests.infra.forwarding_support import hosts_or_skip, openssh_for
 
 
@@ -46,7 +46,7 @@ def _cutter(hosts: object, host: str) -> Callable[[], Callable[[], None]]:
 
 
 def paramiko() -> Target:
-    from adapters.transport.paramiko_ssh import ParamikoTransport
+    from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
     hosts = hosts_or_skip()
 

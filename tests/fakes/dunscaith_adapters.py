@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 from dependency_injector import containers, providers
 
-from adapters.pointers.memory import InMemoryPointers
-from adapters.residual.memory import InMemoryResidualList
-from adapters.scheduler.fake import FakeScheduler
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs.objects import ObjectSpec
-from ports.scheduler import Scheduler
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs.objects import ObjectSpec
+from dunscaith.ports.scheduler import Scheduler
 
 
 class NoSignals:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the console scripts are imported inside run_in_process, after its environment is set
-    from entrypoints.qdevices.container import Container
+    from dunscaith.entrypoints.qdevices.container import Container
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 JOBS = ("j1", "j2", "j3")
@@ -114,11 +114,11 @@ def run_in_process(prog: str, argv: list[str], home: Home, env: Mapping[str, str
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 if prog == "dunscaith":
-                    from entrypoints.dunscaith import app
+                    from dunscaith.entrypoints.dunscaith import app
 
                     app.main(argv)
                 else:
-                    from entrypoints.qdevices import app as qapp
+                    from dunscaith.entrypoints.qdevices import app as qapp
 
                     qapp.main(argv, container=container) if container is not None else qapp.main(argv)
             except SystemExit as exc:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.clock.system import SystemClock
-from adapters.transport.openssh import OpenSshTransport
-from adapters.transport.sent_requests import FileSentRequests
-from domain.services.forwarding.forward import ForwardCommand
-from ports.transport import Transport
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.transport.openssh import OpenSshTransport
+from dunscaith.adapters.transport.sent_requests import FileSentRequests
+from dunscaith.domain.services.forwarding.forward import ForwardCommand
+from dunscaith.ports.transport import Transport
 from tests.infra.ssh_hosts import SshHosts, SshHostsUnavailable, User, shared_hosts
 
 
@@ -63,7 +63,7 @@ def openssh_for(hosts: SshHosts, user: User | None = None, *options: str) -> Ope
 
 def forwarder(transport: Transport, tmp_path: Path, streams: MemoryStreams | None = None, version: str = "",
               heartbeat: float = 0.5) -> tuple[ForwardCommand, MemoryStreams, FileSentRequests]:
-    from entrypoints.dunscaith.forwarding_root import version as installed
+    from dunscaith.entrypoints.dunscaith.forwarding_root import version as installed
 
     streams = streams if streams is not None else MemoryStreams()
     sent = FileSentRequests(tmp_path / "config" / "dunscaith" / "forwarded")

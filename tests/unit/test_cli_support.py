@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY_APP = '''
 import sys, time
 import typer
-from entrypoints.cli_support import BadInput, new_app, run
+from dunscaith.entrypoints.cli_support import BadInput, new_app, run
 
 app = new_app("a tiny app")
 
@@ -120,7 +120,7 @@ def main() -> None:
 def _launch(tmp_path: Path, module: str, source: str) -> subprocess.Popen[str]:
     (tmp_path / f"{module}.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{tmp_path}"}
-    code = f"from entrypoints.cli_support import launch; launch('tiny', {module!r})"
+    code = f"from dunscaith.entrypoints.cli_support import launch; launch('tiny', {module!r})"
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
 

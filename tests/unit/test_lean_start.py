@@ -12,9 +12,9 @@ import sys
 import pytest
 import typer
 
-from entrypoints.cli_support import new_app
-from entrypoints.dunscaith.app import app
-from entrypoints.dunscaith.lazy_commands import LAZY, register_module
+from dunscaith.entrypoints.cli_support import new_app
+from dunscaith.entrypoints.dunscaith.app import app
+from dunscaith.entrypoints.dunscaith.lazy_commands import LAZY, register_module
 
 HEAVY = ("domain", "adapters", "dependency_injector", "pydantic", "pydantic_settings", "httpx", "rich",
          "paramiko", "sqlalchemy")
@@ -22,7 +22,7 @@ HEAVY = ("domain", "adapters", "dependency_injector", "pydantic", "pydantic_sett
 
 def _imported(script: str, *argv: str) -> list[str]:
     probe = (f"import sys; sys.argv = [{script!r}, *{list(argv)!r}]\n"
-             "from entrypoints import cli_support\n"
+             "from dunscaith.entrypoints import cli_support\n"
              "try:\n"
              f"    cli_support.{script}()\n"
              "except SystemExit:\n"

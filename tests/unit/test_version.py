@@ -6,7 +6,7 @@ import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
-from entrypoints.version import VERSION
+from dunscaith.entrypoints.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 

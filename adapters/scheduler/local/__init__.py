@@ -1,5 +1,5 @@
 """``LocalScheduler``: the embedded default scheduler, objects owned by ``dunscaith remote run``."""
 
-from adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 
 __all__ = ["LocalScheduler"]

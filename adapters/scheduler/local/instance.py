@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.instance_dir.reader import read_instance_dir
-from domain.model.remote.control import InstanceRecords
-from domain.model.remote.state import State, state_of
+from dunscaith.adapters.instance_dir.reader import read_instance_dir
+from dunscaith.domain.model.remote.control import InstanceRecords
+from dunscaith.domain.model.remote.state import State, state_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 OBJECT = "object.json"
 ENV = "env.json"

@@ -47,14 +47,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.durable.lock import FlockLock, LockHeld, is_held
-from adapters.durable.private_dir import ensure_record_folder
-from adapters.durable.private_read import read_private
-from adapters.durable.publish import publish
-from adapters.durable.sync import sync_dir
-from adapters.scheduler.local import spawn
-from adapters.scheduler.local.instance import InstanceReading, read_instance
-from adapters.scheduler.local.layout import (
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
+from dunscaith.adapters.durable.private_dir import ensure_record_folder
+from dunscaith.adapters.durable.private_read import read_private
+from dunscaith.adapters.durable.publish import publish
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.adapters.scheduler.local import spawn
+from dunscaith.adapters.scheduler.local.instance import InstanceReading, read_instance
+from dunscaith.adapters.scheduler.local.layout import (
     ENV,
     INSTANCE_DIR,
     LAUNCH_LOCK,
@@ -69,10 +69,10 @@ from adapters.scheduler.local.layout import (
     name_digest,
     new_object_id,
 )
-from adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
-from adapters.scheduler.local.views import view_of
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.objects import (
+from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
+from dunscaith.adapters.scheduler.local.views import view_of
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import (
     ENDED,
     CreateAnswer,
     CreateOutcome,
@@ -81,8 +81,8 @@ from domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from domain.model.strict_json import DecodeError
-from ports.scheduler import SchedulerError
+from dunscaith.domain.model.strict_json import DecodeError
+from dunscaith.ports.scheduler import SchedulerError
 
 DIRECTORY = "local-scheduler"
 MAX_OBJECT_FILE = 16 * 1024 * 1024  # the spec carries argv, which the kernel bounds far below this

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.scheduler.local.layout import ENV, INSTANCE_DIR, SCRIPT, STDERR, STDOUT, StoredSpec
+from dunscaith.adapters.scheduler.local.layout import ENV, INSTANCE_DIR, SCRIPT, STDERR, STDOUT, StoredSpec
 
 SHIM = Path(__file__).with_name("exec_shim.py")
 
@@ -20,7 +20,7 @@ def default_dunscaith() -> tuple[str, ...]:
     if script.is_file() and os.access(script, os.X_OK):
         return (str(script),)
     # the console script's own start, so `remote run` takes its lean path here too
-    return (sys.executable, "-c", "from entrypoints.cli_support import dunscaith; dunscaith()")
+    return (sys.executable, "-c", "from dunscaith.entrypoints.cli_support import dunscaith; dunscaith()")
 
 
 def program_of(spec: StoredSpec, directory: Path) -> list[str]:

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from adapters.durable.private_read import read_private
-from adapters.durable.publish import publish
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.adapters.durable.private_read import read_private
+from dunscaith.adapters.durable.publish import publish
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 STEP_FORMAT = "dunscaith.local-scheduler.step/1"
 MAX_STEP_FILE = 64 * 1024  # a step is one small JSON object

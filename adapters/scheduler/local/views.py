@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import signal
 
-from adapters.scheduler.local.instance import InstanceReading
-from adapters.scheduler.local.layout import StoredSpec
-from adapters.scheduler.local.steps import Phase
-from domain.model.jobs.objects import ObjectState, ObjectView
-from domain.model.remote.state import State
+from dunscaith.adapters.scheduler.local.instance import InstanceReading
+from dunscaith.adapters.scheduler.local.layout import StoredSpec
+from dunscaith.adapters.scheduler.local.steps import Phase
+from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView
+from dunscaith.domain.model.remote.state import State
 
 STRANDED_RELEASE = "a release was interrupted before it started the object; release it again to start it"
 STRANDED_START = (

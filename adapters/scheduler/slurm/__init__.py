@@ -5,7 +5,7 @@ Every supervisor on one host shares one query per poll interval through
 ``adapters.scheduler.shared_query.SharedQueryScheduler``, which wraps it (or any other scheduler).
 """
 
-from adapters.scheduler.slurm.config import SlurmClusterConfig
-from adapters.scheduler.slurm.scheduler import SlurmCliScheduler
+from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
 
 __all__ = ["SlurmCliScheduler", "SlurmClusterConfig"]

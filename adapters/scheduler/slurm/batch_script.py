@@ -6,9 +6,9 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from domain.model.jobs.objects import ObjectSpec
-from domain.model.jobs.sbatch_options import check_sbatch_options
-from domain.model.jobs.spec import BadSpec
+from dunscaith.domain.model.jobs.objects import ObjectSpec
+from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
+from dunscaith.domain.model.jobs.spec import BadSpec
 
 # A name or nonce travels in --job-name/--comment and in comma-separated --name lists: keep it plain.
 _PLAIN = re.compile(r"^[A-Za-z0-9._:@+=-]+$")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.scheduler.slurm.states import object_state
+from dunscaith.adapters.scheduler.slurm.states import object_state
 
 ENDED_STATES = "CA,CD,F,TO,NF,OOM,DL,PR,BF"
 FIELDS = "JobID,JobName,State,ExitCode,User,NodeList,Comment"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.model.jobs.ids import ObjectId
-from domain.model.jobs.objects import CreateAnswer, CreateOutcome
+from dunscaith.domain.model.jobs.ids import ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome
 
 
 @dataclass(frozen=True, slots=True)

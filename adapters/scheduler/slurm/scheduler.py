@@ -21,14 +21,14 @@ import re
 import threading
 from collections.abc import Sequence
 
-from adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
-from adapters.scheduler.slurm.chunking import chunk
-from adapters.scheduler.slurm.commands import CommandResult, CommandRunner
-from adapters.scheduler.slurm.config import SlurmClusterConfig
-from adapters.scheduler.slurm.sbatch_answers import classify
-from adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import (
+from dunscaith.adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
+from dunscaith.adapters.scheduler.slurm.chunking import chunk
+from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
+from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.sbatch_answers import classify
+from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import (
     ENDED,
     CreateAnswer,
     CreateOutcome,
@@ -38,7 +38,7 @@ from domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from ports.scheduler import SchedulerError
+from dunscaith.ports.scheduler import SchedulerError
 
 # Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
 _NEEDS_EXIT_CODE = ENDED - {ObjectState.COMPLETED, ObjectState.CANCELLED}

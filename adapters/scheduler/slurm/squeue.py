@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.scheduler.slurm.states import object_state
+from dunscaith.adapters.scheduler.slurm.states import object_state
 
 RS, US = "\x1e", "\x1f"
 # --Format (not --format): only it has RestartCnt. ":0" prints a field whole, unpadded; the character

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.objects import ObjectState
 
 S = ObjectState
 _STATES: dict[str, ObjectState] = {

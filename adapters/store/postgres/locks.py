@@ -23,9 +23,9 @@ from typing import Any
 
 import psycopg
 
-from adapters.store.event_codec import encode_time
-from domain.model.jobs.ids import JobId
-from ports.job_store import LockLost, StoreError
+from dunscaith.adapters.store.event_codec import encode_time
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.ports.job_store import LockLost, StoreError
 
 # Shown in pg_locks as locktype 'advisory', classid = high 32 bits, objid = low 32 bits, objsubid 1.
 _SQL_CHECK = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
-from ports.job_store import StoreError
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from dunscaith.ports.job_store import StoreError
 
 # pg_advisory_xact_lock's key for "one migration at a time" (the job locks use another key space).
 SCHEMA_LOCK_KEY = 0x6475_6E73_6361_0001  # "dunsca" + 1

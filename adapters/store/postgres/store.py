@@ -23,16 +23,25 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
-from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
-from adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
-from adapters.store.postgres.schema import ensure_schema
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.summary_rows import COLUMNS, Carries, from_row, grouped, rebuilt, snapshot_of, to_row, where
-from domain.model.jobs import snapshot
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from domain.model.jobs.summary import JobSummary, SummaryQuery
-from ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
+from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
+from dunscaith.adapters.store.postgres.schema import ensure_schema
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.summary_rows import (
+    COLUMNS,
+    Carries,
+    from_row,
+    grouped,
+    rebuilt,
+    snapshot_of,
+    to_row,
+    where,
+)
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
 
 # An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
 # summary and the commit. The job's row is locked first, in a statement of its own, so that under READ

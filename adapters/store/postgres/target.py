@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.durable.private_read import UnsafeFile, read_private
-from domain.model.jobs.lock_timings import require_release_after_detection
-from ports.job_store import StoreError
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
+from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
+from dunscaith.ports.job_store import StoreError
 
 
 class TargetRefused(StoreError):

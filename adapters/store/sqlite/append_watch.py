@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from adapters.durable import inotify
+from dunscaith.adapters.durable import inotify
 
 
 class DatabaseAppendWatch:

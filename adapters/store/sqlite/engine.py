@@ -73,7 +73,7 @@ def make_engine(path: Path, *, busy_timeout_ms: int, foreign_keys: bool = True) 
 
 
 def _advice(db: Path) -> str:
-    from adapters.store.sqlite.opening import recovery_advice
+    from dunscaith.adapters.store.sqlite.opening import recovery_advice
 
     return recovery_advice(db)
 

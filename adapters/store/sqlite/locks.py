@@ -11,11 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from adapters.durable.lock import FlockLock
-from adapters.durable.private_read import read_private
-from adapters.store.event_codec import decode_time, encode_time
-from domain.model.jobs.ids import JobId
-from ports.job_store import LockLost, StoreError
+from dunscaith.adapters.durable.lock import FlockLock
+from dunscaith.adapters.durable.private_read import read_private
+from dunscaith.adapters.store.event_codec import decode_time, encode_time
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.ports.job_store import LockLost, StoreError
 
 _MAX_NAME = 200
 _MAX_BEAT_BYTES = 128

@@ -14,9 +14,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from adapters.durable.lock import FlockLock
-from adapters.durable.sync import sync_dir
-from ports.job_store import StoreError
+from dunscaith.adapters.durable.lock import FlockLock
+from dunscaith.adapters.durable.sync import sync_dir
+from dunscaith.ports.job_store import StoreError
 
 MAGIC = b"SQLite format 3\x00"
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapters.durable.lock import FlockLock
-from adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
-from adapters.store.sql.revisions import alembic_config as shared_alembic_config
-from adapters.store.sqlite.engine import describe_sqlite_error, make_engine
-from adapters.store.sqlite.opening import StoreRefused, quick_check
-from ports.job_store import StoreError
+from dunscaith.adapters.durable.lock import FlockLock
+from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
+from dunscaith.adapters.store.sql.revisions import alembic_config as shared_alembic_config
+from dunscaith.adapters.store.sqlite.engine import describe_sqlite_error, make_engine
+from dunscaith.adapters.store.sqlite.opening import StoreRefused, quick_check
+from dunscaith.ports.job_store import StoreError
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

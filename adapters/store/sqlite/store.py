@@ -15,22 +15,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from adapters.durable.lock import FlockLock, LockHeld, is_held
-from adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
-from adapters.store.record_root import RecordRoot, open_record_root
-from adapters.store.sqlite.append_watch import DatabaseAppendWatch, watch_database
-from adapters.store.sqlite.engine import connect, describe_sqlite_error
-from adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
-from adapters.store.sqlite.opening import (
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
+from dunscaith.adapters.store.sqlite.append_watch import DatabaseAppendWatch, watch_database
+from dunscaith.adapters.store.sqlite.engine import connect, describe_sqlite_error
+from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
+from dunscaith.adapters.store.sqlite.opening import (
     StoreRefused,
     check_existing,
     create_exclusively,
     quick_check,
     recovery_advice,
 )
-from adapters.store.sqlite.schema import ensure_schema
-from adapters.store.summary_rows import (
+from dunscaith.adapters.store.sqlite.schema import ensure_schema
+from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     EPOCH,
     Carries,
@@ -42,12 +42,12 @@ from adapters.store.summary_rows import (
     to_row,
     where,
 )
-from domain.model.jobs import snapshot
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
-from ports.host import HostInfo
-from ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
+from dunscaith.ports.host import HostInfo
+from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, UnknownJob
 
 DB_FILE = "records.db"
 SCHEMA_LOCK = "schema.lock"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from domain.model.strict_json import DecodeError, check_fields
+from dunscaith.domain.model.strict_json import DecodeError, check_fields
 
 MAGIC = b"DSF1"
 MAX_PAYLOAD = 48 * 1024  # bytes of data per frame before base64

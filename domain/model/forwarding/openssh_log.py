@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from domain.model.forwarding.evidence import Failure, SessionEvidence
+from dunscaith.domain.model.forwarding.evidence import Failure, SessionEvidence
 
 
 class Line(Enum):

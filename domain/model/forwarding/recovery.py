@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 
 SENT_VERSION = 1
 # A request whose outcome is known (it completed, it never ran, or the host's answer was learned) is kept

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from domain.model.strict_json import DecodeError, check_fields, dumps_canonical
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical
 
 PROTOCOL = 1
 KNOWN_PROTOCOLS = frozenset({PROTOCOL})

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from domain.model.forwarding.evidence import Failure, SessionEvidence
-from domain.model.forwarding.frames import ExitStatus
+from dunscaith.domain.model.forwarding.evidence import Failure, SessionEvidence
+from dunscaith.domain.model.forwarding.frames import ExitStatus
 
 # Exit codes of a forwarded command that has no exit status of its own (DESIGN §4: forwarded commands
 # keep the remote exit code; "may have run" has its own).

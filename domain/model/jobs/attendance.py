@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
-from domain.model.jobs.record import LoopHealth
-from domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
+from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.state import OutcomeKind
 
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
 

@@ -4,8 +4,8 @@ job is acted on only there (seed 000: the objects still live on a cluster)."""
 
 from __future__ import annotations
 
-from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.state import JobState
 
 
 def bound_elsewhere(state: JobState, here: HostIdentity) -> str | None:

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import JsonValue, StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
 
 class EventUndecodable(JobsError, DecodeError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from domain.model.jobs.state import JobOutcome, OutcomeKind
+from dunscaith.domain.model.jobs.state import JobOutcome, OutcomeKind
 
 
 class ExitCode(IntEnum):

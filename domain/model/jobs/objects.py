@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 
 
 @dataclass(frozen=True, slots=True)

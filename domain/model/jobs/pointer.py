@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import HostIdentity
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 POINTER_VERSION = 1
 # supervised-at is refreshed at most once per this many poll intervals: homes are often NFS.

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.residual import ResidualPolicy
-from domain.model.jobs.state import Attempt, JobOutcome, OutcomeKind
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.model.jobs.state import Attempt, JobOutcome, OutcomeKind
 
 RECOVERABLE: frozenset[ObjectState] = frozenset(
     {ObjectState.NODE_FAIL, ObjectState.BOOT_FAIL, ObjectState.PREEMPTED}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.settlement import outstanding
+from dunscaith.domain.model.jobs.state import JobState
 
 DEFAULT_OLDER_THAN = timedelta(days=30)
 # A century: older than any record, and far inside what a date can be moved by (999999999w is not).

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.ids import JobId
 
 JsonValue = Any  # a value json.dumps accepts: str, int, float, bool, None, lists and dicts of them
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.objects import NOT_STARTED, ObjectState
-from domain.model.jobs.state import Action, AttemptState, JobState
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectState
+from dunscaith.domain.model.jobs.state import Action, AttemptState, JobState
 
 CONFIRMED = "confirmed"
 REFUSED = "refused"

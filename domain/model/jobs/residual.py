@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import NOT_STARTED, ObjectView
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectView
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 RESIDUAL_VERSION = 1
 EXPIRY = timedelta(days=30)

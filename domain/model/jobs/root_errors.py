@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.errors import JobsError
 
 ROOT_SETTING = "records.root (environment: DUNSCAITH_RECORDS__ROOT)"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.model.jobs.objects import ENDED, ObjectState
-from domain.model.jobs.state import AttemptState, JobState
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
+from dunscaith.domain.model.jobs.state import AttemptState, JobState
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,12 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.record import JsonValue, RecordTail
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import (
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.record import JsonValue, RecordTail
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import (
     Action,
     Attempt,
     AttemptState,
@@ -40,7 +40,7 @@ from domain.model.jobs.state import (
     fold_events,
     resume,
 )
-from domain.model.version import VERSION
+from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
 # A snapshot at every seq that is a multiple of this: ``status`` folds fewer events than this, and an

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectSpec
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectSpec
 
 
 class BadSpec(JobsError, ValueError):

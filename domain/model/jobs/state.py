@@ -8,12 +8,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ENDED, ObjectState
-from domain.model.jobs.record import EventLine, JobRecord
-from domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord
+from dunscaith.domain.model.jobs.spec import JobSpec
 
 
 class RecordInconsistent(JobsError, ValueError):

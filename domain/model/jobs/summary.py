@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.model.jobs import events as ev
-from domain.model.jobs import snapshot
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import EventLine, JsonValue
-from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.state import JobState, apply, decoded_lines, initial, label, resume
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import EventLine, JsonValue
+from dunscaith.domain.model.jobs.settlement import outstanding
+from dunscaith.domain.model.jobs.state import JobState, apply, decoded_lines, initial, label, resume
 
 DAMAGED = "damaged"  # the state word of a record that does not read
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import ObjectId
-from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
-from domain.model.jobs.policy import Policy, TryAgain, judge_end
-from domain.model.jobs.residual import ResidualPolicy, ResidualReason
-from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.state import (
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
+from dunscaith.domain.model.jobs.policy import Policy, TryAgain, judge_end
+from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.settlement import outstanding
+from dunscaith.domain.model.jobs.state import (
     Attempt,
     AttemptState,
     EscalationReason,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from domain.model.qdevices.redaction import MARKER
+from dunscaith.domain.model.qdevices.redaction import MARKER
 
 
 class JobAnswer(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView, RunView
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView, RunView
 
 
 def charge(order: OrderView, job_seconds_limit: int) -> float:

@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from domain.model.qdevices.orders import OrderView, RunView, apply_decision
-from domain.model.qdevices.resolve import Decision
-from domain.model.strict_json import DecodeError, FieldSpec, check_fields
+from dunscaith.domain.model.qdevices.orders import OrderView, RunView, apply_decision
+from dunscaith.domain.model.qdevices.resolve import Decision
+from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields
 
 DECISION_FIELDS: FieldSpec = {
     "type": (str,), "at": (str,), "record": (str,), "order": (int,), "option": (str,),

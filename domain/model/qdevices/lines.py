@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from domain.model.strict_json import DecodeError, FieldSpec, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dumps_canonical, loads_object
 
 APP = "qdevices"
 FORMAT = 1

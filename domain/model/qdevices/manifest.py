@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.model.qdevices.errors import QdevicesError
-from domain.model.qdevices.sites import SiteName, parse_site
+from dunscaith.domain.model.qdevices.errors import QdevicesError
+from dunscaith.domain.model.qdevices.sites import SiteName, parse_site
 
 
 class ManifestError(QdevicesError, ValueError):

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
-from domain.model.qdevices.errors import QdevicesError
-from domain.model.qdevices.lines import APP, Line, LineType
+from dunscaith.domain.model.qdevices.errors import QdevicesError
+from dunscaith.domain.model.qdevices.lines import APP, Line, LineType
 
 
 class OrderState(StrEnum):

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.qdevices.answers import job_id_readable
-from domain.model.qdevices.errors import QdevicesError
-from domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView
-from domain.model.qdevices.sites import SiteName
+from dunscaith.domain.model.qdevices.answers import job_id_readable
+from dunscaith.domain.model.qdevices.errors import QdevicesError
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState, OrderView
+from dunscaith.domain.model.qdevices.sites import SiteName
 
 NEW_AT_LEAST = timedelta(days=3)
 NEW_LAST_WITHIN = timedelta(hours=24)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.model.qdevices.budget import BudgetCheck
-from domain.model.qdevices.manifest import Limits, OrderSpec
+from dunscaith.domain.model.qdevices.budget import BudgetCheck
+from dunscaith.domain.model.qdevices.manifest import Limits, OrderSpec
 
 
 def before_order(order: OrderSpec, limits: Limits, budget: BudgetCheck) -> str | None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.model.remote.errors import RemoteError
-from domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.remote.errors import RemoteError
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 LAUNCHING = "launching.json"
 INSTANCE = "instance.json"

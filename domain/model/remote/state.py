@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from domain.model.remote.control import InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
 
 STATUS_FORMAT = "dunscaith.remote.status/1"
 

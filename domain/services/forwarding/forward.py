@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from domain.model.forwarding.frames import (
+from dunscaith.domain.model.forwarding.frames import (
     ExitStatus,
     Frame,
     FrameKind,
@@ -22,7 +22,7 @@ from domain.model.forwarding.frames import (
     read_exit,
     read_hello,
 )
-from domain.model.forwarding.recovery import (
+from dunscaith.domain.model.forwarding.recovery import (
     RESOLVED_KEPT,
     HostReport,
     HostState,
@@ -31,7 +31,7 @@ from domain.model.forwarding.recovery import (
     describe,
     read_report,
 )
-from domain.model.forwarding.request import (
+from dunscaith.domain.model.forwarding.request import (
     TOKEN_ON_STDIN,
     ForwardRequest,
     Kind,
@@ -40,12 +40,12 @@ from domain.model.forwarding.request import (
     token_line,
     version_warning,
 )
-from domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
-from domain.model.strict_json import DecodeError
-from ports.clock import Clock
-from ports.forwarding import CallerStreams, SentRequests
-from ports.interrupts import Interrupts
-from ports.transport import Channel, Transport
+from dunscaith.domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
+from dunscaith.domain.model.strict_json import DecodeError
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.forwarding import CallerStreams, SentRequests
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.transport import Channel, Transport
 
 SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
 TICK_SECONDS = 0.1  # how often the user's stdin is looked at

@@ -14,16 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import JobRecord
-from domain.model.jobs.requests import FAILED, carried_out
-from domain.model.jobs.state import Action, JobState, fold, fold_events
-from domain.services.jobs.supervise import Supervisor
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.interrupts import Interrupts
-from ports.job_store import JobLock, JobStore, LockBusy
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import JobRecord
+from dunscaith.domain.model.jobs.requests import FAILED, carried_out
+from dunscaith.domain.model.jobs.state import Action, JobState, fold, fold_events
+from dunscaith.domain.services.jobs.supervise import Supervisor
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_store import JobLock, JobStore, LockBusy
 
 _POLL = 0.25  # seconds between reads of the record while waiting for an answer
 

@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from domain.model.jobs.attendance import pointer_settled
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import PointerReading
-from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.snapshot import resumed
-from domain.model.jobs.state import JobState, fold, label
-from domain.model.jobs.summary import summarize
-from ports.job_store import JobStore, StoreError
-from ports.pointers import Pointers
-from ports.residual import ResidualList
+from dunscaith.domain.model.jobs.attendance import pointer_settled
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import PointerReading
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.snapshot import resumed
+from dunscaith.domain.model.jobs.state import JobState, fold, label
+from dunscaith.domain.model.jobs.summary import summarize
+from dunscaith.ports.job_store import JobStore, StoreError
+from dunscaith.ports.pointers import Pointers
+from dunscaith.ports.residual import ResidualList
 
 REBUILD = "dunscaith doctor --rebuild-summaries folds them (summaries and snapshots) again from the records"
 REINDEX = "dunscaith doctor --rebuild-index indexes this host's pointers again"

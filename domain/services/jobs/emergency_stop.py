@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.spec import HOST_BOUND_ADAPTERS
-from ports.pointers import Pointers
-from ports.scheduler import Scheduler, SchedulerError
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.spec import HOST_BOUND_ADAPTERS
+from dunscaith.ports.pointers import Pointers
+from dunscaith.ports.scheduler import Scheduler, SchedulerError
 
 DEFAULT_CLUSTER = "local"
 

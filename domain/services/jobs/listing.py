@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.model.jobs.attendance import loop_stale, unattended_here
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import LoopHealth
-from domain.model.jobs.state import fold
-from domain.model.jobs.summary import JobSummary, SummaryQuery
-from domain.services.jobs.status import JobView, judge
-from ports.clock import Clock
-from ports.job_store import JobStore, RecordDamaged
+from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.services.jobs.status import JobView, judge
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.job_store import JobStore, RecordDamaged
 
 # list asks the locks of this many jobs at once: a page in one query, memory still flat for --json
 _LOCKS_AT_ONCE = 100

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from domain.model.jobs.events import Event
-from domain.model.jobs.pointer import Pointer, supervised_at_due
-from domain.model.jobs.state import JobState, label
-from ports.job_progress import JobProgress
-from ports.pointers import Pointers
+from dunscaith.domain.model.jobs.events import Event
+from dunscaith.domain.model.jobs.pointer import Pointer, supervised_at_due
+from dunscaith.domain.model.jobs.state import JobState, label
+from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.pointers import Pointers
 
 
 class PointerNotes:

@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from domain.model.jobs.attendance import pointer_settled, unattended_by_pointer
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import NoPointer, Pointer, PointerError, PointerReading
-from domain.model.jobs.record import HostIdentity
-from ports.clock import Clock
-from ports.pointers import Pointers
+from dunscaith.domain.model.jobs.attendance import pointer_settled, unattended_by_pointer
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import NoPointer, Pointer, PointerError, PointerReading
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.pointers import Pointers
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import NoPointer
-from domain.model.jobs.prune import not_prunable, old_enough
-from domain.model.jobs.record import HostIdentity
-from domain.model.jobs.residual import ResidualEntry, ResidualReason
-from domain.model.jobs.state import JobState, fold
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.job_store import JobStore, LockBusy, StoreError
-from ports.pointers import Pointers
-from ports.residual import ResidualList
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import NoPointer
+from dunscaith.domain.model.jobs.prune import not_prunable, old_enough
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.job_store import JobStore, LockBusy, StoreError
+from dunscaith.ports.pointers import Pointers
+from dunscaith.ports.residual import ResidualList
 
 
 class Pruning(StrEnum):

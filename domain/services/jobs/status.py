@@ -6,15 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from domain.model.jobs.attendance import loop_stale, unattended_here
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import LoopHealth
-from domain.model.jobs.settlement import Outstanding, outstanding
-from domain.model.jobs.snapshot import resumed
-from domain.model.jobs.state import AttemptState, JobState, fold, label
-from ports.clock import Clock
-from ports.job_store import JobStore
-from ports.scheduler import Scheduler
+from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
+from dunscaith.domain.model.jobs.snapshot import resumed
+from dunscaith.domain.model.jobs.state import AttemptState, JobState, fold, label
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.scheduler import Scheduler
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.spec import BadSpec, JobSpec
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.host import HostInfo
-from ports.job_store import JobStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.host import HostInfo
+from dunscaith.ports.job_store import JobStore
 
 # A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")

@@ -13,24 +13,24 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from domain.model.jobs import events as ev
-from domain.model.jobs import supervision as sv
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
-from domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
-from domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
-from domain.model.jobs.settlement import Outstanding, outstanding
-from domain.model.jobs.state import AttemptState, JobState, apply, fold
-from ports.clock import Clock
-from ports.crash_points import CrashPoints
-from ports.escalation_delivery import EscalationDelivery
-from ports.interrupts import Interrupts
-from ports.job_progress import JobProgress
-from ports.job_store import AppendWatch, JobLock, JobStore, LockLost, StoreError
-from ports.residual import ResidualList
-from ports.scheduler import Scheduler, SchedulerError
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import supervision as sv
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
+from dunscaith.domain.model.jobs.state import AttemptState, JobState, apply, fold
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
+from dunscaith.ports.escalation_delivery import EscalationDelivery
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.job_store import AppendWatch, JobLock, JobStore, LockLost, StoreError
+from dunscaith.ports.residual import ResidualList
+from dunscaith.ports.scheduler import Scheduler, SchedulerError
 
 
 @dataclass(frozen=True, slots=True)

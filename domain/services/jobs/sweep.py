@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.residual import ResidualEntry, Targets, sweepable, targets_by_cluster
-from ports.clock import Clock
-from ports.residual import ResidualList
-from ports.scheduler import Scheduler
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.residual import ResidualEntry, Targets, sweepable, targets_by_cluster
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.residual import ResidualList
+from dunscaith.ports.scheduler import Scheduler
 
 
 @dataclass

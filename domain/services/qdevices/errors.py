@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.model.qdevices.errors import QdevicesError
+from dunscaith.domain.model.qdevices.errors import QdevicesError
 
 
 class CallRefused(QdevicesError):

@@ -6,16 +6,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os.path import commonpath
 
-from domain.model.qdevices.decisions import apply_older, make_decision
-from domain.model.qdevices.identity import RecordIdentity
-from domain.model.qdevices.lines import LineType, make
-from domain.model.qdevices.orders import RecordError, RunView, fold
-from domain.model.qdevices.resolve import Decision, Option, ResolveCase, ResolveRefused, decide
-from domain.model.qdevices.sites import SiteName
-from domain.services.qdevices.errors import CallRefused
-from ports.clock import Clock
-from ports.run_record import RecordRead, RecordUnreadable, RunRecords
-from ports.site_lock import SiteLock
+from dunscaith.domain.model.qdevices.decisions import apply_older, make_decision
+from dunscaith.domain.model.qdevices.identity import RecordIdentity
+from dunscaith.domain.model.qdevices.lines import LineType, make
+from dunscaith.domain.model.qdevices.orders import RecordError, RunView, fold
+from dunscaith.domain.model.qdevices.resolve import Decision, Option, ResolveCase, ResolveRefused, decide
+from dunscaith.domain.model.qdevices.sites import SiteName
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.run_record import RecordRead, RecordUnreadable, RunRecords
+from dunscaith.ports.site_lock import SiteLock
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.model.qdevices import rules as generic_rules
-from domain.model.qdevices.answers import (
+from dunscaith.domain.model.qdevices import rules as generic_rules
+from dunscaith.domain.model.qdevices.answers import (
     ENDED_PHASES,
     JobAnswer,
     Phase,
@@ -22,23 +22,23 @@ from domain.model.qdevices.answers import (
     job_id_url_safe,
     shown,
 )
-from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
-from domain.model.qdevices.errors import QdevicesError
-from domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
-from domain.model.qdevices.identity import RecordIdentity
-from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
-from domain.model.qdevices.manifest import Manifest, OrderSpec
-from domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
-from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from domain.services.qdevices.errors import CallRefused
-from domain.services.qdevices.site_runs import SiteRun, load_site_runs
-from ports.clock import Clock
-from ports.interrupts import Interrupts
-from ports.run_io import Reporter, UserRules
-from ports.run_record import RecordAppender, RecordUnreadable, RecordWriteFailed, RunRecords
-from ports.site import JobRequest, Site
-from ports.site_lock import SiteLock
+from dunscaith.domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
+from dunscaith.domain.model.qdevices.errors import QdevicesError
+from dunscaith.domain.model.qdevices.exits import EXIT_OF, Exit, StopReason
+from dunscaith.domain.model.qdevices.identity import RecordIdentity
+from dunscaith.domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
+from dunscaith.domain.model.qdevices.manifest import Manifest, OrderSpec
+from dunscaith.domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
+from dunscaith.domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.domain.services.qdevices.site_runs import SiteRun, load_site_runs
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.run_io import Reporter, UserRules
+from dunscaith.ports.run_record import RecordAppender, RecordUnreadable, RecordWriteFailed, RunRecords
+from dunscaith.ports.site import JobRequest, Site
+from dunscaith.ports.site_lock import SiteLock
 
 SIGNAL_NUMBERS = {"SIGHUP": 1, "SIGINT": 2, "SIGTERM": 15}
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.model.qdevices.answers import CheckAnswer
-from domain.model.qdevices.orders import RecordError, RunView, fold
-from domain.services.qdevices.errors import CallRefused
-from ports.run_record import RecordUnreadable, RunRecords
-from ports.site import Site
-from ports.site_lock import Holder, SiteLock
+from dunscaith.domain.model.qdevices.answers import CheckAnswer
+from dunscaith.domain.model.qdevices.orders import RecordError, RunView, fold
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.ports.run_record import RecordUnreadable, RunRecords
+from dunscaith.ports.site import Site
+from dunscaith.ports.site_lock import Holder, SiteLock
 
 
 @dataclass(frozen=True, slots=True)

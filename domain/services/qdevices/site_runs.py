@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.model.qdevices.decisions import apply_older
-from domain.model.qdevices.orders import RecordError, RunView, fold
-from domain.services.qdevices.errors import CallRefused
-from ports.run_record import RecordUnreadable, RunRecords
+from dunscaith.domain.model.qdevices.decisions import apply_older
+from dunscaith.domain.model.qdevices.orders import RecordError, RunView, fold
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.ports.run_record import RecordUnreadable, RunRecords
 
 
 @dataclass(frozen=True, slots=True)

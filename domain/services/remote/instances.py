@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from domain.model.remote.control import InstanceRecords, TerminateRequest, mismatch
-from domain.model.remote.state import Answer, answer_to, status_object
-from ports.clock import Clock
-from ports.instance_files import InstanceFiles
+from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest, mismatch
+from dunscaith.domain.model.remote.state import Answer, answer_to, status_object
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.instance_files import InstanceFiles
 
 POLL_SECONDS = 0.05
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from domain.model.jobs.ids import JobId
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.domain.model.jobs.ids import JobId
 from tests.infra.forwarding_support import hosts_or_skip
 from tests.infra.login_nodes import Watched, inside, job_name, no_ssh_config, out, submit_on
 from tests.infra.postgres import PostgresTestServer, PostgresUnavailable, private_server

@@ -336,8 +336,8 @@ def test_an_open_settings_cache_folder_warns_once_and_the_command_goes_on(cli: C
 def test_an_open_forwarded_instances_folder_on_the_owning_host_refuses_the_request_and_runs_nothing(cli: Cli) -> None:
     import secrets
 
-    from domain.model.forwarding.request import ForwardRequest, Kind, encode_token
-    from entrypoints.dunscaith.forwarding_root import version
+    from dunscaith.domain.model.forwarding.request import ForwardRequest, Kind, encode_token
+    from dunscaith.entrypoints.dunscaith.forwarding_root import version
 
     instances = cli.root / "forwarded"
     instances.mkdir(parents=True)

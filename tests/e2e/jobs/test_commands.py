@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from adapters.scheduler.local.scheduler import LocalScheduler
-from domain.model.jobs.ids import JobId, ObjectId
-from domain.model.jobs.objects import ENDED, ObjectState
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from tests.e2e.jobs.cli import Cli, await_condition, await_long_sleep, await_state
 
 pytestmark = pytest.mark.slow
@@ -160,8 +160,8 @@ def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_
     finally:
         _emergency(cli, "busy")
         supervisor.wait(timeout=60)
-    from adapters.host.system import SystemHost
-    from adapters.store.sqlite.store import SqliteStore
+    from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.store.sqlite.store import SqliteStore
 
     with SqliteStore.open(cli.root, SystemHost()) as store:
         lines = store.read(JobId("busy")).events

@@ -11,12 +11,12 @@ import signal
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.state import AttemptState, OutcomeKind, fold
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.state import AttemptState, OutcomeKind, fold
 from tests.e2e.jobs.cli import Cli
 
 pytestmark = pytest.mark.slow

@@ -10,9 +10,9 @@ import signal
 
 import pytest
 
-from adapters.scheduler.local.scheduler import LocalScheduler
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.objects import ENDED, ObjectState
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from tests.e2e.jobs.cli import Cli, await_condition, await_state
 
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from adapters.scheduler.local.scheduler import LocalScheduler
-from domain.model.jobs.objects import ENDED
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.objects import ENDED
 from tests.e2e.jobs.cli import DUNSCAITH, Cli, await_condition, await_state
 
 pytestmark = pytest.mark.slow

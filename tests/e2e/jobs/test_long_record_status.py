@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.spec import JobSpec
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.spec import JobSpec
 from tests.e2e.jobs.cli import Cli
 from tests.e2e.jobs.test_bad_input import one_line
 

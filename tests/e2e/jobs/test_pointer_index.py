@@ -7,10 +7,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.pointers.files import FilePointers
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer
-from domain.model.jobs.record import HostIdentity
+from dunscaith.adapters.pointers.files import FilePointers
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
 from tests.e2e.jobs.cli import Cli
 
 

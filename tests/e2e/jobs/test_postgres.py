@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from adapters.scheduler.local.scheduler import LocalScheduler
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
 from tests.e2e.jobs.cli import Cli, await_state
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
@@ -157,12 +157,12 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
         cli: Cli, url: str) -> None:
     """Its objects are login9's processes, so the command goes to login9 over SSH (here one that cannot
     connect: a ProxyCommand that fails, so no name is even looked up) and nothing is done here."""
-    from adapters.clock.system import SystemClock
-    from domain.model.jobs.filesystem import Filesystem
-    from domain.model.jobs.ids import JobId
-    from domain.model.jobs.record import HostIdentity
-    from domain.model.jobs.spec import JobSpec
-    from domain.services.jobs.submit import RecordJob
+    from dunscaith.adapters.clock.system import SystemClock
+    from dunscaith.domain.model.jobs.filesystem import Filesystem
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.domain.model.jobs.record import HostIdentity
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.services.jobs.submit import RecordJob
     from tests.unit.jobs.helpers import NoCrash
 
     class Login9:

@@ -7,10 +7,10 @@ import signal
 
 import pytest
 
-from adapters.residual.files import FileResidualList
-from adapters.scheduler.local.scheduler import LocalScheduler
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.residual import ResidualReason
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.residual import ResidualReason
 from tests.e2e.jobs.cli import Cli, await_condition, await_state
 from tests.e2e.jobs.test_sweeps import make
 

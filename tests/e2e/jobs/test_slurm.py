@@ -42,10 +42,10 @@ def test_a_crash_on_slurm_is_carried_on_by_supervise_without_a_second_job(on_slu
 
 
 def _record_kinds(cli: Cli, job: str) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
-    from adapters.host.system import SystemHost
-    from adapters.store.sqlite.store import SqliteStore
-    from domain.model.jobs.ids import JobId
-    from ports.job_store import UnknownJob
+    from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.store.sqlite.store import SqliteStore
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.ports.job_store import UnknownJob
 
     if not cli.root.exists():
         return []

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.residual.files import FileResidualList
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ENDED, ObjectSpec, ObjectState
-from domain.model.jobs.residual import ResidualEntry, ResidualReason
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectSpec, ObjectState
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
 from tests.e2e.jobs.cli import Cli, await_condition, await_state
 from tests.infra.slurm import SlurmTestCluster
 
@@ -96,8 +96,8 @@ def test_requeue_then_cancel_on_slurm_with_a_live_supervisor(on_slurm: Cli, slur
         status = on_slurm.status(job)
         assert status["outcome"]["result"] == "cancelled" and status["settled"]
         assert len(status["attempts"]) == 1  # a requeue is no new attempt
-        from adapters.host.system import SystemHost
-        from adapters.store.sqlite.store import SqliteStore
+        from dunscaith.adapters.host.system import SystemHost
+        from dunscaith.adapters.store.sqlite.store import SqliteStore
 
         with SqliteStore.open(on_slurm.root, SystemHost()) as store:
             kinds = [line.kind for line in store.read(JobId(job)).events]

@@ -141,10 +141,10 @@ def test_a_record_root_on_nfs_is_refused_naming_the_setting(cli: Cli) -> None:
 def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(cli: Cli) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from adapters.pointers.files import FilePointers
-    from domain.model.jobs.ids import JobId
-    from domain.model.jobs.pointer import Pointer
-    from domain.model.jobs.record import HostIdentity
+    from dunscaith.adapters.pointers.files import FilePointers
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.domain.model.jobs.pointer import Pointer
+    from dunscaith.domain.model.jobs.record import HostIdentity
 
     pointers = FilePointers(cli.tmp / "home" / ".config" / "dunscaith" / "jobs")
     old = datetime.now(UTC) - timedelta(hours=1)
@@ -160,9 +160,9 @@ def test_a_job_of_another_host_is_listed_from_its_pointer_and_judged_unattended(
 def test_a_record_that_does_not_read_is_one_line_and_exit_2_for_status_and_supervise(cli: Cli) -> None:
     from datetime import UTC, datetime
 
-    from adapters.host.system import SystemHost
-    from adapters.store.sqlite.store import SqliteStore
-    from domain.model.jobs.ids import JobId
+    from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.store.sqlite.store import SqliteStore
+    from dunscaith.domain.model.jobs.ids import JobId
 
     assert cli.run("submit", "--name", "damaged", "--", "true").returncode == 0
     with SqliteStore.open(cli.root, SystemHost()) as store:  # as a newer build would have written it

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.residual.files import FileResidualList
-from adapters.scheduler.local.scheduler import LocalScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectSpec, ObjectState
-from domain.model.jobs.residual import ResidualEntry, ResidualReason
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
 from tests.e2e.jobs.cli import Cli, await_condition
 
 pytestmark = pytest.mark.slow

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from dependency_injector import containers, providers
 
-from adapters.run_records.jsonl import JsonlAppender, JsonlRecordStore
-from entrypoints.qdevices import app as qapp
-from ports.run_record import RecordWriteFailed
+from dunscaith.adapters.run_records.jsonl import JsonlAppender, JsonlRecordStore
+from dunscaith.entrypoints.qdevices import app as qapp
+from dunscaith.ports.run_record import RecordWriteFailed
 
 
 class CountingStore(JsonlRecordStore):

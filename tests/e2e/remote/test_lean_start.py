@@ -13,7 +13,7 @@ from tests.e2e.remote.conftest import DUNSCAITH, read_json
 pytestmark = pytest.mark.slow
 
 NOT_FOR_THE_WRAPPER = ("typer", "click", "pydantic", "pydantic_settings", "dependency_injector", "asyncio", "ssl",
-                       "sqlalchemy", "rich", "httpx", "domain.model.jobs", "domain.services.jobs")
+                       "sqlalchemy", "rich", "httpx", "dunscaith.domain.model.jobs", "dunscaith.domain.services.jobs")
 
 
 def _imported(stderr: str) -> set[str]:
@@ -27,7 +27,7 @@ def test_run_imports_neither_the_cli_framework_nor_the_job_machinery(tmp_path: P
                           text=True, timeout=60, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
     assert done.returncode == 0 and read_json(d / "outcome.json")["exit_code"] == 0
     modules = _imported(done.stderr)
-    assert "adapters.process.wrapper" in modules
+    assert "dunscaith.adapters.process.wrapper" in modules
     unwanted = sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in NOT_FOR_THE_WRAPPER))
     assert unwanted == []
 

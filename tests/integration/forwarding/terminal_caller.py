@@ -13,12 +13,12 @@ import sys
 import termios
 from pathlib import Path
 
-from adapters.clock.system import SystemClock
-from adapters.transport.caller_streams import StdioStreams
-from adapters.transport.openssh import OpenSshTransport
-from adapters.transport.paramiko_ssh import ParamikoTransport
-from adapters.transport.sent_requests import FileSentRequests
-from domain.services.forwarding.forward import ForwardCommand
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.transport.caller_streams import StdioStreams
+from dunscaith.adapters.transport.openssh import OpenSshTransport
+from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
+from dunscaith.adapters.transport.sent_requests import FileSentRequests
+from dunscaith.domain.services.forwarding.forward import ForwardCommand
 
 
 def main() -> None:

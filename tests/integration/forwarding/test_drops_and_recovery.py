@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from domain.model.forwarding.recovery import HostState, describe
-from domain.model.forwarding.verdict import Kind, Reason
-from domain.services.forwarding.forward import Forwarded
-from ports.transport import Transport
+from dunscaith.domain.model.forwarding.recovery import HostState, describe
+from dunscaith.domain.model.forwarding.verdict import Kind, Reason
+from dunscaith.domain.services.forwarding.forward import Forwarded
+from dunscaith.ports.transport import Transport
 from tests.infra.forwarding_support import HeldStdin, MemoryStreams, forwarder, hosts_or_skip, openssh_for
 from tests.infra.ssh_hosts import SshHosts, wait_for
 
@@ -47,7 +47,7 @@ def instance_dirs(hosts: SshHosts, host: str) -> list[str]:
 
 
 def paramiko_for(hosts: SshHosts) -> Transport:
-    from adapters.transport.paramiko_ssh import ParamikoTransport
+    from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
     return ParamikoTransport(config_file=str(hosts.client_config), keepalive=1, user=hosts.user.name,
                              key_file=str(hosts.user.key))
@@ -124,7 +124,7 @@ def test_the_caller_s_stdin_is_copied_in_and_its_end_is_not_the_end_of_the_sessi
 def test_the_outcome_of_a_request_that_never_arrived_is_nothing_ran(hosts: SshHosts, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from domain.model.forwarding.recovery import SentRequest
+    from dunscaith.domain.model.forwarding.recovery import SentRequest
 
     forward, _, _ = forwarder(openssh_for(hosts), tmp_path)
     ghost = SentRequest("a" * 32, "login1", hosts.dunscaith, ("status",), datetime.now(UTC))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from domain.model.forwarding.evidence import Failure
-from domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, token_line
-from domain.model.forwarding.verdict import Kind as VerdictKind
-from domain.model.forwarding.verdict import Reason, classify
+from dunscaith.domain.model.forwarding.evidence import Failure
+from dunscaith.domain.model.forwarding.request import ForwardRequest, Kind, encode_token, remote_command, token_line
+from dunscaith.domain.model.forwarding.verdict import Kind as VerdictKind
+from dunscaith.domain.model.forwarding.verdict import Reason, classify
 from tests.infra.forwarding_support import forwarder, hosts_or_skip, openssh_for
 from tests.infra.ssh_hosts import NOISE, SshHosts
 
@@ -162,7 +162,7 @@ def test_a_refused_connection_is_never_ran(hosts: SshHosts, tmp_path: Path) -> N
 
 
 def test_the_paramiko_transport_reports_the_same_never_ran_failures(hosts: SshHosts, tmp_path: Path) -> None:
-    from adapters.transport.paramiko_ssh import ParamikoTransport
+    from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
     def paramiko(**kw: object) -> ParamikoTransport:
         args: dict[str, object] = dict(config_file=str(hosts.client_config), keepalive=1, user=hosts.user.name,
@@ -190,7 +190,7 @@ def test_the_paramiko_transport_reports_the_same_never_ran_failures(hosts: SshHo
 
 
 def test_paramiko_loads_known_hosts_with_cert_authority_lines(hosts: SshHosts, tmp_path: Path) -> None:
-    from adapters.transport.paramiko_ssh import ParamikoTransport
+    from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
     known = tmp_path / "known_hosts"
     known.write_text("@cert-authority *.example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB1I6R3mX0Ac9gC5mfBlkDaJ"
@@ -206,7 +206,7 @@ def test_paramiko_never_prompts_for_an_encrypted_key_and_prints_nothing(hosts: S
                                                                         capfd: pytest.CaptureFixture[str]) -> None:
     import subprocess
 
-    from adapters.transport.paramiko_ssh import ParamikoTransport
+    from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 
     locked = tmp_path / "locked"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "a passphrase", "-f", str(locked)], check=True)

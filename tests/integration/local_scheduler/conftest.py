@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.local import LocalScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectView
+from dunscaith.adapters.scheduler.local import LocalScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectView
 from tests.contract.scheduler_params import remote_run_problem
 
 REPO = Path(__file__).resolve().parents[3]

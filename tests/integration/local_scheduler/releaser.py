@@ -14,8 +14,8 @@ import signal
 import time
 from pathlib import Path
 
-from adapters.scheduler.local import LocalScheduler
-from domain.model.jobs.ids import ObjectId
+from dunscaith.adapters.scheduler.local import LocalScheduler
+from dunscaith.domain.model.jobs.ids import ObjectId
 
 
 def main() -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.lock import is_held
-from adapters.scheduler.local.layout import INSTANCE_DIR
-from adapters.scheduler.local.views import LOST_OWNER, STRANDED_RELEASE, STRANDED_START
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
-from ports.scheduler import SchedulerError
+from dunscaith.adapters.durable.lock import is_held
+from dunscaith.adapters.scheduler.local.layout import INSTANCE_DIR
+from dunscaith.adapters.scheduler.local.views import LOST_OWNER, STRANDED_RELEASE, STRANDED_START
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
+from dunscaith.ports.scheduler import SchedulerError
 from tests.integration.local_scheduler.conftest import Local, read_until, wait_for
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.local.steps import Action, Phase, fold, read_steps, step_name, try_append
-from domain.model.strict_json import DecodeError
+from dunscaith.adapters.scheduler.local.steps import Action, Phase, fold, read_steps, step_name, try_append
+from dunscaith.domain.model.strict_json import DecodeError
 
 A, P = Action, Phase
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters.run_records.jsonl import JsonlRecordStore
-from domain.model.qdevices.decisions import make_decision
-from domain.model.qdevices.lines import APP, FORMAT, LineType, make
-from domain.model.qdevices.orders import OrderState, fold
-from domain.model.qdevices.resolve import Decision, Option
-from ports.run_record import RecordUnreadable
+from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
+from dunscaith.domain.model.qdevices.decisions import make_decision
+from dunscaith.domain.model.qdevices.lines import APP, FORMAT, LineType, make
+from dunscaith.domain.model.qdevices.orders import OrderState, fold
+from dunscaith.domain.model.qdevices.resolve import Decision, Option
+from dunscaith.ports.run_record import RecordUnreadable
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -138,7 +138,7 @@ def test_a_records_folder_reached_through_a_symlink_is_the_same_record_not_a_cop
     via_link = str(tmp_path / "linked" / "records" / "mqss" / "r" / Path(appender.path).name)
     read = store.read(via_link)
     view = fold(read.lines)
-    from domain.model.qdevices.identity import RecordIdentity
+    from dunscaith.domain.model.qdevices.identity import RecordIdentity
 
     assert RecordIdentity(view.host, view.path, view.device, view.inode).mismatch(read.actual) is None
     assert store.is_in_records_folder(via_link) and store.is_newest_in_run_folder(read.path)

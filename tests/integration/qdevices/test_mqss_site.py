@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.sites.mqss import MqssSite
-from domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
-from ports.site import JobRequest
+from dunscaith.adapters.sites.mqss import MqssSite
+from dunscaith.domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
+from dunscaith.ports.site import JobRequest
 from tests.fakes.mqss_server import FakeMqss
 
 REQUEST = JobRequest(1, "bell", "Q5", "OPENQASM 2.0;\nqreg q[2];\n", 100)
@@ -149,6 +149,6 @@ def test_the_token_goes_only_in_the_authorization_header_and_nothing_is_cancelle
 
 
 def test_the_phases_of_mqss(fake_mqss: FakeMqss) -> None:
-    from adapters.sites.mqss import PHASES
+    from dunscaith.adapters.sites.mqss import PHASES
 
     assert PHASES["PENDING"] is Phase.WAITING and PHASES["CANCELLED"] is Phase.CANCELLED

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from adapters.sites.piastq import STATES, PiastqSite
-from domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
-from ports.site import JobRequest
+from dunscaith.adapters.sites.piastq import STATES, PiastqSite
+from dunscaith.domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
+from dunscaith.ports.site import JobRequest
 from tests.fakes.piastq_server import DEVICE, FakePiastq
 
 REQUEST = JobRequest(1, "bell-1", DEVICE, "OPENQASM 2.0;\nqreg q[2];\n", 10)

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from adapters.sites.fake import FakeSite
-from adapters.sites.mqss import MqssSite
-from adapters.sites.piastq import PiastqSite
-from adapters.sites.vlq import VlqSite
-from domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind
-from domain.model.qdevices.sites import TRAITS, SiteName, Step
-from ports.site import JobRequest, Site
+from dunscaith.adapters.sites.fake import FakeSite
+from dunscaith.adapters.sites.mqss import MqssSite
+from dunscaith.adapters.sites.piastq import PiastqSite
+from dunscaith.adapters.sites.vlq import VlqSite
+from dunscaith.domain.model.qdevices.answers import ENDED_PHASES, JobAnswer, Phase, ReadKind
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
+from dunscaith.ports.site import JobRequest, Site
 from tests.fakes.mqss_server import FakeMqss
 from tests.fakes.piastq_server import DEVICE, FakePiastq
 from tests.fakes.vlq_server import PROJECT, FakeVlq

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sites.piastq import PiastqSite
-from adapters.sites.vlq import VlqSite
-from domain.model.qdevices.exits import StopReason
-from domain.model.qdevices.manifest import Manifest, parse_manifest
-from domain.model.qdevices.orders import OrderOutcome, OrderState
-from domain.model.qdevices.resolve import Option
-from domain.model.qdevices.sites import SiteName
-from domain.services.qdevices.errors import CallRefused
-from domain.services.qdevices.resolve import ResolveOrder
-from domain.services.qdevices.send import SendOutcome, SendRequest
-from ports.site import Site
+from dunscaith.adapters.sites.piastq import PiastqSite
+from dunscaith.adapters.sites.vlq import VlqSite
+from dunscaith.domain.model.qdevices.exits import StopReason
+from dunscaith.domain.model.qdevices.manifest import Manifest, parse_manifest
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState
+from dunscaith.domain.model.qdevices.resolve import Option
+from dunscaith.domain.model.qdevices.sites import SiteName
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.domain.services.qdevices.resolve import ResolveOrder
+from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest
+from dunscaith.ports.site import Site
 from tests.fakes.piastq_server import DEVICE, FakePiastq
 from tests.fakes.vlq_server import CONFIGURING, PROJECT, FakeVlq
 from tests.unit.qdevices.service_kit import QASM, Bench

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.site_lock.flock import FlockSiteLock
-from ports.site_lock import SiteLockRefused
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.ports.site_lock import SiteLockRefused
 
 pytestmark = pytest.mark.slow  # real processes hold the lock
 
@@ -19,7 +19,7 @@ HOLD = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
 with FlockSiteLock(Path({state!r}), {host!r}).hold("mqss"):
     print("held", flush=True)
     time.sleep(60)

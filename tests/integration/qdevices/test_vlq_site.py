@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from adapters.sites.vlq import JOB_STATES, VlqSite
-from domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
-from ports.site import JobRequest
+from dunscaith.adapters.sites.vlq import JOB_STATES, VlqSite
+from dunscaith.domain.model.qdevices.answers import JobAnswer, Phase, ReadKind
+from dunscaith.ports.site import JobRequest
 from tests.fakes.vlq_server import CONFIGURING, FAILED, FINISHED, PROJECT, WAITING_FOR_ACCOUNT, FakeVlq
 
 REQUEST = JobRequest(1, "bell-1", "VLQ", "OPENQASM 2.0;\nqreg q[2];\n", 100)

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.durable.publish import STAGING_PREFIX
-from adapters.process.instance_dir import DirectoryInstanceFiles
-from domain.model.remote.control import TerminateRequest, decode_files
+from dunscaith.adapters.durable.publish import STAGING_PREFIX
+from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+from dunscaith.domain.model.remote.control import TerminateRequest, decode_files
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 

@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from adapters.process.forked_owner import ForkedOwner, OwnerLaunch
+from dunscaith.adapters.process.forked_owner import ForkedOwner, OwnerLaunch
 
 
 def _launch(tmp_path: Path) -> OwnerLaunch:
@@ -66,7 +66,7 @@ def test_the_code_pipe_is_not_inherited_by_what_the_owner_starts(tmp_path: Path)
 
 
 def test_a_prepared_owner_imports_first_then_runs_the_launch_it_is_sent(tmp_path: Path) -> None:
-    from adapters.process.forked_owner import PreparedOwner
+    from dunscaith.adapters.process.forked_owner import PreparedOwner
 
     def preload() -> Callable[[OwnerLaunch, Callable[[int], None]], int]:
         def run(launch: OwnerLaunch, ended: Callable[[int], None]) -> int:
@@ -87,7 +87,7 @@ def test_a_prepared_owner_imports_first_then_runs_the_launch_it_is_sent(tmp_path
 
 
 def test_a_prepared_owner_never_launched_ends_without_running_anything(tmp_path: Path) -> None:
-    from adapters.process.forked_owner import PreparedOwner
+    from dunscaith.adapters.process.forked_owner import PreparedOwner
 
     ran = tmp_path / "ran"
 

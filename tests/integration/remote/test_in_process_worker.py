@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[3]
 OWNER = textwrap.dedent("""
     import atexit, json, os, signal, sys, threading
     from pathlib import Path
-    from adapters.clock.system import SystemClock
-    from adapters.process.wrapper import LaunchSpec, PosixWrapper
+    from dunscaith.adapters.clock.system import SystemClock
+    from dunscaith.adapters.process.wrapper import LaunchSpec, PosixWrapper
 
     directory, seen, mode, cwd = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     atexit.register(lambda: seen.with_name("owner-atexit").touch())  # the wrapper's: never the worker's

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
+from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles, NotAnInstance
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 

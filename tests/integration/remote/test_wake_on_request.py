@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.process.directory_watch import FALLBACK_POLL_SECONDS, Polling, watch_directory
+from dunscaith.adapters.process.directory_watch import FALLBACK_POLL_SECONDS, Polling, watch_directory
 from tests.e2e.remote.conftest import DUNSCAITH, alive
 
 pytestmark = pytest.mark.slow
@@ -95,9 +95,9 @@ def test_an_idle_wrapper_waits_without_a_timeout_and_a_request_still_wakes_it(tm
 FORCED_POLLING = """
 import sys
 from pathlib import Path
-from adapters.clock.system import SystemClock
-from adapters.process.directory_watch import polling
-from adapters.process.wrapper import LaunchSpec, PosixWrapper
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.process.directory_watch import polling
+from dunscaith.adapters.process.wrapper import LaunchSpec, PosixWrapper
 wrapper = PosixWrapper(Path(sys.argv[1]), SystemClock(), watch=polling)
 wrapper.claim()
 sys.exit(wrapper.run(LaunchSpec(tuple(sys.argv[2:]), {"PATH": "/usr/bin:/bin"}, "/")))

@@ -15,9 +15,9 @@ from typing import Literal, TypeVar
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectView, QueryResult
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectView, QueryResult
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster, stop_shared_cluster
 
 T = TypeVar("T")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
 from tests.contract.sweeping import stopped_ids, sweep_once
 from tests.infra.slurm import SlurmTestCluster
 from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir

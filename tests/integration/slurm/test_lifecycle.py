@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
 from tests.infra.slurm import SlurmTestCluster
 from tests.integration.slurm.conftest import created, new_name, present, seen, wait_for
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ObjectState
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ObjectState
 from tests.infra.slurm import SlurmTestCluster
 from tests.integration.slurm.conftest import new_name, only_view, present
 
@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 SCRIPT = textwrap.dedent("""
     import json, sys, time
-    from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-    from domain.model.jobs.objects import ENDED, ObjectSpec
+    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+    from dunscaith.domain.model.jobs.objects import ENDED, ObjectSpec
     conf, name, nonce, workdir = sys.argv[1:5]
     s = SlurmCliScheduler(SlurmClusterConfig(env={"SLURM_CONF": conf}))
     answer = s.create_held(ObjectSpec(name, nonce, command=("sh", "-c", "id -un; exit 4"), workdir=workdir))

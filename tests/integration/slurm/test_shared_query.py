@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.scheduler.shared_query import SharedQueryScheduler
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from domain.model.jobs.objects import ObjectSpec, ObjectState
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState
 from tests.infra.slurm_bin import calls, make_bin_dir
 from tests.integration.slurm.conftest import created, new_name
 

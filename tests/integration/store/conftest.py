@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.record_root import open_record_root
-from adapters.store.sqlite.store import SqliteStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.record_root import open_record_root
+from dunscaith.adapters.store.sqlite.store import SqliteStore
 
 OpenStore = Callable[..., SqliteStore]  # opens a store with the keyword arguments given; closed after the test
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.host.fake import FakeHost
-from adapters.pointers.files import FilePointers
-from adapters.residual.files import FileResidualList
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import Pointer
-from domain.model.jobs.spec import JobSpec
-from domain.services.jobs.doctor import Doctor
-from domain.services.jobs.submit import RecordJob
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.host.fake import FakeHost
+from dunscaith.adapters.pointers.files import FilePointers
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.services.jobs.doctor import Doctor
+from dunscaith.domain.services.jobs.submit import RecordJob
 
 HOST = FakeHost(machine_id="1" * 32, hostname="login1")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.pointers.files import FilePointers, default_pointer_dir
-from adapters.pointers.memory import InMemoryPointers
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
-from domain.model.jobs.record import HostIdentity
+from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -149,7 +149,7 @@ def test_a_config_folder_the_user_made_keeps_its_mode_and_the_pointers_folder_is
     import os
     import stat
 
-    from adapters.durable.config_dir import ensure_dunscaith_dir
+    from dunscaith.adapters.durable.config_dir import ensure_dunscaith_dir
 
     base = tmp_path / ".config" / "dunscaith"
     base.mkdir(parents=True)

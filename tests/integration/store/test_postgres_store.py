@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from adapters.store.postgres.store import PostgresStore, StoreMoved
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sql.revisions import HEAD
-from domain.model.jobs.ids import JobId
-from ports.job_store import LockBusy, LockLost, RecordDamaged, StoreError
+from dunscaith.adapters.store.postgres.store import PostgresStore, StoreMoved
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sql.revisions import HEAD
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.ports.job_store import LockBusy, LockLost, RecordDamaged, StoreError
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -77,15 +77,15 @@ def test_a_wrong_password_is_one_line_without_the_password_nor_a_traceback(postg
     path = _password_file(tmp_path, text="not-the-password\n")
     code = (
         "import sys; from pathlib import Path\n"
-        "from adapters.store.postgres.store import PostgresStore\n"
-        "from adapters.store.postgres.target import PostgresTarget\n"
+        "from dunscaith.adapters.store.postgres.store import PostgresStore\n"
+        "from dunscaith.adapters.store.postgres.target import PostgresTarget\n"
         f"PostgresStore.open(PostgresTarget.from_settings({postgres_server.url(postgres_db, PASSWORD_USER)!r}, "
         f"password_file=Path({str(path)!r})))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ports.job_store.StoreError: record store postgresql://secret_user@127.0.0.1")
+    assert last.startswith("dunscaith.ports.job_store.StoreError: record store postgresql://secret_user@127.0.0.1")
     assert "password authentication failed" in last
     assert "not-the-password" not in done.stderr + done.stdout
 
@@ -95,8 +95,8 @@ def test_a_traceback_through_an_open_store_never_shows_the_password(postgres_ser
     path = _password_file(tmp_path)
     code = (
         "from pathlib import Path\n"
-        "from adapters.store.postgres.store import PostgresStore\n"
-        "from adapters.store.postgres.target import PostgresTarget\n"
+        "from dunscaith.adapters.store.postgres.store import PostgresStore\n"
+        "from dunscaith.adapters.store.postgres.target import PostgresTarget\n"
         f"store = PostgresStore.open(PostgresTarget.from_settings({postgres_server.url(postgres_db, PASSWORD_USER)!r}, "
         f"password_file=Path({str(path)!r})))\n"
         "print(store.identity(), store.location(), repr(store.target), flush=True)\n"
@@ -283,8 +283,8 @@ def test_health_is_seen_from_another_handle_and_a_beat_outlives_the_lock(url: st
 HOLDER = """
 import sys
 from datetime import datetime, UTC
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
 store = PostgresStore.open(PostgresTarget.from_settings(sys.argv[1]))
 with store.lock("analysis-1") as held:
     for i in range(10**6):
@@ -399,9 +399,9 @@ def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(po
 
 FROZEN = """
 import sys
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from ports.job_store import LockLost
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.ports.job_store import LockLost
 store = PostgresStore.open(PostgresTarget.from_settings(sys.argv[1]))
 with store.lock("analysis-1") as held:
     print(held.pid, flush=True)
@@ -447,12 +447,12 @@ def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_ope
                                                                                   opened: OpenStore) -> None:
     import psycopg
 
-    from domain.model.jobs import events as ev
-    from domain.model.jobs.ids import Nonce
-    from domain.model.jobs.record import StoreIdentity
-    from domain.model.jobs.spec import JobSpec
-    from domain.model.jobs.state import fold
-    from domain.model.jobs.summary import SummaryQuery, summarize
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.ids import Nonce
+    from dunscaith.domain.model.jobs.record import StoreIdentity
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.state import fold
+    from dunscaith.domain.model.jobs.summary import SummaryQuery, summarize
 
     url = postgres_server.url(postgres_server.new_database())
     store = opened(url)

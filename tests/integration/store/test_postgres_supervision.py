@@ -10,18 +10,18 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.residual.memory import InMemoryResidualList
-from adapters.scheduler.fake import FakeScheduler
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import OutcomeKind
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
 from tests.infra.postgres import private_server
 from tests.unit.jobs.helpers import NoCrash, Progress, StopAfter
 

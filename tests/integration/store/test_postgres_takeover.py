@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.clock.system import SystemClock
-from adapters.scheduler.local import LocalScheduler
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import OutcomeKind
-from ports.job_store import LockBusy
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.scheduler.local import LocalScheduler
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.ports.job_store import LockBusy
 from tests.infra.postgres import PostgresTestServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -34,13 +34,13 @@ SUPERVISE = """
 import sys, time
 from datetime import timedelta
 from pathlib import Path
-from adapters.clock.system import SystemClock
-from adapters.scheduler.local import LocalScheduler
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from adapters.residual.memory import InMemoryResidualList
-from domain.model.jobs.policy import Policy
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.scheduler.local import LocalScheduler
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 class NoStop:
     def pending(self): return None
@@ -69,8 +69,8 @@ def supervise(url, root, job):
 
 
 def _record(url: str) -> None:
-    from domain.model.jobs.spec import JobSpec
-    from domain.services.jobs.submit import RecordJob
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.services.jobs.submit import RecordJob
     from tests.unit.jobs.helpers import NoCrash
 
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:

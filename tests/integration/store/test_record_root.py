@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.fake import FakeHost
-from adapters.host.system import SystemHost
-from adapters.store.record_root import default_records_root, open_record_root
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs.root_errors import (
+from dunscaith.adapters.host.fake import FakeHost
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.record_root import default_records_root, open_record_root
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.root_errors import (
     RecordRootRefused,
     RootHostFileDamaged,
     RootOfAnotherHost,

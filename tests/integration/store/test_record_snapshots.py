@@ -18,22 +18,22 @@ from typing import Any
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.host.system import SystemHost
-from adapters.pointers.memory import InMemoryPointers
-from adapters.residual.memory import InMemoryResidualList
-from adapters.store.postgres.store import PostgresStore
-from adapters.store.postgres.target import PostgresTarget
-from adapters.store.sqlite.store import SqliteStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import HostIdentity, StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import JobState, fold
-from domain.model.version import VERSION
-from domain.services.jobs.doctor import Doctor
-from domain.services.jobs.status import JobStatus
-from ports.job_store import JobStore, RecordDamaged, StoreError
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.store.postgres.store import PostgresStore
+from dunscaith.adapters.store.postgres.target import PostgresTarget
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import HostIdentity, StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.version import VERSION
+from dunscaith.domain.services.jobs.doctor import Doctor
+from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.ports.job_store import JobStore, RecordDamaged, StoreError
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("long")

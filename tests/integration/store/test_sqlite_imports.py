@@ -12,8 +12,8 @@ from tests.integration.store.conftest import run_child
 
 _OPEN = (
     "import sys, pathlib, datetime;"
-    "from adapters.host.system import SystemHost;"
-    "from adapters.store.sqlite.store import SqliteStore;"
+    "from dunscaith.adapters.host.system import SystemHost;"
+    "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
     "T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC);"
     "s = SqliteStore.open(pathlib.Path({root!r}), SystemHost());"
 )

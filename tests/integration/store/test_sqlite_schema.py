@@ -11,10 +11,9 @@ import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 
-import adapters
-import domain
-from adapters.store.sqlite.schema import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
-from ports.job_store import StoreError
+from dunscaith import adapters, domain
+from dunscaith.adapters.store.sqlite.schema import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from dunscaith.ports.job_store import StoreError
 from tests.integration.store.conftest import OpenStore, raw, run_child
 
 REPO = Path(__file__).resolve().parents[3]
@@ -70,8 +69,8 @@ def test_reopening_a_store_at_head_keeps_its_records(open_store: OpenStore) -> N
 @pytest.mark.slow
 def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root: Path) -> None:
     code = (
-        "import pathlib; from adapters.host.system import SystemHost;"
-        "from adapters.store.sqlite.store import SqliteStore;"
+        "import pathlib; from dunscaith.adapters.host.system import SystemHost;"
+        "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
         f"SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost()).close(); print('ok')"
     )
     children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -124,12 +123,12 @@ def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_s
 
 def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store: OpenStore,
                                                                                   root: Path) -> None:
-    from domain.model.jobs import events as ev
-    from domain.model.jobs.ids import JobId, Nonce
-    from domain.model.jobs.record import StoreIdentity
-    from domain.model.jobs.spec import JobSpec
-    from domain.model.jobs.state import fold
-    from domain.model.jobs.summary import SummaryQuery, summarize
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.ids import JobId, Nonce
+    from dunscaith.domain.model.jobs.record import StoreIdentity
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.state import fold
+    from dunscaith.domain.model.jobs.summary import SummaryQuery, summarize
 
     store = open_store()
     for i in range(3):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.opening import recovery_advice
-from adapters.store.sqlite.store import SqliteStore
-from ports.job_store import StoreError
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.opening import recovery_advice
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.ports.job_store import StoreError
 from tests.integration.store.conftest import OpenStore, bound, raw
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -86,8 +86,9 @@ def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(r
     bound(root)
     (root / "records.db").write_bytes(b"\0garbage" * 100)
     code = (
-        "import pathlib, sys; from adapters.host.system import SystemHost;"
-        "from adapters.store.sqlite.store import SqliteStore; from ports.job_store import StoreError\n"
+        "import pathlib, sys; from dunscaith.adapters.host.system import SystemHost;"
+        "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
+        "from dunscaith.ports.job_store import StoreError\n"
         f"try: SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())\n"
         "except StoreError as exc: print(exc, file=sys.stderr); sys.exit(2)"
     )
@@ -150,9 +151,9 @@ def test_the_store_identity_names_the_file_and_the_host(open_store: OpenStore, r
 APPENDER = """
 import json, os, pathlib, sys, time
 from datetime import datetime, UTC
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.opening import recovery_advice
-from adapters.store.sqlite.store import SqliteStore
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.opening import recovery_advice
+from dunscaith.adapters.store.sqlite.store import SqliteStore
 root, go, me, count = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 store = SqliteStore.open(root, SystemHost())
 print("ready", flush=True)
@@ -193,8 +194,8 @@ def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_ne
 
 def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root: Path) -> None:
     code = (
-        "import pathlib; from datetime import datetime, UTC; from adapters.host.system import SystemHost;"
-        "from adapters.store.sqlite.store import SqliteStore\n"
+        "import pathlib; from datetime import datetime, UTC; from dunscaith.adapters.host.system import SystemHost;"
+        "from dunscaith.adapters.store.sqlite.store import SqliteStore\n"
         f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())\n"
         "store.create('alone', datetime.now(UTC), 'created', {})\n"
         "for i in range(100_000):\n"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.system import SystemHost
-from adapters.store.sqlite.opening import StoreRefused
-from adapters.store.sqlite.store import SqliteStore
-from ports.job_store import RecordDamaged
+from dunscaith.adapters.host.system import SystemHost
+from dunscaith.adapters.store.sqlite.opening import StoreRefused
+from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.ports.job_store import RecordDamaged
 from tests.infra.sqlite_pages import event_pages, zero_pages
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.system import MACHINE_ID_FILES, SystemHost
+from dunscaith.adapters.host.system import MACHINE_ID_FILES, SystemHost
 
 
 def test_the_identity_is_this_machines_id_and_hostname() -> None:

@@ -1,6 +1,6 @@
 import pytest
 
-from domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 SPEC = {"host": (str,), "pid": (int,), "note": (str, type(None))}
 
@@ -30,7 +30,7 @@ def test_a_dataclass_spec_reads_each_field_as_json_carries_it() -> None:
     from dataclasses import dataclass
     from typing import ClassVar, NewType
 
-    from domain.model.strict_json import dataclass_spec
+    from dunscaith.domain.model.strict_json import dataclass_spec
 
     Name = NewType("Name", str)
 
@@ -48,7 +48,7 @@ def test_a_dataclass_spec_reads_each_field_as_json_carries_it() -> None:
 def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass() -> None:
     from dataclasses import fields
 
-    from domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs import events as ev
 
     for kind, cls in ev._BY_KIND.items():
         assert list(ev._FIELDS[kind]) == [f.name for f in fields(cls)], kind
@@ -59,7 +59,7 @@ def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass() -> None:
 def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error() -> None:
     import pytest
 
-    from domain.model.strict_json import DecodeError, loads_bounded
+    from dunscaith.domain.model.strict_json import DecodeError, loads_bounded
 
     for body in (b"[" * 200_000, b"[" * 200_000 + b"]" * 200_000, '{"a":' * 100_000):
         with pytest.raises(DecodeError, match="nested deeper than 64"):
@@ -69,7 +69,7 @@ def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error() -> 
 def test_brackets_inside_strings_do_not_count_and_64_levels_read() -> None:
     import json
 
-    from domain.model.strict_json import loads_bounded
+    from dunscaith.domain.model.strict_json import loads_bounded
 
     value = {"x": "[" * 500 + '\\"]{' * 50}
     assert loads_bounded(json.dumps(value)) == value

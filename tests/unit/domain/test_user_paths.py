@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.user_paths import UserPathRefused, expand_user_path
+from dunscaith.domain.model.user_paths import UserPathRefused, expand_user_path
 
 ENV = {"SCRATCH": "/scratch/alice", "EMPTY": ""}
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.lock import FlockLock, LockHeld, is_held
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
 
 
 def test_a_second_holder_is_refused_and_the_first_release_frees_it(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_a_missing_lock_file_is_not_held(tmp_path: Path) -> None:
 def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path: Path) -> None:
     path = tmp_path / "lock"
     code = (
-        "import sys, pathlib; from adapters.durable.lock import FlockLock;"
+        "import sys, pathlib; from dunscaith.adapters.durable.lock import FlockLock;"
         f"FlockLock(pathlib.Path({str(path)!r})).acquire(); print('held', flush=True); sys.stdin.read()"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

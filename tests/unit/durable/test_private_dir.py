@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.private_dir import UnsafeDirectory, check_record_folder, ensure_private_dir
-from domain.model.jobs.root_errors import RootUnsafe
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, check_record_folder, ensure_private_dir
+from dunscaith.domain.model.jobs.root_errors import RootUnsafe
 
 
 def mode(path):
@@ -113,8 +113,8 @@ def test_an_open_directory_can_be_accepted_but_is_still_never_changed(tmp_path: 
 
 
 def test_a_record_folder_checks_every_folder_from_the_root_down_and_refuses_as_the_root_is(tmp_path: Path) -> None:
-    from adapters.durable.private_dir import ensure_record_folder
-    from domain.model.jobs.root_errors import RootUnsafe
+    from dunscaith.adapters.durable.private_dir import ensure_record_folder
+    from dunscaith.domain.model.jobs.root_errors import RootUnsafe
 
     root = tmp_path / "records"
     made = ensure_record_folder(root / "slurm-queries" / "big" / "wanted", root)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.liveness import pid_alive, process_start
-from adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
+from dunscaith.adapters.durable.liveness import pid_alive, process_start
+from dunscaith.adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
 
 
 def test_reads_a_file_of_yours_within_its_limit(tmp_path: Path) -> None:

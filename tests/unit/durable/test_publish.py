@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.publish import STAGING_PREFIX, publish, replace, write_synced
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish, replace, write_synced
 
 
 def test_publish_puts_the_whole_file_under_its_final_name(tmp_path: Path) -> None:

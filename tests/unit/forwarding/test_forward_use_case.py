@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.transport.openssh import OpenSshTransport
-from domain.model.forwarding.evidence import Failure, SessionEvidence
-from domain.model.forwarding.frames import (
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.transport.openssh import OpenSshTransport
+from dunscaith.domain.model.forwarding.evidence import Failure, SessionEvidence
+from dunscaith.domain.model.forwarding.frames import (
     ExitStatus,
     FrameKind,
     FrameReader,
@@ -21,11 +21,11 @@ from domain.model.forwarding.frames import (
     exit_payload,
     hello_payload,
 )
-from domain.model.forwarding.recovery import Received, SentRequest
-from domain.model.forwarding.request import decode_token
-from domain.model.forwarding.verdict import Kind, Reason
-from domain.services.forwarding.forward import ForwardCommand
-from ports.forwarding import UnknownRequest
+from dunscaith.domain.model.forwarding.recovery import Received, SentRequest
+from dunscaith.domain.model.forwarding.request import decode_token
+from dunscaith.domain.model.forwarding.verdict import Kind, Reason
+from dunscaith.domain.services.forwarding.forward import ForwardCommand
+from dunscaith.ports.forwarding import UnknownRequest
 from tests.infra.forwarding_support import HeldStdin, MemoryStreams
 
 RID = "ab" * 16
@@ -197,7 +197,7 @@ def test_a_session_started_sooner_is_used_and_its_token_follows_the_record() -> 
 
 
 def test_a_session_started_sooner_is_ended_unsent_when_the_record_cannot_be_made() -> None:
-    from ports.forwarding import SentRequestsUnusable
+    from dunscaith.ports.forwarding import SentRequestsUnusable
 
     class Refusing(MemorySent):
         def record(self, sent: SentRequest) -> None:
@@ -311,14 +311,14 @@ def test_the_openssh_client_is_never_asked_to_relax_host_keys_and_prompts_only_w
 def test_a_host_name_ssh_could_read_as_an_option_is_refused(host: str) -> None:
     from pathlib import Path
 
-    from ports.transport import TransportRefused
+    from dunscaith.ports.transport import TransportRefused
 
     with pytest.raises(TransportRefused):
         OpenSshTransport().argv(host, "cmd", False, False, Path("/x"))
 
 
 def test_the_next_command_to_the_host_first_learns_what_became_of_one_that_may_have_run() -> None:
-    from domain.model.forwarding.recovery import HostReport, HostState, report_payload
+    from dunscaith.domain.model.forwarding.recovery import HostReport, HostState, report_payload
 
     first, query, second = "a" * 32, "b" * 32, "c" * 32
     ids = iter([first, query, second, "d" * 32])
@@ -344,7 +344,7 @@ def test_the_next_command_to_the_host_first_learns_what_became_of_one_that_may_h
 
 
 def test_a_session_started_sooner_is_ended_unsent_while_earlier_requests_are_asked_about_first() -> None:
-    from domain.model.forwarding.recovery import HostReport, HostState, report_payload
+    from dunscaith.domain.model.forwarding.recovery import HostReport, HostState, report_payload
 
     first, query, second = "a" * 32, "b" * 32, "c" * 32
     ids = iter([first, query, second])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.model.forwarding.frames import (
+from dunscaith.domain.model.forwarding.frames import (
     MAX_LINE,
     MAX_PAYLOAD,
     ExitStatus,

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from domain.model.forwarding.request import FORWARDED_ENV
-from entrypoints.dunscaith import forwarding_root
+from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
+from dunscaith.entrypoints.dunscaith import forwarding_root
 
 
 @pytest.fixture

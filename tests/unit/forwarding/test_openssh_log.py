@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.forwarding.evidence import Failure
-from domain.model.forwarding.openssh_log import TABLE, Line, classify_line, openssh_evidence
+from dunscaith.domain.model.forwarding.evidence import Failure
+from dunscaith.domain.model.forwarding.openssh_log import TABLE, Line, classify_line, openssh_evidence
 
 BANNER = "debug1: OpenSSH_9.2p1 Debian-2+deb12u6, OpenSSL 3.0.17 1 Jul 2025"
 AUTH = 'debug1: Authenticated to login1 ([10.9.8.11]:22) using "publickey".'

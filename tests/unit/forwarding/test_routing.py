@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import typer.main
 
-from entrypoints import cli_support
-from entrypoints.dunscaith import routing, settings_cache
-from entrypoints.dunscaith.app import app
+from dunscaith.entrypoints import cli_support
+from dunscaith.entrypoints.dunscaith import routing, settings_cache
+from dunscaith.entrypoints.dunscaith.app import app
 
 
 def _command(name: str) -> Any:
@@ -29,7 +29,7 @@ def test_each_routed_command_takes_one_job_argument_and_only_the_flags_routing_k
 
 
 def test_the_console_script_knows_the_same_routed_commands_and_hidden_flag() -> None:
-    from domain.model.forwarding.request import FORWARDED_ENV
+    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 
     assert set(cli_support._ROUTED) == set(routing.ROUTED)
     assert cli_support.FORWARDED_ENV == FORWARDED_ENV
@@ -106,8 +106,9 @@ def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_fi
 # What a forwarded command has imported when its ssh starts: the pointer, the settings' remembered
 # answer and the transport, never the job state, the CLI, the settings' validator or the container.
 NOT_BEFORE_SSH = ("typer", "click", "pydantic", "pydantic_settings", "dependency_injector", "sqlalchemy",
-                  "domain.model.jobs.state", "domain.model.jobs.events", "domain.model.jobs.attendance",
-                  "domain.services", "entrypoints.dunscaith.container", "entrypoints.dunscaith.settings")
+                  "dunscaith.domain.model.jobs.state", "dunscaith.domain.model.jobs.events",
+                  "dunscaith.domain.model.jobs.attendance", "dunscaith.domain.services",
+                  "dunscaith.entrypoints.dunscaith.container", "dunscaith.entrypoints.dunscaith.settings")
 _PROBE = """
 import subprocess, sys
 def popen(argv, *args, **kw):
@@ -117,7 +118,7 @@ def popen(argv, *args, **kw):
     os._exit(0)
 subprocess.Popen = popen
 sys.argv = ["dunscaith", "status", "j1"]
-from entrypoints import cli_support
+from dunscaith.entrypoints import cli_support
 cli_support.dunscaith()
 """
 
@@ -128,10 +129,10 @@ def test_a_forwarded_command_starts_ssh_before_importing_the_cli_or_the_job_stat
     import sys
     from datetime import UTC, datetime
 
-    from adapters.pointers.files import FilePointers
-    from domain.model.jobs.ids import JobId
-    from domain.model.jobs.pointer import Pointer
-    from domain.model.jobs.record import HostIdentity
+    from dunscaith.adapters.pointers.files import FilePointers
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.domain.model.jobs.pointer import Pointer
+    from dunscaith.domain.model.jobs.record import HostIdentity
 
     env = {**_env(tmp_path), "PATH": os.environ["PATH"], "DUNSCAITH_RECORDS__ROOT": str(tmp_path / "records")}
     FilePointers(tmp_path / "config" / "dunscaith" / "jobs").write(Pointer(
@@ -142,6 +143,6 @@ def test_a_forwarded_command_starts_ssh_before_importing_the_cli_or_the_job_stat
                               check=False)
         assert done.returncode == 0, done.stderr
     imported = set(eval(done.stderr.strip().splitlines()[-1]))
-    assert "adapters.transport.openssh" in imported  # it did reach ssh
+    assert "dunscaith.adapters.transport.openssh" in imported  # it did reach ssh
     early = sorted(m for m in imported for name in NOT_BEFORE_SSH if m == name or m.startswith(name + "."))
     assert early == []

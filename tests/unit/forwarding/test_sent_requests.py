@@ -12,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from adapters.transport import sent_requests as module
-from adapters.transport.sent_requests import FileSentRequests
-from domain.model.forwarding.recovery import RESOLVED_KEPT, Received, SentRequest, encode_received, encode_sent
+from dunscaith.adapters.transport import sent_requests as module
+from dunscaith.adapters.transport.sent_requests import FileSentRequests
+from dunscaith.domain.model.forwarding.recovery import (
+    RESOLVED_KEPT,
+    Received,
+    SentRequest,
+    encode_received,
+    encode_sent,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.transport.sent_requests import FileSentRequests
-from domain.model.forwarding.recovery import SentRequest
+from dunscaith.adapters.transport.sent_requests import FileSentRequests
+from dunscaith.domain.model.forwarding.recovery import SentRequest
 
 
 def test_the_users_config_folder_keeps_its_mode_and_forwarded_is_made_0700(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.model.forwarding.request import (
+from dunscaith.domain.model.forwarding.request import (
     PROTOCOL,
     ForwardRequest,
     Kind,

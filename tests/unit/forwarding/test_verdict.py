@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from domain.model.forwarding.evidence import Failure, SessionEvidence
-from domain.model.forwarding.frames import ExitStatus
-from domain.model.forwarding.verdict import (
+from dunscaith.domain.model.forwarding.evidence import Failure, SessionEvidence
+from dunscaith.domain.model.forwarding.frames import ExitStatus
+from dunscaith.domain.model.forwarding.verdict import (
     MAY_HAVE_RUN_EXIT,
     NEVER_RAN_EXIT,
     CallerEnd,

@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from adapters.clock.fake import FakeClock
-from adapters.residual.memory import InMemoryResidualList
-from adapters.scheduler.fake import FakeScheduler
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.residual import ResidualPolicy
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import JobState, fold
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
 
 class NoCrash:

@@ -9,12 +9,12 @@ import pytest
 from dependency_injector import providers
 from typer.testing import CliRunner
 
-from adapters.pointers.memory import InMemoryPointers
-from adapters.scheduler.fake import FakeScheduler
-from domain.model.jobs.ids import JobId
-from entrypoints.dunscaith.app import app
-from entrypoints.dunscaith.container import Container
-from entrypoints.dunscaith.settings import DunscaithSettings, ResidualSection, SuperviseSection
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.entrypoints.dunscaith.app import app
+from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, ResidualSection, SuperviseSection
 from tests.fakes.dunscaith_adapters import FakeAdapters
 
 

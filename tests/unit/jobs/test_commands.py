@@ -7,19 +7,19 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.clock.system import SystemClock
-from adapters.residual.memory import InMemoryResidualList
-from adapters.scheduler.fake import FakeScheduler
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.policy import Policy
-from domain.model.jobs.residual import ResidualReason
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import Action, OutcomeKind, fold
-from domain.services.jobs.commands import Answer, Answerer, JobCommands
-from domain.services.jobs.submit import RecordJob
-from domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.residual import ResidualReason
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import Action, OutcomeKind, fold
+from dunscaith.domain.services.jobs.commands import Answer, Answerer, JobCommands
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
 from tests.unit.jobs.helpers import NoCrash, Progress, StopAfter, rig
 
 

@@ -8,8 +8,8 @@ from typing import get_args
 import pytest
 from dependency_injector import providers
 
-from entrypoints.dunscaith.container import Adapters, Container
-from entrypoints.dunscaith.settings import ClusterSettings, DunscaithSettings, RecordsSettings
+from dunscaith.entrypoints.dunscaith.container import Adapters, Container
+from dunscaith.entrypoints.dunscaith.settings import ClusterSettings, DunscaithSettings, RecordsSettings
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:

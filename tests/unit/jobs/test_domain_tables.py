@@ -7,17 +7,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.model.jobs import events as ev
-from domain.model.jobs import supervision as sv
-from domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
-from domain.model.jobs.policy import Policy, TryAgain, judge_end
-from domain.model.jobs.record import StoreIdentity
-from domain.model.jobs.residual import ResidualPolicy
-from domain.model.jobs.settlement import outstanding
-from domain.model.jobs.spec import BadSpec, JobSpec
-from domain.model.jobs.state import (
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import supervision as sv
+from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
+from dunscaith.domain.model.jobs.policy import Policy, TryAgain, judge_end
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.model.jobs.settlement import outstanding
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.state import (
     Attempt,
     AttemptState,
     EscalationReason,
@@ -28,8 +28,8 @@ from domain.model.jobs.state import (
     fold_events,
     label,
 )
-from domain.model.strict_json import DecodeError
-from domain.services.jobs.submit import check_name
+from dunscaith.domain.model.strict_json import DecodeError
+from dunscaith.domain.services.jobs.submit import check_name
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 JOB = JobId("j")
@@ -267,9 +267,9 @@ def test_a_spec_needs_exactly_one_of_command_and_script(command: tuple[str, ...]
     ("escalated", 1000, False),
 ])
 def test_unattended_by_pointer(state: str, seen_ago: int | None, unattended: bool) -> None:
-    from domain.model.jobs.attendance import unattended_by_pointer
-    from domain.model.jobs.pointer import Pointer
-    from domain.model.jobs.record import HostIdentity
+    from dunscaith.domain.model.jobs.attendance import unattended_by_pointer
+    from dunscaith.domain.model.jobs.pointer import Pointer
+    from dunscaith.domain.model.jobs.record import HostIdentity
 
     now = T0 + timedelta(hours=1)
     pointer = Pointer(JOB, "other", "/var/tmp/x", HostIdentity("m", "other"), "/bin/dunscaith", "local", "local",
@@ -290,8 +290,8 @@ def test_unattended_by_pointer(state: str, seen_ago: int | None, unattended: boo
 ])
 def test_status_judgement(history: tuple[ev.Event, ...], held: bool, beat_ago: int | None, unattended: bool,
                           unhealthy: bool) -> None:
-    from domain.model.jobs.record import LoopHealth
-    from domain.services.jobs.status import judge
+    from dunscaith.domain.model.jobs.record import LoopHealth
+    from dunscaith.domain.services.jobs.status import judge
 
     now = T0 + timedelta(hours=1)
     health = LoopHealth(held, None if beat_ago is None else now - timedelta(seconds=beat_ago))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapters.pointers.memory import InMemoryPointers
-from adapters.scheduler.fake import FakeScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectSpec, ObjectState
-from domain.model.jobs.pointer import Pointer
-from domain.model.jobs.record import HostIdentity
-from domain.services.jobs.emergency_stop import EmergencyStop, EmergencyStopReport
-from ports.scheduler import SchedulerError
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop, EmergencyStopReport
+from dunscaith.ports.scheduler import SchedulerError
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -6,18 +6,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.errors import JobsError
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.pointer import DamagedPointer, NoPointer
-from domain.model.jobs.prune import BadDuration, parse_duration
-from domain.model.jobs.record import StoreIdentity
-from domain.model.jobs.root_errors import RootUnsafe
-from domain.model.jobs.spec import BadSpec, JobSpec
-from domain.model.jobs.state import RecordInconsistent, fold_events
-from domain.model.remote.control import ControlError
-from domain.model.remote.errors import RemoteError
-from domain.model.strict_json import DecodeError
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.pointer import DamagedPointer, NoPointer
+from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.root_errors import RootUnsafe
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.state import RecordInconsistent, fold_events
+from dunscaith.domain.model.remote.control import ControlError
+from dunscaith.domain.model.remote.errors import RemoteError
+from dunscaith.domain.model.strict_json import DecodeError
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HEAD = ev.JobRecorded.of(JobSpec(JobId("j"), "local", "local", ("true",)), StoreIdentity("memory", "m"))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.process.escalation_command import CommandEscalationDelivery
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Escalation, EscalationReason
-from ports.escalation_delivery import DeliveryFailed
+from dunscaith.adapters.process.escalation_command import CommandEscalationDelivery
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import Escalation, EscalationReason
+from dunscaith.ports.escalation_delivery import DeliveryFailed
 
 ESC = Escalation(EscalationReason.VANISHED, 2, "object 7 not listed since 12:00", datetime(2026, 1, 1, tzinfo=UTC))
 

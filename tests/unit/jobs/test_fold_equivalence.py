@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.record import StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import (
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import (
     Action,
     Attempt,
     EscalationReason,

@@ -7,11 +7,11 @@ from types import MappingProxyType
 
 import pytest
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import decoded, fold
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import decoded, fold
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 OID = ObjectId("4242")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from adapters.clock.fake import FakeClock
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs.binding import bound_elsewhere
-from domain.model.jobs.filesystem import Filesystem
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import HostIdentity, StoreIdentity
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import fold
-from domain.services.jobs.submit import RecordJob
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs.binding import bound_elsewhere
+from dunscaith.domain.model.jobs.filesystem import Filesystem
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import HostIdentity, StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.submit import RecordJob
 from tests.unit.jobs.helpers import NoCrash
 
 LOGIN1 = HostIdentity(machine_id="m1", hostname="login1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.jobs.lock_timings import UnsoundLockTimings, require_release_after_detection
+from dunscaith.domain.model.jobs.lock_timings import UnsoundLockTimings, require_release_after_detection
 
 
 def test_a_release_after_the_detection_is_accepted() -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from adapters.clock.fake import FakeClock
-from adapters.pointers.memory import InMemoryPointers
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import DamagedPointer, Pointer, PointerReading
-from domain.model.jobs.record import HostIdentity
-from domain.services.jobs.pointer_survey import PointerSurveys
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import DamagedPointer, Pointer, PointerReading
+from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 HERE = HostIdentity(machine_id="a" * 32, hostname="login1")

@@ -7,19 +7,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.pointers.memory import InMemoryPointers
-from adapters.residual.memory import InMemoryResidualList
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.objects import ObjectState
-from domain.model.jobs.pointer import Pointer
-from domain.model.jobs.prune import BadDuration, parse_duration
-from domain.model.jobs.record import HostIdentity, StoreIdentity
-from domain.model.jobs.residual import ResidualReason
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import RecordInconsistent, fold_events
-from domain.services.jobs.prune import Prune, Pruning
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
+from dunscaith.domain.model.jobs.record import HostIdentity, StoreIdentity
+from dunscaith.domain.model.jobs.residual import ResidualReason
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import RecordInconsistent, fold_events
+from dunscaith.domain.services.jobs.prune import Prune, Pruning
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 
 

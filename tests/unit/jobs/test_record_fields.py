@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import StoreIdentity
-from domain.model.jobs.sbatch_options import check_sbatch_options
-from domain.model.jobs.spec import BadSpec, JobSpec
-from domain.model.jobs.state import fold_events
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.state import fold_events
 
 SPEC = JobSpec(JobId("j"), "hpc", "slurm", ("true",), None, "/w", 3, ("--partition=debug", "--mem=1G"),
                ("A=1", "B=two words"))

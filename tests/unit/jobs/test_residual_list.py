@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.residual.files import FileResidualList
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.residual import (
+from dunscaith.adapters.residual.files import FileResidualList
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.residual import (
     EXPIRY,
     ResidualEntry,
     ResidualReason,
@@ -18,7 +18,7 @@ from domain.model.jobs.residual import (
     encode_entry,
     targets_by_cluster,
 )
-from domain.model.strict_json import DecodeError
+from dunscaith.domain.model.strict_json import DecodeError
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith.settings import load_settings
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith.settings import load_settings
 
 
 @pytest.fixture

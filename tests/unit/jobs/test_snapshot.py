@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
-from adapters.clock.fake import FakeClock
-from adapters.store.event_codec import decode_data, encode_data
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs import events as ev
-from domain.model.jobs import snapshot
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.record import EventLine, JobRecord, RecordTail, StoreIdentity
-from domain.model.jobs.snapshot import SnapshotUnusable, decode, encode, resumed
-from domain.model.jobs.spec import JobSpec
-from domain.model.jobs.state import JobState, RecordInconsistent, fold
-from domain.model.jobs.summary import SummaryCarry, rebuild
-from domain.model.version import VERSION
-from domain.services.jobs.status import JobStatus
-from ports.job_store import RecordDamaged
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.store.event_codec import decode_data, encode_data
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.snapshot import SnapshotUnusable, decode, encode, resumed
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import JobState, RecordInconsistent, fold
+from dunscaith.domain.model.jobs.summary import SummaryCarry, rebuild
+from dunscaith.domain.model.version import VERSION
+from dunscaith.domain.services.jobs.status import JobStatus
+from dunscaith.ports.job_store import RecordDamaged
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 SPEC = JobSpec(JobId("j"), "big", "slurm", script="#!/bin/sh\ntrue\n", workdir="/w", max_attempts=3,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.jobs import events as ev
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
-from domain.model.jobs.residual import ResidualPolicy, ResidualReason
-from domain.model.jobs.state import AttemptState, EscalationReason, OutcomeKind
-from domain.services.jobs.supervise import Ending
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
+from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.state import AttemptState, EscalationReason, OutcomeKind
+from dunscaith.domain.services.jobs.supervise import Ending
 from tests.unit.jobs.helpers import StopAfter, rig
 
 
@@ -279,7 +279,7 @@ def test_the_loop_beats_the_lock_and_reports_supervised_at_rarely() -> None:
 
 
 def test_a_store_that_fails_to_append_keeps_the_answer_and_commits_it_later() -> None:
-    from ports.job_store import StoreError
+    from dunscaith.ports.job_store import StoreError
 
     r = rig(exit_code=0, giveup=100.0)
     job = r.record()
@@ -319,7 +319,7 @@ class FlakyDelivery:
         return True
 
     def deliver(self, job, index, escalation) -> None:  # type: ignore[no-untyped-def]
-        from ports.escalation_delivery import DeliveryFailed
+        from dunscaith.ports.escalation_delivery import DeliveryFailed
 
         self.tries += 1
         if self.failures:
@@ -346,7 +346,7 @@ def test_escalations_are_delivered_retried_on_failure_and_never_hold_up_the_outc
 
 
 def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_unknown() -> None:
-    from ports.job_store import StoreError
+    from dunscaith.ports.job_store import StoreError
 
     r = rig(exit_code=0, giveup=100.0)
     job = r.record()
@@ -368,7 +368,7 @@ def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_u
 
 @pytest.mark.parametrize("kind", ["submitting", "created", "released", "outcome"])
 def test_an_append_that_failed_after_landing_is_never_written_twice(kind: str) -> None:
-    from ports.job_store import StoreError
+    from dunscaith.ports.job_store import StoreError
 
     r = rig(exit_code=0, giveup=100.0)
     job = r.record()

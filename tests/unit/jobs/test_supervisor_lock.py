@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.state import Action, AttemptState
-from domain.services.jobs.commands import Answer, JobCommands
-from domain.services.jobs.supervise import Ending
-from ports.job_store import JobLock, LockLost
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import Action, AttemptState
+from dunscaith.domain.services.jobs.commands import Answer, JobCommands
+from dunscaith.domain.services.jobs.supervise import Ending
+from dunscaith.ports.job_store import JobLock, LockLost
 from tests.unit.jobs.helpers import StopAfter, rig
 
 

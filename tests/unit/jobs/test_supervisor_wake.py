@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from adapters.store.memory import InMemoryStore
-from domain.model.jobs import events as ev
-from domain.model.jobs.attendance import loop_stale
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.record import LoopHealth
-from domain.model.jobs.state import fold
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.attendance import loop_stale
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.state import fold
 from tests.unit.jobs.helpers import FakeClock, StopAfter, rig
 
 POLL = 10.0

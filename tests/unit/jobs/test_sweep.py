@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from adapters.clock.fake import FakeClock
-from adapters.residual.memory import InMemoryResidualList
-from adapters.scheduler.fake import FakeScheduler
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import ObjectSpec, ObjectState, QueryResult
-from domain.model.jobs.residual import ResidualEntry, ResidualReason
-from domain.services.jobs.sweep import Sweep
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, QueryResult
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
+from dunscaith.domain.services.jobs.sweep import Sweep
 
 
 def _make(scheduler: FakeScheduler, job: str, nonce: str) -> ObjectId:

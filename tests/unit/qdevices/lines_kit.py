@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
+from dunscaith.domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -6,14 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.clock.fake import FakeClock
-from adapters.run_records.jsonl import JsonlRecordStore
-from adapters.site_lock.flock import FlockSiteLock
-from adapters.sites.fake import FakeSite
-from domain.model.qdevices.manifest import Manifest, parse_manifest
-from domain.model.qdevices.orders import RunView, fold
-from domain.model.qdevices.sites import SiteName
-from domain.services.qdevices.send import SendOutcome, SendRequest, SendRun
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
+from dunscaith.adapters.site_lock.flock import FlockSiteLock
+from dunscaith.adapters.sites.fake import FakeSite
+from dunscaith.domain.model.qdevices.manifest import Manifest, parse_manifest
+from dunscaith.domain.model.qdevices.orders import RunView, fold
+from dunscaith.domain.model.qdevices.sites import SiteName
+from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest, SendRun
 
 QASM = "OPENQASM 2.0;\nqreg q[1];\n"
 

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.qdevices.answers import JobAnswer, ReadKind, classify_job_answer, classify_read, job_id_url_safe
-from domain.model.qdevices.sites import TRAITS, SiteName
+from dunscaith.domain.model.qdevices.answers import (
+    JobAnswer,
+    ReadKind,
+    classify_job_answer,
+    classify_read,
+    job_id_url_safe,
+)
+from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName
 
 MQSS = TRAITS[SiteName.MQSS].refusal_statuses
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
-from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import fold
+from dunscaith.domain.model.qdevices.budget import BudgetCheck, bound, charge, plan_bound
+from dunscaith.domain.model.qdevices.lines import LineType
+from dunscaith.domain.model.qdevices.orders import fold
 from tests.unit.qdevices.lines_kit import Kit
 
 LIMIT = 100

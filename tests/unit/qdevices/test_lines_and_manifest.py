@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from domain.model.qdevices.lines import LineType, decode, encode
-from domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
-from domain.model.strict_json import DecodeError
+from dunscaith.domain.model.qdevices.lines import LineType, decode, encode
+from dunscaith.domain.model.qdevices.manifest import ManifestError, check_circuit, parse_manifest
+from dunscaith.domain.model.strict_json import DecodeError
 from tests.unit.qdevices.lines_kit import Kit
 
 

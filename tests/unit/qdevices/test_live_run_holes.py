@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, job_id_readable, shown
-from domain.model.qdevices.exits import StopReason
-from domain.model.qdevices.redaction import MIN_SECRET_LENGTH, Redactor, too_short
-from domain.services.qdevices.send import SendRequest, SendRun
+from dunscaith.domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, job_id_readable, shown
+from dunscaith.domain.model.qdevices.exits import StopReason
+from dunscaith.domain.model.qdevices.redaction import MIN_SECRET_LENGTH, Redactor, too_short
+from dunscaith.domain.services.qdevices.send import SendRequest, SendRun
 from tests.unit.qdevices.service_kit import QASM, Bench, manifest
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from domain.model.qdevices.decisions import apply_older, from_json, make_decision
-from domain.model.qdevices.orders import OrderState, fold
-from domain.model.qdevices.resolve import Option, ResolveCase, decide
-from domain.model.qdevices.sites import SiteName
+from dunscaith.domain.model.qdevices.decisions import apply_older, from_json, make_decision
+from dunscaith.domain.model.qdevices.orders import OrderState, fold
+from dunscaith.domain.model.qdevices.resolve import Option, ResolveCase, decide
+from dunscaith.domain.model.qdevices.sites import SiteName
 from tests.unit.qdevices.lines_kit import T0, Kit
 
 

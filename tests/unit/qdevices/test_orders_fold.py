@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import OrderOutcome, OrderState, RecordError, fold
+from dunscaith.domain.model.qdevices.lines import LineType
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState, RecordError, fold
 from tests.unit.qdevices.lines_kit import Kit
 
 

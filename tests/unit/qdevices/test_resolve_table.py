@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import OrderView, fold
-from domain.model.qdevices.resolve import Decision, Option, ResolveCase, ResolveRefused, decide
-from domain.model.qdevices.sites import SiteName
+from dunscaith.domain.model.qdevices.lines import LineType
+from dunscaith.domain.model.qdevices.orders import OrderView, fold
+from dunscaith.domain.model.qdevices.resolve import Decision, Option, ResolveCase, ResolveRefused, decide
+from dunscaith.domain.model.qdevices.sites import SiteName
 from tests.unit.qdevices.lines_kit import T0, Kit
 
 LIMIT = 100

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
+from dunscaith.domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
 
 
 @pytest.mark.parametrize(("created", "uploaded"), [(True, False), (True, True), (False, False)])

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, Phase, ReadKind, ResultRead, StateRead
-from domain.model.qdevices.budget import bound
-from domain.model.qdevices.exits import StopReason
-from domain.model.qdevices.lines import LineType
-from domain.model.qdevices.orders import OrderOutcome, OrderState
-from domain.model.qdevices.sites import SiteName
-from domain.services.qdevices.errors import CallRefused
-from domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
-from ports.run_record import RecordWriteFailed
+from dunscaith.domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, Phase, ReadKind, ResultRead, StateRead
+from dunscaith.domain.model.qdevices.budget import bound
+from dunscaith.domain.model.qdevices.exits import StopReason
+from dunscaith.domain.model.qdevices.lines import LineType
+from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState
+from dunscaith.domain.model.qdevices.sites import SiteName
+from dunscaith.domain.services.qdevices.errors import CallRefused
+from dunscaith.domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
+from dunscaith.ports.run_record import RecordWriteFailed
 from tests.unit.qdevices.service_kit import Bench, FakeInterrupts, manifest
 
 UNKNOWN = JobRequestAnswer(JobAnswer.UNKNOWN, None, 502, "HTTP 502")

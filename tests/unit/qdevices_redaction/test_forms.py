@@ -8,7 +8,7 @@ import json
 import pytest
 from cryptography.fernet import Fernet
 
-from domain.model.qdevices.redaction import MARKER, Redactor
+from dunscaith.domain.model.qdevices.redaction import MARKER, Redactor
 
 TOKEN = "mqss-Tok3n/with+odd=chars_0123456789abcdefXYZ"
 PASSWORD = 'p@ss"w\\rd!{}<>#%^&*()0123456789ABCDEFGHIJKLMNOPQRST'  # 50 chars, like the VLQ envelope

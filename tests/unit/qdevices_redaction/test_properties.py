@@ -9,7 +9,7 @@ import string
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from domain.model.qdevices.redaction import MARKER, Redactor
+from dunscaith.domain.model.qdevices.redaction import MARKER, Redactor
 
 PRINTABLE = st.text(alphabet=st.sampled_from(string.printable), min_size=8, max_size=80)
 ANY_ALPHABET = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=8, max_size=80)

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from domain.model.remote.control import (
+from dunscaith.domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,

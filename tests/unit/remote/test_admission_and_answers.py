@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from domain.model.remote.control import Admitted, Refusal, admit_request, decode_files, encode
-from domain.model.remote.state import Answer, State, answer_to, state_of
+from dunscaith.domain.model.remote.control import Admitted, Refusal, admit_request, decode_files, encode
+from dunscaith.domain.model.remote.state import Answer, State, answer_to, state_of
 from tests.unit.remote.records import FOREIGN_REQ, INST, REQ, failed_start, full_run
 
 

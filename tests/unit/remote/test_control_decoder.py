@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from domain.model.remote.control import (
+from dunscaith.domain.model.remote.control import (
     FAILURE,
     INSTANCE,
     KILLED,

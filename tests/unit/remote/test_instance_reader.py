@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.instance_dir.reader import NotAnInstance, read_instance_dir
-from adapters.process.instance_dir import DirectoryInstanceFiles
-from adapters.scheduler.local.instance import read_instance
-from domain.model.remote.control import LOCK, REQUEST, ControlError
-from domain.model.remote.state import State
+from dunscaith.adapters.instance_dir.reader import NotAnInstance, read_instance_dir
+from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+from dunscaith.adapters.scheduler.local.instance import read_instance
+from dunscaith.domain.model.remote.control import LOCK, REQUEST, ControlError
+from dunscaith.domain.model.remote.state import State
 
 
 def _begun(tmp_path: Path) -> Path:

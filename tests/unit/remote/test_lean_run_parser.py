@@ -9,11 +9,11 @@ from typing import Any, ClassVar
 import pytest
 from dependency_injector import providers
 
-from adapters.process.wrapper import LaunchSpec
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import remote
-from entrypoints.dunscaith.remote_container import RemoteContainer
-from entrypoints.dunscaith.remote_run import RunArgs, own, parse_run_args
+from dunscaith.adapters.process.wrapper import LaunchSpec
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import remote
+from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
+from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, own, parse_run_args
 
 
 class Recorder:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.process import pipe_tee, stdout_pump
-from adapters.process.digest_ring import SLOTS, DigestRing
-from adapters.process.stdout_pump import Pumped, pump
+from dunscaith.adapters.process import pipe_tee, stdout_pump
+from dunscaith.adapters.process.digest_ring import SLOTS, DigestRing
+from dunscaith.adapters.process.stdout_pump import Pumped, pump
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tee(2) and splice(2) are Linux's")
 DATA = os.urandom((9 << 20) + 12345)  # more chunks than the ring has buffers, and a short last one

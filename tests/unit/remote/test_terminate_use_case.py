@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from adapters.clock.fake import FakeClock
-from domain.model.remote.control import InstanceRecords, TerminateRequest
-from domain.model.remote.state import Answer
-from domain.services.remote.instances import TerminateInstance
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.state import Answer
+from dunscaith.domain.services.remote.instances import TerminateInstance
 from tests.unit.remote.records import FAIL, FOREIGN_REQ, INST, LAUNCH, OUT, REFUSAL, REQ, TERM
 
 RUNNING = InstanceRecords(launching=LAUNCH, instance=INST)

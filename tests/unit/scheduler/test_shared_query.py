@@ -9,12 +9,12 @@ import subprocess
 import threading
 from pathlib import Path
 
-from adapters.clock.fake import FakeClock
-from adapters.clock.system import SystemClock
-from adapters.scheduler.fake import FakeScheduler
-from adapters.scheduler.shared_query import ANSWER, WANTED, SharedQueryScheduler
-from domain.model.jobs.ids import JobId, Nonce
-from domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.shared_query import ANSWER, WANTED, SharedQueryScheduler
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
 
 
 def make(inner, tmp_path: Path, clock, n):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.durable.lock import FlockLock, is_held
-from adapters.scheduler.slurm.commands import CommandRunner
+from dunscaith.adapters.durable.lock import FlockLock, is_held
+from dunscaith.adapters.scheduler.slurm.commands import CommandRunner
 
 
 def runner(tmp_path: Path, **scripts: str) -> CommandRunner:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.store.postgres.target import PostgresTarget, SessionTimings
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import settings as dunscaith_settings
-from entrypoints.dunscaith.container import Container
+from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
+from dunscaith.entrypoints.dunscaith.container import Container
 
 URL = "postgresql://alice@127.0.0.1:5432/records"
 
@@ -50,7 +50,7 @@ def test_the_container_opens_the_store_with_the_configured_timings(home: Path, m
     _file(home, "client_user_timeout = 2\nserver_user_timeout = 9\n")
     seen: list[PostgresTarget] = []
 
-    from adapters.store.postgres import store
+    from dunscaith.adapters.store.postgres import store
 
     monkeypatch.setattr(store.PostgresStore, "open", classmethod(lambda cls, target: seen.append(target)))
     container = Container()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.cli_support import BadInput
-from entrypoints.dunscaith import settings as dunscaith_settings
-from entrypoints.qdevices import settings as qdevices_settings
-from entrypoints.settings_support import documented_keys
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
+from dunscaith.entrypoints.qdevices import settings as qdevices_settings
+from dunscaith.entrypoints.settings_support import documented_keys
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 

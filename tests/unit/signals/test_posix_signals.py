@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.signals.posix import SignalInterrupts
+from dunscaith.adapters.signals.posix import SignalInterrupts
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.scheduler.slurm.chunking import MAX_ARGUMENT, chunk
+from dunscaith.adapters.scheduler.slurm.chunking import MAX_ARGUMENT, chunk
 
 
 def test_a_thousand_names_fit_in_one_argument() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.scheduler.slurm import sacct, scontrol, squeue
-from adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
-from domain.model.jobs.objects import ObjectState
+from dunscaith.adapters.scheduler.slurm import sacct, scontrol, squeue
+from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
+from dunscaith.domain.model.jobs.objects import ObjectState
 
 RS, US = squeue.RS, squeue.US
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
+from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_interval
 
 S = timedelta(seconds=1)
 
@@ -48,7 +48,7 @@ def test_bad_settings_are_refused() -> None:
 
 
 def test_after_a_change_polls_start_at_a_quarter_second_and_double_to_the_base() -> None:
-    from domain.model.jobs.polling import poll_delay
+    from dunscaith.domain.model.jobs.polling import poll_delay
 
     backoff = PollBackoff(base=10 * S, cap=160 * S)
     delays = [poll_delay(k, 0 * S, backoff).total_seconds() for k in range(8)]

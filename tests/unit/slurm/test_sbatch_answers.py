@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.scheduler.slurm.sbatch_answers import MAY_HAVE_REACHED, REFUSALS, classify, parse_job_id
-from domain.model.jobs.objects import CreateOutcome
+from dunscaith.adapters.scheduler.slurm.sbatch_answers import MAY_HAVE_REACHED, REFUSALS, classify, parse_job_id
+from dunscaith.domain.model.jobs.objects import CreateOutcome
 
 
 @pytest.mark.parametrize("row", REFUSALS, ids=lambda r: r.example[-60:])

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from adapters.scheduler.slurm.squeue import RS, US
-from domain.model.jobs.ids import JobId, Nonce, ObjectId
-from domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectState, OutputPaths
-from ports.scheduler import SchedulerError
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.squeue import RS, US
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectState, OutputPaths
+from dunscaith.ports.scheduler import SchedulerError
 from tests.contract.sweeping import stopped_ids, sweep_once
 
 CONFIG_OUT = "MessageTimeout          = 1 sec\nAccountingStorageType   = accounting_storage/slurmdbd\n"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.host.fake import FakeHost
-from adapters.host.system import SystemHost, fstype_of, nearest_existing, read_machine_id
-from adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
-from adapters.store.sqlite.locks import lock_file_name
-from domain.model.jobs.filesystem import classify_filesystem
+from dunscaith.adapters.host.fake import FakeHost
+from dunscaith.adapters.host.system import SystemHost, fstype_of, nearest_existing, read_machine_id
+from dunscaith.adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.sqlite.locks import lock_file_name
+from dunscaith.domain.model.jobs.filesystem import classify_filesystem
 
 MOUNTINFO = "\n".join([
     "22 27 0:21 / /proc rw,relatime - proc proc rw",

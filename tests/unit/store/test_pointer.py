@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.model.jobs.ids import JobId
-from domain.model.jobs.pointer import (
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import (
     BadPointerName,
     DamagedPointer,
     Pointer,
@@ -17,7 +17,7 @@ from domain.model.jobs.pointer import (
     pointer_file_name,
     supervised_at_due,
 )
-from domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.record import HostIdentity
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 POINTER = Pointer(

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.store.postgres.target import PostgresTarget, SessionTimings, TargetRefused
-from ports.job_store import StoreError
+from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings, TargetRefused
+from dunscaith.ports.job_store import StoreError
 
 PASSWORD = "pw-5f1c-do-not-show-e9a2"
 PASSWORD_USER = "secret_user"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from adapters.store.event_codec import ReadDecoder, decode_time, encode_time
+from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_time
 
 OBSERVED = '{"attempt":1,"exit_code":null,"object_id":"4242","reason":"","signal":null,"state":"running"}'
 
