@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,37 @@ def test_a_wheel_in_a_fresh_venv_submits_a_job_and_knows_its_version(tmp_path: P
     assert version.returncode == 0 and version.stdout.startswith("dunscaith 0."), version
     qdevices = _run(fresh / "bin" / "qdevices", "--version", env=env, cwd=elsewhere)
     assert qdevices.returncode == 0 and qdevices.stdout.startswith("qdevices "), qdevices
+
+
+def test_the_wheel_adds_one_import_name_and_leaves_a_package_named_entrypoints_as_it_was(tmp_path: Path) -> None:
+    """An existing environment with ``entrypoints==0.4`` (many older Jupyter installs have it) keeps it:
+    before, the wheel put five generic packages (domain, ports, adapters, entrypoints, migrations) into
+    site-packages, and ``import entrypoints`` returned dunscaith's."""
+    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path / "dist", REPO)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel = next((tmp_path / "dist").glob("dunscaith-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/", 1)[0] for name in archive.namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"dunscaith"}, tops
+
+    fresh = tmp_path / "venv"
+    venv.create(fresh, with_pip=True)
+    python = fresh / "bin" / "python"
+    before = _run(python, "-m", "pip", "install", "-q", "entrypoints==0.4")
+    assert before.returncode == 0, before.stderr[-2000:]
+    installed = _run(python, "-m", "pip", "install", "-q", wheel)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+
+    probe = ("import entrypoints, dunscaith.entrypoints.version as v, dunscaith.domain.model.version as d;"
+             "print(entrypoints.__file__); print(callable(entrypoints.get_group_all)); print(v.VERSION == d.VERSION)")
+    both = _run(python, "-c", probe, cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    where, has_api, same = both.stdout.split()
+    assert Path(where).name == "entrypoints.py" and "site-packages" in where  # the module of entrypoints 0.4
+    assert (has_api, same) == ("True", "True")
+    for generic in ("domain", "ports", "adapters", "migrations"):
+        missing = _run(python, "-c", f"import {generic}", cwd=tmp_path)
+        assert missing.returncode != 0 and "ModuleNotFoundError" in missing.stderr, generic
+    assert _run(python, "-m", "pip", "check").returncode == 0
+    version = _run(fresh / "bin" / "dunscaith", "--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("dunscaith "), version

@@ -27,7 +27,7 @@ with FlockSiteLock(Path({state!r}), {host!r}).hold("mqss"):
 
 
 def holder_process(state: Path, host: str) -> subprocess.Popen[str]:
-    root = str(Path(__file__).resolve().parents[3])
+    root = str(Path(__file__).resolve().parents[3] / "src")
     proc = subprocess.Popen([sys.executable, "-c", HOLD.format(root=root, state=str(state), host=host)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
