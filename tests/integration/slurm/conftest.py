@@ -82,12 +82,6 @@ def created(answer: CreateAnswer) -> ObjectId:
     return answer.object_id
 
 
-def present(view: ObjectView | None) -> ObjectView:
-    """``view``, which the test expects the scheduler to report; the test fails here if it reported none."""
-    assert view is not None, "the scheduler reported no such object"
-    return view
-
-
 def only_view(result: QueryResult, object_id: str) -> ObjectView | None:
     for view in result.objects:
         if view.object_id == object_id:

@@ -10,9 +10,10 @@ import pytest
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
 from tests.contract.sweeping import stopped_ids, sweep_once
+from tests.expect import present
 from tests.infra.slurm import SlurmTestCluster
 from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir
-from tests.integration.slurm.conftest import created, new_name, present, seen, wait_for
+from tests.integration.slurm.conftest import created, new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 

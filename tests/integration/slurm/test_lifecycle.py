@@ -8,8 +8,9 @@ import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
+from tests.expect import present
 from tests.infra.slurm import SlurmTestCluster
-from tests.integration.slurm.conftest import created, new_name, present, seen, wait_for
+from tests.integration.slurm.conftest import created, new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 

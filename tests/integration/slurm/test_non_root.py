@@ -14,8 +14,9 @@ import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ObjectState
+from tests.expect import present
 from tests.infra.slurm import SlurmTestCluster
-from tests.integration.slurm.conftest import new_name, only_view, present
+from tests.integration.slurm.conftest import new_name, only_view
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 

@@ -13,7 +13,9 @@ from dunscaith.entrypoints.dunscaith.settings import ClusterSettings, DunscaithS
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:
-    assert set(Adapters.store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
+    store = Adapters.store  # declared a Provider of JobStore; made a Selector, by records.backend
+    assert isinstance(store, providers.Selector)
+    assert set(store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
 
 
 def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
@@ -25,7 +27,7 @@ def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     container = Container()
     container.settings.override(providers.Object(DunscaithSettings(
-        records={"root": tmp_path / "records"}, clusters={"big": {"adapter": "slurm"}})))
+        records=RecordsSettings(root=tmp_path / "records"), clusters={"big": ClusterSettings(adapter="slurm")})))
     return container
 
 
