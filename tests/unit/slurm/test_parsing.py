@@ -11,7 +11,8 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 RS, US = squeue.RS, squeue.US
 
 
-def record(job_id, name, state, reason="None", user="u", host="n/a", end="N/A", comment="x", restarts="0"):
+def record(job_id: str, name: str, state: str, reason: str = "None", user: str = "u", host: str = "n/a",
+           end: str = "N/A", comment: str = "x", restarts: str = "0") -> str:
     return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
 
 
@@ -48,7 +49,7 @@ def test_squeue_cluster_headers_are_skipped() -> None:
         record("", "a", "PENDING", "None", "u", "n/a", "N/A", "x"),
     ],
 )
-def test_squeue_output_we_do_not_understand_is_refused_not_guessed(out) -> None:
+def test_squeue_output_we_do_not_understand_is_refused_not_guessed(out: str) -> None:
     with pytest.raises((squeue.SqueueParseError, UnknownState)):
         squeue.parse(out)
 
@@ -81,13 +82,13 @@ def test_squeue_args_ask_once_for_all_names_in_all_states() -> None:
         ("REQUEUED", "None", ObjectState.REQUEUED),
     ],
 )
-def test_states(state, reason, expected) -> None:
+def test_states(state: str, reason: str, expected: ObjectState) -> None:
     assert object_state(state, reason) is expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (0, 15)), ("", (None, None)),
                                                 ("x:1", (None, None))])
-def test_exit_codes(text, expected) -> None:
+def test_exit_codes(text: str, expected: tuple[None, ...] | tuple[int, ...] | tuple[int, None]) -> None:
     assert parse_exit_code(text) == expected
 
 

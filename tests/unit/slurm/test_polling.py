@@ -13,7 +13,7 @@ S = timedelta(seconds=1)
 
 @pytest.mark.parametrize(("age", "interval"), [(0, 5), (39, 5), (40, 10), (80, 20), (320, 80), (640, 160),
                                                (10**7, 160)])
-def test_default_backoff(age, interval) -> None:
+def test_default_backoff(age: int, interval: int) -> None:
     assert poll_interval(age * S) == interval * S
 
 
@@ -22,7 +22,7 @@ def test_negative_age_is_young() -> None:
 
 
 @given(st.integers(0, 10**6), st.integers(0, 10**6))
-def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a, b) -> None:
+def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a: int, b: int) -> None:
     backoff = PollBackoff(base=3 * S, cap=100 * S, fraction=0.2)
     ia, ib = poll_interval(a * S, backoff), poll_interval(b * S, backoff)
     if a <= b:
@@ -33,7 +33,7 @@ def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a, b) -> None:
 
 
 @given(st.integers(0, 10**9), st.sampled_from([5, 10, 20, 40, 80, 160]))
-def test_ticks_align_across_intervals(seconds, interval) -> None:
+def test_ticks_align_across_intervals(seconds: int, interval: int) -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=seconds)
     tick = next_poll(now, interval * S)
     assert now < tick <= now + interval * S

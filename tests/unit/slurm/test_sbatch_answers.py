@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import pytest
 
-from dunscaith.adapters.scheduler.slurm.sbatch_answers import MAY_HAVE_REACHED, REFUSALS, classify, parse_job_id
+from dunscaith.adapters.scheduler.slurm.sbatch_answers import (
+    MAY_HAVE_REACHED,
+    REFUSALS,
+    AnswerRow,
+    classify,
+    parse_job_id,
+)
 from dunscaith.domain.model.jobs.objects import CreateOutcome
 
 
 @pytest.mark.parametrize("row", REFUSALS, ids=lambda r: r.example[-60:])
-def test_each_refusal_row_refuses_its_real_message(row) -> None:
+def test_each_refusal_row_refuses_its_real_message(row: AnswerRow) -> None:
     answer = classify(1, "", row.example + "\n")
     assert answer.outcome is CreateOutcome.REFUSED
     assert row.example.strip() in answer.detail
 
 
 @pytest.mark.parametrize("row", MAY_HAVE_REACHED, ids=lambda r: r.example[-60:])
-def test_each_may_have_reached_row_is_unknown(row) -> None:
+def test_each_may_have_reached_row_is_unknown(row: AnswerRow) -> None:
     answer = classify(1, "", row.example + "\n")
     assert answer.outcome is CreateOutcome.UNKNOWN
     assert row.example.strip() in answer.detail
 
 
 @pytest.mark.parametrize("row", MAY_HAVE_REACHED, ids=lambda r: r.example[-60:])
-def test_a_line_that_proves_nothing_wins_over_a_refusal_beside_it(row) -> None:
+def test_a_line_that_proves_nothing_wins_over_a_refusal_beside_it(row: AnswerRow) -> None:
     stderr = "sbatch: error: Batch job submission failed: Invalid partition name specified\n" + row.example + "\n"
     assert classify(1, "", stderr).outcome is CreateOutcome.UNKNOWN
 
@@ -35,7 +41,7 @@ def test_a_timeout_is_unknown_never_a_failure() -> None:
 
 
 @pytest.mark.parametrize("returncode", [-9, -15, None])
-def test_a_killed_client_is_unknown(returncode) -> None:
+def test_a_killed_client_is_unknown(returncode: int | None) -> None:
     assert classify(returncode, "", "").outcome is CreateOutcome.UNKNOWN
 
 
@@ -58,7 +64,7 @@ def test_a_program_that_could_not_start_sent_nothing() -> None:
 
 
 @pytest.mark.parametrize(("stdout", "job_id"), [("42\n", "42"), ("42;cluster_a\n", "42"), ("warning\n7\n", "7")])
-def test_an_id_means_created(stdout, job_id) -> None:
+def test_an_id_means_created(stdout: str, job_id: str) -> None:
     answer = classify(0, stdout, "sbatch: warning: something harmless\n")
     assert answer.outcome is CreateOutcome.CREATED
     assert answer.object_id == job_id
@@ -70,5 +76,5 @@ def test_an_id_with_a_failing_exit_still_names_the_job_it_made() -> None:
 
 
 @pytest.mark.parametrize("stdout", ["", "abc", "42 43", "-1", "42;"])
-def test_parse_job_id_refuses_what_is_not_an_id(stdout) -> None:
+def test_parse_job_id_refuses_what_is_not_an_id(stdout: str) -> None:
     assert parse_job_id(stdout) is None

@@ -61,19 +61,20 @@ def stubs(tmp_path: Path) -> Stubs:
 
 
 def sched(stubs: Stubs, **kw: object) -> SlurmCliScheduler:
-    base = {"bin_dir": stubs.bin, "env": {"SLURM_CONF": "/nowhere/slurm.conf"}, "user": "alice",
+    base: dict[str, object] = {"bin_dir": stubs.bin, "env": {"SLURM_CONF": "/nowhere/slurm.conf"}, "user": "alice",
             "submit_timeout": 0.5, "submit_timeout_margin": 0.0, "command_timeout": 2.0}
     base.update(kw)
     return SlurmCliScheduler(SlurmClusterConfig(**base))  # type: ignore[arg-type]
 
 
 def spec(**kw: object) -> ObjectSpec:
-    base = {"name": JobId("job-1"), "nonce": Nonce("n-1"), "command": ("echo", "it's $HOME")}
+    base: dict[str, object] = {"name": JobId("job-1"), "nonce": Nonce("n-1"), "command": ("echo", "it's $HOME")}
     base.update(kw)
     return ObjectSpec(**base)  # type: ignore[arg-type]
 
 
-def squeue_record(job_id, name, state, reason="None", user="alice", host="n/a", end="N/A", comment="n-1", restarts="0"):
+def squeue_record(job_id: str, name: str, state: str, reason: str = "None", user: str = "alice", host: str = "n/a",
+                  end: str = "N/A", comment: str = "n-1", restarts: str = "0") -> str:
     return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
 
 
@@ -139,7 +140,8 @@ def test_a_missing_sbatch_sent_nothing(stubs: Stubs) -> None:
 @pytest.mark.parametrize("options", [("--job-name=x",), ("-J", "x"), ("-Jx",), ("--comment=x",), ("--array=1-3",),
                                      ("--wrap=true",), ("-H",), ("--clusters=x",), ("--arr=1-3",), ("--comm=x",),
                                      ("--wai",)])
-def test_options_that_would_break_the_barrier_are_refused_before_sending(stubs: Stubs, options) -> None:
+def test_options_that_would_break_the_barrier_are_refused_before_sending(
+        stubs: Stubs, options: tuple[str, ...]) -> None:
     answer = sched(stubs).create_held(spec(options=options))
     assert answer.outcome is CreateOutcome.REFUSED
     assert stubs.calls("sbatch") == []
@@ -147,7 +149,7 @@ def test_options_that_would_break_the_barrier_are_refused_before_sending(stubs: 
 
 @pytest.mark.parametrize("bad", [{"name": JobId("a,b")}, {"nonce": Nonce("x y")}, {"command": ()},
                                  {"script": "no shebang"}, {"script": "#!/bin/sh\n", "command": ("x",)}])
-def test_unsendable_specs_are_refused_before_sending(stubs: Stubs, bad) -> None:
+def test_unsendable_specs_are_refused_before_sending(stubs: Stubs, bad: dict[str, object]) -> None:
     assert sched(stubs).create_held(spec(**bad)).outcome is CreateOutcome.REFUSED
     assert stubs.calls("sbatch") == []
 
@@ -179,7 +181,7 @@ def test_query_asks_squeue_once_for_a_thousand_names(stubs: Stubs) -> None:
     ("sleep 30", 0, ""),
     ("kill -9 $$", 0, ""),
 ])
-def test_a_failed_squeue_is_incomplete_never_done(stubs: Stubs, body, rc, stderr) -> None:
+def test_a_failed_squeue_is_incomplete_never_done(stubs: Stubs, body: str, rc: int, stderr: str) -> None:
     stubs.set("squeue", rc=rc, stderr=stderr, body=body)
     result = sched(stubs, command_timeout=1.0).query([JobId("job-1")], confirm_absent=True)
     assert not result.complete and result.objects == ()
@@ -218,7 +220,7 @@ def test_exit_codes_of_ended_jobs_come_from_scontrol_once(stubs: Stubs) -> None:
     s = sched(stubs, accounting=False)
     for _ in range(2):
         views = {v.object_id: v for v in s.query([JobId("job-1")], confirm_absent=True).objects}
-        assert (views["7"].exit_code, views["8"].exit_code) == (3, 0)
+        assert (views[ObjectId("7")].exit_code, views[ObjectId("8")].exit_code) == (3, 0)
     assert [c for c in stubs.calls("scontrol") if "show job" in c] == ["scontrol -o show job 7"]
 
 
@@ -347,8 +349,8 @@ def test_cancel_if_not_started_of_a_job_whose_kill_failed_is_not_stopped_and_say
     ("", 1, "scancel: error: Unable to contact slurm controller (connect failure)\n"),
     ("", 1, ""),
 ])
-def test_cancel_if_not_started_that_got_no_clear_answer_raises_never_says_stopped_nothing(stubs: Stubs, body, rc,
-                                                                                          stderr) -> None:
+def test_cancel_if_not_started_that_got_no_clear_answer_raises_never_says_stopped_nothing(
+        stubs: Stubs, body: str, rc: int, stderr: str) -> None:
     stubs.set("scancel", rc=rc, stderr=stderr, body=body)
     with pytest.raises(SchedulerError, match="stopped nothing"):
         sched(stubs, command_timeout=1.0).cancel_if_not_started([ObjectId("1")])
