@@ -16,7 +16,7 @@ SPEC = {"host": (str,), "pid": (int,), "note": (str, type(None))}
         ('{"host":"h","pid":true,"note":null}', "wrong type"),
     ],
 )
-def test_refuses_anything_but_the_exact_object(text, message) -> None:
+def test_refuses_anything_but_the_exact_object(text: str, message: str) -> None:
     with pytest.raises(DecodeError, match=message):
         decode_exact(text, SPEC, "instance")
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
+from tests.expect import present
 
 
 def test_a_second_holder_is_refused_and_the_first_release_frees_it(tmp_path: Path) -> None:
@@ -31,7 +32,7 @@ def test_the_kernel_releases_the_lock_of_a_killed_holder(tmp_path: Path) -> None
         f"FlockLock(pathlib.Path({str(path)!r})).acquire(); print('held', flush=True); sys.stdin.read()"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline() == "held\n"
+    assert present(proc.stdout).readline() == "held\n"
     assert is_held(path)
     proc.kill()
     proc.wait()

@@ -10,7 +10,7 @@ from dunscaith.adapters.durable.private_dir import UnsafeDirectory, check_record
 from dunscaith.domain.model.jobs.root_errors import RootUnsafe
 
 
-def mode(path):
+def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
@@ -20,7 +20,7 @@ def test_creates_a_0700_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077, 0o277])
-def test_a_directory_it_makes_is_0700_whatever_the_umask(tmp_path: Path, umask) -> None:
+def test_a_directory_it_makes_is_0700_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
         d = ensure_private_dir(tmp_path / "a" / "b" / "root", parents=True)
@@ -39,7 +39,7 @@ def test_a_directory_made_in_a_setgid_parent_drops_the_inherited_setgid_bit(tmp_
 
 
 @pytest.mark.parametrize("open_mode", [0o755, 0o2775, 0o750, 0o701, 0o777])
-def test_an_existing_directory_open_to_others_is_refused_and_keeps_its_mode(tmp_path: Path, open_mode) -> None:
+def test_an_existing_directory_open_to_others_is_refused_and_keeps_its_mode(tmp_path: Path, open_mode: int) -> None:
     d = tmp_path / "root"
     d.mkdir()
     os.chmod(d, open_mode)

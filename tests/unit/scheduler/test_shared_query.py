@@ -7,6 +7,8 @@ import os
 import stat
 import subprocess
 import threading
+from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 from dunscaith.adapters.clock.fake import FakeClock
@@ -14,14 +16,17 @@ from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.scheduler.shared_query import ANSWER, WANTED, SharedQueryScheduler
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
-from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths, QueryResult
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.scheduler import Scheduler
+from tests.expect import present
 
 
-def make(inner, tmp_path: Path, clock, n):
+def make(inner: Scheduler, tmp_path: Path, clock: Clock, n: int) -> list[SharedQueryScheduler]:
     return [SharedQueryScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
 
 
-def submit(inner, names) -> None:
+def submit(inner: Scheduler, names: Iterable[str]) -> None:
     for name in names:
         inner.create_held(ObjectSpec(JobId(name), Nonce(f"n-{name}"), command=("true",)))
 
@@ -50,9 +55,9 @@ def test_concurrent_supervisors_share_one_query(tmp_path: Path) -> None:
     for sup, name in zip(sups, names, strict=True):
         sup._register(frozenset([name]))
     barrier = threading.Barrier(20)
-    results = {}
+    results: dict[str, QueryResult] = {}
 
-    def poll(sup, name) -> None:
+    def poll(sup: SharedQueryScheduler, name: str) -> None:
         barrier.wait()
         results[name] = sup.query([JobId(name)], confirm_absent=True)
 
@@ -101,7 +106,7 @@ def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path: 
     assert [v.state for v in seen.objects] == [ObjectState.PENDING]
 
 
-def view_time(clock, ago):
+def view_time(clock: Clock, ago: float) -> datetime:
     from datetime import timedelta
     return clock.now() - timedelta(seconds=ago)
 
@@ -183,14 +188,14 @@ def test_the_cache_is_private(tmp_path: Path) -> None:
 def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    answer = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",)))
-    other = sup.create_held(ObjectSpec(JobId("a"), Nonce("m"), command=("true",)))
-    sup.release(answer.object_id)
-    sup.cancel(answer.object_id)
-    assert sup.cancel_if_not_started([other.object_id]) == [other.object_id]
+    answer = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id)
+    other = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("m"), command=("true",))).object_id)
+    sup.release(answer)
+    sup.cancel(answer)
+    assert sup.cancel_if_not_started([other]) == [other]
     assert sup.stop_by_name(JobId("a")) == []
-    inner.set_output_paths(answer.object_id, OutputPaths("/o", None))
-    assert sup.output_paths(answer.object_id) == OutputPaths("/o", None)
+    inner.set_output_paths(answer, OutputPaths("/o", None))
+    assert sup.output_paths(answer) == OutputPaths("/o", None)
     assert sup.user == inner.user
     assert (inner.calls["create_held"], inner.calls["release"], inner.calls["cancel"]) == (2, 1, 1)
     assert (inner.calls["cancel_if_not_started"], inner.calls["stop_by_name"], inner.calls["output_paths"]) == (1, 1, 1)
@@ -214,7 +219,7 @@ def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_regis
 def test_after_its_own_action_an_instance_asks_afresh(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
-    object_id = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id
+    object_id = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id)
     [held] = sup.query([JobId("a")], confirm_absent=True).objects
     assert held.state is ObjectState.HELD
 

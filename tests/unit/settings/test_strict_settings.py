@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def dunscaith_file(home: Path, text: str) -> Path:
     return path
 
 
-def refused(pattern: str) -> pytest.RaisesContext[BadInput]:
+def refused(pattern: str) -> AbstractContextManager[pytest.ExceptionInfo[BadInput]]:
     return pytest.raises(BadInput, match=pattern)
 
 

@@ -12,6 +12,7 @@ from dunscaith.adapters.host.system import SystemHost, fstype_of, nearest_existi
 from dunscaith.adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
 from dunscaith.adapters.store.sqlite.locks import lock_file_name
 from dunscaith.domain.model.jobs.filesystem import classify_filesystem
+from dunscaith.domain.model.jobs.ids import JobId
 
 MOUNTINFO = "\n".join([
     "22 27 0:21 / /proc rw,relatime - proc proc rw",
@@ -39,7 +40,7 @@ MOUNTINFO = "\n".join([
         ("/proc/self", "proc"),
     ],
 )
-def test_the_mount_that_holds_a_path_gives_its_filesystem(path, fstype) -> None:
+def test_the_mount_that_holds_a_path_gives_its_filesystem(path: str, fstype: str) -> None:
     assert fstype_of(path, MOUNTINFO) == fstype
 
 
@@ -49,7 +50,7 @@ def test_the_mount_that_holds_a_path_gives_its_filesystem(path, fstype) -> None:
      ("smb3", True), ("ceph", True), ("fuse.sshfs", True), ("9p", True), ("ext4", False), ("xfs", False),
      ("btrfs", False), ("tmpfs", False), ("autofs", True), ("overlay", False), ("zfs", False), ("unknown", False)],
 )
-def test_network_filesystems_are_recognised_by_name(name, network) -> None:
+def test_network_filesystems_are_recognised_by_name(name: str, network: bool) -> None:
     assert classify_filesystem(name).is_network is network
 
 
@@ -86,13 +87,13 @@ def test_the_fake_host_answers_for_the_longest_matching_prefix() -> None:
     [("analysis-1", "job-analysis-1.lock"), ("a/b", "job-a%2Fb.lock"), ("..", "job-...lock"),
      ("x y", "job-x%20y.lock")],
 )
-def test_a_lock_file_name_never_contains_a_slash(job, name) -> None:
-    assert lock_file_name(job) == name
+def test_a_lock_file_name_never_contains_a_slash(job: str, name: str) -> None:
+    assert lock_file_name(JobId(job)) == name
 
 
 def test_a_very_long_job_name_gets_a_bounded_lock_file_name() -> None:
-    name = lock_file_name("x" * 1000)
-    assert len(name) < 100 and name != lock_file_name("x" * 999)
+    name = lock_file_name(JobId("x" * 1000))
+    assert len(name) < 100 and name != lock_file_name(JobId("x" * 999))
 
 
 def test_event_times_are_fixed_width_utc_and_refuse_a_time_without_zone() -> None:
@@ -105,9 +106,9 @@ def test_event_times_are_fixed_width_utc_and_refuse_a_time_without_zone() -> Non
 
 
 @pytest.mark.parametrize("data", [[1], "text", None])
-def test_event_data_must_be_a_mapping(data) -> None:
+def test_event_data_must_be_a_mapping(data: list[int] | str | None) -> None:
     with pytest.raises(TypeError):
-        encode_data(data)
+        encode_data(data)  # type: ignore[arg-type]  # what a caller may hand it all the same
 
 
 def test_event_data_is_canonical_json_and_reads_back() -> None:

@@ -35,7 +35,7 @@ def test_a_url_that_does_not_parse_is_refused_without_echoing_it() -> None:
 
 
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
-def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path: Path, mode) -> None:
+def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path: Path, mode: int) -> None:
     path = _password_file(tmp_path, mode=mode)
     with pytest.raises(TargetRefused) as caught:
         PostgresTarget.from_settings("postgresql://u@127.0.0.1/db", password_file=path)
