@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import pytest
 
@@ -22,9 +22,16 @@ from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
+from tests.expect import present
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
+
+
+class ClosableStore(JobStore, Protocol):
+    """A store the test opened and closes (closing is the composition root's, not the use cases' port)."""
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -32,7 +39,7 @@ class Backend:
     name: str
     open: Callable[[], JobStore]  # a new handle on the same stored records
     child_opens: str | None = None  # Python that opens the same store as `store` in another process
-    opened: list[JobStore] = field(default_factory=list)
+    opened: list[ClosableStore] = field(default_factory=list)
 
 
 def _memory(tmp_path: Path) -> Backend:
@@ -47,19 +54,19 @@ def _memory_watched(tmp_path: Path) -> Backend:
 
 def _sqlite(tmp_path: Path) -> Backend:
     root = tmp_path / "records"
-    backend = Backend(
+    made = Backend(
         "sqlite",
-        lambda: _keep(backend, SqliteStore.open(root, SystemHost())),
+        lambda: _keep(made, SqliteStore.open(root, SystemHost())),
         child_opens=(
             "import pathlib; from dunscaith.adapters.host.system import SystemHost;"
             "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
             f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())"
         ),
     )
-    return backend
+    return made
 
 
-def _keep(backend: Backend, store: Any) -> Any:
+def _keep(backend: Backend, store: ClosableStore) -> ClosableStore:
     backend.opened.append(store)
     return store
 
@@ -67,19 +74,21 @@ def _keep(backend: Backend, store: Any) -> Any:
 def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     server = request.getfixturevalue("postgres_server")
     url = server.url(server.new_database())
-    backend = Backend(
+    made = Backend(
         "postgresql",
-        lambda: _keep(backend, PostgresStore.open(PostgresTarget.from_settings(url))),
+        lambda: _keep(made, PostgresStore.open(PostgresTarget.from_settings(url))),
         child_opens=(
             "from dunscaith.adapters.store.postgres.store import PostgresStore;"
             "from dunscaith.adapters.store.postgres.target import PostgresTarget;"
             f"store = PostgresStore.open(PostgresTarget.from_settings({url!r}))"
         ),
     )
-    return backend
+    return made
 
 
-BACKENDS = {"memory": _memory, "memory-watched": _memory_watched, "sqlite": _sqlite, "postgresql": _postgresql}
+# Each makes a Backend from tmp_path (and, for the server, the test's request).
+BACKENDS: dict[str, Callable[..., Backend]] = {"memory": _memory, "memory-watched": _memory_watched, "sqlite": _sqlite,
+                                               "postgresql": _postgresql}
 _REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
 
 
@@ -87,10 +96,10 @@ _REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
                         for name in sorted(BACKENDS)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     make = BACKENDS[request.param]
-    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)  # type: ignore[call-arg]
+    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)
     yield made
     for store in made.opened:
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 def _child(backend: Backend, body: str) -> subprocess.Popen[str]:
@@ -161,18 +170,19 @@ def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store: JobStore)
     with store.lock(JOB) as held:
         held.check()
         held.check()
-        held.release()
-        with pytest.raises(LockLost):
-            held.check()
+    with pytest.raises(LockLost):  # released by leaving its block
+        held.check()
     with store.lock(JOB) as again:
         again.check()
+        with pytest.raises(LockLost):  # the job's lock is held again, by another: the first stays lost
+            held.check()
 
 
 def test_a_released_lock_cannot_beat(store: JobStore) -> None:
     with store.lock(JOB) as held:
-        held.release()
-        with pytest.raises(StoreError):
-            held.beat(T0)
+        pass
+    with pytest.raises(StoreError):
+        held.beat(T0)
     with store.lock(JOB):
         pass
 
@@ -322,12 +332,12 @@ with store.lock("analysis-1") as held:
 def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         store = backend.open()
         with pytest.raises(LockBusy), store.lock(JOB):
             pass
         assert store.health(JOB) == LoopHealth(held=True, last_loop=T0)
-        child.stdin.close()
+        present(child.stdin).close()
         assert child.wait(timeout=30) == 0
         with store.lock(JOB):
             pass
@@ -339,7 +349,7 @@ def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend: Bac
 def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         store = backend.open()
         assert store.health(JOB).held
     finally:
@@ -362,10 +372,10 @@ def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_
         "    seq = store.append('analysis-1', datetime.now(UTC), 'note', {'i': i})\n"
         "    print(seq, flush=True)\n",
     )
-    acknowledged = []
+    acknowledged: list[int] = []
     try:
         while len(acknowledged) < 20:
-            acknowledged.append(int(child.stdout.readline()))
+            acknowledged.append(int(present(child.stdout).readline()))
     finally:
         child.send_signal(signal.SIGKILL)  # right after an append returned, maybe during the next one
         child.wait()
@@ -386,7 +396,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
         "    store.health('analysis-1')\n",
     )
     try:
-        assert child.stdout.readline() == "watching\n"
+        assert present(child.stdout).readline() == "watching\n"
         store = backend.open()
         for _ in range(3000):  # each probe holds a shared lock for an instant; a taker must not mistake it
             with store.lock(JOB):
@@ -418,7 +428,7 @@ def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_ap
         else:  # a writer in another process, as a job command is
             child = _child(backend, f"store.append({JOB!r}, __import__('datetime').datetime.now("
                                     "__import__('datetime').UTC), 'request', {'request': 'r-1'}); print('appended')")
-            assert child.stdout.readline() == "appended\n" and child.wait(timeout=30) == 0
+            assert present(child.stdout).readline() == "appended\n" and child.wait(timeout=30) == 0
         assert woke.wait(timeout=30), "the append did not wake the watcher"
         assert [line.kind for line in store.read(JOB).events] == ["created", "request"]
     finally:
