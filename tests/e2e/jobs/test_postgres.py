@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -169,7 +170,7 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
         def identity(self) -> HostIdentity:
             return HostIdentity(machine_id="m9", hostname="login9")
 
-        def filesystem(self, path):  # type: ignore[no-untyped-def]
+        def filesystem(self, path: Path) -> Filesystem:
             return Filesystem("ext4", is_network=False)
 
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:

@@ -14,6 +14,7 @@ from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import BadPointerName, DamagedPointer, NoPointer, Pointer, encode_pointer
 from dunscaith.domain.model.jobs.record import HostIdentity
+from tests.expect import present
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -43,7 +44,7 @@ def pointers(config: Path) -> FilePointers:
     return FilePointers(config / "dunscaith" / "jobs")
 
 
-def _mode(path) -> int:
+def _mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
@@ -59,8 +60,9 @@ def test_a_damaged_pointer_is_reported_by_read_and_listed_by_all(pointers: FileP
     with pytest.raises(DamagedPointer, match="pointer of job bad is damaged"):
         pointers.read(JobId("bad"))
     readings = {r.job: r for r in pointers.all()}
-    assert readings["good"].pointer == _pointer("good") and readings["good"].problem is None
-    assert readings["bad"].pointer is None and "damaged" in readings["bad"].problem
+    good, bad = readings[JobId("good")], readings[JobId("bad")]
+    assert good.pointer == _pointer("good") and good.problem is None
+    assert bad.pointer is None and "damaged" in present(bad.problem)
 
 
 def test_a_pointer_that_is_a_symlink_or_a_directory_is_damaged_and_not_followed(pointers: FilePointers,
@@ -130,7 +132,7 @@ def test_pointers_live_under_the_xdg_config_home_when_it_is_set(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("kind", ["files", "memory"])
-def test_both_pointer_stores_keep_the_last_write_of_each_job(kind, pointers: FilePointers) -> None:
+def test_both_pointer_stores_keep_the_last_write_of_each_job(kind: str, pointers: FilePointers) -> None:
     store = pointers if kind == "files" else InMemoryPointers()
     with pytest.raises(NoPointer):
         store.read(JobId("b-job"))
@@ -138,7 +140,7 @@ def test_both_pointer_stores_keep_the_last_write_of_each_job(kind, pointers: Fil
     store.write(_pointer("a-job"))
     store.write(_pointer("b-job", state="running"))
     assert store.read(JobId("b-job")).state == "running"
-    assert [(r.job, r.pointer.state) for r in store.all()] == [("a-job", "running"), ("b-job", "running")]
+    assert [(r.job, present(r.pointer).state) for r in store.all()] == [("a-job", "running"), ("b-job", "running")]
     store.remove(JobId("a-job"))
     assert [r.job for r in store.all()] == ["b-job"]
     with pytest.raises(BadPointerName):
@@ -181,8 +183,8 @@ class _Crash(Exception):
     pass
 
 
-def _crashing_at(directory, point):
-    def checkpoint(step) -> None:
+def _crashing_at(directory: Path, point: str) -> FilePointers:
+    def checkpoint(step: str) -> None:
         if step == point:
             raise _Crash(step)
 

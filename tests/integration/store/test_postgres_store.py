@@ -19,6 +19,7 @@ from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.store.sql.revisions import HEAD
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import LockBusy, LockLost, RecordDamaged, StoreError
+from tests.expect import present
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -143,7 +144,7 @@ def test_a_new_database_is_migrated_to_head_with_append_only_events(
 @pytest.mark.parametrize("damage", ['{"state":', "[1]"])
 def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(postgres_server: PostgresTestServer,
                                                                        postgres_db: str, url: str, opened: OpenStore,
-                                                                      damage) -> None:
+                                                                      damage: str) -> None:
     store = opened(url)
     store.create(JOB, T0, "created", {})
     for _ in range(9):
@@ -300,7 +301,7 @@ def test_a_holder_killed_with_sigkill_lets_another_process_take_the_lock_at_once
     store.create(JOB, T0, "created", {})
     child = subprocess.Popen([sys.executable, "-c", HOLDER, url], stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         with pytest.raises(LockBusy), store.lock(JOB):
             pass
     finally:
@@ -386,7 +387,7 @@ def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(po
     store = opened(url)
     with store.lock(JOB) as held:
         conn = held._conn  # the lock's own session
-        shown = {name: conn.execute(f"SHOW {name}").fetchone()[0]
+        shown = {name: present(conn.execute(f"SHOW {name}").fetchone())[0]
                  for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
                               "tcp_user_timeout", "idle_session_timeout", "synchronous_commit")}
         assert shown == {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "6",
@@ -422,7 +423,7 @@ def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_find
     child = subprocess.Popen([sys.executable, "-c", FROZEN, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, cwd=REPO)
     try:
-        pid = int(child.stdout.readline())
+        pid = int(present(child.stdout).readline())
         child.send_signal(signal.SIGSTOP)
         assert store.health(JOB).held
         with pytest.raises(LockBusy), store.lock(JOB):
@@ -433,9 +434,9 @@ def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_find
         with store.lock(JOB) as taken:
             taken.check()
             child.send_signal(signal.SIGCONT)
-            child.stdin.write("wake\n")
-            child.stdin.flush()
-            answer = child.stdout.readline()
+            present(child.stdin).write("wake\n")
+            present(child.stdin).flush()
+            answer = present(child.stdout).readline()
             assert answer.startswith("lost:") and "session to the server ended" in answer
     finally:
         child.send_signal(signal.SIGCONT)

@@ -80,7 +80,8 @@ NETWORK = ["nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "ceph", "9
 
 
 @pytest.mark.parametrize("filesystem", NETWORK)
-def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_created(tmp_path: Path, filesystem) -> None:
+def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_created(tmp_path: Path,
+                                                                                    filesystem: str) -> None:
     root = tmp_path / "home" / "records"
     host = FakeHost(filesystems={tmp_path / "home": filesystem})
     with pytest.raises(RootOnNetworkFilesystem) as caught:
@@ -174,7 +175,7 @@ def test_the_default_root_is_under_var_tmp_named_for_the_user() -> None:
 
 
 @pytest.mark.parametrize("own", ["instances", "forwarded", "local-scheduler", "slurm-queries"])
-def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path: Path, own) -> None:
+def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path: Path, own: str) -> None:
     root = tmp_path / "root"
     (root / own).mkdir(parents=True, mode=0o700)  # remote run, a forwarded command, stop --emergency: no store yet
     os.chmod(root, 0o700)

@@ -38,7 +38,7 @@ from dunscaith.ports.job_store import JobStore, RecordDamaged, StoreError
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("long")
 EVERY = 4
-STORY = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
+STORY: list[ev.Event] = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
          ev.Released(1, ObjectId("o1")),
          *(ev.Observed(1, ObjectId("o1"), ("pending", "running")[i % 2], None, None, "") for i in range(8))]
 
@@ -111,7 +111,7 @@ def _built(sql: Sql) -> JobStore:
 # --- an event damaged before the snapshot: reported at its own seq, as without snapshots --------------
 
 @pytest.mark.parametrize("damage", ['{"state":', "[1]", "null", ""])
-def test_an_event_the_snapshot_covers_that_is_no_longer_json_is_reported_at_its_own_seq(sql: Sql, damage) -> None:
+def test_an_event_the_snapshot_covers_that_is_no_longer_json_is_reported_at_its_own_seq(sql: Sql, damage: str) -> None:
     _built(sql)
     sql.run(f"UPDATE events SET data = '{damage}' WHERE seq = 7")
     with pytest.raises(RecordDamaged) as caught:  # no longer vouched for: the whole record is read
@@ -160,7 +160,7 @@ def test_an_event_the_snapshot_covers_changed_into_another_json_object_is_found_
     "data = 'not json'", "data = '[]'", f"""data = replace(data, '"version":"{VERSION}"', '"version":"0.0.1"')""",
     "seq = 8", """data = replace(data, '"attempts":[[', '"attempts":[["x",')""",
 ], ids=["not-json", "not-an-object", "another-version", "another-seq", "does-not-decode"])
-def test_a_damaged_or_foreign_snapshot_is_ignored_and_status_is_the_whole_fold(sql: Sql, change) -> None:
+def test_a_damaged_or_foreign_snapshot_is_ignored_and_status_is_the_whole_fold(sql: Sql, change: str) -> None:
     _built(sql)
     sql.run(f"UPDATE snapshots SET {change}")
     fresh = sql.open(snapshot_every=EVERY)

@@ -22,7 +22,7 @@ def test_the_identity_is_this_machines_id_and_hostname() -> None:
 
 
 @pytest.mark.parametrize("path", ["/", "/proc", "/dev/shm", "TMP", "TMP/not/made/yet"])
-def test_the_filesystem_type_agrees_with_findmnt(path, tmp_path: Path) -> None:
+def test_the_filesystem_type_agrees_with_findmnt(path: str, tmp_path: Path) -> None:
     if shutil.which("findmnt") is None:
         pytest.skip("findmnt (util-linux) is not installed")
     target = Path(path.replace("TMP", str(tmp_path)))
