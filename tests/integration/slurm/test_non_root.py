@@ -59,7 +59,7 @@ def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluste
     entry = pwd.getpwnam(user)
     os.chown(home, entry.pw_uid, entry.pw_gid)
     name, nonce = new_name()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO / "src")}  # src/dunscaith
     # The test venv's interpreter may live where only root can reach it (pyenv under /root); the
     # adapter needs nothing but the standard library, so the system Python 3.11 serves the user.
     python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
