@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 # typer is imported where it is used: launch() below must be able to catch a Ctrl-C from the very
 # start, and typer alone takes tens of milliseconds to import.
+from dunscaith.domain.model.shown import one_line, reason
+
 if TYPE_CHECKING:
     import typer
 
@@ -166,7 +168,7 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         if type(exc).__name__ == "NoArgsIsHelpError":
             print(exc.format_message(), file=sys.stderr)
         else:
-            message = " ".join(exc.format_message().split())
+            message = one_line(" ".join(_plain_usage(exc).split()))
             print(f"{prog}: {message}", file=sys.stderr)
             if wants_json(argv):
                 json_error("usage", message, EXIT_BAD_INPUT)
@@ -177,7 +179,7 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         _reader_gone()
     except Exception as exc:
         if isinstance(exc, refusals if isinstance(refusals, tuple) else refusals()):
-            print(f"{prog}: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
+            print(f"{prog}: {one_line(redact(' '.join(str(exc).split())))}", file=sys.stderr)
             sys.exit(EXIT_BAD_INPUT)
         _internal(prog, argv, redact, exc)  # an error of the program: exit 3, one line, the detail on request
     if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
@@ -185,10 +187,24 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
     sys.exit(result if isinstance(result, int) else 0)
 
 
+def _plain_usage(exc: Exception) -> str:
+    """A usage error's line, with typer's pydantic wording of a bad option value in plain words."""
+    cause: Any = exc.__cause__
+    message = getattr(exc, "message", None)
+    if message is not None and type(cause).__name__ == "ValidationError" and hasattr(cause, "errors"):
+        from dunscaith.entrypoints.plain_words import plain
+
+        errors = cause.errors()
+        if errors:
+            exc.message = plain(errors[0])  # type: ignore[attr-defined]
+    return str(exc.format_message())  # type: ignore[attr-defined]
+
+
 def _bad_input(prog: str, argv: list[str] | None, redact: Callable[[str], str], exc: BadInput) -> NoReturn:
-    print(f"{prog}: {redact(str(exc))}", file=sys.stderr)
+    message = one_line(redact(str(exc)))
+    print(f"{prog}: {message}", file=sys.stderr)
     if wants_json(argv):
-        json_error("bad-input", redact(str(exc)), EXIT_BAD_INPUT)
+        json_error("bad-input", message, EXIT_BAD_INPUT)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -198,14 +214,24 @@ def _reader_gone() -> NoReturn:
     sys.exit(1)
 
 
+def internal_words(exc: BaseException, prog: str = "dunscaith") -> str:
+    """An error of the program: a system call's in plain words (what, where), its kind in parentheses for
+    the report; any other names its kind first, as a report needs it."""
+    hint = f"{prog.upper()}_DEBUG=1 shows where; please report it"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{reason(exc)} ({type(exc).__name__}; {hint})"
+    return f"{type(exc).__name__}: {exc} ({hint})"
+
+
 def _internal(prog: str, argv: list[str] | None, redact: Callable[[str], str], exc: Exception) -> NoReturn:
     if os.environ.get(f"{prog.upper()}_DEBUG"):
         import traceback
 
         print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
-    print(f"{prog}: internal error: {redact(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+    message = one_line(redact(internal_words(exc, prog)))
+    print(f"{prog}: internal error: {message}", file=sys.stderr)
     if wants_json(argv):
-        json_error("internal", redact(f"{type(exc).__name__}: {exc}"), EXIT_INTERNAL)
+        json_error("internal", message, EXIT_INTERNAL)
     sys.exit(EXIT_INTERNAL)
 
 

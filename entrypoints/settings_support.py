@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 import stat
 import tomllib
 import typing
@@ -23,6 +24,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
 from dunscaith.domain.model.user_paths import UserPathRefused, expand_user_path
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.plain_words import plain
 
 # Durations and intervals: finite, and no longer than this (a supervisor never waits a month for a step).
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -81,6 +83,9 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path):  # a link to nothing: the defaults would be used without a word
+            raise BadInput(f"configuration file {path} is a symbolic link to {os.readlink(path)}, which does not "
+                           "exist: point it at your configuration, or remove it to use the defaults") from None
         return {}
     except NotADirectoryError:
         raise BadInput(f"configuration file {path} cannot be read: a folder above it is a file") from None
@@ -127,10 +132,17 @@ def _field_model(model: Any, name: str) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     args: tuple[Any, ...] = typing.get_args(annotation)
-    if typing.get_origin(annotation) is dict and len(args) == 2 and isinstance(args[1], type) \
-            and issubclass(args[1], BaseModel):
-        return _DictOf(args[1])
+    if typing.get_origin(annotation) is dict and len(args) == 2:
+        value = _unannotated(args[1])
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            # a table validated by the model of its kind offers the keys of every kind
+            every_key = getattr(value, "every_key", None)
+            return _DictOf(every_key() if callable(every_key) else value)
     return None
+
+
+def _unannotated(hint: Any) -> Any:
+    return typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
 
 
 class _DictOf:
@@ -168,6 +180,8 @@ def source_of(loc: Sequence[str | int], values_by_source: Sequence[tuple[str, Ma
 def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
     """One error as one line: where (a.b.c), what, and for an unknown name the nearest known one."""
     loc = [str(p) for p in first["loc"]]
+    if loc[-1:] == ["[key]"]:  # a table's key refused: the message names it, the table is where
+        loc = loc[:-2]
     where = ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden" and loc:
         holder = model_at(model, loc)
@@ -177,11 +191,18 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
         if isinstance(value, dict):
             hint = f" (did you mean [{'.'.join([*loc[:-1], suggestion])}]?)" if suggestion else ""
             return f"unknown table [{where}]{hint}"
+        if suggestion == loc[-1]:  # a key of another kind of table ([clusters.NAME] of another adapter)
+            table = _value_at(table_of, loc[:-1])
+            kind = table.get("adapter") if isinstance(table, Mapping) else None
+            return f"{where}: not a key of a table with adapter = {kind!r}" if kind else f"{where}: unknown key"
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         return f"{where}: unknown key{hint}"
-    message = str(first["msg"])
-    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return f"{where}: {message}"
+    message = plain(first)
+    if first["type"] == "literal_error" and isinstance(first.get("input"), str):
+        suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
+        message += f" (did you mean {suggestion}?)" if suggestion else ""
+    # a rule across keys names them itself (supervise.poll ... supervise.poll_max): not "supervise: supervise.poll"
+    return message if message.startswith(f"{where}.") else f"{where}: {message}"
 
 
 def _value_at(table: Mapping[str, Any], loc: Sequence[str]) -> Any:

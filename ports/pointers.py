@@ -55,6 +55,11 @@ class Pointers(Protocol):
         """Remove the job's index entry if there is one (a stale one: the pointer settled or gone)."""
         ...
 
+    def check_writable(self) -> None:
+        """PointerError, saying why, when no pointer could be written now (the folder cannot be made, is
+        a file, is not yours, refuses writes): ``submit`` asks before it records anything."""
+        ...
+
     def index_built(self) -> None:
         """Say that every pointer has been indexed once: ``indexed`` answers from the index from now on."""
         ...

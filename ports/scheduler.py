@@ -14,6 +14,7 @@ from typing import Protocol
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.resources import Resources
 
 
 class SchedulerError(Exception):
@@ -24,6 +25,15 @@ class Scheduler(Protocol):
     @property
     def user(self) -> str:
         """Whom this scheduler acts as: an object another owner has is foreign to it."""
+        ...
+
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        """One line naming what of a job's needs or scheduler options this scheduler cannot honour, or None.
+
+        Asked before a job is recorded (so bad input is refused, exit 2, with nothing recorded), and
+        again by ``create_held`` before anything is sent (then a REFUSED answer). Sends no request: the
+        scheduler's own rules only (Slurm: the sbatch options dunscaith owns; local: what one machine
+        can enforce)."""
         ...
 
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:

@@ -135,6 +135,19 @@ class FilePointers:
         except (FileNotFoundError, NotADirectoryError):
             pass
 
+    def check_writable(self) -> None:
+        try:
+            ensure_dunscaith_dir(self.directory)
+        except UnsafeDirectory as exc:
+            raise PointerError(f"the folder of pointers cannot be used: {exc}") from None
+        except OSError as exc:
+            raise PointerError(f"the folder of pointers {self.directory} cannot be made: "
+                               f"{exc.strerror or exc}") from None
+        if not os.access(self.directory, os.W_OK | os.X_OK):
+            read_only = bool(os.statvfs(self.directory).f_flag & os.ST_RDONLY)
+            raise PointerError(f"the folder of pointers {self.directory} "
+                               f"{'is on a read-only filesystem' if read_only else 'is not writable by you'}")
+
     def index_built(self) -> None:
         self._index_folder()
         replace(self.index_dir, _BUILT, b"", mode=0o600)

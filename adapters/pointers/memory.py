@@ -51,5 +51,8 @@ class InMemoryPointers:
     def unindex(self, job: JobId) -> None:
         self.entries.pop(job, None)
 
+    def check_writable(self) -> None:
+        return None
+
     def index_built(self) -> None:
         self.built = True

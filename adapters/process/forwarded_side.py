@@ -10,7 +10,8 @@ The caller going away is seen three ways: end of input on stdin (the caller hold
 lasts), no heartbeat for four intervals (a cut link gives no end of input), or SIGHUP (a terminal
 session's hangup). Each is treated as SIGHUP: the command's process group is sent SIGHUP once, and
 it drains under its owner; its output is still kept. With a terminal, Ctrl-C arrives here as SIGINT
-and is passed on to the command's group the same way.
+and is passed on to the command's group the same way; that terminal (the session's own) carries the
+frames, so it is set not to echo into them, not to flush them on Ctrl-C, and to pass each on whole.
 """
 
 from __future__ import annotations
@@ -99,6 +100,21 @@ def instances_base(env: Mapping[str, str], user: str) -> Path:
     return Path(configured) if configured else Path(f"/var/tmp/dunscaith-{user}/forwarded")
 
 
+def _keep_frames_whole(fd: int) -> None:
+    """A terminal session's own pty carries the frames: a Ctrl-C there must not flush what was written
+    and not read yet (NOFLSH), and a frame leaves in one write, with no echo of a typed key inside it
+    (no output processing; the caller restores the carriage returns itself)."""
+    import termios
+
+    try:
+        modes = termios.tcgetattr(fd)
+        modes[1] &= ~termios.OPOST
+        modes[3] = (modes[3] | termios.NOFLSH) & ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, modes)
+    except termios.error:
+        pass  # not a terminal after all: nothing to keep whole
+
+
 class _Out:
     """Our stdout toward the caller: non-blocking, so a stalled caller never stops the loop."""
 
@@ -166,6 +182,8 @@ class ForwardedSide:
         except TokenError as exc:  # no frames: the caller's protocol may frame differently
             return self._refuse_plain(f"on {self.host}: {exc}")
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        if request.terminal:
+            _keep_frames_whole(1)
         out = _Out()
         rid = request.request_id
         out.put(b"\n" + encode_json(rid, FrameKind.HELLO, hello_payload(Hello(PROTOCOL, self.version, self.host))))

@@ -6,7 +6,7 @@ before the run); inside a rule function it stops the run with a rule stop that s
 
 from __future__ import annotations
 
-import importlib.util
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,14 +30,18 @@ class PythonRulesFile:
     reason to stop (or None); ``on_refusal(order)`` returns True to let the run go on."""
 
     def __init__(self, path: Path) -> None:
-        spec = importlib.util.spec_from_file_location("qdevices_user_rules", path)
-        if spec is None or spec.loader is None:
-            raise RulesUnusable(f"rules file {path}: cannot be loaded")
-        module = importlib.util.module_from_spec(spec)
+        # Compiled from its source and run in a fresh module, never imported: an import would leave
+        # __pycache__/ beside the user's file, and nothing outside the app's own files is written.
+        module = types.ModuleType("qdevices_user_rules")
+        module.__file__ = str(path)
         try:
-            spec.loader.exec_module(module)
+            source = path.read_bytes()
+            code = compile(source, str(path), "exec", dont_inherit=True)
+            exec(code, module.__dict__)
         except FileNotFoundError:
             raise RulesUnusable(f"rules file {path}: no such file") from None
+        except IsADirectoryError:
+            raise RulesUnusable(f"rules file {path}: is a folder") from None
         except SystemExit as exc:
             raise RulesUnusable(f"rules file {path}: it calls sys.exit({exc.code!r}) at import; a rules file cannot "
                            "end the call") from None

@@ -53,6 +53,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.ports.scheduler import SchedulerError
 
 _ACTIONS = ("release", "hold", "requeue", "cancel", "cancel_if_not_started")
@@ -96,8 +97,13 @@ class FakeScheduler:
         self._action_faults: dict[str, list[_ActionFault]] = {}
         self.calls: Counter[str] = Counter()
         self.log: list[tuple[str, object]] = []
+        self.refuse_needs: str | None = None  # what refusal() says (a test sets it)
 
     # ------------------------------------------------------------------ the port
+
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        """A fake honours every need and option, unless a test scripted a refusal."""
+        return self.refuse_needs
 
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         with self._lock:

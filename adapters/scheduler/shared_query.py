@@ -51,6 +51,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.scheduler import Scheduler
@@ -116,6 +117,9 @@ class SharedQueryScheduler:
     @property
     def user(self) -> str:
         return self.inner.user
+
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        return self.inner.refusal(resources, options)
 
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         return self._act(self.inner.create_held, spec)

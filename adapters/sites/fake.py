@@ -84,7 +84,8 @@ class FakeSite:
 
     def submit(self, job: str) -> JobRequestAnswer:
         scripted = self._log("submit", job)
-        self.configuring.discard(job)
+        if scripted is None or scripted.kind is not JobAnswer.NOT_SENT:  # one never sent leaves it Configuring
+            self.configuring.discard(job)
         return scripted if scripted is not None else JobRequestAnswer(JobAnswer.OK, job, 200)
 
     def state(self, job: str) -> StateRead:

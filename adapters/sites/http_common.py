@@ -2,7 +2,8 @@
 
 A client built here follows no redirect, reads no proxy or netrc from the environment and never
 retries at the transport: a request that makes a job is sent once, and a lost answer leaves a lost
-order. An answer is either an ``httpx.Response`` or a short text saying why none came.
+order. An answer is either an ``httpx.Response`` or a ``NoAnswer`` saying why none came and whether
+the request may have been written (the line between "not sent" and "a job may exist").
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from typing import Any
 
 import httpx
 
+from dunscaith.domain.model.qdevices.answers import NoAnswer
 from dunscaith.domain.model.strict_json import loads_bounded
+
+# The httpx failures raised before the first byte of a request is written: the name was not resolved,
+# the connection was refused or had no route, it or its TLS handshake timed out (ConnectTimeout), or no
+# pooled connection came (PoolTimeout). Every other failure (WriteError, WriteTimeout, ReadError,
+# ReadTimeout, RemoteProtocolError, ...) comes after it: the request may have reached the site.
+NEVER_WRITTEN: tuple[type[httpx.HTTPError], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 def fixed_client(base_url: str, headers: Mapping[str, str], timeout: float) -> httpx.Client:
@@ -26,12 +34,15 @@ def fixed_client(base_url: str, headers: Mapping[str, str], timeout: float) -> h
     )
 
 
-def send(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response | str:
-    """One request, never retried; the text of the failure when no whole answer came."""
+def send(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response | NoAnswer:
+    """One request, never retried; when no whole answer came, why, and whether it may have been written."""
     try:
         return client.request(method, path, **kwargs)
+    except NEVER_WRITTEN as exc:
+        why = " ".join(str(exc).split()) or "no detail"
+        return NoAnswer(False, f"not sent: nothing left the machine ({type(exc).__name__}: {why})")
     except httpx.HTTPError as exc:
-        return f"no answer ({type(exc).__name__})"
+        return NoAnswer(True, f"no answer ({type(exc).__name__})")
 
 
 def describe(response: httpx.Response) -> str:

@@ -21,12 +21,14 @@ from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
+    NoAnswer,
     Phase,
     ReadKind,
     ResultRead,
     StateRead,
     classify_job_answer,
     classify_read,
+    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -63,7 +65,7 @@ class MqssSite:
             base_url, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}, timeout)
         self._refusals = TRAITS[SiteName.MQSS].refusal_statuses
 
-    def _send(self, method: str, path: str, body: Any = None) -> httpx.Response | str:
+    def _send(self, method: str, path: str, body: Any = None) -> httpx.Response | NoAnswer:
         return send(self._client, method, path, json=body)
 
     def prepare(self, device: str) -> JobRequestAnswer:
@@ -73,8 +75,8 @@ class MqssSite:
         body = {"circuit": request.circuit, "circuit_format": "qasm", "resource_name": request.device,
                 "shots": request.shots, "no_modify": False, "queued": True}
         response = self._send("POST", "job", body)
-        if isinstance(response, str):
-            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        if isinstance(response, NoAnswer):
+            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         uuid = data.get("uuid") if isinstance(data, dict) else None
         job = uuid if isinstance(uuid, str) and uuid else None
@@ -92,8 +94,8 @@ class MqssSite:
 
     def state(self, job: str) -> StateRead:
         response = self._send("GET", f"job/{quote(job, safe='')}/status")
-        if isinstance(response, str):
-            return StateRead(ReadKind.MISSED, detail=response)
+        if isinstance(response, NoAnswer):
+            return StateRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         word = data.get("status") if isinstance(data, dict) else None
         phase = PHASES.get(word) if isinstance(word, str) else None
@@ -105,8 +107,8 @@ class MqssSite:
 
     def result(self, job: str) -> ResultRead:
         response = self._send("GET", f"job/{quote(job, safe='')}/result")
-        if isinstance(response, str):
-            return ResultRead(ReadKind.MISSED, detail=response)
+        if isinstance(response, NoAnswer):
+            return ResultRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         well_formed = isinstance(data, dict) and "result" in data
         kind = classify_read(response.status_code, well_formed)
@@ -128,8 +130,8 @@ class MqssSite:
     def check(self, device: str) -> CheckAnswer:
         path = f"resources/{quote(device, safe='')}" if device else "resources"
         response = self._send("GET", path)
-        if isinstance(response, str):
-            return CheckAnswer(JobAnswer.UNKNOWN, response)
+        if isinstance(response, NoAnswer):
+            return CheckAnswer(JobAnswer.UNKNOWN, response.detail)
         if response.status_code in self._refusals:
             return CheckAnswer(JobAnswer.REFUSED, f"the token was refused ({describe(response)})")
         data = json_or_none(response)

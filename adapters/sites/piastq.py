@@ -22,12 +22,14 @@ from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
+    NoAnswer,
     Phase,
     ReadKind,
     ResultRead,
     StateRead,
     classify_job_answer,
     classify_read,
+    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.ports.site import JobRequest
@@ -97,8 +99,8 @@ class PiastqSite:
         body = {"device": request.device, "device_name": request.device, "shots": request.shots,
                 "session_id": None, "label_session_id": None, "format": fmt, "program": request.circuit}
         response = send(self._client, "POST", "qdmi/", json=body)
-        if isinstance(response, str):
-            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        if isinstance(response, NoAnswer):
+            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         raw = data.get("id") if isinstance(data, dict) else None
         job = str(raw) if (isinstance(raw, int) and not isinstance(raw, bool)) or (isinstance(raw, str) and raw) \
@@ -118,8 +120,8 @@ class PiastqSite:
     def _read(self, job: str) -> tuple[ReadKind, Any, str]:
         """One ``GET jobs/{id}``: the read's kind, the body, and why it is not good."""
         response = send(self._client, "GET", f"jobs/{quote(job, safe='')}")
-        if isinstance(response, str):
-            return ReadKind.MISSED, None, response
+        if isinstance(response, NoAnswer):
+            return ReadKind.MISSED, None, response.detail
         data = json_or_none(response)
         has_status = isinstance(data, dict) and isinstance(data.get("status"), str)
         if response.status_code in TOO_MANY_STATUSES or (
@@ -157,19 +159,19 @@ class PiastqSite:
 
     def check(self, device: str) -> CheckAnswer:
         response = send(self._client, "GET", "me/token-info")
-        if isinstance(response, str):
-            return CheckAnswer(JobAnswer.UNKNOWN, response)
+        if isinstance(response, NoAnswer):
+            return CheckAnswer(JobAnswer.UNKNOWN, response.detail)
         if response.status_code in self._refusals:
             return CheckAnswer(JobAnswer.REFUSED, f"the key was refused ({describe(response)})")
         if not response.is_success:
             return CheckAnswer(JobAnswer.UNKNOWN, f"token-info: {describe(response)}")
         devices = send(self._client, "GET", "devices/")
-        data = json_or_none(devices) if not isinstance(devices, str) else None
+        data = json_or_none(devices) if not isinstance(devices, NoAnswer) else None
         machines = data.get("machines") if isinstance(data, dict) else None
         names = sorted(str(m.get("name")) for m in machines if isinstance(m, dict)) if isinstance(machines, list) \
             else None
         if names is None:
-            why = devices if isinstance(devices, str) else describe(devices)
+            why = devices.detail if isinstance(devices, NoAnswer) else describe(devices)
             return CheckAnswer(JobAnswer.UNKNOWN, f"the key is accepted; devices not read ({why})")
         if device and device not in names:
             return CheckAnswer(JobAnswer.UNKNOWN, f"the key is accepted; device {device} is not listed "

@@ -38,12 +38,14 @@ from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
     JobRequestAnswer,
+    NoAnswer,
     Phase,
     ReadKind,
     ResultRead,
     StateRead,
     classify_job_answer,
     classify_read,
+    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -182,8 +184,8 @@ class VlqSite:
     # --- the project, its resource and HEAppE templates -----------------------------------------------
     def _get(self, client: httpx.Client, path: str, what: str, **params: Any) -> Any:
         response = send(client, "GET", path, params=params)
-        if isinstance(response, str):
-            raise _Failed(JobAnswer.UNKNOWN, f"{what}: {response}")
+        if isinstance(response, NoAnswer):
+            raise _Failed(JobAnswer.UNKNOWN, f"{what}: {response.detail}")
         if response.status_code in self._traits.refusal_statuses:
             raise _Failed(JobAnswer.REFUSED, f"{what}: the token was refused ({describe(response)})",
                           response.status_code)
@@ -260,7 +262,9 @@ class VlqSite:
         try:
             ctx = self._lookup()
         except _Failed as failed:
-            return failed.answer()  # nothing was made: the lookup makes no job
+            # The lookup makes no job and CreateJob was not sent: nothing was made, whatever the lookup got.
+            unsent = failed.kind if failed.kind is JobAnswer.REFUSED else JobAnswer.NOT_SENT
+            return JobRequestAnswer(unsent, None, failed.status, f"not sent: {failed.detail}")
         password, user_jwt_pwd, enc = new_envelope(self._token)
         self._on_secret(password)  # before the request that carries it, so any echo of it is cleaned
         self._on_secret(user_jwt_pwd)
@@ -268,8 +272,8 @@ class VlqSite:
         body = self._spec(name[:HEAPPE_NAME_MAX], node, INIT_WALLTIME if init else RUN_WALLTIME, 1 if init else 2,
                           "backend_init" if init else "backend_run", device, user_jwt_pwd)
         response = send(self._heappe, "POST", "heappe/JobManagement/CreateJob", json=body)
-        if isinstance(response, str):
-            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        if isinstance(response, NoAnswer):
+            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         job_id = data.get("Id") if isinstance(data, dict) else None
         tasks = data.get("Tasks") if isinstance(data, dict) else None
@@ -292,8 +296,8 @@ class VlqSite:
         parts = [("files", (name, content, "application/octet-stream")) for name, content in files]
         response = send(self._heappe, "POST", "heappe/FileTransfer/UploadFilesToJobExecutionDir",
                         params={"JobId": job, "TaskId": task}, files=parts, timeout=self._upload_timeout)
-        if isinstance(response, str):
-            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        if isinstance(response, NoAnswer):
+            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         taken = isinstance(data, list) and {d.get("FileName") for d in data if isinstance(d, dict)
                                             and d.get("Succeeded") is True} >= {name for name, _ in files}
@@ -306,8 +310,8 @@ class VlqSite:
 
     def _submit(self, job: str) -> JobRequestAnswer:
         response = send(self._heappe, "PUT", "heappe/JobManagement/SubmitJob", json={"CreatedJobInfoId": int(job)})
-        if isinstance(response, str):
-            return JobRequestAnswer(JobAnswer.UNKNOWN, None, None, response)
+        if isinstance(response, NoAnswer):
+            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         good = isinstance(data, dict) and str(data.get("Id")) == job and isinstance(data.get("State"), int)
         # A 404 "incorrect job state" means the job already left Configuring: never a refusal.
@@ -371,8 +375,8 @@ class VlqSite:
             return StateRead(ReadKind.ENDS, detail=f"{job!r} is not a HEAppE job id (a number)")
         response = send(self._heappe, "GET", "heappe/JobManagement/CurrentInfoForJob",
                         params={"SubmittedJobInfoId": job})
-        if isinstance(response, str):
-            return StateRead(ReadKind.MISSED, detail=response)
+        if isinstance(response, NoAnswer):
+            return StateRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         value = data.get("State") if isinstance(data, dict) else None
         known = JOB_STATES.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
@@ -398,8 +402,8 @@ class VlqSite:
                                   detail=read.detail or "the job has no task")
         body = {"SubmittedJobInfoId": int(job), "RelativeFilePath": f"/{job}/{task}/{name}"}
         response = send(self._heappe, "POST", "heappe/FileTransfer/DownloadFileFromCluster", json=body)
-        if isinstance(response, str):
-            return ResultRead(ReadKind.MISSED, detail=response)
+        if isinstance(response, NoAnswer):
+            return ResultRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         if response.is_success and (data is None or response.status_code == 204):
             return ResultRead(ReadKind.GOOD, ready=False, detail="no file yet")

@@ -13,6 +13,9 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from dunscaith.domain.model.shown import shown
+
+_CONTROL = re.compile(r"[\x01-\x1f\x7f]")
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -24,6 +27,9 @@ def expand_user_path(raw: str, env: Mapping[str, str], home: str) -> str:
     """``raw`` with ``~`` and ``$VAR`` expanded and normalised; UserPathRefused if it is not absolute."""
     if "\x00" in raw:
         raise UserPathRefused("contains a NUL character")
+    if _CONTROL.search(raw):  # a newline in a folder's name breaks every line that shows it, and is a typo
+        raise UserPathRefused(f"{shown(raw)} contains a control character (a newline, a tab...): give the "
+                              "path without it")
     if not raw.strip():
         raise UserPathRefused("is empty: give an absolute path")
     text = _expand_variables(raw, env)

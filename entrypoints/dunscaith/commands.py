@@ -3,7 +3,7 @@
 Each asks the live supervisor when there is one, or acts under the job's lock when there is none
 (``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
 ``reconcile``, as ``supervise``), 2 refused (by the rules, or by the scheduler when this command carried
-it out) or bad input or another host's job, 5 not answered in time.
+it out) or bad input, 5 not answered in time; another host's job is forwarded there (help_text.EPILOGS).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
 from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.entrypoints.dunscaith.render import EXIT_CODES
 from dunscaith.ports.job_store import RecordDamaged
 
 _HELP = {
@@ -217,10 +216,8 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
 
 
 def register(app: typer.Typer) -> None:
+    # each command's exit codes: help_text.EPILOGS
     for action in Action:
-        app.command(str(action), epilog="Exit codes: 0 confirmed; 2 refused, bad input, or a job of another "
-                                        "host; 5 not answered in time (the request stays). See "
-                                        "docs/job-commands.md.")(_command(action))
-    app.command("reconcile", epilog=EXIT_CODES)(reconcile)
-    app.command("prune", epilog="Exit codes: 0 done (or nothing to prune); 2 bad input, a job that is not "
-                                "settled, or a job of another host. See docs/job-commands.md.")(prune)
+        app.command(str(action))(_command(action))
+    app.command("reconcile")(reconcile)
+    app.command("prune")(prune)

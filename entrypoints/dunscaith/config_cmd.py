@@ -11,6 +11,7 @@ import typer
 
 from dunscaith.entrypoints.cli_support import finish_help, new_app
 from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith.forwarding_root import default_transport
 from dunscaith.entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
 from dunscaith.entrypoints.dunscaith.settings import config_file
 
@@ -45,6 +46,9 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
         variable = "DUNSCAITH_" + "__".join(k.upper() for k in keys)
         source = (f"environment {variable}" if variable in os.environ
                   else f"file {path}" if _in_file(data, keys) else "default")
+        if keys == ("forwarding", "transport") and value is None:  # what is in effect, not "unset"
+            value = default_transport()
+            source = f"default: {'an ssh client is installed' if value == 'openssh' else 'no ssh client found'}"
         rows.append({"setting": ".".join(keys), "value": value, "source": source})
     if as_json:
         print(json.dumps({"file": str(path), "settings": rows}, indent=2))

@@ -33,6 +33,7 @@ from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.services.jobs.check import CheckCluster
 from dunscaith.domain.services.jobs.commands import JobCommands
 from dunscaith.domain.services.jobs.doctor import Doctor
 from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
@@ -44,8 +45,9 @@ from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.ports.clock import Clock
+from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
 from dunscaith.ports.job_progress import JobProgress
@@ -106,10 +108,12 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
     from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
     inner = SlurmCliScheduler(SlurmClusterConfig(
         name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
-        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir))
+        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
+        say=_say)
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
     shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
                                   max_age=t.coalesce_max_age, record_root=settings.records.root)
@@ -117,6 +121,29 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
         yield shared
     finally:
         shared.close()
+
+
+def _local_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
+    from dunscaith.adapters.scheduler.local.probe import LocalProbe
+
+    return LocalProbe(settings.records.root)
+
+
+def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
+    from dunscaith.adapters.scheduler.slurm import SlurmClusterConfig
+    from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
+
+    t = settings.cluster(cluster)
+    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
+    return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
+                                         accounting=t.accounting))
+
+
+def _say(line: str) -> None:
+    """A scheduler's word while a call waits (docs/slurm.md): on stderr, where notices go (json.md too)."""
+    import sys
+
+    print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
 def _integrity(store: JobStore) -> str | None:
@@ -183,6 +210,11 @@ class Adapters(containers.DeclarativeContainer):
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+    # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
+    probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
+        local=providers.Factory(_local_probe, settings=settings),
+        slurm=providers.Factory(_slurm_probe, settings=settings),
+    )
     store_integrity = providers.Object(_integrity)
     doctor_integrity = providers.Object(_doctor_integrity)
     pointers = providers.Singleton(_pointers, crash=crash)
@@ -204,6 +236,16 @@ def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callab
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
                       delivery=delivery, residual=residual)
+
+
+def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
+           probe_kinds: Callable[..., ClusterProbe], residual: ResidualList, clock: Clock, *,
+           cluster: str) -> CheckCluster:
+    import secrets
+
+    adapter = settings.cluster(cluster).adapter
+    return CheckCluster(probe_kinds(adapter, cluster=cluster), schedulers(cluster), residual, clock,
+                        lambda: secrets.token_hex(8), cluster, adapter)
 
 
 def _delivering(settings: DunscaithSettings) -> bool:
@@ -231,6 +273,10 @@ class UseCases(containers.DeclarativeContainer):
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
     emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    # `dunscaith check CLUSTER` (cluster=)
+    check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
+                              probe_kinds=adapters.probe_kinds.provider, residual=adapters.residual,
+                              clock=adapters.clock)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)

@@ -6,10 +6,8 @@ import json
 
 import typer
 
+from dunscaith.domain.model.shown import reason
 from dunscaith.entrypoints.dunscaith import edge
-
-EPILOG = ("Exit codes: 0 nothing found; 1 a problem found (each on its own line); 2 bad input (the "
-          "configuration). See docs/record-backing.md.")
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),
@@ -28,7 +26,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         try:
             changed = edge.use_cases(ctx).doctor().rebuild_index()
         except Exception as exc:  # the pointers' folder: one line, the check goes on
-            edge.say(f"the index of pointers was not rebuilt: {exc}")
+            edge.say(f"the index of pointers was not rebuilt: {reason(exc)}")
         else:
             edge.say(f"{changed} entr{'y' if changed == 1 else 'ies'} of the index of pointers added or removed")
     report = edge.use_cases(ctx).doctor()()
@@ -47,4 +45,4 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
 
 def register(app: typer.Typer) -> None:
-    app.command("doctor", epilog=EPILOG)(doctor)
+    app.command("doctor")(doctor)  # its exit codes: help_text.EPILOGS

@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.model.shown import one_line, reason
 from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
 from dunscaith.domain.services.jobs.sweep import SweepReport
@@ -35,7 +36,7 @@ PROG = "dunscaith"
 
 
 def say(line: str) -> None:
-    print(f"{PROG}: {line}", file=sys.stderr)
+    print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
 
 # --- the container ---------------------------------------------------------------------------------------
@@ -242,7 +243,7 @@ def sweep(ctx: typer.Context) -> SweepReport | None:
     try:
         done = use_cases(ctx).sweep()()
     except Exception as exc:  # a sweep rides on a command and never stops it
-        say(f"sweep not run: {type(exc).__name__}: {exc}")
+        say(f"sweep not run: {reason(exc)}")
         return None
     _report(done)
     return done
@@ -253,7 +254,7 @@ def expire(ctx: typer.Context) -> SweepReport | None:
     try:
         done = use_cases(ctx).sweep().expire()
     except Exception as exc:
-        say(f"residual list not read: {type(exc).__name__}: {exc}")
+        say(f"residual list not read: {reason(exc)}")
         return None
     _report(done)
     return done

@@ -34,10 +34,17 @@ def own_binary() -> str:
 
 
 # --- the caller's side -------------------------------------------------------------------------------------
+def default_transport() -> str:
+    """``forwarding.transport`` when it is not set: openssh where an ssh client is installed, else paramiko."""
+    from dunscaith.adapters.transport.openssh import OpenSshTransport
+
+    return "openssh" if OpenSshTransport.available() else "paramiko"
+
+
 def make_transport(section: HopSettings) -> Transport:
     from dunscaith.adapters.transport.openssh import OpenSshTransport
 
-    kind = section.transport or ("openssh" if OpenSshTransport.available() else "paramiko")
+    kind = section.transport or default_transport()
     config = None if section.ssh_config is None else str(section.ssh_config)
     if kind == "paramiko":
         from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport

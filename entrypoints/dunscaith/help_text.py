@@ -7,9 +7,18 @@ examples are added then.
 
 from __future__ import annotations
 
+# A forwarded command exits as it did on the owning host; these two codes are the hop's own (forwarding.md).
+_FORWARDED = ("; for another host's job the command runs there and exits as it did, or 2 it never ran, 6 the "
+              "connection was lost after it was sent (it may have run: dunscaith forwarded ID)")
+_SEE = " See docs/exit-codes.md."
+# submit, supervise, reconcile: a supervision's ending (docs/exit-codes.md's first table).
 EXIT_CODES = ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 bad input or refused; 3 internal error; "
               "4 the supervisor gave up; 5 work outstanding after supervise.wait; 128+n ended by signal n "
-              "(the job goes on). See docs/exit-codes.md.")
+              "(the job goes on)." + _SEE)
+_SUPERVISED = EXIT_CODES.removesuffix("." + _SEE) + _FORWARDED + "." + _SEE
+_REQUEST = ("Exit codes: 0 confirmed; 2 refused, confirmed but not carried out, or bad input; 3 internal error; "
+            "5 not answered within commands.wait (the request stays); 128+n ended by signal n while waiting"
+            + _FORWARDED + ". See docs/job-commands.md.")
 
 _J = "my-job"
 EXAMPLES: dict[str, list[str]] = {
@@ -28,8 +37,25 @@ EXAMPLES: dict[str, list[str]] = {
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
     "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
     "doctor": ["dunscaith doctor", "dunscaith doctor --json"],
+    "check": ["dunscaith check hpc", "dunscaith check --json local"],
 }
 EPILOGS: dict[str, str] = {
+    "supervise": _SUPERVISED,
+    "reconcile": _SUPERVISED,
+    "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
+               "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
+    "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
+            "does not open; 3 internal error." + _SEE,
+    "logs": ("Exit codes: 0 printed; 2 bad input, no such job or attempt, or an output that cannot be read; "
+             "3 internal error" + _FORWARDED + "." + _SEE),
+    "stop": "Exit codes: 0 everything of the job's name that was found is stopped (or nothing was found); 1 "
+            "the scheduler could not stop something (named on stderr); 2 bad input; 3 internal error." + _SEE,
+    **{action: _REQUEST for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
+    "prune": ("Exit codes: 0 done (or nothing to prune); 2 bad input, a job that is not settled, or a record "
+              "that does not read; 3 internal error" + _FORWARDED + ". See docs/job-commands.md."),
+    "doctor": "Exit codes: 0 nothing found; 1 a problem found (each on its own line); 2 bad input (the "
+              "configuration); 3 internal error. See docs/record-backing.md.",
     "forwarded": "Exit codes: 0 the owning host answered (the answer is printed); 2 an unknown request id; 6 the "
                  "host could not be asked (ask again). See docs/exit-codes.md.",
 }

@@ -9,6 +9,7 @@ to the commands' own help texts, so the two cannot drift apart.
 from __future__ import annotations
 
 import importlib
+from difflib import get_close_matches
 from typing import Any
 
 import typer
@@ -50,6 +51,9 @@ LAZY: dict[str, tuple[str, str]] = {
     'prune': ('dunscaith.entrypoints.dunscaith.commands',
         'Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any '
         'object of their names that has not started.'),
+    'check': ('dunscaith.entrypoints.dunscaith.check',
+        'Check a cluster before submitting to it: its controller answers, it keeps accounting, and it makes and '
+        'cancels a held object of a test name (never started); one line each, in a few seconds.'),
     'doctor': ('dunscaith.entrypoints.dunscaith.doctor',
         'Check the store (that it opens, its integrity), every record, every pointer and residual entry.'),
     'config': ('dunscaith.entrypoints.dunscaith.config_cmd',
@@ -73,6 +77,20 @@ class LazyCommands(TyperGroup):
         if cmd_name not in self.commands and cmd_name in LAZY:
             self._load(LAZY[cmd_name][0])
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                           list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.UsageError as exc:
+            # typer suggests among the commands loaded so far; the lazy ones are not, yet
+            if args and "Did you mean" not in exc.message:
+                known = [name for name in self.list_commands(ctx) if not name.startswith("_")]
+                found = get_close_matches(args[0], known, n=2)
+                if found:
+                    # typer's own wording, as for the commands of a group loaded whole (config, remote)
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(f) for f in found)}?"
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: list[tuple[str, click.Command | None]] = []

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dunscaith.entrypoints.cli_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, BadInput
+from dunscaith.entrypoints.cli_support import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    BadInput,
+    internal_words,
+)
 
 if TYPE_CHECKING:
     from dunscaith.adapters.process.exec_side import InProcess
@@ -266,7 +272,7 @@ def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,
             import traceback
 
             print("".join(traceback.format_exception(exc)), file=sys.stderr)
-        return _said(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+        return _said(EXIT_INTERNAL, f"internal error: {internal_words(exc)}")
 
 
 def _said(code: int, line: str) -> int:

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.cli_support import BadInput, wants_json
 
 if TYPE_CHECKING:
     from dunscaith.domain.services.forwarding.forward import Forwarded
@@ -99,13 +99,28 @@ def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], j
         if isinstance(exc, refusals()):
             raise BadInput(f"{exc}; nothing ran on {host}") from None
         raise
-    report(result)
+    report(result, wants_json(list(argv)))
     return result.verdict.exit_code
 
 
-def report(result: Forwarded) -> None:
-    if result.message is not None:
-        print(f"{PROG}: {result.message}", file=sys.stderr, flush=True)
+def report(result: Forwarded, as_json: bool = False) -> None:
+    """The line about the hop itself on stderr; under --json also the error object on stdout, unless the
+    command's own output had begun there (one document on stdout: the line and the exit code say the rest)."""
+    if result.message is None:
+        return
+    print(f"{PROG}: {result.message}", file=sys.stderr, flush=True)
+    if as_json and result.stdout_bytes == 0:
+        import json
+
+        from dunscaith.domain.model.forwarding.verdict import Kind
+
+        # docs/json.md: the error object's code for a command that has no exit status of its own
+        code = {Kind.NEVER_RAN: "never-ran", Kind.MAY_HAVE_RUN: "may-have-run"}[result.verdict.kind]
+        error = {"code": code, "message": result.message, "exit_code": result.verdict.exit_code}
+        try:
+            print(json.dumps({"error": error, "host": result.host, "request": result.request_id}), flush=True)
+        except OSError:  # a reader that went away: the exit code still tells
+            pass
 
 
 def route(argv: Sequence[str]) -> int | None:

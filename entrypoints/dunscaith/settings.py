@@ -10,12 +10,26 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
+from dunscaith.domain.model.jobs.names import name_problem
+from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
+from dunscaith.domain.model.shown import shown
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
 from dunscaith.entrypoints.settings_support import (
@@ -102,6 +116,15 @@ class SuperviseSection(_Strict):
     wait: Seconds = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
     absence: Seconds = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
 
+    @model_validator(mode="after")
+    def _poll_within_max(self) -> SuperviseSection:
+        # Only two values given that contradict each other: a poll alone above the default poll_max is a
+        # slow supervisor asked for, and the longest interval is then poll itself (the backoff's cap).
+        if {"poll", "poll_max"} <= self.model_fields_set:
+            require_poll_within_max(self.poll, self.poll_max, poll_name="supervise.poll",
+                                    poll_max_name="supervise.poll_max")
+        return self
+
 
 class RecoverySection(_Strict):
     attempts: Count = Field(default=3, ge=1, le=100,
@@ -111,6 +134,16 @@ class RecoverySection(_Strict):
 class EscalationsSection(_Strict):
     command: list[str] = Field(default_factory=list, description="argv given each escalation as JSON on stdin")
     timeout: Seconds = Field(default=10.0, gt=0, description="seconds the command may take")
+
+    @field_validator("command")
+    @classmethod
+    def _program_found_from_anywhere(cls, command: list[str]) -> list[str]:
+        # Delivered by whichever supervisor or command runs, from whatever folder it was started in: a
+        # relative program would be found (or not) by the current directory of the moment.
+        if command and (not command[0].strip() or ("/" in command[0] and not command[0].startswith("/"))):
+            raise ValueError(f"the program {shown(command[0])} is relative to whatever folder a supervisor "
+                             "starts in: give its absolute path, or a bare name found on PATH")
+        return command
 
 
 class CommandsSection(_Strict):
@@ -136,10 +169,35 @@ class ForwardingSection(_Strict):
 
 
 class ClusterSettings(_Strict):
-    adapter: Literal["local", "slurm"]
-    bin_dir: UserPath | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    # Slurm only (docs/slurm.md): none of these changes what a job is, only how the cluster is reached
+    """What every ``[clusters.NAME]`` table holds whatever its kind; each kind's own model extends it
+    (``CLUSTER_KINDS``), and the table is validated by the model its ``adapter`` names."""
+
+    adapter: str
+    bin_dir: UserPath | None = Field(default=None, description="directory of the scheduler's commands")
+    env: dict[str, str] = Field(default_factory=dict, description="environment for the scheduler's commands")
+
+    @classmethod
+    def every_key(cls) -> type[BaseModel]:
+        """One model holding the keys of every kind, for what reads the settings' shape (a misspelt
+        variable's nearest name, the documented keys) rather than one table's values."""
+        merged: dict[str, Any] = {}
+        for kind in CLUSTER_KINDS.values():
+            for name, info in kind.model_fields.items():
+                merged.setdefault(name, (info.annotation, info))
+        merged["adapter"] = (str, Field(description="the scheduler adapter: " + ", ".join(CLUSTER_KINDS)))
+        return create_model("AnyClusterSettings", __base__=_Strict, **merged)
+
+
+class LocalClusterSettings(ClusterSettings):
+    """This machine, under ``dunscaith remote run`` (docs/local-scheduler.md); built in as ``local``."""
+
+    adapter: Literal["local"]
+
+
+class SlurmClusterSettings(ClusterSettings):
+    """A Slurm cluster (docs/slurm.md): none of these changes what a job is, only how it is reached."""
+
+    adapter: Literal["slurm"]
     clusters: str | None = None
     command_timeout: Seconds = Field(default=60.0, gt=0)
     submit_timeout: Seconds = Field(default=60.0, gt=0)
@@ -148,6 +206,37 @@ class ClusterSettings(_Strict):
     accounting_lookback: Seconds = Field(default=30 * 24 * 3600.0, gt=0)
     workdir: UserPath | None = None
     coalesce_max_age: Seconds = Field(default=4.0, gt=0)
+
+
+# Each scheduler adapter's settings model, by the name a table's ``adapter`` gives it ("add a scheduler"
+# in docs/architecture.md: its model here, its line in the container).
+CLUSTER_KINDS: dict[str, type[ClusterSettings]] = {"local": LocalClusterSettings, "slurm": SlurmClusterSettings}
+
+
+def _of_its_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    if isinstance(value, ClusterSettings):
+        return value
+    kind = value.get("adapter") if isinstance(value, Mapping) else None
+    model = CLUSTER_KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:  # no adapter, or one no model is registered for: said of the key, naming the kinds
+        kinds = create_model("ClusterKind", adapter=(Literal[tuple(CLUSTER_KINDS)], ...))  # type: ignore[arg-type]
+        kinds.model_validate({"adapter": kind} if isinstance(value, Mapping) else value)
+        return handler(value)
+    return model.model_validate(value)
+
+
+ClusterTable = Annotated[ClusterSettings, WrapValidator(_of_its_kind)]
+
+
+def _cluster_name(name: str) -> str:
+    # a cluster's name becomes a folder under the record root: "../../x" must never reach one
+    problem = name_problem("cluster name", name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 
 
 class DunscaithSettings(_Strict):
@@ -160,15 +249,15 @@ class DunscaithSettings(_Strict):
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
     forwarding: ForwardingSection = Field(default_factory=ForwardingSection)
-    clusters: dict[str, ClusterSettings] = Field(default_factory=dict, validate_default=True)
+    clusters: dict[ClusterName, ClusterTable] = Field(default_factory=dict, validate_default=True)
 
     @field_validator("clusters")
     @classmethod
     def _local_always_exists(cls, clusters: dict[str, ClusterSettings]) -> dict[str, ClusterSettings]:
-        if clusters.get(LOCAL, ClusterSettings(adapter="local")) != ClusterSettings(adapter="local"):
+        if clusters.get(LOCAL, LocalClusterSettings(adapter="local")) != LocalClusterSettings(adapter="local"):
             raise ValueError("the cluster local is built in (this machine, under dunscaith remote run) and "
                              "cannot be redefined: give your cluster another name")
-        return {**clusters, LOCAL: ClusterSettings(adapter="local")}
+        return {**clusters, LOCAL: LocalClusterSettings(adapter="local")}
 
     def cluster(self, name: str) -> ClusterSettings:
         found = self.clusters.get(name)
@@ -190,6 +279,7 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     Each source is validated alone first, so an error names the one it is in; then the merge (file,
     then variables, then flags) is validated for what only the whole can say (a rule across keys).
     """
+    _home_is_absolute(os.environ)
     path = config_file()
     from_file = read_toml(path)
     unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
@@ -207,6 +297,16 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     settings = _validate(deep_merge(from_file, from_env, flags), merged_source, fields_only=False)
     assert settings is not None
     return settings
+
+
+def _home_is_absolute(env: Mapping[str, str]) -> None:
+    """Pointers, the residual list and ``~`` in settings live under HOME: a relative one would put them
+    under the current directory, where no other command (and no other login node) finds them."""
+    home = env.get("HOME")
+    if home is not None and not home.startswith("/"):
+        raise BadInput(f"HOME is {shown(home)}, not an absolute path: dunscaith keeps each job's pointer under "
+                       "HOME, which every login node must find in one place; set HOME to your home directory "
+                       "(HOME=/home/you)")
 
 
 def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> DunscaithSettings | None:

@@ -6,15 +6,19 @@ import json
 import shutil
 import sys
 from datetime import datetime
+from difflib import get_close_matches
 from typing import Any
 
 import typer
 
 from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.exit_codes import for_status
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
 from dunscaith.domain.model.jobs.residual import ResidualReason
-from dunscaith.domain.model.jobs.summary import SummaryQuery
+from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
+from dunscaith.domain.model.shown import escaped, reason
+from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
@@ -48,7 +52,7 @@ def status(
         for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
             edge.say(edge.damaged_pointer_line(problem))
     except Exception as exc:
-        edge.say(f"pointers not read: {exc}")
+        edge.say(f"pointers not read: {reason(exc)}")
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
@@ -58,37 +62,43 @@ def status(
             shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                              "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
         print(json.dumps(shown, indent=2))
-        return 0
+        return for_status(view.state.outcome)
     s = view.state
-    print(render.view_line(view, now))
+    _line(render.view_line(view, now))
     if view.live is not None:
-        print(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
+        _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     t = render.times(s, now)
-    print(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
+    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
           f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
-    print(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
-    if s.spec.options:
-        print(f"  resources: {' '.join(s.spec.options)}")
+    _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
+    if s.spec.resources or s.spec.options:
+        _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
     if s.spec.env:
-        print(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
+        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
     for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
-        print(f"  attempt {a.number}: {a.order}{obj}")
+        _line(f"  attempt {a.number}: {a.order}{obj}")
         if a.stdout:
-            print(f"    stdout: {a.stdout}")
+            _line(f"    stdout: {a.stdout}")
         if a.stderr and a.stderr != a.stdout:
-            print(f"    stderr: {a.stderr}")
+            _line(f"    stderr: {a.stderr}")
     for e in s.escalations:
-        print(f"  escalation ({e.reason}): {e.detail}")
+        _line(f"  escalation ({e.reason}): {e.detail}")
     for failure in s.failures:
-        print(f"  not carried out: {failure}")
+        _line(f"  not carried out: {failure}")
     for r in s.unanswered:
-        print(f"  request {r.id} ({r.action}): not answered yet")
+        _line(f"  request {r.id} ({r.action}): not answered yet")
     for o in view.left if s.outcome is not None else ():
-        print(f"  outstanding: {o.what}")
+        _line(f"  outstanding: {o.what}")
     if view.unattended:
-        print(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
-    return 0
+        _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
+    return for_status(s.outcome)
+
+
+def _line(text: str) -> None:
+    """A line of status or list: a workdir, an option, a path or a problem holds what the user or a
+    scheduler gave, and a control character in it must not forge a line or drive the terminal."""
+    print(escaped(text))
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:
@@ -121,7 +131,12 @@ def list_jobs(ctx: typer.Context,
                   "at most N of this host's jobs, newest first (0: all; default: a screenful, all with "
                   "--json)"))) -> int:
     """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
+    if state is not None and state not in state_words():
+        raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
+                       f"the states are {', '.join(state_words())}")
     edge.open_store(ctx)
+    if cluster is not None:
+        _known_cluster(ctx, cluster)
     now = _now(ctx)
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
@@ -136,11 +151,11 @@ def list_jobs(ctx: typer.Context,
             if isinstance(v, Unreadable):
                 unreadable.append(v)
                 if out is None:
-                    print(f"{v.job}  damaged: {v.problem}")
+                    _line(f"{v.job}  damaged: {v.problem}")
             elif out is not None:
                 out.job(render.view_json(v, now))
             else:
-                print(render.view_line(v, now, wide))
+                _line(render.view_line(v, now, wide))
             shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
@@ -165,15 +180,32 @@ def list_jobs(ctx: typer.Context,
         })
         return 0
     for p, u in elsewhere:
-        print(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+        _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for job, problem in damaged:
-        print(f"{job}  damaged pointer: {problem}")
+        _line(f"{job}  damaged pointer: {problem}")
     for job, key, problem in expired.damaged if expired else []:
-        print(f"{job}  damaged residual entry {key}: {problem}")
+        _line(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
-        print(render.entry_line(e, gone))
+        _line(render.entry_line(e, gone))
     edge.notice_unattended(ctx, survey=survey)
     return 0
+
+
+def _did_you_mean(given: str, known: list[str]) -> str:
+    found = get_close_matches(given, known, n=1)
+    return f" (did you mean {found[0]}?)" if found else ""
+
+
+def _known_cluster(ctx: typer.Context, cluster: str) -> None:
+    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it)."""
+    configured = sorted(edge.settings(ctx).clusters)
+    if cluster in configured:
+        return
+    with edge.store_errors():
+        recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
+    if not recorded:
+        raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
+                       f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")
 
 
 def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> PointerSurvey:
@@ -182,7 +214,7 @@ def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> Pointer
     try:
         return edge.pointer_surveys(ctx).listed(shown, every=show_all)
     except Exception as exc:  # pointers are display only
-        edge.say(f"pointers not read: {exc}")
+        edge.say(f"pointers not read: {reason(exc)}")
         return PointerSurvey((), ())
 
 

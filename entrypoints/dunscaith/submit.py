@@ -12,7 +12,15 @@ import typer
 from typer.core import TyperCommand
 
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
+from dunscaith.domain.model.jobs.pointer import PointerError
+from dunscaith.domain.model.jobs.resources import (
+    Resources,
+    parse_count,
+    parse_gpus,
+    parse_memory,
+    parse_text,
+    parse_time_limit,
+)
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
@@ -41,28 +49,24 @@ def _default_name(words: list[str]) -> str:
     return f"{stem or 'job'}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
-def _resources(adapter: str, resources: dict[str, str | None], export: str | None, env: list[str],
-               sbatch: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The scheduler options and the environment of the job spec, checked before anything is recorded."""
-    given = {flag: value for flag, value in resources.items() if value is not None}
-    options = tuple(f"{flag}={value}" for flag, value in given.items())
-    if export is not None:
-        options += (f"--export={export}",)
-    options += tuple(sbatch)
-    if adapter != "slurm" and options:
-        flags = sorted({o.split("=", 1)[0] for o in options})
-        raise BadInput(f"the local scheduler runs the job on this machine and takes no scheduler options "
-                       f"(given: {', '.join(flags)}); it takes --env and --chdir, or use --cluster with a Slurm "
-                       "cluster")
-    try:
-        check_sbatch_options(options)
-    except BadSpec as exc:
-        raise BadInput(str(exc)) from None
-    return options, tuple(env)
+def _resources(given: dict[str, str | None], export: str | None) -> Resources:
+    """The job's needs from submit's flags, each checked as the domain reads it (one line naming the flag)."""
+    def text(flag: str) -> str | None:
+        value = given[flag]
+        return None if value is None else parse_text(value, flag)
+
+    gpus = given["--gpus"]
+    count, kind = parse_gpus(gpus, "--gpus") if gpus is not None else (None, None)
+    return Resources(
+        cpus=parse_count(c, "--cpus-per-task") if (c := given["--cpus-per-task"]) is not None else None,
+        memory_mb=parse_memory(m, "--mem") if (m := given["--mem"]) is not None else None,
+        time_limit_s=parse_time_limit(t, "--time") if (t := given["--time"]) is not None else None,
+        gpus=count, gpu_type=kind, queue=text("--partition"), account=text("--account"), qos=text("--qos"),
+        export=parse_text(export, "--export") if export is not None else None)
 
 
 def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: str, chdir: str | None,
-          options: tuple[str, ...], env: tuple[str, ...]) -> JobSpec:
+          resources: Resources, options: tuple[str, ...], env: tuple[str, ...]) -> JobSpec:
     settings = edge.settings(ctx)
     if not words:
         raise BadInput("nothing to run: give a command after -- (submit -- sh -c 'echo hi') or a script")
@@ -91,7 +95,7 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
     try:
         job = check_name(name if name is not None else _default_name(words))
         return JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
-                       settings.recovery.attempts, options, env)
+                       settings.recovery.attempts, options, env, resources)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
 
@@ -105,17 +109,23 @@ def submit(
     name: str | None = typer.Option(None, "--name", metavar="NAME", help="the job's name (default: from the command)"),
     follow: bool = typer.Option(False, "--follow", "-f", help="show the job's stdout and stderr while it runs"),
     partition: str | None = typer.Option(None, "--partition", "-p", metavar="NAME",
-                                         help="sbatch --partition"),
-    time: str | None = typer.Option(None, "--time", "-t", metavar="LIMIT", help="sbatch --time (10:00, 1-00:00:00)"),
-    mem: str | None = typer.Option(None, "--mem", metavar="SIZE", help="sbatch --mem (4G)"),
-    cpus: str | None = typer.Option(None, "--cpus-per-task", "-c", metavar="N", help="sbatch --cpus-per-task"),
-    gpus: str | None = typer.Option(None, "--gpus", metavar="N", help="sbatch --gpus ([type:]count)"),
-    account: str | None = typer.Option(None, "--account", "-A", metavar="NAME", help="sbatch --account"),
-    qos: str | None = typer.Option(None, "--qos", metavar="NAME", help="sbatch --qos"),
+                                         help="the queue (Slurm: --partition)"),
+    time: str | None = typer.Option(None, "--time", "-t", metavar="LIMIT",
+                                    help="the time limit: MINUTES, MM:SS, HH:MM:SS, D-HH[:MM[:SS]] (30, 1-00:00:00)"),
+    mem: str | None = typer.Option(None, "--mem", metavar="SIZE",
+                                   help="the job's memory (4G, 512M; a bare number is M)"),
+    cpus: str | None = typer.Option(None, "--cpus-per-task", "-c", metavar="N",
+                                    help="cpus for the job (Slurm: --cpus-per-task)"),
+    gpus: str | None = typer.Option(None, "--gpus", metavar="[TYPE:]N", help="gpus (2, a100:2)"),
+    account: str | None = typer.Option(None, "--account", "-A", metavar="NAME",
+                                       help="the account charged (Slurm: --account)"),
+    qos: str | None = typer.Option(None, "--qos", metavar="NAME", help="the quality of service (Slurm: --qos)"),
     export: str | None = typer.Option(None, "--export", metavar="WHAT",
-                                      help="sbatch --export (ALL, NONE, NAME=VALUE,...)"),
+                                      help="which of your environment the job sees (Slurm: --export; ALL, NONE, "
+                                           "NAME,...)"),
     sbatch: list[str] = typer.Option([], "--sbatch", metavar="ARG",
-                                     help="one more sbatch argument, as --sbatch=--constraint=a100 (repeatable)"),
+                                     help="one of the Slurm scheduler's own options, as --sbatch=--constraint=a100 "
+                                          "(repeatable)"),
     env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE",
                                   help="set a variable in the job's environment (repeatable; local and Slurm)"),
     chdir: str | None = typer.Option(None, "--chdir", metavar="DIR",
@@ -123,17 +133,29 @@ def submit(
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
-    The job runs on the local scheduler (this machine) unless --cluster names a Slurm cluster. The
-    supervisor stays in the foreground: a signal stops the supervisor, never the job."""
+    The job runs on the local scheduler (this machine, which honours --cpus-per-task, --mem and --time)
+    unless --cluster names another cluster; what its scheduler cannot honour is refused before anything
+    is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job."""
     drain = edge.interrupts(ctx)
-    adapter = edge.settings(ctx).cluster(cluster).adapter
-    options, pairs = _resources(adapter, {"--partition": partition, "--time": time, "--mem": mem,
-                                          "--cpus-per-task": cpus, "--gpus": gpus, "--account": account,
-                                          "--qos": qos}, export, env, sbatch)
-    spec = _spec(ctx, words or [], name, cluster, chdir, options, pairs)
+    edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
+    try:
+        resources = _resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
+                                "--gpus": gpus, "--account": account, "--qos": qos}, export)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+    spec = _spec(ctx, words or [], name, cluster, chdir, resources, tuple(sbatch), tuple(env))
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
-        edge.adapters(ctx).schedulers()(cluster)
+        scheduler = edge.adapters(ctx).schedulers()(cluster)
+    # what the cluster's scheduler cannot honour is refused by it, before anything is recorded
+    refused = scheduler.refusal(spec.resources, spec.options)
+    if refused is not None:
+        raise BadInput(refused)
+    try:  # a job without a pointer is one no other login node can find: refused before it is recorded
+        edge.adapters(ctx).pointers().check_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)
@@ -156,4 +178,4 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
 def register(app: typer.Typer) -> None:
     settings: dict[str, Any] = {"allow_interspersed_args": False}
     app.command("submit", cls=_WordsCommand, context_settings=settings, epilog=EXIT_CODES)(submit)
-    app.command("supervise", epilog=EXIT_CODES)(supervise)
+    app.command("supervise")(supervise)  # its exit codes: help_text.EPILOGS

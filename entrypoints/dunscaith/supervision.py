@@ -14,6 +14,7 @@ import typer
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import Attempt, AttemptState, JobState, OutcomeKind, label
+from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.pointer_notes import Fanout
 from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
 from dunscaith.entrypoints.dunscaith import edge
@@ -33,7 +34,7 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
         try:
             adapters.pointers().write(pointer)
         except Exception as exc:  # display only; the record is what counts
-            edge.say(f"pointer of {job} not written: {type(exc).__name__}: {exc}")
+            edge.say(f"pointer of {job} not written: {reason(exc)}")
     notes = edge.pointer_notes(ctx, pointer)
     supervisor = edge.use_cases(ctx).supervisor(cluster=state.spec.cluster, progress=Fanout([view, notes]))
     with edge.store_errors(), store.lock(job) as lock, view:

@@ -164,8 +164,9 @@ def _not_checked(site: SiteName) -> str:
     return f"needs --live: whether {site.value} takes the token, the device{vlq}"
 
 
-def _resume_line(manifest: Path, record: str | None) -> str:
-    return f"Resume with: qdevices send {manifest} --live --resume {record}"
+def _resume_line(manifest: Path, record: str | None, max_order: int | None = None) -> str:
+    sends = f" --max-order {max_order}" if max_order is not None else ""
+    return f"Resume with: qdevices send {manifest} --live --resume {record}{sends}"
 
 
 def _under_way_line(under: UnderWay | None) -> str | None:
@@ -183,10 +184,13 @@ def send(
                                    parser=path_arg),
     live: bool = typer.Option(False, "--live", help="send for real; without it, a dry run that sends nothing"),
     resume: Path | None = typer.Option(None, "--resume", help="collect (and with --max-order, send) on RECORD",
-                                       parser=path_arg),
-    max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N"),
+                                       parser=path_arg, metavar="RECORD"),
+    max_order: int | None = typer.Option(None, "--max-order", min=1, help="send only orders 1 to N", metavar="N"),
 ) -> int:
-    """Send the orders of MANIFEST (a dry run unless --live)."""
+    """Send the orders of MANIFEST (a dry run unless --live).
+
+    RECORD is the file a live run prints after "Record:", under the records folder:
+    ~/.local/share/qdevices/records/SITE/RUN/ by default (the records setting moves it)."""
     from dunscaith.domain.model.qdevices.sites import TRAITS
     from dunscaith.domain.services.qdevices.errors import CallRefused
     from dunscaith.domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
@@ -239,16 +243,19 @@ def send(
     finally:
         site.close()
         interrupts.restore()
-    return _render_outcome(manifest, outcome)
+    return _render_outcome(manifest, outcome, max_order or len(m.orders))
 
 
-def _render_outcome(manifest: Path, outcome: SendOutcome) -> int:
+def _render_outcome(manifest: Path, outcome: SendOutcome, limit: int) -> int:
+    from dunscaith.domain.model.qdevices.exits import StopReason
+
     if outcome.stop is not None:
         OUT.warn(f"Stopped ({outcome.stop.value}): {outcome.detail}")
     elif outcome.detail:
         OUT.warn(outcome.detail)
     if outcome.exit != 0 and outcome.record:
-        OUT.warn(_resume_line(manifest, outcome.record))
+        # an order not sent is sent by a resume with --max-order; a plain resume only collects
+        OUT.warn(_resume_line(manifest, outcome.record, limit if outcome.stop is StopReason.NOT_SENT else None))
         line = _under_way_line(outcome.under_way)
         if line:
             OUT.warn(line)
@@ -285,14 +292,17 @@ def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules,
             f"order takes job_seconds_limit {m.limits.job_seconds_limit} s; budget_seconds {plan.budget}.")
     for blocker in plan.blockers:
         OUT.say(f"Blocks a live run: {blocker}")
-    if plan.bound_planned > plan.budget:
-        OUT.say("The bound is over the budget: the budget rule stops the run before the order that would pass it.")
+    if plan.stop is not None:
+        spec = plan.stop.order
+        worst = ", if every order before it takes job_seconds_limit" if spec.index > plan.orders[0].index else ""
+        OUT.say(f"A live run would stop ({plan.stop.reason.value}) before order {spec.index} ({spec.name}){worst}: "
+                f"{plan.stop.detail}")
     variable = TRAITS[m.site].token_variable
     rules = ", the rules file (imported)" if m.rules else ""
     OUT.say(f"Checked: the manifest and its circuits, every record of {m.site.value} (budget bound, lost and open "
             f"orders){rules}; {variable} is {'set' if token_set else 'not set (a live run needs it)'}. "
             f"Not checked, {_not_checked(m.site)}.")
-    return 0
+    return plan.exit  # as the live run would: 2 while an order blocks it, 1 when a rule would stop it
 
 
 # --- jobs ---------------------------------------------------------------------------------------------
@@ -321,10 +331,11 @@ def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD"
     if listing.torn_tail:
         OUT.warn(f"{listing.path}: the last line was cut by a crash mid-write; the rest reads")
     rows = _order_rows(listing.view)
+    code = _jobs_exit(listing.view)
     if as_json:
         for row in rows:
             OUT.say(json.dumps(row, sort_keys=True))
-        return 0
+        return code
     OUT.say(f"{listing.path}: site {listing.view.site}, device {listing.view.site_device}, run {listing.view.run}")
     for row in rows:
         extra = [f"job {row['job']}"] if row["job"] else []
@@ -337,7 +348,18 @@ def jobs(ctx: typer.Context, record: Path = typer.Argument(..., metavar="RECORD"
         if row["last_stop"] and row["state"] != OrderState.FINAL.value:
             extra.append(f"last stop {row['last_stop']}")
         OUT.say(f"  {row['order']:>3} {row['name']:<24} {row['state']:<7} {', '.join(extra)}".rstrip())
-    return 0
+    return code
+
+
+def _jobs_exit(view: RunView) -> int:
+    """The record's state in the numbers send uses: 0 every order final, 1 one open or not sent yet,
+    2 one lost (a job may exist, and a person must resolve it)."""
+    from dunscaith.domain.model.qdevices.orders import OrderState
+
+    states = {o.state for o in view.orders}
+    if OrderState.LOST in states:
+        return 2
+    return 0 if states <= {OrderState.FINAL} else 1
 
 
 # --- resolve ------------------------------------------------------------------------------------------
@@ -382,6 +404,7 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
            ) -> int:
     """Clear the site lock's holder file left by HOST (check that host first)."""
     from dunscaith.domain.model.qdevices.sites import SiteName
+    from dunscaith.domain.services.qdevices.errors import CallRefused
     from dunscaith.ports.site_lock import SiteLockRefused
 
     _, use_cases, _ = _ctx(ctx)
@@ -389,7 +412,7 @@ def unlock(ctx: typer.Context, site: str, host: str = typer.Option(..., "--host"
         holder = use_cases.unlock()(SiteName(site).value, host)
     except ValueError:
         raise BadInput(f"unknown site {site!r}") from None
-    except SiteLockRefused as exc:
+    except (CallRefused, SiteLockRefused) as exc:
         raise BadInput(str(exc)) from None
     if holder is None:
         OUT.say(f"{site}: no holder file; nothing to clear")
@@ -446,16 +469,31 @@ def check(
     return {"ok": 0, "refused": 2}.get(answer.kind.value, 1)
 
 
+_PROGRAM = "3 an error of the program"
 finish_help(app, {
-    "send": ["qdevices send run.toml", "qdevices send --live run.toml",
-             "qdevices send --live --resume ~/.local/state/qdevices/runs/RUN.jsonl run.toml"],
-    "jobs": ["qdevices jobs RECORD", "qdevices jobs --json RECORD"],
-    "resolve": ["qdevices resolve RECORD 3 --job 7f1c...", "qdevices resolve RECORD 3 --none"],
-    "unlock": ["qdevices unlock vlq --host login2"],
-    "check": ["qdevices check run.toml"],
-}, "Exit codes: 0 every order asked for is final; 1 an order stays open or a rule stopped the run; 2 a stop "
-   "unknown, a lost order, or bad input; 3 an error of the program; 128+n ended by signal n. "
-   "See docs/qdevices/live-runs.md.")
+    "send": ["qdevices send run.toml", "qdevices send run.toml --live --max-order 1",
+             "qdevices send run.toml --live --resume RECORD --max-order 2",
+             "qdevices send run.toml --live --resume RECORD"],
+    "jobs": ["qdevices jobs RECORD", "qdevices jobs RECORD --json"],
+    "resolve": ["qdevices resolve RECORD 1 --job ID", "qdevices resolve RECORD 1 --none"],
+    "unlock": ["qdevices unlock mqss --host login2"],
+    "check": ["qdevices check", "qdevices check --live --device Q5", "qdevices check --site vlq"],
+}, f"Exit codes: 0 done; 2 bad input or a refused call; {_PROGRAM}. See docs/qdevices/live-runs.md.", {
+    "send": "Exit codes: 0 every order asked for is final; 1 an order stays open or not sent, or a rule stopped the "
+            f"run; 2 a stop unknown (a job may exist), a lost order, or bad input or a refused call; {_PROGRAM}; "
+            "128+n ended by signal n. See docs/qdevices/live-runs.md.",
+    "jobs": "Exit codes: 0 every order of the record is final; 1 an order is open or not sent yet; 2 an order is "
+            f"lost (resolve it), or bad input (no such record, a damaged one); {_PROGRAM}. "
+            "See docs/qdevices/live-runs.md.",
+    "resolve": "Exit codes: 0 the decision is recorded; 2 bad input, or a decision the table does not take, or the "
+               f"site lock held; {_PROGRAM}. See docs/qdevices/resolve.md.",
+    "unlock": "Exit codes: 0 the holder file is cleared, or there is none; 2 bad input (an unknown site, a name "
+              f"that is not a host name), or the holder is another host or still runs; {_PROGRAM}. "
+              "See docs/qdevices/live-runs.md.",
+    "check": "Exit codes: 0 checked (with --live: the site takes the token); 1 with --live, no good answer from "
+             "the site; 2 bad input (the token variable unset or too short), or with --live the token refused; "
+             f"{_PROGRAM}. See docs/qdevices/tokens.md.",
+})
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:

@@ -102,3 +102,19 @@ def test_a_name_that_cannot_be_a_file_is_refused_by_the_index_too(pointers: Poin
         pointers.index(JobId("../x"), LOGIN1)
     with pytest.raises(BadPointerName):
         pointers.write(pointer(".hidden"))
+
+
+def test_a_usable_folder_passes_the_check_and_is_made_if_missing(pointers: Pointers) -> None:
+    pointers.check_writable()
+    pointers.write(pointer("a"))
+    pointers.check_writable()
+
+
+def test_a_pointers_folder_that_is_a_file_fails_the_check_naming_it(tmp_path: Path) -> None:
+    from dunscaith.domain.model.jobs.pointer import PointerError
+
+    folder = tmp_path / "home" / ".config" / "dunscaith" / "jobs"
+    folder.parent.mkdir(parents=True)
+    folder.write_text("")
+    with pytest.raises(PointerError, match=f"^the folder of pointers cannot be used: {folder} is not a directory$"):
+        FilePointers(folder).check_writable()

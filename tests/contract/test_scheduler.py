@@ -51,6 +51,27 @@ def test_an_unknown_object_id_is_refused_by_every_action(harness: SchedulerHarne
             action(harness.unknown_id)
 
 
+def test_what_a_scheduler_says_it_cannot_honour_its_create_refuses_and_makes_nothing(
+        harness: SchedulerHarness) -> None:
+    """refusal() is asked before a job is recorded; create_held must agree, so that a record made before
+    the check existed (or by another build) never makes an object the scheduler would have refused."""
+    import dataclasses
+
+    from dunscaith.domain.model.jobs.resources import Resources
+
+    assert harness.scheduler.refusal(Resources(), ()) is None  # a job that needs nothing is never refused
+    for needs in (Resources(qos="high"), Resources(gpus=1), Resources(queue="q"), Resources(export="NONE")):
+        said = harness.scheduler.refusal(needs, ())
+        if said is None:
+            continue  # honoured here (Slurm honours every need)
+        assert said and "\n" not in said
+        name = harness.name()
+        answer = harness.scheduler.create_held(dataclasses.replace(harness.spec(name, harness.command_exiting(0)),
+                                                                   resources=needs))
+        assert answer.outcome is CreateOutcome.REFUSED and answer.object_id is None, answer
+        assert harness.scheduler.query([name], confirm_absent=False).objects == ()
+
+
 def test_a_query_for_names_nobody_used_finds_nothing_and_is_complete(harness: SchedulerHarness) -> None:
     harness.created(harness.spec(harness.name(), harness.command_exiting(0)))
 

@@ -71,7 +71,7 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -205,8 +205,11 @@ class FakeVlq(FakeSite):
         job_seconds: float = 3.0,
         failure_stderr: str = DEFAULT_FAILURE,
         hang_seconds: float = 10.0,
+        result_of: Callable[[VlqJob], Any] | None = None,
     ) -> None:
         super().__init__(token, hang_seconds=hang_seconds)
+        # The counts of a metered job's results.json, made from the job (a test that echoes its envelope)
+        self.result_of = result_of
         if not path or not init_path or reads_per_state < 1:
             raise ValueError("paths must be non-empty and reads_per_state 1 or more")
         self.path = tuple(path)
@@ -407,6 +410,8 @@ class FakeVlq(FakeSite):
             created=datetime.now(UTC),
             failure_stderr=self.failure_stderr,
         )
+        if self.result_of is not None and not job.is_init:
+            job.result = self.result_of(job)
         with self._jobs_lock:
             self._jobs[job.id] = job
         return Answer(200, job.info())

@@ -16,10 +16,12 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
                                                        HealthCheck.data_too_large])
 
 COMMANDS = ["status", "list", "prune", "hold", "release", "requeue", "resubmit", "give-up", "cancel", "abandon",
-            "reconcile", "doctor", "stop", "submit", "supervise"]
+            "reconcile", "doctor", "stop", "submit", "supervise", "check"]
 WORDS = [*COMMANDS, *JOBS, "--json", "--all", "--older-than", "--emergency", "--name", "--cluster", "--help",
          "-h", "999999999w", "1e300d", "0s", "-1d", "1w", "nan", "local", "nope", "", " ", "\x00", "é", "../x",
-         "--to", "--reason", "--force", "-", "--older-than=999999999w", "10000000000000000000000d"]
+         "--to", "--reason", "--force", "-", "--older-than=999999999w", "10000000000000000000000d",
+         # issue 22 items 12, 13
+         "--state", "--limit", "bogus", "faild", "sumbit", "stauts", "seed\nx", "\x1b[31m", "a" * 10_000]
 ARG = st.one_of(st.sampled_from(WORDS), st.text(max_size=12).filter(lambda s: "\x00" not in s))
 # "--" would end the options and run a command: a job actually started is not bad input.
 ARGV = st.lists(ARG, min_size=1, max_size=6).filter(lambda a: "--" not in a and a[0] != "remote")
@@ -36,16 +38,68 @@ def _call(template: Home, argv: list[str], prepare=None, env_extra=None):  # typ
         snapshot = before(home)
         ran = run_in_process("dunscaith", argv, home, env)
         check_promises(ran, home, *snapshot, argv=argv)
+        _plain(ran)
         return ran
+
+
+def _plain(ran) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22 item 13: no library wording, no exception class names, no value echoed whole when long."""
+    for words in ("Input should", "[Errno", "Error: ", "unable to parse"):
+        assert words not in ran.stderr, ran.stderr
+    assert all(len(line) < 2000 for line in ran.stderr.splitlines()), ran.stderr[:300]
 
 
 # The issue's cases are the first examples of each test (issue 10's corpus), before what hypothesis draws.
 @settings(FUZZ, max_examples=examples(120))
 @example(argv=["prune", "--older-than", "999999999w"])
+@example(argv=["list", "--state", "bogus"])
+@example(argv=["list", "--cluster", "nosuch"])
+@example(argv=["status", "seed\nx"])
+@example(argv=["hold", "\x1b[31mred"])
+@example(argv=["sumbit"])
+@example(argv=["list", "--limit", "x"])
+@example(argv=["submit", "--name", "a" * 10_000, "true"])
 @example(argv=["status", "j1", "--json"])
+@example(argv=["check", "nope", "--json"])  # issue 22 item 7: an unknown cluster, one line and exit 2
+@example(argv=["check", "../x"])
 @given(argv=ARGV)
 def test_fuzz_cli_arguments(template: Home, argv: list[str]) -> None:
     _call(template, argv)
+
+
+def _refused_need(flag: str, value: str) -> bool:
+    from dunscaith.domain.model.jobs import resources as r
+    from dunscaith.domain.model.jobs.errors import BadSpec
+
+    parse = {"-c": r.parse_count, "--mem": r.parse_memory, "-t": r.parse_time_limit, "--gpus": r.parse_gpus}
+    try:
+        parse.get(flag, r.parse_text)(value, flag)  # type: ignore[operator]
+    except BadSpec:
+        return True
+    return False
+
+
+NEED_FLAGS = ["-c", "--cpus-per-task", "--mem", "-t", "--time", "--gpus", "-p", "-A", "--qos", "--export"]
+_SHORT = {"--cpus-per-task": "-c", "--time": "-t"}
+
+
+# Issue 22 item 1: a need no scheduler could honour is refused before anything is recorded or sent.
+@settings(max_examples=examples(60), **FUZZ)
+@example(flag="-c", value="0")
+@example(flag="-c", value="abc")
+@example(flag="--mem", value="10PB")
+@example(flag="-t", value="abc")
+@example(flag="--gpus", value="0")
+@example(flag="-p", value="")
+@given(flag=st.sampled_from(NEED_FLAGS),
+       value=st.one_of(st.sampled_from(["0", "-1", "abc", "", " ", "1e3", "10PB", "0:00", "a b", "$(x)", "1-",
+                                        "99999999999999999"]),
+                       st.text(max_size=12).filter(lambda s: "\x00" not in s)))
+def test_fuzz_submit_needs(template: Home, flag: str, value: str) -> None:
+    if not _refused_need(_SHORT.get(flag, flag), value):
+        return  # a value some scheduler honours: a job would run, which is not bad input
+    ran = _call(template, ["submit", "--name", "needs", flag, value, "--", "true"])
+    assert ran.code == 2, (flag, value, ran)
 
 
 TOML_KEYS = ["records", "record", "supervise", "supervize", "recovery", "escalations", "residual", "commands",
@@ -83,7 +137,12 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text='[records]\nroot = ""\n', argv=["list"], as_directory=False)
 @example(text='[records]\nroot = "relative/root"\n', argv=["list"], as_directory=False)
 @example(text='[clusters.local]\nadapter = "slurm"\n', argv=["list"], as_directory=False)
+@example(text='[clusters."../../escaped"]\nadapter = "slurm"\n', argv=["list"], as_directory=False)  # issue 22 item 5
 @example(text="", argv=["list"], as_directory=True)
+@example(text="[supervise]\npoll = 100\npoll_max = 5\n", argv=["list"], as_directory=False)
+@example(text='[escalations]\ncommand = ["./notify"]\n', argv=["list"], as_directory=False)
+@example(text='[records]\nroot = "/var/tmp/a\\nb"\n', argv=["list"], as_directory=False)
+@example(text='[records]\nbackend = "sqlit"\n', argv=["status", "j1"], as_directory=False)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
 def test_fuzz_config_files(template: Home, text: str, argv: list[str], as_directory: bool) -> None:
     def prepare(home: Home) -> None:
@@ -113,6 +172,10 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
 @example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
 @example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
+@example(variables={"DUNSCAITH_SUPERVISE__POLL": "100", "DUNSCAITH_SUPERVISE__POLL_MAX": "5"}, argv=["list"])
+@example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/x\ny"}, argv=["list"])
+@example(variables={"DUNSCAITH_ESCALATIONS__COMMAND": '["./notify"]'}, argv=["status", "j1"])
+@example(variables={"DUNSCAITH_SUPERVISE__POLL": "abc"}, argv=["list"])
 @given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),
        argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:

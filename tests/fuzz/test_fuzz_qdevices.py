@@ -125,3 +125,17 @@ def test_fuzz_qdevices_records(template: Home, content: bytes, directory: bool, 
             (home.cwd / "link.jsonl").symlink_to(target)
 
     _qdevices(template, ["jobs", "link.jsonl" if link else "r.jsonl"], prepare)
+
+
+HOSTS = st.one_of(st.sampled_from(["../../x", "..", "a/b", "", " ", "a..b", "-a", "a" * 300, "login\n2", "x;rm"]),
+                  st.text(max_size=20))
+
+
+@settings(max_examples=examples(40), **FUZZ)
+@example(host="../../x")
+@given(host=HOSTS)
+def test_fuzz_qdevices_unlock_host(template: Home, host: str) -> None:
+    """Issue 22 item 15: a --host that is not a host name is one line and exit 2, and clears nothing."""
+    ran = _qdevices(template, ["unlock", "mqss", "--host", host])
+    if any(c in host for c in "/ \n;") or ".." in host or host in ("", "-a") or len(host) > 253:
+        assert ran.code == 2 and len(ran.stderr.strip().splitlines()) == 1, ran.stderr

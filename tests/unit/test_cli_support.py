@@ -143,3 +143,28 @@ def test_launch_runs_the_modules_main_and_keeps_its_exit_code(tmp_path: Path) ->
     proc = _launch(tmp_path, "quick_app", QUICK_MAIN)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out, err) == (7, "main ran\n", "")
+
+
+def test_an_internal_error_from_a_system_call_is_said_in_plain_words() -> None:
+    from dunscaith.entrypoints.cli_support import internal_words
+
+    words = internal_words(PermissionError(13, "Permission denied", "/var/tmp/x"), "dunscaith")
+    assert words.startswith("/var/tmp/x: Permission denied (PermissionError; DUNSCAITH_DEBUG=1 shows where")
+    assert "[Errno" not in words
+    assert internal_words(ValueError("oops"), "qdevices").startswith("ValueError: oops (QDEVICES_DEBUG=1")
+
+
+def test_a_refusal_with_a_newline_is_printed_on_one_line_escaped(tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(
+        "from dunscaith.entrypoints.cli_support import BadInput, new_app, run\n"
+        "app = new_app('x')\n"
+        "@app.command('a')\n"
+        "def a() -> None:\n"
+        "    raise BadInput('no job named seed\\nx is recorded')\n"
+        "@app.command('b')\n"
+        "def b() -> None:\n"
+        "    pass\n"
+        "run(app, 'tiny')\n")
+    done = subprocess.run([sys.executable, str(script), "a"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (done.returncode, done.stderr) == (2, "tiny: no job named seed\\nx is recorded\n")

@@ -4,11 +4,24 @@
 of the user's own object directory, never on a command line, where every user of the machine could
 read it in ``ps``. ``exec`` keeps the process id, so the worker the process owner recorded (its pid,
 its group, its stdout) is the job itself. Self-contained: imports nothing of the project.
+
+The limits the file names are applied here, before the exec, so the job and all it starts inherit
+them: ``cpus`` as the CPU affinity (the first N of the CPUs this process may use), ``memory_mb`` as
+the address-space limit (RLIMIT_AS: without cgroups no resident-memory limit exists), and
+``time_limit_s`` by a watchdog forked into the job's process group, which at the limit writes
+``TIME_LIMIT_MARK`` beside the environment file, sends the group SIGTERM, and SIGKILL after
+``GRACE_S``. The watchdog holds none of the job's descriptors and ends as soon as the job does.
 """
 
 import json
 import os
+import signal
 import sys
+import time
+from typing import Any
+
+TIME_LIMIT_MARK = "time-limit-reached"  # adapters/scheduler/local/layout.py names it too
+GRACE_S = 10.0
 
 
 def main(argv: list[str]) -> None:
@@ -18,8 +31,9 @@ def main(argv: list[str]) -> None:
     env_file, program = argv[1], argv[3:]
     try:
         with open(env_file, "rb") as handle:
-            env = json.load(handle)["env"]
-    except (OSError, ValueError, KeyError) as exc:
+            data = json.load(handle)
+        env, limits = data["env"], data.get("limits", {})
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
         sys.stderr.write(f"dunscaith local scheduler: cannot read the environment {env_file}: {exc}\n")
         os._exit(127)
     # An object starts once, so its environment (tokens, passwords) need not stay on disk after this.
@@ -30,10 +44,61 @@ def main(argv: list[str]) -> None:
     # The launch lock (and anything else the process owner inherited) is not the job's business.
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     try:
+        _apply(limits, os.path.dirname(os.path.abspath(env_file)))
+    except (OSError, ValueError, TypeError) as exc:
+        sys.stderr.write(f"dunscaith local scheduler: cannot apply the job's limits {limits}: {exc}\n")
+        os._exit(127)
+    try:
         os.execvpe(program[0], program, env)
     except OSError as exc:
         sys.stderr.write(f"dunscaith local scheduler: cannot run {program[0]}: {exc.strerror}\n")
         os._exit(127)
+
+
+
+def _apply(limits: dict[str, Any], directory: str) -> None:
+    cpus = limits.get("cpus")
+    if cpus is not None:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:int(cpus)])
+    memory_mb = limits.get("memory_mb")
+    if memory_mb is not None:
+        import resource
+
+        size = int(memory_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    time_limit = limits.get("time_limit_s")
+    if time_limit is not None:
+        _watchdog(float(time_limit), os.path.join(directory, TIME_LIMIT_MARK))
+
+
+def _watchdog(seconds: float, mark: str) -> None:
+    job = os.getpid()
+    if os.fork() != 0:
+        return  # the job itself goes on to exec
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group's SIGTERM is for the job
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # the process owner reads the job's stdout to its end: hold none of it
+            os.dup2(devnull, fd)
+        deadline = time.monotonic() + seconds
+        if _outlives(job, deadline):
+            with open(mark, "w") as handle:
+                handle.write(f"{seconds:g}\n")
+            os.killpg(os.getpgid(0), signal.SIGTERM)
+            if _outlives(job, time.monotonic() + GRACE_S):
+                os.killpg(os.getpgid(0), signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
+def _outlives(job: int, deadline: float) -> bool:
+    """True once ``deadline`` passes with the job still alive (it is this process's parent until it ends)."""
+    while os.getppid() == job:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, 0.5))
+    return False
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_
 
 OBJECT = "object.json"
 ENV = "env.json"
+TIME_LIMIT_MARK = "time-limit-reached"  # written by exec_shim's watchdog when it stops the job at its limit
 SCRIPT = "script"
 LAUNCH_LOCK = "launch.lock"
 STDOUT = "stdout"
@@ -114,5 +115,7 @@ def decode_spec(data: bytes, directory: Path) -> StoredSpec:
     )
 
 
-def encode_env(env: Mapping[str, str]) -> bytes:
-    return dumps_canonical({"format": ENV_FORMAT, "env": dict(env)})
+def encode_env(env: Mapping[str, str], limits: Mapping[str, int] | None = None) -> bytes:
+    """The worker's environment, and the limits exec_shim applies before it execs the job (cpus,
+    memory_mb, time_limit_s; only those asked)."""
+    return dumps_canonical({"format": ENV_FORMAT, "env": dict(env), "limits": dict(limits or {})})

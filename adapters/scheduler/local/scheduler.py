@@ -44,6 +44,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,6 +63,7 @@ from dunscaith.adapters.scheduler.local.layout import (
     SCRIPT,
     STDERR,
     STDOUT,
+    TIME_LIMIT_MARK,
     StoredSpec,
     decode_spec,
     encode_env,
@@ -77,10 +79,12 @@ from dunscaith.domain.model.jobs.objects import (
     CreateAnswer,
     CreateOutcome,
     ObjectSpec,
+    ObjectState,
     ObjectView,
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.resources import SUBMIT_FLAG, Need, Resources
 from dunscaith.domain.model.strict_json import DecodeError
 from dunscaith.ports.scheduler import SchedulerError
 
@@ -117,8 +121,11 @@ class LocalScheduler:
 
     # ------------------------------------------------------------------ create
 
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        return needs_refusal(resources, options)
+
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
-        problem = _refusal(spec)
+        problem = _refusal(spec) or needs_refusal(spec.resources, spec.options)
         if problem:
             return CreateAnswer(CreateOutcome.REFUSED, None, problem)
         object_id = new_object_id(spec.name, datetime.now(UTC))
@@ -128,7 +135,7 @@ class LocalScheduler:
         except OSError as exc:
             return CreateAnswer(CreateOutcome.REFUSED, None, f"cannot make {directory}: {exc.strerror}")
         try:
-            publish(directory, ENV, encode_env({**os.environ, **spec.env}))
+            publish(directory, ENV, encode_env({**os.environ, **spec.env}, _limits(spec.resources)))
             if spec.script is not None:
                 publish(directory, SCRIPT, spec.script.encode(), mode=0o700)
             stored = StoredSpec(
@@ -299,6 +306,9 @@ class LocalScheduler:
         steps = self._steps(directory)
         reading = read_instance(directory / INSTANCE_DIR) if steps.phase is Phase.STARTED else None
         view = view_of(spec, owner, steps.phase, launch_live, reading)
+        if view.state in ENDED and view.signal is not None and os.path.lexists(directory / TIME_LIMIT_MARK):
+            view = replace(view, state=ObjectState.TIMEOUT, reason="its time limit was reached (SIGTERM, then "
+                           "SIGKILL after 10 s)")
         if view.state in ENDED:
             self._final[object_id] = view
         return view, reading
@@ -459,6 +469,35 @@ def _acquire(lock: FlockLock) -> bool:
             time.sleep(0.01)
 
 
+# What one machine enforces without a resource manager (docs/local-scheduler.md): cpus as the job's
+# CPU affinity, memory as its address-space limit, the time limit by a watchdog in its process group.
+_HONOURED = frozenset({Need.CPUS, Need.MEMORY, Need.TIME_LIMIT})
+_WHY = {Need.GPUS: "gpus are not handed out here", Need.QUEUE: "there is one queue, this machine",
+        Need.ACCOUNT: "nothing is charged here", Need.QOS: "there is no quality of service here",
+        Need.EXPORT: "the job has your environment and the --env pairs"}
+
+
+def needs_refusal(resources: Resources, options: Sequence[str]) -> str | None:
+    """One line naming the first need the local scheduler cannot honour, or None."""
+    for need in resources.asked():
+        if need not in _HONOURED:
+            return (f"the local scheduler cannot honour {SUBMIT_FLAG[need]} ({need}: {_WHY[need]}); it honours "
+                    "cpus, memory and a time limit; or use --cluster with a cluster whose scheduler can")
+    if resources.cpus is not None:
+        usable = len(os.sched_getaffinity(0))
+        if resources.cpus > usable:
+            return f"the local scheduler cannot give {resources.cpus} cpus: this process may use {usable}"
+    if options:
+        return (f"the local scheduler takes no scheduler options (given: {' '.join(options)}); it honours "
+                "cpus, memory and a time limit")
+    return None
+
+
+def _limits(resources: Resources) -> dict[str, int]:
+    asked = {"cpus": resources.cpus, "memory_mb": resources.memory_mb, "time_limit_s": resources.time_limit_s}
+    return {name: value for name, value in asked.items() if value is not None}
+
+
 def _refusal(spec: ObjectSpec) -> str:
     if not spec.name:
         return "an object needs the job's name"
@@ -466,8 +505,6 @@ def _refusal(spec: ObjectSpec) -> str:
         return "an object needs its attempt's nonce"
     if bool(spec.command) == (spec.script is not None):
         return "an object runs either a command or a script, not both and not neither"
-    if spec.options:
-        return f"the local scheduler takes no scheduler options (given: {' '.join(spec.options)})"
     if spec.workdir is not None and not os.path.isdir(spec.workdir):
         return f"the working directory {spec.workdir} does not exist"
     return ""

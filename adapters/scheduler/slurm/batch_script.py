@@ -1,4 +1,10 @@
-"""What sbatch is given: the batch script on stdin and the argument list, checked before anything is sent."""
+"""What sbatch is given: the batch script on stdin and the argument list, checked before anything is sent.
+
+A job's needs (``Resources``) become sbatch's own options here, and only here: queue → ``--partition``,
+cpus → ``--cpus-per-task``, memory → ``--mem`` (MiB), time limit → ``--time`` (D-HH:MM:SS; Slurm
+rounds up to whole minutes), gpus → ``--gpus``, account, qos and export by their names. The spec's own
+sbatch options follow, checked against the ones dunscaith owns (``sbatch_options``).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,10 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from dunscaith.adapters.scheduler.slurm.sbatch_options import check_sbatch_options
+from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.objects import ObjectSpec
-from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
-from dunscaith.domain.model.jobs.spec import BadSpec
+from dunscaith.domain.model.jobs.resources import Resources, format_time_limit
 
 # A name or nonce travels in --job-name/--comment and in comma-separated --name lists: keep it plain.
 _PLAIN = re.compile(r"^[A-Za-z0-9._:@+=-]+$")
@@ -25,11 +32,32 @@ def check_plain(value: str, what: str) -> None:
 
 
 def check_options(options: Sequence[str]) -> None:
-    """The rule is the domain's (which options dunscaith owns); here it is only made a refusal."""
+    """A refusal naming the first option dunscaith owns (sbatch_options), or one that is not an option."""
     try:
         check_sbatch_options(options)
     except BadSpec as exc:
-        raise SpecRefused(f"{exc} (in a job spec)") from None
+        raise SpecRefused(str(exc)) from None
+
+
+def needs_args(resources: Resources) -> list[str]:
+    """The job's needs in sbatch's words, in a fixed order."""
+    r = resources
+    args = []
+    if r.queue is not None:
+        args.append(f"--partition={r.queue}")
+    if r.time_limit_s is not None:
+        args.append(f"--time={format_time_limit(r.time_limit_s)}")
+    if r.memory_mb is not None:
+        args.append(f"--mem={r.memory_mb}M")
+    if r.cpus is not None:
+        args.append(f"--cpus-per-task={r.cpus}")
+    if r.gpus is not None:
+        args.append(f"--gpus={r.gpu_type + ':' if r.gpu_type else ''}{r.gpus}")
+    for name in ("account", "qos", "export"):
+        value = getattr(r, name)
+        if value is not None:
+            args.append(f"--{name}={value}")
+    return args
 
 
 def command_script(command: Sequence[str]) -> str:
@@ -54,7 +82,7 @@ def sbatch_args(spec: ObjectSpec, clusters: str | None) -> list[str]:
     check_plain(spec.name, "job name")
     check_plain(spec.nonce, "nonce")
     check_options(spec.options)
-    args = [*spec.options]
+    args = [*needs_args(spec.resources), *spec.options]
     if spec.workdir is not None:
         args.append(f"--chdir={spec.workdir}")
     args += ["--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}"]

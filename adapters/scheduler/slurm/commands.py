@@ -19,7 +19,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,12 +56,36 @@ class CommandResult:
         return f"{name} exited with {self.returncode}: {message}"
 
 
-class CommandRunner:
-    """Finds Slurm's programs (in ``bin_dir`` or on PATH) and runs them with the cluster's environment."""
+# A call still unanswered after this long is said to be waited for (``Waiting``), once.
+NOTICE_AFTER = 10.0
+# (the call's words, e.g. "sbatch" or "scontrol show config"; seconds waited so far; its timeout)
+Waiting = Callable[[str, float, float], None]
 
-    def __init__(self, bin_dir: Path | None, env: Mapping[str, str]) -> None:
+
+class CommandRunner:
+    """Finds Slurm's programs (in ``bin_dir`` or on PATH) and runs them with the cluster's environment.
+
+    ``waiting``: told once about a call that has not answered for ``notice_after`` seconds, while it
+    still waits (a wrong SLURM_CONF or a controller that is down would otherwise be minutes of silence)."""
+
+    def __init__(self, bin_dir: Path | None, env: Mapping[str, str], waiting: Waiting | None = None,
+                 notice_after: float = NOTICE_AFTER) -> None:
         self._bin_dir = bin_dir
+        self._given = dict(env)
         self._env = {**os.environ, **env}
+        self._waiting = waiting
+        self._notice_after = notice_after
+
+    def with_env(self, extra: Mapping[str, str]) -> CommandRunner:
+        """The same runner with ``extra`` under the cluster's own environment (which wins)."""
+        return CommandRunner(self._bin_dir, {**extra, **self._given}, self._waiting, self._notice_after)
+
+    def _notice(self, argv: Sequence[str], timeout: float) -> Callable[[], None] | None:
+        if self._waiting is None or timeout <= self._notice_after:
+            return None
+        waiting, after = self._waiting, self._notice_after
+        words = " ".join([Path(argv[0]).name, *[a for a in argv[1:] if not a.startswith("-")][:2]])
+        return lambda: waiting(words, after, timeout)
 
     def program(self, name: str) -> str | None:
         if self._bin_dir is not None:
@@ -77,8 +101,9 @@ class CommandRunner:
         if program is None:
             where = f"in {self._bin_dir}" if self._bin_dir is not None else "on PATH"
             return CommandResult(argv, None, spawn_error=f"no executable {name} {where}")
+        notice = self._notice(argv, timeout)
         if stdin is None and cwd is None:
-            spawned = _spawn_and_read(argv, self._env, timeout)
+            spawned = _spawn_and_read(argv, self._env, timeout, notice, self._notice_after)
             if spawned is not None:
                 return spawned
         try:
@@ -97,7 +122,14 @@ class CommandRunner:
         except OSError as exc:
             return CommandResult(argv, None, spawn_error=exc.strerror or str(exc))
         try:
-            out, err = proc.communicate(stdin, timeout=timeout)
+            if notice is None:
+                out, err = proc.communicate(stdin, timeout=timeout)
+            else:
+                try:
+                    out, err = proc.communicate(stdin, timeout=self._notice_after)
+                except subprocess.TimeoutExpired:  # communicate again loses nothing (its documented use)
+                    notice()
+                    out, err = proc.communicate(timeout=timeout - self._notice_after)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             try:
@@ -126,7 +158,9 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 _GRACE = 5.0  # seconds to read what a killed client's group still writes, as after communicate's timeout
 
 
-def _spawn_and_read(argv: tuple[str, ...], env: Mapping[str, str], timeout: float) -> CommandResult | None:
+def _spawn_and_read(argv: tuple[str, ...], env: Mapping[str, str], timeout: float,
+                    notice: Callable[[], None] | None = None, notice_after: float = NOTICE_AFTER
+                    ) -> CommandResult | None:
     """Run ``argv`` in a session of its own, its stdin /dev/null, and read its stdout and stderr to the end;
     None when this way cannot be used here (the caller then uses ``subprocess``)."""
     out_r, out_w = os.pipe()
@@ -152,7 +186,7 @@ def _spawn_and_read(argv: tuple[str, ...], env: Mapping[str, str], timeout: floa
             os.close(out_w)  # the child has its own now: the pipes end when it (and its group) is done
             os.close(err_w)
         try:
-            out, err, timed_out = _read_until_exit(pid, out_r, err_r, timeout)
+            out, err, timed_out = _read_until_exit(pid, out_r, err_r, timeout, notice, notice_after)
         except BaseException:
             _kill_pid_group(pid)
             os.waitpid(pid, 0)
@@ -170,9 +204,11 @@ def _spawn_and_read(argv: tuple[str, ...], env: Mapping[str, str], timeout: floa
     return CommandResult(argv, os.waitstatus_to_exitcode(status), out, err)
 
 
-def _read_until_exit(pid: int, out_r: int, err_r: int, timeout: float) -> tuple[str, str, bool]:
+def _read_until_exit(pid: int, out_r: int, err_r: int, timeout: float, notice: Callable[[], None] | None = None,
+                     notice_after: float = NOTICE_AFTER) -> tuple[str, str, bool]:
     """Both pipes to their end and the child's exit, within ``timeout``; past it the group is killed and
-    what it still writes within a grace period is kept. (stdout, stderr, timed out)."""
+    what it still writes within a grace period is kept. (stdout, stderr, timed out). ``notice`` is
+    called once the call has waited ``notice_after`` seconds."""
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     pidfd = os.pidfd_open(pid)
     try:
@@ -182,15 +218,21 @@ def _read_until_exit(pid: int, out_r: int, err_r: int, timeout: float) -> tuple[
         open_fds = {out_r, err_r}
         exited = timed_out = False
         deadline = time.monotonic() + timeout
+        notice_at = time.monotonic() + notice_after
         while open_fds or not exited:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            if notice is not None and now >= notice_at:
+                notice()
+                notice = None
+            left = deadline - now
             if left <= 0:
                 if timed_out:
                     break  # something outside the group still holds the pipes
                 _kill_pid_group(pid)
                 timed_out, deadline = True, time.monotonic() + _GRACE
                 continue
-            for fd, _events in poller.poll(left * 1000):
+            wake = left if notice is None or timed_out else min(left, notice_at - now)
+            for fd, _events in poller.poll(wake * 1000):
                 if fd == pidfd:
                     exited = True
                     poller.unregister(pidfd)

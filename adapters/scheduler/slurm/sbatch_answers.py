@@ -47,6 +47,38 @@ MAY_HAVE_REACHED: tuple[AnswerRow, ...] = (
          "the reply could not be read", _FAILED + "Unexpected message received"),
     _row(r"Resource temporarily unavailable", U, "a busy controller's answer, not a proof",
          _FAILED + "Resource temporarily unavailable"),
+    # "(send failure)", "(receive failure)", "(shutdown failure)": a connection was made, the request
+    # may have gone out on it
+    _row(r"Unable to contact slurm controller \((?!connect failure)", U, "the connection broke mid-request",
+         _FAILED + "Unable to contact slurm controller (send failure)"),
+)
+
+# sbatch's own checks of its options and script, made before it opens any connection (Slurm 22.05's
+# getopt, slurm_opt.c and sbatch/opt.c): nothing was sent. Anchored on sbatch's own prefix (the program
+# may be named by its path, as getopt prints argv[0]) so that no controller message relayed after
+# "Batch job submission failed:" can match one of them.
+_SBATCH = r"^(?:\S*/)?sbatch: "
+_LOCAL = "sbatch refused it before contacting the controller"
+LOCAL_REFUSALS: tuple[AnswerRow, ...] = (
+    _row(_SBATCH + r"(?:unrecognized option|invalid option|option .* requires an argument|option requires an "
+         r"argument|option .* doesn't allow an argument|option .* is ambiguous)", R, _LOCAL,
+         "sbatch: unrecognized option '--bogus'"),
+    _row(_SBATCH + r"(?:error|fatal): Invalid --[\w-]+ (?:specification|argument)", R, _LOCAL,
+         "sbatch: error: Invalid --time specification"),
+    _row(_SBATCH + r"(?:error|fatal): Invalid numeric value .* for --[\w-]+", R, _LOCAL,
+         'sbatch: error: Invalid numeric value "0" for --cpus-per-task.'),
+    _row(_SBATCH + r"(?:error|fatal): unrecognized --[\w-]+ argument", R, _LOCAL,
+         'sbatch: error: unrecognized --hint argument "x", see --hint=help'),
+    _row(_SBATCH + r"(?:error|fatal): invalid --[\w-]+=.* option", R, _LOCAL,
+         "sbatch: error: invalid --profile=x option"),
+    _row(_SBATCH + r"(?:error|fatal): --[\w-]+=.* is not valid", R, _LOCAL,
+         "sbatch: error: --propagate=BOGUS is not valid."),
+    _row(_SBATCH + r"(?:error|fatal): \".*\" is not a valid node count", R, _LOCAL,
+         'sbatch: error: "abc" is not a valid node count'),
+    _row(_SBATCH + r"(?:error|fatal): .* are mutually exclusive", R, _LOCAL,
+         "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."),
+    _row(_SBATCH + r"(?:error|fatal): Could not open user environment file", R, _LOCAL,
+         "sbatch: error: Could not open user environment file /nonexistent"),
 )
 
 # Answers that prove no job was made: the client refused before sending, or slurmctld rejected it.
@@ -81,11 +113,15 @@ REFUSALS: tuple[AnswerRow, ...] = (
     _row(r"Job dependency problem", R, "dependency refused", _FAILED + "Job dependency problem"),
     _row(r"Access/permission denied", R, "not allowed", _FAILED + "Access/permission denied"),
     _row(r"Invalid user id", R, "user refused", _FAILED + "Invalid user id"),
+    _row(r"Protocol authentication error|Munge encode failed", R, "authentication failed; nothing was accepted",
+         _FAILED + "Protocol authentication error"),
+    # slurm_send_recv_controller_msg (src/common/slurm_protocol_api.c) goes on to the next SlurmctldHost
+    # only after one answered that it is in standby (it did nothing), or again after a rate-limit or
+    # reroute answer (nothing done either); "connect failure" is its answer when no controller then
+    # accepted the connection: no request went out on any connection that was made and acted on.
     _row(r"Unable to contact slurm controller \(connect failure\)", R,
          "no controller accepted the connection, so nothing was sent",
          _FAILED + "Unable to contact slurm controller (connect failure)"),
-    _row(r"Protocol authentication error|Munge encode failed", R, "authentication failed; nothing was accepted",
-         _FAILED + "Protocol authentication error"),
     _row(r"Could not establish a configuration source", R, "no slurm.conf (set SLURM_CONF in the cluster's env)",
          "sbatch: fatal: Could not establish a configuration source"),
     _row(r"Batch script is empty", R, "sbatch refused locally", "sbatch: error: Batch script is empty!"),
@@ -93,10 +129,7 @@ REFUSALS: tuple[AnswerRow, ...] = (
          "sbatch: error: This does not look like a batch script.  The first"),
     _row(r"Batch script contains DOS line breaks", R, "sbatch refused locally",
          "sbatch: error: Batch script contains DOS line breaks (\\r\\n)"),
-    _row(r"^sbatch: (unrecognized|invalid) option", R, "sbatch refused an option locally",
-         "sbatch: unrecognized option '--bogus'"),
-    _row(r"^sbatch: error: Invalid --[\w-]+ specification", R, "sbatch refused an option value locally",
-         "sbatch: error: Invalid --time specification"),
+    *LOCAL_REFUSALS,
 )
 
 _JOB_ID = re.compile(r"^(\d+)(?:_\d+)?(?:;\S+)?$")  # --parsable: "id" or "id;cluster"
@@ -128,16 +161,33 @@ def classify(
         return CreateAnswer(CreateOutcome.UNKNOWN, detail=f"sbatch was killed{sig} before answering; the job may exist")
     if returncode == 0:
         return CreateAnswer(CreateOutcome.UNKNOWN, detail=f"sbatch answered without a job id: {_last_line(stdout)!r}")
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    lines = _said(stderr)
     for table in (MAY_HAVE_REACHED, REFUSALS):
         for row in table:
-            for line in lines:
-                if row.pattern.search(line):
-                    return CreateAnswer(row.outcome, detail=f"{line} ({row.why})")
+            if any(row.pattern.search(line) for line in lines):
+                return CreateAnswer(row.outcome, detail=f"{_quoted(lines)} ({row.why})")
     return CreateAnswer(
         CreateOutcome.UNKNOWN,
-        detail=f"sbatch exited with {returncode}, an answer not known to prove anything: {_last_line(stderr)!r}",
+        detail=f"sbatch exited with {returncode}, an answer not known to prove anything: {_quoted(lines)!r}",
     )
+
+
+_HELP_HINT = re.compile(r'^Try "\S*sbatch --help" for more information$')
+_PROGRAM_PATH = re.compile(r"^\S*/sbatch: ")
+_MAX_QUOTED = 10  # lines: enough for every answer seen, bounded for one that floods stderr
+
+
+def _said(stderr: str) -> list[str]:
+    """sbatch's stderr lines that say something, its program path shortened to ``sbatch`` (getopt prints
+    argv[0]), without getopt's "Try sbatch --help" hint."""
+    lines = [_PROGRAM_PATH.sub("sbatch: ", ln.strip()) for ln in stderr.splitlines() if ln.strip()]
+    return [ln for ln in lines if not _HELP_HINT.match(ln)]
+
+
+def _quoted(lines: list[str]) -> str:
+    """Every line that matters, in order: the reason is often split over two (a value, then the option)."""
+    shown = lines[:_MAX_QUOTED] + ([f"... {len(lines) - _MAX_QUOTED} more lines"] if len(lines) > _MAX_QUOTED else [])
+    return " / ".join(shown)
 
 
 def _last_line(text: str) -> str:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import getpass
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dunscaith.adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
 from dunscaith.adapters.scheduler.slurm.chunking import chunk
 from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.controller import cluster_env, controller
 from dunscaith.adapters.scheduler.slurm.sbatch_answers import classify
 from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -38,6 +39,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.ports.scheduler import SchedulerError
 
 # Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
@@ -45,9 +47,11 @@ _NEEDS_EXIT_CODE = ENDED - {ObjectState.COMPLETED, ObjectState.CANCELLED}
 
 
 class SlurmCliScheduler:
-    def __init__(self, config: SlurmClusterConfig) -> None:
+    def __init__(self, config: SlurmClusterConfig, say: Callable[[str], None] | None = None) -> None:
+        """``say``: where a line goes about a call that has not answered for 10 s, while it waits."""
         self.config = config
-        self._runner = CommandRunner(config.bin_dir, config.env)
+        self._say = say
+        self._runner = CommandRunner(config.bin_dir, config.env, None if say is None else self._waiting)
         self._user = config.user or getpass.getuser()
         self._lock = threading.Lock()
         self._cluster_config: dict[str, str] | None = None
@@ -57,6 +61,10 @@ class SlurmCliScheduler:
     @property
     def user(self) -> str:
         return self._user
+
+    def _waiting(self, call: str, waited: float, timeout: float) -> None:
+        if self._say is not None:
+            self._say(controller(cluster_env(self.config.env)).waiting(call, waited, timeout))
 
     # ---- the cluster's own settings, read once ----------------------------------------------
     def cluster_config(self) -> dict[str, str] | None:
@@ -82,6 +90,14 @@ class SlurmCliScheduler:
         return bool(config) and scontrol.accounting_enabled(config or {})
 
     # ---- create ---------------------------------------------------------------------------------
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        """Slurm honours every need; of sbatch's own options, those dunscaith sets itself are refused."""
+        try:
+            batch_script.check_options(options)
+        except batch_script.SpecRefused as exc:
+            return str(exc)
+        return None
+
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         try:
             script = batch_script.script_for(spec)
@@ -91,7 +107,7 @@ class SlurmCliScheduler:
         timeout = self.submit_timeout()
         # ObjectSpec.env reaches the job through sbatch's own environment (sbatch exports it by default);
         # the cluster's env (SLURM_CONF, ...) wins, since it is what reaches the cluster at all.
-        runner = CommandRunner(self.config.bin_dir, {**spec.env, **self.config.env}) if spec.env else self._runner
+        runner = self._runner.with_env(spec.env) if spec.env else self._runner
         # One request, never retried.
         result = runner.run("sbatch", args, timeout=timeout, stdin=script, cwd=self.config.workdir)
         return classify(result.returncode, result.stdout, result.stderr, timed_out=result.timed_out,

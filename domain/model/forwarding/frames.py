@@ -6,9 +6,11 @@ of the command travels inside a frame, one line each:
 
     DSF1 <request id> <kind> <payload>\\n
 
-where the payload is base64 (``-`` when empty). A line that is not exactly a frame of this request is
-discarded (and counted). The request id in every frame means text printed by a startup file, which
-cannot know it, is never taken for a frame. The remote's exit status travels in the final ``exit``
+where the payload is base64 (``-`` when empty). A frame ends its line; what comes before it on the line
+is discarded (and counted), as is every line that does not end in a frame of this request: a terminal
+on the remote echoes what is typed there (a ``^C``, keys typed without Enter) into the stream, in front
+of the next frame. The request id in every frame means text printed by a startup file, which cannot
+know it, is never taken for a frame. The remote's exit status travels in the final ``exit``
 frame, because ssh's own 255 means a remote ``exit 255``, a remote killed by a signal, and a dropped
 connection alike.
 """
@@ -86,6 +88,10 @@ class FrameReader:
     discarded_bytes: int = 0
     _buffer: bytearray = field(default_factory=bytearray)
     _skipping: bool = False  # inside an over-long line: drop bytes up to its end
+    _head: bytes = field(default=b"", init=False)  # how this request's frames begin
+
+    def __post_init__(self) -> None:
+        self._head = b"%s %s " % (MAGIC, self.request_id.encode("ascii"))
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buffer += data
@@ -104,10 +110,9 @@ class FrameReader:
                 self._skipping = False
                 self.discarded_bytes += len(line) + 1
                 continue
-            frame = self._frame(line)
-            if frame is None:
-                self.discarded_bytes += len(line) + 1
-            else:
+            frame, start = self._frame(line)
+            self.discarded_bytes += len(line) + 1 if frame is None else start
+            if frame is not None:
                 frames.append(frame)
 
     def finish(self) -> None:
@@ -115,23 +120,27 @@ class FrameReader:
         self.discarded_bytes += len(self._buffer)
         self._buffer.clear()
 
-    def _frame(self, line: bytes) -> Frame | None:
+    def _frame(self, line: bytes) -> tuple[Frame | None, int]:
+        """The frame that ends ``line``, and where it starts (what is before it is not the command's)."""
         if line.endswith(b"\r"):  # a terminal on the remote turns \n into \r\n
             line = line[:-1]
-        match = _LINE.fullmatch(line)
-        if match is None or match.group(1).decode() != self.request_id:
-            return None
+        start = line.rfind(self._head)
+        if start < 0:
+            return None, 0
+        match = _LINE.fullmatch(line, start)
+        if match is None:
+            return None, 0
         try:
             kind = FrameKind(match.group(2).decode())
         except ValueError:
-            return None
+            return None, 0
         body = match.group(3)
         if body == b"-":
-            return Frame(kind)
+            return Frame(kind), start
         try:
-            return Frame(kind, base64.b64decode(body, validate=True))
+            return Frame(kind, base64.b64decode(body, validate=True)), start
         except binascii.Error:
-            return None
+            return None, 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,3 +12,8 @@ from __future__ import annotations
 
 class JobsError(Exception):
     """A rule of the jobs domain refused something; the message says what, for the user."""
+
+
+class BadSpec(JobsError, ValueError):
+    """The job cannot be described as asked (no command, both a command and a script, a need no
+    scheduler could honour, one this cluster's scheduler refuses...)."""

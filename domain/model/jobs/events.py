@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
@@ -40,19 +41,31 @@ class JobRecorded:
     device: int | None
     inode: int | None
     # Added later, so a record written before them reads with their defaults (see ``decode``).
-    options: tuple[str, ...] = ()  # scheduler options (sbatch's), each as one argument
+    options: tuple[str, ...] = ()  # the scheduler's own options, each as one argument
     env: tuple[str, ...] = ()  # NAME=VALUE set in the job's environment
+    # what the job needs (domain/model/jobs/resources.py); a record made before them holds none
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
         host = where.host
         return cls(spec.name, spec.cluster, spec.adapter, spec.command, spec.script, spec.workdir,
                    spec.max_attempts, host.hostname if host else "", host.machine_id if host else None,
-                   where.backend, where.location, where.device, where.inode, spec.options, spec.env)
+                   where.backend, where.location, where.device, where.inode, spec.options, spec.env,
+                   *(getattr(spec.resources, f.name) for f in fields(Resources)))
 
     def spec(self) -> JobSpec:
+        resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
-                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env))
+                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,5 +32,14 @@ def for_outcome(outcome: JobOutcome) -> ExitCode:
     return _BY_OUTCOME[outcome.kind]
 
 
+def for_status(outcome: JobOutcome | None) -> ExitCode:
+    """How ``status JOB`` ends: as a script waiting on the job would read it. 0 while there is no outcome
+    (still running, held, Unattended) or it succeeded; 1 for any outcome that is not success, a refused
+    one too (status itself was not refused: 2 stays "your input")."""
+    if outcome is None or outcome.kind is OutcomeKind.SUCCEEDED:
+        return ExitCode.SUCCEEDED
+    return ExitCode.NOT_SUCCESS
+
+
 def for_signal(signum: int) -> int:
     return SIGNAL_BASE + signum

@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,8 @@ class ObjectSpec:
     script: str | None = None  # batch script text, when the job is a script
     workdir: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    options: tuple[str, ...] = ()  # scheduler-specific options from the job spec (e.g. sbatch flags)
+    options: tuple[str, ...] = ()  # the scheduler's own options from the job spec (e.g. sbatch flags)
+    resources: Resources = NO_NEEDS  # what the job needs: the adapter translates it, or refuses it
 
 
 class ObjectState(StrEnum):

@@ -25,6 +25,7 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import JsonValue, RecordTail
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import (
     Action,
@@ -46,7 +47,7 @@ FORMAT = "job-state/1"
 # A snapshot at every seq that is a multiple of this: ``status`` folds fewer events than this, and an
 # append pays for one snapshot (the state's size) once in this many appends.
 EVERY = 1024
-_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec)
+_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources)
 # The fields of every class a snapshot encodes: a build whose state has other fields reads none of
 # another's snapshots, whatever its version says (a checksum, not a seal: nothing here is adversarial;
 # zlib rather than hashlib, whose OpenSSL costs every status 3 ms to import).
@@ -69,7 +70,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
     return {
         "format": FORMAT, "version": VERSION, "shape": SHAPE, "seq": seq,
         "spec": [s.spec.name, s.spec.cluster, s.spec.adapter, list(s.spec.command), s.spec.script, s.spec.workdir,
-                 s.spec.max_attempts, list(s.spec.options), list(s.spec.env)],
+                 s.spec.max_attempts, list(s.spec.options), list(s.spec.env),
+                 [getattr(s.spec.resources, f.name) for f in fields(Resources)]],
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
@@ -210,9 +212,12 @@ def _escalation(v: Any) -> Escalation:
 
 
 def _state(d: Mapping[str, Any]) -> JobState:
-    name, cluster, adapter, command, script, workdir, max_attempts, options, env = _list(d["spec"])
+    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs = _list(d["spec"])
+    cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(needs)
+    resources = Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
+                          _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
-                   _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env))
+                   _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources)
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.errors import BadSpec as BadSpec
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
-
-
-class BadSpec(JobsError, ValueError):
-    """The job cannot be described as asked (no command, both a command and a script...)."""
-
+from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 
 # Adapters whose objects live on one host (the local scheduler's processes): on a store that several
 # login nodes share, such a job is still acted on only where it was submitted.
@@ -27,8 +23,11 @@ class JobSpec:
     script: str | None = None  # the text of a batch script, read once at submit
     workdir: str | None = None
     max_attempts: int = 3  # recovery policy: attempts in all, the first one included
-    options: tuple[str, ...] = ()  # scheduler options (sbatch's), each one argument: --partition=debug
+    # the scheduler's own options, passed through as given (one argument each: --constraint=a100), read
+    # and checked by that scheduler's adapter only; a record made before resources holds them all here
+    options: tuple[str, ...] = ()
     env: tuple[str, ...] = ()  # NAME=VALUE pairs set in the job's environment
+    resources: Resources = NO_NEEDS  # what the job needs, in no scheduler's words
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
@@ -51,4 +50,5 @@ class JobSpec:
 
     def object_spec(self, nonce: Nonce) -> ObjectSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,
-                          workdir=self.workdir, env=self.environment, options=self.options)
+                          workdir=self.workdir, env=self.environment, options=self.options,
+                          resources=self.resources)

@@ -16,9 +16,19 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import EventLine, JsonValue
 from dunscaith.domain.model.jobs.settlement import outstanding
-from dunscaith.domain.model.jobs.state import JobState, apply, decoded_lines, initial, label, resume
+from dunscaith.domain.model.jobs.state import (
+    AttemptState,
+    JobState,
+    OutcomeKind,
+    apply,
+    decoded_lines,
+    initial,
+    label,
+    resume,
+)
 
 DAMAGED = "damaged"  # the state word of a record that does not read
 
@@ -45,6 +55,12 @@ class JobSummary:
     def left(self, *, delivering: bool) -> int:
         """How much work is outstanding, as ``settlement.outstanding`` counts it under that setting."""
         return self.outstanding + (self.undelivered if delivering else 0)
+
+
+def state_words() -> list[str]:
+    """Every word a summary's state can be (what ``label`` says, and damaged): what ``list --state`` takes."""
+    words = ["recorded", "held", *ObjectState, *AttemptState, *OutcomeKind, DAMAGED]
+    return sorted({str(word) for word in words})
 
 
 @dataclass(frozen=True, slots=True)

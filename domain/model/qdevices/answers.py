@@ -19,6 +19,25 @@ class JobAnswer(StrEnum):
     OK = "ok"
     REFUSED = "refused"
     UNKNOWN = "unknown"  # a job may exist: never sent again
+    NOT_SENT = "not_sent"  # the request was proven never written: nothing left the machine
+
+
+@dataclass(frozen=True, slots=True)
+class NoAnswer:
+    """No whole answer came to a request. ``written`` says whether any byte of the request may have
+    left the machine: each adapter decides that from its transport's failure (for httpx: a failure
+    to connect, resolve the name or get a connection is before the first byte; anything later is
+    after it). Only a request proven unwritten is "not sent"."""
+
+    written: bool
+    detail: str
+
+
+def job_answer_without_reply(failure: NoAnswer) -> JobAnswer:
+    """The one rule for a job request that got no answer (seed 002: "no answer" means a job may
+    exist): unless the request was proven never written, a job may exist, and the order is never
+    sent again. One proven unwritten made nothing: the order stays unsent and a resume sends it."""
+    return JobAnswer.UNKNOWN if failure.written else JobAnswer.NOT_SENT
 
 
 class ReadKind(StrEnum):
@@ -46,7 +65,7 @@ def classify_job_answer(status: int | None, refusals: frozenset[int], job_id_giv
     ``status`` is None when no answer came (time-out, connection lost, half a body).
     """
     if status is None:
-        return JobAnswer.UNKNOWN
+        return JobAnswer.UNKNOWN  # no answer, and no proof that nothing was written: see NoAnswer
     if 200 <= status < 300:
         return JobAnswer.OK if job_id_given else JobAnswer.UNKNOWN
     if status in refusals:

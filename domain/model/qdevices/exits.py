@@ -7,13 +7,14 @@ from enum import IntEnum, StrEnum
 
 class Exit(IntEnum):
     DONE = 0
-    OPEN = 1  # an order stays open, a prepare failed, or a rule stopped the run
+    OPEN = 1  # an order stays open or unsent (a request not sent), a prepare failed, or a rule stopped the run
     UNKNOWN = 2  # a stop unknown (a job may exist); also bad input and refused calls
     PROGRAM = 3  # an error of the program
 
 
 class StopReason(StrEnum):
     UNKNOWN = "unknown"
+    NOT_SENT = "not_sent"  # a job request proven never written: the order stays unsent (or VLQ: unsubmitted)
     REFUSAL = "refusal"  # the rule refusal: a refused order stops the run unless on_refusal lets it go on
     SUBMIT_UNKNOWN = "submit_unknown"
     PREPARE = "prepare"
@@ -30,6 +31,7 @@ class StopReason(StrEnum):
 
 EXIT_OF: dict[StopReason, Exit] = {
     StopReason.UNKNOWN: Exit.UNKNOWN,
+    StopReason.NOT_SENT: Exit.OPEN,
     StopReason.REFUSAL: Exit.OPEN,
     StopReason.SUBMIT_UNKNOWN: Exit.OPEN,
     StopReason.PREPARE: Exit.OPEN,

@@ -28,6 +28,7 @@ class LineType(StrEnum):
     RESULT = "result"  # the job ended: completed, failed or cancelled
     REFUSED = "refused"  # the site refused: no job ran
     NOT_SUBMITTED = "not_submitted"  # a VLQ job proven never submitted
+    NOT_SENT = "not_sent"  # a request proven never written (no connection): the step it names did not happen
     STOP = "stop"  # the call ended before the run did, with its reason
     RESOLVE = "resolve"  # a decision given with `qdevices resolve`
     TORN = "torn"  # the line before this one was cut by a crash mid-write
@@ -54,6 +55,7 @@ SPECS: dict[LineType, FieldSpec] = {
     LineType.RESULT: {"order": _I, "job": _S, "outcome": _S, "seconds": _ON, "counts": _ANY_JSON},
     LineType.REFUSED: {"order": _I, "status": _OI, "detail": _S},
     LineType.NOT_SUBMITTED: {"order": _I, "job": _S, "detail": _S},
+    LineType.NOT_SENT: {"order": _I, "job": _OS, "step": _S, "detail": _S},
     LineType.STOP: {"reason": _S, "order": _OI, "job": _OS, "detail": _S},
     LineType.RESOLVE: {"order": _I, "option": _S, "job": _OS, "counts_at_limit": (bool,), "final": (bool,)},
     LineType.TORN: {"bytes": _I},

@@ -119,11 +119,24 @@ def apply_line(view: OrderView, line: Line) -> OrderView:
         return replace(view, state=OrderState.FINAL, outcome=OrderOutcome.REFUSED)
     if kind is LineType.NOT_SUBMITTED:
         return replace(view, state=OrderState.FINAL, outcome=OrderOutcome.NOT_SUBMITTED)
+    if kind is LineType.NOT_SENT:
+        return not_sent(view, d["step"])
     if kind is LineType.STOP:
         expired = (*view.expired_at, line.at) if d["reason"] == "result_expired" else view.expired_at
         return replace(view, last_stop=d["reason"], expired_at=expired)
     if kind is LineType.RESOLVE:
         return apply_decision(view, d["option"], d["job"], d["counts_at_limit"], d["final"])
+    return view
+
+
+def not_sent(view: OrderView, step: str) -> OrderView:
+    """A request proven never written undoes the step it would have made: no "submitting" after a
+    create that never left (the order is unsent again, and a resume sends it), no "uploaded" after a
+    VLQ SubmitJob that never left (SubmitJob was never sent). An upload that never left changes nothing."""
+    if step == "create" and view.job is None:
+        return replace(view, state=OrderState.UNSENT)
+    if step == "submit" and not view.submitted:
+        return replace(view, uploaded=False)
     return view
 
 

@@ -14,6 +14,9 @@ removes, each replaced by ``[REDACTED]``:
 - Fernet text (``gAAAAA`` + base64url) and any base64 text that holds Fernet text;
 - the value after a ``USER_JWT_PWD`` name (``USER_JWT_PWD=...`` or HEAppE's ``{"Name": ..., "Value": ...}``).
 
+``clean_json`` applies it to every string of a JSON value, keys as well as values, at every depth: a
+site's result keys (MQSS counts, Piast-Q bitstrings, VLQ results.json) are the site's text too.
+
 Pure and precompiled: the forms of the secrets are computed once in the constructor, and a line with no
 secret costs a few substring searches.
 """
@@ -24,8 +27,9 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MARKER = "[REDACTED]"
 # Below this length a start or end of a secret is too common in ordinary text to remove on its own.
@@ -293,3 +297,28 @@ def _replace(text: str, spans: list[tuple[int, int]]) -> str:
         cur_start, cur_end = start, end
     out += [text[pos:cur_start], MARKER, text[cur_end:]]
     return "".join(out)
+
+
+def clean_json(value: Any, clean: Callable[[str], str]) -> Any:
+    """Every string of a JSON value through ``clean``: mapping keys as well as values, at every depth.
+
+    Two keys that clean to the same text both stay: the later ones get `` (2)``, `` (3)``... so no value
+    the site gave is dropped (a result's counts still add up to its shots)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list | tuple):
+        return [clean_json(v, clean) for v in value]
+    if isinstance(value, dict):
+        items = [(clean(k) if isinstance(k, str) else k, clean_json(v, clean)) for k, v in value.items()]
+        taken = {k for k, _ in items}
+        out: dict[Any, Any] = {}
+        for key, item in items:
+            if key in out:
+                n = 2
+                while f"{key} ({n})" in taken:
+                    n += 1
+                key = f"{key} ({n})"
+                taken.add(key)
+            out[key] = item
+        return out
+    return value

@@ -60,6 +60,7 @@ class Forwarded:
     message: str | None  # the line about the hop itself (None when the command completed)
     warnings: tuple[str, ...] = ()
     report: HostReport | None = None  # the answer of an outcome query
+    stdout_bytes: int = 0  # of the command's stdout, passed on to the caller's
 
 
 @dataclass
@@ -128,7 +129,8 @@ class ForwardCommand:
             verdict = self._session(host, command, session, terminal, prompt=True, token=token)
         self.sent.ended(Received(rid, verdict.kind.value, verdict.reason.name, session.stdout_bytes,
                                  session.digest.hexdigest(), self.clock.now()))
-        return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings))
+        return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings),
+                         stdout_bytes=session.stdout_bytes)
 
     @staticmethod
     def _discard(channel: Channel) -> None:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from dunscaith.domain.model.jobs.events import Event
 from dunscaith.domain.model.jobs.pointer import Pointer, supervised_at_due
 from dunscaith.domain.model.jobs.state import JobState, label
+from dunscaith.domain.model.shown import reason
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.pointers import Pointers
 
@@ -24,6 +25,7 @@ class PointerNotes:
         self._poll = timedelta(seconds=poll)
         self._on_problem = on_problem
         self._written_supervised: datetime | None = None
+        self._failing: str | None = None  # the problem last reported: said once, not on every change
 
     def committed(self, state: JobState, event: Event) -> None:
         word = label(state)
@@ -40,7 +42,13 @@ class PointerNotes:
         try:
             self._pointers.write(pointer)
         except Exception as exc:  # display only: a home directory that refuses a write stops nothing
-            self._on_problem(f"pointer of {pointer.job} not updated: {type(exc).__name__}: {exc}")
+            problem = reason(exc)
+            if problem != self._failing:
+                self._on_problem(f"pointer of {pointer.job} not updated: {problem} (said once; the record is "
+                                 "kept as always, and other login nodes see the pointer's last state)")
+            self._failing = problem
+        else:
+            self._failing = None
 
 
 class Fanout:

@@ -21,6 +21,7 @@ from dunscaith.domain.model.jobs.prune import not_prunable, old_enough
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
 from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.shown import reason
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.job_store import JobStore, LockBusy, StoreError
@@ -134,7 +135,7 @@ class Prune:
         try:
             self._pointers.remove(job)
         except Exception as exc:  # display only: the record already says the job is pruned
-            return f"pointer of {job} not removed: {type(exc).__name__}: {exc}"
+            return f"pointer of {job} not removed: {reason(exc)}"
         return ""
 
     def _unindex(self, job: JobId, here: HostIdentity | None) -> str:
@@ -143,5 +144,5 @@ class Prune:
             if entry is not None and (here is None or entry.owner in (here, None)):
                 self._pointers.unindex(job)
         except Exception as exc:  # display only, like the pointer
-            return f"index entry of {job} not removed: {type(exc).__name__}: {exc}"
+            return f"index entry of {job} not removed: {reason(exc)}"
         return ""

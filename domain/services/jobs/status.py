@@ -12,6 +12,7 @@ from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, fold, label
+from dunscaith.domain.model.shown import reason
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.scheduler import Scheduler
@@ -76,7 +77,7 @@ class JobStatus:
         try:
             result = self._schedulers(state.spec.cluster).query([state.name], confirm_absent=True)
         except Exception as exc:  # display only: the record stands, and says what it says
-            return LiveState(None, f"the scheduler was not asked: {type(exc).__name__}: {exc}")
+            return LiveState(None, f"the scheduler was not asked: {reason(exc)}")
         mine = [o for o in result.objects if o.nonce == current.nonce]
         asked = result.asked_at or self._clock.now()
         if not mine:

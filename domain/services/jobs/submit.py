@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_store import JobStore
 
-# A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-
 
 def check_name(name: str) -> JobId:
-    if not _NAME.fullmatch(name):
-        raise BadSpec(f"job name {name!r}: use 1 to 63 letters, digits, '.', '_' or '-', starting with a "
-                      "letter or digit")
+    problem = name_problem("job name", name)
+    if problem is not None:
+        raise BadSpec(problem)
     return JobId(name)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.residual import ResidualEntry, Targets, sweepable, targets_by_cluster
+from dunscaith.domain.model.shown import reason
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
@@ -77,7 +78,7 @@ class Sweep:
             # An answer in part still shows real objects: those it shows are judged like any other.
             stopped = scheduler.cancel_if_not_started(chosen) if chosen else []
         except Exception as exc:  # learned nothing, stopped (perhaps) nothing: the next sweep tries again
-            report.problems.append(f"sweep of cluster {cluster}: {type(exc).__name__}: {exc}")
+            report.problems.append(f"sweep of cluster {cluster}: {reason(exc)}")
             return
         report.stopped += [(cluster, oid) for oid in stopped]
         if found.complete:

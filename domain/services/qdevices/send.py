@@ -29,6 +29,7 @@ from dunscaith.domain.model.qdevices.identity import RecordIdentity
 from dunscaith.domain.model.qdevices.lines import APP, FORMAT, Line, LineType, make
 from dunscaith.domain.model.qdevices.manifest import Manifest, OrderSpec
 from dunscaith.domain.model.qdevices.orders import OrderState, OrderView, RecordError, RunView, apply_line, fold
+from dunscaith.domain.model.qdevices.redaction import clean_json
 from dunscaith.domain.model.qdevices.resume import ResumeAction, SeenState, resume_unsubmitted
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.services.qdevices.errors import CallRefused
@@ -75,12 +76,32 @@ class SendOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class PlannedStop:
+    """The generic rule that would stop a live run before an order, every order before it taking
+    job_seconds_limit (the worst case: the bound is an upper bound)."""
+
+    reason: StopReason
+    order: OrderSpec
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     orders: tuple[OrderSpec, ...]
     bound_now: float
     bound_planned: float
     budget: int
     blockers: tuple[str, ...] = field(default=())
+    stop: PlannedStop | None = None
+
+    @property
+    def exit(self) -> int:
+        """What the live run would exit: refused (2) while an order blocks it, 1 when a rule would stop it."""
+        if self.blockers:
+            return int(Exit.UNKNOWN)
+        if self.stop is not None:
+            return int(EXIT_OF[self.stop.reason])
+        return int(Exit.DONE)
 
 
 class RecordWriteStopped(QdevicesError):
@@ -106,22 +127,14 @@ class ProgramStopped(QdevicesError):
 # filter never rewrites them, or a secret that is also a word of the record would make it unresumable.
 FIXED_FIELDS = frozenset({"app", "format", "site", "site_device", "run", "manifest", "host", "path", "device",
                           "inode", "pid", "orders", "resume", "job_seconds_limit", "order", "name", "reason",
-                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes"})
-
-
-def clean_data(value: Any, clean: Callable[[str], str]) -> Any:
-    """Every string that came from outside (a site's answer, an error): keys are the app's own, never cleaned."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, list):
-        return [clean_data(v, clean) for v in value]
-    if isinstance(value, dict):
-        return {k: clean_data(v, clean) for k, v in value.items()}
-    return value
+                          "outcome", "option", "status", "seconds", "counts_at_limit", "final", "bytes",
+                          "step"})
 
 
 def clean_fields(data: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
-    return {k: v if k in FIXED_FIELDS else clean_data(v, clean) for k, v in data.items()}
+    """A line's fields: the app's own field names and fixed values stay; every other string, at any
+    depth and keys included (a site's result counts), passes the filter."""
+    return {k: v if k in FIXED_FIELDS else clean_json(v, clean) for k, v in data.items()}
 
 
 def blockers(runs: list[SiteRun], lost_only: bool = False) -> list[str]:
@@ -185,12 +198,23 @@ class SendRun:
         now = bound(r.view for r in runs)
         found = blockers(runs) + lost_elsewhere(self.records, req)
         return Plan(to_send, now, plan_bound(now, len(to_send), m.limits.job_seconds_limit),
-                    m.limits.budget_seconds, tuple(found))
+                    m.limits.budget_seconds, tuple(found), _planned_stop(m, to_send, now))
 
     def live(self, req: SendRequest, site: Site) -> SendOutcome:
         # The lock comes before any record is read: the check and the sends must see the same records.
         with self.lock.hold(req.manifest.site.value):
             return _LiveCall(self, req, site).run()
+
+
+def _planned_stop(m: Manifest, orders: tuple[OrderSpec, ...], now: float) -> PlannedStop | None:
+    """The live run's own check before each order, with each order before it charged at the limit."""
+    limit = m.limits.job_seconds_limit
+    for k, spec in enumerate(orders):
+        budget = BudgetCheck(now + k * limit, limit, m.limits.budget_seconds)
+        why = generic_rules.before_order(spec, m.limits, budget)
+        if why is not None:
+            return PlannedStop(StopReason.BUDGET if not budget.allowed else StopReason.RULE, spec, why)
+    return None
 
 
 class _Stopped(Exception):
@@ -396,7 +420,7 @@ class _LiveCall:
         self.under_way = UnderWay(spec.index, spec.name, None)
         self.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
         answer = self.site.create(request)
-        if not self._job_answer(spec, answer.kind, answer.status, answer.detail):
+        if not self._job_answer(spec, Step.CREATE, answer.kind, answer.status, answer.detail):
             return
         job = answer.job
         assert job is not None
@@ -409,11 +433,11 @@ class _LiveCall:
             self._unreadable_id_stops(self.views[spec.index - 1])
             self._check_signal(self.views[spec.index - 1])
             up = self.site.upload(job, request)
-            if not self._job_answer(spec, up.kind, up.status, up.detail):
+            if not self._job_answer(spec, Step.UPLOAD, up.kind, up.status, up.detail):
                 return
             self.write(LineType.UPLOADED, order=spec.index, job=job)  # just before SubmitJob, no check between
             sub = self.site.submit(job)
-            if not self._job_answer(spec, sub.kind, sub.status, sub.detail):
+            if not self._job_answer(spec, Step.SUBMIT, sub.kind, sub.status, sub.detail):
                 return
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
             self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
@@ -434,11 +458,13 @@ class _LiveCall:
         raise self.stop(StopReason.STATUS_ERROR, f"{why}: it is never put in a request; resolve with --job ID "
                         "(the id the site shows) or --none", view)
 
-    def _job_answer(self, spec: OrderSpec, kind: JobAnswer, status: int | None, detail: str) -> bool:
-        """True when the step succeeded; a refusal or an unknown answer is written here."""
+    def _job_answer(self, spec: OrderSpec, step: Step, kind: JobAnswer, status: int | None, detail: str) -> bool:
+        """True when the step succeeded; a refusal, a request not sent or an unknown answer is written here."""
         if kind is JobAnswer.OK:
             return True
         view = self.views[spec.index - 1]
+        if kind is JobAnswer.NOT_SENT:
+            self._not_sent(spec, step, detail)
         if kind is JobAnswer.REFUSED:
             self.write(LineType.REFUSED, order=spec.index, status=status, detail=detail)
             self.say(f"order {spec.index} ({spec.name}): refused ({detail})")
@@ -449,6 +475,21 @@ class _LiveCall:
         then = "" if view.job is not None else f"; {lost_hint(self.m.site.value, self._path(), spec.index)}"
         raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
                         f"it is never sent again{then}", view)
+
+    def _not_sent(self, spec: OrderSpec, step: Step, detail: str) -> None:
+        """Nothing of this request left the machine: the step did not happen, and the call stops (the
+        network is down; the next order would fare no better). Never a retry."""
+        job = self.views[spec.index - 1].job
+        self.write(LineType.NOT_SENT, order=spec.index, job=job, step=step.value, detail=detail)
+        label = f"order {spec.index} ({spec.name})"
+        if job is None:
+            self.under_way = None
+            limit = self.req.max_order or len(self.m.orders)
+            then = f"it stays unsent, and a resume sends it (--resume RECORD --max-order {limit})"
+        else:
+            then = (f"job {job} was made and never submitted: a resume finds it Configuring and records it "
+                    "not submitted (no device time)")
+        raise self.stop(StopReason.NOT_SENT, f"{label}: {step.value} {detail}; {then}", self.views[spec.index - 1])
 
     def _path(self) -> str | None:
         return self.appender.path if self.appender else None

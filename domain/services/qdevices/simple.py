@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dunscaith.domain.model.qdevices.answers import CheckAnswer
+from dunscaith.domain.model.qdevices.host_names import host_name_problem
 from dunscaith.domain.model.qdevices.orders import RecordError, RunView, fold
 from dunscaith.domain.services.qdevices.errors import CallRefused
 from dunscaith.ports.run_record import RecordUnreadable, RunRecords
@@ -36,6 +37,9 @@ class Unlock:
         self.lock = lock
 
     def __call__(self, site: str, host: str) -> Holder | None:
+        problem = host_name_problem(host)
+        if problem is not None:
+            raise CallRefused(f"--host: {problem}")
         return self.lock.unlock(site, host)
 
 

@@ -58,12 +58,54 @@ def test_a_program_that_cannot_start_shows_its_reason_with_the_outcome(cli: Cli)
 
 
 def test_resources_the_local_scheduler_cannot_honour_are_refused_before_anything_is_recorded(cli: Cli) -> None:
-    for args in (["-p", "debug"], ["--time", "10"], ["--mem", "1G"], ["-c", "2"], ["--gpus", "1"], ["-A", "x"],
-                 ["--qos", "q"], ["--export", "NONE"], ["--sbatch=--constraint=a"]):
+    import os
+
+    too_many = str(len(os.sched_getaffinity(0)) + 1)
+    for args, named in ((["-p", "debug"], "--partition"), (["--gpus", "1"], "--gpus"), (["-A", "x"], "--account"),
+                        (["--qos", "q"], "--qos"), (["--export", "NONE"], "--export"),
+                        (["--sbatch=--constraint=a"], "--constraint=a"), (["-c", too_many], f"{too_many} cpus")):
         done = cli.run("submit", *args, "--", "true")
-        assert done.returncode == 2 and "local scheduler" in done.stderr, (args, done.stderr)
+        assert done.returncode == 2 and "local scheduler" in done.stderr and named in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
     assert json.loads(cli.run("list", "--json").stdout)["jobs"] == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-c", "0"], "--cpus-per-task '0': a whole number from 1"),
+    (["-c", "abc"], "--cpus-per-task 'abc': a whole number from 1"),
+    (["--mem", "abc"], "--mem 'abc': a size"),
+    (["--mem", "10PB"], "--mem '10PB': a size"),
+    (["-t", "abc"], "--time 'abc': a time limit"),
+    (["-t", "0"], "--time '0': a time limit of at least 1 second"),
+    (["--gpus", "0"], "--gpus '0': [TYPE:]COUNT"),
+    (["-p", ""], "--partition '': 1 to 200"),
+    (["-A", "a b"], "--account 'a b': 1 to 200"),
+])
+def test_needs_no_scheduler_could_honour_are_refused_in_one_line_before_anything_is_recorded(
+        cli: Cli, args: list[str], says: str) -> None:
+    """Issue 22 item 1: `-c 0` went to sbatch, whose refusal was read as unknown, and the job was tried
+    three times over 30 minutes. Now the number, size or time is checked first, on every cluster."""
+    done = cli.run("submit", *args, "--", "true")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == [f"dunscaith: {done.stderr.strip().removeprefix('dunscaith: ')}"]
+    assert says in done.stderr, done.stderr
+    assert json.loads(cli.run("list", "--json").stdout)["jobs"] == []
+
+
+def test_the_local_scheduler_honours_cpus_memory_and_a_time_limit(cli: Cli) -> None:
+    done = cli.run("submit", "--name", "limits", "-c", "1", "--mem", "64M", "--", "sh", "-c",
+                   "python3 -c 'import os; print(len(os.sched_getaffinity(0)))'; ulimit -v")
+    assert done.returncode == 0, done.stderr
+    assert cli.run("logs", "limits").stdout == f"1\n{64 * 1024}\n"
+    assert cli.status("limits")["spec"]["resources"] == ["cpus=1", "memory=64M"]
+    assert "resources: cpus=1 memory=64M" in cli.run("status", "limits").stdout
+
+    late = cli.run("submit", "--name", "late", "-t", "0:01", "--", "sh", "-c", "sleep 60 & sleep 60")
+    assert late.returncode == 1, (late.stdout, late.stderr)
+    assert "its time limit was reached" in late.stdout, late.stdout
+    status = cli.status("late")
+    assert [a["object_state"] for a in status["attempts"]] == ["timeout"]
+    assert status["spec"]["resources"] == ["time=00:00:01"]
 
 
 def test_env_and_chdir_reach_a_local_job_and_are_recorded(cli: Cli) -> None:
@@ -124,7 +166,10 @@ def test_list_filters_by_state_cluster_and_time_newest_first(cli: Cli) -> None:
     assert names() == ["third", "second", "first"]
     assert names("--state", "succeeded") == ["third", "first"]
     assert names("--state", "failed") == ["second"]
-    assert names("--cluster", "mars") == []
+    mars = {"DUNSCAITH_CLUSTERS__MARS__ADAPTER": "slurm"}  # configured, no job of it: nothing to list
+    done = cli.run("list", "--json", "--cluster", "mars", **mars)
+    assert done.returncode == 0 and json.loads(done.stdout)["jobs"] == [], done.stderr
+    assert cli.run("list", "--cluster", "mars").returncode == 2  # neither configured nor recorded: refused
     assert names("--since", "1h") == ["third", "second", "first"]
     assert names("--since", "2999-01-01") == []
 
@@ -243,10 +288,11 @@ def test_on_slurm_resources_reach_sbatch_are_recorded_and_logs_reads_scontrols_p
                         timeout=180)
     assert done.returncode == 0, (done.stdout, done.stderr)
     status = on_slurm.status("sized")
-    assert status["spec"]["options"] == ["--partition=debug", "--time=5", "--mem=20M", "--cpus-per-task=1"]
+    # recorded as needs, in no scheduler's words; the Slurm adapter made them sbatch options
+    assert status["spec"]["resources"] == ["cpus=1", "memory=20M", "time=00:05:00", "queue=debug"]
+    assert status["spec"]["options"] == []
     assert status["stdout"] and "stdout: " in done.stdout
-    assert "resources: --partition=debug --time=5 --mem=20M --cpus-per-task=1" in on_slurm.run(
-        "status", "sized").stdout
+    assert "resources: cpus=1 memory=20M time=00:05:00 queue=debug" in on_slurm.run("status", "sized").stdout
     logs = on_slurm.run("logs", "sized")
     assert logs.returncode == 0 and "hi slurm" in logs.stdout, (logs.stdout, logs.stderr)
     refused = on_slurm.run("submit", "--cluster", "test", "--sbatch=-vH", "--", "true")

@@ -158,3 +158,52 @@ def test_a_hold_on_slurm_wakes_a_supervisor_asleep_to_its_next_poll(on_slurm: Cl
     finally:
         on_slurm.run("cancel", "asleep", timeout=120)
         supervisor.wait(timeout=120)
+
+
+def test_a_cluster_name_that_would_escape_the_record_root_is_refused_before_anything_is_made(
+        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22 item 5: `[clusters."../../escaped"]` once made a held Slurm job, hung, and let `cancel`
+    write two levels above the root. Now the settings are refused where they are read: one line, exit 2."""
+    import json as _json
+
+    env = ", ".join(f"{k} = {_json.dumps(v)}" for k, v in slurm.env.items())
+    (on_slurm.tmp / "home" / ".config" / "dunscaith" / "config.toml").write_text(
+        f'[clusters."../../escaped"]\nadapter = "slurm"\nenv = {{ {env} }}\n')
+    def beside_the_root() -> list[str]:  # (ssh_config: the test's own, written by Cli.env)
+        return sorted(p.name for p in on_slurm.tmp.iterdir() if p.name != "ssh_config")
+
+    before = beside_the_root()
+    for argv in (("submit", "--cluster", "../../escaped", "--name", "escaping", "--", "true"),
+                 ("cancel", "escaping")):
+        done = on_slurm.run(*argv, timeout=60)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        [line] = done.stderr.splitlines()
+        assert "cluster name '../../escaped': use 1 to 63 letters" in line, line
+    assert beside_the_root() == before  # nothing written beside the root
+    assert slurm.run("squeue", "--noheader", "--states=all", "--name=escaping").stdout.strip() == ""
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--sbatch=--nosuchopt",), "sbatch: unrecognized option '--nosuchopt'"),
+    (("--sbatch=--cpus-per-task=0",), 'sbatch: error: Invalid numeric value "0" for --cpus-per-task.'),
+    (("--sbatch=--begin=garbage",), "Invalid time specification (pos=0): garbage / sbatch: error: Invalid --begin"),
+])
+def test_an_answer_sbatch_gives_before_contacting_the_controller_is_a_refusal_quoted_whole(
+        on_slurm: Cli, flags: tuple[str, ...], said: str) -> None:
+    """Issue 22 item 1: such an answer was "unknown", so attempts 2 and 3 followed after supervise.absence,
+    three escalations and `outcome: escalated` with 3 residual entries. It proves nothing was made."""
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "opt", *flags, "--", "true", timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "refused" in done.stderr and said in done.stderr, done.stderr
+    assert "--help" not in done.stderr
+    status = on_slurm.status("opt")
+    assert len(status["attempts"]) == 1 and status["outcome"]["result"] == "refused", status
+    assert not (on_slurm.tmp / "home" / ".config" / "dunscaith" / "residual" / "opt").exists()
+
+
+def test_a_bad_number_is_refused_before_anything_is_recorded_or_sent(on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "zero", "-c", "0", "--", "true", timeout=60)
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "dunscaith: --cpus-per-task '0': a whole number from 1 to 1,000,000"], done.stderr
+    assert on_slurm.run("status", "zero").returncode == 2  # never recorded
+    assert slurm.run("squeue", "--noheader", "--states=all", "--name=zero").stdout.strip() == ""

@@ -81,3 +81,30 @@ def test_the_remote_terminal_has_the_caller_s_size(tmp_path: Path, transport: st
         os.close(master)
         if caller.poll() is None:
             caller.kill()
+
+
+
+@pytest.mark.parametrize("transport", ["openssh", "paramiko"])
+def test_the_remote_terminal_neither_echoes_nor_flushes_into_the_frames(tmp_path: Path, transport: str) -> None:
+    """The remote terminal carries the frames: a typed ^C (or any key) is not echoed into them, its SIGINT
+    does not flush frames written and not read yet, and a frame leaves in one write (no output processing);
+    what the command reads from it is as before (canonical input, signals)."""
+    hosts = hosts_or_skip()
+    master, slave = pty.openpty()
+    result = tmp_path / "result.json"
+    argv = ["remote", "run", "--", "/bin/sh", "-c", "stty -a"]
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.forwarding.terminal_caller", transport, str(hosts.client_config),
+         hosts.user.name, str(hosts.user.key), hosts.dunscaith, str(result), *argv],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    try:
+        out, err = caller.communicate(timeout=60)
+        assert caller.returncode == 0, err
+        assert json.loads(result.read_text())["kind"] == "completed"
+        modes = out.decode().split()
+        assert {"-echo", "noflsh", "-opost", "isig", "icanon"} <= set(modes), modes
+    finally:
+        os.close(master)
+        if caller.poll() is None:
+            caller.kill()

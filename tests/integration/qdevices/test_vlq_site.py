@@ -175,7 +175,7 @@ def test_the_project_heappe_url_must_be_the_fixed_address(fake_vlq: FakeVlq) -> 
     site = VlqSite(fake_vlq.token, PROJECT, userorg_url=fake_vlq.userorg_url + "/",
                    heappe_url="http://127.0.0.1:1/")
     answer = site.prepare("VLQ")
-    assert answer.kind is JobAnswer.UNKNOWN and "not this build's VLQ address" in answer.detail
+    assert answer.kind is JobAnswer.NOT_SENT and "not this build's VLQ address" in answer.detail
     assert fake_vlq.requests("create") == []
 
 

@@ -122,3 +122,37 @@ def test_a_preempted_job_ends_preempted(scheduler: SlurmCliScheduler, workdir: P
     assert (view.state, view.started) == (ObjectState.PREEMPTED, True)
     wait_for("the urgent job to finish", lambda: (v := seen(scheduler, urgent_name, high))
              and v.state is ObjectState.COMPLETED)
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (("--cpus-per-task=0",), 'Invalid numeric value "0" for --cpus-per-task'),
+    (("--cpus-per-task=abc",), 'Invalid numeric value "abc" for --cpus-per-task'),
+    (("--nosuchopt",), "sbatch: unrecognized option '--nosuchopt'"),
+    (("--time=abc",), "Invalid --time specification"),
+    (("--mem=1G", "--mem-per-cpu=1G"), "are mutually exclusive"),
+])
+def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir, options, said):
+    """Issue 22 item 1, on the real sbatch (found on PATH, so getopt names it by its path): an option
+    sbatch rejects before it contacts the controller proves nothing was made."""
+    name, nonce = new_name()
+    answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir), options=options))
+    assert answer.outcome is CreateOutcome.REFUSED, answer.detail
+    assert said in answer.detail and "--help" not in answer.detail
+    assert scheduler.query([name], confirm_absent=False).objects == ()
+
+
+def test_a_jobs_needs_reach_sbatch_in_its_own_words(scheduler, workdir, slurm_cluster):
+    """Issue 21: the domain's needs, translated by the Slurm adapter alone (queue → --partition, ...)."""
+    from dunscaith.domain.model.jobs.resources import Resources
+
+    name, nonce = new_name()
+    needs = Resources(cpus=1, memory_mb=20, time_limit_s=90, queue="debug")
+    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
+                                           resources=needs)).object_id
+    assert oid is not None
+    shown = slurm_cluster.run("scontrol", "-o", "show", "job", oid).stdout
+    scheduler.cancel(oid)
+    facts = dict(word.split("=", 1) for word in shown.split() if "=" in word)
+    # Slurm keeps whole minutes: 90 s is rounded up to 2
+    assert (facts["Partition"], facts["TimeLimit"], facts["NumCPUs"]) == ("debug", "00:02:00", "1"), shown
+    assert facts["MinMemoryNode"] == "20M", shown

@@ -14,8 +14,6 @@ import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ObjectState
-from tests.expect import present
-from tests.infra.slurm import SlurmTestCluster
 from tests.integration.slurm.conftest import new_name, only_view
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
@@ -53,13 +51,13 @@ def user() -> str:
     return USER
 
 
-def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluster: SlurmTestCluster, user: str) -> None:
+def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluster, user):
     home = slurm_cluster.root / "home" / user
     home.mkdir(parents=True, exist_ok=True)
     entry = pwd.getpwnam(user)
     os.chown(home, entry.pw_uid, entry.pw_gid)
     name, nonce = new_name()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO / "src")}  # src/dunscaith
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO / "src")}
     # The test venv's interpreter may live where only root can reach it (pyenv under /root); the
     # adapter needs nothing but the standard library, so the system Python 3.11 serves the user.
     python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
@@ -77,11 +75,11 @@ def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluste
 
     # Seen from root, the object is another user's: foreign, and root's emergency stop leaves it alone.
     as_root = SlurmCliScheduler(SlurmClusterConfig(env=slurm_cluster.env))
-    root_view = present(only_view(as_root.query([name], confirm_absent=True), out["id"]))
+    root_view = only_view(as_root.query([name], confirm_absent=True), out["id"])
     assert root_view.owner == user and root_view.state is ObjectState.FAILED
     # Its held object too: root's cancel_if_not_started and stop_by_name (--user=root) leave it held.
     assert as_root.cancel_if_not_started([out["kept"]]) == []
     assert as_root.stop_by_name(name) == []
-    kept = present(only_view(as_root.query([name], confirm_absent=False), out["kept"]))
+    kept = only_view(as_root.query([name], confirm_absent=False), out["kept"])
     assert (kept.owner, kept.state) == (user, ObjectState.HELD)
     slurm_cluster.run("scancel", out["kept"])

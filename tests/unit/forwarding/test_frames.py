@@ -39,8 +39,27 @@ def test_a_terminal_carriage_return_is_tolerated() -> None:
     assert FrameReader(RID).feed(line) == [Frame(FrameKind.ERR, b"e")]
 
 
-def test_a_frame_glued_to_startup_text_on_its_line_is_not_a_frame() -> None:
-    assert FrameReader(RID).feed(b"junk" + encode_frame(RID, FrameKind.OUT, b"x")) == []
+def test_a_frame_after_the_remote_terminal_s_echo_of_ctrl_c_on_its_line_is_read() -> None:
+    """At a terminal, the remote one echoes a typed ^C (or keys typed without Enter) into the stream,
+    before the next frame on its line: the frame that ends the line is still this request's frame."""
+    err = encode_frame(RID, FrameKind.ERR, b"not answered within 60 s\n").replace(b"\n", b"\r\n")
+    reader = FrameReader(RID)
+    assert reader.feed(b"^C" + err + b"abc" + encode_frame(RID, FrameKind.BEAT)) == [
+        Frame(FrameKind.ERR, b"not answered within 60 s\n"), Frame(FrameKind.BEAT)]
+    assert reader.discarded_bytes == len(b"^Cabc")
+
+
+def test_a_frame_cut_short_on_its_line_is_dropped_and_the_frame_after_it_read() -> None:
+    """A remote terminal that flushed its output (Ctrl-C without NOFLSH) can leave a frame's head glued
+    to the next frame: the head is no frame, the whole frame after it is."""
+    head = encode_frame(RID, FrameKind.OUT, b"lost tail")[:30]
+    assert FrameReader(RID).feed(head + encode_frame(RID, FrameKind.OUT, b"x")) == [Frame(FrameKind.OUT, b"x")]
+
+
+def test_text_glued_after_a_frame_or_another_request_s_frame_is_not_a_frame() -> None:
+    reader = FrameReader(RID)
+    assert reader.feed(encode_frame(RID, FrameKind.OUT, b"x").rstrip(b"\n") + b"junk\n") == []
+    assert reader.feed(b"junk" + encode_frame(OTHER, FrameKind.OUT, b"x")) == []
 
 
 @given(st.binary(max_size=3 * MAX_PAYLOAD), st.integers(min_value=1, max_value=5000))

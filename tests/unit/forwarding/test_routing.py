@@ -146,3 +146,35 @@ def test_a_forwarded_command_starts_ssh_before_importing_the_cli_or_the_job_stat
     assert "dunscaith.adapters.transport.openssh" in imported  # it did reach ssh
     early = sorted(m for m in imported for name in NOT_BEFORE_SSH if m == name or m.startswith(name + "."))
     assert early == []
+
+
+def _forwarded(kind: str, stdout_bytes: int = 0) -> Any:
+    from dunscaith.domain.model.forwarding.verdict import Kind, Reason, Verdict, message
+    from dunscaith.domain.services.forwarding.forward import Forwarded
+
+    verdict = (Verdict(Kind.NEVER_RAN, Reason.CONNECTION, 2, "Connection timed out") if kind == "never"
+               else Verdict(Kind.MAY_HAVE_RUN, Reason.SILENT, 6))
+    rid = "ab" * 16
+    return Forwarded(rid, "login3", verdict, message(verdict, "login3", rid), stdout_bytes=stdout_bytes)
+
+
+@pytest.mark.parametrize(("kind", "code", "exit_code"), [("never", "never-ran", 2), ("may", "may-have-run", 6)])
+def test_under_json_a_hop_that_failed_prints_the_error_object_on_stdout(
+        capsys: pytest.CaptureFixture[str], kind: str, code: str, exit_code: int) -> None:
+    import json
+
+    result = _forwarded(kind)
+    routing.report(result, as_json=True)
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"error": {"code": code, "message": result.message, "exit_code": exit_code},
+                               "host": "login3", "request": "ab" * 16}
+    assert err == f"dunscaith: {result.message}\n"
+
+
+def test_without_json_or_once_the_command_s_own_output_began_stdout_gets_nothing_more(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    routing.report(_forwarded("never"))
+    routing.report(_forwarded("may", stdout_bytes=12), as_json=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("dunscaith: ") == 2

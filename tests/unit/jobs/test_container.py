@@ -9,7 +9,7 @@ import pytest
 from dependency_injector import providers
 
 from dunscaith.entrypoints.dunscaith.container import Adapters, Container
-from dunscaith.entrypoints.dunscaith.settings import ClusterSettings, DunscaithSettings, RecordsSettings
+from dunscaith.entrypoints.dunscaith.settings import CLUSTER_KINDS, DunscaithSettings, RecordsSettings
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:
@@ -19,7 +19,13 @@ def test_every_records_backend_the_settings_accept_has_a_store() -> None:
 
 
 def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
-    assert set(Adapters.scheduler_kinds.providers) == set(get_args(ClusterSettings.model_fields["adapter"].annotation))
+    assert set(Adapters.scheduler_kinds.providers) == set(CLUSTER_KINDS)
+    for kind, model in CLUSTER_KINDS.items():  # each kind's table is validated by its own model
+        assert get_args(model.model_fields["adapter"].annotation) == (kind,)
+
+
+def test_every_cluster_adapter_can_be_checked() -> None:
+    assert set(Adapters.probe_kinds.providers) == set(Adapters.scheduler_kinds.providers)
 
 
 @pytest.fixture

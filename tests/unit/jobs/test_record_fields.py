@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dunscaith.adapters.scheduler.slurm.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import StoreIdentity
-from dunscaith.domain.model.jobs.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.model.jobs.state import fold_events
 
@@ -39,6 +39,27 @@ def test_a_first_event_written_before_options_and_env_reads_with_none() -> None:
     old = {k: v for k, v in data.items() if k not in ("options", "env")}
     spec = ev.decode("job-recorded", old).spec()  # type: ignore[union-attr]
     assert (spec.options, spec.env) == ((), ())
+
+
+def test_a_spec_with_needs_round_trips_and_one_written_before_needs_keeps_its_sbatch_options() -> None:
+    """Issue 21: needs are recorded beside the scheduler's own options; a record made before them holds
+    its resources as sbatch options, which still reach sbatch as they did."""
+    from dataclasses import replace
+
+    from dunscaith.adapters.scheduler.slurm.batch_script import sbatch_args
+    from dunscaith.domain.model.jobs.resources import Resources
+
+    needs = Resources(cpus=4, memory_mb=1024, time_limit_s=600, gpus=2, gpu_type="a100", queue="debug",
+                      account="p", qos="q", export="NONE")
+    spec = replace(SPEC, options=("--constraint=x",), resources=needs)
+    kind, data = ev.encode(ev.JobRecorded.of(spec, StoreIdentity("memory", "here")))
+    assert (data["cpus"], data["memory_mb"], data["queue"]) == (4, 1024, "debug")
+    assert ev.decode(kind, data).spec() == spec  # type: ignore[union-attr]
+    old = {k: v for k, v in ev.encode(ev.JobRecorded.of(SPEC, StoreIdentity("memory", "here")))[1].items()
+           if k not in ("cpus", "memory_mb", "time_limit_s", "gpus", "gpu_type", "queue", "account", "qos", "export")}
+    before = ev.decode("job-recorded", old).spec()  # type: ignore[union-attr]
+    assert before.resources == Resources() and before.options == ("--partition=debug", "--mem=1G")
+    assert sbatch_args(before.object_spec(Nonce("n")), None)[:2] == ["--partition=debug", "--mem=1G"]
 
 
 def test_a_field_that_is_not_a_string_list_is_refused() -> None:

@@ -55,6 +55,17 @@ def test_a_bad_file_is_one_line_of_bad_input(config: Path, text: str, says: str)
         load_settings()
 
 
+@pytest.mark.parametrize("name", ["../../escaped", "..", "a/b", ".hidden", "-x", "x y", "", "a" * 64, "é"])
+def test_a_cluster_name_follows_the_job_name_rule_where_the_settings_are_read(config: Path, name: str) -> None:
+    """Issue 22 item 5: a cluster's name becomes a folder under the record root (slurm-queries/NAME)."""
+    config.write_text(f'[clusters."{name}"]\nadapter = "slurm"\n')
+    with pytest.raises(BadInput) as raised:
+        load_settings()
+    line = str(raised.value)
+    assert "\n" not in line and line.startswith(f"configuration file {config}: clusters: cluster name")
+    assert "use 1 to 63 letters, digits" in line
+
+
 def test_an_unknown_cluster_names_the_ones_configured(config: Path) -> None:
     with pytest.raises(BadInput, match="configured: local"):
         load_settings().cluster("mars")

@@ -96,3 +96,47 @@ def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path: Path) ->
     run = runner(tmp_path, sbatch="pwd; cat")
     result = run.run("sbatch", ["--parsable"], timeout=30, stdin="#!/bin/sh\necho hi\n", cwd=work)
     assert result.ok and result.stdout == f"{work}\n#!/bin/sh\necho hi\n"
+
+
+@pytest.mark.parametrize("stdin", [None, "#!/bin/sh\ntrue\n"])  # a query client, and sbatch (input on stdin)
+def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(tmp_path, stdin):
+    go = tmp_path / "go"
+    said: list[tuple[str, float, float]] = []
+
+    def waiting(call: str, waited: float, timeout: float) -> None:
+        said.append((call, waited, timeout))
+        go.touch()  # the client answers only once it was said to be waited for
+
+    bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done; echo answered")._bin_dir
+    slow = CommandRunner(bin_dir, {}, waiting, notice_after=0.2)
+    result = slow.run("scontrol", ["show", "config"], timeout=30, stdin=stdin)
+    assert result.ok and result.stdout == "answered\n"
+    assert said == [("scontrol show config", 0.2, 30)]
+
+
+def test_a_call_that_answers_in_time_says_nothing(tmp_path):
+    said: list[object] = []
+    bin_dir = runner(tmp_path, squeue="echo quick")._bin_dir
+    quick = CommandRunner(bin_dir, {}, lambda *a: said.append(a), notice_after=5)
+    assert quick.run("squeue", [], timeout=30).ok and said == []
+
+
+def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path):
+    go = tmp_path / "go"
+    said: list[str] = []
+    bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done")._bin_dir
+
+    def waiting(call: str, waited: float, timeout: float) -> None:
+        said.append(call)
+        go.touch()
+
+    CommandRunner(bin_dir, {}, waiting, notice_after=0.2).run(
+        "scontrol", ["--clusters=big", "-o", "show", "job", "42"], timeout=30)
+    assert said == ["scontrol show job"]
+
+
+def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path):
+    base = runner(tmp_path, sbatch='echo "$DUNSCAITH_TEST_VALUE|$JOB_ONLY"')
+    result = base.with_env({"DUNSCAITH_TEST_VALUE": "the job's", "JOB_ONLY": "the job's too"}).run(
+        "sbatch", [], timeout=30, stdin="#!/bin/sh\n")
+    assert result.stdout == "from the cluster's env|the job's too\n"

@@ -60,7 +60,7 @@ def test_the_container_opens_the_store_with_the_configured_timings(home: Path, m
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    ("client_user_timeout = 0\n", r"records\.postgresql\.client_user_timeout: .*greater than or equal to 1"),
+    ("client_user_timeout = 0\n", r"records\.postgresql\.client_user_timeout: must be at least 1, not 0"),
     ("server_user_timeout = inf\n", r"records\.postgresql\.server_user_timeout: a finite number"),
     ("server_user_timeout = 1e300\n", r"records\.postgresql\.server_user_timeout: at most"),
     ("client_keepalives_idle = true\n", r"records\.postgresql\.client_keepalives_idle: "),

@@ -78,3 +78,54 @@ def test_an_id_with_a_failing_exit_still_names_the_job_it_made() -> None:
 @pytest.mark.parametrize("stdout", ["", "abc", "42 43", "-1", "42;"])
 def test_parse_job_id_refuses_what_is_not_an_id(stdout: str) -> None:
     assert parse_job_id(stdout) is None
+
+
+# --- issue 22 item 1: sbatch's own option checks are refusals, quoted whole -----------------------------
+@pytest.mark.parametrize(("returncode", "stderr"), [
+    (1, 'sbatch: error: Invalid numeric value "0" for --cpus-per-task.\n'),
+    (1, 'sbatch: error: Invalid numeric value "abc" for --cpus-per-task.\n'),
+    (255, "/usr/bin/sbatch: unrecognized option '--nosuchopt'\nTry \"sbatch --help\" for more information\n"),
+    (255, "sbatch: invalid option -- 'Z'\nTry \"sbatch --help\" for more information\n"),
+    (255, "sbatch: option '--mem' requires an argument\nTry \"sbatch --help\" for more information\n"),
+    (255, "Invalid time specification (pos=0): garbage\nsbatch: error: Invalid --begin specification\n"),
+    (255, 'sbatch: error: unrecognized --cpu-freq argument "x"\nsbatch: error: Invalid --cpu-freq argument\n'),
+    (1, "sbatch: error: Bad rlimit name: BOGUS\nsbatch: error: --propagate=BOGUS is not valid.\n"),
+    (255, 'sbatch: error: "abc" is not a valid node count\n'),
+    (1, "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n"),
+], ids=lambda v: str(v)[:50])
+def test_sbatchs_own_option_checks_prove_nothing_was_sent(returncode, stderr):
+    answer = classify(returncode, "", stderr)
+    assert answer.outcome is CreateOutcome.REFUSED, answer.detail
+    said = [ln.replace("/usr/bin/sbatch:", "sbatch:") for ln in stderr.splitlines() if "--help" not in ln]
+    assert all(line in answer.detail for line in said), answer.detail  # every line that matters, not the last
+    assert "--help" not in answer.detail and "/usr/bin" not in answer.detail
+
+
+@pytest.mark.parametrize("stderr", [
+    "sbatch: error: Batch job submission failed: Unable to contact slurm controller (send failure)\n",
+    "sbatch: error: Batch job submission failed: Unable to contact slurm controller (receive failure)\n",
+    "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n",
+    # a controller message relayed after "submission failed" never passes for sbatch's own check
+    "sbatch: error: Batch job submission failed: Invalid numeric value for --nothing we know\n",
+])
+def test_answers_after_contact_that_prove_nothing_stay_unknown(stderr):
+    assert classify(1, "", stderr).outcome is CreateOutcome.UNKNOWN
+
+
+def test_an_unknown_answer_quotes_every_line_not_only_the_last():
+    answer = classify(1, "", "sbatch: error: first odd thing\nsbatch: error: second odd thing\n")
+    assert answer.outcome is CreateOutcome.UNKNOWN
+    assert "first odd thing" in answer.detail and "second odd thing" in answer.detail
+
+
+def test_a_flood_on_stderr_is_quoted_bounded():
+    answer = classify(1, "", "".join(f"sbatch: error: line {i}\n" for i in range(50)))
+    assert "line 9" in answer.detail and "line 10 " not in answer.detail and "40 more lines" in answer.detail
+
+
+def test_no_controller_accepting_the_connection_proves_nothing_was_sent():
+    """A wrong SLURM_CONF naming a host no controller listens on, or every controller down: refused at
+    once, never 30 minutes of absence and residual entries."""
+    answer = classify(1, "", "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+                             "(connect failure)\n")
+    assert answer.outcome is CreateOutcome.REFUSED and "connect failure" in answer.detail

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dunscaith.domain.model.jobs.spec import BadSpec
+from dunscaith.domain.model.jobs.errors import BadSpec
 
 _NAME = "the job name is dunscaith's (every object of a job carries it)"
 _HELD = "objects are always created held"

@@ -1,0 +1,23 @@
+"""The rule for a name dunscaith makes files and scheduler objects of: a job's, a cluster's.
+
+A cluster's name is a folder under the record root (``slurm-queries/<cluster>``) and travels in
+requests, as a job's name does, so both follow one rule: no separator, no dot-only name, nothing a
+shell or a scheduler would read as syntax.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dunscaith.domain.model.shown import shown
+
+# A name every scheduler accepts and every filesystem stores: it names the job's objects and files.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+NAME_RULE = "use 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+
+def name_problem(what: str, name: str) -> str | None:
+    """One line saying why ``name`` breaks the rule (shown shortened: it may be long), or None."""
+    if NAME.fullmatch(name):
+        return None
+    return f"{what} {shown(name)}: {NAME_RULE}"
