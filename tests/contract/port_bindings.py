@@ -27,8 +27,10 @@ from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
 from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
 from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.local.probe import LocalProbe
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
 from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
 from dunscaith.adapters.signals.posix import SignalInterrupts
 from dunscaith.adapters.site_lock.flock import FlockSiteLock
@@ -46,6 +48,7 @@ from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 from dunscaith.adapters.transport.sent_requests import FileSentRequests
 from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
 from dunscaith.ports.clock import Clock
+from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
 from dunscaith.ports.forwarding import CallerStreams, SentRequests
@@ -63,6 +66,7 @@ from dunscaith.ports.site import Site
 from dunscaith.ports.site_lock import SiteLock
 from dunscaith.ports.transport import Transport
 from tests.fakes.dunscaith_adapters import NoSignals
+from tests.fixtures.pbs.scheduler import PbsScheduler
 
 
 def job_stores(sqlite: SqliteStore, postgres: PostgresStore, memory: InMemoryStore) -> None:
@@ -71,8 +75,13 @@ def job_stores(sqlite: SqliteStore, postgres: PostgresStore, memory: InMemorySto
 
 
 def schedulers(slurm: SlurmCliScheduler, local: LocalScheduler, shared: SharedQueryScheduler,
-               fake: FakeScheduler) -> None:
-    bound: list[Scheduler] = [slurm, local, shared, fake]
+               fake: FakeScheduler, pbs: PbsScheduler) -> None:
+    bound: list[Scheduler] = [slurm, local, shared, fake, pbs]
+    del bound
+
+
+def cluster_probes(slurm: SlurmProbe, local: LocalProbe) -> None:
+    bound: list[ClusterProbe] = [slurm, local]
     del bound
 
 

@@ -73,7 +73,7 @@ def _refused_need(flag: str, value: str) -> bool:
 
     parse = {"-c": r.parse_count, "--mem": r.parse_memory, "-t": r.parse_time_limit, "--gpus": r.parse_gpus}
     try:
-        parse.get(flag, r.parse_text)(value, flag)  # type: ignore[operator]
+        parse.get(flag, r.parse_text)(value, flag)
     except BadSpec:
         return True
     return False
@@ -84,7 +84,7 @@ _SHORT = {"--cpus-per-task": "-c", "--time": "-t"}
 
 
 # Issue 22 item 1: a need no scheduler could honour is refused before anything is recorded or sent.
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @example(flag="-c", value="0")
 @example(flag="-c", value="abc")
 @example(flag="--mem", value="10PB")

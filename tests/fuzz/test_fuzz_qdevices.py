@@ -131,7 +131,7 @@ HOSTS = st.one_of(st.sampled_from(["../../x", "..", "a/b", "", " ", "a..b", "-a"
                   st.text(max_size=20))
 
 
-@settings(max_examples=examples(40), **FUZZ)
+@settings(FUZZ, max_examples=examples(40))
 @example(host="../../x")
 @given(host=HOSTS)
 def test_fuzz_qdevices_unlock_host(template: Home, host: str) -> None:

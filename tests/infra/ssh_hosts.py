@@ -333,6 +333,10 @@ class SshHosts:
         """``ssh host command`` started, with ``subprocess.Popen``'s keyword arguments (bytes streams)."""
         return subprocess.Popen([*self.ssh_argv(host, user), command], **kw)
 
+    def popen_text(self, host: str, command: str, user: User | None = None, **kw: Any) -> subprocess.Popen[str]:
+        """``popen`` with text streams."""
+        return subprocess.Popen([*self.ssh_argv(host, user), command], text=True, **kw)
+
     def inside(self, host: str, *argv: str, user: str | None = None,
                check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` in the host's namespaces (as root, or as ``user``), without ssh."""

@@ -161,7 +161,7 @@ def test_a_hold_on_slurm_wakes_a_supervisor_asleep_to_its_next_poll(on_slurm: Cl
 
 
 def test_a_cluster_name_that_would_escape_the_record_root_is_refused_before_anything_is_made(
-        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+        on_slurm: Cli, slurm: SlurmTestCluster) -> None:
     """Issue 22 item 5: `[clusters."../../escaped"]` once made a held Slurm job, hung, and let `cancel`
     write two levels above the root. Now the settings are refused where they are read: one line, exit 2."""
     import json as _json

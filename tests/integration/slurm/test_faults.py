@@ -131,7 +131,8 @@ def test_a_preempted_job_ends_preempted(scheduler: SlurmCliScheduler, workdir: P
     (("--time=abc",), "Invalid --time specification"),
     (("--mem=1G", "--mem-per-cpu=1G"), "are mutually exclusive"),
 ])
-def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir, options, said):
+def test_sbatchs_own_option_checks_are_refusals_quoted_whole(
+        scheduler: SlurmCliScheduler, workdir: Path, options: tuple[str, ...], said: str) -> None:
     """Issue 22 item 1, on the real sbatch (found on PATH, so getopt names it by its path): an option
     sbatch rejects before it contacts the controller proves nothing was made."""
     name, nonce = new_name()
@@ -141,7 +142,8 @@ def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir,
     assert scheduler.query([name], confirm_absent=False).objects == ()
 
 
-def test_a_jobs_needs_reach_sbatch_in_its_own_words(scheduler, workdir, slurm_cluster):
+def test_a_jobs_needs_reach_sbatch_in_its_own_words(
+        scheduler: SlurmCliScheduler, workdir: Path, slurm_cluster: SlurmTestCluster) -> None:
     """Issue 21: the domain's needs, translated by the Slurm adapter alone (queue → --partition, ...)."""
     from dunscaith.domain.model.jobs.resources import Resources
 

@@ -9,7 +9,12 @@ import pytest
 from dependency_injector import providers
 
 from dunscaith.entrypoints.dunscaith.container import Adapters, Container
-from dunscaith.entrypoints.dunscaith.settings import CLUSTER_KINDS, DunscaithSettings, RecordsSettings
+from dunscaith.entrypoints.dunscaith.settings import (
+    CLUSTER_KINDS,
+    DunscaithSettings,
+    RecordsSettings,
+    SlurmClusterSettings,
+)
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:
@@ -33,7 +38,7 @@ def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     container = Container()
     container.settings.override(providers.Object(DunscaithSettings(
-        records=RecordsSettings(root=tmp_path / "records"), clusters={"big": ClusterSettings(adapter="slurm")})))
+        records=RecordsSettings(root=tmp_path / "records"), clusters={"big": SlurmClusterSettings(adapter="slurm")})))
     return container
 
 

@@ -99,7 +99,8 @@ def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("stdin", [None, "#!/bin/sh\ntrue\n"])  # a query client, and sbatch (input on stdin)
-def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(tmp_path, stdin):
+def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(
+        tmp_path: Path, stdin: str | None) -> None:
     go = tmp_path / "go"
     said: list[tuple[str, float, float]] = []
 
@@ -114,14 +115,14 @@ def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_whi
     assert said == [("scontrol show config", 0.2, 30)]
 
 
-def test_a_call_that_answers_in_time_says_nothing(tmp_path):
+def test_a_call_that_answers_in_time_says_nothing(tmp_path: Path) -> None:
     said: list[object] = []
     bin_dir = runner(tmp_path, squeue="echo quick")._bin_dir
     quick = CommandRunner(bin_dir, {}, lambda *a: said.append(a), notice_after=5)
     assert quick.run("squeue", [], timeout=30).ok and said == []
 
 
-def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path):
+def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path: Path) -> None:
     go = tmp_path / "go"
     said: list[str] = []
     bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done")._bin_dir
@@ -135,7 +136,7 @@ def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_o
     assert said == ["scontrol show job"]
 
 
-def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path):
+def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path: Path) -> None:
     base = runner(tmp_path, sbatch='echo "$DUNSCAITH_TEST_VALUE|$JOB_ONLY"')
     result = base.with_env({"DUNSCAITH_TEST_VALUE": "the job's", "JOB_ONLY": "the job's too"}).run(
         "sbatch", [], timeout=30, stdin="#!/bin/sh\n")

@@ -93,7 +93,7 @@ def test_parse_job_id_refuses_what_is_not_an_id(stdout: str) -> None:
     (255, 'sbatch: error: "abc" is not a valid node count\n'),
     (1, "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n"),
 ], ids=lambda v: str(v)[:50])
-def test_sbatchs_own_option_checks_prove_nothing_was_sent(returncode, stderr):
+def test_sbatchs_own_option_checks_prove_nothing_was_sent(returncode: int, stderr: str) -> None:
     answer = classify(returncode, "", stderr)
     assert answer.outcome is CreateOutcome.REFUSED, answer.detail
     said = [ln.replace("/usr/bin/sbatch:", "sbatch:") for ln in stderr.splitlines() if "--help" not in ln]
@@ -108,22 +108,22 @@ def test_sbatchs_own_option_checks_prove_nothing_was_sent(returncode, stderr):
     # a controller message relayed after "submission failed" never passes for sbatch's own check
     "sbatch: error: Batch job submission failed: Invalid numeric value for --nothing we know\n",
 ])
-def test_answers_after_contact_that_prove_nothing_stay_unknown(stderr):
+def test_answers_after_contact_that_prove_nothing_stay_unknown(stderr: str) -> None:
     assert classify(1, "", stderr).outcome is CreateOutcome.UNKNOWN
 
 
-def test_an_unknown_answer_quotes_every_line_not_only_the_last():
+def test_an_unknown_answer_quotes_every_line_not_only_the_last() -> None:
     answer = classify(1, "", "sbatch: error: first odd thing\nsbatch: error: second odd thing\n")
     assert answer.outcome is CreateOutcome.UNKNOWN
     assert "first odd thing" in answer.detail and "second odd thing" in answer.detail
 
 
-def test_a_flood_on_stderr_is_quoted_bounded():
+def test_a_flood_on_stderr_is_quoted_bounded() -> None:
     answer = classify(1, "", "".join(f"sbatch: error: line {i}\n" for i in range(50)))
     assert "line 9" in answer.detail and "line 10 " not in answer.detail and "40 more lines" in answer.detail
 
 
-def test_no_controller_accepting_the_connection_proves_nothing_was_sent():
+def test_no_controller_accepting_the_connection_proves_nothing_was_sent() -> None:
     """A wrong SLURM_CONF naming a host no controller listens on, or every controller down: refused at
     once, never 30 minutes of absence and residual entries."""
     answer = classify(1, "", "sbatch: error: Batch job submission failed: Unable to contact slurm controller "
