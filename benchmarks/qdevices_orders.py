@@ -20,6 +20,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -43,7 +47,7 @@ SYNCS = {"n": 0}
 _real_fsync = os.fsync
 
 
-def counting_fsync(fd: int) -> None:
+def counting_fsync(fd: FileDescriptorLike) -> None:
     SYNCS["n"] += 1
     _real_fsync(fd)
 

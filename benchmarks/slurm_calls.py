@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -33,6 +34,7 @@ from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterCo
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
 from dunscaith.domain.model.jobs.polling import next_poll
+from dunscaith.ports.scheduler import Scheduler
 from tests.contract.sweeping import sweep_once
 from tests.infra.slurm import SlurmUnavailable, shared_cluster
 from tests.infra.slurm_bin import calls, make_bin_dir
@@ -45,7 +47,7 @@ def counted(count: Path) -> Counter[str]:
     return Counter(line.split(" ", 1)[0] for line in calls(count))
 
 
-def poll_rounds(schedulers: list, names: list[JobId], count: Path) -> tuple[Counter[str], float]:
+def poll_rounds(schedulers: Sequence[Scheduler], names: list[JobId], count: Path) -> tuple[Counter[str], float]:
     """Every scheduler queries its own name on each of ROUNDS shared ticks (after one warm-up tick)."""
     clock = SystemClock()
     marks: list[Counter[str]] = []
@@ -53,7 +55,7 @@ def poll_rounds(schedulers: list, names: list[JobId], count: Path) -> tuple[Coun
     ticks = [next_poll(clock.now(), INTERVAL) + INTERVAL * i for i in range(ROUNDS + 1)]
     barrier = threading.Barrier(len(schedulers) + 1)
 
-    def supervisor(s, name: JobId) -> None:
+    def supervisor(s: Scheduler, name: JobId) -> None:
         for tick in ticks:
             time.sleep(max(0.0, (tick - clock.now()).total_seconds()))
             result = s.query([name], confirm_absent=True)

@@ -81,8 +81,6 @@ class AppendWatch(Protocol):
         """Stop watching; ``wake`` is not called after this returns."""
         ...
 
-    def release(self) -> None: ...
-
 
 class JobStore(Protocol):
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:

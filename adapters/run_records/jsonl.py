@@ -126,10 +126,6 @@ class JsonlRecordStore:
         return len(data) - (data.rfind(b"\n") + 1)
 
     # --- reading ----------------------------------------------------------------------------------
-    def identity_of(self, path: str) -> RecordIdentity:
-        st = os.stat(path, follow_symlinks=False)
-        return RecordIdentity(self.host, _real_parent(path), st.st_dev, st.st_ino)
-
     def read(self, path: str) -> RecordRead:
         absolute = _real_parent(path)
         try:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import pytest
 
@@ -22,9 +22,16 @@ from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
+from tests.expect import present
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
+
+
+class ClosableStore(JobStore, Protocol):
+    """A store the test opened and closes (closing is the composition root's, not the use cases' port)."""
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -32,7 +39,7 @@ class Backend:
     name: str
     open: Callable[[], JobStore]  # a new handle on the same stored records
     child_opens: str | None = None  # Python that opens the same store as `store` in another process
-    opened: list[JobStore] = field(default_factory=list)
+    opened: list[ClosableStore] = field(default_factory=list)
 
 
 def _memory(tmp_path: Path) -> Backend:
@@ -47,19 +54,19 @@ def _memory_watched(tmp_path: Path) -> Backend:
 
 def _sqlite(tmp_path: Path) -> Backend:
     root = tmp_path / "records"
-    backend = Backend(
+    made = Backend(
         "sqlite",
-        lambda: _keep(backend, SqliteStore.open(root, SystemHost())),
+        lambda: _keep(made, SqliteStore.open(root, SystemHost())),
         child_opens=(
             "import pathlib; from dunscaith.adapters.host.system import SystemHost;"
             "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
             f"store = SqliteStore.open(pathlib.Path({str(root)!r}), SystemHost())"
         ),
     )
-    return backend
+    return made
 
 
-def _keep(backend: Backend, store: Any) -> Any:
+def _keep(backend: Backend, store: ClosableStore) -> ClosableStore:
     backend.opened.append(store)
     return store
 
@@ -67,30 +74,32 @@ def _keep(backend: Backend, store: Any) -> Any:
 def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     server = request.getfixturevalue("postgres_server")
     url = server.url(server.new_database())
-    backend = Backend(
+    made = Backend(
         "postgresql",
-        lambda: _keep(backend, PostgresStore.open(PostgresTarget.from_settings(url))),
+        lambda: _keep(made, PostgresStore.open(PostgresTarget.from_settings(url))),
         child_opens=(
             "from dunscaith.adapters.store.postgres.store import PostgresStore;"
             "from dunscaith.adapters.store.postgres.target import PostgresTarget;"
             f"store = PostgresStore.open(PostgresTarget.from_settings({url!r}))"
         ),
     )
-    return backend
+    return made
 
 
-BACKENDS = {"memory": _memory, "memory-watched": _memory_watched, "sqlite": _sqlite, "postgresql": _postgresql}
+# Each makes a Backend from tmp_path (and, for the server, the test's request).
+BACKENDS: dict[str, Callable[..., Backend]] = {"memory": _memory, "memory-watched": _memory_watched, "sqlite": _sqlite,
+                                               "postgresql": _postgresql}
 _REAL_SERVER = [pytest.mark.postgres, pytest.mark.slow]
 
 
 @pytest.fixture(params=[pytest.param(name, marks=_REAL_SERVER if name == "postgresql" else [])
                         for name in sorted(BACKENDS)])
-def backend(request, tmp_path) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     make = BACKENDS[request.param]
-    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)  # type: ignore[call-arg]
+    made = make(tmp_path, request) if request.param == "postgresql" else make(tmp_path)
     yield made
     for store in made.opened:
-        store.close()  # type: ignore[attr-defined]
+        store.close()
 
 
 def _child(backend: Backend, body: str) -> subprocess.Popen[str]:
@@ -106,14 +115,14 @@ def _child(backend: Backend, body: str) -> subprocess.Popen[str]:
 
 
 @pytest.fixture
-def store(backend) -> JobStore:
+def store(backend: Backend) -> JobStore:
     return backend.open()
 
 
 # --- failure paths first ---------------------------------------------------------------------------
 
 
-def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store):
+def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"command": ["true"]})
     with pytest.raises(JobExists):
         store.create(JOB, T0 + timedelta(seconds=1), "created", {"command": ["false"]})
@@ -121,7 +130,7 @@ def test_creating_a_job_twice_is_refused_and_the_first_record_stands(store):
     assert [(e.seq, e.kind, e.data) for e in record.events] == [(1, "created", {"command": ["true"]})]
 
 
-def test_appending_to_or_reading_an_unknown_job_is_refused(store):
+def test_appending_to_or_reading_an_unknown_job_is_refused(store: JobStore) -> None:
     with pytest.raises(UnknownJob):
         store.append(JobId("nobody"), T0, "note", {})
     with pytest.raises(UnknownJob):
@@ -129,12 +138,12 @@ def test_appending_to_or_reading_an_unknown_job_is_refused(store):
     assert store.jobs() == []
 
 
-def test_unknown_job_and_job_exists_are_store_errors():
+def test_unknown_job_and_job_exists_are_store_errors() -> None:
     assert issubclass(UnknownJob, StoreError) and issubclass(JobExists, StoreError)
     assert issubclass(LockBusy, StoreError) and issubclass(LockLost, StoreError)
 
 
-def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store):
+def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_is_kept(store: JobStore) -> None:
     store.create(JOB, T0, "created", {})
     with pytest.raises(ValueError):
         store.append(JOB, datetime(2026, 1, 1, 12, 0), "note", {})
@@ -146,7 +155,7 @@ def test_a_time_without_a_zone_or_data_that_is_not_json_is_refused_and_nothing_i
     assert store.append(JOB, T0, "note", {}) == 2
 
 
-def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(backend):
+def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(backend: Backend) -> None:
     first, second = backend.open(), backend.open()
     with first.lock(JOB):
         with pytest.raises(LockBusy), second.lock(JOB):
@@ -157,22 +166,23 @@ def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(back
         assert first.health(JOB).held
 
 
-def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store):
+def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store: JobStore) -> None:
     with store.lock(JOB) as held:
         held.check()
         held.check()
-        held.release()
-        with pytest.raises(LockLost):
-            held.check()
+    with pytest.raises(LockLost):  # released by leaving its block
+        held.check()
     with store.lock(JOB) as again:
         again.check()
+        with pytest.raises(LockLost):  # the job's lock is held again, by another: the first stays lost
+            held.check()
 
 
-def test_a_released_lock_cannot_beat(store):
+def test_a_released_lock_cannot_beat(store: JobStore) -> None:
     with store.lock(JOB) as held:
-        held.release()
-        with pytest.raises(StoreError):
-            held.beat(T0)
+        pass
+    with pytest.raises(StoreError):
+        held.beat(T0)
     with store.lock(JOB):
         pass
 
@@ -180,7 +190,7 @@ def test_a_released_lock_cannot_beat(store):
 # --- what a record keeps ---------------------------------------------------------------------------
 
 
-def test_events_come_back_in_order_with_seq_one_two_three(store):
+def test_events_come_back_in_order_with_seq_one_two_three(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"command": ["sh", "-c", "echo hi"], "n": 1})
     assert store.append(JOB, T0 + timedelta(seconds=1), "submitting", {"attempt": 1, "nonce": "ab12"}) == 2
     assert store.append(JOB, T0 + timedelta(seconds=2), "submitted", {"id": "17", "ok": True, "x": None}) == 3
@@ -194,7 +204,7 @@ def test_events_come_back_in_order_with_seq_one_two_three(store):
     ]
 
 
-def test_times_come_back_as_the_same_instant_in_utc(store):
+def test_times_come_back_as_the_same_instant_in_utc(store: JobStore) -> None:
     cet = timezone(timedelta(hours=1))
     store.create(JOB, datetime(2026, 1, 1, 13, 0, 0, 123456, tzinfo=cet), "created", {})
     at = store.read(JOB).events[0].at
@@ -202,13 +212,13 @@ def test_times_come_back_as_the_same_instant_in_utc(store):
     assert at.utcoffset() == timedelta(0)
 
 
-def test_unicode_and_nested_fields_round_trip(store):
+def test_unicode_and_nested_fields_round_trip(store: JobStore) -> None:
     data = {"name": "Zürich ✓", "nested": {"list": [1, 2.5, "three"], "empty": {}}}
     store.create(JOB, T0, "created", data)
     assert store.read(JOB).events[0].data == data
 
 
-def test_jobs_are_kept_apart_and_listed_oldest_first(store):
+def test_jobs_are_kept_apart_and_listed_oldest_first(store: JobStore) -> None:
     for name in ("b-job", "a-job", "c-job"):
         store.create(JobId(name), T0, "created", {"name": name})
     store.append(JobId("a-job"), T0, "note", {})
@@ -217,7 +227,7 @@ def test_jobs_are_kept_apart_and_listed_oldest_first(store):
     assert [e.seq for e in store.read(JobId("a-job")).events] == [1, 2]
 
 
-def test_a_second_handle_reads_what_the_first_appended(backend):
+def test_a_second_handle_reads_what_the_first_appended(backend: Backend) -> None:
     writer, reader = backend.open(), backend.open()
     writer.create(JOB, T0, "created", {})
     writer.append(JOB, T0, "note", {"i": 1})
@@ -226,13 +236,13 @@ def test_a_second_handle_reads_what_the_first_appended(backend):
     assert [e.data for e in writer.read(JOB).events][1:] == [{"i": 1}, {"i": 2}]
 
 
-def test_changing_what_was_read_does_not_change_the_record(store):
+def test_changing_what_was_read_does_not_change_the_record(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"list": [1]})
     store.read(JOB).events[0].data["list"].append(2)
     assert store.read(JOB).events[0].data == {"list": [1]}
 
 
-def test_lines_of_one_text_read_equal_and_none_can_be_changed(store):
+def test_lines_of_one_text_read_equal_and_none_can_be_changed(store: JobStore) -> None:
     store.create(JOB, T0, "created", {"list": [1]})
     for _ in range(3):
         store.append(JOB, T0, "note", {"list": [1]})
@@ -250,12 +260,12 @@ def test_lines_of_one_text_read_equal_and_none_can_be_changed(store):
 # --- the lock and the loop's health ------------------------------------------------------------------
 
 
-def test_health_of_an_unlocked_job_is_not_held_and_has_no_loop(store):
+def test_health_of_an_unlocked_job_is_not_held_and_has_no_loop(store: JobStore) -> None:
     health = store.health(JOB)
     assert not health.held and health.last_loop is None
 
 
-def test_beat_is_seen_by_health_and_outlives_the_lock(backend):
+def test_beat_is_seen_by_health_and_outlives_the_lock(backend: Backend) -> None:
     holder, watcher = backend.open(), backend.open()
     with holder.lock(JOB) as held:
         assert watcher.health(JOB).held and watcher.health(JOB).last_loop is None
@@ -267,7 +277,7 @@ def test_beat_is_seen_by_health_and_outlives_the_lock(backend):
     assert not health.held and health.last_loop == T0 + timedelta(seconds=30)
 
 
-def test_healths_answers_for_every_job_asked_at_once(backend):
+def test_healths_answers_for_every_job_asked_at_once(backend: Backend) -> None:
     holder, watcher = backend.open(), backend.open()
     one, two = JobId("one"), JobId("two")
     with holder.lock(one) as held:
@@ -278,23 +288,23 @@ def test_healths_answers_for_every_job_asked_at_once(backend):
     assert watcher.healths([]) == {}
 
 
-def test_the_lock_is_released_when_the_block_raises(store):
+def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")
     assert not store.health(JOB).held
 
 
-def test_locks_of_different_jobs_are_independent(store):
+def test_locks_of_different_jobs_are_independent(store: JobStore) -> None:
     with store.lock(JobId("one")), store.lock(JobId("two")):
         assert store.health(JobId("one")).held and store.health(JobId("two")).held
 
 
-def test_the_store_names_itself(store):
+def test_the_store_names_itself(store: JobStore) -> None:
     identity = store.identity()
     assert identity.backend and identity.location
 
 
-def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend):
+def test_the_store_says_where_its_records_are_the_same_from_every_handle(backend: Backend) -> None:
     first, second = backend.open(), backend.open()
     assert first.location() and first.location() == second.location()
 
@@ -319,15 +329,15 @@ with store.lock("analysis-1") as held:
 """
 
 
-def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend):
+def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         store = backend.open()
         with pytest.raises(LockBusy), store.lock(JOB):
             pass
         assert store.health(JOB) == LoopHealth(held=True, last_loop=T0)
-        child.stdin.close()
+        present(child.stdin).close()
         assert child.wait(timeout=30) == 0
         with store.lock(JOB):
             pass
@@ -336,10 +346,10 @@ def test_a_lock_held_by_another_process_is_refused_until_it_lets_go(backend):
         child.wait()
 
 
-def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend):
+def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_still_shows(backend: Backend) -> None:
     child = _child(backend, CHILD_HOLDS_LOCK)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         store = backend.open()
         assert store.health(JOB).held
     finally:
@@ -353,7 +363,7 @@ def test_the_lock_of_a_holder_killed_with_sigkill_is_free_and_its_last_beat_stil
     assert store.health(JOB).last_loop == T0 + timedelta(minutes=1)
 
 
-def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_once(backend):
+def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_once(backend: Backend) -> None:
     backend.open().create(JOB, T0, "created", {})
     child = _child(
         backend,
@@ -362,10 +372,10 @@ def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_
         "    seq = store.append('analysis-1', datetime.now(UTC), 'note', {'i': i})\n"
         "    print(seq, flush=True)\n",
     )
-    acknowledged = []
+    acknowledged: list[int] = []
     try:
         while len(acknowledged) < 20:
-            acknowledged.append(int(child.stdout.readline()))
+            acknowledged.append(int(present(child.stdout).readline()))
     finally:
         child.send_signal(signal.SIGKILL)  # right after an append returned, maybe during the next one
         child.wait()
@@ -377,7 +387,7 @@ def test_an_event_is_kept_once_append_returned_even_if_the_process_is_killed_at_
 
 
 @pytest.mark.slow
-def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(backend):
+def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(backend: Backend) -> None:
     child = _child(
         backend,
         "import sys\n"
@@ -386,7 +396,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
         "    store.health('analysis-1')\n",
     )
     try:
-        assert child.stdout.readline() == "watching\n"
+        assert present(child.stdout).readline() == "watching\n"
         store = backend.open()
         for _ in range(3000):  # each probe holds a shared lock for an instant; a taker must not mistake it
             with store.lock(JOB):
@@ -401,7 +411,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
 WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": False}
 
 
-def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend):
+def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend: Backend) -> None:
     import threading
 
     store = backend.open()
@@ -418,7 +428,7 @@ def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_ap
         else:  # a writer in another process, as a job command is
             child = _child(backend, f"store.append({JOB!r}, __import__('datetime').datetime.now("
                                     "__import__('datetime').UTC), 'request', {'request': 'r-1'}); print('appended')")
-            assert child.stdout.readline() == "appended\n" and child.wait(timeout=30) == 0
+            assert present(child.stdout).readline() == "appended\n" and child.wait(timeout=30) == 0
         assert woke.wait(timeout=30), "the append did not wake the watcher"
         assert [line.kind for line in store.read(JOB).events] == ["created", "request"]
     finally:

@@ -9,6 +9,7 @@ stale; it must notice and fold again. ``rebuild_summaries`` (a migration, doctor
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -22,13 +23,13 @@ from dunscaith.domain.model.jobs.record import StoreIdentity
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
 from dunscaith.ports.job_store import JobStore
-from tests.contract.test_job_store import T0, backend  # noqa: F401 - the store fixture's parameters
+from tests.contract.test_job_store import T0, Backend, backend  # noqa: F401 - the store fixture's parameters
 from tests.unit.jobs.test_domain_tables import EVERY_EVENT, SPEC
 
 HEAD = ev.JobRecorded.of(SPEC, StoreIdentity("memory", "m"))
 # Every kind (the round-trip cases), and a few more in the shapes a record's story takes: a second attempt,
 # several requests and their answers, an escalation before its delivery.
-EVENTS = [e for e in EVERY_EVENT if not isinstance(e, ev.JobRecorded)] + [
+EVENTS: Sequence[ev.Event] = [e for e in EVERY_EVENT if not isinstance(e, ev.JobRecorded)] + [
     ev.Submitting(2, Nonce("n2")), ev.Created(2, ObjectId("o2")), ev.Released(2, ObjectId("o2")),
     ev.Observed(2, ObjectId("o2"), "running", None, None, ""), ev.Requested("r2", "cancel"),
     ev.Answered("r2", "refused", "no"), ev.Answered("r1", "refused", "late"), ev.Requested("r3", "give-up"),
@@ -57,8 +58,9 @@ def _append_all(store: JobStore, other: JobStore, job: JobId, story: list[tuple[
         assert other.summary(job) == store.summary(job)
 
 
-def test_every_kind_in_record_order_keeps_the_summary_equal_to_the_fold(backend) -> None:  # noqa: F811
+def test_every_kind_in_record_order_keeps_the_summary_equal_to_the_fold(backend: Backend) -> None:  # noqa: F811
     store, other = backend.open(), backend.open()
+    steps: list[ev.Event]  # of every kind
     steps = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
              ev.Released(1, ObjectId("o1")), ev.Requested("r1", "hold"), ev.Answered("r1", "confirmed", ""),
              ev.HeldByUser(1, ObjectId("o1")), ev.Observed(1, ObjectId("o1"), "running", None, None, ""),
@@ -77,7 +79,7 @@ def test_every_kind_in_record_order_keeps_the_summary_equal_to_the_fold(backend)
 
 
 @pytest.mark.parametrize("head", [HEAD, ev.Settled()], ids=["job-recorded", "no-head"])
-def test_a_record_that_stops_reading_keeps_a_summary_saying_why(backend, head) -> None:  # noqa: F811
+def test_a_record_that_stops_reading_keeps_a_summary_saying_why(backend: Backend, head: ev.Event) -> None:  # noqa: F811
     store = backend.open()
     job = JobId(next(names))
     _append_all(store, store, job, [(ev.Created(1, ObjectId("o")), False), (ev.Submitting(1, Nonce("n")), False)],
@@ -89,7 +91,7 @@ def test_a_record_that_stops_reading_keeps_a_summary_saying_why(backend, head) -
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(story=st.lists(st.tuples(st.sampled_from(EVENTS), st.booleans()), max_size=14))
-def test_the_summary_is_the_fold_after_every_append(backend, story) -> None:  # noqa: F811
+def test_the_summary_is_the_fold_after_every_append(backend: Backend, story: list[tuple[ev.Event, bool]]) -> None:  # noqa: F811
     store, other = backend.open(), backend.open()
     job = JobId(next(names))
     _append_all(store, other, job, [(ev.Submitting(1, Nonce("n1")), False), *story])
@@ -98,7 +100,7 @@ def test_the_summary_is_the_fold_after_every_append(backend, story) -> None:  # 
     assert list(store.summaries(SummaryQuery(include_pruned=True))) == before
 
 
-def test_list_is_newest_first_filtered_and_limited_and_counts_the_rest(backend) -> None:  # noqa: F811
+def test_list_is_newest_first_filtered_and_limited_and_counts_the_rest(backend: Backend) -> None:  # noqa: F811
     store = backend.open()
     made = [JobId(next(names)) for _ in range(5)]
     with store.batch():

@@ -114,7 +114,8 @@ def _append_all(store: JobStore, other: JobStore, job: JobId, story: list[tuple[
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(story=st.lists(st.tuples(st.sampled_from(EVENTS), st.booleans()), max_size=16))
-def test_the_snapshot_and_the_lines_after_it_fold_to_the_whole_record(stores: Snapshotting, story) -> None:
+def test_the_snapshot_and_the_lines_after_it_fold_to_the_whole_record(
+        stores: Snapshotting, story: list[tuple[ev.Event, bool]]) -> None:
     store, other = stores.open(), stores.open()
     job = JobId(next(names))
     _append_all(store, other, job, [(ev.Submitting(1, Nonce("n1")), False), *story])
@@ -127,6 +128,7 @@ def test_the_snapshot_and_the_lines_after_it_fold_to_the_whole_record(stores: Sn
 def test_a_long_story_of_every_kind_resumes_at_each_snapshot(stores: Snapshotting) -> None:
     store, other = stores.open(), stores.open()
     job = JobId(next(names))
+    steps: list[ev.Event]  # of every kind
     steps = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
              ev.Released(1, ObjectId("o1"), "/out", "/err"), ev.Requested("r1", "hold"),
              ev.Answered("r1", "confirmed", ""), ev.HeldByUser(1, ObjectId("o1")),

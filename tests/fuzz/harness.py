@@ -20,6 +20,10 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the console scripts are imported inside run_in_process, after its environment is set
+    from dunscaith.entrypoints.qdevices.container import Container
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 JOBS = ("j1", "j2", "j3")
@@ -110,7 +114,7 @@ class Ran:
 
 
 def run_in_process(prog: str, argv: list[str], home: Home, env: Mapping[str, str] | None = None,
-                   container: object | None = None) -> Ran:
+                   container: Container | None = None) -> Ran:
     """One call of the console script's main, as a user's shell would make it (its exit code, its output)."""
     environment = dict(home.env() if env is None else env)
     saved_env, saved_cwd = dict(os.environ), os.getcwd()

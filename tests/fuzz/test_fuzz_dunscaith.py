@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.fuzz.harness import JOBS, Home, before, check_promises, examples, fresh_copy, run_in_process
 
-FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                                   HealthCheck.data_too_large])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                       HealthCheck.data_too_large])
 
 COMMANDS = ["status", "list", "prune", "hold", "release", "requeue", "resubmit", "give-up", "cancel", "abandon",
             "reconcile", "doctor", "stop", "submit", "supervise", "check"]
@@ -50,7 +50,7 @@ def _plain(ran) -> None:  # type: ignore[no-untyped-def]
 
 
 # The issue's cases are the first examples of each test (issue 10's corpus), before what hypothesis draws.
-@settings(max_examples=examples(120), **FUZZ)
+@settings(FUZZ, max_examples=examples(120))
 @example(argv=["prune", "--older-than", "999999999w"])
 @example(argv=["list", "--state", "bogus"])
 @example(argv=["list", "--cluster", "nosuch"])
@@ -76,7 +76,7 @@ def _refused_need(flag: str, value: str) -> bool:
 
     parse = {"-c": r.parse_count, "--mem": r.parse_memory, "-t": r.parse_time_limit, "--gpus": r.parse_gpus}
     try:
-        parse.get(flag, r.parse_text)(value, flag)  # type: ignore[operator]
+        parse.get(flag, r.parse_text)(value, flag)
     except BadSpec:
         return True
     return False
@@ -87,7 +87,7 @@ _SHORT = {"--cpus-per-task": "-c", "--time": "-t"}
 
 
 # Issue 22 item 1: a need no scheduler could honour is refused before anything is recorded or sent.
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @example(flag="-c", value="0")
 @example(flag="-c", value="abc")
 @example(flag="--mem", value="10PB")
@@ -130,7 +130,7 @@ def config_text(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(text='[record]\nroot = "/var/tmp/x"\n', argv=["list"], as_directory=False)
 @example(text="[supervize]\npoll = 1\n", argv=["list"], as_directory=False)
 @example(text="recods = 1\n", argv=["list"], as_directory=False)
@@ -172,7 +172,7 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
                        st.text(max_size=10).filter(lambda s: "\x00" not in s))
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(variables={"DUNSCAITH_RECORDS__ROOT": ""}, argv=["list"])
 @example(variables={"DUNSCAITH_CLUSTERS": "notjson"}, argv=["list"])
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "relative/root"}, argv=["list"])
@@ -200,7 +200,7 @@ CONTENT = st.one_of(st.binary(max_size=300), st.text(max_size=200).map(str.encod
                                      b'{"version": 1}']))
 
 
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @example(job="j1", content=b"garbage\n", directory=False, argv=["list"])
 @example(job="j1", content=bytes(range(256)), directory=False, argv=["status", "j1"])
 @example(job="j1", content=b"x" * 200_000, directory=False, argv=["list"])
@@ -221,7 +221,7 @@ def test_fuzz_pointers(template: Home, job: str, content: bytes, directory: bool
     _call(template, argv, prepare)
 
 
-@settings(max_examples=examples(40), **FUZZ)
+@settings(FUZZ, max_examples=examples(40))
 @given(job=st.sampled_from([*JOBS, "j9"]), key=st.sampled_from(["k1", "entry", "x.json"]), content=CONTENT,
        directory=st.booleans(), argv=st.sampled_from(READ_COMMANDS))
 def test_fuzz_residual_files(template: Home, job: str, key: str, content: bytes, directory: bool,
@@ -259,7 +259,7 @@ def _damage(db: Path, how: tuple[str, int, bytes]) -> None:
             f.write(b"\0" * 4096 if kind == "zero" else data)
 
 
-@settings(max_examples=examples(80), **FUZZ)
+@settings(FUZZ, max_examples=examples(80))
 @example(how=("empty", 0, b"x"), argv=["list"])
 @example(how=("zero", 8192, b"x"), argv=["list"])
 @example(how=("zero", 8192, b"x"), argv=["status", "j1"])
@@ -274,7 +274,7 @@ def test_fuzz_records(template: Home, how: tuple[str, int, bytes], argv: list[st
 
 # Issue 22 item 10: the store deleted (or moved aside) while pointers of this host name its jobs. Whatever
 # the command, no new store is made in its place, and it is refused in one line (the promises above).
-@settings(max_examples=examples(20), **FUZZ)
+@settings(FUZZ, max_examples=examples(20))
 @example(argv=["status", "j1"])
 @example(argv=["list"])
 @example(argv=["doctor"])

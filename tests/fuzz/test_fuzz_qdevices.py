@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from tests.fuzz.harness import Home, Ran, examples, fresh_copy, run_in_process, snapshot
 
-FUZZ = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                                   HealthCheck.data_too_large])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                       HealthCheck.data_too_large])
 BELL = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\nmeasure q -> c;\n'
 MANIFEST = ('name = "run"\nsite = "mqss"\ndevice = "Q5"\n[limits]\njob_seconds_limit = 60\nbudget_seconds = 1000\n'
             'wait_seconds = 5\n[[orders]]\nname = "o1"\ncircuit = "bell.qasm"\nshots = 10\n')
@@ -58,7 +58,7 @@ def config_text(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=examples(50), **FUZZ)
+@settings(FUZZ, max_examples=examples(50))
 @given(text=config_text(), argv=st.sampled_from([["check"], ["send", "run.toml"]]))
 def test_fuzz_qdevices_config_files(template: Home, text: str, argv: list[str]) -> None:
     def prepare(home: Home) -> None:
@@ -78,7 +78,7 @@ ENV = st.dictionaries(
     min_size=1, max_size=3)
 
 
-@settings(max_examples=examples(50), **FUZZ)
+@settings(FUZZ, max_examples=examples(50))
 @example(variables={"QDEVICES_POLL_SECOND": "3"}, argv=["send", "run.toml"])
 @example(variables={"QDEVICES_RECORDS": "/etc/passwd"}, argv=["send", "run.toml"])
 @given(variables=ENV, argv=st.sampled_from([["check"], ["send", "run.toml"]]))
@@ -94,7 +94,7 @@ MANIFEST_LINES = st.sampled_from([
     "shots = 1e3", "shots = true", 'rules = "nope.py"', "colour = 1"])
 
 
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @given(lines=st.lists(MANIFEST_LINES, max_size=14), raw=st.one_of(st.none(), st.binary(max_size=100)))
 def test_fuzz_qdevices_manifests(template: Home, lines: list[str], raw: bytes | None) -> None:
     def prepare(home: Home) -> None:
@@ -111,7 +111,7 @@ RECORD = st.one_of(
         max_size=5).map(lambda parts: b"\n".join(parts) + b"\n"))
 
 
-@settings(max_examples=examples(60), **FUZZ)
+@settings(FUZZ, max_examples=examples(60))
 @given(content=RECORD, directory=st.booleans(), link=st.booleans())
 def test_fuzz_qdevices_records(template: Home, content: bytes, directory: bool, link: bool) -> None:
     def prepare(home: Home) -> None:
@@ -131,7 +131,7 @@ HOSTS = st.one_of(st.sampled_from(["../../x", "..", "a/b", "", " ", "a..b", "-a"
                   st.text(max_size=20))
 
 
-@settings(max_examples=examples(40), **FUZZ)
+@settings(FUZZ, max_examples=examples(40))
 @example(host="../../x")
 @given(host=HOSTS)
 def test_fuzz_qdevices_unlock_host(template: Home, host: str) -> None:

@@ -29,9 +29,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
 STATE = Path("/var/lib/dunscaith-test-hosts")
@@ -328,8 +329,13 @@ class SshHosts:
         return subprocess.run([*self.ssh_argv(host, user), command], capture_output=True, text=True,
                               timeout=timeout, input=input, stdin=None if input is not None else subprocess.DEVNULL)
 
-    def popen(self, host: str, command: str, user: User | None = None, **kw: object) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([*self.ssh_argv(host, user), command], **kw)  # type: ignore[call-overload]
+    def popen(self, host: str, command: str, user: User | None = None, **kw: Any) -> subprocess.Popen[bytes]:
+        """``ssh host command`` started, with ``subprocess.Popen``'s keyword arguments (bytes streams)."""
+        return subprocess.Popen([*self.ssh_argv(host, user), command], **kw)
+
+    def popen_text(self, host: str, command: str, user: User | None = None, **kw: Any) -> subprocess.Popen[str]:
+        """``popen`` with text streams."""
+        return subprocess.Popen([*self.ssh_argv(host, user), command], text=True, **kw)
 
     def inside(self, host: str, *argv: str, user: str | None = None,
                check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -396,13 +402,13 @@ class SshHosts:
         self.started = False
 
 
-def _machine_lock() -> contextlib.AbstractContextManager[object]:
+def _machine_lock() -> contextlib.AbstractContextManager[IO[str]]:
     @contextlib.contextmanager
-    def held() -> object:
+    def held() -> Iterator[IO[str]]:
         with open(STATE / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield lock
-    return held()  # type: ignore[return-value]
+    return held()
 
 
 def _free_subnet() -> str:

@@ -29,7 +29,8 @@ def _imported(script: str, *argv: str) -> list[str]:
              "    pass\n"
              f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(HEAVY)!r})), file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
-    return eval(done.stderr.strip().splitlines()[-1])
+    loaded: list[str] = eval(done.stderr.strip().splitlines()[-1])
+    return loaded
 
 
 @pytest.mark.parametrize("argv", [["--help"], []])

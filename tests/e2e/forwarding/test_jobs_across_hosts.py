@@ -130,7 +130,7 @@ def test_a_forwarded_supervise_dropped_mid_command_may_have_run_and_is_recovered
 
         def reattached() -> bool:
             progress.extend(supervise.stdout.read() or b"")  # type: ignore[union-attr]
-            if supervise.poll() is not None:  # type: ignore[union-attr]
+            if supervise.poll() is not None:
                 raise AssertionError(f"supervise ended: {progress!r} {supervise.stderr.read()!r}")  # type: ignore
             return b"supervising" in progress
 

@@ -62,8 +62,8 @@ def test_a_command_for_a_job_of_an_unreachable_host_prints_the_error_object_on_s
 def test_a_forwarded_hold_whose_host_is_cut_off_after_it_was_sent_prints_may_have_run_on_stdout(
         hosts: SshHosts, busy_job: str) -> None:
     job = busy_job
-    hold = hosts.popen("login2", f"DUNSCAITH_FORWARDING__HEARTBEAT=0.5 {hosts.dunscaith} hold {job} --json",
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hold = hosts.popen_text("login2", f"DUNSCAITH_FORWARDING__HEARTBEAT=0.5 {hosts.dunscaith} hold {job} --json",
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: requested(hosts, job, "hold"), 60, "the forwarded hold to reach login1's record")
         hosts.cut_link("login1")

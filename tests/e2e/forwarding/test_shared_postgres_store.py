@@ -140,7 +140,7 @@ def test_a_job_submitted_on_login1_is_held_released_and_cancelled_from_login2_wi
             done = shared.on_login2(f"{action} {job}")
             assert done.returncode == 0, done.stdout + done.stderr
             assert f"{action} confirmed by its supervisor" in out(done)
-            wait_for(lambda w=word: _state(shared, job) == w, 60, f"the job {word} after {action}")  # type: ignore[misc]
+            wait_for(lambda w=word: _state(shared, job) == w, 60, f"the job {word} after {action}")
         done = shared.on_login2(f"cancel {job}")
         assert done.returncode == 0 and "cancel confirmed by its supervisor" in out(done), done.stderr
         assert login1.ended(60) == 1, login1.text()  # login1's supervisor: outcome cancelled

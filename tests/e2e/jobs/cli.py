@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,11 @@ class Cli:
         env.update(extra)
         return env
 
-    def run(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([DUNSCAITH, *args], env=self.env(**env), capture_output=True, text=True,
-                              timeout=timeout, cwd=self.tmp)
+    def run(self, *args: str, timeout: float = 90, env: Mapping[str, str] | None = None,
+            **more: str) -> subprocess.CompletedProcess[str]:
+        """Run dunscaith with ``args``, in this home, with the settings (environment) ``env`` and ``more`` add."""
+        return subprocess.run([DUNSCAITH, *args], env=self.env(**{**(env or {}), **more}), capture_output=True,
+                              text=True, timeout=timeout, cwd=self.tmp)
 
     def ssh_config(self) -> Path:
         path = self.tmp / "ssh_config"
@@ -62,12 +64,13 @@ class Cli:
             "root_hostname": "login2", "binary": "/opt/bin/dunscaith", "cluster": "local", "adapter": "local",
             "state": state, "state_at": "2026-01-01T00:00:00+00:00", "supervised_at": None}))
 
-    def start(self, *args: str, ignore_hup: bool = False, **env: str) -> subprocess.Popen[str]:
+    def start(self, *args: str, ignore_hup: bool = False, env: Mapping[str, str] | None = None,
+              **more: str) -> subprocess.Popen[str]:
         def preexec() -> None:
             if ignore_hup:
                 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-        return subprocess.Popen([DUNSCAITH, *args], env=self.env(**env), stdout=subprocess.PIPE,
+        return subprocess.Popen([DUNSCAITH, *args], env=self.env(**{**(env or {}), **more}), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.tmp, preexec_fn=preexec,
                                 start_new_session=True)
 

@@ -8,11 +8,12 @@ import os
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
-from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from tests.e2e.jobs.cli import Cli, await_condition, await_long_sleep, await_state
 
@@ -32,15 +33,15 @@ def _unattended(cli: Cli, job: str) -> None:
     supervisor.wait()
 
 
-def _object(cli: Cli, job: str) -> str:
-    return str(cli.status(job)["attempts"][-1]["object_id"])
+def _object(cli: Cli, job: str) -> ObjectId:
+    return ObjectId(str(cli.status(job)["attempts"][-1]["object_id"]))
 
 
 def _ended(cli: Cli, object_id: str) -> bool:
     return LocalScheduler(cli.root).view(object_id).state in ENDED  # type: ignore[arg-type]
 
 
-def _answer(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+def _answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 

@@ -167,7 +167,7 @@ def test_list_filters_by_state_cluster_and_time_newest_first(cli: Cli) -> None:
     assert names("--state", "succeeded") == ["third", "first"]
     assert names("--state", "failed") == ["second"]
     mars = {"DUNSCAITH_CLUSTERS__MARS__ADAPTER": "slurm"}  # configured, no job of it: nothing to list
-    done = cli.run("list", "--json", "--cluster", "mars", **mars)
+    done = cli.run("list", "--json", "--cluster", "mars", env=mars)
     assert done.returncode == 0 and json.loads(done.stdout)["jobs"] == [], done.stderr
     assert cli.run("list", "--cluster", "mars").returncode == 2  # neither configured nor recorded: refused
     assert names("--since", "1h") == ["third", "second", "first"]

@@ -45,7 +45,7 @@ def test_a_job_that_ends_on_a_full_disk_is_not_failed_and_its_outcome_returns_wi
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
     supervisor = cli.start("submit", "--name", "full1", "--", "sh", "-c",
-                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
@@ -58,21 +58,21 @@ def test_a_job_that_ends_on_a_full_disk_is_not_failed_and_its_outcome_returns_wi
 
     os.kill(supervisor.pid, signal.SIGKILL)  # Unattended: status asks the scheduler, its live view
     supervisor.communicate(timeout=30)
-    shown = cli.run("status", "full1", **env)
+    shown = cli.run("status", "full1", env=env)
     assert shown.returncode == 0, shown.stderr
     assert "live: running (" in shown.stdout and ": disk full: the worker ended with exit code 0; its outcome is " \
         "kept by the process owner" in shown.stdout, shown.stdout
     assert "HOST" not in shown.stderr
-    listed = cli.run("list", **env)
+    listed = cli.run("list", env=env)
     assert listed.returncode == 0 and "full1" in listed.stdout, listed.stderr
     assert _staging(root) == []
 
     disk.free()
     await_condition(lambda: (directory / "instance" / "outcome.json").exists(), 60, "the outcome, written late")
-    carried = cli.run("supervise", "full1", **env)
+    carried = cli.run("supervise", "full1", env=env)
     assert carried.returncode == 0, (carried.stdout, carried.stderr)
     assert "outcome: succeeded" in carried.stderr + carried.stdout
-    final = cli.run("status", "full1", "--json", **env)
+    final = cli.run("status", "full1", "--json", env=env)
     assert final.returncode == 0 and json.loads(final.stdout)["state"] == "succeeded", final.stdout
     assert _staging(root) == []
 
@@ -82,7 +82,7 @@ def test_a_supervisor_that_watches_through_the_full_disk_records_the_real_end(cl
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
     supervisor = cli.start("submit", "--name", "full2", "--", "sh", "-c",
-                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
@@ -90,7 +90,7 @@ def test_a_supervisor_that_watches_through_the_full_disk_records_the_real_end(cl
     disk.fill()
     gate.touch()
     await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
-    shown = cli.run("status", "full2", **env)  # a supervised job on the full root still reads
+    shown = cli.run("status", "full2", env=env)  # a supervised job on the full root still reads
     assert shown.returncode == 0 and "full2  running" in shown.stdout, (shown.stdout, shown.stderr)
 
     disk.free()
@@ -106,7 +106,7 @@ def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_ca
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
     supervisor = cli.start("submit", "--name", "full3", "--", "sh", "-c",
-                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", **env)
+                           f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
@@ -120,7 +120,7 @@ def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_ca
     os.kill(wrapper, signal.SIGKILL)  # its end, known to it alone, is lost with it
 
     disk.free()
-    carried = cli.run("supervise", "full3", **env)
+    carried = cli.run("supervise", "full3", env=env)
     said = carried.stdout + carried.stderr
     assert carried.returncode == 1, said
     assert "outcome: escalated (attempt 1: disk full: the outcome is not known: the process owner could not " \

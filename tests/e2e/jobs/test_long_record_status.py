@@ -26,9 +26,10 @@ OID = ObjectId("1001")
 
 
 def _long(cli: Cli, name: str = "long") -> None:
-    story = [ev.Submitting(1, Nonce("n")), ev.Created(1, OID), ev.Confirmed(1, OID), ev.Released(1, OID, "/o", "/e"),
-             *(ev.Observed(1, OID, ("pending", "running")[i % 2], None, None, "") for i in range(1092)),
-             ev.Observed(1, OID, "completed", 0, None, ""), ev.OutcomeReached("succeeded", "exit 0"), ev.Settled()]
+    story: list[ev.Event] = [
+        ev.Submitting(1, Nonce("n")), ev.Created(1, OID), ev.Confirmed(1, OID), ev.Released(1, OID, "/o", "/e"),
+        *(ev.Observed(1, OID, ("pending", "running")[i % 2], None, None, "") for i in range(1092)),
+        ev.Observed(1, OID, "completed", 0, None, ""), ev.OutcomeReached("succeeded", "exit 0"), ev.Settled()]
     with SqliteStore.open(cli.root, SystemHost()) as store:
         job = JobId(name)
         with store.batch():

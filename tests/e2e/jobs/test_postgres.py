@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -39,12 +41,12 @@ def _other_node(cli: Cli) -> dict[str, str]:
 
 
 def test_submit_on_postgresql_and_the_job_is_seen_from_another_record_root(cli: Cli, url: str) -> None:
-    done = cli.run("submit", "--name", "pg-1", "--", "sh", "-c", "echo hello", **_env(url))
+    done = cli.run("submit", "--name", "pg-1", "--", "sh", "-c", "echo hello", env=_env(url))
     assert done.returncode == 0, done.stderr
-    seen = cli.run("status", "pg-1", "--json", **_env(url, **_other_node(cli)))
+    seen = cli.run("status", "pg-1", "--json", env=_env(url, **_other_node(cli)))
     assert seen.returncode == 0, seen.stderr
     assert '"state": "succeeded"' in seen.stdout.replace('":"', '": "')
-    listed = cli.run("list", **_env(url, **_other_node(cli)))
+    listed = cli.run("list", env=_env(url, **_other_node(cli)))
     assert listed.returncode == 0 and "pg-1" in listed.stdout
     kinds = _kinds(url, "pg-1")
     assert kinds.count("submitting") == 1 and kinds.count("released") == 1 and kinds[-1] == "settled"
@@ -53,7 +55,7 @@ def test_submit_on_postgresql_and_the_job_is_seen_from_another_record_root(cli: 
 
 def test_a_server_that_is_down_at_submit_is_one_line_exit_2_and_nothing_is_sent(cli: Cli) -> None:
     url = f"postgresql://nobody@127.0.0.1:{free_port()}/records"
-    done = cli.run("submit", "--name", "pg-down", "--", "true", **_env(url))
+    done = cli.run("submit", "--name", "pg-down", "--", "true", env=_env(url))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot be reached" in lines[0] and "Traceback" not in done.stderr
@@ -61,19 +63,19 @@ def test_a_server_that_is_down_at_submit_is_one_line_exit_2_and_nothing_is_sent(
     assert not objects.exists() or not any(objects.iterdir())
 
 
-def test_a_password_file_open_to_others_is_refused_in_one_line_that_never_shows_it(cli: Cli, url: str,
-                                                                                    postgres_server) -> None:
+def test_a_password_file_open_to_others_is_refused_in_one_line_that_never_shows_it(
+        cli: Cli, url: str, postgres_server: PostgresTestServer) -> None:
     path = cli.tmp / "pg-password"
     path.write_text(PASSWORD + "\n")
     path.chmod(0o644)
     url = postgres_server.url(url.rsplit("/", 1)[1], PASSWORD_USER)
     done = cli.run("submit", "--name", "pg-pw", "--", "true",
-                   **_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
+                   env=_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
     assert done.returncode == 2 and "chmod 600" in done.stderr
     assert PASSWORD not in done.stderr + done.stdout
     path.chmod(0o600)
     done = cli.run("submit", "--name", "pg-pw", "--", "true",
-                   **_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
+                   env=_env(url, DUNSCAITH_RECORDS__PASSWORD_FILE=str(path)))
     assert done.returncode == 0, done.stderr
     assert PASSWORD not in done.stderr + done.stdout
     assert PASSWORD not in "".join(p.read_text() for p in (cli.tmp / "home").rglob("*") if p.is_file())
@@ -81,11 +83,11 @@ def test_a_password_file_open_to_others_is_refused_in_one_line_that_never_shows_
 
 def test_a_supervisor_killed_mid_job_is_taken_over_by_supervise_in_another_process(cli: Cli, url: str) -> None:
     supervisor = cli.start("submit", "--name", "pg-kill", "--", "sh", "-c", "sleep 3; echo done",
-                                   **_env(url))
+                                   env=_env(url))
     await_state_env(cli, "pg-kill", "running", url)
     os.killpg(supervisor.pid, signal.SIGKILL)
     supervisor.wait()
-    done = cli.run("supervise", "pg-kill", **_env(url))
+    done = cli.run("supervise", "pg-kill", env=_env(url))
     assert done.returncode == 0, done.stderr
     kinds = _kinds(url, "pg-kill")
     assert kinds.count("submitting") == 1 and kinds.count("released") == 1 and kinds[-2:] == ["outcome", "settled"]
@@ -94,9 +96,9 @@ def test_a_supervisor_killed_mid_job_is_taken_over_by_supervise_in_another_proce
 
 
 def test_a_command_from_another_record_root_is_answered_by_the_live_supervisor(cli: Cli, url: str) -> None:
-    supervisor = cli.start("submit", "--name", "pg-cancel", "--", "sleep", "120", **_env(url))
+    supervisor = cli.start("submit", "--name", "pg-cancel", "--", "sleep", "120", env=_env(url))
     await_state_env(cli, "pg-cancel", "running", url)
-    done = cli.run("cancel", "pg-cancel", "--json", **_env(url, **_other_node(cli)))
+    done = cli.run("cancel", "pg-cancel", "--json", env=_env(url, **_other_node(cli)))
     assert done.returncode == 0, done.stderr
     assert '"its supervisor"' in done.stdout.replace('":"', '": "')
     assert supervisor.wait(timeout=60) == 1
@@ -105,13 +107,13 @@ def test_a_command_from_another_record_root_is_answered_by_the_live_supervisor(c
 def test_a_server_restart_mid_supervision_stops_the_supervisor_with_exit_4_and_supervise_carries_on(cli: Cli) -> None:
     with private_server() as server:
         url = server.url(server.new_database())
-        supervisor = cli.start("submit", "--name", "pg-restart", "--", "sh", "-c", "sleep 4; echo done", **_env(url))
+        supervisor = cli.start("submit", "--name", "pg-restart", "--", "sh", "-c", "sleep 4; echo done", env=_env(url))
         await_state_env(cli, "pg-restart", "running", url)
         server.restart()
         assert supervisor.wait(timeout=60) == 4
         err = supervisor.stderr.read() if supervisor.stderr else ""
         assert "lost the job's lock" in err and "supervise pg-restart" in err
-        done = cli.run("supervise", "pg-restart", **_env(url))
+        done = cli.run("supervise", "pg-restart", env=_env(url))
         assert done.returncode == 0, done.stderr
         kinds = _kinds(url, "pg-restart")
         assert kinds.count("submitting") == 1 and kinds.count("released") == 1
@@ -134,7 +136,7 @@ def await_state_env(cli: Cli, job: str, state: str, url: str) -> None:
 
 def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_send_commands_there(
         cli: Cli, url: str) -> None:
-    supervisor = cli.start("submit", "--name", "pg-ptr", "--", "sleep", "120", **_env(url))
+    supervisor = cli.start("submit", "--name", "pg-ptr", "--", "sleep", "120", env=_env(url))
     await_state_env(cli, "pg-ptr", "running", url)
     pointer = cli.tmp / "home" / ".config" / "dunscaith" / "jobs" / "pg-ptr"
     location = PostgresTarget.from_settings(url).location()
@@ -142,11 +144,11 @@ def test_a_pointer_written_on_another_login_node_for_the_shared_store_does_not_s
     assert text["record_root"] == location  # the pointer names the store, not a host's root
     text.update({"host": "login2", "root_hostname": "login2", "root_machine_id": "m2"})
     pointer.write_text(json.dumps(text))
-    listed = cli.run("list", "--json", **_env(url))
+    listed = cli.run("list", "--json", env=_env(url))
     assert listed.returncode == 0, listed.stderr
     shown = json.loads(listed.stdout)
     assert [j["job"] for j in shown["jobs"]] == ["pg-ptr"] and shown["pointers"] == []  # from the store, once
-    done = cli.run("cancel", "pg-ptr", "--json", **_env(url))
+    done = cli.run("cancel", "pg-ptr", "--json", env=_env(url))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["by"] == "its supervisor"
     assert supervisor.wait(timeout=60) == 1
@@ -168,7 +170,7 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
         def identity(self) -> HostIdentity:
             return HostIdentity(machine_id="m9", hostname="login9")
 
-        def filesystem(self, path):  # type: ignore[no-untyped-def]
+        def filesystem(self, path: Path) -> Filesystem:
             return Filesystem("ext4", is_network=False)
 
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
@@ -177,25 +179,25 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
     no_ssh = cli.tmp / "no-ssh-config"
     no_ssh.write_text("Host *\n    ProxyCommand /bin/false\n")
     for args in (["cancel", "pg-there"], ["supervise", "pg-there"]):
-        done = cli.run(*args, **_env(url, DUNSCAITH_FORWARDING__SSH_CONFIG=str(no_ssh),
+        done = cli.run(*args, env=_env(url, DUNSCAITH_FORWARDING__SSH_CONFIG=str(no_ssh),
                                      DUNSCAITH_FORWARDING__TRANSPORT="openssh"))
         assert done.returncode == 2, done.stderr
         (line,) = done.stderr.strip().splitlines()
         assert "login9" in line and "nothing ran on login9" in line, line
-    assert cli.run("status", "pg-there", **_env(url)).returncode == 0  # reading is fine from anywhere
+    assert cli.run("status", "pg-there", env=_env(url)).returncode == 0  # reading is fine from anywhere
     assert _kinds(url, "pg-there") == ["job-recorded"]  # nothing was done
 
 
 def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_once(cli: Cli, url: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    supervisor = cli.start("submit", "--name", "pg-busy", "--", "sleep", "120", **_env(url))
+    supervisor = cli.start("submit", "--name", "pg-busy", "--", "sleep", "120", env=_env(url))
     try:
         await_state_env(cli, "pg-busy", "running", url)
         actions = ["give-up" if n % 2 else "release" for n in range(50)]
         with ThreadPoolExecutor(max_workers=50) as pool:
             done = list(pool.map(lambda a: cli.run(a, "pg-busy", "--json", timeout=300,
-                                                   **_env(url, DUNSCAITH_COMMANDS__WAIT="240")), actions))
+                                                   env=_env(url, DUNSCAITH_COMMANDS__WAIT="240")), actions))
         for action, d in zip(actions, done, strict=True):
             answer = json.loads(d.stdout)
             expected = ("confirmed", 0) if action == "give-up" else ("refused", 2)
@@ -203,7 +205,7 @@ def test_fifty_concurrent_commands_against_one_supervised_job_are_each_answered_
         ids = [json.loads(d.stdout)["request"] for d in done]
         assert len(set(ids)) == 50
     finally:
-        cli.run("stop", "--emergency", "pg-busy", **_env(url))
+        cli.run("stop", "--emergency", "pg-busy", env=_env(url))
         supervisor.wait(timeout=60)
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
         lines = store.read("pg-busy").events  # type: ignore[arg-type]
@@ -219,7 +221,7 @@ def _damage(server: PostgresTestServer, db: str, sql: str) -> None:
     server.psql(db, f"SET session_replication_role = replica; {sql}")
 
 
-def _one_line(done) -> str:  # type: ignore[no-untyped-def]
+def _one_line(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode in (1, 2), (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     (line,) = done.stderr.strip().splitlines()
@@ -229,26 +231,25 @@ def _one_line(done) -> str:  # type: ignore[no-untyped-def]
 def test_one_jobs_undecodable_event_on_postgresql_damages_that_job_only(
         cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
     for job in ("pg-d1", "pg-d2", "pg-d3"):
-        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
+        assert cli.run("submit", "--name", job, "--", "true", env=_env(url)).returncode == 0
     _damage(postgres_server, postgres_db,
             "UPDATE events SET data = '{\"unfinished' WHERE seq = 2 AND job_id = (SELECT id FROM jobs WHERE name = "
             "'pg-d2')")
-    listing = cli.run("list", **_env(url))
+    listing = cli.run("list", env=_env(url))
     assert listing.returncode == 0 and "internal error" not in listing.stderr, listing.stderr
     assert "pg-d1" in listing.stdout and "pg-d3" in listing.stdout
     damaged = [line for line in listing.stdout.splitlines() if "damaged" in line]
     assert len(damaged) == 1, listing.stdout
-    damaged = damaged[0]
-    assert damaged.startswith("pg-d2  damaged") and "at event 2" in damaged
-    rows = json.loads(cli.run("list", "--json", **_env(url)).stdout)["damaged"]
+    assert damaged[0].startswith("pg-d2  damaged") and "at event 2" in damaged[0]
+    rows = json.loads(cli.run("list", "--json", env=_env(url)).stdout)["damaged"]
     assert [(r["job"], r["what"]) for r in rows] == [("pg-d2", "record")]
     for args in (["status", "pg-d2"], ["status", "pg-d2", "--json"], ["cancel", "pg-d2"], ["prune", "pg-d2"],
                  ["supervise", "pg-d2"]):
-        done = cli.run(*args, **_env(url))
+        done = cli.run(*args, env=_env(url))
         line = _one_line(done)
         assert done.returncode == 2 and "pg-d2" in line and "damaged at event 2" in line, (args, line)
-    assert cli.run("status", "pg-d1", **_env(url)).returncode == 0  # the others are untouched
-    doctor = cli.run("doctor", **_env(url))
+    assert cli.run("status", "pg-d1", env=_env(url)).returncode == 0  # the others are untouched
+    doctor = cli.run("doctor", env=_env(url))
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "PROBLEM  job pg-d2: its record does not read" in doctor.stdout
     assert "ok       store: " in doctor.stdout  # the store itself passes: the damage is that job's
@@ -257,20 +258,20 @@ def test_one_jobs_undecodable_event_on_postgresql_damages_that_job_only(
 def test_doctor_on_postgresql_reports_a_hole_in_a_record_and_missing_append_only_triggers(
         cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
     for job in ("pg-g1", "pg-g2"):
-        assert cli.run("submit", "--name", job, "--", "true", **_env(url)).returncode == 0
-    assert cli.run("doctor", **_env(url)).returncode == 0
+        assert cli.run("submit", "--name", job, "--", "true", env=_env(url)).returncode == 0
+    assert cli.run("doctor", env=_env(url)).returncode == 0
     _damage(postgres_server, postgres_db,
             "DELETE FROM events WHERE seq = 3 AND job_id = (SELECT id FROM jobs WHERE name = 'pg-g1')")
-    line = _one_line(cli.run("status", "pg-g1", **_env(url)))
+    line = _one_line(cli.run("status", "pg-g1", env=_env(url)))
     assert "event 3 is missing" in line
-    assert cli.run("status", "pg-g2", **_env(url)).returncode == 0
+    assert cli.run("status", "pg-g2", env=_env(url)).returncode == 0
     postgres_server.psql(postgres_db, "ALTER TABLE events DISABLE TRIGGER events_append_only_update")
-    doctor = cli.run("doctor", **_env(url))
+    doctor = cli.run("doctor", env=_env(url))
     assert doctor.returncode == 1
     (store,) = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM  store:")]
     assert "1 job(s) with events missing: pg-g1" in store and "append-only" in store
     assert "PROBLEM  job pg-g1" in doctor.stdout and "pg-g2" not in doctor.stdout.replace("2 job(s)", "")
-    listing = cli.run("list", **_env(url))  # list still lists, the hole shown as that job's damage
+    listing = cli.run("list", env=_env(url))  # list still lists, the hole shown as that job's damage
     assert listing.returncode == 0 and "pg-g2" in listing.stdout and "pg-g1  damaged" in listing.stdout
 
 
@@ -289,17 +290,17 @@ def test_a_url_through_pgbouncer_is_refused_in_one_line_before_anything_is_recor
     try:
         pooled = f"postgresql://dunscaith@{address}/{postgres_db}"
         for args in (["submit", "--name", "pg-pooled", "--", "true"], ["list"], ["status", "pg-pooled"]):
-            done = cli.run(*args, **_env(pooled))
+            done = cli.run(*args, env=_env(pooled))
             assert done.returncode == 2, (args, done.stdout, done.stderr)
             line = _one_line(done)
             assert "goes through a connection pooler" in line and "connect to PostgreSQL directly" in line
-        doctor = cli.run("doctor", **_env(pooled))  # doctor reports it as the store's problem
+        doctor = cli.run("doctor", env=_env(pooled))  # doctor reports it as the store's problem
         assert doctor.returncode == 1 and "PROBLEM  store: " in doctor.stdout
         assert "goes through a connection pooler" in doctor.stdout
     finally:
         bouncer.__exit__(None, None, None)
     direct = postgres_server.url(postgres_db)
     assert postgres_server.psql(postgres_db, "SELECT to_regclass('jobs') IS NULL") == "t"  # nothing migrated
-    assert cli.run("list", "--json", **_env(direct)).returncode == 0
+    assert cli.run("list", "--json", env=_env(direct)).returncode == 0
     objects = cli.root / "local-scheduler"
     assert not objects.exists() or not any(objects.iterdir())  # nothing sent

@@ -54,13 +54,13 @@ def _tables_locked(server: PostgresTestServer, database: str) -> Iterator[None]:
 def test_a_stopped_server_stops_the_supervisor_with_exit_4_and_commands_end_in_one_line(cli: Cli) -> None:
     with private_server() as server:
         url = server.url(server.new_database())
-        supervisor = cli.start("submit", "--name", "pg-frozen", "--", "sleep", "600", **_env(url))
+        supervisor = cli.start("submit", "--name", "pg-frozen", "--", "sleep", "600", env=_env(url))
         try:
             await_state_env(cli, "pg-frozen", "running", url)
             with server.frozen():
-                status = cli.run("status", "pg-frozen", **_env(url))
+                status = cli.run("status", "pg-frozen", env=_env(url))
                 assert "cannot be reached" in _one_line(status) or "does not answer" in status.stderr
-                hold = cli.run("hold", "pg-frozen", **_env(url))
+                hold = cli.run("hold", "pg-frozen", env=_env(url))
                 assert "cannot be reached" in _one_line(hold) or "does not answer" in hold.stderr
                 code, err = _ended(supervisor)  # the server is still stopped
             assert code == 4, err
@@ -69,7 +69,7 @@ def test_a_stopped_server_stops_the_supervisor_with_exit_4_and_commands_end_in_o
             if supervisor.poll() is None:
                 supervisor.kill()
         # the server runs again: the job is Unattended, and nothing was lost or sent twice
-        seen = cli.run("status", "pg-frozen", **_env(url))
+        seen = cli.run("status", "pg-frozen", env=_env(url))
         assert seen.returncode == 0 and "Unattended" in seen.stdout + seen.stderr, seen.stderr
         with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
             kinds = [line.kind for line in store.read("pg-frozen").events]  # type: ignore[arg-type]
@@ -79,12 +79,12 @@ def test_a_stopped_server_stops_the_supervisor_with_exit_4_and_commands_end_in_o
 def test_tables_held_by_another_session_stop_the_supervisor_with_exit_4_and_commands_end_in_one_line(
         cli: Cli, postgres_server: PostgresTestServer, postgres_db: str) -> None:
     url = postgres_server.url(postgres_db)
-    supervisor = cli.start("submit", "--name", "pg-locked", "--", "sleep", "600", **_env(url))
+    supervisor = cli.start("submit", "--name", "pg-locked", "--", "sleep", "600", env=_env(url))
     try:
         await_state_env(cli, "pg-locked", "running", url)
         with _tables_locked(postgres_server, postgres_db):
             for args in (["status", "pg-locked"], ["hold", "pg-locked"]):
-                line = _one_line(cli.run(*args, **_env(url)))
+                line = _one_line(cli.run(*args, env=_env(url)))
                 assert "locked by another session" in line, line
             code, err = _ended(supervisor)  # the tables are still locked
         assert code == 4, err
@@ -93,5 +93,5 @@ def test_tables_held_by_another_session_stop_the_supervisor_with_exit_4_and_comm
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
-    seen = cli.run("status", "pg-locked", **_env(url))
+    seen = cli.run("status", "pg-locked", env=_env(url))
     assert seen.returncode == 0 and "Unattended" in seen.stdout + seen.stderr, seen.stderr

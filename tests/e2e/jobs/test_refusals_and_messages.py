@@ -62,7 +62,7 @@ def test_poll_longer_than_poll_max_is_refused_naming_both(cli: Cli) -> None:
     path = _config(cli)
     path.write_text("[supervise]\npoll = 100\npoll_max = 5\n")
     env = {"DUNSCAITH_SUPERVISE__POLL": "100"}
-    line = one_line(cli.run("submit", "--", "true", **env))
+    line = one_line(cli.run("submit", "--", "true", env=env))
     assert "supervise.poll (100 s) is longer than supervise.poll_max (5 s)" in line
     _nothing_recorded(cli)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.jobs.cli import Cli
+from tests.infra.slurm import SlurmTestCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
@@ -58,7 +59,7 @@ def _record_kinds(cli: Cli, job: str) -> list[tuple[str, dict]]:  # type: ignore
 
 
 def test_a_hold_on_slurm_with_a_one_second_poll_is_sent_once_and_no_older_answer_is_recorded(
-        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+        on_slurm: Cli, slurm: SlurmTestCluster) -> None:
     """The issue's reproduction: #SBATCH --begin=now+3600, supervise.poll = 1 (shorter than the shared
     query's coalesce_max_age), `hold` once it is pending: one `scontrol uhold`, and no observation from
     a squeue asked before the release (or before the hold) is ever recorded."""
@@ -160,7 +161,7 @@ def test_a_hold_on_slurm_wakes_a_supervisor_asleep_to_its_next_poll(on_slurm: Cl
 
 
 def test_a_cluster_name_that_would_escape_the_record_root_is_refused_before_anything_is_made(
-        on_slurm: Cli, slurm) -> None:  # type: ignore[no-untyped-def]
+        on_slurm: Cli, slurm: SlurmTestCluster) -> None:
     """Issue 22 item 5: `[clusters."../../escaped"]` once made a held Slurm job, hung, and let `cancel`
     write two levels above the root. Now the settings are refused where they are read: one line, exit 2."""
     import json as _json

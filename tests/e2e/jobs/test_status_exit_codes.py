@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def _codes(cli: Cli, job: str, **env: str) -> tuple[int, int]:
-    plain, as_json = cli.run("status", job, **env), cli.run("status", job, "--json", **env)
+    plain, as_json = cli.run("status", job, env=env), cli.run("status", job, "--json", env=env)
     assert "Traceback" not in plain.stderr + as_json.stderr
     assert json.loads(as_json.stdout)["job"] == job  # --json still prints the job on a non-zero exit
     return plain.returncode, as_json.returncode
@@ -62,8 +62,8 @@ def test_on_postgresql_a_failed_job_exits_1_and_a_succeeded_one_0(cli: Cli, post
                                                                   postgres_db: str) -> None:
     url = postgres_server.url(postgres_db)  # type: ignore[attr-defined]
     env = {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url}
-    assert cli.run("submit", "--name", "pg-fails", "--", "false", **env).returncode == 1
-    assert cli.run("submit", "--name", "pg-fine", "--", "true", **env).returncode == 0
+    assert cli.run("submit", "--name", "pg-fails", "--", "false", env=env).returncode == 1
+    assert cli.run("submit", "--name", "pg-fine", "--", "true", env=env).returncode == 0
     assert _codes(cli, "pg-fails", **env) == (1, 1)
     assert _codes(cli, "pg-fine", **env) == (0, 0)
 

@@ -12,6 +12,7 @@ copy": the command now follows the pointer to that root while its HOST still bin
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -20,8 +21,8 @@ from tests.e2e.jobs.cli import Cli
 pytestmark = pytest.mark.slow
 
 
-def _one_line(done) -> str:  # type: ignore[no-untyped-def]
-    lines = done.stderr.strip().splitlines()
+def _one_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines: list[str] = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, (done.returncode, done.stderr)
     return lines[0]
 

@@ -10,12 +10,14 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from dunscaith.adapters.scheduler.local import LocalScheduler
 from dunscaith.adapters.scheduler.local.layout import INSTANCE_DIR
-from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState, ObjectView
 from tests.contract.scheduler_params import remote_run_problem
 from tests.infra.tmpfs import SmallDisk, small_tmpfs
 from tests.integration.local_scheduler.conftest import Local, wait_for
@@ -42,16 +44,17 @@ def on_small_disk(tmp_path: Path) -> Iterator[tuple[Local, SmallDisk]]:
                     pass
 
 
-def _running_full(local: Local, name, object_id):  # type: ignore[no-untyped-def]
+def _running_full(local: Local, name: JobId, object_id: ObjectId) -> ObjectView | None:
     view = local.view(name, object_id)
     return view if view.state is ObjectState.RUNNING and view.reason.startswith("disk full") else None
 
 
-def _staging(local: Local, object_id) -> list[str]:  # type: ignore[no-untyped-def]
+def _staging(local: Local, object_id: ObjectId) -> list[str]:
     return [p.name for p in local.directory(object_id).rglob(".staging.*")]
 
 
-def test_a_job_that_ends_on_a_full_disk_is_running_disk_full_then_completed(on_small_disk, tmp_path: Path) -> None:
+def test_a_job_that_ends_on_a_full_disk_is_running_disk_full_then_completed(on_small_disk: tuple[Local, SmallDisk],
+                                                                            tmp_path: Path) -> None:
     local, disk = on_small_disk
     gate = tmp_path / "gate"
     name, object_id = local.create(("sh", "-c", f"echo started; while [ ! -e {gate} ]; do sleep 0.05; done"))
@@ -62,7 +65,7 @@ def test_a_job_that_ends_on_a_full_disk_is_running_disk_full_then_completed(on_s
     disk.fill()
     gate.touch()  # the worker ends, exit 0, on the full disk
 
-    view = wait_for("running, disk full", lambda: _running_full(local, name, object_id))
+    view = cast(ObjectView, wait_for("running, disk full", lambda: _running_full(local, name, object_id)))
     assert "the worker ended with exit code 0; its outcome is kept by the process owner" in view.reason
     assert "No space left on device" in view.reason
     assert _staging(local, object_id) == []
@@ -75,8 +78,8 @@ def test_a_job_that_ends_on_a_full_disk_is_running_disk_full_then_completed(on_s
     assert _staging(local, object_id) == []
 
 
-def test_an_owner_that_ends_before_it_could_write_the_outcome_is_unknown_not_failed(on_small_disk,
-                                                                                     tmp_path: Path) -> None:
+def test_an_owner_that_ends_before_it_could_write_the_outcome_is_unknown_not_failed(
+        on_small_disk: tuple[Local, SmallDisk], tmp_path: Path) -> None:
     local, disk = on_small_disk
     gate = tmp_path / "gate"
     name, object_id = local.create(("sh", "-c", f"echo started; while [ ! -e {gate} ]; do sleep 0.05; done"))
@@ -97,7 +100,7 @@ def test_an_owner_that_ends_before_it_could_write_the_outcome_is_unknown_not_fai
     assert "the worker ended with exit code 0, as the owner noted" in view.reason
 
 
-def test_output_written_while_the_disk_is_full_waits_and_reaches_the_file_whole(on_small_disk,
+def test_output_written_while_the_disk_is_full_waits_and_reaches_the_file_whole(on_small_disk: tuple[Local, SmallDisk],
                                                                                tmp_path: Path) -> None:
     local, disk = on_small_disk
     gate = tmp_path / "gate"
@@ -110,7 +113,7 @@ def test_output_written_while_the_disk_is_full_waits_and_reaches_the_file_whole(
     disk.fill()
     gate.touch()  # its output now meets the full disk
 
-    view = wait_for("running, disk full", lambda: _running_full(local, name, object_id))
+    view = cast(ObjectView, wait_for("running, disk full", lambda: _running_full(local, name, object_id)))
     assert "the worker's output waits to be written to its stdout file; nothing of it is dropped" in view.reason
 
     disk.free()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dunscaith.adapters.sites.mqss import MqssSite
@@ -121,7 +123,7 @@ def test_no_result_right_after_completed_is_not_ready(fake_mqss: FakeMqss) -> No
 
 
 @pytest.mark.parametrize("options", [{}, {"raw": b"<html>"}, {"body": [1, 2]}])
-def test_a_malformed_result_ends_the_wait(fake_mqss: FakeMqss, options: dict[str, object]) -> None:
+def test_a_malformed_result_ends_the_wait(fake_mqss: FakeMqss, options: dict[str, Any]) -> None:
     site = site_for(fake_mqss)
     job = site.create(REQUEST).job
     assert job is not None

@@ -11,13 +11,13 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-from dunscaith.domain.model.jobs.ids import JobId, Nonce
-from dunscaith.domain.model.jobs.objects import ObjectView, QueryResult
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectView, QueryResult
 from tests.infra.slurm import SlurmTestCluster, SlurmUnavailable, shared_cluster, stop_shared_cluster
 
 T = TypeVar("T")
@@ -58,10 +58,11 @@ def new_name() -> tuple[JobId, Nonce]:
     return JobId(f"dsc-{token}"), Nonce(f"n-{token}-{secrets.token_hex(4)}")
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, every: float = 0.5) -> T:
+def wait_for(what: str, probe: Callable[[], T | Literal[False] | None], timeout: float = 60.0,
+             every: float = 0.5) -> T:
     """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout
-    last: T | None = None
+    last: T | Literal[False] | None = None
     while time.monotonic() < deadline:
         last = probe()
         if last:
@@ -73,6 +74,12 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, ev
 def seen(scheduler: SlurmCliScheduler, name: JobId, object_id: str) -> ObjectView | None:
     """The object as a supervisor's query (absence confirmed) reports it, or None."""
     return only_view(scheduler.query([name], confirm_absent=True), object_id)
+
+
+def created(answer: CreateAnswer) -> ObjectId:
+    """The id of the object ``answer`` made; the test fails here, with the scheduler's detail, if none was."""
+    assert answer.object_id is not None, answer.detail
+    return answer.object_id
 
 
 def only_view(result: QueryResult, object_id: str) -> ObjectView | None:

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
-from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler
+from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState
 from tests.contract.sweeping import stopped_ids, sweep_once
+from tests.expect import present
+from tests.infra.slurm import SlurmTestCluster
 from tests.infra.slurm_bin import calls, lose_reply_after_real_sbatch, make_bin_dir
-from tests.integration.slurm.conftest import new_name, seen, wait_for
+from tests.integration.slurm.conftest import created, new_name, seen, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
 
-def test_a_lost_reply_is_unknown_then_found_by_its_nonce_then_swept_by_name(config, scheduler, workdir, tmp_path):
+def test_a_lost_reply_is_unknown_then_found_by_its_nonce_then_swept_by_name(
+        config: SlurmClusterConfig, scheduler: SlurmCliScheduler, workdir: Path, tmp_path: Path) -> None:
     lossy = SlurmCliScheduler(dataclasses.replace(
         config, bin_dir=make_bin_dir(tmp_path / "bin", {"sbatch": lose_reply_after_real_sbatch()})))
     name, nonce = new_name()
@@ -34,18 +38,18 @@ def test_a_lost_reply_is_unknown_then_found_by_its_nonce_then_swept_by_name(conf
     assert (view.state, view.started) == (ObjectState.CANCELLED, False)
 
 
-def test_a_sweep_never_stops_a_running_object(scheduler, workdir):
+def test_a_sweep_never_stops_a_running_object(scheduler: SlurmCliScheduler, workdir: Path) -> None:
     name, nonce = new_name()
-    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
+    oid = created(scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))))
     scheduler.release(oid)
     wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
     assert sweep_once(scheduler, {name: None}).stopped == []
     assert scheduler.cancel_if_not_started([oid]) == []  # slurmctld itself skips a running job
-    assert seen(scheduler, name, oid).state is ObjectState.RUNNING
+    assert present(seen(scheduler, name, oid)).state is ObjectState.RUNNING
     scheduler.cancel(oid)
 
 
-def test_a_refused_submission_makes_nothing(scheduler, workdir):
+def test_a_refused_submission_makes_nothing(scheduler: SlurmCliScheduler, workdir: Path) -> None:
     name, nonce = new_name()
     answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
                                               options=("--partition=no-such-partition",)))
@@ -54,7 +58,8 @@ def test_a_refused_submission_makes_nothing(scheduler, workdir):
     assert scheduler.query([name], confirm_absent=False).objects == ()
 
 
-def test_more_cpus_than_the_node_has_is_refused(scheduler, workdir, slurm_cluster):
+def test_more_cpus_than_the_node_has_is_refused(scheduler: SlurmCliScheduler, workdir: Path,
+                                                slurm_cluster: SlurmTestCluster) -> None:
     name, nonce = new_name()
     answer = scheduler.create_held(ObjectSpec(name, nonce, command=("true",), workdir=str(workdir),
                                               options=(f"--cpus-per-task={slurm_cluster.cpus + 1}",)))
@@ -66,9 +71,11 @@ def test_more_cpus_than_the_node_has_is_refused(scheduler, workdir, slurm_cluste
     ('echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1', False),
     ("kill -9 $$", False),
 ])
-def test_squeue_answering_empty_or_failing_never_says_done(config, scheduler, workdir, tmp_path, body, complete):
+def test_squeue_answering_empty_or_failing_never_says_done(
+        config: SlurmClusterConfig, scheduler: SlurmCliScheduler, workdir: Path, tmp_path: Path, body: str,
+        complete: bool) -> None:
     name, nonce = new_name()
-    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))).object_id
+    oid = created(scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "60"), workdir=str(workdir))))
     count = tmp_path / "calls"
     broken = SlurmCliScheduler(dataclasses.replace(
         config, bin_dir=make_bin_dir(tmp_path / "bin", {"squeue": body}, count_to=count)))
@@ -77,14 +84,15 @@ def test_squeue_answering_empty_or_failing_never_says_done(config, scheduler, wo
     assert all(v.state not in ENDED for v in result.objects)  # the held job is never reported done
     if complete:  # an empty answer is checked in accounting, which knows of no end either
         assert [c.split()[0] for c in calls(count) if not c.startswith("scontrol")] == ["squeue", "sacct"]
-    assert seen(scheduler, name, oid).state is ObjectState.HELD
+    assert present(seen(scheduler, name, oid)).state is ObjectState.HELD
     scheduler.cancel(oid)
 
 
-def test_a_node_failure_ends_the_job_node_fail(scheduler, workdir, slurm_cluster):
+def test_a_node_failure_ends_the_job_node_fail(scheduler: SlurmCliScheduler, workdir: Path,
+                                               slurm_cluster: SlurmTestCluster) -> None:
     name, nonce = new_name()
-    oid = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
-                                           options=("--no-requeue",))).object_id
+    oid = created(scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
+                                                   options=("--no-requeue",))))
     scheduler.release(oid)
     wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
     slurm_cluster.kill_slurmd()
@@ -97,16 +105,17 @@ def test_a_node_failure_ends_the_job_node_fail(scheduler, workdir, slurm_cluster
         slurm_cluster.start_slurmd()
 
 
-def test_a_preempted_job_ends_preempted(scheduler, workdir, slurm_cluster):
+def test_a_preempted_job_ends_preempted(scheduler: SlurmCliScheduler, workdir: Path,
+                                        slurm_cluster: SlurmTestCluster) -> None:
     name, nonce = new_name()
     whole_node = f"--cpus-per-task={slurm_cluster.cpus}"
-    low = scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
-                                           options=(whole_node, "--no-requeue"))).object_id
+    low = created(scheduler.create_held(ObjectSpec(name, nonce, command=("sleep", "120"), workdir=str(workdir),
+                                                   options=(whole_node, "--no-requeue"))))
     scheduler.release(low)
     wait_for("RUNNING", lambda: (v := seen(scheduler, name, low)) and v.state is ObjectState.RUNNING)
     urgent_name, urgent_nonce = new_name()
-    high = scheduler.create_held(ObjectSpec(urgent_name, urgent_nonce, command=("sleep", "1"), workdir=str(workdir),
-                                            options=(whole_node, "--partition=urgent"))).object_id
+    high = created(scheduler.create_held(ObjectSpec(urgent_name, urgent_nonce, command=("sleep", "1"),
+                                                    workdir=str(workdir), options=(whole_node, "--partition=urgent"))))
     scheduler.release(high)
     view = wait_for("PREEMPTED", lambda: (v := seen(scheduler, name, low)) and v.state in ENDED and v,
                     timeout=90, every=1)
@@ -122,7 +131,8 @@ def test_a_preempted_job_ends_preempted(scheduler, workdir, slurm_cluster):
     (("--time=abc",), "Invalid --time specification"),
     (("--mem=1G", "--mem-per-cpu=1G"), "are mutually exclusive"),
 ])
-def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir, options, said):
+def test_sbatchs_own_option_checks_are_refusals_quoted_whole(
+        scheduler: SlurmCliScheduler, workdir: Path, options: tuple[str, ...], said: str) -> None:
     """Issue 22 item 1, on the real sbatch (found on PATH, so getopt names it by its path): an option
     sbatch rejects before it contacts the controller proves nothing was made."""
     name, nonce = new_name()
@@ -132,7 +142,8 @@ def test_sbatchs_own_option_checks_are_refusals_quoted_whole(scheduler, workdir,
     assert scheduler.query([name], confirm_absent=False).objects == ()
 
 
-def test_a_jobs_needs_reach_sbatch_in_its_own_words(scheduler, workdir, slurm_cluster):
+def test_a_jobs_needs_reach_sbatch_in_its_own_words(
+        scheduler: SlurmCliScheduler, workdir: Path, slurm_cluster: SlurmTestCluster) -> None:
     """Issue 21: the domain's needs, translated by the Slurm adapter alone (queue → --partition, ...)."""
     from dunscaith.domain.model.jobs.resources import Resources
 

@@ -14,6 +14,8 @@ import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.objects import ObjectState
+from tests.expect import present
+from tests.infra.slurm import SlurmTestCluster
 from tests.integration.slurm.conftest import new_name, only_view
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
@@ -51,7 +53,7 @@ def user() -> str:
     return USER
 
 
-def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluster, user):
+def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluster: SlurmTestCluster, user: str) -> None:
     home = slurm_cluster.root / "home" / user
     home.mkdir(parents=True, exist_ok=True)
     entry = pwd.getpwnam(user)
@@ -75,11 +77,11 @@ def test_a_non_root_user_submits_releases_and_reads_their_exit_code(slurm_cluste
 
     # Seen from root, the object is another user's: foreign, and root's emergency stop leaves it alone.
     as_root = SlurmCliScheduler(SlurmClusterConfig(env=slurm_cluster.env))
-    root_view = only_view(as_root.query([name], confirm_absent=True), out["id"])
+    root_view = present(only_view(as_root.query([name], confirm_absent=True), out["id"]))
     assert root_view.owner == user and root_view.state is ObjectState.FAILED
     # Its held object too: root's cancel_if_not_started and stop_by_name (--user=root) leave it held.
     assert as_root.cancel_if_not_started([out["kept"]]) == []
     assert as_root.stop_by_name(name) == []
-    kept = only_view(as_root.query([name], confirm_absent=False), out["kept"])
+    kept = present(only_view(as_root.query([name], confirm_absent=False), out["kept"]))
     assert (kept.owner, kept.state) == (user, ObjectState.HELD)
     slurm_cluster.run("scancel", out["kept"])

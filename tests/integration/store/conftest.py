@@ -3,7 +3,9 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,17 +13,20 @@ from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.record_root import open_record_root
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 
+OpenStore = Callable[..., SqliteStore]  # opens a store with the keyword arguments given; closed after the test
+
 
 @pytest.fixture
-def root(tmp_path) -> Path:
+def root(tmp_path: Path) -> Path:
     return tmp_path / "records"
 
 
 @pytest.fixture
-def open_store(root):
+def open_store(root: Path) -> Iterator[OpenStore]:
+    """Open the store at ``root``, with ``SqliteStore.open``'s keyword arguments; each is closed after the test."""
     opened: list[SqliteStore] = []
 
-    def _open(**kwargs) -> SqliteStore:
+    def _open(**kwargs: Any) -> SqliteStore:
         store = SqliteStore.open(root, SystemHost(), **kwargs)
         opened.append(store)
         return store

@@ -7,8 +7,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.store.sql.revisions import HEAD
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import LockBusy, LockLost, RecordDamaged, StoreError
+from tests.expect import present
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -25,12 +28,15 @@ T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("analysis-1")
 REPO = Path(__file__).resolve().parents[3]
 
+OpenStore = Callable[..., PostgresStore]  # opens a store at a URL with the keyword arguments given; closed after
+
 
 @pytest.fixture
-def opened():
+def opened() -> Iterator[OpenStore]:
+    """Open a store at a URL, with ``PostgresTarget.from_settings``' keyword arguments; each is closed after."""
     stores: list[PostgresStore] = []
 
-    def _open(url: str, **kwargs) -> PostgresStore:  # type: ignore[no-untyped-def]
+    def _open(url: str, **kwargs: Any) -> PostgresStore:
         store = PostgresStore.open(PostgresTarget.from_settings(url, **kwargs))
         stores.append(store)
         return store
@@ -55,7 +61,8 @@ def _password_file(tmp_path: Path, text: str = PASSWORD + "\n", mode: int = 0o60
 # --- configuration and the password ----------------------------------------------------------------
 
 
-def test_the_password_file_logs_in_and_the_password_shows_nowhere(postgres_server, postgres_db, tmp_path, opened):
+def test_the_password_file_logs_in_and_the_password_shows_nowhere(postgres_server: PostgresTestServer, postgres_db: str,
+                                                                  tmp_path: Path, opened: OpenStore) -> None:
     path = _password_file(tmp_path)
     store = opened(postgres_server.url(postgres_db, PASSWORD_USER), password_file=path)
     store.create(JOB, T0, "created", {})
@@ -66,7 +73,8 @@ def test_the_password_file_logs_in_and_the_password_shows_nowhere(postgres_serve
     assert PASSWORD not in shown and PASSWORD_USER in store.location()
 
 
-def test_a_wrong_password_is_one_line_without_the_password_nor_a_traceback(postgres_server, postgres_db, tmp_path):
+def test_a_wrong_password_is_one_line_without_the_password_nor_a_traceback(postgres_server: PostgresTestServer,
+                                                                           postgres_db: str, tmp_path: Path) -> None:
     path = _password_file(tmp_path, text="not-the-password\n")
     code = (
         "import sys; from pathlib import Path\n"
@@ -83,7 +91,8 @@ def test_a_wrong_password_is_one_line_without_the_password_nor_a_traceback(postg
     assert "not-the-password" not in done.stderr + done.stdout
 
 
-def test_a_traceback_through_an_open_store_never_shows_the_password(postgres_server, postgres_db, tmp_path):
+def test_a_traceback_through_an_open_store_never_shows_the_password(postgres_server: PostgresTestServer,
+                                                                    postgres_db: str, tmp_path: Path) -> None:
     path = _password_file(tmp_path)
     code = (
         "from pathlib import Path\n"
@@ -105,8 +114,9 @@ def test_a_traceback_through_an_open_store_never_shows_the_password(postgres_ser
     assert PASSWORD not in done.stdout + done.stderr
 
 
-def test_libpqs_own_password_file_is_used_when_records_password_file_is_not_set(postgres_server, postgres_db,
-                                                                                 tmp_path, opened, monkeypatch):
+def test_libpqs_own_password_file_is_used_when_records_password_file_is_not_set(
+        postgres_server: PostgresTestServer, postgres_db: str, tmp_path: Path, opened: OpenStore,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     pgpass = tmp_path / "pgpass"
     pgpass.write_text(f"127.0.0.1:{postgres_server.port}:*:{PASSWORD_USER}:{PASSWORD}\n")
     pgpass.chmod(0o600)
@@ -119,7 +129,8 @@ def test_libpqs_own_password_file_is_used_when_records_password_file_is_not_set(
 # --- the schema and the store's identity -------------------------------------------------------------
 
 
-def test_a_new_database_is_migrated_to_head_with_append_only_events(postgres_server, postgres_db, url, opened):
+def test_a_new_database_is_migrated_to_head_with_append_only_events(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     store = opened(url)
     store.create(JOB, T0, "created", {})
     assert postgres_server.psql(postgres_db, "SELECT version_num FROM alembic_version") == HEAD
@@ -131,8 +142,9 @@ def test_a_new_database_is_migrated_to_head_with_append_only_events(postgres_ser
 
 
 @pytest.mark.parametrize("damage", ['{"state":', "[1]"])
-def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(postgres_server, postgres_db, url, opened,
-                                                                      damage):
+def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(postgres_server: PostgresTestServer,
+                                                                       postgres_db: str, url: str, opened: OpenStore,
+                                                                      damage: str) -> None:
     store = opened(url)
     store.create(JOB, T0, "created", {})
     for _ in range(9):
@@ -144,7 +156,7 @@ def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(postgres_
     assert caught.value.job == JOB and caught.value.event == 7
 
 def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(
-        postgres_server, postgres_db, url, opened):
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     opened(url).create(JOB, T0, "created", {})
     postgres_server.psql(postgres_db, "UPDATE alembic_version SET version_num = '0042'")
     with pytest.raises(StoreError) as caught:
@@ -155,14 +167,15 @@ def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_l
     assert postgres_server.psql(postgres_db, "SELECT count(*) FROM events") == "1"
 
 
-def test_another_programs_database_is_refused_and_not_migrated(postgres_server, postgres_db, url, opened):
+def test_another_programs_database_is_refused_and_not_migrated(postgres_server: PostgresTestServer, postgres_db: str,
+                                                               url: str, opened: OpenStore) -> None:
     postgres_server.psql(postgres_db, "CREATE TABLE theirs (x int)")
     with pytest.raises(StoreError, match="not a dunscaith record store"):
         opened(url)
     assert postgres_server.psql(postgres_db, "SELECT to_regclass('alembic_version') IS NULL") == "t"
 
 
-def test_two_openers_at_once_migrate_once_and_both_open(url):
+def test_two_openers_at_once_migrate_once_and_both_open(url: str) -> None:
     stores: list[PostgresStore] = []
     errors: list[BaseException] = []
 
@@ -186,7 +199,8 @@ def test_two_openers_at_once_migrate_once_and_both_open(url):
             s.close()
 
 
-def test_a_store_copied_into_another_database_is_refused_naming_both(postgres_server, postgres_db, url, opened):
+def test_a_store_copied_into_another_database_is_refused_naming_both(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     store = opened(url)
     postgres_server.psql(postgres_db, "UPDATE store_identity SET database = 'elsewhere', system_identifier = '42'")
     store.close()
@@ -196,7 +210,7 @@ def test_a_store_copied_into_another_database_is_refused_naming_both(postgres_se
     assert "database elsewhere" in message and "identifier 42" in message and postgres_db in message
 
 
-def test_a_server_that_is_down_at_open_is_one_line_naming_the_store():
+def test_a_server_that_is_down_at_open_is_one_line_naming_the_store() -> None:
     url = f"postgresql://nobody@127.0.0.1:{free_port()}/records"
     with pytest.raises(StoreError) as caught:
         PostgresStore.open(PostgresTarget.from_settings(url))
@@ -208,7 +222,8 @@ def test_a_server_that_is_down_at_open_is_one_line_naming_the_store():
 # --- the lock ------------------------------------------------------------------------------------------
 
 
-def test_the_lock_is_a_session_advisory_lock_on_a_connection_of_its_own(postgres_server, postgres_db, url, opened):
+def test_the_lock_is_a_session_advisory_lock_on_a_connection_of_its_own(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     store = opened(url)
     with store.lock(JOB) as held:
         rows = postgres_server.psql(postgres_db, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted")
@@ -221,7 +236,7 @@ def test_the_lock_is_a_session_advisory_lock_on_a_connection_of_its_own(postgres
 
 
 def test_a_terminated_session_loses_the_lock_for_good_and_another_actor_takes_it(
-        postgres_server, postgres_db, url, opened):
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     holder, other = opened(url), opened(url)
     holder.create(JOB, T0, "created", {})
     with holder.lock(JOB) as held:
@@ -244,7 +259,7 @@ def test_a_terminated_session_loses_the_lock_for_good_and_another_actor_takes_it
 
 
 def test_a_write_of_the_holder_that_was_cut_off_never_goes_over_another_connection(
-        postgres_server, postgres_db, url, opened):
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     holder = opened(url)
     holder.create(JOB, T0, "created", {})
     with holder.lock(JOB) as held:
@@ -254,7 +269,7 @@ def test_a_write_of_the_holder_that_was_cut_off_never_goes_over_another_connecti
     assert [e.seq for e in holder.read(JOB).events] == [1]  # the general connection still reads
 
 
-def test_health_is_seen_from_another_handle_and_a_beat_outlives_the_lock(url, opened):
+def test_health_is_seen_from_another_handle_and_a_beat_outlives_the_lock(url: str, opened: OpenStore) -> None:
     holder, watcher = opened(url), opened(url)
     with holder.lock(JOB) as held:
         held.beat(T0 + timedelta(seconds=5))
@@ -280,12 +295,13 @@ with store.lock("analysis-1") as held:
 """
 
 
-def test_a_holder_killed_with_sigkill_lets_another_process_take_the_lock_at_once_and_carry_on(url, opened):
+def test_a_holder_killed_with_sigkill_lets_another_process_take_the_lock_at_once_and_carry_on(
+        url: str, opened: OpenStore) -> None:
     store = opened(url)
     store.create(JOB, T0, "created", {})
     child = subprocess.Popen([sys.executable, "-c", HOLDER, url], stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        assert child.stdout.readline() == "held\n"
+        assert present(child.stdout).readline() == "held\n"
         with pytest.raises(LockBusy), store.lock(JOB):
             pass
     finally:
@@ -308,7 +324,7 @@ def test_a_holder_killed_with_sigkill_lets_another_process_take_the_lock_at_once
     print(f"takeover after SIGKILL: {took * 1000:.0f} ms")
 
 
-def test_fifty_concurrent_appenders_and_the_holder_lose_no_event(url, opened):
+def test_fifty_concurrent_appenders_and_the_holder_lose_no_event(url: str, opened: OpenStore) -> None:
     opened(url).create(JOB, T0, "created", {})
     holder = opened(url)
     writers = [PostgresStore.open(PostgresTarget.from_settings(url)) for _ in range(50)]
@@ -343,7 +359,7 @@ def test_fifty_concurrent_appenders_and_the_holder_lose_no_event(url, opened):
     assert len(seen) == 550
 
 
-def test_a_server_restart_loses_every_held_lock_and_the_holder_says_so(tmp_path):
+def test_a_server_restart_loses_every_held_lock_and_the_holder_says_so(tmp_path: Path) -> None:
     with private_server() as server:
         db = server.new_database()
         url = server.url(db)
@@ -366,11 +382,12 @@ def test_a_server_restart_loses_every_held_lock_and_the_holder_says_so(tmp_path)
             store.close()
 
 
-def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(postgres_server, url, opened):
+def test_connections_carry_the_documented_keepalive_and_user_timeout_settings(postgres_server: PostgresTestServer,
+                                                                              url: str, opened: OpenStore) -> None:
     store = opened(url)
     with store.lock(JOB) as held:
         conn = held._conn  # the lock's own session
-        shown = {name: conn.execute(f"SHOW {name}").fetchone()[0]
+        shown = {name: present(conn.execute(f"SHOW {name}").fetchone())[0]
                  for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
                               "tcp_user_timeout", "idle_session_timeout", "synchronous_commit",
                               "statement_timeout", "lock_timeout")}
@@ -401,14 +418,14 @@ with store.lock("analysis-1") as held:
 
 
 def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_finds_it_lost(
-        postgres_server, postgres_db, url, opened):
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     """idle_session_timeout is off (docs/record-backing.md): a stopped supervisor blocks a takeover rather
     than wake up to send a request it had checked for while another supervisor acts."""
     store = opened(url)
     child = subprocess.Popen([sys.executable, "-c", FROZEN, url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, cwd=REPO)
     try:
-        pid = int(child.stdout.readline())
+        pid = int(present(child.stdout).readline())
         child.send_signal(signal.SIGSTOP)
         assert store.health(JOB).held
         with pytest.raises(LockBusy), store.lock(JOB):
@@ -419,9 +436,9 @@ def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_find
         with store.lock(JOB) as taken:
             taken.check()
             child.send_signal(signal.SIGCONT)
-            child.stdin.write("wake\n")
-            child.stdin.flush()
-            answer = child.stdout.readline()
+            present(child.stdin).write("wake\n")
+            present(child.stdin).flush()
+            answer = present(child.stdout).readline()
             assert answer.startswith("lost:") and "session to the server ended" in answer
     finally:
         child.send_signal(signal.SIGCONT)
@@ -429,7 +446,8 @@ def test_a_frozen_holder_keeps_its_lock_until_its_session_is_ended_and_then_find
         child.wait()
 
 
-def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(postgres_server, opened):
+def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(postgres_server: PostgresTestServer,
+                                                                                  opened: OpenStore) -> None:
     import psycopg
 
     from dunscaith.domain.model.jobs import events as ev

@@ -22,6 +22,8 @@ from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.ports.job_store import LockBusy
+from tests.expect import present
+from tests.infra.postgres import PostgresTestServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -78,7 +80,7 @@ def _record(url: str) -> None:
 
 
 def test_a_supervisor_killed_with_sigkill_is_taken_over_by_another_process_which_carries_the_job_on(
-        postgres_server, postgres_db, tmp_path):
+        postgres_server: PostgresTestServer, postgres_db: str, tmp_path: Path) -> None:
     url = postgres_server.url(postgres_db)
     root = tmp_path / "records"
     root.mkdir(mode=0o700)
@@ -87,7 +89,7 @@ def test_a_supervisor_killed_with_sigkill_is_taken_over_by_another_process_which
         [sys.executable, "-c", SUPERVISE + f"\nsupervise({url!r}, {str(root)!r}, {JOB!r})\n"],
         stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        while (line := child.stdout.readline()) not in ("Released\n", ""):
+        while (line := present(child.stdout).readline()) not in ("Released\n", ""):
             pass
         assert line == "Released\n", "the supervisor ended before it released the job"
     finally:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,13 +21,14 @@ from dunscaith.domain.model.jobs.root_errors import (
     RootOnNetworkFilesystem,
     RootUnsafe,
 )
+from tests.infra.tmpfs import SmallDisk
 
 SETTING = "records.root (environment: DUNSCAITH_RECORDS__ROOT)"
 LOGIN1 = FakeHost(machine_id="1" * 32, hostname="login1")
 LOGIN2 = FakeHost(machine_id="2" * 32, hostname="login2")
 
 
-def test_a_root_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path):
+def test_a_root_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
     target = tmp_path / "target"
     target.mkdir(mode=0o700)
     (tmp_path / "root").symlink_to(target)
@@ -38,7 +41,7 @@ def test_a_root_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path):
     assert os.listdir(target) == []
 
 
-def test_a_root_owned_by_another_user_is_refused(tmp_path):
+def test_a_root_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to give a directory to another user")
     root = tmp_path / "root"
@@ -50,13 +53,13 @@ def test_a_root_owned_by_another_user_is_refused(tmp_path):
     assert not (root / "HOST").exists()
 
 
-def test_a_root_that_is_a_file_is_refused(tmp_path):
+def test_a_root_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "root").write_text("")
     with pytest.raises(RootUnsafe, match="not a directory"):
         open_record_root(tmp_path / "root", LOGIN1)
 
 
-def test_a_root_bound_to_another_host_is_refused_naming_both_hosts(tmp_path):
+def test_a_root_bound_to_another_host_is_refused_naming_both_hosts(tmp_path: Path) -> None:
     root = tmp_path / "root"
     open_record_root(root, LOGIN1)
     with pytest.raises(RootOfAnotherHost) as caught:
@@ -68,7 +71,7 @@ def test_a_root_bound_to_another_host_is_refused_naming_both_hosts(tmp_path):
     assert json.loads((root / "HOST").read_text()) == {"hostname": "login1", "machine_id": "1" * 32}
 
 
-def test_the_same_hostname_with_another_machine_id_is_another_host(tmp_path):
+def test_the_same_hostname_with_another_machine_id_is_another_host(tmp_path: Path) -> None:
     root = tmp_path / "root"
     open_record_root(root, LOGIN1)
     with pytest.raises(RootOfAnotherHost):
@@ -79,7 +82,8 @@ NETWORK = ["nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "ceph", "9
 
 
 @pytest.mark.parametrize("filesystem", NETWORK)
-def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_created(tmp_path, filesystem):
+def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_created(tmp_path: Path,
+                                                                                    filesystem: str) -> None:
     root = tmp_path / "home" / "records"
     host = FakeHost(filesystems={tmp_path / "home": filesystem})
     with pytest.raises(RootOnNetworkFilesystem) as caught:
@@ -91,7 +95,7 @@ def test_a_root_on_a_network_filesystem_is_refused_naming_it_and_nothing_is_crea
     assert not root.exists()
 
 
-def test_a_damaged_host_file_is_refused_and_not_rewritten(tmp_path):
+def test_a_damaged_host_file_is_refused_and_not_rewritten(tmp_path: Path) -> None:
     root = tmp_path / "root"
     open_record_root(root, LOGIN1)
     (root / "HOST").write_text('{"hostname": "login1"}')
@@ -101,7 +105,7 @@ def test_a_damaged_host_file_is_refused_and_not_rewritten(tmp_path):
     assert (root / "HOST").read_text() == '{"hostname": "login1"}'
 
 
-def test_a_host_file_that_is_a_symlink_is_refused(tmp_path):
+def test_a_host_file_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir(mode=0o700)
     elsewhere = tmp_path / "other-host"
@@ -111,7 +115,7 @@ def test_a_host_file_that_is_a_symlink_is_refused(tmp_path):
         open_record_root(root, LOGIN1)
 
 
-def test_every_refusal_is_a_record_root_refusal_and_the_store_passes_it_on(tmp_path):
+def test_every_refusal_is_a_record_root_refusal_and_the_store_passes_it_on(tmp_path: Path) -> None:
     for refusal in (RootUnsafe, RootOfAnotherHost, RootOnNetworkFilesystem, RootHostFileDamaged):
         assert issubclass(refusal, RecordRootRefused)
     root = tmp_path / "root"
@@ -122,7 +126,7 @@ def test_every_refusal_is_a_record_root_refusal_and_the_store_passes_it_on(tmp_p
         SqliteStore.open(tmp_path / "nfs-root", FakeHost(default_filesystem="nfs4"))
 
 
-def test_first_use_creates_a_private_root_bound_to_this_machine(tmp_path):
+def test_first_use_creates_a_private_root_bound_to_this_machine(tmp_path: Path) -> None:
     root = tmp_path / "deeper" / "root"
     opened = open_record_root(root, SystemHost())
     assert opened.path == root and opened.host == SystemHost().identity()
@@ -133,7 +137,7 @@ def test_first_use_creates_a_private_root_bound_to_this_machine(tmp_path):
     assert open_record_root(root, SystemHost()) == opened
 
 
-def test_a_group_shared_directory_is_refused_and_left_as_it_was(tmp_path):
+def test_a_group_shared_directory_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()
     os.chmod(root, 0o2775)
@@ -144,7 +148,7 @@ def test_a_group_shared_directory_is_refused_and_left_as_it_was(tmp_path):
     assert os.listdir(root) == []
 
 
-def test_a_private_directory_with_files_and_no_host_file_is_not_taken_over(tmp_path):
+def test_a_private_directory_with_files_and_no_host_file_is_not_taken_over(tmp_path: Path) -> None:
     root = tmp_path / "mine"
     root.mkdir(mode=0o700)
     (root / "thesis.tex").write_text("x")
@@ -153,27 +157,27 @@ def test_a_private_directory_with_files_and_no_host_file_is_not_taken_over(tmp_p
     assert os.listdir(root) == ["thesis.tex"]
 
 
-def test_an_empty_private_directory_becomes_a_root(tmp_path):
+def test_an_empty_private_directory_becomes_a_root(tmp_path: Path) -> None:
     root = tmp_path / "empty"
     root.mkdir(mode=0o700)
     open_record_root(root, LOGIN1)
     assert (root / "HOST").exists() and stat.S_IMODE(os.stat(root).st_mode) == 0o700
 
 
-def test_missing_parents_are_created_private_and_the_root_below_them(tmp_path):
+def test_missing_parents_are_created_private_and_the_root_below_them(tmp_path: Path) -> None:
     root = tmp_path / "a" / "b" / "root"
     open_record_root(root, LOGIN1)
     for d in (tmp_path / "a", tmp_path / "a" / "b", root):
         assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
 
 
-def test_the_default_root_is_under_var_tmp_named_for_the_user():
+def test_the_default_root_is_under_var_tmp_named_for_the_user() -> None:
     assert str(default_records_root({"USER": "ada"})) == "/var/tmp/dunscaith-ada"
     assert default_records_root({}).name.startswith("dunscaith-")
 
 
 @pytest.mark.parametrize("own", ["instances", "forwarded", "local-scheduler", "slurm-queries"])
-def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path, own):
+def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_foreign(tmp_path: Path, own: str) -> None:
     root = tmp_path / "root"
     (root / own).mkdir(parents=True, mode=0o700)  # remote run, a forwarded command, stop --emergency: no store yet
     os.chmod(root, 0o700)
@@ -184,18 +188,18 @@ def test_dunscaiths_own_folders_made_before_the_host_file_do_not_make_a_root_for
 # --- issue 22 item 3: a bound root is read, never written, so read commands work on a full or read-only disk
 
 @pytest.fixture
-def small_disk(tmp_path):
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
     from tests.infra.tmpfs import small_tmpfs
 
     with small_tmpfs(tmp_path / "disk") as disk:
         yield disk
 
 
-def _staging(root):
+def _staging(root: Path) -> list[str]:
     return sorted(name for name in os.listdir(root) if name.startswith(".staging."))
 
 
-def test_a_bound_root_on_a_full_disk_opens_and_leaves_no_staging_file(small_disk):
+def test_a_bound_root_on_a_full_disk_opens_and_leaves_no_staging_file(small_disk: SmallDisk) -> None:
     root = small_disk.path / "records"
     open_record_root(root, LOGIN1)
     host_before = (root / "HOST").read_bytes()
@@ -205,7 +209,7 @@ def test_a_bound_root_on_a_full_disk_opens_and_leaves_no_staging_file(small_disk
     assert _staging(root) == [] and (root / "HOST").read_bytes() == host_before
 
 
-def test_a_bound_root_on_a_read_only_disk_opens(small_disk):
+def test_a_bound_root_on_a_read_only_disk_opens(small_disk: SmallDisk) -> None:
     root = small_disk.path / "records"
     open_record_root(root, LOGIN1)
     small_disk.read_only()
@@ -218,7 +222,8 @@ def test_a_bound_root_on_a_read_only_disk_opens(small_disk):
     assert _staging(root) == []
 
 
-def test_an_unbound_root_on_a_full_disk_is_refused_in_one_line_and_leaves_no_staging_file(small_disk):
+def test_an_unbound_root_on_a_full_disk_is_refused_in_one_line_and_leaves_no_staging_file(
+        small_disk: SmallDisk) -> None:
     root = small_disk.path / "records"
     root.mkdir(mode=0o700)
     small_disk.fill()
@@ -230,7 +235,7 @@ def test_an_unbound_root_on_a_full_disk_is_refused_in_one_line_and_leaves_no_sta
     assert open_record_root(root, LOGIN1).host == LOGIN1.identity()  # bound once there is room
 
 
-def test_a_missing_host_file_of_a_non_empty_root_is_still_damaged_not_rebound(tmp_path):
+def test_a_missing_host_file_of_a_non_empty_root_is_still_damaged_not_rebound(tmp_path: Path) -> None:
     root = tmp_path / "root"
     open_record_root(root, LOGIN1)
     (root / "HOST").write_text("")
@@ -238,7 +243,7 @@ def test_a_missing_host_file_of_a_non_empty_root_is_still_damaged_not_rebound(tm
         open_record_root(root, LOGIN1)
 
 
-def test_a_sound_store_on_a_full_disk_is_not_read_now_and_never_called_damaged(small_disk):
+def test_a_sound_store_on_a_full_disk_is_not_read_now_and_never_called_damaged(small_disk: SmallDisk) -> None:
     from dunscaith.ports.job_store import StoreError
 
     root = small_disk.path / "records"

@@ -38,7 +38,7 @@ from dunscaith.ports.job_store import JobStore, RecordDamaged, StoreError
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOB = JobId("long")
 EVERY = 4
-STORY = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
+STORY: list[ev.Event] = [ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
          ev.Released(1, ObjectId("o1")),
          *(ev.Observed(1, ObjectId("o1"), ("pending", "running")[i % 2], None, None, "") for i in range(8))]
 
@@ -111,7 +111,7 @@ def _built(sql: Sql) -> JobStore:
 # --- an event damaged before the snapshot: reported at its own seq, as without snapshots --------------
 
 @pytest.mark.parametrize("damage", ['{"state":', "[1]", "null", ""])
-def test_an_event_the_snapshot_covers_that_is_no_longer_json_is_reported_at_its_own_seq(sql, damage) -> None:
+def test_an_event_the_snapshot_covers_that_is_no_longer_json_is_reported_at_its_own_seq(sql: Sql, damage: str) -> None:
     _built(sql)
     sql.run(f"UPDATE events SET data = '{damage}' WHERE seq = 7")
     with pytest.raises(RecordDamaged) as caught:  # no longer vouched for: the whole record is read
@@ -122,7 +122,7 @@ def test_an_event_the_snapshot_covers_that_is_no_longer_json_is_reported_at_its_
     assert caught.value.event == 7 and caught.value.job == JOB
 
 
-def test_an_event_missing_under_the_snapshot_is_reported_at_its_seq(sql) -> None:
+def test_an_event_missing_under_the_snapshot_is_reported_at_its_seq(sql: Sql) -> None:
     store = _built(sql)
     sql.run("DELETE FROM events WHERE seq = 3")
     with pytest.raises(RecordDamaged, match="event 3 is missing") as caught:
@@ -130,7 +130,7 @@ def test_an_event_missing_under_the_snapshot_is_reported_at_its_seq(sql) -> None
     assert caught.value.event == 3
 
 
-def test_an_event_after_the_snapshot_that_does_not_read_is_reported_at_its_own_seq(sql) -> None:
+def test_an_event_after_the_snapshot_that_does_not_read_is_reported_at_its_own_seq(sql: Sql) -> None:
     store = _built(sql)
     sql.run("UPDATE events SET data = '[1]' WHERE seq = 13")
     with pytest.raises(RecordDamaged) as caught:
@@ -138,7 +138,7 @@ def test_an_event_after_the_snapshot_that_does_not_read_is_reported_at_its_own_s
     assert caught.value.event == 13
 
 
-def test_an_event_the_snapshot_covers_changed_into_another_json_object_is_found_by_doctor(sql) -> None:
+def test_an_event_the_snapshot_covers_changed_into_another_json_object_is_found_by_doctor(sql: Sql) -> None:
     # The one change a snapshot hides from status (docs/record-backing.md): an event it covers rewritten
     # into another JSON object. Events are append-only (triggers), so that is a hand past them or a flip
     # inside a text; doctor folds every record whole and says so, and its rebuild drops the snapshot.
@@ -160,7 +160,7 @@ def test_an_event_the_snapshot_covers_changed_into_another_json_object_is_found_
     "data = 'not json'", "data = '[]'", f"""data = replace(data, '"version":"{VERSION}"', '"version":"0.0.1"')""",
     "seq = 8", """data = replace(data, '"attempts":[[', '"attempts":[["x",')""",
 ], ids=["not-json", "not-an-object", "another-version", "another-seq", "does-not-decode"])
-def test_a_damaged_or_foreign_snapshot_is_ignored_and_status_is_the_whole_fold(sql, change) -> None:
+def test_a_damaged_or_foreign_snapshot_is_ignored_and_status_is_the_whole_fold(sql: Sql, change: str) -> None:
     _built(sql)
     sql.run(f"UPDATE snapshots SET {change}")
     fresh = sql.open(snapshot_every=EVERY)
@@ -169,7 +169,7 @@ def test_a_damaged_or_foreign_snapshot_is_ignored_and_status_is_the_whole_fold(s
     assert fresh.read_tail(JOB).after == 12 and _status(fresh) == fold(fresh.read(JOB))
 
 
-def test_a_snapshot_row_gone_is_only_a_slower_status_and_doctor_makes_it_again(sql) -> None:
+def test_a_snapshot_row_gone_is_only_a_slower_status_and_doctor_makes_it_again(sql: Sql) -> None:
     store = _built(sql)
     sql.run("DELETE FROM snapshots")
     assert store.read_tail(JOB).after == 0 and _status(store) == fold(store.read(JOB))
@@ -179,7 +179,7 @@ def test_a_snapshot_row_gone_is_only_a_slower_status_and_doctor_makes_it_again(s
 
 # --- one transaction: no event without its due snapshot ------------------------------------------------
 
-def test_an_append_whose_snapshot_cannot_be_written_is_not_recorded(sql, request) -> None:
+def test_an_append_whose_snapshot_cannot_be_written_is_not_recorded(sql: Sql, request: pytest.FixtureRequest) -> None:
     store = sql.open(snapshot_every=EVERY)
     _long(store, STORY[:6])  # events 1..7, a snapshot at 4
     if request.node.callspec.params["sql"] == "sqlite":
@@ -196,7 +196,7 @@ def test_an_append_whose_snapshot_cannot_be_written_is_not_recorded(sql, request
     assert store.read_tail(JOB).after == 8 and _status(store) == fold(store.read(JOB))
 
 
-def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(sql) -> None:
+def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(sql: Sql) -> None:
     store = sql.open()
     with store.batch():
         _long(store, [*STORY[:4], *(STORY[4],) * 1030])

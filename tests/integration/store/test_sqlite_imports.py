@@ -6,6 +6,8 @@ current schema, reading and appending never import it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.integration.store.conftest import run_child
 
 _OPEN = (
@@ -19,7 +21,7 @@ _LOADED = "print(sorted({m.split('.')[0] + ('.orm' if m.startswith('sqlalchemy.o
           "for m in sys.modules if m.startswith(('sqlalchemy', 'alembic'))}))"
 
 
-def test_a_store_at_the_current_schema_reads_and_appends_without_sqlalchemy(tmp_path):
+def test_a_store_at_the_current_schema_reads_and_appends_without_sqlalchemy(tmp_path: Path) -> None:
     root = str(tmp_path / "records")
     made = run_child(_OPEN.format(root=root) + "s.create('job', T0, 'created', {'a': 1}); s.close()")
     assert made.returncode == 0, made.stderr
@@ -30,7 +32,7 @@ def test_a_store_at_the_current_schema_reads_and_appends_without_sqlalchemy(tmp_
     assert used.stdout == "['created', 'noted'] ['job']\n[]\n"
 
 
-def test_a_new_store_is_migrated_with_alembic_and_never_the_orm(tmp_path):
+def test_a_new_store_is_migrated_with_alembic_and_never_the_orm(tmp_path: Path) -> None:
     made = run_child(_OPEN.format(root=str(tmp_path / "records")) + "s.close();" + _LOADED)
     assert made.returncode == 0, made.stderr
     assert made.stdout == "['alembic', 'sqlalchemy']\n"

@@ -13,16 +13,19 @@ from alembic.script import ScriptDirectory
 
 from dunscaith import adapters, domain
 from dunscaith.adapters.store.sqlite.schema import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import StoreError
-from tests.integration.store.conftest import raw, run_child
+from tests.expect import present
+from tests.integration.store.conftest import OpenStore, raw, run_child
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(open_store, root):
+def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_left_as_it_was(open_store: OpenStore,
+                                                                                              root: Path) -> None:
     store = open_store()
-    store.create("job", T0, "created", {})
+    store.create(JobId("job"), T0, "created", {})
     store.close()
     with raw(root / "records.db") as conn:
         conn.execute("UPDATE alembic_version SET version_num = '0042'")
@@ -37,7 +40,7 @@ def test_a_store_written_by_a_newer_schema_is_refused_naming_both_versions_and_l
     assert (root / "records.db").read_bytes() == before
 
 
-def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store, root):
+def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     for name in ("records.db", "records.db-wal", "records.db-shm"):
         (root / name).unlink(missing_ok=True)
@@ -50,7 +53,7 @@ def test_another_programs_sqlite_database_is_refused_and_not_migrated(open_store
     assert tables == {"theirs"}
 
 
-def test_a_new_store_is_migrated_to_head_on_open(open_store, root):
+def test_a_new_store_is_migrated_to_head_on_open(open_store: OpenStore, root: Path) -> None:
     open_store()
     with raw(root / "records.db") as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
@@ -58,15 +61,15 @@ def test_a_new_store_is_migrated_to_head_on_open(open_store, root):
     assert {"jobs", "events", "alembic_version"} <= tables
 
 
-def test_reopening_a_store_at_head_keeps_its_records(open_store):
+def test_reopening_a_store_at_head_keeps_its_records(open_store: OpenStore) -> None:
     first = open_store()
-    first.create("job", T0, "created", {"a": 1})
+    first.create(JobId("job"), T0, "created", {"a": 1})
     first.close()
-    assert open_store().read("job").events[0].data == {"a": 1}
+    assert open_store().read(JobId("job")).events[0].data == {"a": 1}
 
 
 @pytest.mark.slow
-def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root):
+def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(root: Path) -> None:
     code = (
         "import pathlib; from dunscaith.adapters.host.system import SystemHost;"
         "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
@@ -80,36 +83,36 @@ def test_processes_opening_a_new_store_at_once_all_succeed_and_migrate_it_once(r
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
-def test_the_events_table_refuses_update_and_delete(open_store, root):
+def test_the_events_table_refuses_update_and_delete(open_store: OpenStore, root: Path) -> None:
     store = open_store()
-    store.create("job", T0, "created", {})
+    store.create(JobId("job"), T0, "created", {})
     with raw(root / "records.db") as conn:
         for statement in ("UPDATE events SET kind = 'x'", "DELETE FROM events"):
             with pytest.raises(Exception, match="append-only"):
                 conn.execute(statement)
-    assert store.read("job").events[0].kind == "created"
+    assert store.read(JobId("job")).events[0].kind == "created"
 
 
-def test_the_migrations_match_the_tables_alembic_check_finds_no_difference(open_store, root):
+def test_the_migrations_match_the_tables_alembic_check_finds_no_difference(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     command.check(alembic_config(root / "records.db"))
 
 
-def test_the_revisions_this_build_knows_are_exactly_those_in_migrations():
+def test_the_revisions_this_build_knows_are_exactly_those_in_migrations() -> None:
     script = ScriptDirectory.from_config(alembic_config())
     chain = [rev.revision for rev in script.walk_revisions()][::-1]
     assert tuple(chain) == KNOWN_REVISIONS
     assert script.get_current_head() == HEAD
 
 
-def test_the_migrations_are_found_from_the_installed_package_in_this_repository():
+def test_the_migrations_are_found_from_the_installed_package_in_this_repository() -> None:
     assert migrations_dir() == REPO / "migrations"
     assert (migrations_dir() / "env.py").is_file()
     for package in (domain, adapters):
-        assert Path(package.__file__).resolve().is_relative_to(REPO)
+        assert Path(present(package.__file__)).resolve().is_relative_to(REPO)
 
 
-def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_store, root):
+def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_store: OpenStore, root: Path) -> None:
     open_store().close()
     result = run_child(
         "import sys; from alembic.config import main;"
@@ -120,7 +123,8 @@ def test_the_alembic_command_line_finds_the_environment_through_pyproject(open_s
     assert f"{HEAD} (head)" in result.stdout
 
 
-def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store, root):
+def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_open(open_store: OpenStore,
+                                                                                  root: Path) -> None:
     from dunscaith.domain.model.jobs import events as ev
     from dunscaith.domain.model.jobs.ids import JobId, Nonce
     from dunscaith.domain.model.jobs.record import StoreIdentity

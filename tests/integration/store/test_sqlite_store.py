@@ -8,14 +8,17 @@ import stat
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.sqlite.opening import recovery_advice
 from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import StoreError
-from tests.integration.store.conftest import bound, raw
+from tests.expect import present
+from tests.integration.store.conftest import OpenStore, bound, raw
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -23,7 +26,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 # --- damage: one clear StoreError, the file left as it was ------------------------------------------
 
 
-def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(open_store, root):
+def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(open_store: OpenStore, root: Path) -> None:
     bound(root)
     garbage = b"these are not the records you are looking for\n" * 200
     (root / "records.db").write_bytes(garbage)
@@ -37,26 +40,26 @@ def test_a_file_that_is_not_a_database_is_refused_in_one_line_and_left_alone(ope
     assert (root / "records.db").read_bytes() == garbage
 
 
-def _filled(open_store, root, events: int = 300) -> None:
+def _filled(open_store: OpenStore, root: Path, events: int = 300) -> None:
     store = open_store()
-    store.create("job", T0, "created", {})
+    store.create(JobId("job"), T0, "created", {})
     for i in range(events):
-        store.append("job", T0, "note", {"i": i, "pad": "x" * 200})
+        store.append(JobId("job"), T0, "note", {"i": i, "pad": "x" * 200})
     store.close()  # the last connection checkpoints the WAL into the database file
     assert not (root / "records.db-wal").exists()
 
 
-def test_a_truncated_database_is_reported_as_damaged_never_as_a_traceback(open_store, root):
+def test_a_truncated_database_is_reported_as_damaged_never_as_a_traceback(open_store: OpenStore, root: Path) -> None:
     _filled(open_store, root)
     db = root / "records.db"
     os.truncate(db, db.stat().st_size // 2)
     with pytest.raises(StoreError) as caught:
-        open_store().read("job")
+        open_store().read(JobId("job"))
     assert str(caught.value).startswith(f"record store {db} is damaged")
     assert "\n" not in str(caught.value)
 
 
-def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_store, root):
+def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_store: OpenStore, root: Path) -> None:
     _filled(open_store, root, events=1)
     db = root / "records.db"
     os.truncate(db, 40)
@@ -65,7 +68,7 @@ def test_a_database_truncated_inside_its_header_is_reported_as_damaged(open_stor
     assert db.stat().st_size == 40
 
 
-def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, root):
+def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store: OpenStore, root: Path) -> None:
     (bound(root) / "records.db").mkdir()
     with pytest.raises(StoreError) as caught:
         open_store()
@@ -73,7 +76,7 @@ def test_a_database_path_that_is_a_directory_is_refused_in_one_line(open_store, 
     assert "\n" not in str(caught.value)
 
 
-def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path):
+def test_a_database_file_that_is_a_symlink_is_refused(open_store: OpenStore, root: Path, tmp_path: Path) -> None:
     bound(root)
     (root / "records.db").symlink_to(tmp_path / "elsewhere.db")
     with pytest.raises(StoreError, match="symbolic link"):
@@ -81,7 +84,7 @@ def test_a_database_file_that_is_a_symlink_is_refused(open_store, root, tmp_path
     assert not (tmp_path / "elsewhere.db").exists()
 
 
-def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(root):
+def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(root: Path) -> None:
     bound(root)
     (root / "records.db").write_bytes(b"\0garbage" * 100)
     code = (
@@ -100,9 +103,9 @@ def test_a_broken_store_reports_damage_from_a_command_line_without_a_traceback(r
 # --- the settings durability rests on ----------------------------------------------------------------
 
 
-def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store, root):
+def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store: OpenStore, root: Path) -> None:
     store = open_store(busy_timeout_ms=4321)
-    store.create("job", T0, "created", {})  # opens the writer beside the reader
+    store.create(JobId("job"), T0, "created", {})  # opens the writer beside the reader
     connections = [store._reader, store._writer]
     for conn in connections:
         assert conn is not None
@@ -113,10 +116,10 @@ def test_every_connection_is_wal_synchronous_full_with_a_busy_timeout(open_store
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_the_database_its_wal_and_the_lock_files_are_private(open_store, root):
+def test_the_database_its_wal_and_the_lock_files_are_private(open_store: OpenStore, root: Path) -> None:
     store = open_store()
-    store.create("job", T0, "created", {})
-    with store.lock("job"):
+    store.create(JobId("job"), T0, "created", {})
+    with store.lock(JobId("job")):
         pass
     assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(root / "locks").st_mode) == 0o700
@@ -125,18 +128,18 @@ def test_the_database_its_wal_and_the_lock_files_are_private(open_store, root):
     assert [stat.S_IMODE(p.stat().st_mode) for p in (root / "locks").iterdir()] == [0o600]
 
 
-def test_the_lock_file_of_any_job_name_stays_inside_the_locks_directory(open_store, root):
+def test_the_lock_file_of_any_job_name_stays_inside_the_locks_directory(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     for name in ("../escape", "..", "a/b", "x" * 400, "Zürich job"):
-        with store.lock(name) as held:
+        with store.lock(JobId(name)) as held:
             held.beat(T0)
-        assert store.health(name).last_loop == T0
+        assert store.health(JobId(name)).last_loop == T0
     assert not (root / "escape.lock").exists()
     assert {p.parent for p in root.rglob("job-*.lock")} == {root / "locks"}
     assert len(list((root / "locks").iterdir())) == 5
 
 
-def test_the_store_identity_names_the_file_and_the_host(open_store, root):
+def test_the_store_identity_names_the_file_and_the_host(open_store: OpenStore, root: Path) -> None:
     store = open_store()
     identity = store.identity()
     st = os.stat(root / "records.db")
@@ -165,9 +168,10 @@ print(json.dumps(seqs))
 
 
 @pytest.mark.slow
-def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_never_see_locked(open_store, root):
+def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_never_see_locked(open_store: OpenStore,
+                                                                                               root: Path) -> None:
     writers, each = 50, 10
-    open_store().create("shared", T0, "created", {})
+    open_store().create(JobId("shared"), T0, "created", {})
     go = root.parent / "go"
     children = [
         subprocess.Popen([sys.executable, "-c", APPENDER, str(root), str(go), str(me), str(each)],
@@ -175,7 +179,7 @@ def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_ne
         for me in range(writers)
     ]
     for child in children:  # all open and waiting: the appends then overlap as much as they can
-        assert child.stdout.readline() == "ready\n"
+        assert present(child.stdout).readline() == "ready\n"
     go.touch()
     outputs = [child.communicate(timeout=300) for child in children]
     failures = [(child.returncode, err) for child, (_, err) in zip(children, outputs, strict=True) if child.returncode]
@@ -184,13 +188,13 @@ def test_fifty_processes_appending_at_once_lose_nothing_duplicate_nothing_and_ne
     acknowledged = sorted(seq for out, _ in outputs for seq in json.loads(out))
     total = 1 + writers * each
     assert acknowledged == list(range(2, total + 1))  # every seq handed out once
-    record = open_store().read("shared")
+    record = open_store().read(JobId("shared"))
     assert [e.seq for e in record.events] == list(range(1, total + 1))
     for me in range(writers):  # each writer's events in the order it appended them
         assert [e.data["i"] for e in record.events if e.data.get("writer") == me] == list(range(each))
 
 
-def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root):
+def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_acknowledged_event(root: Path) -> None:
     code = (
         "import pathlib; from datetime import datetime, UTC; from dunscaith.adapters.host.system import SystemHost;"
         "from dunscaith.adapters.store.sqlite.store import SqliteStore\n"
@@ -200,15 +204,15 @@ def test_a_writer_killed_while_nobody_else_has_the_store_open_leaves_every_ackno
         "    print(store.append('alone', datetime.now(UTC), 'note', {'i': i}), flush=True)\n"
     )
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    acknowledged = []
+    acknowledged: list[int] = []
     try:
         while len(acknowledged) < 250:  # past a checkpoint (every 100 pages), so the WAL has been reused
-            acknowledged.append(int(child.stdout.readline()))
+            acknowledged.append(int(present(child.stdout).readline()))
     finally:
         child.kill()
         child.wait()
     assert (root / "records.db-wal").exists()  # not checkpointed away: the next opener must recover it
     with SqliteStore.open(root, SystemHost()) as store:
-        seqs = [e.seq for e in store.read("alone").events]
+        seqs = [e.seq for e in store.read(JobId("alone")).events]
     assert seqs == list(range(1, len(seqs) + 1))
     assert set(acknowledged) <= set(seqs)

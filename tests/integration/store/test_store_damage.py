@@ -12,6 +12,7 @@ import pytest
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.sqlite.opening import StoreRefused
 from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import RecordDamaged
 from tests.infra.sqlite_pages import event_pages, zero_pages
 
@@ -25,9 +26,9 @@ def _digest(root: Path) -> dict[str, str]:
 def _three_jobs(root: Path, pad: int = 0) -> None:
     with SqliteStore.open(root, SystemHost()) as store:
         for job in ("j1", "j2", "j3"):
-            store.create(job, T0, "created", {"spec": "x" * 50})
+            store.create(JobId(job), T0, "created", {"spec": "x" * 50})
             for i in range(5):
-                store.append(job, T0, "note", {"i": i, "pad": "p" * pad})
+                store.append(JobId(job), T0, "note", {"i": i, "pad": "p" * pad})
 
 
 def _zero_event_data(db: Path) -> None:
@@ -73,11 +74,11 @@ def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None
     with SqliteStore.open(root, SystemHost()) as store:
         assert store.jobs() == ["j1", "j2", "j3"]
         with pytest.raises(RecordDamaged) as caught:
-            store.read("j1")
+            store.read(JobId("j1"))
         assert caught.value.job == "j1" and caught.value.event is not None
-        assert len(store.read("j2").events) == len(store.read("j3").events) == 6
-        store.append("j2", T0, "note", {"after": "damage"})  # the file passes quick_check: others go on
-        assert len(store.read("j2").events) == 7
+        assert len(store.read(JobId("j2")).events) == len(store.read(JobId("j3")).events) == 6
+        store.append(JobId("j2"), T0, "note", {"after": "damage"})  # the file passes quick_check: others go on
+        assert len(store.read(JobId("j2")).events) == 7
 
 
 def test_zeroed_structural_page_refuses_every_write_and_leaves_the_file_as_it_was(tmp_path: Path) -> None:
@@ -87,11 +88,11 @@ def test_zeroed_structural_page_refuses_every_write_and_leaves_the_file_as_it_wa
     before = _digest(root)
     with SqliteStore.open(root, SystemHost()) as store:
         with pytest.raises(RecordDamaged):
-            store.read("j2")
+            store.read(JobId("j2"))
         with pytest.raises(StoreRefused, match=r"fails its integrity check \(quick_check: .*\); nothing was written"):
-            store.append("j2", T0, "note", {})
+            store.append(JobId("j2"), T0, "note", {})
         with pytest.raises(StoreRefused):
-            store.create("j4", T0, "created", {})
+            store.create(JobId("j4"), T0, "created", {})
     assert _digest(root) == before
 
 
@@ -117,8 +118,8 @@ def test_a_byte_that_is_not_utf8_in_an_event_damages_only_that_job(tmp_path: Pat
     conn.close()
     with SqliteStore.open(root, SystemHost()) as store:
         with pytest.raises(RecordDamaged, match="UTF-8"):
-            store.read("j1")
-        assert len(store.read("j2").events) == 6
+            store.read(JobId("j1"))
+        assert len(store.read(JobId("j2")).events) == 6
 
 
 @pytest.mark.parametrize("damage", ['{"state":', "[1]", "null"])
@@ -126,10 +127,10 @@ def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(tmp_path:
     # One read decodes each distinct text once: a damaged row is still its own text, at its own seq.
     root = tmp_path / "records"
     with SqliteStore.open(root, SystemHost()) as store:
-        store.create("j1", T0, "created", {})
+        store.create(JobId("j1"), T0, "created", {})
         for _ in range(9):
-            store.append("j1", T0, "seen", {"state": "running"})
-        assert len(store.read("j1").events) == 10  # read once whole, the rows kept for the next read
+            store.append(JobId("j1"), T0, "seen", {"state": "running"})
+        assert len(store.read(JobId("j1")).events) == 10  # read once whole, the rows kept for the next read
     conn = sqlite3.connect(root / "records.db")
     conn.execute("DROP TRIGGER IF EXISTS events_append_only_update")
     conn.execute("UPDATE events SET data = ? WHERE seq = 7", (damage,))
@@ -138,5 +139,5 @@ def test_a_damaged_row_among_identical_ones_is_reported_at_its_own_seq(tmp_path:
     with SqliteStore.open(root, SystemHost()) as store:
         for _ in range(2):
             with pytest.raises(RecordDamaged) as caught:
-                store.read("j1")
+                store.read(JobId("j1"))
             assert caught.value.job == "j1" and caught.value.event == 7

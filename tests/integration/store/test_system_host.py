@@ -12,7 +12,7 @@ import pytest
 from dunscaith.adapters.host.system import MACHINE_ID_FILES, SystemHost
 
 
-def test_the_identity_is_this_machines_id_and_hostname():
+def test_the_identity_is_this_machines_id_and_hostname() -> None:
     identity = SystemHost().identity()
     assert identity.hostname == socket.gethostname()
     present = [p.read_text().strip() for p in MACHINE_ID_FILES if p.is_file()]
@@ -22,7 +22,7 @@ def test_the_identity_is_this_machines_id_and_hostname():
 
 
 @pytest.mark.parametrize("path", ["/", "/proc", "/dev/shm", "TMP", "TMP/not/made/yet"])
-def test_the_filesystem_type_agrees_with_findmnt(path, tmp_path):
+def test_the_filesystem_type_agrees_with_findmnt(path: str, tmp_path: Path) -> None:
     if shutil.which("findmnt") is None:
         pytest.skip("findmnt (util-linux) is not installed")
     target = Path(path.replace("TMP", str(tmp_path)))

@@ -17,19 +17,19 @@ from dunscaith.domain.model.jobs.resources import (
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "abc", "", " ", "1.5", "1e3", "1000001", "99999999999999"])
-def test_a_count_that_no_scheduler_could_give_is_refused_naming_the_flag(text):
+def test_a_count_that_no_scheduler_could_give_is_refused_naming_the_flag(text: str) -> None:
     with pytest.raises(BadSpec, match=r"^-c .*: a whole number from 1 to"):
         parse_count(text, "-c")
 
 
 @pytest.mark.parametrize(("text", "mb"), [("1", 1), ("4G", 4096), ("4g", 4096), ("512M", 512), ("1K", 1),
                                           ("1025K", 2), ("2T", 2 * 1024 * 1024), ("8GB", 8192)])
-def test_memory_is_mib_rounded_up(text, mb):
+def test_memory_is_mib_rounded_up(text: str, mb: int) -> None:
     assert parse_memory(text, "--mem") == mb
 
 
 @pytest.mark.parametrize("text", ["0", "abc", "10PB", "-1G", "", "1.5G", "4 G", "99999999999999999T"])
-def test_memory_that_is_no_size_is_refused(text):
+def test_memory_that_is_no_size_is_refused(text: str) -> None:
     with pytest.raises(BadSpec, match=r"^--mem .*: a size of at least 1K"):
         parse_memory(text, "--mem")
 
@@ -37,44 +37,44 @@ def test_memory_that_is_no_size_is_refused(text):
 @pytest.mark.parametrize(("text", "seconds"), [("30", 1800), ("10:00", 600), ("1:02:03", 3723), ("1-0", 86400),
                                                ("1-12", 86400 + 12 * 3600), ("2-01:30", 2 * 86400 + 5400),
                                                ("1-00:00:01", 86401), ("0:01", 1)])
-def test_time_limits_in_sbatchs_formats(text, seconds):
+def test_time_limits_in_sbatchs_formats(text: str, seconds: int) -> None:
     assert parse_time_limit(text, "--time") == seconds
 
 
 @pytest.mark.parametrize("text", ["0", "0:00", "abc", "-1", "1:2:3:4", "1-", "", "UNLIMITED", "99999-0"])
-def test_a_time_limit_that_is_none_is_refused(text):
+def test_a_time_limit_that_is_none_is_refused(text: str) -> None:
     with pytest.raises(BadSpec, match=r"^--time .*: a time limit of at least 1 second"):
         parse_time_limit(text, "--time")
 
 
-def test_a_time_limit_is_shown_as_sbatch_reads_it():
+def test_a_time_limit_is_shown_as_sbatch_reads_it() -> None:
     assert [format_time_limit(s) for s in (1, 3723, 86401)] == ["00:00:01", "01:02:03", "1-00:00:01"]
 
 
 @pytest.mark.parametrize(("text", "parsed"), [("2", (2, None)), ("a100:2", (2, "a100"))])
-def test_gpus_are_a_count_with_an_optional_type(text, parsed):
+def test_gpus_are_a_count_with_an_optional_type(text: str, parsed: tuple[int, None] | tuple[int, str]) -> None:
     assert parse_gpus(text, "--gpus") == parsed
 
 
 @pytest.mark.parametrize("text", ["0", "a100:0", "a100:", ":2", "abc", "a b:1"])
-def test_gpus_that_are_no_count_are_refused(text):
+def test_gpus_that_are_no_count_are_refused(text: str) -> None:
     with pytest.raises(BadSpec, match=r"^--gpus "):
         parse_gpus(text, "--gpus")
 
 
 @pytest.mark.parametrize("text", ["", "a b", "x\ny", "a;b", "$(x)", "a" * 201])
-def test_a_queue_or_account_is_plain_text(text):
+def test_a_queue_or_account_is_plain_text(text: str) -> None:
     with pytest.raises(BadSpec, match=r"^-p .*: 1 to 200"):
         parse_text(text, "-p")
 
 
-def test_a_long_value_is_shown_shortened():
+def test_a_long_value_is_shown_shortened() -> None:
     with pytest.raises(BadSpec) as raised:
         parse_count("9" * 5000, "-c")
     assert len(str(raised.value)) < 120
 
 
-def test_needs_are_shown_in_a_fixed_order():
+def test_needs_are_shown_in_a_fixed_order() -> None:
     needs = Resources(cpus=4, memory_mb=8192, time_limit_s=3600, gpus=2, gpu_type="a100", queue="short",
                       account="proj", qos="high", export="NONE")
     assert needs.shown() == ["cpus=4", "memory=8G", "time=01:00:00", "gpus=a100:2", "queue=short", "account=proj",

@@ -16,17 +16,17 @@ SPEC = {"host": (str,), "pid": (int,), "note": (str, type(None))}
         ('{"host":"h","pid":true,"note":null}', "wrong type"),
     ],
 )
-def test_refuses_anything_but_the_exact_object(text, message):
+def test_refuses_anything_but_the_exact_object(text: str, message: str) -> None:
     with pytest.raises(DecodeError, match=message):
         decode_exact(text, SPEC, "instance")
 
 
-def test_round_trip():
+def test_round_trip() -> None:
     obj = {"host": "h", "pid": 3, "note": None}
     assert decode_exact(dumps_canonical(obj), SPEC, "instance") == obj
 
 
-def test_a_dataclass_spec_reads_each_field_as_json_carries_it():
+def test_a_dataclass_spec_reads_each_field_as_json_carries_it() -> None:
     from dataclasses import dataclass
     from typing import ClassVar, NewType
 
@@ -45,7 +45,7 @@ def test_a_dataclass_spec_reads_each_field_as_json_carries_it():
     assert dataclass_spec(Event) == {"name": (str,), "count": (int,), "note": (str, type(None)), "argv": (list,)}
 
 
-def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass():
+def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass() -> None:
     from dataclasses import fields
 
     from dunscaith.domain.model.jobs import events as ev
@@ -56,7 +56,7 @@ def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass():
 
 # --- bounded depth (issue 10: a site body nested 200,000 deep was a RecursionError, exit 3) ----------
 
-def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error():
+def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error() -> None:
     import pytest
 
     from dunscaith.domain.model.strict_json import DecodeError, loads_bounded
@@ -66,7 +66,7 @@ def test_a_body_nested_200000_deep_is_a_decode_error_not_a_recursion_error():
             loads_bounded(body)
 
 
-def test_brackets_inside_strings_do_not_count_and_64_levels_read():
+def test_brackets_inside_strings_do_not_count_and_64_levels_read() -> None:
     import json
 
     from dunscaith.domain.model.strict_json import loads_bounded

@@ -10,17 +10,17 @@ from dunscaith.adapters.durable.private_dir import UnsafeDirectory, check_record
 from dunscaith.domain.model.jobs.root_errors import RootUnsafe
 
 
-def mode(path):
+def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-def test_creates_a_0700_directory(tmp_path):
+def test_creates_a_0700_directory(tmp_path: Path) -> None:
     d = ensure_private_dir(tmp_path / "root")
     assert mode(d) == 0o700
 
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077, 0o277])
-def test_a_directory_it_makes_is_0700_whatever_the_umask(tmp_path, umask):
+def test_a_directory_it_makes_is_0700_whatever_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
         d = ensure_private_dir(tmp_path / "a" / "b" / "root", parents=True)
@@ -29,7 +29,7 @@ def test_a_directory_it_makes_is_0700_whatever_the_umask(tmp_path, umask):
     assert [mode(p) for p in (tmp_path / "a", tmp_path / "a" / "b", d)] == [0o700] * 3
 
 
-def test_a_directory_made_in_a_setgid_parent_drops_the_inherited_setgid_bit(tmp_path):
+def test_a_directory_made_in_a_setgid_parent_drops_the_inherited_setgid_bit(tmp_path: Path) -> None:
     parent = tmp_path / "project"
     parent.mkdir()
     os.chmod(parent, 0o2775)
@@ -39,7 +39,7 @@ def test_a_directory_made_in_a_setgid_parent_drops_the_inherited_setgid_bit(tmp_
 
 
 @pytest.mark.parametrize("open_mode", [0o755, 0o2775, 0o750, 0o701, 0o777])
-def test_an_existing_directory_open_to_others_is_refused_and_keeps_its_mode(tmp_path, open_mode):
+def test_an_existing_directory_open_to_others_is_refused_and_keeps_its_mode(tmp_path: Path, open_mode: int) -> None:
     d = tmp_path / "root"
     d.mkdir()
     os.chmod(d, open_mode)
@@ -48,7 +48,7 @@ def test_an_existing_directory_open_to_others_is_refused_and_keeps_its_mode(tmp_
     assert mode(d) == open_mode
 
 
-def test_an_existing_private_directory_is_used_as_it_is(tmp_path):
+def test_an_existing_private_directory_is_used_as_it_is(tmp_path: Path) -> None:
     d = tmp_path / "root"
     d.mkdir()
     os.chmod(d, 0o700)
@@ -57,7 +57,7 @@ def test_an_existing_private_directory_is_used_as_it_is(tmp_path):
     assert mode(d) == 0o700 and (d / "kept").read_text() == "x"
 
 
-def test_an_own_subfolder_opened_after_it_was_made_is_refused_not_re_moded(tmp_path):
+def test_an_own_subfolder_opened_after_it_was_made_is_refused_not_re_moded(tmp_path: Path) -> None:
     # the rule has no exception for dunscaith's own subfolders: someone opened it, we do not undo that
     root = ensure_private_dir(tmp_path / "root")
     sub = ensure_private_dir(root / "instances")
@@ -67,7 +67,7 @@ def test_an_own_subfolder_opened_after_it_was_made_is_refused_not_re_moded(tmp_p
     assert mode(sub) == 0o755
 
 
-def test_parents_that_exist_are_left_as_they_are(tmp_path):
+def test_parents_that_exist_are_left_as_they_are(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o2775)
@@ -76,7 +76,7 @@ def test_parents_that_exist_are_left_as_they_are(tmp_path):
     assert mode(shared / "a") == 0o700
 
 
-def test_refuses_a_symlink_and_leaves_its_target_alone(tmp_path):
+def test_refuses_a_symlink_and_leaves_its_target_alone(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     os.chmod(tmp_path / "real", 0o755)
     (tmp_path / "root").symlink_to(tmp_path / "real")
@@ -85,14 +85,14 @@ def test_refuses_a_symlink_and_leaves_its_target_alone(tmp_path):
     assert mode(tmp_path / "real") == 0o755
 
 
-def test_refuses_a_file(tmp_path):
+def test_refuses_a_file(tmp_path: Path) -> None:
     (tmp_path / "root").write_text("x")
     with pytest.raises(UnsafeDirectory, match="not a directory"):
         ensure_private_dir(tmp_path / "root")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a directory owned by someone else")
-def test_refuses_a_directory_of_another_user(tmp_path):
+def test_refuses_a_directory_of_another_user(tmp_path: Path) -> None:
     d = tmp_path / "root"
     d.mkdir()
     os.chmod(d, 0o700)
@@ -102,7 +102,7 @@ def test_refuses_a_directory_of_another_user(tmp_path):
     assert mode(d) == 0o700 and os.lstat(d).st_uid == 65534
 
 
-def test_an_open_directory_can_be_accepted_but_is_still_never_changed(tmp_path):
+def test_an_open_directory_can_be_accepted_but_is_still_never_changed(tmp_path: Path) -> None:
     d = tmp_path / "users-own"
     d.mkdir()
     os.chmod(d, 0o755)

@@ -16,7 +16,8 @@ from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.services.jobs.submit import RecordJob
-from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, SupervisionEnd, Supervisor
+from dunscaith.ports.clock import Clock
 
 
 class NoCrash:
@@ -30,7 +31,7 @@ class NoCrash:
 class StopAfter:
     """A stop requested after ``waits`` sleeps of the loop (a signal arriving mid-supervision)."""
 
-    def __init__(self, clock: FakeClock, waits: int | None = None) -> None:
+    def __init__(self, clock: Clock, waits: int | None = None) -> None:
         self._clock = clock
         self._left = waits
         self.flag = False
@@ -76,7 +77,7 @@ class Rig:
         spec = JobSpec(JobId(name), "local", "fake", ("true",), max_attempts=max_attempts)  # the fake can requeue
         return RecordJob(self.store, self.clock, self.crash)(spec)
 
-    def run(self, job: JobId, cancel: StopAfter | None = None):  # type: ignore[no-untyped-def]
+    def run(self, job: JobId, cancel: StopAfter | None = None) -> SupervisionEnd:
         with self.store.lock(job) as lock:
             return self.supervisor.run(job, lock, cancel or StopAfter(self.clock))
 

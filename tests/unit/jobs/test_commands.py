@@ -11,7 +11,7 @@ from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.store.memory import InMemoryStore
-from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualReason
@@ -19,8 +19,9 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import Action, OutcomeKind, fold
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, JobCommands
 from dunscaith.domain.services.jobs.submit import RecordJob
-from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
-from tests.unit.jobs.helpers import NoCrash, Progress, StopAfter, rig
+from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, SupervisionEnd, Supervisor
+from tests.expect import present
+from tests.unit.jobs.helpers import NoCrash, Progress, Rig, StopAfter, rig
 
 
 class Crash(Exception):
@@ -39,20 +40,20 @@ class CrashAt(NoCrash):
             raise Crash(point)
 
 
-def _pending(r) -> JobId:  # type: ignore[no-untyped-def]
+def _pending(r: Rig) -> JobId:
     """A job whose object is released and waits to start (nothing runs by itself on this fake)."""
     job = r.record()
     r.run(job, StopAfter(r.clock, waits=2))
-    assert r.state(job).current.object_state is ObjectState.PENDING
+    assert present(r.state(job).current).object_state is ObjectState.PENDING
     return job
 
 
-def _commands(r, wait: float = 5.0) -> JobCommands:  # type: ignore[no-untyped-def]
+def _commands(r: Rig, wait: float = 5.0) -> JobCommands:
     return JobCommands(r.store, r.clock, NoCrash(), lambda: r.supervisor, wait=wait)
 
 
-def _oid(r, job):  # type: ignore[no-untyped-def]
-    return r.state(job).current.object_id
+def _oid(r: Rig, job: JobId) -> ObjectId:
+    return present(present(r.state(job).current).object_id)
 
 
 def test_hold_without_a_supervisor_is_answered_and_carried_out_by_the_command() -> None:
@@ -105,7 +106,7 @@ def test_give_up_makes_the_current_attempts_end_the_outcome_with_no_new_attempt(
     assert _commands(r)(job, Action.GIVE_UP, StopAfter(r.clock)).answer is Answer.CONFIRMED
     r.scheduler.fail_node(_oid(r, job))  # recoverable: without give-up, a second attempt
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.FAILED and len(end.state.attempts) == 1
+    assert present(present(end.state).outcome).kind is OutcomeKind.FAILED and len(present(end.state).attempts) == 1
 
 
 def test_abandon_moves_the_open_attempt_to_the_residual_list_and_settles() -> None:
@@ -113,7 +114,7 @@ def test_abandon_moves_the_open_attempt_to_the_residual_list_and_settles() -> No
     job = _pending(r)
     assert _commands(r)(job, Action.ABANDON, StopAfter(r.clock)).answer is Answer.CONFIRMED
     state = r.state(job)
-    assert state.outcome.kind is OutcomeKind.ABANDONED and state.settled
+    assert present(state.outcome).kind is OutcomeKind.ABANDONED and state.settled
     (entry,) = [e.entry for e in r.residual.entries()]
     assert entry is not None and (entry.reason, entry.nonce) == (ResidualReason.ABANDONED, Nonce("n1"))
     again = _commands(r)(job, Action.HOLD, StopAfter(r.clock))
@@ -133,12 +134,13 @@ def test_a_command_killed_between_its_commit_and_its_scheduler_call_is_carried_o
     assert r.scheduler.count("hold") == 1 and r.kinds(job).count("answer") == 1
 
 
-def _live(store: InMemoryStore, scheduler: FakeScheduler, job: JobId) -> tuple[threading.Thread, StopAfter, list]:
+def _live(store: InMemoryStore, scheduler: FakeScheduler,
+          job: JobId) -> tuple[threading.Thread, StopAfter, list[SupervisionEnd]]:
     clock = SystemClock()
     supervisor = Supervisor(store, scheduler, clock, NoCrash(), Progress(), SuperviseSettings(poll=0.01, wait=1),
                             Policy(absence_deadline=timedelta(seconds=60)), residual=InMemoryResidualList())
-    stop = StopAfter(clock)  # type: ignore[arg-type]
-    ends: list = []
+    stop = StopAfter(clock)
+    ends: list[SupervisionEnd] = []
 
     def supervise() -> None:
         with store.lock(job) as lock:
@@ -160,11 +162,11 @@ def test_with_a_live_supervisor_the_request_is_answered_by_it_once() -> None:
     thread, stop, _ = _live(store, scheduler, job)
     try:
         commands = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"), wait=10)
-        result = commands(job, Action.HOLD, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        result = commands(job, Action.HOLD, StopAfter(SystemClock()))
         assert (result.answer, result.by) == (Answer.CONFIRMED, Answerer.SUPERVISOR)
-        released = commands(job, Action.RELEASE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        released = commands(job, Action.RELEASE, StopAfter(SystemClock()))
         assert released.answer is Answer.CONFIRMED
-        bad = commands(job, Action.RELEASE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        bad = commands(job, Action.RELEASE, StopAfter(SystemClock()))
         assert (bad.answer, bad.by) == (Answer.REFUSED, Answerer.SUPERVISOR) and "not held" in bad.detail
     finally:
         stop.flag = True
@@ -178,17 +180,17 @@ def test_a_request_not_answered_in_time_says_so_and_stays_to_be_answered_once() 
     job = _recorded(store)
     with store.lock(job):  # a supervisor that holds the lock but never answers (stuck)
         result = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"),
-                             wait=0.5)(job, Action.HOLD, StopAfter(SystemClock()))  # type: ignore[arg-type]
+                             wait=0.5)(job, Action.HOLD, StopAfter(SystemClock()))
     assert result.answer is Answer.NOT_ANSWERED and "stays in the record" in result.detail
     scheduler = FakeScheduler()
     thread, stop, ends = _live(store, scheduler, job)
     try:
         from tests.e2e.jobs.cli import await_condition
-        await_condition(lambda: fold(store.read(job)).request(result.request).result is not None, 10)
+        await_condition(lambda: present(fold(store.read(job)).request(result.request)).result is not None, 10)
     finally:
         stop.flag = True
         thread.join()
-    assert fold(store.read(job)).request(result.request).result == "confirmed"
+    assert present(fold(store.read(job)).request(result.request)).result == "confirmed"
     assert ends[0].ending is Ending.DRAINED
 
 
@@ -240,8 +242,8 @@ def test_resubmit_replaces_a_not_started_object_by_a_new_attempt() -> None:
     assert len(r.state(job).attempts) == 1  # a command never makes a new attempt: supervision does
     r.run(job, StopAfter(r.clock, waits=3))
     state = r.state(job)
-    assert len(state.attempts) == 2 and state.current.nonce != state.attempts[0].nonce
-    assert state.current.object_state is ObjectState.PENDING and state.outcome is None
+    assert len(state.attempts) == 2 and present(state.current).nonce != state.attempts[0].nonce
+    assert present(state.current).object_state is ObjectState.PENDING and state.outcome is None
     assert r.scheduler.count("create_held") == 2
 
 
@@ -261,15 +263,15 @@ def test_a_live_supervisors_confirmed_action_the_scheduler_refuses_is_reported_f
     try:
         from tests.e2e.jobs.cli import await_condition
         await_condition(lambda: fold(store.read(job)).current is not None
-                        and fold(store.read(job)).current.object_state is ObjectState.PENDING, 10)
-        scheduler.start(fold(store.read(job)).current.object_id)
-        await_condition(lambda: fold(store.read(job)).current.object_state is ObjectState.RUNNING, 10)
+                        and present(fold(store.read(job)).current).object_state is ObjectState.PENDING, 10)
+        scheduler.start(present(present(fold(store.read(job)).current).object_id))
+        await_condition(lambda: present(fold(store.read(job)).current).object_state is ObjectState.RUNNING, 10)
         scheduler.fail_next("requeue", "the scheduler said no")
         commands = JobCommands(store, SystemClock(), NoCrash(), lambda: pytest.fail("no second actor"), wait=10)
-        result = commands(job, Action.REQUEUE, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        result = commands(job, Action.REQUEUE, StopAfter(SystemClock()))
         assert (result.answer, result.by) == (Answer.CONFIRMED, Answerer.SUPERVISOR)
         assert "the scheduler said no" in result.problem  # not carried out: the command exits non-zero
-        held = commands(job, Action.GIVE_UP, StopAfter(SystemClock()))  # type: ignore[arg-type]
+        held = commands(job, Action.GIVE_UP, StopAfter(SystemClock()))
         assert held.answer is Answer.CONFIRMED and held.problem == ""  # carried out
     finally:
         stop.flag = True

@@ -9,11 +9,18 @@ import pytest
 from dependency_injector import providers
 
 from dunscaith.entrypoints.dunscaith.container import Adapters, Container
-from dunscaith.entrypoints.dunscaith.settings import CLUSTER_KINDS, DunscaithSettings, RecordsSettings
+from dunscaith.entrypoints.dunscaith.settings import (
+    CLUSTER_KINDS,
+    DunscaithSettings,
+    RecordsSettings,
+    SlurmClusterSettings,
+)
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:
-    assert set(Adapters.store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
+    store = Adapters.store  # declared a Provider of JobStore; made a Selector, by records.backend
+    assert isinstance(store, providers.Selector)
+    assert set(store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
 
 
 def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
@@ -31,7 +38,7 @@ def container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     container = Container()
     container.settings.override(providers.Object(DunscaithSettings(
-        records={"root": tmp_path / "records"}, clusters={"big": {"adapter": "slurm"}})))
+        records=RecordsSettings(root=tmp_path / "records"), clusters={"big": SlurmClusterSettings(adapter="slurm")})))
     return container
 
 

@@ -211,7 +211,7 @@ def test_fold_refuses_a_record_not_starting_with_job_recorded() -> None:
         fold_events([(T0, ev.Submitting(1, Nonce("n")))])
 
 
-EVERY_EVENT = [ev.JobRecorded.of(SPEC, StoreIdentity("sqlite", "/r/db", None, 1, 2)), *RELEASED,
+EVERY_EVENT: list[ev.Event] = [ev.JobRecorded.of(SPEC, StoreIdentity("sqlite", "/r/db", None, 1, 2)), *RELEASED,
                ev.Refused(1, "r"), ev.Unknown(1, "u"), ev.Found(1, ObjectId("o")),
                ev.Observed(1, ObjectId("o"), "failed", None, 9, "killed"), ev.Absent(1),
                ev.Cancelling(1, ObjectId("o")), ev.Escalated("vanished", None, "d"), ev.Delivered(0),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs.binding import bound_elsewhere
@@ -24,7 +26,7 @@ class Host:
     def identity(self) -> HostIdentity:
         return self._identity
 
-    def filesystem(self, path):  # type: ignore[no-untyped-def]
+    def filesystem(self, path: Path) -> Filesystem:
         return Filesystem("ext4", is_network=False)
 
 

@@ -36,7 +36,7 @@ class _Counting(InMemoryPointers):
             raise DamagedPointer(job, "not JSON")
         return super().read(job)
 
-    def all(self):  # type: ignore[no-untyped-def]
+    def all(self) -> list[PointerReading]:
         self.all_calls += 1
         return [PointerReading(r.job, None, "damaged") if r.job in self.damaged else r for r in super().all()]
 

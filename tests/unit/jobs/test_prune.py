@@ -16,10 +16,11 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
 from dunscaith.domain.model.jobs.record import HostIdentity, StoreIdentity
-from dunscaith.domain.model.jobs.residual import ResidualReason
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualReason
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import RecordInconsistent, fold_events
 from dunscaith.domain.services.jobs.prune import Prune, Pruning
+from tests.expect import present
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 
 
@@ -52,7 +53,7 @@ def _prune(r: Rig, pointers: InMemoryPointers | None = None, crash: NoCrash | No
 def _settled(r: Rig, name: str = "j1") -> JobId:
     job = r.record(name)
     end = r.run(job)
-    assert end.state.settled
+    assert present(end.state).settled
     return job
 
 
@@ -64,7 +65,7 @@ def test_a_job_that_is_not_settled_is_refused_and_nothing_is_written() -> None:
     r = rig(exit_code=None)
     job = r.record()
     r.run(job, StopAfter(r.clock, waits=2))
-    assert r.state(job).current.object_state is ObjectState.PENDING
+    assert present(r.state(job).current).object_state is ObjectState.PENDING
     before = r.kinds(job)
     result = _prune(r).one(job)
     assert result.result is Pruning.REFUSED and "not settled" in result.detail
@@ -195,7 +196,7 @@ def test_a_pruned_event_before_the_record_settled_does_not_read() -> None:
 
 def test_a_residual_list_that_refuses_the_entry_leaves_the_job_unpruned_and_says_so() -> None:
     class Refusing(InMemoryResidualList):
-        def add(self, entry):  # type: ignore[no-untyped-def]
+        def add(self, entry: ResidualEntry) -> bool:
             raise OSError("disk full")
 
     r = rig()

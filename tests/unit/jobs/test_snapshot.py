@@ -9,6 +9,7 @@ then says why, at its own event, exactly as without snapshots.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -82,7 +83,7 @@ def test_every_field_of_the_state_is_set_by_the_story_and_survives() -> None:
 def test_a_time_in_another_zone_is_kept_as_the_same_instant_in_utc() -> None:
     state = fold(_record(STORY[:3]))
     later = datetime(2026, 1, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))
-    moved = JobState(**{**{f: getattr(state, f) for f in state.__slots__}, "updated_at": later})  # type: ignore[arg-type]
+    moved = JobState(**{**{f: getattr(state, f) for f in state.__slots__}, "updated_at": later})
     back = decode(_kept(moved, 4), 4)
     assert back.updated_at == later and back.updated_at is not None and back.updated_at.tzinfo is UTC
 
@@ -125,7 +126,8 @@ _GONE = object()
     (("recorded_at",), _GONE),
     (("attempts",), {"0": []}),
 ])
-def test_a_snapshot_not_this_builds_or_not_whole_is_refused_and_status_folds_the_record(path, value) -> None:
+def test_a_snapshot_not_this_builds_or_not_whole_is_refused_and_status_folds_the_record(path: tuple[str, ...],
+                                                                                        value: object) -> None:
     record = _record(STORY)
     good = _kept(fold(record), 27)
     bad = _changed(good, path, value)
@@ -168,10 +170,13 @@ def test_due_every_so_many_events() -> None:
 
 # --- through the use case: what status shows --------------------------------------------------------
 
+Snapshot_change = Callable[[dict[str, Any]], dict[str, Any]]  # a kept snapshot, altered
+
+
 class _Tampered(InMemoryStore):
     """A store whose kept snapshot was written by another build (or damaged, or is of another event)."""
 
-    def __init__(self, change: Any) -> None:
+    def __init__(self, change: Snapshot_change) -> None:
         super().__init__(snapshot_every=4)
         self.change = change
         self.whole_reads = 0
@@ -195,7 +200,7 @@ def _status(store: InMemoryStore, story: list[ev.Event]) -> Any:
 @pytest.mark.parametrize("change", [
     lambda s: {**s, "version": "9.9.9"}, lambda s: {**s, "attempts": "?"}, lambda s: {**s, "seq": s["seq"] - 4},
 ], ids=["another-version", "does-not-decode", "another-event"])
-def test_status_of_a_record_whose_snapshot_does_not_serve_is_its_whole_fold(change) -> None:
+def test_status_of_a_record_whose_snapshot_does_not_serve_is_its_whole_fold(change: Snapshot_change) -> None:
     store = _Tampered(change)
     view = _status(store, STORY)
     assert store.whole_reads == 1
@@ -240,7 +245,7 @@ def test_rebuilding_from_the_events_is_carrying_them_one_by_one(every: int, stor
     assert rebuilt.seq == carried.seq == len(record.events)
 
 
-def test_a_snapshot_that_cannot_be_made_never_fails_the_append_or_a_rebuild(monkeypatch) -> None:
+def test_a_snapshot_that_cannot_be_made_never_fails_the_append_or_a_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot only saves folding: a bug in making one must not stop a record from being written."""
     def broken(state: JobState, seq: int) -> dict[str, Any]:
         raise AttributeError("a field the snapshot does not know")

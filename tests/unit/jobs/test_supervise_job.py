@@ -12,7 +12,7 @@ from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
-from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.record import HostIdentity, JobRecord
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.job_output import JobOutputs
@@ -21,7 +21,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
-from dunscaith.ports.job_store import JobRecord, LockBusy
+from dunscaith.ports.job_store import LockBusy
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore
 

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
 import pytest
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState
-from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
-from dunscaith.domain.model.jobs.state import AttemptState, EscalationReason, OutcomeKind
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectState, QueryResult
+from dunscaith.domain.model.jobs.record import JobRecord, JsonValue
+from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.state import AttemptState, Escalation, EscalationReason, OutcomeKind
 from dunscaith.domain.services.jobs.supervise import Ending
-from dunscaith.ports.job_store import StoreError
-from tests.unit.jobs.helpers import StopAfter, rig
+from dunscaith.ports.job_store import JobLock, StoreError
+from tests.expect import present
+from tests.unit.jobs.helpers import Rig, StopAfter, rig
 
 
-def _append(r, job, event):  # type: ignore[no-untyped-def]
+def _append(r: Rig, job: JobId, event: ev.Event) -> None:
     kind, data = ev.encode(event)
     r.store.append(job, r.clock.now(), kind, data)
 
@@ -24,7 +29,7 @@ def test_a_command_that_succeeds_reaches_its_outcome_and_settles() -> None:
     job = r.record()
     end = r.run(job)
     assert end.ending is Ending.OUTCOME
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
     kinds = r.kinds(job)
     assert kinds[:5] == ["job-recorded", "submitting", "created", "confirmed", "released"]
     assert kinds[-2:] == ["outcome", "settled"]
@@ -51,8 +56,8 @@ def test_a_failing_command_is_an_outcome_that_is_not_success() -> None:
     r = rig(exit_code=7)
     end = r.run(r.record())
     assert end.ending is Ending.OUTCOME
-    assert end.state.outcome.kind is OutcomeKind.FAILED
-    assert "exit code 7" in end.state.outcome.detail
+    assert present(present(end.state).outcome).kind is OutcomeKind.FAILED
+    assert "exit code 7" in present(present(end.state).outcome).detail
 
 
 def test_a_lost_create_reply_is_recorded_unknown_never_resent_and_found_by_its_nonce() -> None:
@@ -61,11 +66,11 @@ def test_a_lost_create_reply_is_recorded_unknown_never_resent_and_found_by_its_n
     job = r.record()
     end = r.run(job)
     assert r.scheduler.count("create_held") == 1
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
     kinds = r.kinds(job)
     assert kinds[1:5] == ["submitting", "unknown", "found", "confirmed"]
     (oid,) = r.scheduler.objects()
-    assert end.state.attempts[0].object_id == oid
+    assert present(end.state).attempts[0].object_id == oid
     assert r.scheduler.released_times(oid) == 1
 
 
@@ -73,7 +78,7 @@ def test_a_refused_create_is_the_outcome_and_nothing_is_released() -> None:
     r = rig(exit_code=0)
     r.scheduler.refuse_next_create("invalid partition")
     end = r.run(r.record())
-    assert end.state.outcome.kind is OutcomeKind.REFUSED
+    assert present(present(end.state).outcome).kind is OutcomeKind.REFUSED
     assert r.scheduler.count("release") == 0
 
 
@@ -83,7 +88,7 @@ def test_a_node_failure_is_tried_again_in_a_new_attempt_with_a_new_nonce() -> No
     failed_once = {"done": False}
     real = r.scheduler.query
 
-    def query(names, **kw):  # type: ignore[no-untyped-def]
+    def query(names: Sequence[JobId], **kw: bool) -> QueryResult:
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 if not failed_once["done"]:
@@ -95,8 +100,8 @@ def test_a_node_failure_is_tried_again_in_a_new_attempt_with_a_new_nonce() -> No
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
-    first, second = end.state.attempts
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
+    first, second = present(end.state).attempts
     assert first.object_state is ObjectState.NODE_FAIL and first.nonce != second.nonce
     assert r.scheduler.count("create_held") == 2
 
@@ -106,7 +111,7 @@ def test_preemption_on_every_attempt_fails_after_max_attempts() -> None:
     job = r.record(max_attempts=2)
     real = r.scheduler.query
 
-    def query(names, **kw):  # type: ignore[no-untyped-def]
+    def query(names: Sequence[JobId], **kw: bool) -> QueryResult:
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 r.scheduler.preempt(oid)
@@ -114,8 +119,8 @@ def test_preemption_on_every_attempt_fails_after_max_attempts() -> None:
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.FAILED
-    assert len(end.state.attempts) == 2
+    assert present(present(end.state).outcome).kind is OutcomeKind.FAILED
+    assert len(present(end.state).attempts) == 2
 
 
 def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_before() -> None:
@@ -123,7 +128,7 @@ def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_bef
     job = r.record()
     real = r.scheduler.query
 
-    def query(names, **kw):  # type: ignore[no-untyped-def]
+    def query(names: Sequence[JobId], **kw: bool) -> QueryResult:
         for oid, obj in r.scheduler.objects().items():
             if obj.view.state is ObjectState.PENDING:
                 r.scheduler.vanish(oid)
@@ -131,14 +136,14 @@ def test_a_released_object_that_vanishes_is_escalated_after_the_deadline_not_bef
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.ESCALATED
-    assert "vanished" in end.state.outcome.detail
+    assert present(present(end.state).outcome).kind is OutcomeKind.ESCALATED
+    assert "vanished" in present(present(end.state).outcome).detail
     absent_at = next(line.at for line in r.store.read(job).events if line.kind == "absent")
     escalated_at = next(line.at for line in r.store.read(job).events if line.kind == "escalated")
     assert (escalated_at - absent_at).total_seconds() > 5.0
 
 
-def _never_shows(r, nonce: str = "n1") -> None:  # type: ignore[no-untyped-def]
+def _never_shows(r: Rig, nonce: str = "n1") -> None:
     """The first create's reply is lost and its object never shows (it was never really made)."""
     r.scheduler.lose_next_create_reply()
     real_create = r.scheduler.create_held
@@ -159,9 +164,9 @@ def test_an_unknown_attempt_never_seen_moves_to_the_residual_list_and_the_record
     _never_shows(r)
     job = r.record()
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
-    assert end.ending is Ending.OUTCOME and end.state.settled
-    assert end.state.attempts[0].order is AttemptState.UNKNOWN and end.state.attempts[0].residual
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
+    assert end.ending is Ending.OUTCOME and present(end.state).settled
+    assert present(end.state).attempts[0].order is AttemptState.UNKNOWN and present(end.state).attempts[0].residual
     (entry,) = [reading.entry for reading in r.residual.entries()]
     assert entry is not None and (entry.job, entry.attempt, entry.nonce, entry.reason) == (
         job, 1, Nonce("n1"), ResidualReason.UNKNOWN)
@@ -173,10 +178,10 @@ def test_under_the_manual_policy_an_unknown_attempt_escalates_and_the_record_wai
     _never_shows(r)
     job = r.record()
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
-    assert end.ending is Ending.OUTSTANDING and not end.state.settled
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
+    assert end.ending is Ending.OUTSTANDING and not present(end.state).settled
     assert [o.attempt for o in end.left] == [1]
-    assert [e.reason for e in end.state.escalations][-1] is EscalationReason.UNKNOWN_ATTEMPT
+    assert [e.reason for e in present(end.state).escalations][-1] is EscalationReason.UNKNOWN_ATTEMPT
     assert r.kinds(job).count("escalated") == 2  # vanished (it never showed), then unknown-attempt, once
     assert r.residual.entries() == []
 
@@ -185,12 +190,12 @@ def test_a_residual_list_that_cannot_be_written_keeps_the_attempt_outstanding() 
     r = rig(exit_code=0, absence=3.0, wait=5.0)
     _never_shows(r)
 
-    def refuse(entry):  # type: ignore[no-untyped-def]
+    def refuse(entry: ResidualEntry) -> bool:
         raise OSError("home is read-only")
 
     r.residual.add = refuse  # type: ignore[method-assign]
     end = r.run(r.record())
-    assert end.ending is Ending.OUTSTANDING and not end.state.attempts[0].residual
+    assert end.ending is Ending.OUTSTANDING and not present(end.state).attempts[0].residual
 
 
 def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelled_never_released() -> None:
@@ -212,14 +217,14 @@ def test_a_late_object_of_an_unknown_attempt_found_after_the_outcome_is_cancelle
     r.scheduler.create_held = create  # type: ignore[method-assign]
     real_query = r.scheduler.query
 
-    def query(names, **kw):  # type: ignore[no-untyped-def]
+    def query(names: Sequence[JobId], **kw: bool) -> QueryResult:
         if any(obj.view.state is ObjectState.COMPLETED for obj in r.scheduler.objects().values()):
             r.scheduler.reappear(late[0])
         return real_query(names, **kw)
 
     r.scheduler.query = query  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.ending is Ending.OUTCOME and end.state.settled
+    assert end.ending is Ending.OUTCOME and present(end.state).settled
     assert r.scheduler.released_times(late[0]) == 0
     assert r.scheduler.get(late[0]).view.state is ObjectState.CANCELLED
 
@@ -253,8 +258,8 @@ def test_reattaching_after_a_crash_mid_create_records_unknown_and_never_resends(
     assert kinds[2] == "unknown"
     assert all(spec_nonce != "old" for _, spec_nonce in
                [(m, a.nonce) for m, a in r.scheduler.log if m == "create_held" and hasattr(a, "nonce")])
-    assert end.state.attempts[0].order is AttemptState.UNKNOWN
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert present(end.state).attempts[0].order is AttemptState.UNKNOWN
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
 
 
 def test_an_object_carrying_our_nonce_under_another_id_is_escalated_never_released() -> None:
@@ -264,8 +269,8 @@ def test_an_object_carrying_our_nonce_under_another_id_is_escalated_never_releas
     _append(r, job, ev.Created(1, ObjectId("someone-else")))
     other = r.scheduler.add_foreign(JobId(job), nonce=Nonce("n-real"))
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.ESCALATED
-    assert "mismatch" in end.state.outcome.detail
+    assert present(present(end.state).outcome).kind is OutcomeKind.ESCALATED
+    assert "mismatch" in present(present(end.state).outcome).detail
     assert r.scheduler.count("release") == 0
     assert r.scheduler.get(other).view.state is ObjectState.HELD
 
@@ -287,15 +292,15 @@ def test_a_store_that_fails_to_append_keeps_the_answer_and_commits_it_later() ->
     real_append = r.store.append
     failures = {"left": 3}
 
-    def append(j, at, kind, data):  # type: ignore[no-untyped-def]
+    def append(job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> int:
         if kind == "created" and failures["left"]:
             failures["left"] -= 1
             raise StoreError("disk full")
-        return real_append(j, at, kind, data)
+        return real_append(job, at, kind, data)
 
     r.store.append = append  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
     assert r.scheduler.count("create_held") == 1
     assert r.kinds(job).count("created") == 1
 
@@ -319,7 +324,7 @@ class FlakyDelivery:
     def configured(self) -> bool:
         return True
 
-    def deliver(self, job, index, escalation) -> None:  # type: ignore[no-untyped-def]
+    def deliver(self, job: JobId, index: int, escalation: Escalation) -> None:
         from dunscaith.ports.escalation_delivery import DeliveryFailed
 
         self.tries += 1
@@ -340,10 +345,10 @@ def test_escalations_are_delivered_retried_on_failure_and_never_hold_up_the_outc
     _append(r, job, ev.Created(1, ObjectId("someone-else")))
     r.scheduler.add_foreign(JobId(job), nonce=Nonce("n-real"))  # mismatch: escalated
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.ESCALATED
+    assert present(present(end.state).outcome).kind is OutcomeKind.ESCALATED
     assert delivery.got == [("mismatch", 0)] and delivery.tries == 3
     assert r.kinds(job).count("escalation-delivered") == 1
-    assert end.state.escalations[0].delivered
+    assert present(end.state).escalations[0].delivered
 
 
 def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_unknown() -> None:
@@ -354,17 +359,17 @@ def test_a_submitting_event_that_never_became_durable_sends_nothing_and_is_not_u
     real_append = r.store.append
     failures = {"left": 2}
 
-    def append(j, at, kind, data):  # type: ignore[no-untyped-def]
+    def append(job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> int:
         if kind == "submitting" and failures["left"]:
             failures["left"] -= 1
             raise StoreError("disk full")
-        return real_append(j, at, kind, data)
+        return real_append(job, at, kind, data)
 
     r.store.append = append  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
     assert r.scheduler.count("create_held") == 1
-    assert [a.order for a in end.state.attempts] == [AttemptState.RELEASED]
+    assert [a.order for a in present(end.state).attempts] == [AttemptState.RELEASED]
 
 
 @pytest.mark.parametrize("kind", ["submitting", "created", "released", "outcome"])
@@ -376,16 +381,18 @@ def test_an_append_that_failed_after_landing_is_never_written_twice(kind: str) -
     real_append = r.store.append
     failures = {"left": 1}
 
-    def append(j, at, k, data):  # type: ignore[no-untyped-def]
-        seq = real_append(j, at, k, data)
-        if k == kind and failures["left"]:
+    failing = kind
+
+    def append(job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> int:
+        seq = real_append(job, at, kind, data)
+        if kind == failing and failures["left"]:
             failures["left"] -= 1
             raise StoreError("connection lost after commit")
         return seq
 
     r.store.append = append  # type: ignore[method-assign]
     end = r.run(job)
-    assert end.ending is Ending.OUTCOME and end.state.outcome.kind is OutcomeKind.SUCCEEDED
+    assert end.ending is Ending.OUTCOME and present(present(end.state).outcome).kind is OutcomeKind.SUCCEEDED
     assert r.kinds(job).count(kind) == 1
     assert r.scheduler.count("create_held") == 1
     assert r.state(job).settled  # the record reads whole and tells one story
@@ -405,7 +412,7 @@ def test_polls_start_short_after_each_change_and_double_to_the_poll_interval() -
     asked: list[float] = []
     real = r.scheduler.query
 
-    def spying(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+    def spying(names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         asked.append(r.clock.monotonic())
         return real(names, confirm_absent=confirm_absent)
 
@@ -428,13 +435,13 @@ def test_an_answer_asked_before_the_last_action_never_becomes_an_observation() -
     r = rig(exit_code=None)
     job = r.record()
     real = r.scheduler.query
-    old: list = []
+    old: list[QueryResult] = []
 
-    def older(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+    def older(names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         result = real(names, confirm_absent=confirm_absent)
         if not old:  # the first answer (showing the object held) is kept and handed out again, stale
             old.append(result)
-        if r.state(job).current is not None and r.state(job).current.order is AttemptState.RELEASED and len(old) < 3:
+        if (current := r.state(job).current) is not None and current.order is AttemptState.RELEASED and len(old) < 3:
             old.append(result)
             return dc_replace(old[0], asked_at=r.clock.now() - timedelta(seconds=3))
         return dc_replace(result, asked_at=r.clock.now())
@@ -442,13 +449,14 @@ def test_an_answer_asked_before_the_last_action_never_becomes_an_observation() -
     r.scheduler.query = older  # type: ignore[method-assign]
     r.run(job, StopAfter(r.clock, waits=6))
     state = r.state(job)
-    assert state.current.order is AttemptState.RELEASED
+    assert present(state.current).order is AttemptState.RELEASED
     observed = [e for e in r.progress.events if isinstance(e, ev.Observed)]
     assert all(o.state != "held" for o in observed)  # the stale "held" never came back after the release
-    assert r.scheduler.released_times(state.current.object_id) == 1
+    assert r.scheduler.released_times(present(present(state.current).object_id)) == 1
 
 
-def test_a_record_that_stays_unreadable_while_the_scheduler_answers_makes_the_supervisor_give_up() -> None:
+def test_a_record_that_stays_unreadable_while_the_scheduler_answers_makes_the_supervisor_give_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 22 item 4: a store that answers nothing (its tables locked, its server stopped) while the
     scheduler answers every query; the loop cannot read the requests committed to it, so it does not advance."""
     r = rig(exit_code=None, giveup=5.0, poll=1.0)
@@ -456,13 +464,13 @@ def test_a_record_that_stays_unreadable_while_the_scheduler_answers_makes_the_su
     reads = {"n": 0}
     real_read = r.store.read
 
-    def read(name):  # type: ignore[no-untyped-def]
+    def read(name: JobId) -> JobRecord:
         reads["n"] += 1
         if reads["n"] > 3:  # the first reads (start, a loop or two) went through: the job is released
             raise StoreError("record store S does not answer: its tables are locked by another session")
         return real_read(name)
 
-    r.store.read = read  # type: ignore[method-assign]
+    monkeypatch.setattr(r.store, "read", read)
     end = r.run(job)
     assert end.ending is Ending.GAVE_UP
     assert "the record could not be read" in end.detail and "tables are locked" in end.detail
@@ -476,13 +484,13 @@ def test_a_loop_whose_beat_is_never_recorded_gives_up() -> None:
     job = r.record()
 
     class NoBeat:
-        def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        def __init__(self, inner: JobLock) -> None:
             self._inner = inner
 
         def check(self) -> None:
             self._inner.check()
 
-        def beat(self, at, next_at=None) -> None:  # type: ignore[no-untyped-def]
+        def beat(self, at: datetime, next_at: datetime | None = None) -> None:
             raise StoreError("record store S does not answer: the server did not answer within 2 s")
 
     with r.store.lock(job) as lock:

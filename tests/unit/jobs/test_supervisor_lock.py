@@ -6,14 +6,22 @@ send nothing more, since another supervisor may already be acting on the job.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
+import pytest
+
+from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import QueryResult
 from dunscaith.domain.model.jobs.state import Action, AttemptState
 from dunscaith.domain.services.jobs.commands import Answer, JobCommands
-from dunscaith.domain.services.jobs.supervise import Ending
+from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
 from dunscaith.ports.job_store import JobLock, LockLost
-from tests.unit.jobs.helpers import StopAfter, rig
+from tests.expect import present
+from tests.unit.jobs.helpers import Rig, StopAfter, rig
 
 
 class LosingLock:
@@ -35,22 +43,19 @@ class LosingLock:
     def beat(self, at: datetime, next_at: datetime | None = None) -> None:
         self._inner.beat(at)
 
-    def release(self) -> None:
-        self._inner.release()
 
-
-def _spy(r, log: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _spy(r: Rig, log: list[str]) -> None:
     for method in ("create_held", "release", "cancel", "hold", "requeue"):
         real = getattr(r.scheduler, method)
 
-        def spying(*args, _real=real, _name=method):  # type: ignore[no-untyped-def]
+        def spying(*args: Any, _real: Callable[..., Any] = real, _name: str = method) -> Any:
             log.append(_name)
             return _real(*args)
 
         setattr(r.scheduler, method, spying)
 
 
-def _run(r, job: JobId, lose_at: int, log: list[str]):  # type: ignore[no-untyped-def]
+def _run(r: Rig, job: JobId, lose_at: int, log: list[str]) -> SupervisionEnd:
     with r.store.lock(job) as lock:
         return r.supervisor.run(job, LosingLock(lock, lose_at, log), StopAfter(r.clock))
 
@@ -67,7 +72,7 @@ def test_a_lock_lost_before_the_create_sends_nothing_and_leaves_submitting_for_t
     # the next supervisor, holding a sound lock, records the unanswered attempt unknown and never resends it
     again = r.run(job)
     assert r.scheduler.count("create_held") == 1
-    first, *later = again.state.attempts
+    first, *later = present(again.state).attempts
     assert first.order is not AttemptState.SUBMITTING and first.object_id is None
     assert len(later) == 1 and later[0].nonce != first.nonce
 
@@ -95,7 +100,7 @@ def test_every_request_that_changes_the_scheduler_follows_a_check() -> None:
     assert log == ["check", "create_held", "check", "release"]
 
 
-def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so() -> None:
+def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     r = rig(exit_code=None)
     job = r.record()
     r.run(job, StopAfter(r.clock, waits=2))  # created and released, running: a hold is a scheduler request
@@ -103,18 +108,12 @@ def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so() -> None:
     _spy(r, log)
     real_lock = r.store.lock
 
-    def losing(name: JobId):  # type: ignore[no-untyped-def]
-        class _Ctx:
-            def __enter__(self_inner):  # type: ignore[no-untyped-def]
-                self_inner.cm = real_lock(name)
-                return LosingLock(self_inner.cm.__enter__(), 1, log)
+    @contextlib.contextmanager
+    def losing(name: JobId) -> Iterator[JobLock]:
+        with real_lock(name) as held:
+            yield LosingLock(held, 1, log)
 
-            def __exit__(self_inner, *exc):  # type: ignore[no-untyped-def]
-                return self_inner.cm.__exit__(*exc)
-
-        return _Ctx()
-
-    r.store.lock = losing  # type: ignore[method-assign]
+    monkeypatch.setattr(r.store, "lock", losing)
     commands = JobCommands(r.store, r.clock, r.crash, lambda: r.supervisor, wait=5.0)
     result = commands(job, Action.CANCEL, StopAfter(r.clock))
     assert "cancel" not in log
@@ -125,18 +124,18 @@ def test_a_command_whose_lock_is_lost_sends_nothing_and_says_so() -> None:
 class UnreachableScheduler:
     """The fake, with every query failing from ``after`` on: the login node's network is gone."""
 
-    def __init__(self, inner, after: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, inner: FakeScheduler, after: int) -> None:
         self._inner = inner
         self._left = after
 
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def query(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         self._left -= 1
         if self._left < 0:
             raise OSError("Connection timed out")
-        return self._inner.query(*args, **kwargs)
+        return self._inner.query(names, confirm_absent=confirm_absent)
 
 
 def test_a_supervisor_cut_off_from_scheduler_and_store_learns_of_its_lost_lock_before_giveup() -> None:
@@ -146,7 +145,7 @@ def test_a_supervisor_cut_off_from_scheduler_and_store_learns_of_its_lost_lock_b
     log: list[str] = []
     _spy(r, log)
     job = r.record()
-    r.supervisor._scheduler = UnreachableScheduler(r.scheduler, after=3)  # type: ignore[assignment]
+    r.supervisor._scheduler = UnreachableScheduler(r.scheduler, after=3)
     started = r.clock.monotonic()
     end = _run(r, job, lose_at=4, log=log)  # checks 1-2 before create and release, 3 the first silent loop
     assert end.ending is Ending.GAVE_UP and "lost the job's lock" in end.detail

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.attendance import loop_stale
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import fold
-from tests.unit.jobs.helpers import FakeClock, StopAfter, rig
+from tests.unit.jobs.helpers import StopAfter, rig
 
 POLL = 10.0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.scheduler.fake import FakeScheduler
@@ -129,7 +131,7 @@ def test_an_answer_in_part_is_reported_and_what_it_shows_is_still_swept() -> Non
     residual.add(_entry(clock, "j1", "n1"))
     real = scheduler.query
 
-    def partial(names, *, confirm_absent):  # type: ignore[no-untyped-def]
+    def partial(names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         answer = real(names, confirm_absent=confirm_absent)
         return QueryResult(answer.objects, complete=False, detail="sacct: Connection refused")
 
@@ -157,7 +159,7 @@ def test_an_object_that_started_between_the_query_and_the_cancel_is_left_alone()
     residual.add(_entry(clock, "j1", "n1"))
     real = scheduler.cancel_if_not_started
 
-    def started_meanwhile(object_ids):  # type: ignore[no-untyped-def]
+    def started_meanwhile(object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         scheduler.release(late)
         scheduler.start(late)
         return real(object_ids)

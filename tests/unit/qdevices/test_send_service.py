@@ -9,12 +9,12 @@ import pytest
 from dunscaith.domain.model.qdevices.answers import JobAnswer, JobRequestAnswer, Phase, ReadKind, ResultRead, StateRead
 from dunscaith.domain.model.qdevices.budget import bound
 from dunscaith.domain.model.qdevices.exits import StopReason
-from dunscaith.domain.model.qdevices.lines import LineType
+from dunscaith.domain.model.qdevices.lines import Line, LineType
 from dunscaith.domain.model.qdevices.orders import OrderOutcome, OrderState
 from dunscaith.domain.model.qdevices.sites import SiteName
 from dunscaith.domain.services.qdevices.errors import CallRefused
 from dunscaith.domain.services.qdevices.send import ProgramStopped, RecordWriteStopped, SendRequest
-from dunscaith.ports.run_record import RecordWriteFailed
+from dunscaith.ports.run_record import RecordAppender, RecordWriteFailed
 from tests.unit.qdevices.service_kit import Bench, FakeInterrupts, manifest
 
 UNKNOWN = JobRequestAnswer(JobAnswer.UNKNOWN, None, 502, "HTTP 502")
@@ -191,23 +191,24 @@ def test_a_user_rule_stops_before_the_order(tmp_path: Path) -> None:
     assert bench.rules.seen[0]["name"] == "o1"
 
 
-def test_a_record_write_failure_stops_before_any_further_request(tmp_path: Path) -> None:
+def test_a_record_write_failure_stops_before_any_further_request(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     bench = Bench(tmp_path)
     real = bench.records.create
 
-    def create(site, run, first):  # type: ignore[no-untyped-def]
+    def create(site: str, run: str, first: Line) -> RecordAppender:
         appender = real(site, run, first)
         original = appender.append
 
-        def append(line):  # type: ignore[no-untyped-def]
+        def append(line: Line) -> None:
             if line.type is LineType.SUBMITTED:
                 raise RecordWriteFailed("disk full")
             original(line)
 
-        appender.append = append
+        monkeypatch.setattr(appender, "append", append)
         return appender
 
-    bench.records.create = create  # type: ignore[method-assign]
+    monkeypatch.setattr(bench.records, "create", create)
     with pytest.raises(RecordWriteStopped) as caught:
         bench.send(manifest())
     assert caught.value.under_way is not None and caught.value.under_way.job

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -17,8 +18,8 @@ def test_a_matching_request_is_admitted() -> None:
 
 @pytest.mark.parametrize("field", ["nonce", "host", "wrapper_pid", "worker_pid"])
 def test_a_request_naming_another_instance_is_refused_with_the_field(field: str) -> None:
-    other = {"nonce": "f" * 32, "host": "node2", "wrapper_pid": 1, "worker_pid": 2}[field]
-    request = replace(REQ, instance=replace(INST.id, **{field: other}))
+    other: dict[str, Any] = {field: {"nonce": "f" * 32, "host": "node2", "wrapper_pid": 1, "worker_pid": 2}[field]}
+    request = replace(REQ, instance=replace(INST.id, **other))
     verdict = admit_request(encode(request), INST)
     assert isinstance(verdict, Refusal)
     assert verdict.request == request

@@ -9,7 +9,7 @@ import pytest
 from dunscaith.domain.model.jobs.ids import Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.policy import Policy, judge_end
-from dunscaith.domain.model.jobs.state import Attempt, AttemptState, OutcomeKind
+from dunscaith.domain.model.jobs.state import Attempt, AttemptState, JobOutcome, OutcomeKind
 from dunscaith.domain.model.remote.control import NOTE_BYTES, Blocked, decode_note, encode_note
 from dunscaith.domain.model.remote.state import blocked_text
 
@@ -57,7 +57,6 @@ def test_an_unknown_end_is_escalated_with_its_reason_never_tried_again() -> None
     ended = Attempt(1, Nonce("n"), AttemptState.RELEASED, ObjectId("o"), ObjectState.UNKNOWN,
                     reason="disk full: the outcome is not known")
     verdict = judge_end(ended, 1, 3, Policy())
-    assert getattr(verdict, "kind", None) is OutcomeKind.ESCALATED
-    assert verdict.detail == (
-        "attempt 1: disk full: the outcome is not known; check its output, and decide")  # type: ignore[union-attr]
+    assert isinstance(verdict, JobOutcome) and verdict.kind is OutcomeKind.ESCALATED
+    assert verdict.detail == "attempt 1: disk full: the outcome is not known; check its output, and decide"
 

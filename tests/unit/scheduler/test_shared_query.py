@@ -7,25 +7,31 @@ import os
 import stat
 import subprocess
 import threading
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
 
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.scheduler.shared_query import ANSWER, WANTED, SharedQueryScheduler
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
-from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths
+from dunscaith.domain.model.jobs.objects import ObjectSpec, ObjectState, OutputPaths, QueryResult
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.scheduler import Scheduler
+from tests.expect import present
 
 
-def make(inner, tmp_path, clock, n):
+def make(inner: Scheduler, tmp_path: Path, clock: Clock, n: int) -> list[SharedQueryScheduler]:
     return [SharedQueryScheduler(inner, tmp_path / "cache", clock, max_age=4.0) for _ in range(n)]
 
 
-def submit(inner, names):
+def submit(inner: Scheduler, names: Iterable[str]) -> None:
     for name in names:
         inner.create_held(ObjectSpec(JobId(name), Nonce(f"n-{name}"), command=("true",)))
 
 
-def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path):
+def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     names = [f"job-{i}" for i in range(100)]
     submit(inner, names)
@@ -41,7 +47,7 @@ def test_after_one_round_of_registration_each_interval_costs_one_query(tmp_path)
         assert inner.calls["query"] - before == 1
 
 
-def test_concurrent_supervisors_share_one_query(tmp_path):
+def test_concurrent_supervisors_share_one_query(tmp_path: Path) -> None:
     inner = FakeScheduler()
     names = [f"job-{i}" for i in range(20)]
     submit(inner, names)
@@ -49,9 +55,9 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
     for sup, name in zip(sups, names, strict=True):
         sup._register(frozenset([name]))
     barrier = threading.Barrier(20)
-    results = {}
+    results: dict[str, QueryResult] = {}
 
-    def poll(sup, name):
+    def poll(sup: SharedQueryScheduler, name: str) -> None:
         barrier.wait()
         results[name] = sup.query([JobId(name)], confirm_absent=True)
 
@@ -64,7 +70,7 @@ def test_concurrent_supervisors_share_one_query(tmp_path):
     assert all(r.complete and [v.name for v in r.objects] == [n] for n, r in results.items())
 
 
-def test_a_stale_answer_is_asked_again(tmp_path):
+def test_a_stale_answer_is_asked_again(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     sup.query([JobId("a")], confirm_absent=True)
@@ -75,7 +81,7 @@ def test_a_stale_answer_is_asked_again(tmp_path):
     assert inner.calls["query"] == 2
 
 
-def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path):
+def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     first = sup.query([JobId("a")], confirm_absent=True)
@@ -87,7 +93,7 @@ def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_
     assert inner.calls["query"] == 2
 
 
-def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path):
+def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
     submit(inner, ["a"])
@@ -100,12 +106,12 @@ def test_an_answer_asked_before_the_callers_last_action_is_never_used(tmp_path):
     assert [v.state for v in seen.objects] == [ObjectState.PENDING]
 
 
-def view_time(clock, ago):
+def view_time(clock: Clock, ago: float) -> datetime:
     from datetime import timedelta
     return clock.now() - timedelta(seconds=ago)
 
 
-def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
+def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     a, b = make(inner, tmp_path, clock, 2)
     a._register(frozenset(["a"]))
@@ -117,7 +123,7 @@ def test_a_failed_query_is_shared_not_repeated_by_everyone(tmp_path):
     assert inner.calls["query"] == 1
 
 
-def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
+def test_a_registration_of_a_dead_process_is_dropped(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -129,7 +135,7 @@ def test_a_registration_of_a_dead_process_is_dropped(tmp_path):
     assert not (tmp_path / "cache" / WANTED / "dead").exists()
 
 
-def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
+def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     a, b = make(inner, tmp_path, clock, 2)
     a.query([JobId("a")], confirm_absent=True)
@@ -140,7 +146,7 @@ def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path):
     assert inner.log[-1] == ("query", ("a",))
 
 
-def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
+def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -150,7 +156,7 @@ def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path):
     json.loads((tmp_path / "cache" / ANSWER).read_text())
 
 
-def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path):
+def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path: Path) -> None:
     # The cache files are renamed into place without fsync: after a power loss a name may hold nothing,
     # NUL bytes or a torn start. Each reads as absent: one more query, never a wrong answer.
     inner, clock = FakeScheduler(), FakeClock()
@@ -171,7 +177,7 @@ def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path
         json.loads((tmp_path / "cache" / ANSWER).read_text())
 
 
-def test_the_cache_is_private(tmp_path):
+def test_the_cache_is_private(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
     sup.query([JobId("a")], confirm_absent=True)
@@ -179,23 +185,23 @@ def test_the_cache_is_private(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "cache" / ANSWER).st_mode) == 0o600
 
 
-def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path):
+def test_everything_but_query_goes_straight_to_the_scheduler(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     [sup] = make(inner, tmp_path, clock, 1)
-    answer = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",)))
-    other = sup.create_held(ObjectSpec(JobId("a"), Nonce("m"), command=("true",)))
-    sup.release(answer.object_id)
-    sup.cancel(answer.object_id)
-    assert sup.cancel_if_not_started([other.object_id]) == [other.object_id]
+    answer = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id)
+    other = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("m"), command=("true",))).object_id)
+    sup.release(answer)
+    sup.cancel(answer)
+    assert sup.cancel_if_not_started([other]) == [other]
     assert sup.stop_by_name(JobId("a")) == []
-    inner.set_output_paths(answer.object_id, OutputPaths("/o", None))
-    assert sup.output_paths(answer.object_id) == OutputPaths("/o", None)
+    inner.set_output_paths(answer, OutputPaths("/o", None))
+    assert sup.output_paths(answer) == OutputPaths("/o", None)
     assert sup.user == inner.user
     assert (inner.calls["create_held"], inner.calls["release"], inner.calls["cancel"]) == (2, 1, 1)
     assert (inner.calls["cancel_if_not_started"], inner.calls["stop_by_name"], inner.calls["output_paths"]) == (1, 1, 1)
 
 
-def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_registered(tmp_path):
+def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_registered(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     poller, sweeper = make(inner, tmp_path, clock, 2)
     poller.query([JobId("polled")], confirm_absent=True)
@@ -210,10 +216,10 @@ def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_regis
     assert os.listdir(tmp_path / "cache" / WANTED) == [poller._token]
 
 
-def test_after_its_own_action_an_instance_asks_afresh(tmp_path):
+def test_after_its_own_action_an_instance_asks_afresh(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
-    object_id = sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id
+    object_id = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id)
     [held] = sup.query([JobId("a")], confirm_absent=True).objects
     assert held.state is ObjectState.HELD
 

@@ -27,7 +27,7 @@ def runner(tmp_path: Path, **scripts: str) -> CommandRunner:
     return CommandRunner(bin_dir, {"DUNSCAITH_TEST_VALUE": "from the cluster's env"})
 
 
-def test_a_query_client_answers_with_its_output_exit_code_and_the_clusters_environment(tmp_path):
+def test_a_query_client_answers_with_its_output_exit_code_and_the_clusters_environment(tmp_path: Path) -> None:
     run = runner(tmp_path, squeue='printf "a\\r\\nb\\n"; echo "$DUNSCAITH_TEST_VALUE" >&2; echo "$@" >&2; exit 3')
     result = run.run("squeue", ["--name=x", "two words"], timeout=30)
     assert (result.returncode, result.stdout) == (3, "a\nb\n")
@@ -35,12 +35,12 @@ def test_a_query_client_answers_with_its_output_exit_code_and_the_clusters_envir
     assert not result.ok and "exited with 3: --name=x two words" in result.failure()
 
 
-def test_a_client_killed_by_a_signal_says_so(tmp_path):
+def test_a_client_killed_by_a_signal_says_so(tmp_path: Path) -> None:
     result = runner(tmp_path, squeue="kill -9 $$").run("squeue", [], timeout=30)
     assert result.killed_by == 9 and "killed by signal 9" in result.failure()
 
 
-def test_a_missing_or_unrunnable_client_never_ran(tmp_path):
+def test_a_missing_or_unrunnable_client_never_ran(tmp_path: Path) -> None:
     run = runner(tmp_path, squeue="true")
     assert "no executable scontrol" in run.run("scontrol", [], timeout=30).spawn_error
     (tmp_path / "bin" / "sacct").write_text("#!/nonexistent/interpreter\n")
@@ -49,7 +49,7 @@ def test_a_missing_or_unrunnable_client_never_ran(tmp_path):
     assert result.returncode is None and result.spawn_error and "could not be started" in result.failure()
 
 
-def test_a_timeout_kills_the_clients_whole_group_and_keeps_what_it_wrote(tmp_path):
+def test_a_timeout_kills_the_clients_whole_group_and_keeps_what_it_wrote(tmp_path: Path) -> None:
     # the client leaves a child holding its pipes: the group goes, not only the client
     run = runner(tmp_path, squeue=f"echo started; sleep 300 & echo $! > {tmp_path}/child.pid; wait")
     began = time.monotonic()
@@ -63,7 +63,7 @@ def test_a_timeout_kills_the_clients_whole_group_and_keeps_what_it_wrote(tmp_pat
             time.sleep(0.05)
 
 
-def test_no_descriptor_of_the_caller_reaches_the_client_not_even_an_inheritable_one(tmp_path):
+def test_no_descriptor_of_the_caller_reaches_the_client_not_even_an_inheritable_one(tmp_path: Path) -> None:
     # A supervisor holds its job's lock as an flock: if its descriptor lived on in an orphaned client,
     # the lock would outlive the supervisor. Python opens every descriptor close-on-exec; one that is not
     # (inherited from whoever started dunscaith, or made inheritable) is closed for the client all the same.
@@ -90,7 +90,7 @@ def test_no_descriptor_of_the_caller_reaches_the_client_not_even_an_inheritable_
             os.kill(int(orphan.read_text()), 9)
 
 
-def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path):
+def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     run = runner(tmp_path, sbatch="pwd; cat")
@@ -99,7 +99,8 @@ def test_a_client_with_input_or_a_working_directory_gets_both(tmp_path):
 
 
 @pytest.mark.parametrize("stdin", [None, "#!/bin/sh\ntrue\n"])  # a query client, and sbatch (input on stdin)
-def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(tmp_path, stdin):
+def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_while_it_waits(
+        tmp_path: Path, stdin: str | None) -> None:
     go = tmp_path / "go"
     said: list[tuple[str, float, float]] = []
 
@@ -114,14 +115,14 @@ def test_a_call_still_unanswered_after_a_while_is_said_to_be_waited_for_once_whi
     assert said == [("scontrol show config", 0.2, 30)]
 
 
-def test_a_call_that_answers_in_time_says_nothing(tmp_path):
+def test_a_call_that_answers_in_time_says_nothing(tmp_path: Path) -> None:
     said: list[object] = []
     bin_dir = runner(tmp_path, squeue="echo quick")._bin_dir
     quick = CommandRunner(bin_dir, {}, lambda *a: said.append(a), notice_after=5)
     assert quick.run("squeue", [], timeout=30).ok and said == []
 
 
-def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path):
+def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_options(tmp_path: Path) -> None:
     go = tmp_path / "go"
     said: list[str] = []
     bin_dir = runner(tmp_path, scontrol=f"while [ ! -e {go} ]; do sleep 0.05; done")._bin_dir
@@ -135,7 +136,7 @@ def test_the_call_waited_for_is_named_by_its_program_and_first_words_never_its_o
     assert said == ["scontrol show job"]
 
 
-def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path):
+def test_a_job_s_environment_reaches_sbatch_under_the_cluster_s_own_which_wins(tmp_path: Path) -> None:
     base = runner(tmp_path, sbatch='echo "$DUNSCAITH_TEST_VALUE|$JOB_ONLY"')
     result = base.with_env({"DUNSCAITH_TEST_VALUE": "the job's", "JOB_ONLY": "the job's too"}).run(
         "sbatch", [], timeout=30, stdin="#!/bin/sh\n")

@@ -46,7 +46,7 @@ def test_timings_from_the_file_reach_the_connection_options(home: Path) -> None:
     assert "-c tcp_user_timeout=12000" in kwargs["options"] and "-c tcp_keepalives_idle=2" in kwargs["options"]
 
 
-def test_the_container_opens_the_store_with_the_configured_timings(home: Path, monkeypatch) -> None:
+def test_the_container_opens_the_store_with_the_configured_timings(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _file(home, "client_user_timeout = 2\nserver_user_timeout = 9\n")
     seen: list[PostgresTarget] = []
 
@@ -82,7 +82,7 @@ def test_a_release_time_not_above_the_detection_time_is_refused_naming_both(home
         dunscaith_settings.load_settings()
 
 
-def test_a_bad_timing_in_a_variable_names_the_variable(home: Path, monkeypatch) -> None:
+def test_a_bad_timing_in_a_variable_names_the_variable(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _file(home, "")
     monkeypatch.setenv("DUNSCAITH_RECORDS__POSTGRESQL__CLIENT_USER_TIMEOUT", "-1")
     with pytest.raises(BadInput, match=r"^variable DUNSCAITH_RECORDS__POSTGRESQL__CLIENT_USER_TIMEOUT: "):

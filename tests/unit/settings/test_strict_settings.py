@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,14 @@ def dunscaith_file(home: Path, text: str) -> Path:
     return path
 
 
-def refused(pattern: str) -> pytest.RaisesContext[BadInput]:
+def refused(pattern: str) -> AbstractContextManager[pytest.ExceptionInfo[BadInput]]:
     return pytest.raises(BadInput, match=pattern)
 
 
 # --- the path rule, through records.root ---------------------------------------------------------
 
-def test_empty_root_from_the_variable_is_refused_naming_the_variable(home: Path, monkeypatch) -> None:
+def test_empty_root_from_the_variable_is_refused_naming_the_variable(home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUNSCAITH_RECORDS__ROOT", "")
     with refused(r"^variable DUNSCAITH_RECORDS__ROOT: records\.root: is empty"):
         dunscaith_settings.load_settings()
@@ -57,7 +59,7 @@ def test_tilde_root_is_the_home_directory_not_a_literal_tilde_folder(home: Path)
     assert dunscaith_settings.load_settings().records.root == home / "dunscaith-records"
 
 
-def test_variable_in_root_is_expanded_and_an_unset_one_refused(home: Path, monkeypatch) -> None:
+def test_variable_in_root_is_expanded_and_an_unset_one_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SCRATCH", "/scratch/alice")
     dunscaith_file(home, '[records]\nroot = "$SCRATCH/records"\n')
     assert dunscaith_settings.load_settings().records.root == Path("/scratch/alice/records")
@@ -112,25 +114,25 @@ def test_a_file_that_is_not_toml_names_the_file_and_line(home: Path) -> None:
         dunscaith_settings.load_settings()
 
 
-def test_misspelt_dunscaith_variable_is_refused_with_the_nearest(home: Path, monkeypatch) -> None:
+def test_misspelt_dunscaith_variable_is_refused_with_the_nearest(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUNSCAITH_RECORDS__ROT", "/var/tmp/x")
     with refused(r"^variable DUNSCAITH_RECORDS__ROT names no setting \(did you mean DUNSCAITH_RECORDS__ROOT\?\)"):
         dunscaith_settings.load_settings()
 
 
-def test_misspelt_cluster_key_variable_is_refused(home: Path, monkeypatch) -> None:
+def test_misspelt_cluster_key_variable_is_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUNSCAITH_CLUSTERS__BIG__ADAPTR", "slurm")
     with refused(r"DUNSCAITH_CLUSTERS__BIG__ADAPTR names no setting \(did you mean DUNSCAITH_CLUSTERS__BIG__ADAPTER"):
         dunscaith_settings.load_settings()
 
 
-def test_misspelt_qdevices_poll_second_is_refused(home: Path, monkeypatch) -> None:
+def test_misspelt_qdevices_poll_second_is_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDEVICES_POLL_SECOND", "3")
     with refused(r"^variable QDEVICES_POLL_SECOND names no setting \(did you mean QDEVICES_POLL_SECONDS\?\)"):
         qdevices_settings.load_settings()
 
 
-def test_the_programs_own_variables_are_not_settings_and_pass(home: Path, monkeypatch) -> None:
+def test_the_programs_own_variables_are_not_settings_and_pass(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUNSCAITH_DEBUG", "1")
     monkeypatch.setenv("DUNSCAITH_TEST_CRASH_AT", "x")
     monkeypatch.setenv("QDEVICES_DEBUG", "1")
@@ -138,7 +140,8 @@ def test_the_programs_own_variables_are_not_settings_and_pass(home: Path, monkey
     qdevices_settings.load_settings()
 
 
-def test_clusters_variable_that_is_not_json_is_blamed_on_the_variable(home: Path, monkeypatch) -> None:
+def test_clusters_variable_that_is_not_json_is_blamed_on_the_variable(home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     dunscaith_file(home, "")
     monkeypatch.setenv("DUNSCAITH_CLUSTERS", "notjson")
     with pytest.raises(BadInput) as caught:
@@ -177,7 +180,7 @@ def test_every_duration_is_bounded(home: Path) -> None:
             dunscaith_settings.load_settings()
 
 
-def test_qdevices_poll_seconds_is_bounded_and_not_boolean(home: Path, monkeypatch) -> None:
+def test_qdevices_poll_seconds_is_bounded_and_not_boolean(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for value, says in [("inf", "a finite number"), ("1e300", "at most"), ("true", "a number, not true/false")]:
         (home / ".config" / "qdevices" / "config.toml").write_text(f"poll_seconds = {value}\n")
         with refused(rf"poll_seconds: {says}"):
@@ -190,14 +193,14 @@ def test_local_cluster_cannot_be_redefined(home: Path) -> None:
         dunscaith_settings.load_settings()
 
 
-def test_an_error_in_the_variable_names_the_variable_not_the_file(home: Path, monkeypatch) -> None:
+def test_an_error_in_the_variable_names_the_variable_not_the_file(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dunscaith_file(home, "[supervise]\npoll = 2\n")
     monkeypatch.setenv("DUNSCAITH_SUPERVISE__POLL", "0")
     with refused(r"^variable DUNSCAITH_SUPERVISE__POLL: supervise\.poll: "):
         dunscaith_settings.load_settings()
 
 
-def test_a_relative_xdg_config_home_is_ignored_as_the_spec_says(home: Path, monkeypatch) -> None:
+def test_a_relative_xdg_config_home_is_ignored_as_the_spec_says(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative")
     assert dunscaith_settings.config_file() == home / ".config" / "dunscaith" / "config.toml"
     assert qdevices_settings.config_file() == home / ".config" / "qdevices" / "config.toml"

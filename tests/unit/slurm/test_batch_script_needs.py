@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
@@ -11,7 +13,7 @@ from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.resources import Resources
 
 
-def test_needs_become_sbatch_options_before_the_specs_own_and_dunscaiths_last():
+def test_needs_become_sbatch_options_before_the_specs_own_and_dunscaiths_last() -> None:
     needs = Resources(cpus=4, memory_mb=8192, time_limit_s=86401, gpus=2, gpu_type="a100", queue="short",
                       account="proj", qos="high", export="NONE")
     spec = ObjectSpec(JobId("j"), Nonce("n"), command=("true",), resources=needs, options=("--constraint=x",))
@@ -22,7 +24,7 @@ def test_needs_become_sbatch_options_before_the_specs_own_and_dunscaiths_last():
 
 
 @pytest.mark.parametrize("option", ["--hold", "-vH", "--ho", "--job-name=x", "--array=1-3"])
-def test_an_option_dunscaith_owns_is_refused_before_recording_and_before_sending(option, tmp_path):
+def test_an_option_dunscaith_owns_is_refused_before_recording_and_before_sending(option: str, tmp_path: Path) -> None:
     scheduler = SlurmCliScheduler(SlurmClusterConfig(bin_dir=tmp_path))  # no sbatch there: nothing could run
     said = scheduler.refusal(Resources(), (option,))
     assert said is not None and "is not allowed" in said
@@ -30,6 +32,6 @@ def test_an_option_dunscaith_owns_is_refused_before_recording_and_before_sending
     assert answer.outcome is CreateOutcome.REFUSED and "nothing was sent" in answer.detail
 
 
-def test_slurm_honours_every_need():
+def test_slurm_honours_every_need() -> None:
     needs = Resources(cpus=1, memory_mb=1, time_limit_s=1, gpus=1, queue="q", account="a", qos="q", export="ALL")
     assert SlurmCliScheduler(SlurmClusterConfig()).refusal(needs, ("--constraint=x",)) is None

@@ -11,11 +11,12 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 RS, US = squeue.RS, squeue.US
 
 
-def record(job_id, name, state, reason="None", user="u", host="n/a", end="N/A", comment="x", restarts="0"):
+def record(job_id: str, name: str, state: str, reason: str = "None", user: str = "u", host: str = "n/a",
+           end: str = "N/A", comment: str = "x", restarts: str = "0") -> str:
     return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
 
 
-def test_squeue_rows_keep_a_comment_with_separators_and_newlines():
+def test_squeue_rows_keep_a_comment_with_separators_and_newlines() -> None:
     out = record("12", "job-a", "PENDING", "JobHeldUser", "alice", "n/a", "N/A", "n-1") + record(
         "13", "job-a", "RUNNING", "None", "bob", "vm", "2026-11-30T04:13:38", "free|text\nwith a newline"
     )
@@ -25,16 +26,16 @@ def test_squeue_rows_keep_a_comment_with_separators_and_newlines():
     assert rows[1].comment == "free|text\nwith a newline" and rows[1].started
 
 
-def test_squeue_empty_answer_is_no_rows():
+def test_squeue_empty_answer_is_no_rows() -> None:
     assert squeue.parse("") == []
 
 
-def test_a_requeued_job_without_a_batch_host_has_started():
+def test_a_requeued_job_without_a_batch_host_has_started() -> None:
     [row] = squeue.parse(record("5", "a", "PENDING", "BeginTime", restarts="1"))
     assert row.started
 
 
-def test_squeue_cluster_headers_are_skipped():
+def test_squeue_cluster_headers_are_skipped() -> None:
     out = "CLUSTER: one\n" + record("1", "a", "PENDING", "None", "u", "n/a", "N/A", "x")
     assert [r.job_id for r in squeue.parse(out)] == ["1"]
 
@@ -48,12 +49,12 @@ def test_squeue_cluster_headers_are_skipped():
         record("", "a", "PENDING", "None", "u", "n/a", "N/A", "x"),
     ],
 )
-def test_squeue_output_we_do_not_understand_is_refused_not_guessed(out):
+def test_squeue_output_we_do_not_understand_is_refused_not_guessed(out: str) -> None:
     with pytest.raises((squeue.SqueueParseError, UnknownState)):
         squeue.parse(out)
 
 
-def test_squeue_args_ask_once_for_all_names_in_all_states():
+def test_squeue_args_ask_once_for_all_names_in_all_states() -> None:
     args = squeue.squeue_args(["a", "b", "c"], "c1")
     assert "--states=all" in args and "--noheader" in args and "--name=a,b,c" in args
     assert "--clusters=c1" in args
@@ -81,17 +82,17 @@ def test_squeue_args_ask_once_for_all_names_in_all_states():
         ("REQUEUED", "None", ObjectState.REQUEUED),
     ],
 )
-def test_states(state, reason, expected):
+def test_states(state: str, reason: str, expected: ObjectState) -> None:
     assert object_state(state, reason) is expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (0, 15)), ("", (None, None)),
                                                 ("x:1", (None, None))])
-def test_exit_codes(text, expected):
+def test_exit_codes(text: str, expected: tuple[None, ...] | tuple[int, ...] | tuple[int, None]) -> None:
     assert parse_exit_code(text) == expected
 
 
-def test_scontrol_config():
+def test_scontrol_config() -> None:
     out = "Configuration data as of 2026-11-30T04:13:52\nMessageTimeout          = 10 sec\n" \
           "AccountingStorageType   = accounting_storage/slurmdbd\nMinJobAge = 300 sec\n"
     config = scontrol.parse_config(out)
@@ -101,7 +102,7 @@ def test_scontrol_config():
     assert scontrol.message_timeout({}) is None
 
 
-def test_scontrol_one_line_per_job():
+def test_scontrol_one_line_per_job() -> None:
     out = ("JobId=6 JobName=FAIL UserId=root(0) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) "
            "Requeue=1 Restarts=2 BatchFlag=1 Reboot=0 ExitCode=3:0 Comment=a b\n"
            "JobId=7 JobName=X JobState=TIMEOUT ExitCode=0:15\n")
@@ -110,7 +111,7 @@ def test_scontrol_one_line_per_job():
     assert details["7"].exit_code == "0:15"
 
 
-def test_sacct_rows_exact_names_only_and_comment_with_pipes():
+def test_sacct_rows_exact_names_only_and_comment_with_pipes() -> None:
     out = ("1|P1|FAILED|3:0|root|vm|nonce-1\n"
            "2|p1|COMPLETED|0:0|root|vm|other-case\n"  # --name matches case-insensitively
            "3|P3|CANCELLED by 0|0:0|root|None assigned|n|3\n")
@@ -118,12 +119,12 @@ def test_sacct_rows_exact_names_only_and_comment_with_pipes():
     assert [(r.job_id, r.comment, r.started) for r in rows] == [("1", "nonce-1", True), ("3", "n|3", False)]
 
 
-def test_sacct_args_query_by_end_state_with_an_end_time():
+def test_sacct_args_query_by_end_state_with_an_end_time() -> None:
     args = sacct.sacct_args(["a", "b"], 3600, None)
     assert "--name=a,b" in args and "--endtime=now" in args and "--starttime=now-3600" in args
     assert any(a.startswith("--state=") for a in args) and "-X" in args
 
 
-def test_sacct_garbage_is_refused():
+def test_sacct_garbage_is_refused() -> None:
     with pytest.raises(sacct.SacctParseError):
         sacct.parse("sacct: error: Problem talking to the database\n", ["a"])

@@ -13,16 +13,16 @@ S = timedelta(seconds=1)
 
 @pytest.mark.parametrize(("age", "interval"), [(0, 5), (39, 5), (40, 10), (80, 20), (320, 80), (640, 160),
                                                (10**7, 160)])
-def test_default_backoff(age, interval):
+def test_default_backoff(age: int, interval: int) -> None:
     assert poll_interval(age * S) == interval * S
 
 
-def test_negative_age_is_young():
+def test_negative_age_is_young() -> None:
     assert poll_interval(-5 * S) == 5 * S
 
 
 @given(st.integers(0, 10**6), st.integers(0, 10**6))
-def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a, b):
+def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a: int, b: int) -> None:
     backoff = PollBackoff(base=3 * S, cap=100 * S, fraction=0.2)
     ia, ib = poll_interval(a * S, backoff), poll_interval(b * S, backoff)
     if a <= b:
@@ -33,14 +33,14 @@ def test_monotone_bounded_and_a_power_of_two_multiple_of_base(a, b):
 
 
 @given(st.integers(0, 10**9), st.sampled_from([5, 10, 20, 40, 80, 160]))
-def test_ticks_align_across_intervals(seconds, interval):
+def test_ticks_align_across_intervals(seconds: int, interval: int) -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(milliseconds=seconds)
     tick = next_poll(now, interval * S)
     assert now < tick <= now + interval * S
     assert next_poll(tick - timedelta(microseconds=1), 5 * S) == tick  # a longer tick is also a 5 s tick
 
 
-def test_bad_settings_are_refused():
+def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError):
         PollBackoff(base=0 * S)
     with pytest.raises(ValueError):

@@ -12,6 +12,7 @@ from dunscaith.adapters.host.system import SystemHost, fstype_of, nearest_existi
 from dunscaith.adapters.store.event_codec import decode_data, decode_time, encode_data, encode_time
 from dunscaith.adapters.store.sqlite.locks import lock_file_name
 from dunscaith.domain.model.jobs.filesystem import classify_filesystem
+from dunscaith.domain.model.jobs.ids import JobId
 
 MOUNTINFO = "\n".join([
     "22 27 0:21 / /proc rw,relatime - proc proc rw",
@@ -39,7 +40,7 @@ MOUNTINFO = "\n".join([
         ("/proc/self", "proc"),
     ],
 )
-def test_the_mount_that_holds_a_path_gives_its_filesystem(path, fstype):
+def test_the_mount_that_holds_a_path_gives_its_filesystem(path: str, fstype: str) -> None:
     assert fstype_of(path, MOUNTINFO) == fstype
 
 
@@ -49,11 +50,11 @@ def test_the_mount_that_holds_a_path_gives_its_filesystem(path, fstype):
      ("smb3", True), ("ceph", True), ("fuse.sshfs", True), ("9p", True), ("ext4", False), ("xfs", False),
      ("btrfs", False), ("tmpfs", False), ("autofs", True), ("overlay", False), ("zfs", False), ("unknown", False)],
 )
-def test_network_filesystems_are_recognised_by_name(name, network):
+def test_network_filesystems_are_recognised_by_name(name: str, network: bool) -> None:
     assert classify_filesystem(name).is_network is network
 
 
-def test_the_real_host_reads_its_own_mounts(tmp_path):
+def test_the_real_host_reads_its_own_mounts(tmp_path: Path) -> None:
     host = SystemHost(mountinfo=tmp_path / "mountinfo")
     (tmp_path / "mountinfo").write_text(MOUNTINFO)
     assert host.filesystem(Path("/home/ada/not/yet/made")).name == "nfs4"
@@ -61,11 +62,11 @@ def test_the_real_host_reads_its_own_mounts(tmp_path):
     assert SystemHost(mountinfo=tmp_path / "absent").filesystem(Path("/")).name == "unknown"
 
 
-def test_nearest_existing_climbs_to_a_parent_that_exists(tmp_path):
+def test_nearest_existing_climbs_to_a_parent_that_exists(tmp_path: Path) -> None:
     assert nearest_existing(tmp_path / "a" / "b" / "c") == tmp_path
 
 
-def test_the_machine_id_is_the_first_well_formed_one(tmp_path):
+def test_the_machine_id_is_the_first_well_formed_one(tmp_path: Path) -> None:
     bad, good, other = tmp_path / "bad", tmp_path / "good", tmp_path / "other"
     bad.write_text("not-an-id\n")
     good.write_text("ABCDEF0123456789abcdef0123456789\n")
@@ -74,7 +75,7 @@ def test_the_machine_id_is_the_first_well_formed_one(tmp_path):
     assert read_machine_id((tmp_path / "absent",)) == ""
 
 
-def test_the_fake_host_answers_for_the_longest_matching_prefix():
+def test_the_fake_host_answers_for_the_longest_matching_prefix() -> None:
     host = FakeHost(filesystems={Path("/home"): "nfs4", Path("/home/ada/local"): "ext4"})
     assert host.filesystem(Path("/home/ada")).name == "nfs4"
     assert host.filesystem(Path("/home/ada/local/x")).name == "ext4"
@@ -86,16 +87,16 @@ def test_the_fake_host_answers_for_the_longest_matching_prefix():
     [("analysis-1", "job-analysis-1.lock"), ("a/b", "job-a%2Fb.lock"), ("..", "job-...lock"),
      ("x y", "job-x%20y.lock")],
 )
-def test_a_lock_file_name_never_contains_a_slash(job, name):
-    assert lock_file_name(job) == name
+def test_a_lock_file_name_never_contains_a_slash(job: str, name: str) -> None:
+    assert lock_file_name(JobId(job)) == name
 
 
-def test_a_very_long_job_name_gets_a_bounded_lock_file_name():
-    name = lock_file_name("x" * 1000)
-    assert len(name) < 100 and name != lock_file_name("x" * 999)
+def test_a_very_long_job_name_gets_a_bounded_lock_file_name() -> None:
+    name = lock_file_name(JobId("x" * 1000))
+    assert len(name) < 100 and name != lock_file_name(JobId("x" * 999))
 
 
-def test_event_times_are_fixed_width_utc_and_refuse_a_time_without_zone():
+def test_event_times_are_fixed_width_utc_and_refuse_a_time_without_zone() -> None:
     at = datetime(2026, 1, 1, 13, 0, tzinfo=timezone(timedelta(hours=1)))
     assert encode_time(at) == "2026-01-01T12:00:00.000000+00:00"
     assert decode_time(encode_time(at)) == at
@@ -105,12 +106,12 @@ def test_event_times_are_fixed_width_utc_and_refuse_a_time_without_zone():
 
 
 @pytest.mark.parametrize("data", [[1], "text", None])
-def test_event_data_must_be_a_mapping(data):
+def test_event_data_must_be_a_mapping(data: list[int] | str | None) -> None:
     with pytest.raises(TypeError):
-        encode_data(data)
+        encode_data(data)  # type: ignore[arg-type]  # what a caller may hand it all the same
 
 
-def test_event_data_is_canonical_json_and_reads_back():
+def test_event_data_is_canonical_json_and_reads_back() -> None:
     assert encode_data({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
     assert decode_data('{"a":"é","b":1}') == {"a": "é", "b": 1}
     with pytest.raises(ValueError):

@@ -34,7 +34,7 @@ POINTER = Pointer(
 )
 
 
-def _fields(**changes):
+def _fields(**changes: object) -> str:
     fields = json.loads(encode_pointer(POINTER))
     fields.update(changes)
     return json.dumps(fields)
@@ -58,22 +58,22 @@ def _fields(**changes):
         (b"\xff\xfe", "not JSON"),
     ],
 )
-def test_a_damaged_pointer_is_reported_with_its_job_and_why(text, why):
+def test_a_damaged_pointer_is_reported_with_its_job_and_why(text: str | bytes, why: str) -> None:
     with pytest.raises(DamagedPointer) as caught:
         decode_pointer("analysis-1", text)
     assert "analysis-1" in str(caught.value) and why in str(caught.value)
 
 
-def test_a_pointer_reads_back_as_written():
+def test_a_pointer_reads_back_as_written() -> None:
     assert decode_pointer("analysis-1", encode_pointer(POINTER)) == POINTER
     supervised = POINTER.with_state("held", T0 + timedelta(seconds=5)).with_supervised(T0 + timedelta(minutes=5))
     again = decode_pointer("analysis-1", encode_pointer(supervised))
     assert again == supervised and again.state == "held" and again.supervised_at == T0 + timedelta(minutes=5)
 
 
-def test_a_pointer_to_a_shared_store_names_its_location_and_reads_back():
+def test_a_pointer_to_a_shared_store_names_its_location_and_reads_back() -> None:
     """With a PostgreSQL store the record root is the store's location, not a path: not damage."""
-    shared = Pointer(**{**{f: getattr(POINTER, f) for f in POINTER.__slots__},  # type: ignore[arg-type]
+    shared = Pointer(**{**{f: getattr(POINTER, f) for f in POINTER.__slots__},
                         "record_root": "postgresql://ada@db.hpc.example.org:5432/dunscaith_ada"})
     assert decode_pointer("analysis-1", encode_pointer(shared)) == shared
     for bad in ("postgresql://", "postgresql://ada@db /x", "://db/x"):
@@ -81,7 +81,7 @@ def test_a_pointer_to_a_shared_store_names_its_location_and_reads_back():
             decode_pointer("analysis-1", _fields(record_root=bad))
 
 
-def test_a_pointer_is_one_line_of_canonical_json():
+def test_a_pointer_is_one_line_of_canonical_json() -> None:
     data = encode_pointer(POINTER)
     assert data.endswith(b"\n") and data.count(b"\n") == 1
     assert encode_pointer(decode_pointer("analysis-1", data)) == data
@@ -92,12 +92,12 @@ def test_a_pointer_is_one_line_of_canonical_json():
     [("", "empty"), ("a/b", "'/'"), ("../x", "'/'"), (".hidden", "starts with '.'"), ("..", "starts with '.'"),
      ("a\0b", "NUL"), ("x" * 256, "longer than 255")],
 )
-def test_a_job_name_that_cannot_be_a_file_name_is_refused(name, why):
+def test_a_job_name_that_cannot_be_a_file_name_is_refused(name: str, why: str) -> None:
     with pytest.raises(BadPointerName, match=why):
         pointer_file_name(name)
 
 
-def test_an_ordinary_job_name_is_its_own_file_name():
+def test_an_ordinary_job_name_is_its_own_file_name() -> None:
     assert pointer_file_name("analysis-1.v2_b") == "analysis-1.v2_b"
 
 
@@ -116,11 +116,12 @@ POLL = timedelta(seconds=30)
         (T0, T0 - timedelta(seconds=1), True),  # the clock went back: write rather than stay silent
     ],
 )
-def test_supervised_at_is_written_at_most_once_every_ten_poll_intervals(last, now, due):
+def test_supervised_at_is_written_at_most_once_every_ten_poll_intervals(last: datetime | None, now: datetime,
+                                                                        due: bool) -> None:
     assert supervised_at_due(last, now, POLL) is due
 
 
-def test_over_an_hour_of_thirty_second_polls_supervised_at_is_written_twelve_times():
+def test_over_an_hour_of_thirty_second_polls_supervised_at_is_written_twelve_times() -> None:
     last, writes = None, 0
     for loop in range(120):
         now = T0 + loop * POLL

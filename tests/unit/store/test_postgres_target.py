@@ -20,13 +20,13 @@ def _password_file(tmp_path: Path, text: str = PASSWORD + "\n", mode: int = 0o60
     return path
 
 
-def test_a_url_carrying_a_password_is_refused_without_showing_it():
+def test_a_url_carrying_a_password_is_refused_without_showing_it() -> None:
     with pytest.raises(TargetRefused) as caught:
         PostgresTarget.from_settings(f"postgresql://{PASSWORD_USER}:{PASSWORD}@127.0.0.1:5432/db")
     assert PASSWORD not in str(caught.value) and "records.password_file" in str(caught.value)
 
 
-def test_a_url_that_does_not_parse_is_refused_without_echoing_it():
+def test_a_url_that_does_not_parse_is_refused_without_echoing_it() -> None:
     with pytest.raises(TargetRefused) as caught:
         PostgresTarget.from_settings(f"postgresql://u:{PASSWORD}@127.0.0.1:notaport/db?bogus_option=1")
     assert PASSWORD not in str(caught.value)
@@ -35,7 +35,7 @@ def test_a_url_that_does_not_parse_is_refused_without_echoing_it():
 
 
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o644])
-def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path, mode):
+def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path: Path, mode: int) -> None:
     path = _password_file(tmp_path, mode=mode)
     with pytest.raises(TargetRefused) as caught:
         PostgresTarget.from_settings("postgresql://u@127.0.0.1/db", password_file=path)
@@ -43,7 +43,7 @@ def test_a_password_file_open_to_others_is_refused_naming_its_mode(tmp_path, mod
     assert PASSWORD not in str(caught.value)
 
 
-def test_a_password_file_that_is_a_symlink_missing_or_empty_is_refused(tmp_path):
+def test_a_password_file_that_is_a_symlink_missing_or_empty_is_refused(tmp_path: Path) -> None:
     real = _password_file(tmp_path)
     link = tmp_path / "link"
     link.symlink_to(real)
@@ -59,11 +59,11 @@ def _empty(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_refusal_is_a_store_error_so_the_cli_says_it_in_one_line_with_exit_2():
+def test_a_refusal_is_a_store_error_so_the_cli_says_it_in_one_line_with_exit_2() -> None:
     assert issubclass(TargetRefused, StoreError)
 
 
-def test_the_display_location_names_user_server_port_and_database_and_never_options(tmp_path):
+def test_the_display_location_names_user_server_port_and_database_and_never_options(tmp_path: Path) -> None:
     target = PostgresTarget.from_settings("postgresql://alice@db1.example.org:6432/recs?sslmode=verify-full",
                                           password_file=_password_file(tmp_path))
     assert target.location() == "postgresql://alice@db1.example.org:6432/recs"
@@ -71,7 +71,7 @@ def test_the_display_location_names_user_server_port_and_database_and_never_opti
     assert target.connect_kwargs()["password"] == PASSWORD  # handed to libpq, and only there
 
 
-def test_every_session_asks_the_server_for_keepalives_a_user_timeout_and_synced_commits():
+def test_every_session_asks_the_server_for_keepalives_a_user_timeout_and_synced_commits() -> None:
     kwargs = PostgresTarget.from_settings("postgresql://a@h/d").connect_kwargs()
     assert kwargs["keepalives"] == 1 and kwargs["tcp_user_timeout"] == 10_000
     options = kwargs["options"].split()
@@ -81,6 +81,6 @@ def test_every_session_asks_the_server_for_keepalives_a_user_timeout_and_synced_
     assert "password" not in kwargs
 
 
-def test_a_server_release_time_not_above_the_holders_detection_time_is_refused():
+def test_a_server_release_time_not_above_the_holders_detection_time_is_refused() -> None:
     with pytest.raises(ValueError, match="release time"):
         SessionTimings(client_user_timeout=30.0, server_user_timeout=20.0)
