@@ -17,3 +17,8 @@ class JobProgress(Protocol):
     def supervised(self, state: JobState, at: datetime) -> None:
         """The supervisor's loop is alive at ``at`` (called at most every ten poll intervals)."""
         ...
+
+    def note(self, text: str) -> None:
+        """A change in how the supervisor works that its user should see (not an event of the record:
+        the store's notice of appends lost or back). Must not raise."""
+        ...

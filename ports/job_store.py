@@ -69,6 +69,12 @@ class AppendWatch(Protocol):
 
     def release(self) -> None: ...
 
+    def live(self) -> bool:
+        """Whether appends are seen now. False while the watch cannot see them (its connection to a
+        server lost, being made anew): the holder reads its record every poll interval meanwhile, and
+        ``wake`` is called on each change either way."""
+        ...
+
 
 class JobStore(Protocol):
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
@@ -135,9 +141,10 @@ class JobStore(Protocol):
         ...
 
     def watch_appends(self, job: JobId, wake: Callable[[], None]) -> AppendWatch | None:
-        """Call ``wake`` (from another thread) soon after any writer appends to ``job``'s record; it may
-        also be called when nothing was appended to it. None: this store cannot tell, and the caller
-        reads the record every poll interval instead."""
+        """Call ``wake`` (from another thread) soon after any writer but ``job``'s lock holder appends to
+        its record; it may also be called when nothing was appended to it. None: this store cannot tell,
+        and the caller reads the record every poll interval instead; so it does while the watch is not
+        ``live``."""
         ...
 
     def identity(self) -> StoreIdentity:

@@ -398,7 +398,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
 
 # --- the watch of appends ------------------------------------------------------------------------------
 
-WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": False}
+WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": True}
 
 
 def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend):

@@ -24,6 +24,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel
 from dunscaith.adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
 from dunscaith.adapters.store.postgres.schema import ensure_schema
 from dunscaith.adapters.store.postgres.target import PostgresTarget
@@ -87,12 +88,12 @@ _SQL_HEALTH = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
     "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1), "
-    "(SELECT last_loop FROM lock_beats WHERE job = %s)"
+    "(SELECT last_loop FROM lock_beats WHERE job = %s), (SELECT next_loop FROM lock_beats WHERE job = %s)"
 )
 # Every wanted job's lock and beat in one statement: pg_locks is read once (it is a function scanned
 # whole on each reference), its granted advisory locks of this database joined on the keys' halves.
 _SQL_HEALTHS = (
-    "SELECT w.job, h.classid IS NOT NULL, b.last_loop "
+    "SELECT w.job, h.classid IS NOT NULL, b.last_loop, b.next_loop "
     "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS w(job, hi, lo) "
     "LEFT JOIN (SELECT DISTINCT classid::bigint AS classid, objid::bigint AS objid FROM pg_locks "
     "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
@@ -203,6 +204,8 @@ class PostgresStore:
                 conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
                 if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
                     conn.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
+                if lock is None:  # wakes the job's holder once this commits (append_watch.py); it wrote none
+                    conn.execute(SQL_NOTIFY, (channel(job),))
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
@@ -398,11 +401,15 @@ class PostgresStore:
     def health(self, job: JobId) -> LoopHealth:
         hi, lo = key_halves(lock_key(job))
         with self._errors():
-            held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
-        return LoopHealth(held=bool(held), last_loop=_beat(beat))
+            held, beat, next_beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job, job))))
+        return LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
 
-    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> None:
-        return None  # no notice from the server (LISTEN/NOTIFY is not used): the holder reads every poll
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> PgAppendWatch:
+        """The server's notice (LISTEN/NOTIFY, append_watch.py) on a connection of the watch's own;
+        StoreError if it cannot listen now (the caller then reads every poll interval)."""
+        return PgAppendWatch(
+            lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
+            job, self._where, wake)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         if not jobs:
@@ -412,7 +419,8 @@ class PostgresStore:
         params = (names, [hi for hi, _ in halves], [lo for _, lo in halves])
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_HEALTHS, params).fetchall())
-        return {JobId(job): LoopHealth(held=bool(held), last_loop=_beat(beat)) for job, held, beat in rows}
+        return {JobId(job): LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
+                for job, held, beat, next_beat in rows}
 
     # --- helpers ----------------------------------------------------------------------------------
 
