@@ -60,7 +60,6 @@ _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 # The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
 _SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
 _SQL_ADD_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
-_SQL_JOB_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = %s ORDER BY seq"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = %s"
 _SQL_JOB_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = %s AND seq > %s ORDER BY seq"
 # A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
@@ -198,12 +197,11 @@ class PostgresStore:
                 if lock is not None:
                     lock.verify_pid(row[1])
                 job_id, seq = row[0], int(_one(last)[0]) + 1
-                summary, made = self._carries.step(job, seq - 1, at, kind, encoded,
-                                                   lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
+                summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
                 conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
                 conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-                if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
-                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
+                if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
                 if lock is None:  # wakes the job's holder once this commits (append_watch.py); it wrote none
                     conn.execute(SQL_NOTIFY, (channel(job),))
         except BaseException:
@@ -515,6 +513,19 @@ class PostgresStore:
 
 class _Exists(Exception):
     pass
+
+
+class _Rows:
+    """What an append whose carry is not current reads, in its transaction (summary_rows.RecordRows)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], job_id: int) -> None:
+        self._conn, self._job_id = conn, job_id
+
+    def snapshot(self) -> Any:
+        return self._conn.execute(_SQL_SNAPSHOT, (self._job_id,)).fetchone()
+
+    def after(self, seq: int) -> list[Any]:
+        return self._conn.execute(_SQL_JOB_EVENTS_AFTER, (self._job_id, seq)).fetchall()
 
 
 def _one(cursor: Any) -> Any:
