@@ -217,8 +217,8 @@ def main() -> int:
         met = ratio <= goal
         unmet += not met
         shown = f"{figure:.3f} s" if name.startswith("cancel") else f"{ratio:.2f}x"
-        print(f"  {name:<48} {shown:>9}   beside {beside:>9}   goal <= {goal:g}{' s' if name.startswith('cancel') else 'x'}"
-              f"   {'met' if met else 'NOT MET'}")
+        unit = " s" if name.startswith("cancel") else "x"
+        print(f"  {name:<48} {shown:>9}   beside {beside:>9}   goal <= {goal:g}{unit}   {'met' if met else 'NOT MET'}")
     return 0 if unmet == 0 else 1
 
 

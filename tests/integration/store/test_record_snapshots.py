@@ -235,7 +235,8 @@ def test_each_append_of_a_command_with_no_carry_resumes_from_the_snapshot(sql, n
     _built(sql)  # 13 events, a snapshot at 12
     for i in range(6):  # each from a new handle, as each command is; across the snapshot due at 16
         observed = ev.Observed(1, ObjectId("o1"), ("running", "pending")[i % 2], None, None, "")
-        assert sql.open(snapshot_every=EVERY).append(JOB, T0 + timedelta(seconds=20 + i), *ev.encode(observed)) == 14 + i
+        command = sql.open(snapshot_every=EVERY)
+        assert command.append(JOB, T0 + timedelta(seconds=20 + i), *ev.encode(observed)) == 14 + i
         _summary_is_the_fold(sql.open(snapshot_every=EVERY))
     fresh = sql.open(snapshot_every=EVERY)
     assert fresh.read_tail(JOB).after == 16 and _status(fresh) == fold(fresh.read(JOB))
