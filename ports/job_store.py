@@ -119,6 +119,11 @@ class JobStore(Protocol):
         """Every readable record that has not settled, oldest first, found by an index (never a fold)."""
         ...
 
+    def unattended(self) -> list[JobSummary]:
+        """``unsettled`` less the jobs whose lock is held now (a live supervisor or command), oldest first:
+        the Unattended notice's question, in one query on a server whatever the number of jobs."""
+        ...
+
     def rebuild_summaries(self) -> int:
         """Fold every record's events again into its summary (the events are the truth); how many."""
         ...

@@ -149,6 +149,9 @@ class InMemoryStore:
             found = [kept.carry.summary() for kept in self._jobs.values()]
         return [s for s in found if not s.settled and s.problem is None]
 
+    def unattended(self) -> list[JobSummary]:
+        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+
     def rebuild_summaries(self) -> int:
         with self._mutex:
             for job in list(self._jobs):

@@ -40,9 +40,12 @@ _SQL_BEAT = (
 )
 
 
+LOCK_KEY_PREFIX = b"dunscaith-job\0"  # the server computes the same keys (store.py's _SQL_UNATTENDED)
+
+
 def lock_key(job: JobId) -> int:
     """A signed 64-bit key for the job's name. Two names that collide only lock each other out."""
-    digest = hashlib.sha256(b"dunscaith-job\0" + job.encode()).digest()
+    digest = hashlib.sha256(LOCK_KEY_PREFIX + job.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 

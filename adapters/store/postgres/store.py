@@ -25,7 +25,7 @@ from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel
-from dunscaith.adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
+from dunscaith.adapters.store.postgres.locks import LOCK_KEY_PREFIX, PgJobLock, first_line, key_halves, lock_key
 from dunscaith.adapters.store.postgres.schema import ensure_schema
 from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.store.summary_rows import (
@@ -99,6 +99,18 @@ _SQL_HEALTHS = (
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) h "
     "ON h.classid = w.hi AND h.objid = w.lo "
     "LEFT JOIN lock_beats b ON b.job = w.job"
+)
+# The same question for every job not settled, its lock's key made by the server (locks.lock_key: the
+# first 8 bytes of sha256 over a prefix and the name, as two unsigned 32-bit halves): one statement.
+_SQL_UNATTENDED = (
+    "WITH held AS MATERIALIZED (SELECT DISTINCT classid::bigint AS hi, objid::bigint AS lo FROM pg_locks "
+    "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) "
+    f"{_SQL_SUMMARY} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d) k "
+    "WHERE NOT s.settled AND s.problem IS NULL AND NOT EXISTS (SELECT 1 FROM held h "
+    "WHERE h.hi = ('x' || encode(substr(k.d, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295 "
+    "AND h.lo = ('x' || encode(substr(k.d, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295) "
+    "ORDER BY s.job_id"
 )
 _SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
 _SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
@@ -326,6 +338,11 @@ class PostgresStore:
         sql = f"{_SQL_SUMMARY} WHERE NOT s.settled AND s.problem IS NULL ORDER BY s.job_id"
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(sql).fetchall())
+        return [self._summary(row) for row in rows]
+
+    def unattended(self) -> list[JobSummary]:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED, (LOCK_KEY_PREFIX,)).fetchall())
         return [self._summary(row) for row in rows]
 
     def rebuild_summaries(self) -> int:

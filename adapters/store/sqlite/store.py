@@ -358,6 +358,9 @@ class SqliteStore:
             return unreadable(job, 0, EPOCH, EPOCH, f"damaged: {detail} in {self.db_path}")
         return carry_of(job, events).summary()
 
+    def unattended(self) -> list[JobSummary]:
+        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._writing() as db:
