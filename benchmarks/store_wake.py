@@ -5,8 +5,10 @@ Unattended notice at 10k unsettled jobs, an append beside a long record.
 
 - ``cancel``: ``dunscaith cancel JOB --json`` typed on another login node (its own records.root) for a job
   whose supervisor, on a PostgreSQL store, sleeps to its next poll (supervise.poll 3600, asleep for at
-  least 15 s by its lock): the command's wall time to its answer, "confirmed by its supervisor". Beside
-  it, ``dunscaith status`` of the same job in the same run (a command's own cost). Goal: ≤ 1 s.
+  least 15 s by its lock): from its request committed to the supervisor's answer committed (the two
+  events' times in the record, one host's clock), "confirmed by its supervisor"; the whole command too
+  (it waits on until the job is stopped). Beside it, ``dunscaith status`` of the same job in the same run
+  (a command's own cost). Goal: the answer ≤ 1 s.
 - ``notice``: ``dunscaith status JOB`` on a PostgreSQL store with 10,000 unsettled jobs and no
   supervisor (the notice names and lock-checks every one) against one with 10, interleaved. Goal ≤ 1.2×.
 - ``append``: one append by a new store handle (a command's: no fold carried) beside a record of
@@ -84,6 +86,7 @@ def cancel(url: str, tmp: Path, runs: int) -> tuple[float, float]:
     here = _env(tmp / "home", url, tmp / "login1")
     there = _env(tmp / "home2", url, tmp / "login2")
     answers: list[float] = []
+    commands: list[float] = []
     statuses: list[float] = []
     for n in range(runs):
         job = f"wake-{n}"
@@ -107,9 +110,17 @@ def cancel(url: str, tmp: Path, runs: int) -> tuple[float, float]:
         answer = json.loads(done.stdout)
         if (answer.get("answer"), answer.get("by")) != ("confirmed", "its supervisor"):
             raise SystemExit(f"cancel of {job} was not answered by its supervisor: {done.stdout} {done.stderr}")
-        answers.append(seconds)
+        with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
+            lines = store.read(JobId(job)).events
+        asked = next(line.at for line in lines if line.kind == ev.Requested.KIND)
+        answered = next(line.at for line in lines if line.kind == ev.Answered.KIND)
+        answers.append((answered - asked).total_seconds())
+        commands.append(seconds)
         statuses.append(_timed([str(BIN), "status", job], there)[0])
         supervisor.wait(timeout=120)
+    print(f"cancel typed on another login node: its request committed to its answer committed (the record's "
+          f"times) {statistics.median(answers) * 1000:.0f} ms; the whole command, until the job was stopped, "
+          f"{statistics.median(commands) * 1000:.0f} ms", flush=True)
     return statistics.median(answers), statistics.median(statuses)
 
 
@@ -222,7 +233,7 @@ def main() -> int:
             answered, status = cancel(server.url(server.new_database("wake")), tmp, args.runs)
             print(f"cancel from another login node, supervisor asleep (PostgreSQL): {answered * 1000:.0f} ms to its "
                   f"answer; status of the job {status * 1000:.0f} ms (median of {args.runs})", flush=True)
-            rows.append(("cancel to its answer, s (status beside it)", f"{status:.3f} s", answered, answered))
+            rows.append(("cancel: request to its answer, s (status beside)", f"{status:.3f} s", answered, answered))
         if "notice" in wanted:
             small, large = notice(server, tmp, args.jobs, args.runs)
             print(f"status with the notice, PostgreSQL: 10 unsettled jobs {small * 1000:.0f} ms, {args.jobs} "
