@@ -74,6 +74,15 @@ GOALS = [
     Goal("Slurm calls per poll interval, 100 jobs", "slurm_calls", r"\n\s+100 \|\s+([\d.]+) ",
          lambda x: x <= 1, "1 (not worse)"),
     Goal("summary == fold: tests failed (3 stores)", "property", "", lambda x: x == 0, "0"),
+    # issue 26's store goals (store_wake.py)
+    Goal("cancel to a PostgreSQL supervisor asleep, ms", "store_wake", r"asleep \(PostgreSQL\): (\d+) ms to its answer",
+         lambda x: x <= 1000, "<= 1000 ms"),
+    Goal("notice on PostgreSQL: status at 10k / 10 unsettled", "store_wake",
+         r"status with the notice, PostgreSQL:.*ratio ([\d.]+)", lambda x: x <= 1.2, "<= 1.2"),
+    Goal("append beside 100k / 10 events, PostgreSQL", "store_wake",
+         r"append by a new handle, PostgreSQL:.*ratio ([\d.]+)", lambda x: x <= 1.5, "<= 1.5"),
+    Goal("append beside 100k / 10 events, SQLite", "store_wake",
+         r"append by a new handle, SQLite:.*ratio ([\d.]+)", lambda x: x <= 1.5, "<= 1.5"),
 ]
 
 
@@ -88,6 +97,7 @@ def _runs(args: argparse.Namespace) -> dict[str, list[str]]:
         "wrapper_idle": [py, str(HERE / "wrapper_idle.py"), "--seconds", "30" if quick else "60"],
         "supervisor_cpu": [py, str(HERE / "supervisor_cpu.py"), "--slurm", "240" if quick else "300"],
         "slurm_calls": [py, str(HERE / "slurm_calls.py")],
+        "store_wake": [py, str(HERE / "store_wake.py"), "--runs", "3" if quick else "5"],
         "property": [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", "fold",
                      str(ROOT / "tests" / "contract" / "test_job_summary.py")],
     }

@@ -92,6 +92,8 @@ class _Quiet:
 
     def supervised(self, state: object, at: object) -> None: ...
 
+    def note(self, text: str) -> None: ...
+
 
 def polls_per_job(root: Path, runs: int) -> tuple[float, float]:
     """Queries and wake-ups per ``true`` job of the in-process supervisor (defaults: poll 10 s)."""

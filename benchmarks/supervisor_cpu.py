@@ -69,6 +69,9 @@ class _Quiet:
     def supervised(self, state: object, at: object) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        pass
+
 
 class _Loops:
     """Stops the supervisor after ``n`` loops; no sleeping (poll 0)."""

@@ -18,6 +18,10 @@ class JobProgress(Protocol):
         """The supervisor's loop is alive at ``at`` (called at most every ten poll intervals)."""
         ...
 
+    def note(self, text: str) -> None:
+        """A change in how the supervisor works that its user should see (not an event of the record:
+        the store's notice of appends lost or back). Must not raise."""
+        ...
 
 class SupervisionView(JobProgress, Protocol):
     """The live view of one supervision: what the supervisor commits, the job's state before the first

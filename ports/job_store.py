@@ -81,6 +81,12 @@ class AppendWatch(Protocol):
         """Stop watching; ``wake`` is not called after this returns."""
         ...
 
+    def live(self) -> bool:
+        """Whether appends are seen now. False while the watch cannot see them (its connection to a
+        server lost, being made anew): the holder reads its record every poll interval meanwhile, and
+        ``wake`` is called on each change either way."""
+        ...
+
 
 class JobStore(Protocol):
     def create(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> None:
@@ -125,6 +131,11 @@ class JobStore(Protocol):
         """Every readable record that has not settled, oldest first, found by an index (never a fold)."""
         ...
 
+    def unattended(self) -> list[JobSummary]:
+        """``unsettled`` less the jobs whose lock is held now (a live supervisor or command), oldest first:
+        the Unattended notice's question, in one query on a server whatever the number of jobs."""
+        ...
+
     def rebuild_summaries(self) -> int:
         """Fold every record's events again into its summary (the events are the truth); how many."""
         ...
@@ -147,9 +158,10 @@ class JobStore(Protocol):
         ...
 
     def watch_appends(self, job: JobId, wake: Callable[[], None]) -> AppendWatch | None:
-        """Call ``wake`` (from another thread) soon after any writer appends to ``job``'s record; it may
-        also be called when nothing was appended to it. None: this store cannot tell, and the caller
-        reads the record every poll interval instead."""
+        """Call ``wake`` (from another thread) soon after any writer but ``job``'s lock holder appends to
+        its record; it may also be called when nothing was appended to it. None: this store cannot tell,
+        and the caller reads the record every poll interval instead; so it does while the watch is not
+        ``live``."""
         ...
 
     def identity(self) -> StoreIdentity:

@@ -218,3 +218,6 @@ class TerminalProgress:
 
     def supervised(self, state: JobState, at: datetime) -> None:
         pass
+
+    def note(self, text: str) -> None:
+        self.line(text, style="yellow")

@@ -61,11 +61,17 @@ class _Watch:
             if self in self.store._watches:
                 self.store._watches.remove(self)
 
+    def release(self) -> None:
+        self.close()
+
+    def live(self) -> bool:
+        return True
+
 
 class InMemoryStore:
     def __init__(self, snapshot_every: int = snapshot.EVERY, *, watchable: bool = False) -> None:
-        """``watchable``: appends wake a watcher (``watch_appends``), as SQLite's do; off by default, so a
-        supervisor on it reads its record every poll interval, as on PostgreSQL."""
+        """``watchable``: appends wake a watcher (``watch_appends``), as SQLite's and PostgreSQL's do; off
+        by default, so a supervisor on it reads its record every poll interval, as without a watch."""
         self._every = snapshot_every
         self._mutex = threading.Lock()
         self._jobs: dict[JobId, _Kept] = {}
@@ -142,6 +148,9 @@ class InMemoryStore:
         with self._mutex:
             found = [kept.carry.summary() for kept in self._jobs.values()]
         return [s for s in found if not s.settled and s.problem is None]
+
+    def unattended(self) -> list[JobSummary]:
+        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
 
     def rebuild_summaries(self) -> int:
         with self._mutex:

@@ -2,22 +2,25 @@
 
 The summary itself is the domain's (domain/model/jobs/summary.py); this module only maps it to the
 ``summaries`` columns and back, and keeps the last few carries of this process, so an append that
-follows this process's own previous append of the job costs one event's fold. Any other append (another
-process wrote in between, the first of a command) folds the job's record once, inside the transaction.
+follows this process's own previous append of the job costs one event's fold. Any other append never
+folds the whole record: a carry a few events behind (another process wrote in between) folds those
+events on; the first append of a command resumes from the record's snapshot (fewer than
+snapshot.EVERY events after it). Only a record with no snapshot this build reads is folded whole, once,
+and the snapshot that fold makes is kept, so the next one resumes.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild, resumed
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first event does not read
 
@@ -64,18 +67,29 @@ class Carries:
         self._keep(carry)
         return carry.summary()
 
-    def step(self, job: JobId, last_seq: int, at: datetime, kind: str, data: str,
-             events: Callable[[], Iterable[Sequence[Any]]]) -> tuple[JobSummary, str | None]:
-        """The summary once the event after ``last_seq`` is in, and the snapshot (its text) that event is
-        due to make, if any; ``events`` reads the record's rows so far (called only when this process
-        does not carry the job at ``last_seq``)."""
+    def step(self, job: JobId, last_seq: int, at: datetime, kind: str, data: str, record: RecordRows
+             ) -> tuple[JobSummary, tuple[int, str] | None]:
+        """The summary once the event after ``last_seq`` is in, and the snapshot row (seq, text) to keep in
+        that append's transaction, if any. Never a fold of the whole record while it has a snapshot this
+        build reads: this process's carry caught up on the events after it (another writer appended in
+        between), else the record's snapshot and the events after that (``record`` reads them)."""
         carry = self._kept.pop(job, None)
-        if carry is None or carry.seq != last_seq:
-            carry = carry_of(job, list(events()), self.every)
+        if carry is not None and carry.seq != last_seq:
+            carry = _caught_up(carry, last_seq, record, self.every)
+        if carry is None:
+            kept = snapshot_of(record.snapshot())
+            if kept is not None:
+                carry = resumed(job, kept[1], kept[0], list(lines_of(record.after(kept[0]))), self.every)
+                carry = carry if carry is not None and carry.seq == last_seq else None
+        made = None
+        if carry is None:  # no snapshot this build reads (or damage): the whole record, once, and its
+            carry = carry_of(job, list(record.after(0)), self.every)  # snapshot kept for the next append
+            if carry.snapshot is not None:
+                made = (carry.snapshot[0], encode_data(carry.snapshot[1]))
         carry.step(at, kind, decode_data(data))  # the data as a reader gets it back: JSON-decoded
         self._keep(carry)
-        made = carry.fresh_snapshot()
-        return carry.summary(), None if made is None else encode_data(made)
+        fresh = carry.fresh_snapshot()
+        return carry.summary(), (carry.seq, encode_data(fresh)) if fresh is not None else made
 
     def forget(self, job: JobId) -> None:
         """The transaction did not commit: what this process carries for the job may be ahead of it."""
@@ -88,6 +102,30 @@ class Carries:
         self._kept[carry.job] = carry
         while len(self._kept) > _KEEP:
             self._kept.popitem(last=False)
+
+
+class RecordRows(Protocol):
+    """What an append reads of its record, inside its transaction, when its carry is not current."""
+
+    def snapshot(self) -> Sequence[Any] | None:
+        """The record's snapshot row (seq, text), or None."""
+        ...
+
+    def after(self, seq: int) -> Iterable[Sequence[Any]]:
+        """The event rows (seq, at, kind, data) after ``seq``, in order."""
+        ...
+
+
+def _caught_up(carry: SummaryCarry, last_seq: int, record: RecordRows, every: int) -> SummaryCarry | None:
+    """``carry`` with the events other writers appended since (fewer than a snapshot's span), or None."""
+    if not carry.seq < last_seq < carry.seq + every:
+        return None
+    lines = list(lines_of(record.after(carry.seq)))
+    if [line.seq for line in lines] != list(range(carry.seq + 1, last_seq + 1)):
+        return None
+    for line in lines:
+        carry.step(line.at, line.kind, line.data)
+    return carry
 
 
 def carry_of(job: JobId, rows: Sequence[Sequence[Any]], every: int = snapshot.EVERY) -> SummaryCarry:

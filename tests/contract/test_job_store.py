@@ -288,6 +288,26 @@ def test_healths_answers_for_every_job_asked_at_once(backend: Backend) -> None:
     assert watcher.healths([]) == {}
 
 
+def test_unattended_is_every_unsettled_job_whose_lock_no_one_holds(backend: Backend) -> None:
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.spec import JobSpec
+
+    holder, watcher = backend.open(), backend.open()
+    # names whose keys the server computes too (PostgreSQL): ASCII, a quote and a space, UTF-8
+    names = [JobId(n) for n in ("plain-1", "it's odd 2", "ünïcode-名前-3", "plain-4", "done-5")]
+    for n, job in enumerate(names):
+        holder.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)),
+                                                            holder.identity())))
+        if n == 4:
+            holder.append(job, T0, *ev.encode(ev.OutcomeReached("succeeded", "")))
+            holder.append(job, T0, *ev.encode(ev.Settled()))
+    assert [s.job for s in watcher.unattended()] == names[:4]
+    with holder.lock(names[1]), holder.lock(names[2]):
+        assert [s.job for s in watcher.unattended()] == [names[0], names[3]]
+        assert watcher.unattended() == [s for s in watcher.unsettled() if not watcher.healths([s.job])[s.job].held]
+    assert [s.job for s in watcher.unattended()] == names[:4]
+
+
 def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")
@@ -408,7 +428,7 @@ def test_another_process_watching_health_never_makes_taking_a_free_lock_fail(bac
 
 # --- the watch of appends ------------------------------------------------------------------------------
 
-WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": False}
+WATCHED = {"memory": False, "memory-watched": True, "sqlite": True, "postgresql": True}
 
 
 def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_appends(backend: Backend) -> None:

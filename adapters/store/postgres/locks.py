@@ -34,14 +34,18 @@ _SQL_CHECK = (
     "AND objsubid = 1 AND granted)"
 )
 _SQL_BEAT = (
-    "INSERT INTO lock_beats (job, last_loop) VALUES (%s, %s) "
-    "ON CONFLICT (job) DO UPDATE SET last_loop = EXCLUDED.last_loop RETURNING pg_backend_pid()"
+    "INSERT INTO lock_beats (job, last_loop, next_loop) VALUES (%s, %s, %s) "
+    "ON CONFLICT (job) DO UPDATE SET last_loop = EXCLUDED.last_loop, next_loop = EXCLUDED.next_loop "
+    "RETURNING pg_backend_pid()"
 )
+
+
+LOCK_KEY_PREFIX = b"dunscaith-job\0"  # the server computes the same keys (store.py's _SQL_UNATTENDED)
 
 
 def lock_key(job: JobId) -> int:
     """A signed 64-bit key for the job's name. Two names that collide only lock each other out."""
-    digest = hashlib.sha256(b"dunscaith-job\0" + job.encode()).digest()
+    digest = hashlib.sha256(LOCK_KEY_PREFIX + job.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
@@ -84,14 +88,15 @@ class PgJobLock:
                 self._lose("the server no longer shows it held")
 
     def beat(self, at: datetime, next_at: datetime | None = None) -> None:
-        # only ``at``: this store has no watch of appends (watch_appends), so its holder loops every poll
-        line = encode_time(at)
+        # ``next_at`` too: a holder woken by the server (watch_appends) sleeps to its next poll, and is not
+        # late before then
+        line, next_line = encode_time(at), encode_time(next_at) if next_at is not None else None
         with self._mutex:
             if not self._held:
                 raise StoreError(f"the lock of job {self._job} was released; its loop cannot beat")
             self._usable()
             try:
-                row = self._conn.execute(_SQL_BEAT, (self._job, line)).fetchone()
+                row = self._conn.execute(_SQL_BEAT, (self._job, line, next_line)).fetchone()
             except psycopg.Error as exc:
                 if self._conn.broken or self._conn.closed:
                     self._lose(f"its session to the server ended ({first_line(exc)})")

@@ -24,8 +24,9 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel
 from dunscaith.adapters.store.postgres.bounded import BoundedConnection, ServerSilent
-from dunscaith.adapters.store.postgres.locks import PgJobLock, first_line, key_halves, lock_key
+from dunscaith.adapters.store.postgres.locks import LOCK_KEY_PREFIX, PgJobLock, first_line, key_halves, lock_key
 from dunscaith.adapters.store.postgres.schema import ensure_schema
 from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
 from dunscaith.adapters.store.summary_rows import (
@@ -60,7 +61,6 @@ _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 # The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
 _SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
 _SQL_ADD_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s, %s, %s, %s, %s)"
-_SQL_JOB_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = %s ORDER BY seq"
 _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = %s"
 _SQL_JOB_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = %s AND seq > %s ORDER BY seq"
 # A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
@@ -88,18 +88,30 @@ _SQL_HEALTH = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
     "AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1), "
-    "(SELECT last_loop FROM lock_beats WHERE job = %s)"
+    "(SELECT last_loop FROM lock_beats WHERE job = %s), (SELECT next_loop FROM lock_beats WHERE job = %s)"
 )
 # Every wanted job's lock and beat in one statement: pg_locks is read once (it is a function scanned
 # whole on each reference), its granted advisory locks of this database joined on the keys' halves.
 _SQL_HEALTHS = (
-    "SELECT w.job, h.classid IS NOT NULL, b.last_loop "
+    "SELECT w.job, h.classid IS NOT NULL, b.last_loop, b.next_loop "
     "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS w(job, hi, lo) "
     "LEFT JOIN (SELECT DISTINCT classid::bigint AS classid, objid::bigint AS objid FROM pg_locks "
     "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) h "
     "ON h.classid = w.hi AND h.objid = w.lo "
     "LEFT JOIN lock_beats b ON b.job = w.job"
+)
+# The same question for every job not settled, its lock's key made by the server (locks.lock_key: the
+# first 8 bytes of sha256 over a prefix and the name, as two unsigned 32-bit halves): one statement.
+_SQL_UNATTENDED = (
+    "WITH held AS MATERIALIZED (SELECT DISTINCT classid::bigint AS hi, objid::bigint AS lo FROM pg_locks "
+    "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) "
+    f"{_SQL_SUMMARY} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d) k "
+    "WHERE NOT s.settled AND s.problem IS NULL AND NOT EXISTS (SELECT 1 FROM held h "
+    "WHERE h.hi = ('x' || encode(substr(k.d, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295 "
+    "AND h.lo = ('x' || encode(substr(k.d, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295) "
+    "ORDER BY s.job_id"
 )
 _SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
 _SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
@@ -200,12 +212,13 @@ class PostgresStore:
                 if lock is not None:
                     lock.verify_pid(row[1])
                 job_id, seq = row[0], int(_one(last)[0]) + 1
-                summary, made = self._carries.step(job, seq - 1, at, kind, encoded,
-                                                   lambda: conn.execute(_SQL_JOB_EVENTS, (job_id,)).fetchall())
+                summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
                 conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
                 conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-                if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
-                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
+                if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
+                if lock is None:  # wakes the job's holder once this commits (append_watch.py); it wrote none
+                    conn.execute(SQL_NOTIFY, (channel(job),))
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
@@ -330,6 +343,11 @@ class PostgresStore:
             rows = self._reading(lambda conn: conn.execute(sql).fetchall())
         return [self._summary(row) for row in rows]
 
+    def unattended(self) -> list[JobSummary]:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED, (LOCK_KEY_PREFIX,)).fetchall())
+        return [self._summary(row) for row in rows]
+
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._mutex:
@@ -400,11 +418,15 @@ class PostgresStore:
     def health(self, job: JobId) -> LoopHealth:
         hi, lo = key_halves(lock_key(job))
         with self._errors():
-            held, beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job))))
-        return LoopHealth(held=bool(held), last_loop=_beat(beat))
+            held, beat, next_beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job, job))))
+        return LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
 
-    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> None:
-        return None  # no notice from the server (LISTEN/NOTIFY is not used): the holder reads every poll
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> PgAppendWatch:
+        """The server's notice (LISTEN/NOTIFY, append_watch.py) on a connection of the watch's own;
+        StoreError if it cannot listen now (the caller then reads every poll interval)."""
+        return PgAppendWatch(
+            lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
+            job, self._where, wake)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         if not jobs:
@@ -414,7 +436,8 @@ class PostgresStore:
         params = (names, [hi for hi, _ in halves], [lo for _, lo in halves])
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_HEALTHS, params).fetchall())
-        return {JobId(job): LoopHealth(held=bool(held), last_loop=_beat(beat)) for job, held, beat in rows}
+        return {JobId(job): LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
+                for job, held, beat, next_beat in rows}
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -530,6 +553,19 @@ class PostgresStore:
 
 class _Exists(Exception):
     pass
+
+
+class _Rows:
+    """What an append whose carry is not current reads, in its transaction (summary_rows.RecordRows)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], job_id: int) -> None:
+        self._conn, self._job_id = conn, job_id
+
+    def snapshot(self) -> Any:
+        return self._conn.execute(_SQL_SNAPSHOT, (self._job_id,)).fetchone()
+
+    def after(self, seq: int) -> list[Any]:
+        return self._conn.execute(_SQL_JOB_EVENTS_AFTER, (self._job_id, seq)).fetchall()
 
 
 def _one(cursor: Any) -> Any:

@@ -92,6 +92,7 @@ lock_beats = Table(
     postgres_only,
     Column("job", String(255), primary_key=True),  # a name: a lock may be taken before the job is recorded
     Column("last_loop", String(32), nullable=False),
+    Column("next_loop", String(32), nullable=True),  # when it means to loop next (0004); none: one poll on
 )
 
 # Which database this store was made in: its cluster's system identifier and the database's name,

@@ -47,6 +47,7 @@ class DatabaseAppendWatch:
             os.close(self._fd)
             os.close(self._turn_fd)
             raise
+        self._live = True
         self._thread = threading.Thread(target=self._run, name="dunscaith-append-watch", daemon=True)
         self._thread.start()
 
@@ -62,8 +63,12 @@ class DatabaseAppendWatch:
                         fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
                         self._wake()
             except OSError:  # the descriptor failed: say so once, and let the loop read every poll after
+                self._live = False
                 self._wake()
                 return
+
+    def live(self) -> bool:
+        return self._live
 
     def close(self) -> None:
         if self._stop_w < 0:

@@ -195,12 +195,11 @@ class SqliteStore:
             if found is None:
                 raise UnknownJob(f"no job named {job} is recorded")
             job_id, seq = found[0], int(found[1] or 0) + 1
-            summary, made = self._carries.step(job, seq - 1, at, kind, encoded,
-                                               lambda: db.execute(_SQL_EVENTS, (job_id,)).fetchall())
+            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
             db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
             db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-            if made is not None:  # the event is due to keep the fold (snapshot.due): in its transaction
-                db.execute(_SQL_PUT_SNAPSHOT, (job_id, seq, made))
+            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+                db.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
         return seq
 
     def read(self, job: JobId) -> JobRecord:
@@ -367,6 +366,9 @@ class SqliteStore:
             detail = str(exc).splitlines()[0] if isinstance(exc, sqlite3.DatabaseError) else "text that is not UTF-8"
             return unreadable(job, 0, EPOCH, EPOCH, f"damaged: {detail} in {self.db_path}")
         return carry_of(job, events).summary()
+
+    def unattended(self) -> list[JobSummary]:
+        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
 
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
@@ -587,3 +589,16 @@ def _open_private(path: Path) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise StoreError(f"record store lock {path} cannot be opened: {exc.strerror or exc}") from None
+
+
+class _Rows:
+    """What an append whose carry is not current reads, in its transaction (summary_rows.RecordRows)."""
+
+    def __init__(self, db: sqlite3.Connection, job_id: int) -> None:
+        self._db, self._job_id = db, job_id
+
+    def snapshot(self) -> Any:
+        return self._db.execute(_SQL_SNAPSHOT, (self._job_id,)).fetchone()
+
+    def after(self, seq: int) -> list[Any]:
+        return self._db.execute(_SQL_EVENTS_AFTER, (self._job_id, seq)).fetchall()

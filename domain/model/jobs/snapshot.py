@@ -44,9 +44,11 @@ from dunscaith.domain.model.jobs.state import (
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
-# A snapshot at every seq that is a multiple of this: ``status`` folds fewer events than this, and an
-# append pays for one snapshot (the state's size) once in this many appends.
-EVERY = 1024
+# A snapshot at every seq that is a multiple of this: ``status``, and an append whose process carries no
+# fold of the job (a command's), fold fewer events than this; an append pays for one snapshot (the
+# state's size: ~15 ms for 10,000 requests, far less for a plain job) once in this many appends. 1,024
+# left a command's append beside a long record up to 4x one beside a short record (the tail's fold).
+EVERY = 128
 _CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources)
 # The fields of every class a snapshot encodes: a build whose state has other fields reads none of
 # another's snapshots, whatever its version says (a checksum, not a seal: nothing here is adversarial;

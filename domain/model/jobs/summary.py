@@ -8,7 +8,7 @@ the next (``SummaryCarry``) instead of folding the whole record again, so ``list
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -155,6 +155,28 @@ class SummaryCarry:
         if self._state is None:
             return unreadable(self.job, self.seq, self._recorded_at, self._updated_at, self._problem or "")
         return summarize(self._state, self.seq, self.job)
+
+
+def resumed(job: JobId, kept: Mapping[str, JsonValue], after: int, lines: Sequence[EventLine],
+            every: int = snapshot.EVERY) -> SummaryCarry | None:
+    """The carry of a record from its snapshot (kept at event ``after``) and the ``lines`` after it: what
+    ``rebuild`` of the whole record gives (the fold carries only the state), at the cost of the lines.
+
+    None when that cannot be told from them: the snapshot is not this build's or does not decode, the
+    lines are not the ones right after it, they span a seq where a newer snapshot is due (one that
+    was never made), or one does not fold (the whole record then says at which event, as ``rebuild``
+    does)."""
+    if any(line.seq != after + n or snapshot.due(line.seq, every) for n, line in enumerate(lines, start=1)):
+        return None
+    try:
+        state = resume(snapshot.decode(kept, after), decoded_lines(lines))
+    except JobsError:
+        return None
+    carry = SummaryCarry.__new__(SummaryCarry)
+    carry.job, carry.seq, carry._every, carry.snapshot = job, after + len(lines), every, None
+    carry._recorded_at, carry._updated_at = state.recorded_at, lines[-1].at if lines else state.recorded_at
+    carry._state, carry._problem = state, None
+    return carry
 
 
 def rebuild(job: JobId, lines: Iterable[EventLine], every: int = snapshot.EVERY) -> SummaryCarry:

@@ -85,12 +85,11 @@ class JobListing:
         return self._store.count(query)
 
     def unattended(self) -> list[ListedJob]:
-        """Jobs with work left and no supervisor: the records not settled (an index), then their locks,
-        all asked at once (one query on a server)."""
+        """Jobs with work left and no supervisor: the records not settled (an index) whose lock no one
+        holds, asked of the store at once (one query on a server)."""
         now = self._clock.now()
-        unsettled = self._store.unsettled()
-        healths = self._store.healths([s.job for s in unsettled])
-        listed = (self._listed(s, healths.get(s.job, LoopHealth(held=False, last_loop=None)), now) for s in unsettled)
+        alone = self._store.unattended()  # not settled, no lock held: one query on a server, whatever their number
+        listed = (self._listed(s, LoopHealth(held=False, last_loop=None), now) for s in alone)
         return [job for job in listed if job.unattended]
 
     def _listed(self, summary: JobSummary, health: LoopHealth, now: datetime) -> ListedJob:

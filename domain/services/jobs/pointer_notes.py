@@ -32,6 +32,9 @@ class PointerNotes:
         if word != self._pointer.state:
             self._write(self._pointer.with_state(word, state.updated_at or state.recorded_at))
 
+    def note(self, text: str) -> None:
+        pass  # the pointer keeps the state only
+
     def supervised(self, state: JobState, at: datetime) -> None:
         if supervised_at_due(self._written_supervised, at, self._poll):
             self._written_supervised = at
@@ -68,5 +71,12 @@ class Fanout:
         for reporter in self._reporters:
             try:
                 reporter.supervised(state, at)
+            except Exception:  # display only
+                pass
+
+    def note(self, text: str) -> None:
+        for reporter in self._reporters:
+            try:
+                reporter.note(text)
             except Exception:  # display only
                 pass

@@ -118,10 +118,22 @@ class Supervisor:
         ``supervise.poll``; elsewhere it reads it that often."""
         watch = self._watch(job, cancel)
         try:
-            return self._supervise(job, lock, cancel, bound, watching=watch is not None, first=first)
+            return self._supervise(job, lock, cancel, bound, watch=watch, first=first)
         finally:
             if watch is not None:
                 watch.close()
+
+    def _watching(self, watch: AppendWatch | None, was: bool) -> bool:
+        """Whether appends wake the loop now; a change is said in the live view (a watch of a server's
+        notices is lost with its connection, and made anew)."""
+        now = watch is not None and watch.live()
+        if now != was and watch is not None:
+            self._progress.note(
+                "the store's notice of appends is back: requests are answered as soon as they are committed"
+                if now else
+                f"the store's notice of appends is lost (reconnecting): requests are answered within "
+                f"supervise.poll ({self._settings.poll:g} s) meanwhile")
+        return now
 
     def _watch(self, job: JobId, cancel: Interrupts) -> AppendWatch | None:
         if self._settings.poll <= 0:
@@ -137,7 +149,7 @@ class Supervisor:
             return None
 
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
-                   watching: bool, first: tuple[JobState, int] | None) -> SupervisionEnd:
+                   watch: AppendWatch | None, first: tuple[JobState, int] | None) -> SupervisionEnd:
         s = self._settings
         first = first or self._read_until_giveup(job, cancel)
         if first is None:
@@ -147,10 +159,12 @@ class Supervisor:
         wait_until: float | None = None
         stop_at = None if bound is None else self._clock.monotonic() + bound
         supervised_at: float | None = None  # monotonic: when supervised-at was last reported
+        watching = watch is not None
         while True:
             if cancel.pending() is not None:
                 return self._drain(job, loop)
             self._woke = False  # an append from here on wakes the pause below at once
+            watching = self._watching(watch, watching)
             read = self._refresh(job, loop)
             self._answer(job, loop)
             self._deliver(job, loop)

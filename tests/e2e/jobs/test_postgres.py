@@ -14,7 +14,7 @@ import pytest
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 from dunscaith.adapters.store.postgres.store import PostgresStore
 from dunscaith.adapters.store.postgres.target import PostgresTarget
-from tests.e2e.jobs.cli import Cli, await_state
+from tests.e2e.jobs.cli import Cli, await_condition, await_long_sleep, await_state
 from tests.infra.postgres import PASSWORD, PASSWORD_USER, PostgresTestServer, free_port, private_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -304,3 +304,64 @@ def test_a_url_through_pgbouncer_is_refused_in_one_line_before_anything_is_recor
     assert cli.run("list", "--json", env=_env(direct)).returncode == 0
     objects = cli.root / "local-scheduler"
     assert not objects.exists() or not any(objects.iterdir())  # nothing sent
+
+
+def _on_postgres(cli: Cli, url: str) -> None:
+    """Every command of this test on the shared store (status, the awaits) unless told otherwise."""
+    original = cli.env
+
+    def env(**extra: str) -> dict[str, str]:
+        return original(**{**_env(url), **extra})
+
+    cli.env = env  # type: ignore[method-assign]
+
+
+def _listener_pids(server: PostgresTestServer, db: str) -> list[int]:
+    out = server.psql(db, "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()")
+    return [int(word) for word in out.split() if word.isdigit()]
+
+
+@pytest.mark.parametrize("request_word", ["cancel", "hold"])
+def test_a_request_from_another_login_node_wakes_a_supervisor_asleep_to_its_next_poll(
+        cli: Cli, url: str, request_word: str) -> None:
+    """supervise.poll = 3600: once the quick polls after the start have grown, the supervisor reads its
+    record only when the server notifies it; the request, which waits 5 s for an answer, is answered by it."""
+    _on_postgres(cli, url)
+    job = f"pg-asleep-{request_word}"
+    supervisor = cli.start("submit", "--name", job, "--", "sleep", "300", DUNSCAITH_SUPERVISE__POLL="3600")
+    try:
+        await_state(cli, job, "running", timeout=120)
+        await_long_sleep(cli, job, 15)
+        assert cli.status(job)["supervisor"]["healthy"]  # asleep, not late: the lock says when it loops next
+        done = cli.run(request_word, job, "--json", DUNSCAITH_COMMANDS__WAIT="5", env=_other_node(cli))
+        # a running job cannot be held: the supervisor's own refusal (exit 2), at once, is the answer
+        expected, code = {"cancel": ("confirmed", 0), "hold": ("refused", 2)}[request_word]
+        assert done.returncode == code, done.stdout + done.stderr
+        answer = json.loads(done.stdout)
+        assert (answer["answer"], answer["by"]) == (expected, "its supervisor")
+    finally:
+        if supervisor.poll() is None:
+            cli.run("cancel", job)
+        supervisor.wait(timeout=60)
+
+
+def test_a_supervisor_whose_listening_connection_is_killed_says_so_listens_again_and_still_answers(
+        cli: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    _on_postgres(cli, url)
+    supervisor = cli.start("submit", "--name", "pg-relisten", "--", "sleep", "300", DUNSCAITH_SUPERVISE__POLL="3")
+    await_state(cli, "pg-relisten", "running", timeout=120)
+    await_long_sleep(cli, "pg-relisten", 5)  # longer than supervise.poll: it trusts the server's notice
+    (pid,) = _listener_pids(postgres_server, postgres_db)
+    postgres_server.psql(postgres_db, f"SELECT pg_terminate_backend({pid})")
+    await_condition(lambda: _listener_pids(postgres_server, postgres_db) not in ([], [pid]), 60,
+                    "the supervisor to listen again")
+    done = cli.run("cancel", "pg-relisten", "--json", DUNSCAITH_COMMANDS__WAIT="10", env=_other_node(cli))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["by"] == "its supervisor"
+    assert supervisor.wait(timeout=60) == 1
+    out = supervisor.stdout.read() if supervisor.stdout else ""
+    assert "the store's notice of appends is lost (reconnecting)" in out
+    assert "requests are answered within supervise.poll (3 s) meanwhile" in out
+    assert "the store's notice of appends is back" in out
+    kinds = _kinds(url, "pg-relisten")
+    assert kinds.count("submitting") == 1 and kinds.count("released") == 1

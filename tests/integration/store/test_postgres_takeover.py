@@ -54,6 +54,7 @@ class NoStop:
 class Quiet:
     def committed(self, state, event): print(type(event).__name__, flush=True)
     def supervised(self, state, at): pass
+    def note(self, text): pass
 
 class NoCrash:
     def reached(self, point): pass

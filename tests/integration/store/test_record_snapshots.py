@@ -196,7 +196,8 @@ def test_an_append_whose_snapshot_cannot_be_written_is_not_recorded(sql: Sql, re
     assert store.read_tail(JOB).after == 8 and _status(store) == fold(store.read(JOB))
 
 
-def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(sql: Sql) -> None:
+def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(sql: Sql,
+                                                                               request: pytest.FixtureRequest) -> None:
     store = sql.open()
     with store.batch():
         _long(store, [*STORY[:4], *(STORY[4],) * 1030])
@@ -204,7 +205,73 @@ def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(s
     store.create(short, T0, *ev.encode(ev.JobRecorded.of(JobSpec(short, "local", "local", ("true",)),
                                                          StoreIdentity("sqlite", "x"))))
     assert store.read_tail(JOB).after == 1024
-    sql.run("DROP TABLE snapshots; UPDATE alembic_version SET version_num = '0002'")  # as 0002 left it
+    later = "" if request.node.callspec.params["sql"] == "sqlite" else "ALTER TABLE lock_beats DROP COLUMN next_loop; "
+    sql.run(f"DROP TABLE snapshots; {later}UPDATE alembic_version SET version_num = '0002'")  # as 0002 left it
     store = sql.open()
     assert store.read_tail(JOB).after == 1024 and store.read_tail(short).after == 0
     assert _status(store) == fold(store.read(JOB))
+
+
+# --- an append never folds the whole record while a snapshot serves --------------------------------------
+
+def _summary_is_the_fold(store: JobStore) -> None:
+    from dunscaith.domain.model.jobs.summary import summarize
+
+    record = store.read(JOB)
+    assert store.summary(JOB) == summarize(fold(record), record.events[-1].seq, JOB)
+
+
+@pytest.fixture
+def no_whole_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any fold of a whole record inside an append fails the test."""
+    from dunscaith.adapters.store import summary_rows
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an append folded the whole record")
+
+    monkeypatch.setattr(summary_rows, "carry_of", refused)
+
+
+def test_each_append_of_a_command_with_no_carry_resumes_from_the_snapshot(sql: Sql, no_whole_fold: None) -> None:
+    _built(sql)  # 13 events, a snapshot at 12
+    for i in range(6):  # each from a new handle, as each command is; across the snapshot due at 16
+        observed = ev.Observed(1, ObjectId("o1"), ("running", "pending")[i % 2], None, None, "")
+        command = sql.open(snapshot_every=EVERY)
+        assert command.append(JOB, T0 + timedelta(seconds=20 + i), *ev.encode(observed)) == 14 + i
+        _summary_is_the_fold(sql.open(snapshot_every=EVERY))
+    fresh = sql.open(snapshot_every=EVERY)
+    assert fresh.read_tail(JOB).after == 16 and _status(fresh) == fold(fresh.read(JOB))
+
+
+def test_a_carry_behind_another_writers_appends_folds_only_those(sql: Sql, no_whole_fold: None) -> None:
+    supervisor = _built(sql)
+    command = sql.open(snapshot_every=EVERY)
+    for i in range(5):
+        command.append(JOB, T0 + timedelta(seconds=30 + 2 * i), *ev.encode(ev.Requested(f"r{i}", "hold")))
+        supervisor.append(JOB, T0 + timedelta(seconds=31 + 2 * i), *ev.encode(ev.Answered(f"r{i}", "refused", "no")))
+        _summary_is_the_fold(supervisor)
+    assert supervisor.read_tail(JOB).after == 20
+
+
+def test_another_builds_snapshot_costs_one_whole_fold_and_is_made_anew_for_the_next_append(sql: Sql) -> None:
+    from dunscaith.adapters.store import summary_rows
+
+    _built(sql)
+    sql.run(f"""UPDATE snapshots SET data = replace(data, '"version":"{VERSION}"', '"version":"0.0.1"')""")
+    folds: list[int] = []
+    real = summary_rows.carry_of
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        folds.append(1)
+        return real(*args, **kwargs)
+
+    summary_rows.carry_of = counted
+    try:
+        for i in range(3):
+            sql.open(snapshot_every=EVERY).append(JOB, T0 + timedelta(seconds=40 + i), *ev.encode(ev.Absent(1)))
+            _summary_is_the_fold(sql.open(snapshot_every=EVERY))
+    finally:
+        summary_rows.carry_of = real
+    assert folds == [1]  # the first append only; it kept this build's snapshot at 12, the third made 16
+    fresh = sql.open(snapshot_every=EVERY)
+    assert fresh.read_tail(JOB).after == 16 and _status(fresh) == fold(fresh.read(JOB))

@@ -55,12 +55,16 @@ class StopAfter:
 class Progress:
     events: list[ev.Event] = field(default_factory=list)
     alive: list[datetime] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def committed(self, state: JobState, event: ev.Event) -> None:
         self.events.append(event)
 
     def supervised(self, state: JobState, at: datetime) -> None:
         self.alive.append(at)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
 
 @dataclass

@@ -52,6 +52,9 @@ class View:
     def supervised(self, state: JobState, at: datetime) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        self.lines.append(text)
+
     def show(self, state: JobState) -> None:
         self.shown.append(str(state.name))
 

@@ -3,11 +3,13 @@
 On SQLite (the default store) a commit by any writer wakes the loop (adapters/store/sqlite/append_watch.py),
 so a healthy loop no longer reads its record every supervise.poll: it sleeps to the next query, the
 next supervised-at refresh, or the next escalation retry, and says in the lock when it will loop next.
-Without a watch (PostgreSQL) it reads the record every poll interval, as before.
+On PostgreSQL the server's notice (LISTEN/NOTIFY) does the same; without a watch, or while it is lost
+(its connection), the loop reads the record every poll interval, as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from dunscaith.adapters.clock.fake import FakeClock
@@ -121,3 +123,52 @@ def test_status_calls_a_loop_stale_two_poll_intervals_after_the_next_loop_it_ann
     earlier = LoopHealth(True, t, t - timedelta(seconds=5))  # an announcement before the loop is ignored
     assert loop_stale(earlier, t + timedelta(seconds=31), POLL)
     assert not loop_stale(LoopHealth(False, None), t, POLL)
+
+
+class _Flaky:
+    """A watch whose connection the test loses and gets back (PostgreSQL's LISTEN), waking on each change."""
+
+    def __init__(self, wake) -> None:  # type: ignore[no-untyped-def]
+        self.wake, self.up = wake, True
+
+    def live(self) -> bool:
+        return self.up
+
+    def set(self, up: bool) -> None:
+        self.up = up
+        self.wake()
+
+    def close(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+def test_while_the_watch_is_lost_the_loop_reads_every_poll_interval_and_the_live_view_says_so_both_ways() -> None:
+    store = InMemoryStore(watchable=True)
+    r = rig(exit_code=None, poll=POLL, giveup=10_000.0, store=store)
+    job = r.record()
+    watches: list[_Flaky] = []
+
+    def watch_appends(watched: JobId, wake: Callable[[], None]) -> _Flaky:
+        watches.append(_Flaky(wake))
+        return watches[-1]
+
+    setattr(store, "watch_appends", watch_appends)  # noqa: B010 - the rig's store, its watch made flaky
+
+    def connection(n: int) -> None:
+        if n == 60:
+            watches[0].set(False)
+        elif n == 90:
+            watches[0].set(True)
+
+    cancel = Watching(r.clock, 120, store, job, connection)
+    r.run(job, cancel)
+    assert cancel.pauses[59][1] > POLL  # asleep to its next query while the watch was live
+    lost = cancel.pauses[60:90]
+    assert lost and all(seconds <= POLL for _, seconds, _ in lost)  # the fallback: every supervise.poll
+    assert any(seconds > POLL for _, seconds, _ in cancel.pauses[91:])  # asleep again once it is back
+    assert len(r.progress.notes) == 2
+    assert "lost" in r.progress.notes[0] and "supervise.poll (10 s)" in r.progress.notes[0]
+    assert "back" in r.progress.notes[1]
