@@ -9,6 +9,12 @@ are the 100k-job stores (built once by store_scale.py and kept under its --store
 
     .venv/bin/python benchmarks/issue15_goals.py                  # about 25 minutes on 2 cores
     .venv/bin/python benchmarks/issue15_goals.py --quick --only supervisor_cpu
+    .venv/bin/python benchmarks/issue15_goals.py --before ../base  # each benchmark run in both trees, paired
+
+With ``--before TREE`` (another checkout with its own ``.venv``, e.g. ``git worktree add ../base 21d1aaf``
+and its ``tests/run --version``), each benchmark runs in this tree and then in TREE, from TREE's own
+benchmark scripts and virtual environment, one right after the other, so both see the same machine; the
+table shows both figures. Each tree keeps its own large stores (a newer schema is refused by an older build).
 """
 
 from __future__ import annotations
@@ -86,21 +92,35 @@ GOALS = [
 ]
 
 
-def _runs(args: argparse.Namespace) -> dict[str, list[str]]:
-    py = sys.executable
-    stores = ["--stores", str(args.stores)] if args.stores else []
+def _runs(args: argparse.Namespace, root: Path = ROOT, py: str = sys.executable,
+          stores: Path | None = None) -> dict[str, list[str]]:
+    """Each benchmark's command line, for the tree ``root`` run by its interpreter ``py``."""
+    here = root / "benchmarks"
+    kept = ["--stores", str(stores)] if stores else []
     quick = args.quick
     return {
-        "store_scale": [py, str(HERE / "store_scale.py"), "--runs", "3" if quick else "5", *stores],
-        "status_long_record": [py, str(HERE / "status_long_record.py"), "--runs", "3" if quick else "5"],
-        "remote_throughput": [py, str(HERE / "remote_throughput.py"), "--pairs", "3" if quick else "5"],
-        "wrapper_idle": [py, str(HERE / "wrapper_idle.py"), "--seconds", "30" if quick else "60"],
-        "supervisor_cpu": [py, str(HERE / "supervisor_cpu.py"), "--slurm", "240" if quick else "300"],
-        "slurm_calls": [py, str(HERE / "slurm_calls.py")],
-        "store_wake": [py, str(HERE / "store_wake.py"), "--runs", "3" if quick else "5"],
+        "store_scale": [py, str(here / "store_scale.py"), "--runs", "3" if quick else "5", *kept],
+        "status_long_record": [py, str(here / "status_long_record.py"), "--runs", "3" if quick else "5"],
+        "remote_throughput": [py, str(here / "remote_throughput.py"), "--pairs", "3" if quick else "5"],
+        "wrapper_idle": [py, str(here / "wrapper_idle.py"), "--seconds", "30" if quick else "60"],
+        "supervisor_cpu": [py, str(here / "supervisor_cpu.py"), "--slurm", "240" if quick else "300"],
+        "slurm_calls": [py, str(here / "slurm_calls.py")],
+        "store_wake": [py, str(here / "store_wake.py"), "--runs", "3" if quick else "5"],
         "property": [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", "fold",
-                     str(ROOT / "tests" / "contract" / "test_job_summary.py")],
+                     str(root / "tests" / "contract" / "test_job_summary.py")],
     }
+
+
+def _run(label: str, name: str, command: list[str], cwd: Path) -> str:
+    print(f"\n===== {label}{name}: {' '.join(command[1:])}   (load average {os.getloadavg()[0]:.2f})", flush=True)
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        lines.append(line)
+    proc.wait()
+    return "".join(lines)
 
 
 def _figure(goal: Goal, output: str) -> float | None:
@@ -124,23 +144,30 @@ def main() -> int:
     parser.add_argument("--stores", type=Path, default=None, help="keep the large stores here (store_scale.py)")
     parser.add_argument("--quick", action="store_true", help="fewer runs of each (noisier figures)")
     parser.add_argument("--only", action="append", default=[], help="run only this benchmark (repeatable)")
+    parser.add_argument("--before", type=Path, default=None, metavar="TREE",
+                        help="another checkout (with its .venv) whose benchmarks run paired with this tree's")
     args = parser.parse_args()
+    before = args.before.resolve() if args.before else None
+    if before is not None and not (before / ".venv" / "bin" / "python").exists():
+        parser.error(f"--before {before}: no .venv there (make it with its tests/run --version)")
     outputs: dict[str, str] = {}
+    earlier: dict[str, str] = {}
     began = time.monotonic()
-    for name, command in _runs(args).items():
+    stores = args.stores
+    ours = _runs(args, stores=stores)
+    theirs = _runs(args, before, str(before / ".venv" / "bin" / "python"),
+                   (stores.parent / (stores.name + "-before")) if stores else None) if before else {}
+    for name, command in ours.items():
         if args.only and name not in args.only:
             continue
-        print(f"\n===== {name}: {' '.join(command[1:])}   (load average {os.getloadavg()[0]:.2f})", flush=True)
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert proc.stdout is not None
-        lines = []
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            lines.append(line)
-        proc.wait()
-        outputs[name] = "".join(lines)
+        outputs[name] = _run("", name, command, ROOT)
+        script = Path(theirs[name][1]) if before is not None else None
+        if before is not None and script is not None and (script.suffix != ".py" or script.exists()):
+            earlier[name] = _run(f"{before.name}: ", name, theirs[name], before)  # a tree without it: none
     print(f"\n===== issue 15's goals, one run ({(time.monotonic() - began) / 60:.1f} min, load average now "
           f"{os.getloadavg()[0]:.2f})")
+    if before is not None:
+        print(f"  {'':<52} {'this':>9}   {before.name:>9}")
     unmet = 0
     for goal in GOALS:
         if goal.script not in outputs:
@@ -149,7 +176,11 @@ def main() -> int:
         verdict = "not printed" if figure is None else ("met" if goal.met(figure) else "NOT MET")
         unmet += verdict != "met"
         shown = "—" if figure is None else f"{figure:g}"
-        print(f"  {goal.name:<52} {shown:>9}   goal {goal.shown:<18} {verdict}")
+        beside = ""
+        if before is not None:
+            old = _figure(goal, earlier.get(goal.script, ""))
+            beside = f"   {'—' if old is None else f'{old:g}':>9}"
+        print(f"  {goal.name:<52} {shown:>9}{beside}   goal {goal.shown:<18} {verdict}")
     print(f"  {'every goal met' if unmet == 0 else f'{unmet} goal(s) not met or not printed'}")
     return 0 if unmet == 0 else 1
 
