@@ -16,7 +16,7 @@ from enum import StrEnum
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
 from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
@@ -81,6 +81,7 @@ class _Loop:
     quiet: int = 0  # answered queries since the record last changed: the polls back off with it
     acted_at: datetime | None = None  # when this supervisor's last scheduler action returned
     ask_now: bool = False  # the scheduler said an object changed, or an answer was too old: ask at once
+    noted: str = ""  # the running object's reason last said in the live view ("disk full: ...")
 
 
 class Supervisor:
@@ -529,12 +530,29 @@ class Supervisor:
         if not result.complete:
             loop.problem = f"the scheduler answered in part: {result.detail}"
         events = sv.observe(loop.state, result, self._clock.now(), self._policy)
+        self._note_running_reason(loop, result)  # before the commit: on a full disk the commit may wait
         for event in events:
             if not self._commit(job, loop, event, "observation-committed"):
                 return False
         if not events and result.complete:
             loop.quiet += 1  # nothing changed: the next poll waits twice as long (to the cap)
         return result.complete
+
+    def _note_running_reason(self, loop: _Loop, result: QueryResult) -> None:
+        """A running object the scheduler gives a reason for (the local scheduler's "disk full: the worker
+        ended with exit code 0; its outcome is kept ...") is said in the live view once, and again when it
+        changes, whether or not its observation can be recorded now (the record may be on that full disk)."""
+        current = loop.state.current
+        if current is None or current.object_id is None:
+            return
+        for view in result.objects:
+            if view.object_id != current.object_id or view.state is not ObjectState.RUNNING:
+                continue
+            reason = view.reason if view.reason not in ("", "None") else ""
+            if reason != loop.noted:
+                loop.noted = reason
+                if reason:
+                    self._progress.note(f"attempt {current.number}: {view.object_id} is running: {reason}")
 
     # ------------------------------------------------------------------ the lock
 

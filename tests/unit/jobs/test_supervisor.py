@@ -497,3 +497,30 @@ def test_a_loop_whose_beat_is_never_recorded_gives_up() -> None:
         end = r.supervisor.run(job, NoBeat(lock), StopAfter(r.clock))
     assert end.ending is Ending.GAVE_UP
     assert "could not record the loop" in end.detail and "did not answer within 2 s" in end.detail
+
+
+class _ReasonAfter(StopAfter):
+    """At the fourth sleep the running object gains a reason (its process owner's disk is full)."""
+
+    def __init__(self, r: Rig) -> None:
+        super().__init__(r.clock, waits=40)
+        self._r, self._sleeps = r, 0
+
+    def wait(self, seconds: float) -> str | None:
+        self._sleeps += 1
+        if self._sleeps == 4:
+            (object_id,) = self._r.scheduler.objects()
+            self._r.scheduler.set_state(object_id, ObjectState.RUNNING, reason="disk full: the worker ended with "
+                                        "exit code 0; its outcome is kept by the process owner")
+        return super().wait(seconds)
+
+
+def test_a_running_objects_reason_is_said_once_in_the_live_view() -> None:
+    """Issue 22 item 2: the live view says "disk full" while an outcome waits for space, once, whether or
+    not the observation can be recorded (the record may be on that disk)."""
+    r = rig(exit_code=None)
+    job = r.record()
+    r.run(job, _ReasonAfter(r))
+    said = [n for n in r.progress.notes if "disk full" in n]
+    assert said == ["attempt 1: " + str(next(iter(r.scheduler.objects()))) + " is running: disk full: the worker "
+                    "ended with exit code 0; its outcome is kept by the process owner"]
