@@ -61,9 +61,6 @@ class _Watch:
             if self in self.store._watches:
                 self.store._watches.remove(self)
 
-    def release(self) -> None:
-        self.close()
-
     def live(self) -> bool:
         return True
 
