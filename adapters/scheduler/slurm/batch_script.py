@@ -52,7 +52,7 @@ def needs_args(resources: Resources) -> list[str]:
     if r.cpus is not None:
         args.append(f"--cpus-per-task={r.cpus}")
     if r.gpus is not None:
-        args.append(f"--gpus={r.gpu_type + ':' if r.gpu_type else ''}{r.gpus}")
+        args.append(f"--gpus={r.gpu_request}")
     for name in ("account", "qos", "export"):
         value = getattr(r, name)
         if value is not None:

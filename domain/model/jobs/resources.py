@@ -69,6 +69,13 @@ class Resources:
                     "export": Need.EXPORT}
         return [need for name, need in by_field.items() if getattr(self, name) is not None]
 
+    @property
+    def gpu_request(self) -> str | None:
+        """The GPUs asked for, ``TYPE:COUNT`` or ``COUNT`` (the form sbatch and ``status`` both use)."""
+        if self.gpus is None:
+            return None
+        return f"{self.gpu_type}:{self.gpus}" if self.gpu_type else str(self.gpus)
+
     def shown(self) -> list[str]:
         """Each need given as ``status`` shows it: ``cpus=4 memory=8G time=1-00:00:00 gpus=a100:2``."""
         out = []
@@ -79,7 +86,7 @@ class Resources:
         if self.time_limit_s is not None:
             out.append(f"time={format_time_limit(self.time_limit_s)}")
         if self.gpus is not None:
-            out.append(f"gpus={self.gpu_type + ':' if self.gpu_type else ''}{self.gpus}")
+            out.append(f"gpus={self.gpu_request}")
         for name in ("queue", "account", "qos", "export"):
             value = getattr(self, name)
             if value is not None:
