@@ -39,17 +39,28 @@ def _note(directory: Path) -> dict[str, object] | None:
     return json.loads(text) if text else None
 
 
+def _await_recorded_running(cli: Cli, name: str, env: dict[str, str]) -> None:
+    """The supervisor records the object running a moment after the worker's first output: the disk is
+    filled only after that, or the record would stay pending behind the full disk."""
+    def recorded_running() -> bool:
+        shown = cli.run("status", name, "--json", env=env)
+        return shown.returncode == 0 and json.loads(shown.stdout).get("state") == "running"
+    await_condition(recorded_running, 60, f"{name} recorded running")
+
+
 def test_a_job_that_ends_on_a_full_disk_is_not_failed_and_its_outcome_returns_with_the_space(
         cli: Cli, disk: SmallDisk) -> None:
     root = disk.path / "records"
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
-    supervisor = cli.start("submit", "--name", "full1", "--", "sh", "-c",
+    name = "full1"
+    supervisor = cli.start("submit", "--name", name, "--", "sh", "-c",
                            f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
     assert directory is not None
+    _await_recorded_running(cli, name, env)
     disk.fill()
     gate.touch()  # the worker exits 0, on the full disk
     await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
@@ -81,12 +92,14 @@ def test_a_supervisor_that_watches_through_the_full_disk_records_the_real_end(cl
     root = disk.path / "records"
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
-    supervisor = cli.start("submit", "--name", "full2", "--", "sh", "-c",
+    name = "full2"
+    supervisor = cli.start("submit", "--name", name, "--", "sh", "-c",
                            f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
     assert directory is not None
+    _await_recorded_running(cli, name, env)
     disk.fill()
     gate.touch()
     await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
@@ -105,12 +118,14 @@ def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_ca
     root = disk.path / "records"
     gate = cli.tmp / "gate"
     env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
-    supervisor = cli.start("submit", "--name", "full3", "--", "sh", "-c",
+    name = "full3"
+    supervisor = cli.start("submit", "--name", name, "--", "sh", "-c",
                            f"echo all of it; while [ ! -e {gate} ]; do sleep 0.05; done", env=env)
     await_condition(lambda: (d := _object_dir(root)) is not None and (d / "stdout").exists()
                     and (d / "stdout").read_bytes() == b"all of it\n", 60, "the job's output")
     directory = _object_dir(root)
     assert directory is not None
+    _await_recorded_running(cli, name, env)
     disk.fill()
     gate.touch()
     await_condition(lambda: _note(directory) is not None, 60, "the process owner's note")
