@@ -6,8 +6,9 @@ one is its action); ``job-recorded`` is ``submit``'s, on the host the record nam
 ``prune``'s; a scheduler answer (``created``, ``refused``, ``found``, ``confirmed``, ``observed``,
 ``absent``) is the scheduler's, as the lock holder recorded it; every other line is a decision of the lock
 holder: the supervisor, or a job command carrying out its own request when no supervisor held the lock
-(the record cannot tell those two apart, and says "supervisor" for both). Every line of a record on a
-host's own store was committed on that host; a shared store's record names no host.
+(the record cannot tell those two apart, and says "supervisor" for both). Every line of a record in a
+host's own store (SQLite) was committed on that host, so each line names it; in a store shared by login
+nodes (PostgreSQL) any of them may have, and no line names a host.
 """
 
 from __future__ import annotations
@@ -52,14 +53,16 @@ class Timeline:
     job: str
     cluster: str
     adapter: str
-    host: str | None  # the host whose store holds the record (every line was committed there); None: shared
+    host: str | None  # the host the job was submitted on, as the record says (None: it names none)
     location: str  # where the record is, as the store says
+    bound: bool  # the store is that host's own: every line was committed there (False: a shared store)
     entries: tuple[TimelineEntry, ...]
     truncated_tail: bool = False  # the record's last line did not read whole (a crash mid-write)
 
 
-def timeline(record: JobRecord, location: str = "") -> Timeline:
-    """The record's lines as entries, in order; a line this build does not read is kept, marked."""
+def timeline(record: JobRecord, location: str = "", *, bound: bool = True) -> Timeline:
+    """The record's lines as entries, in order; a line this build does not read is kept, marked.
+    ``bound``: the store is one host's own (every line committed on the host the record names)."""
     entries: list[TimelineEntry] = []
     head: ev.JobRecorded | None = None
     actions: dict[str, str] = {}  # request id -> its action, for the answer's sentence
@@ -88,7 +91,7 @@ def timeline(record: JobRecord, location: str = "") -> Timeline:
     return Timeline(
         job=str(record.job), cluster=head.cluster if head else "", adapter=head.adapter if head else "",
         host=(head.host or None) if head else None, location=location or (head.location if head else ""),
-        entries=tuple(entries), truncated_tail=record.truncated_tail)
+        bound=bound, entries=tuple(entries), truncated_tail=record.truncated_tail)
 
 
 def _actor(event: ev.Event) -> tuple[Actor, str | None]:
@@ -168,20 +171,27 @@ def _sentence(event: ev.Event, actions: Mapping[str, str]) -> str:
 # ------------------------------------------------------------------------------------------- rendering
 
 
-def who(entry: TimelineEntry, host: str | None) -> str:
+def line_host(tl: Timeline, entry: TimelineEntry) -> str | None:
+    """The host a line was committed on, where the record can say (a host's own store): None else."""
+    return tl.host if tl.bound and entry.actor is not Actor.SCHEDULER else None
+
+
+def who(tl: Timeline, entry: TimelineEntry) -> str:
     """Who acted, as shown: ``supervisor@login1``, ``scheduler``, ``cancel@login1`` (a command's name)."""
     if entry.actor is Actor.SCHEDULER:
         return "scheduler"
     name = entry.command if entry.actor is Actor.COMMAND and entry.command else str(entry.actor)
+    host = line_host(tl, entry)
     return f"{name}@{host}" if host else name
 
 
 def lines(tl: Timeline, zone: tzinfo | None = None) -> Iterator[str]:
     """The timeline as the terminal shows it: a header, then one line per entry, a heading at each change
     of attempt. Times in ``zone`` (None: the process's local zone). Every text is escaped: one line each."""
-    where = f" on host {tl.host}" if tl.host else ""
-    yield escaped(f"job {tl.job}: cluster {tl.cluster} ({tl.adapter}), recorded{where} in {tl.location}")
-    width = max((len(who(e, tl.host)) for e in tl.entries), default=0)
+    where = f", submitted on host {tl.host}" if tl.host else ""
+    shared = "" if tl.bound else " (shared by login nodes)"
+    yield escaped(f"job {tl.job}: cluster {tl.cluster} ({tl.adapter}){where}, recorded in {tl.location}{shared}")
+    width = max((len(who(tl, e)) for e in tl.entries), default=0)
     group: int | None = None
     seen: set[int | None] = {None}
     for entry in tl.entries:
@@ -190,7 +200,7 @@ def lines(tl: Timeline, zone: tzinfo | None = None) -> Iterator[str]:
             yield escaped(_heading(tl, group, again=group in seen))
             seen.add(group)
         at = entry.at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
-        yield escaped(f"  {at}  {who(entry, tl.host):<{width}}  {entry.text}")
+        yield escaped(f"  {at}  {who(tl, entry):<{width}}  {entry.text}")
     if tl.truncated_tail:
         yield "  (the record's last line did not read whole: a write cut short, not shown)"
 
@@ -199,7 +209,7 @@ def _heading(tl: Timeline, attempt: int | None, *, again: bool) -> str:
     if attempt is None:
         return "the job"
     objects = {e.data.get("object_id") for e in tl.entries if e.attempt == attempt and e.data.get("object_id")}
-    named = f" ({', '.join(sorted(str(o) for o in objects))})" if objects else ""
+    named = f" (object {', '.join(sorted(str(o) for o in objects))})" if objects else ""
     return f"attempt {attempt}{named}{' (continued)' if again else ''}"
 
 
@@ -213,7 +223,7 @@ def entry_json(tl: Timeline, entry: TimelineEntry) -> dict[str, Any]:
         "kind": entry.kind,
         "actor": str(entry.actor),
         "command": entry.command,
-        "host": tl.host,
+        "host": line_host(tl, entry),
         "text": entry.text,
         "data": dict(entry.data),
         "readable": entry.readable,

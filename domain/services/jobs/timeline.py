@@ -14,4 +14,5 @@ class JobEvents:
     def of(self, job: JobId) -> Timeline:
         """UnknownJob when not recorded; RecordDamaged when the store cannot give its lines back. A line this
         build does not decode is kept in the timeline, marked, rather than refusing the whole record."""
-        return timeline(self._store.read(job), self._store.location())
+        record = self._store.read(job)
+        return timeline(record, self._store.location(), bound=self._store.identity().host is not None)

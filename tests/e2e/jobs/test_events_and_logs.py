@@ -39,13 +39,14 @@ def test_events_shows_each_decision_and_answer_in_order_with_who_acted_by_attemp
     done = cli.run("events", "ev")
     assert done.returncode == 0, done.stderr
     host = socket.gethostname()
-    assert done.stdout.splitlines()[0] == f"job ev: cluster local (local), recorded on host {host} in {cli.root}"
+    assert done.stdout.splitlines()[0] == (f"job ev: cluster local (local), submitted on host {host}, "
+                                              f"recorded in {cli.root}")
     shown = _timeline(done.stdout)
     whos = [who for who, _ in shown]
     assert shown[0] == (f"submit@{host}",
                         f"recorded: sleep 120 (cluster local, local; at most 3 attempts, in {cli.tmp})")
     object_id = cli.status("ev")["attempts"][0]["object_id"]
-    assert shown[1] == ("", f"attempt 1 ({object_id})")
+    assert shown[1] == ("", f"attempt 1 (object {object_id})")
     assert shown[2][0] == f"supervisor@{host}" and shown[2][1].startswith("sends the create request, held (nonce ")
     assert shown[3] == ("scheduler", f"created {object_id}, held")
     assert (f"supervisor@{host}", f"released {object_id} (stdout {cli.status('ev')['stdout']}, stderr "

@@ -41,18 +41,20 @@ def _two_attempts() -> JobRecord:
 
 def test_every_line_in_order_with_a_heading_per_attempt() -> None:
     shown = list(lines(timeline(_two_attempts()), UTC))
-    assert shown[0] == "job demo: cluster hpc (slurm), recorded on host login1 in /var/tmp/dunscaith-u/records.db"
+    assert shown[0] == ("job demo: cluster hpc (slurm), submitted on host login1, recorded in "
+                        "/var/tmp/dunscaith-u/records.db")
     assert shown[1] == ("  2026-12-02 10:00:01  submit@login1      recorded: python train.py (cluster hpc, slurm; "
                         "at most 2 attempts, in /home/u)")
-    assert shown[2] == "attempt 1 (101)"
-    assert shown[3] == "  2026-12-02 10:00:02  supervisor@login1  sends the create request, held (nonce n1): never sent twice"
+    assert shown[2] == "attempt 1 (object 101)"
+    assert shown[3] == ("  2026-12-02 10:00:02  supervisor@login1  sends the create request, held (nonce n1): "
+                        "never sent twice")
     assert shown[4] == "  2026-12-02 10:00:03  scheduler          created 101, held"
     assert shown[6] == "  2026-12-02 10:00:05  supervisor@login1  released 101 (stdout /out/101)"
     assert shown[7] == "  2026-12-02 10:00:06  scheduler          101 failed, exit code 1: NonZeroExitCode"
     assert shown[8] == "attempt 2"
     assert shown[10].endswith("no answer to the create (an object may exist; never sent again): timed out")
     # attempt 1 again, after attempt 2 began: its heading again, said to continue
-    assert shown[11] == "attempt 1 (101) (continued)"
+    assert shown[11] == "attempt 1 (object 101) (continued)"
     assert shown[12].endswith("scheduler          not listed by a complete query (absence alone is no ending)")
     # the request, the answer and the outcome stay with the attempt in course
     assert shown[13] == "  2026-12-02 10:00:10  cancel@login1      asks to cancel (request r1)"
@@ -71,10 +73,16 @@ def test_who_acted() -> None:
         (Actor.COMMAND, "prune")]
 
 
-def test_a_shared_store_names_no_host() -> None:
-    shown = list(lines(timeline(_record(_recorded(host=""), ev.Submitting(1, Nonce("n")))), UTC))
-    assert shown[0].startswith("job demo: cluster hpc (slurm), recorded in ")
+def test_a_shared_store_names_no_host_on_its_lines() -> None:
+    tl = timeline(_record(_recorded(), ev.Submitting(1, Nonce("n"))), "postgresql://db/records", bound=False)
+    shown = list(lines(tl, UTC))
+    assert shown[0] == ("job demo: cluster hpc (slurm), submitted on host login1, recorded in "
+                        "postgresql://db/records (shared by login nodes)")
+    assert shown[1].startswith("  2026-12-02 10:00:01  submit      recorded: ")
     assert shown[-1] == "  2026-12-02 10:00:02  supervisor  sends the create request, held (nonce n): never sent twice"
+    assert {entry_json(tl, e)["host"] for e in tl.entries} == {None}
+    bare = list(lines(timeline(_record(_recorded(host=""), ev.Settled()), "x", bound=False), UTC))
+    assert bare[0] == "job demo: cluster hpc (slurm), recorded in x (shared by login nodes)"
 
 
 def test_control_characters_are_escaped() -> None:
@@ -104,6 +112,7 @@ def test_the_json_shape() -> None:
                           "readable"}
     created = entry_json(tl, tl.entries[2])
     assert created == {"job": "demo", "seq": 3, "at": "2026-12-02T10:00:03+00:00", "attempt": 1, "kind": "created",
-                       "actor": "scheduler", "command": None, "host": "login1", "text": "created 101, held",
+                       "actor": "scheduler", "command": None, "host": None, "text": "created 101, held",
                        "data": {"attempt": 1, "object_id": "101"}, "readable": True}
-    assert entry_json(tl, tl.entries[9])["command"] == "cancel"
+    assert (entry_json(tl, tl.entries[9])["command"], entry_json(tl, tl.entries[9])["host"]) == ("cancel", "login1")
+    assert entry_json(tl, tl.entries[1])["host"] == "login1"  # the supervisor's, on the record's host
