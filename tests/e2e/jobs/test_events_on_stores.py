@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ def _who(line: str) -> str:
     return found.group(1) if found else ""
 
 
-def _objects(done_stdout: str) -> list[dict[str, object]]:
+def _objects(done_stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done_stdout.splitlines()]
 
 
