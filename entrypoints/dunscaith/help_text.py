@@ -49,7 +49,8 @@ EPILOGS: dict[str, str] = {
                "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
             "does not open; 3 internal error." + _SEE,
-    "logs": ("Exit codes: 0 printed; 2 bad input, no such job or attempt, or an output that cannot be read; "
+    "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt, or an "
+             "output that cannot be read (with --all: either stream, the other printed); "
              "3 internal error" + _FORWARDED + "." + _SEE),
     "events": ("Exit codes: 0 printed; 2 bad input, no such job, or a store that does not read; 3 internal error"
                + _FORWARDED + "." + _SEE),
