@@ -66,8 +66,7 @@ def timeline(record: JobRecord, location: str = "", *, bound: bool = True) -> Ti
     entries: list[TimelineEntry] = []
     head: ev.JobRecorded | None = None
     actions: dict[str, str] = {}  # request id -> its action, for the answer's sentence
-    objects: dict[int, str] = {}  # attempt -> its object id, for a sentence that names none
-    current: int | None = None
+    current: int | None = None  # the attempt in course: the latest begun
     for line in record.events:
         try:
             event = ev.decode(line.kind, line.data)
@@ -79,12 +78,9 @@ def timeline(record: JobRecord, location: str = "", *, bound: bool = True) -> Ti
             head = event
         number = getattr(event, "attempt", None)
         if isinstance(number, int):
-            current = number
+            current = max(current or 0, number)
         if isinstance(event, ev.Requested):
             actions[event.request] = event.action
-        oid = getattr(event, "object_id", None)
-        if isinstance(oid, str) and isinstance(number, int):
-            objects[number] = oid
         actor, command = _actor(event)
         entries.append(TimelineEntry(line.seq, line.at, line.kind, number if isinstance(number, int) else current,
                                      actor, command, _sentence(event, actions), dict(line.data)))

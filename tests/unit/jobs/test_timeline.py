@@ -56,12 +56,13 @@ def test_every_line_in_order_with_a_heading_per_attempt() -> None:
     # attempt 1 again, after attempt 2 began: its heading again, said to continue
     assert shown[11] == "attempt 1 (object 101) (continued)"
     assert shown[12].endswith("scheduler          not listed by a complete query (absence alone is no ending)")
-    # the request, the answer and the outcome stay with the attempt in course
-    assert shown[13] == "  2026-12-02 10:00:10  cancel@login1      asks to cancel (request r1)"
-    assert shown[14] == "  2026-12-02 10:00:11  supervisor@login1  confirmed cancel (request r1): no new attempt"
-    assert shown[15].endswith("outcome cancelled: cancelled by the user")
-    assert shown[16].endswith("settled: nothing outstanding")
-    assert len(shown) == 17
+    # the request, the answer and the outcome go with the attempt in course: the latest begun
+    assert shown[13] == "attempt 2 (continued)"
+    assert shown[14] == "  2026-12-02 10:00:10  cancel@login1      asks to cancel (request r1)"
+    assert shown[15] == "  2026-12-02 10:00:11  supervisor@login1  confirmed cancel (request r1): no new attempt"
+    assert shown[16].endswith("outcome cancelled: cancelled by the user")
+    assert shown[17].endswith("settled: nothing outstanding")
+    assert len(shown) == 18
 
 
 def test_who_acted() -> None:
@@ -114,5 +115,6 @@ def test_the_json_shape() -> None:
     assert created == {"job": "demo", "seq": 3, "at": "2026-12-02T10:00:03+00:00", "attempt": 1, "kind": "created",
                        "actor": "scheduler", "command": None, "host": None, "text": "created 101, held",
                        "data": {"attempt": 1, "object_id": "101"}, "readable": True}
-    assert (entry_json(tl, tl.entries[9])["command"], entry_json(tl, tl.entries[9])["host"]) == ("cancel", "login1")
+    cancel = entry_json(tl, tl.entries[9])
+    assert (cancel["command"], cancel["host"], cancel["attempt"]) == ("cancel", "login1", 2)
     assert entry_json(tl, tl.entries[1])["host"] == "login1"  # the supervisor's, on the record's host
