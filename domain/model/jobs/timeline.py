@@ -134,7 +134,7 @@ def _sentence(event: ev.Event, actions: Mapping[str, str]) -> str:
         case ev.Absent():
             return "not listed by a complete query (absence alone is no ending)"
         case ev.Cancelling():
-            return f"cancels {event.object_id}, which never started"
+            return f"asks the scheduler to stop {event.object_id}"
         case ev.Escalated():
             return f"escalated ({event.reason}): {event.detail}"
         case ev.Delivered():
