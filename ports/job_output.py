@@ -8,8 +8,9 @@ from typing import Protocol
 
 
 class OutputFollower(Protocol):
-    def add(self, path: str, sink: Callable[[str], None]) -> None:
-        """Copy what is appended to ``path`` into ``sink`` from now on, until ``stop``."""
+    def add(self, path: str, sink: Callable[[str], None], start: int = 0) -> None:
+        """Copy what ``path`` holds from byte ``start`` on, and what is appended to it, into ``sink`` until
+        ``stop``."""
         ...
 
     def stop(self) -> None:
@@ -20,6 +21,12 @@ class OutputFollower(Protocol):
 class OutputFiles(Protocol):
     def last_lines(self, path: str, count: int) -> list[str]:
         """The last ``count`` lines of ``path`` ([] when it does not read)."""
+        ...
+
+    def tail(self, path: str, count: int) -> tuple[bytes, int]:
+        """The last ``count`` lines of ``path`` as ``tail -n`` gives them (a last line without its newline
+        counts), read from the end, and the size the file had then (where a follower goes on from).
+        OSError when it does not read."""
         ...
 
     def chunks(self, path: str) -> Iterator[bytes]:

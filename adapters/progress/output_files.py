@@ -24,6 +24,24 @@ def last_lines(path: str, count: int, limit: int = 64 * 1024) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-count:]
 
 
+def tail(path: str, count: int, block: int = 64 * 1024) -> tuple[bytes, int]:
+    """The last ``count`` lines of ``path`` (``tail -n``: a last line without its newline counts), read
+    backwards a block at a time, and the file's size then; OSError when it cannot be opened."""
+    with open(path, "rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        if count <= 0:
+            return b"", end
+        pos, data = end, b""
+        while pos > 0 and data.count(b"\n") <= count:
+            step = min(block, pos)
+            pos -= step
+            f.seek(pos)
+            data = f.read(step) + data
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    return b"".join(lines[-count:]), end
+
+
 def chunks(path: str, size: int = 64 * 1024) -> Iterator[bytes]:
     """The whole file, in pieces (OSError when it cannot be opened)."""
     with open(path, "rb") as f:
@@ -32,10 +50,10 @@ def chunks(path: str, size: int = 64 * 1024) -> Iterator[bytes]:
 
 
 class _Tail:
-    def __init__(self, path: str, sink: Sink) -> None:
+    def __init__(self, path: str, sink: Sink, start: int = 0) -> None:
         self.path = path
         self.sink = sink
-        self.offset = 0
+        self.offset = start
         self.partial = b""
 
     def read(self, final: bool) -> bool:
@@ -66,11 +84,11 @@ class Follower:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def add(self, path: str, sink: Sink) -> None:
+    def add(self, path: str, sink: Sink, start: int = 0) -> None:
         with self._lock:
             if any(t.path == path for t in self._tails):
                 return
-            self._tails.append(_Tail(path, sink))
+            self._tails.append(_Tail(path, sink, start))
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="dunscaith-follow", daemon=True)
             self._thread.start()
@@ -126,6 +144,7 @@ class OutputFiles:
     """The functions above as one object for the container (entrypoints reach adapters only there)."""
 
     last_lines = staticmethod(last_lines)
+    tail = staticmethod(tail)
     chunks = staticmethod(chunks)
     remove_folder = staticmethod(remove_folder)
 

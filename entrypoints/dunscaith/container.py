@@ -52,6 +52,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.domain.services.jobs.timeline import JobEvents
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
@@ -336,6 +337,8 @@ class UseCases(containers.DeclarativeContainer):
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)
+    # `dunscaith events JOB`: the record read once, as a timeline
+    job_events = providers.Factory(JobEvents, store=adapters.store)
     # what is wrong with this host's records, reported and never repaired (the store opened inside it)
     doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.doctor_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,

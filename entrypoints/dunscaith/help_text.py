@@ -29,7 +29,9 @@ EXAMPLES: dict[str, list[str]] = {
     "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}"],
     "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
              "dunscaith list --limit 0"],
-    "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}"],
+    "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}",
+             f"dunscaith logs --tail 20 --follow {_J}", f"dunscaith logs --all {_J}"],
+    "events": [f"dunscaith events {_J}", f"dunscaith events --json {_J} | jq -r .text"],
     "stop": [f"dunscaith stop --emergency {_J}", f"dunscaith stop --emergency --cluster hpc {_J}"],
     **{action: [f"dunscaith {action} {_J}", f"dunscaith {action} --json {_J}"]
        for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
@@ -47,8 +49,11 @@ EPILOGS: dict[str, str] = {
                "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
             "does not open; 3 internal error." + _SEE,
-    "logs": ("Exit codes: 0 printed; 2 bad input, no such job or attempt, or an output that cannot be read; "
+    "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt, or an "
+             "output that cannot be read (with --all: either stream, the other printed); "
              "3 internal error" + _FORWARDED + "." + _SEE),
+    "events": ("Exit codes: 0 printed; 2 bad input, no such job, or a store that does not read; 3 internal error"
+               + _FORWARDED + "." + _SEE),
     "stop": "Exit codes: 0 everything of the job's name that was found is stopped (or nothing was found); 1 "
             "the scheduler could not stop something (named on stderr); 2 bad input; 3 internal error." + _SEE,
     **{action: _REQUEST for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},

@@ -29,6 +29,8 @@ LAZY: dict[str, tuple[str, str]] = {
         "This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."),
     'logs': ('dunscaith.entrypoints.dunscaith.commands.status',
         "Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."),
+    'events': ('dunscaith.entrypoints.dunscaith.commands.events',
+        "The job's record as a timeline: each decision and scheduler answer, when, and who acted, by attempt."),
     'stop': ('dunscaith.entrypoints.dunscaith.commands.emergency',
         "Stop every scheduler object that carries JOB's name, with no record and no SSH (needs --emergency)."),
     'hold': ('dunscaith.entrypoints.dunscaith.commands.requests',

@@ -38,6 +38,7 @@ _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value)
 ROUTED: dict[str, frozenset[str]] = {
     "status": _JSON,
+    "events": _JSON,
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
     "reconcile": _JSON,
     "supervise": frozenset({"--follow", "-f"}),

@@ -42,10 +42,15 @@ class JobOutputs:
     def chunks(self, path: str) -> Iterator[bytes]:
         return self._files.chunks(path)
 
-    def follow(self, path: str, sink: Callable[[str], None], ended: Callable[[], bool]) -> None:
-        """Copy what is appended to ``path`` into ``sink`` until ``ended()`` (asked once a second)."""
+    def tail(self, path: str, count: int) -> tuple[bytes, int]:
+        """The last ``count`` lines of ``path`` (``logs --tail``), and where a follower goes on from."""
+        return self._files.tail(path, count)
+
+    def follow(self, path: str, sink: Callable[[str], None], ended: Callable[[], bool], start: int = 0) -> None:
+        """Copy ``path`` from byte ``start`` on, and what is appended to it, into ``sink`` until ``ended()``
+        (asked once a second)."""
         follower = self._files.follower()
-        follower.add(path, sink)
+        follower.add(path, sink, start)
         try:
             while not ended():
                 self._clock.sleep(1.0)

@@ -19,6 +19,7 @@ from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
+from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
@@ -250,8 +251,16 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
          stderr: bool = typer.Option(False, "--stderr", help="the job's stderr instead of its stdout"),
          follow: bool = typer.Option(False, "--follow", "-f", help="keep showing what is added until the job ends"),
          attempt: int | None = typer.Option(None, "--attempt", metavar="N", min=1,
-                                            help="that attempt's output (default: the last one)")) -> int:
+                                            help="that attempt's output (default: the last one)"),
+         tail: int | None = typer.Option(None, "--tail", "-n", metavar="N", min=0,
+                                         help="only the last N lines (with --follow: from them on, as tail -n N -f)"),
+         both: bool = typer.Option(False, "--all", help="stdout, then stderr, each under a heading naming it and "
+                                                        "its path (a finished job's; not with --follow or --stderr)"),
+         ) -> int:
     """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."""
+    if both and (follow or stderr):
+        raise BadInput(f"--all prints stdout then stderr, once: it does not go with "
+                       f"{'--follow' if follow else '--stderr'}")
     edge.open_store(ctx)
     edge.owned_elsewhere(ctx, job, ["logs", job])
     state = edge.read_state(ctx, JobId(job))
@@ -263,6 +272,8 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     chosen = state.attempt(attempt) if attempt is not None else state.attempts[-1]
     outputs = edge.use_cases(ctx).job_outputs()
     out, err = outputs.paths(state.spec.cluster, chosen)
+    if both:
+        return _both(job, chosen.number, outputs, out, err, tail)
     path = err if stderr else out
     which = "stderr" if stderr else "stdout"
     if path is None:
@@ -270,9 +281,7 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
                        "its scheduler no longer knows it)")
     if not follow:
         try:
-            for piece in outputs.chunks(path):
-                sys.stdout.buffer.write(piece)
-            sys.stdout.flush()
+            _print(outputs, path, tail)
         except OSError as exc:
             raise BadInput(f"job {job}: {which} {path}: {exc.strerror or exc}") from None
         return 0
@@ -282,8 +291,47 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
         now_attempt = current.attempt(chosen.number)
         return current.outcome is not None or now_attempt.ended or len(current.attempts) > chosen.number
 
-    outputs.follow(path, _write, ended)
+    start = 0
+    if tail is not None:
+        try:  # the last N lines now, then what is added from where they end (not there yet: from its start)
+            last, start = outputs.tail(path, tail)
+            sys.stdout.buffer.write(last)
+            sys.stdout.flush()
+        except OSError:
+            start = 0
+    outputs.follow(path, _write, ended, start)
     return 0
+
+
+def _print(outputs: JobOutputs, path: str, tail: int | None) -> None:
+    """The file (its last ``tail`` lines) onto stdout as it is, bytes and all; OSError when it does not read."""
+    if tail is not None:
+        sys.stdout.buffer.write(outputs.tail(path, tail)[0])
+    else:
+        for piece in outputs.chunks(path):
+            sys.stdout.buffer.write(piece)
+    sys.stdout.flush()
+
+
+def _both(job: str, number: int, outputs: JobOutputs, out: str | None, err: str | None, tail: int | None) -> int:
+    """``logs --all``: stdout then stderr, each under its heading (one, when both go to one file); 2 when
+    a stream has no path or does not read (said on stderr, the other printed all the same)."""
+    streams = [("stdout and stderr", out)] if out is not None and out == err else [("stdout", out), ("stderr", err)]
+    failed = False
+    for index, (which, path) in enumerate(streams):
+        sys.stdout.write(("\n" if index else "") + escaped(f"==> {which}: {path or '(no path recorded)'} <==") + "\n")
+        sys.stdout.flush()
+        if path is None:
+            edge.say(f"job {job}: attempt {number} has no {which} path recorded (not released yet, or its "
+                     "scheduler no longer knows it)")
+            failed = True
+            continue
+        try:
+            _print(outputs, path, tail)
+        except OSError as exc:
+            edge.say(f"job {job}: {which} {escaped(path)}: {exc.strerror or exc}")
+            failed = True
+    return 2 if failed else 0
 
 
 def _write(text: str) -> None:

@@ -76,6 +76,9 @@ class NoFiles:
     def chunks(self, path: str):  # type: ignore[no-untyped-def]
         return iter(())
 
+    def tail(self, path: str, count: int) -> tuple[bytes, int]:
+        return b"", 0
+
     def follower(self):  # type: ignore[no-untyped-def]
         raise AssertionError("not followed here")
 

@@ -1,0 +1,32 @@
+"""``dunscaith events JOB``: the job's record as a timeline, every decision and scheduler answer in order."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.timeline import json_lines, lines
+from dunscaith.entrypoints.dunscaith import edge
+
+
+def events(
+    ctx: typer.Context,
+    job: str = typer.Argument(..., metavar="JOB"),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per event (docs/json.md)"),
+) -> int:
+    """The job's record as a timeline: each decision and scheduler answer, when, and who acted, by attempt."""
+    edge.owned_elsewhere(ctx, job, ["events", job, *(["--json"] if as_json else [])], follow=True)
+    edge.open_store(ctx)
+    with edge.store_errors(ctx, job):
+        shown = edge.use_cases(ctx).job_events().of(JobId(job))
+    out = json_lines(shown) if as_json else lines(shown)
+    sys.stdout.write("".join(f"{text}\n" for text in out))
+    sys.stdout.flush()
+    edge.notice_unattended(ctx, skip=job)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("events")(events)
