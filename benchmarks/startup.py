@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,10 +55,17 @@ class Case:
 BASELINES = {"import typer": [PY, "-c", "import typer"], "python -c pass": [PY, "-c", "pass"]}
 
 
-def _timed(argv: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(argv: list[str], env: dict[str, str], cpu: list[float] | None = None) -> float:
+    start, start_cpu = time.perf_counter(), _children_cpu()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     took = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(_children_cpu() - start_cpu)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[-4:])} exited {done.returncode}: {done.stderr.decode()[-500:]}")
     return took
@@ -113,11 +121,15 @@ def main() -> int:
         load_before = os.getloadavg()
         figures: dict[tuple[str, Path | None], list[float]] = {}
         baselines: dict[str, list[float]] = {name: [] for name in BASELINES}
+        # CPU seconds (user + system) of the same runs: what a loaded machine changes least
+        figures_cpu: dict[tuple[str, Path | None], list[float]] = {}
+        baselines_cpu: dict[str, list[float]] = {name: [] for name in BASELINES}
         for _ in range(args.runs):
             for case in cases:  # each figure right after its baseline: the pair sees the same machine
-                baselines[case.baseline].append(_timed(BASELINES[case.baseline], env))
+                baselines[case.baseline].append(_timed(BASELINES[case.baseline], env, baselines_cpu[case.baseline]))
                 for tree in trees:
-                    figures.setdefault((case.name, tree), []).append(_timed(*line(case, tree)))
+                    figures.setdefault((case.name, tree), []).append(
+                        _timed(*line(case, tree), figures_cpu.setdefault((case.name, tree), [])))
         load_after = os.getloadavg()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -126,7 +138,7 @@ def main() -> int:
           f"{load_after[0]:.2f} after; {os.cpu_count()} CPUs)")
     for name, times in baselines.items():
         print(f"  {'python -c ' + repr(name) if name != 'python -c pass' else name:<34} "
-              f"{statistics.median(times) * 1000:7.0f} ms")
+              f"{statistics.median(times) * 1000:7.0f} ms   (CPU {statistics.median(baselines_cpu[name]) * 1000:.0f} ms)")
     for case in cases:
         base = statistics.median(baselines[case.baseline])
         for tree in trees:
@@ -134,8 +146,9 @@ def main() -> int:
             label = case.name if tree is None else f"  {tree.name}: {case.name}"
             goal = (f"goal <= {case.goal:g}  {'met' if took / base <= case.goal else 'NOT MET'}"
                     if case.goal else "goal < 300 ms on a quiet machine")
+            cpu, cpu_base = statistics.median(figures_cpu[(case.name, tree)]), statistics.median(baselines_cpu[case.baseline])
             print(f"  {label:<34} {took * 1000:7.0f} ms   ratio {took / base:5.2f} over {case.baseline:<15} "
-                  f"{goal if tree is None else ''}")
+                  f"{goal if tree is None else '':<22}  (CPU {cpu * 1000:.0f} ms, ratio {cpu / max(cpu_base, 1e-3):.1f})")
     return 0
 
 
