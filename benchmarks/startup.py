@@ -116,8 +116,8 @@ def main() -> int:
         for case in cases:  # warm: bytecode written, the settings remembered, the page cache filled
             for tree in trees:
                 _timed(*line(case, tree))
-        for base in BASELINES.values():
-            _timed(base, env)
+        for baseline in BASELINES.values():
+            _timed(baseline, env)
         load_before = os.getloadavg()
         figures: dict[tuple[str, Path | None], list[float]] = {}
         baselines: dict[str, list[float]] = {name: [] for name in BASELINES}
@@ -137,8 +137,9 @@ def main() -> int:
     print(f"start-up, {args.runs} rounds, medians (load average {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after; {os.cpu_count()} CPUs)")
     for name, times in baselines.items():
+        cpu = statistics.median(baselines_cpu[name])
         print(f"  {'python -c ' + repr(name) if name != 'python -c pass' else name:<34} "
-              f"{statistics.median(times) * 1000:7.0f} ms   (CPU {statistics.median(baselines_cpu[name]) * 1000:.0f} ms)")
+              f"{statistics.median(times) * 1000:7.0f} ms   (CPU {cpu * 1000:.0f} ms)")
     for case in cases:
         base = statistics.median(baselines[case.baseline])
         for tree in trees:
@@ -146,9 +147,10 @@ def main() -> int:
             label = case.name if tree is None else f"  {tree.name}: {case.name}"
             goal = (f"goal <= {case.goal:g}  {'met' if took / base <= case.goal else 'NOT MET'}"
                     if case.goal else "goal < 300 ms on a quiet machine")
-            cpu, cpu_base = statistics.median(figures_cpu[(case.name, tree)]), statistics.median(baselines_cpu[case.baseline])
+            cpu = statistics.median(figures_cpu[(case.name, tree)])
+            cpu_ratio = cpu / max(statistics.median(baselines_cpu[case.baseline]), 1e-3)
             print(f"  {label:<34} {took * 1000:7.0f} ms   ratio {took / base:5.2f} over {case.baseline:<15} "
-                  f"{goal if tree is None else '':<22}  (CPU {cpu * 1000:.0f} ms, ratio {cpu / max(cpu_base, 1e-3):.1f})")
+                  f"{goal if tree is None else '':<22}  (CPU {cpu * 1000:.0f} ms, ratio {cpu_ratio:.1f})")
     return 0
 
 

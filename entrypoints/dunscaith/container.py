@@ -52,13 +52,10 @@ from dunscaith.ports.scheduler import Scheduler
 # What only some commands use is imported when its provider is first called (status and list never load
 # the supervisor, the escalation command, the signals, the live view or another command's use case).
 if TYPE_CHECKING:
-    from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.adapters.escalation.command import CommandEscalationDelivery
     from dunscaith.adapters.progress.output_files import OutputFiles
     from dunscaith.adapters.progress.terminal import TerminalProgress
     from dunscaith.adapters.signals.posix import SignalInterrupts
-    from dunscaith.domain.model.jobs.policy import Policy
-    from dunscaith.domain.model.jobs.residual import ResidualPolicy
     from dunscaith.domain.services.jobs.check import CheckCluster
     from dunscaith.domain.services.jobs.commands import JobCommands
     from dunscaith.domain.services.jobs.doctor import Doctor
@@ -67,8 +64,9 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
     from dunscaith.domain.services.jobs.prune import Prune
     from dunscaith.domain.services.jobs.submit import RecordJob
-    from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+    from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.ports.cluster_probe import ClusterProbe
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
