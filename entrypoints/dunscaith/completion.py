@@ -79,8 +79,14 @@ def wanted(args: Sequence[str], incomplete: str) -> str | None:
         return "clusters" if command in CLUSTER_COMMANDS else None
     for table, kind in ((JOB_COMMANDS, "jobs"), (CLUSTER_ARGUMENT, "clusters")):
         if command in table:
-            # only flags so far: the word asked for is the command's argument
-            return kind if all(word in table[command] for word in rest) else None
+            # only flags (and --cluster NAME) so far: the word asked for is the command's argument
+            words = iter(rest)
+            for word in words:
+                if word == CLUSTER_OPTION and command in CLUSTER_COMMANDS:
+                    next(words, None)
+                elif word not in table[command]:
+                    return None
+            return kind
     return None
 
 

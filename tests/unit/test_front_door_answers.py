@@ -65,6 +65,8 @@ def test_a_command_name_is_left_to_typer(tmp_path: Path) -> None:
     (["submit", "--cluster"], "h", "clusters"),
     (["list", "--json", "--cluster"], "", "clusters"),
     (["check"], "", "clusters"),
+    (["stop", "--cluster", "hpc", "--emergency"], "", "jobs"),
+    (["stop", "--cluster", "hpc", "alpha"], "", None),
     (["status", "--cluster"], "", None),  # status has no --cluster
     ([], "st", None),  # a command's name: typer's
     (["config"], "", None),
