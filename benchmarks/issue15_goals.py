@@ -89,6 +89,17 @@ GOALS = [
          r"append by a new handle, PostgreSQL:.*ratio ([\d.]+)", lambda x: x <= 1.5, "<= 1.5"),
     Goal("append beside 100k / 10 events, SQLite", "store_wake",
          r"append by a new handle, SQLite:.*ratio ([\d.]+)", lambda x: x <= 1.5, "<= 1.5"),
+    # issue 26's start-up goals and issue 24's completion (startup.py)
+    Goal("status JOB / python -c 'import typer'", "startup", r"\n  status JOB\s+\d+ ms\s+ratio\s+([\d.]+)",
+         lambda x: x <= 2.5, "<= 2.5"),
+    Goal("list / python -c 'import typer'", "startup", r"\n  list\s+\d+ ms\s+ratio\s+([\d.]+)",
+         lambda x: x <= 2.5, "<= 2.5"),
+    Goal("--version / python -c pass", "startup", r"\n  --version\s+\d+ ms\s+ratio\s+([\d.]+)",
+         lambda x: x <= 2.0, "<= 2"),
+    Goal("remote run -- true / python -c pass", "startup",
+         r"\n  remote run -- true\s+\d+ ms\s+ratio\s+([\d.]+)", lambda x: x <= 3.0, "<= 3"),
+    Goal("a completion request (status <TAB>), ms", "startup", r"\n  completion: status <TAB>\s+(\d+) ms",
+         lambda x: x < 300, "< 300 ms (quiet)"),
 ]
 
 
@@ -106,6 +117,7 @@ def _runs(args: argparse.Namespace, root: Path = ROOT, py: str = sys.executable,
         "supervisor_cpu": [py, str(here / "supervisor_cpu.py"), "--slurm", "240" if quick else "300"],
         "slurm_calls": [py, str(here / "slurm_calls.py")],
         "store_wake": [py, str(here / "store_wake.py"), "--runs", "3" if quick else "5"],
+        "startup": [py, str(here / "startup.py"), "--runs", "3" if quick else "7"],
         "property": [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "-k", "fold",
                      str(root / "tests" / "contract" / "test_job_summary.py")],
     }

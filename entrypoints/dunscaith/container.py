@@ -16,48 +16,31 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
 from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.crash_points.env import EnvCrashPoints
-from dunscaith.adapters.escalation.command import CommandEscalationDelivery
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
-from dunscaith.adapters.progress.output_files import OutputFiles
-from dunscaith.adapters.progress.terminal import TerminalProgress
 from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
-from dunscaith.adapters.signals.posix import SignalInterrupts
 from dunscaith.adapters.store.record_root import read_host_file
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.jobs.residual import ResidualPolicy
-from dunscaith.domain.services.jobs.check import CheckCluster
-from dunscaith.domain.services.jobs.commands import JobCommands
-from dunscaith.domain.services.jobs.doctor import Doctor
-from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
-from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import JobListing
 from dunscaith.domain.services.jobs.owning_host import OwningHost
-from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
-from dunscaith.domain.services.jobs.prune import Prune
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.store_creation import StoreCreation
-from dunscaith.domain.services.jobs.submit import RecordJob
-from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
-from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.domain.services.jobs.timeline import JobEvents
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.clock import Clock
-from dunscaith.ports.cluster_probe import ClusterProbe
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
 from dunscaith.ports.host import HostInfo
@@ -66,6 +49,25 @@ from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
+
+# What only some commands use is imported when its provider is first called (status and list never load
+# the supervisor, the escalation command, the signals, the live view or another command's use case).
+if TYPE_CHECKING:
+    from dunscaith.adapters.escalation.command import CommandEscalationDelivery
+    from dunscaith.adapters.progress.output_files import OutputFiles
+    from dunscaith.adapters.progress.terminal import TerminalProgress
+    from dunscaith.adapters.signals.posix import SignalInterrupts
+    from dunscaith.domain.services.jobs.check import CheckCluster
+    from dunscaith.domain.services.jobs.commands import JobCommands
+    from dunscaith.domain.services.jobs.doctor import Doctor
+    from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+    from dunscaith.domain.services.jobs.job_output import JobOutputs
+    from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+    from dunscaith.domain.services.jobs.prune import Prune
+    from dunscaith.domain.services.jobs.submit import RecordJob
+    from dunscaith.domain.services.jobs.supervise import Supervisor
+    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.ports.cluster_probe import ClusterProbe
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
@@ -175,15 +177,21 @@ def _nothing_to_say(store: JobStore) -> str | None:
 
 
 def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
+    from dunscaith.adapters.escalation.command import CommandEscalationDelivery
+
     return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
 
 
 def _interrupts(settings: DunscaithSettings) -> SignalInterrupts:
+    from dunscaith.adapters.signals.posix import SignalInterrupts
+
     # TERM always, INT and HUP unless ignored at start; the drain bound, then the signal again (seed 000)
     return SignalInterrupts(always=SignalInterrupts.TERM, drain=settings.supervise.drain)
 
 
 def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -> TerminalProgress:
+    from dunscaith.adapters.progress.terminal import TerminalProgress
+
     return TerminalProgress(job, stream, follow=follow)
 
 
@@ -209,6 +217,12 @@ def _root_host(root: str) -> HostIdentity | None:
         return read_host_file(Path(root))
     except Exception:
         return None
+
+
+def _output_files() -> OutputFiles:
+    from dunscaith.adapters.progress.output_files import OutputFiles
+
+    return OutputFiles()
 
 
 def _pointers(crash: CrashPoints) -> FilePointers:
@@ -265,13 +279,17 @@ class Adapters(containers.DeclarativeContainer):
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
     progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=, follow=)
-    output_files = providers.Singleton(OutputFiles)  # a job's output files, read for display (logs, --follow)
+    output_files = providers.Singleton(_output_files)  # a job's output files, read for display (logs, --follow)
 
 
 # --- use cases --------------------------------------------------------------------------------------------
 def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callable[[str], Scheduler], clock: Clock,
                 crash: CrashPoints, delivery: EscalationDelivery, residual: ResidualList, *, cluster: str,
                 progress: JobProgress) -> Supervisor:
+    from dunscaith.domain.model.jobs.policy import Policy
+    from dunscaith.domain.model.jobs.residual import ResidualPolicy
+    from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+
     s = settings.supervise
     return Supervisor(store=store, scheduler=schedulers(cluster), clock=clock, crash=crash, progress=progress,
                       settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait,
@@ -299,9 +317,60 @@ def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
            cluster: str) -> CheckCluster:
     import secrets
 
+    from dunscaith.domain.services.jobs.check import CheckCluster
+
     adapter = settings.cluster(cluster).adapter
     return CheckCluster(probe_kinds(adapter, cluster=cluster), schedulers(cluster), residual, clock,
                         lambda: secrets.token_hex(8), cluster, adapter)
+
+
+# Each use case below that status and list never use is imported when its provider is first called.
+def _record_job(**ports: Any) -> RecordJob:
+    from dunscaith.domain.services.jobs.submit import RecordJob
+
+    return RecordJob(**ports)
+
+
+def _job_commands(**ports: Any) -> JobCommands:
+    from dunscaith.domain.services.jobs.commands import JobCommands
+
+    return JobCommands(**ports)
+
+
+def _prune(**ports: Any) -> Prune:
+    from dunscaith.domain.services.jobs.prune import Prune
+
+    return Prune(**ports)
+
+
+def _emergency_stop(**ports: Any) -> EmergencyStop:
+    from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+
+    return EmergencyStop(**ports)
+
+
+def _doctor(**ports: Any) -> Doctor:
+    from dunscaith.domain.services.jobs.doctor import Doctor
+
+    return Doctor(**ports)
+
+
+def _pointer_notes(**ports: Any) -> PointerNotes:
+    from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
+
+    return PointerNotes(**ports)
+
+
+def _job_outputs(**ports: Any) -> JobOutputs:
+    from dunscaith.domain.services.jobs.job_output import JobOutputs
+
+    return JobOutputs(**ports)
+
+
+def _supervise_job(**ports: Any) -> SuperviseJob:
+    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+
+    return SuperviseJob(**ports)
 
 
 def _delivering(settings: DunscaithSettings) -> bool:
@@ -315,20 +384,20 @@ class UseCases(containers.DeclarativeContainer):
     adapters = providers.DependenciesContainer()
     delivering = providers.Callable(_delivering, settings)
 
-    record_job = providers.Factory(RecordJob, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
+    record_job = providers.Factory(_record_job, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
                                    host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
                                    delivery=adapters.delivery, residual=adapters.residual)
     # the job commands (supervisor=: how to make the supervisor a command acts with under the lock)
-    job_commands = providers.Factory(JobCommands, store=adapters.store, clock=adapters.clock,
+    job_commands = providers.Factory(_job_commands, store=adapters.store, clock=adapters.clock,
                                      crash=adapters.crash, wait=settings.provided.commands.wait)
-    prune = providers.Factory(Prune, store=adapters.store, residual=adapters.residual, pointers=adapters.pointers,
+    prune = providers.Factory(_prune, store=adapters.store, residual=adapters.residual, pointers=adapters.pointers,
                               clock=adapters.clock, crash=adapters.crash, delivering=delivering)
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,
                               clock=adapters.clock)
-    emergency_stop = providers.Factory(EmergencyStop, schedulers=adapters.schedulers, pointers=adapters.pointers,
+    emergency_stop = providers.Factory(_emergency_stop, schedulers=adapters.schedulers, pointers=adapters.pointers,
                                        here=adapters.host.provided.identity.call())
     # `dunscaith check CLUSTER` (cluster=)
     check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
@@ -340,7 +409,7 @@ class UseCases(containers.DeclarativeContainer):
     # `dunscaith events JOB`: the record read once, as a timeline
     job_events = providers.Factory(JobEvents, store=adapters.store)
     # what is wrong with this host's records, reported and never repaired (the store opened inside it)
-    doctor = providers.Factory(Doctor, open_store=adapters.store.provider, integrity=adapters.doctor_integrity,
+    doctor = providers.Factory(_doctor, open_store=adapters.store.provider, integrity=adapters.doctor_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,
                                here=adapters.host.provided.identity.call())
     listing = providers.Factory(JobListing, store=adapters.store, clock=adapters.clock,
@@ -350,10 +419,10 @@ class UseCases(containers.DeclarativeContainer):
                                         poll=settings.provided.supervise.poll,
                                         here=adapters.host.provided.identity.call())
     # the job's pointer kept in step with its record (pointer=, on_problem=)
-    pointer_notes = providers.Factory(PointerNotes, pointers=adapters.pointers,
+    pointer_notes = providers.Factory(_pointer_notes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)
     # where a job's output is, what it says (logs, a failure's last lines) and prune --outputs
-    job_outputs = providers.Factory(JobOutputs, files=adapters.output_files, schedulers=adapters.schedulers,
+    job_outputs = providers.Factory(_job_outputs, files=adapters.output_files, schedulers=adapters.schedulers,
                                     clock=adapters.clock,
                                     record_root=providers.Callable(str, settings.provided.records.root))
     # the store opened and checked before a command acts (a store that cannot be opened raises here)
@@ -363,7 +432,7 @@ class UseCases(containers.DeclarativeContainer):
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
                                     shared_location=shared_location, root_host=adapters.root_host)
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
-    supervise_job = providers.Factory(SuperviseJob, store=adapters.store, pointers=adapters.pointers,
+    supervise_job = providers.Factory(_supervise_job, store=adapters.store, pointers=adapters.pointers,
                                       owning=owning_host,
                                       here=adapters.host.provided.identity.call(),
                                       binary=providers.Callable(own_binary), supervisor=supervisor.provider,

@@ -17,10 +17,6 @@ from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.model.shown import one_line, reason
-from dunscaith.domain.services.jobs.owning_host import Owner
-from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
-from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
-from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
 from dunscaith.entrypoints.dunscaith.install import own_binary
@@ -31,6 +27,11 @@ from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, Unkno
 # The container is built by the root callback (app.py), never for `remote`: importing it here would put
 # dependency-injector and pydantic on the start-up path of every wrapped process.
 if TYPE_CHECKING:
+    # types only: the supervision's use case (and its supervisor) is imported by the commands that supervise
+    from dunscaith.domain.services.jobs.owning_host import Owner
+    from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
+    from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
+    from dunscaith.domain.services.jobs.sweep import SweepReport
     from dunscaith.entrypoints.dunscaith.container import Adapters, Container, UseCases
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings

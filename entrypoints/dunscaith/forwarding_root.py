@@ -97,10 +97,13 @@ def forward_command(section: HopSettings, transport: Transport | None = None,
                           heartbeat_seconds=section.heartbeat)
 
 
+# request.FORWARDED_ENV, named here so that routing asks it without importing the request model
+# (tests/unit/forwarding/test_routing.py holds the two together)
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"
+
+
 def forwarded_env() -> str | None:
     """The request id a forwarded command runs under, if this process is one (it never forwards again)."""
-    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
-
     return os.environ.get(FORWARDED_ENV)
 
 
@@ -129,8 +132,6 @@ def in_process(argv: list[str], env: dict[str, str], again: Again) -> Callable[[
     process's own environment but for the hidden flag, which only a command reads, as it runs; so an
     interpreter started anew would begin where this one is (``exec_side``); and it is not a supervisor.
     Else None: it is exec'd."""
-    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
-
     if again is None or argv[:1] != [own_binary()] or FORWARDED_ENV not in env:
         return None
     if argv[1:2] and argv[1] in _SUPERVISING:

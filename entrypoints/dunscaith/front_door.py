@@ -1,7 +1,10 @@
 """The ``dunscaith`` console script's front door: which path runs, decided before typer is imported.
 
-Four paths, each the cheapest that can serve the command line:
+Each path is the cheapest that can serve the command line:
 
+- ``--version``: the version constant, printed from here (no import of ours but the constant);
+- a shell's completion request for a job's or a cluster's name (``completion``): the pointer folder's
+  names and the configuration's clusters, no typer; any other completion request goes on to the app;
 - ``_forwarded TOKEN``: the owning host's side of a forwarded command (``forwarding_root``), no CLI;
 - ``remote run`` / ``remote exec``: the start of every local job (``remote_run``), no typer; a line it
   does not take as a plain run goes on to the app;
@@ -18,10 +21,8 @@ from __future__ import annotations
 import os
 import sys
 
-from dunscaith.entrypoints.cli_support import launch, run_plain
-from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
-
 PROG = "dunscaith"
+COMPLETE_VAR = "_DUNSCAITH_COMPLETE"  # completion.COMPLETE_VAR: typer's name for it, _{PROG}_COMPLETE
 # request.FORWARDED_ENV, named here so that this path imports no domain module: a forwarded command never
 # forwards again (tests/unit/forwarding/test_routing.py holds the two together)
 FORWARDED_ENV = "DUNSCAITH_FORWARDED"
@@ -29,6 +30,20 @@ FORWARDED_ENV = "DUNSCAITH_FORWARDED"
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv == ["--version"]:
+        # the constant the app's --version prints too (tests/unit/test_version.py holds it to the package's)
+        from dunscaith.domain.model.version import VERSION
+
+        print(f"{PROG} {VERSION}")
+        return
+    # every other path imports these; --version above needs neither
+    from dunscaith.entrypoints.cli_support import launch, run_plain
+    from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
+
+    if os.environ.get(COMPLETE_VAR):
+        from dunscaith.entrypoints.dunscaith.completion import complete
+
+        run_plain(PROG, argv, lambda _: complete())  # exits when it answered; else typer answers
     if len(argv) == 2 and argv[0] == "_forwarded":
         # imported here: the host side of a hop must not pay for the CLI nor the wrapper's start
         from dunscaith.entrypoints.dunscaith.forwarding_root import main as serve

@@ -14,7 +14,6 @@ import typer
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import for_status
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
 from dunscaith.domain.model.shown import escaped, reason
@@ -105,6 +104,8 @@ def _line(text: str) -> None:
 def _since(text: str | None, now: datetime) -> datetime | None:
     if text is None:
         return None
+    from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration  # list --since only
+
     try:
         return now - parse_duration(text)
     except BadDuration:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from dunscaith.entrypoints.dunscaith import front_door, routing, settings_cache
+from dunscaith.entrypoints.dunscaith import forwarding_root, front_door, routing, settings_cache
 from dunscaith.entrypoints.dunscaith.app import app
 
 
@@ -31,6 +31,7 @@ def test_the_front_door_knows_the_hidden_flag() -> None:
     from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
 
     assert front_door.FORWARDED_ENV == FORWARDED_ENV
+    assert forwarding_root.FORWARDED_ENV == FORWARDED_ENV
 
 
 @pytest.mark.parametrize(("argv", "job"), [
