@@ -22,10 +22,11 @@ _JSON = frozenset({"--json"})
 # other word before the one asked for goes on to typer
 JOB_COMMANDS: dict[str, frozenset[str]] = {
     "status": _JSON,
+    "events": _JSON,
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit",
                                      "reconcile")},
     "supervise": frozenset({"--follow", "-f"}),
-    "logs": frozenset({"--stderr", "--follow", "-f"}),
+    "logs": frozenset({"--stderr", "--follow", "-f", "--all"}),
     "stop": frozenset({"--emergency", "--json"}),
     "prune": frozenset({"--outputs", "--json"}),
 }
