@@ -26,7 +26,6 @@ from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, supervision
-from dunscaith.entrypoints.dunscaith.render import EXIT_CODES
 from dunscaith.entrypoints.path_args import EMPTY
 from dunscaith.ports.job_store import JobExists
 
@@ -203,5 +202,5 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
 
 def register(app: typer.Typer) -> None:
     settings: dict[str, Any] = {"allow_interspersed_args": False}
-    app.command("submit", cls=_WordsCommand, context_settings=settings, epilog=EXIT_CODES)(submit)
+    app.command("submit", cls=_WordsCommand, context_settings=settings)(submit)  # its exit codes: help_text.EPILOGS
     app.command("supervise")(supervise)  # its exit codes: help_text.EPILOGS
