@@ -192,7 +192,9 @@ def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               job_exit: bool | None = _exit_option()) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
     # another host's job: supervised there, in the foreground
-    edge.owned_elsewhere(ctx, job, ["supervise", job], follow=True)
+    words = ["supervise", job, *(["--json"] if as_json else []),
+             *([] if job_exit is None else ["--job-exit-code" if job_exit else "--dunscaith-exit-code"])]
+    edge.owned_elsewhere(ctx, job, words, follow=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     edge.notice_unattended(ctx, skip=job)
