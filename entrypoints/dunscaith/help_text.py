@@ -15,6 +15,10 @@ _SEE = " See docs/exit-codes.md."
 EXIT_CODES = ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 bad input or refused; 3 internal error; "
               "4 the supervisor gave up; 5 work outstanding after supervise.wait; 128+n ended by signal n "
               "(the job goes on)." + _SEE)
+# submit, supervise: --job-exit-code puts the job's own code in place of 0/1 (docs/exit-codes.md).
+_JOB_EXIT = (" With --job-exit-code (or supervise.exit_code = \"job\"): the job's own exit code, or 128+n when "
+             "signal n ended it, once it has its outcome; --json's exit_code_from says whose code it is.")
+SUBMIT_EXIT_CODES = EXIT_CODES.removesuffix(_SEE) + _JOB_EXIT + _SEE
 _SUPERVISED = EXIT_CODES.removesuffix("." + _SEE) + _FORWARDED + "." + _SEE
 _REQUEST = ("Exit codes: 0 confirmed; 2 refused, confirmed but not carried out, or bad input; 3 internal error; "
             "5 not answered within commands.wait (the request stays); 128+n ended by signal n while waiting"
@@ -24,8 +28,11 @@ _J = "my-job"
 EXAMPLES: dict[str, list[str]] = {
     "submit": ["dunscaith submit -- sh -c 'echo hi'", "dunscaith submit --follow --name train -- python train.py",
                "dunscaith submit --cluster hpc -p short -t 10:00 --mem 4G -c 4 -- ./run.sh",
-               "dunscaith submit --cluster hpc --sbatch=--constraint=a100 job.sh"],
-    "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}"],
+               "dunscaith submit --cluster hpc --sbatch=--constraint=a100 job.sh",
+               "dunscaith submit --json -- ./run.sh > result.json", "dunscaith submit --job-exit-code -- ./run.sh",
+               "dunscaith submit --parsable -- ./run.sh 2>run.log"],
+    "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}",
+                  f"dunscaith supervise --json --job-exit-code {_J}"],
     "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}"],
     "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
              "dunscaith list --limit 0"],
@@ -42,7 +49,8 @@ EXAMPLES: dict[str, list[str]] = {
     "check": ["dunscaith check hpc", "dunscaith check --json local"],
 }
 EPILOGS: dict[str, str] = {
-    "supervise": _SUPERVISED,
+    "submit": SUBMIT_EXIT_CODES,
+    "supervise": _SUPERVISED.removesuffix(_SEE) + _JOB_EXIT + _SEE,
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from dunscaith.domain.model.jobs.job_result import ExitFrom, JobResult
 from dunscaith.domain.model.jobs.residual import ResidualEntry
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.status import JobView
@@ -134,3 +135,28 @@ def entry_line(entry: ResidualEntry, expired: bool) -> str:
     when = (f"expired {entry.expires_at():%Y-%m-%d}, dropped" if expired
             else f"added {entry.added_at:%Y-%m-%d}, expires {entry.expires_at():%Y-%m-%d}")
     return f"{entry.job}  residual ({entry.reason}: {what}, cluster {entry.cluster}; {when})"
+
+
+def result_json(result: JobResult | None, job: str, ending: str, outstanding: list[str], exit_code: int,
+                source: ExitFrom) -> dict[str, Any]:
+    """What ``submit --json`` and ``supervise --json`` print when the supervision ends (docs/json.md)."""
+    return {
+        "job": result.job if result is not None else job,
+        "cluster": result.cluster if result is not None else None,
+        "ending": ending,
+        "outcome": None if result is None or result.outcome is None
+        else {"result": str(result.outcome.kind), "detail": result.outcome.detail},
+        "job_exit_code": result.exit_code if result is not None else None,
+        "job_signal": result.signal if result is not None else None,
+        "exit_code": exit_code,
+        "exit_code_from": str(source),
+        "attempts": [] if result is None else [
+            {"attempt": a.number, "object_id": a.object_id, "order": str(a.order),
+             "object_state": str(a.object_state) if a.object_state is not None else None,
+             "exit_code": a.exit_code, "signal": a.signal} for a in result.attempts],
+        "stdout": result.stdout if result is not None else None,
+        "stderr": result.stderr if result is not None else None,
+        "record": None if result is None else {"store": result.record.store, "backend": result.record.backend,
+                                                 "host": result.record.host},
+        "outstanding": outstanding,
+    }

@@ -41,7 +41,7 @@ ROUTED: dict[str, frozenset[str]] = {
     "events": _JSON,
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
     "reconcile": _JSON,
-    "supervise": frozenset({"--follow", "-f"}),
+    "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),
 }
 
 

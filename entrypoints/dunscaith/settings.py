@@ -115,6 +115,10 @@ class SuperviseSection(_Strict):
     drain: Seconds = Field(default=30.0, gt=0, description="seconds a drain after a signal may take")
     wait: Seconds = Field(default=300.0, ge=0, description="seconds of work on what is outstanding after the outcome")
     absence: Seconds = Field(default=600.0, gt=0, description="seconds of absence from queries before 'vanished'")
+    exit_code: Literal["dunscaith", "job"] = Field(
+        default="dunscaith", description="what submit and supervise exit with once the job has its outcome: "
+                                         "dunscaith (0 success, 1 not) or job (the job's own code, 128+n for a "
+                                         "signal, as srun does; --job-exit-code)")
 
     @model_validator(mode="after")
     def _poll_within_max(self) -> SuperviseSection:

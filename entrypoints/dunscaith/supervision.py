@@ -5,27 +5,48 @@ ending shown and mapped to its exit code."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, cast
 
 import typer
 
 from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome
+from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.job_result import ExitFrom
 from dunscaith.domain.model.jobs.state import AttemptState, OutcomeKind
-from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
+from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith import edge, render
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
 
 
+@dataclass(frozen=True, slots=True)
+class _Exit:
+    """How the supervision ends: its code, whose it is, and (not the job's outcome) the error it reports."""
+
+    code: int
+    source: ExitFrom = ExitFrom.DUNSCAITH
+    error: str | None = None  # the --json error object's code
+    message: str = ""
+    by_signal: bool = False  # the process ends by the signal that drained it
+
+
 def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
-              stream: IO[str] | None = None, follow: bool = False) -> int:
+              stream: IO[str] | None = None, follow: bool = False, as_json: bool = False,
+              job_exit: bool = False) -> int:
+    """Supervise ``job`` to its ending and return the exit code. ``as_json``: the live view on stderr and
+    the result object (docs/json.md) on stdout; ``job_exit``: the job's own exit code once it has its
+    outcome (--job-exit-code, docs/exit-codes.md)."""
+    if as_json:
+        stream = sys.stderr
     supervise_job = edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep)
     with edge.store_errors(ctx, job):
         try:
@@ -36,7 +57,17 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
         except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
     _show_output(done.view.line, done)
-    return _ending(ctx, job, done.end)
+    ended = _ending(job, done, drain, job_exit)
+    if as_json:
+        shown = render.result_json(done.result, str(job), done.end.ending, [o.what for o in done.end.left],
+                                   ended.code, ended.source)
+        if ended.error is not None:
+            shown["error"] = {"code": ended.error, "message": ended.message, "exit_code": ended.code}
+        print(json.dumps(shown, indent=2), flush=True)
+    if ended.by_signal:
+        edge.end_by_signal(ctx)
+        return ExitCode.INTERNAL  # not reached: the signal ends the process
+    return ended.code
 
 
 def _show_output(line: Callable[[str], None], done: Supervised) -> None:
@@ -52,35 +83,46 @@ def _show_output(line: Callable[[str], None], done: Supervised) -> None:
             print(f"  {text}", file=sys.stderr)
 
 
-def _ending(ctx: typer.Context, job: str, end: SupervisionEnd) -> int:
+def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _Exit:
+    end = done.end
     state = end.state
     if end.ending is Ending.DRAINED:
         current = state.current if state is not None else None
         unreleased = current is None or current.order is not AttemptState.RELEASED
         if state is not None and state.outcome is None and unreleased:
-            print(f"{PROG}: job {job}: supervisor stopped by signal before the release: the job is held and has "
-                  f"not started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}",
-                  file=sys.stderr)
+            message = (f"job {job}: supervisor stopped by signal before the release: the job is held and has not "
+                       f"started; start it with: {PROG} supervise {job}; or drop it with: {PROG} cancel {job}")
         else:
-            print(f"{PROG}: job {job}: supervisor stopped by signal; everything received is committed and the job "
-                  f"continues Unattended; reattach with: {PROG} supervise {job}", file=sys.stderr)
-        edge.end_by_signal(ctx)
-        return ExitCode.INTERNAL  # not reached: the signal ends the process
+            message = (f"job {job}: supervisor stopped by signal; everything received is committed and the job "
+                       f"continues Unattended; reattach with: {PROG} supervise {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        name = drain.pending()
+        known = name is not None and name in signal.Signals.__members__
+        code = for_signal(signal.Signals[name].value) if known and name is not None else ExitCode.INTERNAL
+        return _Exit(code, error="interrupted", message=message, by_signal=True)
     if end.ending is Ending.GAVE_UP:
-        print(f"{PROG}: job {job}: the supervisor gave up ({end.detail}); the job is Unattended; "
-              f"reattach with: {PROG} supervise {job}", file=sys.stderr)
-        return ExitCode.GAVE_UP
+        message = (f"job {job}: the supervisor gave up ({end.detail}); the job is Unattended; "
+                   f"reattach with: {PROG} supervise {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(ExitCode.GAVE_UP, error="gave-up", message=message)
     if end.ending is Ending.OUTSTANDING:
         outcome = f" (outcome: {state.outcome.kind})" if state and state.outcome else ""
         print(f"{PROG}: job {job}: work outstanding after supervise.wait{outcome}:", file=sys.stderr)
         for left in end.left:
             print(f"  {left.what}", file=sys.stderr)
         print(f"  carry it on with: {PROG} supervise {job}", file=sys.stderr)
-        return ExitCode.OUTSTANDING
+        return _Exit(ExitCode.OUTSTANDING, error="outstanding",
+                     message=f"job {job}: work outstanding after supervise.wait{outcome}; carry it on with: "
+                             f"{PROG} supervise {job}")
     assert state is not None and state.outcome is not None
     if state.outcome.kind is OutcomeKind.REFUSED:
-        print(f"{PROG}: job {job}: refused: {state.outcome.detail}", file=sys.stderr)
-    return int(for_outcome(state.outcome))
+        message = f"job {job}: refused: {state.outcome.detail}"
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(for_outcome(state.outcome), error="refused", message=message)
+    own = done.result.as_job if job_exit and done.result is not None else None
+    if own is not None:
+        return _Exit(own, ExitFrom.JOB)
+    return _Exit(for_outcome(state.outcome))
 
 
 class _DropWhenClosed:

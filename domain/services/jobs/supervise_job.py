@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.job_result import JobResult, RecordPlace, job_result
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, fold, label
@@ -45,6 +46,7 @@ class Supervised:
     stdout: str | None = None  # where the job's output is, once it has an outcome
     stderr: str | None = None
     stderr_tail: tuple[str, ...] = ()  # the last lines of its stderr, when it did not succeed
+    result: JobResult | None = None  # what a script reads of it (--json); None when the record had no state
 
 
 class SuperviseJob:
@@ -122,8 +124,23 @@ class SuperviseJob:
 
     def _with_outputs(self, end: SupervisionEnd, view: SupervisionView) -> Supervised:
         state = end.state
-        current = state.current if state is not None else None
-        if state is None or state.outcome is None or current is None or current.object_id is None:
+        if state is None:
             return Supervised(end, view)
+        current = state.current
+        if state.outcome is None or current is None or current.object_id is None:
+            stdout, stderr = (current.stdout, current.stderr) if current is not None else (None, None)
+            return Supervised(end, view, result=job_result(state, stdout, stderr, self._place(state)))
         stdout, stderr = self._outputs.paths(state.spec.cluster, current)
-        return Supervised(end, view, stdout, stderr, self._outputs.failure_tail(state, stderr))
+        return Supervised(end, view, stdout, stderr, self._outputs.failure_tail(state, stderr),
+                          job_result(state, stdout, stderr, self._place(state)))
+
+    def _place(self, state: JobState) -> RecordPlace:
+        """Where the record is: the store, and the host it is bound to (a store shared by login nodes is
+        bound to none: the host that recorded the job, else this one)."""
+        try:
+            identity = self._store.identity()
+            location = self._store.location()
+        except Exception:  # display only
+            return RecordPlace(store="", backend="", host=state.host or self._here.hostname)
+        bound = identity.host.hostname if identity.host is not None else None
+        return RecordPlace(store=location, backend=identity.backend, host=bound or state.host or self._here.hostname)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,6 @@ from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, supervision
-from dunscaith.entrypoints.dunscaith.render import EXIT_CODES
 from dunscaith.entrypoints.path_args import EMPTY
 from dunscaith.ports.job_store import JobExists
 
@@ -102,6 +102,16 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
 
 
 
+def _exit_option() -> Any:
+    return typer.Option(None, "--job-exit-code/--dunscaith-exit-code",
+                        help="once the job has its outcome, exit with the job's own exit code (128+n for a signal "
+                             "n), as srun does; default: supervise.exit_code (docs/exit-codes.md)")
+
+
+def _job_exit(ctx: typer.Context, given: bool | None) -> bool:
+    return given if given is not None else edge.settings(ctx).supervise.exit_code == "job"
+
+
 def submit(
     ctx: typer.Context,
     words: list[str] = typer.Argument(None, metavar="-- COMMAND... | SCRIPT", show_default=False),
@@ -130,6 +140,12 @@ def submit(
                                   help="set a variable in the job's environment (repeatable; local and Slurm)"),
     chdir: str | None = typer.Option(None, "--chdir", metavar="DIR",
                                      help="the job's working directory (default: this one; local and Slurm)"),
+    as_json: bool = typer.Option(False, "--json",
+                                 help="when the job ends, one JSON object on stdout (docs/json.md); the live view "
+                                      "on stderr"),
+    parsable: bool = typer.Option(False, "--parsable",
+                                  help="print the job's name on stdout once it is recorded; the live view on stderr"),
+    job_exit: bool | None = _exit_option(),
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
@@ -137,6 +153,8 @@ def submit(
     unless --cluster names another cluster; what its scheduler cannot honour is refused before anything
     is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job."""
     drain = edge.interrupts(ctx)
+    if as_json and parsable:
+        raise BadInput("give --json or --parsable, not both: each is what stdout holds")
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
         resources = _resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
@@ -159,22 +177,32 @@ def submit(
         job = edge.use_cases(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
-    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow)
+    if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
+        print(job, flush=True)
+    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
+                                 stream=sys.stderr if parsable else None, job_exit=_job_exit(ctx, job_exit))
 
 
 def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               follow: bool = typer.Option(False, "--follow", "-f",
-                                          help="show the job's stdout and stderr while it runs")) -> int:
+                                          help="show the job's stdout and stderr while it runs"),
+              as_json: bool = typer.Option(False, "--json",
+                                           help="when the job ends, one JSON object on stdout (docs/json.md); "
+                                                "the live view on stderr"),
+              job_exit: bool | None = _exit_option()) -> int:
     """Reattach a supervisor to a job (refused while another supervisor holds it)."""
     # another host's job: supervised there, in the foreground
-    edge.owned_elsewhere(ctx, job, ["supervise", job], follow=True)
+    words = ["supervise", job, *(["--json"] if as_json else []),
+             *([] if job_exit is None else ["--job-exit-code" if job_exit else "--dunscaith-exit-code"])]
+    edge.owned_elsewhere(ctx, job, words, follow=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     edge.notice_unattended(ctx, skip=job)
-    return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow)
+    return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow, as_json=as_json,
+                                 job_exit=_job_exit(ctx, job_exit))
 
 
 def register(app: typer.Typer) -> None:
     settings: dict[str, Any] = {"allow_interspersed_args": False}
-    app.command("submit", cls=_WordsCommand, context_settings=settings, epilog=EXIT_CODES)(submit)
+    app.command("submit", cls=_WordsCommand, context_settings=settings)(submit)  # its exit codes: help_text.EPILOGS
     app.command("supervise")(supervise)  # its exit codes: help_text.EPILOGS
