@@ -25,7 +25,7 @@ JOB_COMMANDS: dict[str, frozenset[str]] = {
     "events": _JSON,
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit",
                                      "reconcile")},
-    "supervise": frozenset({"--follow", "-f"}),
+    "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),
     "logs": frozenset({"--stderr", "--follow", "-f", "--all"}),
     "stop": frozenset({"--emergency", "--json"}),
     "prune": frozenset({"--outputs", "--json"}),
