@@ -52,6 +52,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.domain.services.jobs.watch import WatchJob
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
@@ -303,6 +304,12 @@ def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
                         lambda: secrets.token_hex(8), cluster, adapter)
 
 
+def _watch_interval(settings: DunscaithSettings) -> float:
+    """How often ``watch`` looks at the job's lock (and reads its record where the store tells of no
+    append): supervise.poll, at most 2 s, so a supervisor's end shows soon even when the poll is long."""
+    return min(settings.supervise.poll, 2.0)
+
+
 def _delivering(settings: DunscaithSettings) -> bool:
     return bool(settings.escalations.command)
 
@@ -355,6 +362,9 @@ class UseCases(containers.DeclarativeContainer):
                                     record_root=providers.Callable(str, settings.provided.records.root))
     # the store opened and checked before a command acts (a store that cannot be opened raises here)
     store_check = providers.Factory(StoreCheck, store=adapters.store, integrity=adapters.store_integrity)
+    # the live view of a job supervised elsewhere, from its record (``watch``): reads only
+    watch_job = providers.Factory(WatchJob, store=adapters.store, views=adapters.progress.provider,
+                                  interval=providers.Callable(_watch_interval, settings), delivering=delivering)
     # here, or the host that owns a job (its pointer, or its record's binding)
     shared_location = providers.Callable(_shared_location, settings, adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
