@@ -4,7 +4,7 @@ watched from another, as a user with two terminals would; the local scheduler, r
 from __future__ import annotations
 
 import os
-import selectors
+import select
 import signal
 import subprocess
 import time
@@ -27,14 +27,14 @@ def _waiting(cli: Cli, job: str) -> tuple[subprocess.Popen[str], Path]:
 
 
 class Lines:
-    """A watcher's stdout read line by line as it comes (a live view is read while the watcher runs)."""
+    """A watcher's stdout read as it comes (a live view is read while the watcher runs): bytes from its
+    pipe as they arrive, cut into lines."""
 
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
         self.seen: list[str] = []
-        self._out = present(proc.stdout)
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._out, selectors.EVENT_READ)
+        self._fd = present(proc.stdout).fileno()
+        self._partial = b""
 
     def until(self, text: str, timeout: float = 60.0) -> str:
         """The first line (from the start) that holds ``text``, waiting for it as the watcher prints."""
@@ -44,12 +44,19 @@ class Lines:
                 if text in line:
                     return line
             left = deadline - time.monotonic()
-            if left <= 0 or not self._sel.select(left):
+            ready, _, _ = select.select([self._fd], [], [], max(left, 0))
+            if not ready:
                 raise AssertionError(f"the watcher never printed {text!r}; it printed: {self.seen}")
-            line = self._out.readline()
-            if not line:
+            chunk = os.read(self._fd, 65536)
+            if not chunk:
                 raise AssertionError(f"the watcher ended without printing {text!r}; it printed: {self.seen}")
-            self.seen.append(line)
+            *whole, self._partial = (self._partial + chunk).split(b"\n")
+            self.seen.extend(line.decode() + "\n" for line in whole)
+
+    def rest(self, timeout: float = 60.0) -> tuple[str, str]:
+        """What it printed after, and its stderr, once it ends."""
+        out, err = self.proc.communicate(timeout=timeout)
+        return self._partial.decode() + out, err
 
 
 def _kinds(cli: Cli, job: str) -> list[str]:
@@ -75,7 +82,7 @@ def test_watch_from_a_second_terminal_shows_the_supervisors_lines_as_they_come_a
         lines.until("watching: a supervisor elsewhere holds this job (now running)")
         go.touch()
         assert "outcome: succeeded" in lines.until("outcome: succeeded")
-        out, err = watcher.communicate(timeout=60)
+        out, err = lines.rest()
         assert watcher.returncode == 0, err
         assert submit.wait(timeout=60) == 0
         # the watcher printed the supervisor's own lines (timestamped, the same words): a line the
@@ -98,7 +105,7 @@ def test_status_watch_is_watch_and_a_failed_job_ends_it_with_1(cli: Cli) -> None
         cancel = cli.run("cancel", "w2")  # from a third terminal: the supervisor ends the job cancelled
         assert cancel.returncode == 0, cancel.stderr
         lines.until("outcome: cancelled")
-        _, err = watcher.communicate(timeout=60)
+        _, err = lines.rest()
         assert watcher.returncode == 1, err
         assert submit.wait(timeout=60) == 1
     finally:
@@ -130,7 +137,7 @@ def test_an_unattended_job_is_said_once_and_followed_until_someone_reattaches(cl
         lines.until("a supervisor holds this job now")
         go.touch()
         lines.until("outcome: succeeded")
-        out, err = watcher.communicate(timeout=60)
+        out, err = lines.rest()
         assert watcher.returncode == 0, err
         assert supervise.wait(timeout=60) == 0
         assert sum("no supervisor holds this job" in line for line in [*lines.seen, *out.splitlines()]) == 1
@@ -154,7 +161,7 @@ def test_ctrl_c_ends_the_watch_quietly_with_130_and_the_supervisor_and_its_recor
         again = cli.run("supervise", "w4")
         assert again.returncode == 2 and "locked" in again.stderr
         os.kill(watcher.pid, signal.SIGINT)
-        out, err = watcher.communicate(timeout=30)
+        out, err = lines.rest(30)
         assert watcher.returncode == 130
         assert err == "" and "Traceback" not in out
         assert _kinds(cli, "w4") == before  # not one event from the watcher
