@@ -26,7 +26,7 @@ EXAMPLES: dict[str, list[str]] = {
                "dunscaith submit --cluster hpc -p short -t 10:00 --mem 4G -c 4 -- ./run.sh",
                "dunscaith submit --cluster hpc --sbatch=--constraint=a100 job.sh"],
     "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}"],
-    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}"],
+    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}", f"dunscaith status --watch {_J}"],
     "watch": [f"dunscaith watch {_J}", f"dunscaith status --watch {_J}"],
     "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
              "dunscaith list --limit 0"],
@@ -45,10 +45,10 @@ EPILOGS: dict[str, str] = {
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
-               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
-    "watch": ("Exit codes: as the job's supervisor ends: 0 succeeded; 1 the outcome is not success; 2 refused, bad "
-              "input, no such job, or a record that does not read; 3 internal error; 5 its supervisor ended with "
-              "work outstanding; 130 (128+n) Ctrl-C or signal n ended the watch (the job is never touched)"
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list. With --watch: as watch (the supervisor's codes)." + _SEE),
+    "watch": ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 refused, bad input, no such job, or a "
+              "record that does not read; 3 internal error; 5 its supervisor ended with work outstanding (as "
+              "the supervisor exits); 130 (128+n) Ctrl-C or signal n ended the watch (the job is never touched)"
               + _FORWARDED + "." + _SEE),
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
             "does not open; 3 internal error." + _SEE,
