@@ -14,6 +14,7 @@ import pytest
 
 from tests.e2e.jobs.cli import Cli, await_state
 from tests.expect import present
+from tests.infra.postgres import PostgresTestServer
 
 pytestmark = pytest.mark.slow
 
@@ -180,3 +181,32 @@ def test_watch_of_no_such_job_is_one_line_and_exit_2(cli: Cli) -> None:
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nosuch" in done.stderr
     both = cli.run("status", "nosuch", "--watch", "--json")
     assert both.returncode == 2 and len(both.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.postgres
+def test_watch_on_a_postgresql_store_from_another_login_node_follows_the_supervisors_appends(
+        cli: Cli, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    """The store shared by login nodes: watched from another record root (another node), the supervisor's
+    own appends reach the watcher by the server's notice (with a live notice the watcher reads the record
+    only when told: no notice, no line)."""
+    pg = {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": postgres_server.url(postgres_db)}
+    go = cli.tmp / "go-pg"
+    submit = cli.start("submit", "--name", "wpg", "--", "sh", "-c", f"while [ ! -e {go} ]; do sleep 0.1; done",
+                       env=pg)
+    try:
+        Lines(submit).until("is running")  # its supervisor's own live view
+        watcher = cli.start("watch", "wpg", env={**pg, "DUNSCAITH_RECORDS__ROOT": str(cli.tmp / "login2-records")})
+        lines = Lines(watcher)
+        lines.until("recorded job wpg")
+        lines.until("is running")
+        lines.until("watching: a supervisor elsewhere holds this job")
+        go.touch()
+        lines.until("outcome: succeeded")
+        out, err = lines.rest()
+        assert watcher.returncode == 0, err
+        assert "done: nothing left to do" in "".join(lines.seen) + out
+        assert submit.wait(timeout=60) == 0
+    finally:
+        go.touch()
+        if submit.poll() is None:
+            submit.kill()
