@@ -45,7 +45,8 @@ EPILOGS: dict[str, str] = {
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
-               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list. With --watch: as watch (the supervisor's codes)." + _SEE),
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list. "
+               "With --watch: as watch (the supervisor's codes)." + _SEE),
     "watch": ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 refused, bad input, no such job, or a "
               "record that does not read; 3 internal error; 5 its supervisor ended with work outstanding (as "
               "the supervisor exits); 130 (128+n) Ctrl-C or signal n ended the watch (the job is never touched)"
