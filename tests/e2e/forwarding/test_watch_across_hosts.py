@@ -83,3 +83,26 @@ def test_watch_from_login2_streams_the_lines_of_login1s_supervisor_and_exits_wit
         for proc in (submit, watcher):
             if proc is not None and proc.poll() is None:
                 proc.kill()
+
+
+def test_ctrl_c_on_a_forwarded_watch_at_a_terminal_ends_it_with_130_and_the_job_goes_on(
+        hosts: SshHosts, busy_job: str) -> None:
+    """The user's terminal on login2 (``ssh -tt``) watches a job of login1 whose supervisor answers nothing
+    (stopped): the watch needs nothing of it, and Ctrl-C reaches login1 as SIGINT and ends only the watch."""
+    from tests.e2e.forwarding.test_terminal_ctrl_c import Terminal
+
+    job = busy_job
+    before = _kinds(hosts, job)
+    terminal = Terminal(hosts, "login2", f"{hosts.dunscaith} watch {job}; echo exit=$?")
+    try:
+        wait_for(lambda: b"watching: a supervisor elsewhere holds this job" in terminal.read(), 60,
+                 "the forwarded watch to show the job")
+        terminal.type(b"\x03")
+        wait_for(lambda: b"exit=" in terminal.read() and b"\n" in terminal.read().split(b"exit=")[1], 60,
+                 "the forwarded watch to end")
+        shown = terminal.read().decode("utf-8", "replace").replace("\r", "")
+        assert "exit=130" in shown, shown
+        assert "MAY HAVE RUN" not in shown and "Traceback" not in shown
+        assert _kinds(hosts, job) == before  # nothing asked of the job, nothing written
+    finally:
+        terminal.close()
