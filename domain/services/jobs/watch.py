@@ -4,7 +4,8 @@ read from its record as it grows, to the ending its supervisor would have.
 A watcher reads only: it takes no lock (not even for a moment), writes nothing to the record or the
 pointer, and never asks the scheduler, so the supervisor it watches pays nothing for it. It follows the
 record with the store's notice of appends where the store gives one (``JobStore.follow_appends``: every
-append, the holder's own too), and reads it every ``interval`` otherwise; whether a supervisor holds the
+append, the holder's own too), and looks every ``interval`` otherwise (the job's summary first, one row:
+the record is read only when it has more lines than were shown); whether a supervisor holds the
 job is asked of the lock's health, which changes with no append (a supervisor that ends with work
 outstanding, one that gives up, one that reattaches), every ``interval`` too.
 
@@ -103,7 +104,10 @@ class WatchJob:
                     return WatchEnd(WatchEnding.STOPPED, state, signal=stop)
                 try:
                     now_held = self._store.health(job).held  # before the read: a holder appends, then lets go
-                    if woken[0] or watch is None or not watch.live() or now_held != held:
+                    # the summary (one row, kept with each append) says whether there is more: a store's
+                    # watch that wakes for any job's commit (SQLite) costs no read of this record then
+                    looked = woken[0] or watch is None or not watch.live() or now_held != held
+                    if looked and self._store.summary(job).seq > seen:
                         fresh = self._store.read(job).events
                         for line in fresh[seen:]:
                             state = self._shown(state, line, view)
