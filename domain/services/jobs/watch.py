@@ -94,19 +94,20 @@ class WatchJob:
                 return ended
             view.line(f"watching: a supervisor elsewhere holds this job (now {label(state)}); Ctrl-C ends the "
                       "watch, never the job" if held else
-                      f"no supervisor holds this job (Unattended, {label(state)}): following its record in case "
-                      f"one reattaches ({'supervise' if state.outcome is None else 'reconcile'} {job})")
+                      f"no supervisor holds this job (Unattended, {label(state)}): following its record until one "
+                      f"reattaches (dunscaith supervise {job})")
             failing = ""
             while True:
-                woken[0] = False
                 stop = interrupts.wait(self._interval)
                 if stop is not None:
                     return WatchEnd(WatchEnding.STOPPED, state, signal=stop)
+                # taken before the read: an append committed after this wakes the next look
+                was_woken, woken[0] = woken[0], False
                 try:
                     now_held = self._store.health(job).held  # before the read: a holder appends, then lets go
                     # the summary (one row, kept with each append) says whether there is more: a store's
                     # watch that wakes for any job's commit (SQLite) costs no read of this record then
-                    looked = woken[0] or watch is None or not watch.live() or now_held != held
+                    looked = was_woken or watch is None or not watch.live() or now_held != held
                     if looked and self._store.summary(job).seq > seen:
                         fresh = self._store.read(job).events
                         for line in fresh[seen:]:
@@ -115,6 +116,7 @@ class WatchJob:
                 except UnknownJob:
                     raise
                 except StoreError as exc:  # a store that does not answer now: said once, tried again
+                    woken[0] = woken[0] or was_woken
                     if not failing:
                         failing = reason(exc)
                         view.note(f"the record does not read now ({failing}); trying again")
