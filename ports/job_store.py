@@ -164,6 +164,14 @@ class JobStore(Protocol):
         ``live``."""
         ...
 
+    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> AppendWatch | None:
+        """Call ``wake`` (from another thread) soon after any writer appends to ``job``'s record, its lock
+        holder included: a reader following the record as it grows (``watch``), which holds no lock and
+        writes nothing. It may also be called when nothing was appended to it. None: this store cannot
+        tell, and the follower reads the record every poll interval instead; so it does while the watch
+        is not ``live``."""
+        ...
+
     def identity(self) -> StoreIdentity:
         """Which store this is (backend, location, bound host), for a record's first event."""
         ...

@@ -196,6 +196,9 @@ class InMemoryStore:
             self._watches.append(watch)
         return watch
 
+    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> _Watch | None:
+        return self.watch_appends(job, wake)  # every append wakes a watch here, its holder's too
+
     def identity(self) -> StoreIdentity:
         return StoreIdentity(backend="memory", location=self.location())
 

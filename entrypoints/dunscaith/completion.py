@@ -21,8 +21,9 @@ _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value); a line with any
 # other word before the one asked for goes on to typer
 JOB_COMMANDS: dict[str, frozenset[str]] = {
-    "status": _JSON,
+    "status": frozenset({"--json", "--watch"}),
     "events": _JSON,
+    "watch": frozenset(),
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit",
                                      "reconcile")},
     "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),

@@ -36,7 +36,6 @@ from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.sweep import Sweep
-from dunscaith.domain.services.jobs.timeline import JobEvents
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
@@ -67,6 +66,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.submit import RecordJob
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.timeline import JobEvents
+    from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.ports.cluster_probe import ClusterProbe
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
@@ -367,10 +368,26 @@ def _job_outputs(**ports: Any) -> JobOutputs:
     return JobOutputs(**ports)
 
 
+def _job_events(**ports: Any) -> JobEvents:
+    from dunscaith.domain.services.jobs.timeline import JobEvents
+
+    return JobEvents(**ports)
+
+
+def _watch_job(**ports: Any) -> WatchJob:
+    from dunscaith.domain.services.jobs.watch import WatchJob
+
+    return WatchJob(**ports)
+
+
 def _supervise_job(**ports: Any) -> SuperviseJob:
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 
     return SuperviseJob(**ports)
+def _watch_interval(settings: DunscaithSettings) -> float:
+    """How often ``watch`` looks at the job's lock (and reads its record where the store tells of no
+    append): supervise.poll, at most 2 s, so a supervisor's end shows soon even when the poll is long."""
+    return min(settings.supervise.poll, 2.0)
 
 
 def _delivering(settings: DunscaithSettings) -> bool:
@@ -407,7 +424,7 @@ class UseCases(containers.DeclarativeContainer):
                                poll=settings.provided.supervise.poll, delivering=delivering,
                                schedulers=adapters.schedulers)
     # `dunscaith events JOB`: the record read once, as a timeline
-    job_events = providers.Factory(JobEvents, store=adapters.store)
+    job_events = providers.Factory(_job_events, store=adapters.store)
     # what is wrong with this host's records, reported and never repaired (the store opened inside it)
     doctor = providers.Factory(_doctor, open_store=adapters.store.provider, integrity=adapters.doctor_integrity,
                                pointers=adapters.pointers, residual=adapters.residual,
@@ -427,6 +444,9 @@ class UseCases(containers.DeclarativeContainer):
                                     record_root=providers.Callable(str, settings.provided.records.root))
     # the store opened and checked before a command acts (a store that cannot be opened raises here)
     store_check = providers.Factory(StoreCheck, store=adapters.store, integrity=adapters.store_integrity)
+    # the live view of a job supervised elsewhere, from its record (``watch``): reads only
+    watch_job = providers.Factory(_watch_job, store=adapters.store, views=adapters.progress.provider,
+                                  interval=providers.Callable(_watch_interval, settings), delivering=delivering)
     # here, or the host that owns a job (its pointer, or its record's binding)
     shared_location = providers.Callable(_shared_location, settings, adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),

@@ -33,7 +33,8 @@ EXAMPLES: dict[str, list[str]] = {
                "dunscaith submit --parsable -- ./run.sh 2>run.log"],
     "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}",
                   f"dunscaith supervise --json --job-exit-code {_J}"],
-    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}"],
+    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}", f"dunscaith status --watch {_J}"],
+    "watch": [f"dunscaith watch {_J}", f"dunscaith status --watch {_J}"],
     "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
              "dunscaith list --limit 0"],
     "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}",
@@ -54,7 +55,12 @@ EPILOGS: dict[str, str] = {
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
-               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list. "
+               "With --watch: as watch (the supervisor's codes)." + _SEE),
+    "watch": ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 refused, bad input, no such job, or a "
+              "record that does not read; 3 internal error; 5 its supervisor ended with work outstanding (as "
+              "the supervisor exits); 130 (128+n) Ctrl-C or signal n ended the watch (the job is never touched)"
+              + _FORWARDED + "." + _SEE),
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
             "does not open; 3 internal error." + _SEE,
     "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt, or an "

@@ -27,6 +27,8 @@ LAZY: dict[str, tuple[str, str]] = {
         'What the record says about a job (every job without JOB), and whether a supervisor watches it.'),
     'list': ('dunscaith.entrypoints.dunscaith.commands.status',
         "This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."),
+    'watch': ('dunscaith.entrypoints.dunscaith.commands.watch',
+        'Follow a job supervised elsewhere (another terminal or login node, or nobody), read-only, to its end.'),
     'logs': ('dunscaith.entrypoints.dunscaith.commands.status',
         "Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."),
     'events': ('dunscaith.entrypoints.dunscaith.commands.events',

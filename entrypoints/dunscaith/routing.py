@@ -37,8 +37,9 @@ ARGV: list[str] = []
 _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value)
 ROUTED: dict[str, frozenset[str]] = {
-    "status": _JSON,
+    "status": frozenset({"--json", "--watch"}),
     "events": _JSON,
+    "watch": frozenset(),
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
     "reconcile": _JSON,
     "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),

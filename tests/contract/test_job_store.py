@@ -454,3 +454,26 @@ def test_a_store_that_tells_of_appends_wakes_its_watcher_after_another_writer_ap
     finally:
         watch.close()
     watch.close()  # closing twice is harmless
+
+
+def test_a_follower_is_woken_by_the_lock_holders_own_appends_and_takes_no_lock(backend: Backend) -> None:
+    """``watch``: the record followed as it grows, the supervisor's own appends included, by a reader
+    that holds nothing (the holder's lock is taken while the follower follows)."""
+    import threading
+
+    store = backend.open()
+    store.create(JOB, T0, "created", {})
+    woke = threading.Event()
+    follower = store.follow_appends(JOB, woke.set)
+    if not WATCHED[backend.name]:
+        assert follower is None  # the follower reads the record every interval instead
+        return
+    assert follower is not None
+    try:
+        holder = backend.open()
+        with holder.lock(JOB):  # free: the follower took no lock
+            holder.append(JOB, T0 + timedelta(seconds=1), "observed", {"attempt": 1})
+            assert woke.wait(timeout=30), "the holder's append did not wake the follower"
+        assert [line.kind for line in store.read(JOB).events] == ["created", "observed"]
+    finally:
+        follower.close()

@@ -3,7 +3,9 @@
 An append by anyone but the job's lock holder (a command's request, from any login node) calls
 ``pg_notify`` on the job's channel inside its own transaction; the server delivers it only once that
 transaction commits, so a woken supervisor's next read sees the append. The holder's own appends notify
-no one: the only listener of a job's channel is its holder.
+only the job's followers' channel (``dunscaith_follow_``...), in the same pipelined round trip: a reader
+following the record (``dunscaith watch``) listens to both, the holder to its own channel only, so it is
+never woken by what it wrote.
 
 The channel is derived from the job's lock key (``dunscaith_append_`` and 16 hex digits): a valid,
 short identifier whatever the job's name; two names that share a key only wake each other, which the
@@ -39,6 +41,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import StoreError
 
 _PREFIX = "dunscaith_append_"
+_FOLLOW_PREFIX = "dunscaith_follow_"
 SQL_NOTIFY = "SELECT pg_notify(%s, '')"
 _FIRST_BACKOFF = 1.0  # seconds before the first reconnect; doubling to _MAX_BACKOFF
 _MAX_BACKOFF = 60.0
@@ -49,11 +52,18 @@ def channel(job: JobId) -> str:
     return f"{_PREFIX}{lock_key(job) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
 
 
+def followers_channel(job: JobId) -> str:
+    """Where the holder's own appends are told: only readers following the record (``watch``) listen to
+    it, never the holder, so its own appends never wake it."""
+    return f"{_FOLLOW_PREFIX}{lock_key(job) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
 class PgAppendWatch:
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]], job: JobId, where: str,
-                 wake: Callable[[], None], *, first_backoff: float = _FIRST_BACKOFF) -> None:
+                 wake: Callable[[], None], *, first_backoff: float = _FIRST_BACKOFF, followers: bool = False) -> None:
         self._connect = connect
-        self._channel = channel(job)
+        # ``followers``: a reader following the record hears the holder's appends too (followers_channel)
+        self._channels = (channel(job), followers_channel(job)) if followers else (channel(job),)
         self._where = where
         self._wake = wake
         self._first_backoff = first_backoff
@@ -156,7 +166,8 @@ class PgAppendWatch:
                     f"answered from backend {row[0] if row else None}: records.url goes through a connection "
                     "pooler (PgBouncer or the like), which does not pass LISTEN on; connect to PostgreSQL "
                     "directly (its own host and port)")
-            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+            for name in self._channels:
+                conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
         except psycopg.Error as exc:
             conn.close()
             raise StoreError(f"record store {self._where}: the watch of appends cannot listen: "

@@ -24,7 +24,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
-from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel
+from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel, followers_channel
 from dunscaith.adapters.store.postgres.bounded import BoundedConnection, ServerSilent
 from dunscaith.adapters.store.postgres.locks import LOCK_KEY_PREFIX, PgJobLock, first_line, key_halves, lock_key
 from dunscaith.adapters.store.postgres.schema import ensure_schema
@@ -217,8 +217,9 @@ class PostgresStore:
                 conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
                 if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
                     conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-                if lock is None:  # wakes the job's holder once this commits (append_watch.py); it wrote none
-                    conn.execute(SQL_NOTIFY, (channel(job),))
+                # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
+                # holder's own appends wake only those following the record (``watch``), on a channel of theirs
+                conn.execute(SQL_NOTIFY, (channel(job) if lock is None else followers_channel(job),))
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
@@ -427,6 +428,13 @@ class PostgresStore:
         return PgAppendWatch(
             lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
             job, self._where, wake)
+
+    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> PgAppendWatch:
+        """Both channels of the job (a command's appends, and the holder's own); StoreError if it cannot
+        listen now (the follower then reads every poll interval)."""
+        return PgAppendWatch(
+            lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
+            job, self._where, wake, followers=True)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         if not jobs:

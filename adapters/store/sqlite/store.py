@@ -446,6 +446,10 @@ class SqliteStore:
     def watch_appends(self, job: JobId, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
         return watch_database(self.root.path, DB_FILE, self.root.path / WRITE_LOCK, wake)  # any job's: see there
 
+    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
+        # the same watch: it sees every writer's commit, the holder's too, and takes no lock of the job's
+        return self.watch_appends(job, wake)
+
     # --- helpers ----------------------------------------------------------------------------------
 
     def _lock_path(self, job: JobId) -> Path:

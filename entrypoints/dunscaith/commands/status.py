@@ -23,6 +23,7 @@ from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render
+from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.job_store import RecordDamaged
 
@@ -37,8 +38,11 @@ def status(
     ctx: typer.Context,
     job: str | None = typer.Argument(None, metavar="JOB", help="the job (every job without it, as list)"),
     as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
+    watch: bool = typer.Option(False, "--watch", help="follow the job to its end, as `dunscaith watch JOB`"),
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
+    if watch:  # the live view, not a snapshot: commands/watch.py
+        return watch_status(ctx, job, as_json)
     if job is None:
         return list_jobs(ctx, as_json, False, False, None, None, None, None)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
