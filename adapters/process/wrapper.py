@@ -193,6 +193,9 @@ class PosixWrapper:
             try:
                 publish(self.directory, item.name, item.data)
             except OSError as exc:
+                if exc.errno == errno_codes.ENOENT and not os.path.isdir(self.directory):
+                    self._abandon_waiting()
+                    return True
                 self._block(item.name, exc)
                 return False
             self._waiting.pop(0)
@@ -204,6 +207,15 @@ class PosixWrapper:
             _say(f"{self.directory}: every control file is written now")
         self._retry_at, self._backoff = None, RETRY_FIRST
         return True
+
+    def _abandon_waiting(self) -> None:
+        """The instance directory was removed under us: no file of it can ever be written again, so what
+        waits is given up, said once, rather than tried for the rest of this process's life."""
+        names = ", ".join(item.name for item in self._waiting)
+        self._waiting.clear()
+        self._blocked = None
+        self._retry_at, self._backoff = None, RETRY_FIRST
+        _say(f"{self.directory}: the instance directory is gone; {names} cannot be written and is given up")
 
     def _block(self, name: str, exc: OSError) -> None:
         """Note why ``name`` waits, in the lock file's room (needs no space) and on stderr, and when to retry."""

@@ -140,3 +140,19 @@ def test_terminate_after_the_worker_ended_while_its_outcome_waits_writes_nothing
     assert not (directory / "terminate.json").exists()
     disk.free()
     assert wrapper.wait(timeout=60) == 0
+
+
+def test_an_instance_directory_removed_while_the_outcome_waits_lets_the_wrapper_end(tmp_path: Path) -> None:
+    """Its files can never be written once the directory is gone (a record root deleted, a test's folder
+    cleared): the wrapper says so once and ends, instead of retrying for the rest of its life."""
+    directory = tmp_path / "instance"
+    proc = _start(directory)
+    wait_for(lambda: (directory / "instance.json").exists(), "the instance published")
+    for name in os.listdir(directory):
+        path = directory / name
+        if path.is_file():
+            path.unlink()
+    directory.rmdir()  # the lock file's open descriptor keeps the wrapper's lock; the name is gone
+    _, err = proc.communicate(b"go\n", timeout=60)
+    assert b"all-written" not in err and b"the instance directory is gone" in err, err
+    assert err.count(b"the instance directory is gone") == 1, err
