@@ -31,7 +31,8 @@ from dunscaith.ports.job_store import RecordDamaged
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
     Action.RELEASE: "Release a job held by `hold`.",
-    Action.CANCEL: "Stop the job's object, running or not, and make no new attempt: the outcome is cancelled.",
+    Action.CANCEL: ("Stop the job's object, running or not, and make no new attempt: the outcome is cancelled. "
+                    "Says stopping once confirmed, and returns once it stopped (within commands.wait)."),
     Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
     Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
     Action.REQUEUE: "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses).",
