@@ -40,6 +40,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pwd
+import signal
 import subprocess
 import threading
 import time
@@ -488,8 +489,12 @@ def _stopped_early(view: ObjectView, reading: InstanceReading) -> ObjectView:
     end = group_ended(records.instance.process_group, records.instance.worker_pid)
     if end is None:
         return view
-    return replace(view, state=ObjectState.CANCELLED, exit_code=end.exit_code, signal=end.signal,
-                   reason=STOPPED_EARLY)
+    if end.signal == signal.SIGKILL and records.killed is None:
+        return view  # the grace's KILL, its killed.json a moment away (its creation wakes the supervisor)
+    killed = records.killed is not None and end.signal in (signal.SIGKILL, None)
+    return replace(view, state=ObjectState.CANCELLED, exit_code=end.exit_code,
+                   signal=signal.SIGKILL if killed else end.signal,
+                   reason="killed after the grace" if killed else STOPPED_EARLY)
 
 
 class _NotYetMade(Exception):
