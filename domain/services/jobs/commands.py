@@ -78,6 +78,8 @@ class JobCommands:
         self._supervisor = supervisor
         self._wait = wait
         self._ids = ids
+        self._watch: AppendWatch | None = None  # while a command waits: a wake for each append
+        self._watched = False
 
     def __call__(self, job: JobId, action: Action, cancel: Interrupts,
                  on_confirmed: Callable[[CommandResult], None] | None = None) -> CommandResult:
@@ -85,23 +87,26 @@ class JobCommands:
 
         A cancel carried out while its object still stops is told to ``on_confirmed`` (``stopped`` False),
         and waited on until the object ended or the wait is over."""
-        watch = self._watch(job, cancel)
         try:
             result = self._ask(job, action, cancel)
             if action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
                 return result
             return self._until_stopped(job, result, cancel, on_confirmed)
         finally:
-            if watch is not None:
-                watch.close()
+            if self._watch is not None:
+                self._watch.close()
+            self._watch, self._watched = None, False
 
-    def _watch(self, job: JobId, cancel: Interrupts) -> AppendWatch | None:
-        """A wake for every append to the record, so an answer is read when it is committed, not at the next
-        read; the record is read every 0.25 s all the same (the store may not tell of its holder's own)."""
-        try:
-            return self._store.watch_appends(job, cancel.wake)
-        except Exception:  # a watch only saves waiting
-            return None
+    def _nap(self, job: JobId, cancel: Interrupts) -> None:
+        """Wait for the next read of the record: woken by an append to it (the store's watch, made on the
+        first wait), at most ``_POLL`` (the store may not tell of its lock holder's own appends)."""
+        if not self._watched:
+            self._watched = True
+            try:
+                self._watch = self._store.watch_appends(job, cancel.wake)
+            except Exception:  # a watch only saves waiting
+                self._watch = None
+        cancel.wait(_POLL)
 
     def _until_stopped(self, job: JobId, result: CommandResult, cancel: Interrupts,
                        on_confirmed: Callable[[CommandResult], None] | None) -> CommandResult:
@@ -118,7 +123,7 @@ class JobCommands:
                 return replace(result, state=state, stopped=True)
             if self._clock.monotonic() >= deadline or cancel.pending() is not None:
                 return replace(result, state=state, stopped=False)
-            cancel.wait(_POLL)
+            self._nap(job, cancel)
 
     def _carry_on(self, job: JobId, cancel: Interrupts) -> JobState:
         """The state after one more look under the job's lock; the record as it is while another actor holds
@@ -156,7 +161,7 @@ class JobCommands:
                         return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR,
                                              state, f"confirmed, but not carried out within {self._wait:g} s; "
                                                     "the supervisor carries it on (see `status`)")
-                    cancel.wait(_POLL)
+                    self._nap(job, cancel)
                     continue
             if not asked or not self._store.health(job).held:
                 try:
@@ -170,7 +175,7 @@ class JobCommands:
                                      f"not answered within {self._wait:g} s; the request stays in the record and "
                                      "is answered once, by the supervisor or the next command",
                                      None, state)
-            cancel.wait(_POLL)
+            self._nap(job, cancel)
 
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
               cancel: Interrupts) -> CommandResult:
