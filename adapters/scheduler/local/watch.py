@@ -3,8 +3,9 @@
 One thread per watch blocks in ``select`` on what the kernel announces, and on a pipe that ends it; it
 costs no CPU while nothing happens:
 
-- inotify on each object's folder (its instance directory is made there by the process owner) and on
-  its instance directory: every control file the wrapper publishes (``instance.json`` when the worker
+- inotify (one instance per watch, whatever the number of objects: a user's instances are few, often
+  128) on each object's folder (its instance directory is made there by the process owner) and on its
+  instance directory: every control file the wrapper publishes (``instance.json`` when the worker
   runs, ``terminated.json`` when it is asked to stop, ``outcome.json`` when it ended) is a name linked
   there, so the supervisor learns of the worker's end the moment its outcome is written, not when the
   process owner has gone too;
@@ -36,14 +37,21 @@ _MASK = inotify.IN_CREATE | inotify.IN_MOVED_TO | inotify.IN_ONLYDIR | inotify.I
 class ObjectsWatch:
     def __init__(self, folders: Sequence[Path], changed: Callable[[], None]) -> None:
         self._changed = changed
-        self._fds: dict[int, tuple[Path, str]] = {}  # inotify fd -> (folder, "object" | "instance")
+        self._watches: dict[int, Path] = {}  # watch descriptor -> its object's folder (one inotify instance)
         self._pids: dict[int, Path] = {}  # pidfd -> its object's folder
         self._with_pid: set[Path] = set()
         self._instances: set[Path] = set()
+        self._fd = self._stop_r = self._stop_w = -1
         try:
             for folder in folders:
-                self._fds[inotify.inotify_watch(folder, _MASK)] = (folder, "object")
+                if self._fd < 0:
+                    self._fd = inotify.inotify_watch(folder, _MASK)
+                    self._watches[1] = folder  # the first watch of a new instance is number 1
+                else:
+                    self._watches[inotify.add_watch(self._fd, folder, _MASK)] = folder
                 self._instance(folder)
+            if self._fd < 0:
+                raise OSError("no object to watch")
             self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         except OSError:
             self._close_fds()
@@ -57,8 +65,8 @@ class ObjectsWatch:
         directory = folder / INSTANCE_DIR
         if folder not in self._instances:
             try:
-                self._fds[inotify.inotify_watch(directory, _MASK)] = (folder, "instance")
-            except FileNotFoundError:
+                self._watches[inotify.add_watch(self._fd, directory, _MASK)] = folder
+            except OSError:
                 return  # not made yet: its creation in the object's folder wakes the thread
             self._instances.add(folder)
         if folder in self._with_pid:
@@ -76,7 +84,7 @@ class ObjectsWatch:
     def _run(self) -> None:
         while True:
             try:
-                ready, _, _ = select.select([*self._fds, *self._pids, self._stop_r], [], [])
+                ready, _, _ = select.select([self._fd, *self._pids, self._stop_r], [], [])
             except (OSError, ValueError):
                 return  # closed under it
             if self._stop_r in ready:
@@ -88,22 +96,23 @@ class ObjectsWatch:
                     with contextlib.suppress(OSError):
                         os.close(fd)
                     woken = True
-                    continue
-                folder, _kind = self._fds[fd]
+            if self._fd in ready:
                 try:
-                    names = inotify.event_names(os.read(fd, 65536))
+                    found = inotify.events(os.read(self._fd, 65536))
                 except BlockingIOError:
-                    continue
+                    found = []
                 except OSError:
                     return
-                if any(not n.startswith(STAGING_PREFIX) for n in names):
-                    self._instance(folder)
-                    woken = True
+                for wd, name in found:
+                    folder = self._watches.get(wd)
+                    if folder is not None and name and not name.startswith(STAGING_PREFIX):
+                        self._instance(folder)
+                        woken = True
             if woken:
                 self._changed()
 
     def close(self) -> None:
-        if getattr(self, "_stop_w", -1) < 0:
+        if self._stop_w < 0:
             return
         with contextlib.suppress(OSError):
             os.write(self._stop_w, b"x")
@@ -111,13 +120,13 @@ class ObjectsWatch:
         self._close_fds()
 
     def _close_fds(self) -> None:
-        for fd in [*self._fds, *self._pids, getattr(self, "_stop_r", -1), getattr(self, "_stop_w", -1)]:
+        for fd in [self._fd, *self._pids, self._stop_r, self._stop_w]:
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self._fds.clear()
+        self._watches.clear()
         self._pids.clear()
-        self._stop_r = self._stop_w = -1
+        self._fd = self._stop_r = self._stop_w = -1
 
 
 def watch_objects(folders: Sequence[Path], changed: Callable[[], None]) -> ObjectsWatch | None:
