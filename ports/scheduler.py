@@ -9,8 +9,8 @@ one request, and when its answer is lost it says UNKNOWN.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
@@ -85,4 +85,24 @@ class Scheduler(Protocol):
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """Where the object's stdout and stderr go, for display; None when the scheduler does not
         know the object (any more) or could not be asked."""
+        ...
+
+
+class ChangeWatch(Protocol):
+    """A watch made by ``WatchesChanges.watch_changes``; closed by whoever made it."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class WatchesChanges(Protocol):
+    """A scheduler that can tell, as it happens, that one of its started objects changed (the local one:
+    its instance directory and its process owner are on this machine). A scheduler without it (Slurm:
+    nothing announces a job's end but a query) is polled, with ``Scheduler.wait_for_change`` between."""
+
+    def watch_changes(self, object_ids: Sequence[ObjectId], changed: Callable[[], None]) -> ChangeWatch | None:
+        """Call ``changed`` (from any thread, at once, costing nothing while nothing happens) whenever one
+        of ``object_ids`` may have changed: started, asked to stop, ended, or its process gone; once right
+        away as well, for a change made before the watch began. The caller queries then. None where this
+        system gives no such watch (the caller polls). Until ``close``; never blocks."""
         ...

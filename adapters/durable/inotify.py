@@ -47,3 +47,27 @@ def event_names(buffer: bytes) -> list[str]:
         names.append(os.fsdecode(raw.rstrip(b"\0")))
         at += _EVENT.size + length
     return names
+
+
+def add_watch(fd: int, path: Path, mask: int) -> int:
+    """One more watch on ``path`` in the inotify descriptor ``fd`` (from ``inotify_watch``); its watch
+    descriptor, which ``events`` names. OSError if none (FileNotFoundError for a path not there)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    wd = int(libc.inotify_add_watch(fd, os.fsencode(path), ctypes.c_uint32(mask)))
+    if wd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(path))
+    return wd
+
+
+def events(buffer: bytes) -> list[tuple[int, str]]:
+    """(watch descriptor, name) of each event in a buffer read from an inotify descriptor."""
+    found, at = [], 0
+    while at + _EVENT.size <= len(buffer):
+        wd, _mask, _cookie, length = _EVENT.unpack_from(buffer, at)
+        raw = buffer[at + _EVENT.size:at + _EVENT.size + length]
+        found.append((int(wd), os.fsdecode(raw.rstrip(b"\0"))))
+        at += _EVENT.size + length
+    return found

@@ -20,6 +20,9 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
+if TYPE_CHECKING:
+    from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
+
 from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.crash_points.env import EnvCrashPoints
 from dunscaith.adapters.host.system import SystemHost
@@ -114,7 +117,24 @@ def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
     from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 
     # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}")))
+    return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"),
+                                      terminate=_terminate_here))
+
+
+def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
+    """``remote terminate``'s use case in this process: a cancel answered without starting a Python of its
+    own (which cost the cancel a second or more on a loaded login node)."""
+    from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+    from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
+    from dunscaith.domain.model.remote.control import ControlError
+    from dunscaith.domain.model.remote.errors import RequestNotWritten
+    from dunscaith.domain.services.remote.instances import TerminateInstance
+
+    try:
+        answer = TerminateInstance(DirectoryInstanceFiles(directory), SystemClock())(grace, wait, nonce)
+    except (ControlError, RequestNotWritten) as exc:
+        return TerminateAnswer(2, str(exc))
+    return TerminateAnswer(answer.exit_code, answer.value)
 
 
 @contextmanager

@@ -63,7 +63,7 @@ from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.run_io import UserRules
 from dunscaith.ports.run_record import RunRecords
-from dunscaith.ports.scheduler import Scheduler
+from dunscaith.ports.scheduler import Scheduler, WatchesChanges
 from dunscaith.ports.site import Site
 from dunscaith.ports.site_lock import SiteLock
 from dunscaith.ports.transport import Transport
@@ -79,7 +79,8 @@ def job_stores(sqlite: SqliteStore, postgres: PostgresStore, memory: InMemorySto
 def schedulers(slurm: SlurmCliScheduler, local: LocalScheduler, shared: SharedQueryScheduler,
                fake: FakeScheduler, pbs: PbsScheduler) -> None:
     bound: list[Scheduler] = [slurm, local, shared, fake, pbs]
-    del bound
+    watching: list[WatchesChanges] = [local]  # the schedulers that tell of their objects' changes
+    del bound, watching
 
 
 def cluster_probes(slurm: SlurmProbe, local: LocalProbe) -> None:

@@ -12,6 +12,7 @@ follows Slurm), the local scheduler refuses (an object runs once); the harness s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
-from dunscaith.ports.scheduler import SchedulerError
+from dunscaith.ports.scheduler import SchedulerError, WatchesChanges
 from tests.contract.scheduler_params import SchedulerHarness
 
 
@@ -192,6 +193,59 @@ def test_a_cancelled_running_object_ends_cancelled(harness: SchedulerHarness) ->
     assert view.state is ObjectState.CANCELLED
     assert view.started
     harness.scheduler.cancel(object_id)  # cancelling an ended object is harmless
+
+
+def _announced_until(harness: SchedulerHarness, name: JobId, changes: threading.Event,
+                     until: Callable[[QueryResult], bool]) -> QueryResult:
+    """Query only when the watch announced a change, until ``until`` holds: the watch alone moves it on."""
+    for _ in range(50):
+        assert changes.wait(60), "no change announced"
+        changes.clear()
+        result = harness.scheduler.query([name], confirm_absent=True)
+        if until(result):
+            return result
+    pytest.fail("the watch kept announcing, and the object never got there")
+
+
+def test_a_watched_objects_start_and_end_are_announced(harness: SchedulerHarness) -> None:
+    """WatchesChanges (the local scheduler): the supervisor sleeps on the watch, so whatever moves the
+    object on (its start, its end) must be announced; a scheduler without it is polled (Slurm)."""
+    scheduler = harness.scheduler
+    if not isinstance(scheduler, WatchesChanges):
+        pytest.skip("this scheduler does not watch its objects: it is polled")
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
+    changes = threading.Event()
+    watch = scheduler.watch_changes([object_id], changes.set)
+    assert watch is not None
+    try:
+        assert changes.wait(5), "a new watch announces once at once"
+        changes.clear()
+        harness.scheduler.release(object_id)
+        view = _one(_announced_until(harness, name, changes, _state_is(object_id, *ENDED)), object_id)
+        assert view.state is ObjectState.COMPLETED and view.exit_code == 0
+    finally:
+        watch.close()
+
+
+def test_a_watched_running_objects_cancel_is_announced_until_it_ends(
+        harness: SchedulerHarness) -> None:
+    scheduler = harness.scheduler
+    if not isinstance(scheduler, WatchesChanges):
+        pytest.skip("this scheduler does not watch its objects: it is polled")
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_running))
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, ObjectState.RUNNING))
+    changes = threading.Event()
+    watch = scheduler.watch_changes([object_id], changes.set)
+    assert watch is not None
+    try:
+        harness.scheduler.cancel(object_id)
+        view = _one(_announced_until(harness, name, changes, _state_is(object_id, *ENDED)), object_id)
+        assert view.state is ObjectState.CANCELLED and view.started
+    finally:
+        watch.close()
 
 
 def test_one_query_answers_for_many_names(harness: SchedulerHarness) -> None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pwd
+import signal
 import subprocess
 import threading
 import time
@@ -54,6 +55,7 @@ from dunscaith.adapters.durable.private_read import read_private
 from dunscaith.adapters.durable.publish import publish
 from dunscaith.adapters.durable.sync import sync_dir
 from dunscaith.adapters.scheduler.local import spawn
+from dunscaith.adapters.scheduler.local.group import group_ended
 from dunscaith.adapters.scheduler.local.instance import InstanceReading, read_instance
 from dunscaith.adapters.scheduler.local.layout import (
     ENV,
@@ -73,6 +75,7 @@ from dunscaith.adapters.scheduler.local.layout import (
 )
 from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
 from dunscaith.adapters.scheduler.local.views import view_of
+from dunscaith.adapters.scheduler.local.watch import ObjectsWatch, watch_objects
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import (
     ENDED,
@@ -104,14 +107,18 @@ class LocalScheduler:
         grace_seconds: float = 10.0,
         terminate_wait_seconds: float = 30.0,
         checkpoint: Callable[[str], None] | None = None,
+        terminate: Terminate | None = None,
     ) -> None:
         """Objects under ``root/local-scheduler``. ``checkpoint`` is a fault-injection seam for tests,
-        called after each durable step of a release ("released", "start-decided", "spawned")."""
+        called after each durable step of a release ("released", "start-decided", "spawned").
+        ``terminate`` asks an instance's wrapper to end its worker in this process (the composition root
+        hands over the ``remote terminate`` use case); without it, ``dunscaith remote terminate`` is run."""
         self.base = ensure_record_folder(root / DIRECTORY, root)  # checked here, before any job is recorded
         self._dunscaith = tuple(dunscaith) if dunscaith is not None else spawn.default_dunscaith()
         self._grace = grace_seconds
         self._wait = terminate_wait_seconds
         self._checkpoint = checkpoint or (lambda _name: None)
+        self._terminate_in_process = terminate
         self._specs: dict[ObjectId, StoredSpec] = {}
         self._final: dict[ObjectId, ObjectView] = {}  # an ended view never changes again
         self._owners: dict[int, str] = {}
@@ -243,9 +250,12 @@ class LocalScheduler:
             return
         nonce = reading.records.instance.nonce if reading and reading.records.instance else None
         try:
-            answer = spawn.terminate(
-                self._dunscaith, directory / INSTANCE_DIR, nonce=nonce, grace=self._grace, wait=self._wait
-            )
+            if self._terminate_in_process is not None:
+                answer = self._terminate_in_process(directory / INSTANCE_DIR, nonce, self._grace, self._wait)
+            else:
+                answer = spawn.terminate(
+                    self._dunscaith, directory / INSTANCE_DIR, nonce=nonce, grace=self._grace, wait=self._wait
+                )
         except (OSError, subprocess.SubprocessError) as exc:
             raise SchedulerError(f"{object_id}: cannot ask its process owner to terminate ({exc})") from None
         if answer.code == 0:
@@ -309,6 +319,8 @@ class LocalScheduler:
         steps = self._steps(directory)
         reading = read_instance(directory / INSTANCE_DIR) if steps.phase is Phase.STARTED else None
         view = view_of(spec, owner, steps.phase, launch_live, reading)
+        if view.state is ObjectState.STOPPING and reading is not None:
+            view = _stopped_early(view, reading)
         if view.state in ENDED and view.signal is not None and os.path.lexists(directory / TIME_LIMIT_MARK):
             view = replace(view, state=ObjectState.TIMEOUT, reason="its time limit was reached (SIGTERM, then "
                            "SIGKILL after 10 s)")
@@ -386,6 +398,12 @@ class LocalScheduler:
                 continue  # set between the check and the clear
             self._changed.wait(left)
 
+    def watch_changes(self, object_ids: Sequence[ObjectId], changed: Callable[[], None]) -> ObjectsWatch | None:
+        """inotify on each object's folder and instance directory, and a pidfd on its worker (``watch.py``);
+        None where inotify cannot be had (the caller waits on ``wait_for_change`` and its poll)."""
+        folders = [self.base / oid for oid in dict.fromkeys(object_ids) if is_object_id(oid)]
+        return watch_objects(folders, changed)
+
     def _watch(self, object_id: ObjectId) -> None:
         done = threading.Event()
         self._watched[object_id] = done
@@ -454,6 +472,29 @@ class LocalScheduler:
     def _reap(self) -> None:
         """Collect process owners that ended, so a long-lived supervisor leaves no zombies."""
         self._children = [child for child in self._children if child.poll() is None]
+
+
+Terminate = Callable[[Path, str | None, float, float], spawn.TerminateAnswer]
+"""(instance directory, nonce, grace, wait) -> the wrapper's answer, as ``remote terminate`` gives it."""
+
+STOPPED_EARLY = "terminated on request; its processes have ended (its outcome is written after the grace)"
+
+
+def _stopped_early(view: ObjectView, reading: InstanceReading) -> ObjectView:
+    """A terminating object whose worker's processes are all gone is stopped, though its wrapper writes
+    the outcome only once the grace has run out (``group.py``)."""
+    records = reading.records
+    if records.terminated is None or records.instance is None:
+        return view
+    end = group_ended(records.instance.process_group, records.instance.worker_pid)
+    if end is None:
+        return view
+    if end.signal == signal.SIGKILL and records.killed is None:
+        return view  # the grace's KILL, its killed.json a moment away (its creation wakes the supervisor)
+    killed = records.killed is not None and end.signal in (signal.SIGKILL, None)
+    return replace(view, state=ObjectState.CANCELLED, exit_code=end.exit_code,
+                   signal=signal.SIGKILL if killed else end.signal,
+                   reason="killed after the grace" if killed else STOPPED_EARLY)
 
 
 class _NotYetMade(Exception):

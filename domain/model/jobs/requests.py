@@ -89,7 +89,7 @@ def confirmation(state: JobState, action: Action) -> str:
     return {
         Action.HOLD: f"{obj} is held, and stays held until `release`",
         Action.RELEASE: f"{obj} is released",
-        Action.CANCEL: f"{obj} is stopped (running or not) and no new attempt is made",
+        Action.CANCEL: f"{obj} is stopping (running or not) and no new attempt is made",
         Action.GIVE_UP: "no new attempt is made: the current attempt's end is the outcome",
         Action.ABANDON: "the record lets the job go: its open attempts move to the residual list",
         Action.REQUEUE: f"{obj} goes back to the queue, once",

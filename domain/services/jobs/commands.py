@@ -5,17 +5,22 @@ for the supervisor's answer. With none, the command takes the lock itself, answe
 the same rules, carries out what it asked (never a new attempt), commits, and releases the lock. A
 supervisor that goes away while a command waits leaves its lock free: the command then takes it and
 answers. A request that is not answered in time stays in the record and is answered once, later.
+
+A cancel waits on for its stop: once confirmed (the object is asked to stop) the command says so through
+``on_confirmed``, and returns when the record says the object ended (the job's outcome), or at the wait's
+end with the object still stopping (the supervisor carries it on).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ENDED
 from dunscaith.domain.model.jobs.record import JobRecord
 from dunscaith.domain.model.jobs.requests import FAILED, carried_out
 from dunscaith.domain.model.jobs.state import Action, JobState, fold, fold_events
@@ -23,7 +28,7 @@ from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
-from dunscaith.ports.job_store import JobLock, JobStore, LockBusy
+from dunscaith.ports.job_store import AppendWatch, JobLock, JobStore, LockBusy
 
 _POLL = 0.25  # seconds between reads of the record while waiting for an answer
 
@@ -49,6 +54,15 @@ class CommandResult:
     by: Answerer | None
     state: JobState | None  # the job as the command last read it
     problem: str = ""  # what could not be carried out yet (the next actor carries it on)
+    stopped: bool | None = None  # a carried-out cancel: whether the object ended before the command returned
+
+
+def stopped(state: JobState) -> bool:
+    """Whether a cancelled job's object has ended (or the job has its outcome): nothing of it runs."""
+    if state.outcome is not None:
+        return True
+    current = state.current
+    return current is None or current.object_id is None or current.object_state in ENDED
 
 
 def new_request_id() -> str:
@@ -64,9 +78,64 @@ class JobCommands:
         self._supervisor = supervisor
         self._wait = wait
         self._ids = ids
+        self._watch: AppendWatch | None = None  # while a command waits: a wake for each append
+        self._watched = False
 
-    def __call__(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult:
-        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read."""
+    def __call__(self, job: JobId, action: Action, cancel: Interrupts,
+                 on_confirmed: Callable[[CommandResult], None] | None = None) -> CommandResult:
+        """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read.
+
+        A cancel carried out while its object still stops is told to ``on_confirmed`` (``stopped`` False),
+        and waited on until the object ended or the wait is over."""
+        try:
+            result = self._ask(job, action, cancel)
+            if action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
+                return result
+            return self._until_stopped(job, result, cancel, on_confirmed)
+        finally:
+            if self._watch is not None:
+                self._watch.close()
+            self._watch, self._watched = None, False
+
+    def _nap(self, job: JobId, cancel: Interrupts) -> None:
+        """Wait for the next read of the record: woken by an append to it (the store's watch, made on the
+        first wait), at most ``_POLL`` (the store may not tell of its lock holder's own appends)."""
+        if not self._watched:
+            self._watched = True
+            try:
+                self._watch = self._store.watch_appends(job, cancel.wake)
+            except Exception:  # a watch only saves waiting
+                self._watch = None
+        cancel.wait(_POLL)
+
+    def _until_stopped(self, job: JobId, result: CommandResult, cancel: Interrupts,
+                       on_confirmed: Callable[[CommandResult], None] | None) -> CommandResult:
+        state = result.state
+        if state is not None and stopped(state):
+            return replace(result, stopped=True)
+        if on_confirmed is not None:
+            on_confirmed(replace(result, stopped=False))
+        deadline = self._clock.monotonic() + self._wait
+        while True:
+            # no supervisor: this command looks again itself, under the lock (and records the end it sees)
+            state = self._carry_on(job, cancel) if result.by is Answerer.THIS_COMMAND else fold(self._store.read(job))
+            if stopped(state):
+                return replace(result, state=state, stopped=True)
+            if self._clock.monotonic() >= deadline or cancel.pending() is not None:
+                return replace(result, state=state, stopped=False)
+            self._nap(job, cancel)
+
+    def _carry_on(self, job: JobId, cancel: Interrupts) -> JobState:
+        """The state after one more look under the job's lock; the record as it is while another actor holds
+        the lock (a supervisor started meanwhile carries the stop on)."""
+        try:
+            with self._store.lock(job) as lock:
+                state, _problem = self._supervisor().carry_out(job, lock, cancel)
+                return state
+        except LockBusy:
+            return fold(self._store.read(job))
+
+    def _ask(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult:
         fold(self._store.read(job))
         rid = self._ids()
         deadline = self._clock.monotonic() + self._wait
@@ -92,7 +161,7 @@ class JobCommands:
                         return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR,
                                              state, f"confirmed, but not carried out within {self._wait:g} s; "
                                                     "the supervisor carries it on (see `status`)")
-                    cancel.wait(_POLL)
+                    self._nap(job, cancel)
                     continue
             if not asked or not self._store.health(job).held:
                 try:
@@ -106,7 +175,7 @@ class JobCommands:
                                      f"not answered within {self._wait:g} s; the request stays in the record and "
                                      "is answered once, by the supervisor or the next command",
                                      None, state)
-            cancel.wait(_POLL)
+            self._nap(job, cancel)
 
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
               cancel: Interrupts) -> CommandResult:

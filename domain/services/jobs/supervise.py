@@ -30,7 +30,7 @@ from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.job_store import AppendWatch, JobLock, JobStore, LockLost, StoreError
 from dunscaith.ports.residual import ResidualList
-from dunscaith.ports.scheduler import Scheduler, SchedulerError
+from dunscaith.ports.scheduler import ChangeWatch, Scheduler, SchedulerError, WatchesChanges
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +105,9 @@ class Supervisor:
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
         self._woke = False  # set (from the store's watch thread) when the record was appended to
+        self._changed = False  # set (from the scheduler's watch thread) when a watched object may have changed
+        self._change_watch: ChangeWatch | None = None
+        self._change_watched: list[ObjectId] = []  # the objects that watch is on
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
             first: tuple[JobState, int] | None = None) -> SupervisionEnd:
@@ -123,6 +126,7 @@ class Supervisor:
         finally:
             if watch is not None:
                 watch.close()
+            self._unwatch_objects()
 
     def _watching(self, watch: AppendWatch | None, was: bool) -> bool:
         """Whether appends wake the loop now; a change is said in the live view (a watch of a server's
@@ -339,7 +343,16 @@ class Supervisor:
 
     def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
         """Sleep until the next query, waking early when the scheduler says a started object changed
-        (the local scheduler: its process owner is gone) or a signal arrives."""
+        (the local scheduler: its outcome written, its worker gone), a request is appended, or a signal
+        arrives. A scheduler that watches its objects (``WatchesChanges``) wakes the one wait on
+        ``cancel`` with the store's watch and the signals; any other is asked in slices."""
+        if self._watch_objects(self._watched(loop.state), cancel):
+            if not self._changed and seconds > 0:
+                cancel.wait(seconds)
+            if self._changed:
+                self._changed = False
+                loop.ask_now = True
+            return cancel.pending()
         watched = self._watched(loop.state) if seconds > 0 else []
         end = self._clock.monotonic() + seconds
         while watched:
@@ -356,6 +369,34 @@ class Supervisor:
             if self._clock.monotonic() - began < step / 2:
                 break  # this scheduler cannot tell: sleep to the next query
         return cancel.wait(max(end - self._clock.monotonic(), 0.0))
+
+    def _watch_objects(self, watched: list[ObjectId], cancel: Interrupts) -> bool:
+        """Whether a watch of the scheduler's on exactly ``watched`` is in place (made anew when they change)."""
+        if watched == self._change_watched and self._change_watch is not None:
+            return True
+        self._unwatch_objects()
+        if not watched or not isinstance(self._scheduler, WatchesChanges):
+            return False
+
+        def changed() -> None:
+            self._changed = True
+            cancel.wake()
+
+        try:
+            self._change_watch = self._scheduler.watch_changes(watched, changed)
+        except Exception:  # a watch only saves waiting: without one the scheduler is asked in slices
+            self._change_watch = None
+        self._change_watched = list(watched) if self._change_watch is not None else []
+        return self._change_watch is not None
+
+    def _unwatch_objects(self) -> None:
+        if self._change_watch is not None:
+            try:
+                self._change_watch.close()
+            except Exception:  # closing a watch cannot fail the supervision
+                pass
+        self._change_watch = None
+        self._change_watched = []
 
     @staticmethod
     def _watched(state: JobState) -> list[ObjectId]:

@@ -20,7 +20,7 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
 from dunscaith.domain.model.jobs.state import Action, JobState, label
-from dunscaith.domain.services.jobs.commands import Answer
+from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult
 from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
 from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.entrypoints.cli_support import BadInput
@@ -31,7 +31,8 @@ from dunscaith.ports.job_store import RecordDamaged
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
     Action.RELEASE: "Release a job held by `hold`.",
-    Action.CANCEL: "Stop the job's object, running or not, and make no new attempt: the outcome is cancelled.",
+    Action.CANCEL: ("Stop the job's object, running or not, and make no new attempt: the outcome is cancelled. "
+                    "Says stopping once confirmed, and returns once it stopped (within commands.wait)."),
     Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
     Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
     Action.REQUEUE: "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses).",
@@ -59,8 +60,17 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     if state.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {state.pruned_at.isoformat()}; {action} refused, nothing was done")
     commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, state))
+
+    said: list[CommandResult] = []
+
+    def stopping(confirmed: CommandResult) -> None:  # a cancel confirmed while its object still stops
+        said.append(confirmed)
+        if not as_json:
+            print(f"job {job}: {action} {confirmed.answer} by {confirmed.by}: {confirmed.detail} (now stopping)",
+                  flush=True)
+
     with edge.store_errors(ctx, job):
-        result = commands(JobId(job), action, drain)
+        result = commands(JobId(job), action, drain, on_confirmed=stopping)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     word = label(result.state) if result.state is not None else "unknown"
     code = _code(result.answer, result.problem)
@@ -69,6 +79,8 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
                                 "answer": str(result.answer), "detail": result.detail,
                                 "by": str(result.by) if result.by else None, "state": word,
                                 "problem": result.problem or None}
+        if action is Action.CANCEL:
+            body["stopped"] = result.stopped
         if code != ExitCode.SUCCEEDED:
             body["error"] = {"code": "not-carried-out" if result.problem and result.answer is Answer.CONFIRMED
                              else str(result.answer), "message": result.problem or result.detail, "exit_code": code}
@@ -78,6 +90,15 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     elif result.answer is Answer.REFUSED:
         print(f"{PROG}: job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})",
               file=sys.stderr)
+    elif result.stopped is not None:  # a cancel carried out: "stopping" (said as confirmed), then "stopped"
+        if not said:
+            print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+        if result.stopped:
+            print(f"job {job}: {_object(result)} stopped (now {word})")
+        else:
+            print(f"job {job}: {_object(result)} still stopping after {edge.settings(ctx).commands.wait:g} s; "
+                  f"{'its supervisor' if result.by is Answerer.SUPERVISOR else 'the next supervisor or command'} "
+                  f"records its end (see `{PROG} status {job}`)")
     else:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
     if result.problem:
@@ -86,6 +107,11 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code
+
+
+def _object(result: CommandResult) -> str:
+    current = result.state.current if result.state is not None else None
+    return f"object {current.object_id}" if current is not None and current.object_id else "its object"
 
 
 def _code(answer: Answer, problem: str) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -12,12 +14,12 @@ from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.objects import ObjectState
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectState, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import Action, OutcomeKind, fold
-from dunscaith.domain.services.jobs.commands import Answer, Answerer, JobCommands
+from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, SupervisionEnd, Supervisor
 from tests.expect import present
@@ -288,3 +290,85 @@ def test_requeue_on_the_local_scheduler_is_refused_up_front_with_the_reason() ->
     result = _commands(r)(job, Action.REQUEUE, StopAfter(r.clock))
     assert result.answer is Answer.REFUSED and "the local scheduler cannot requeue" in result.detail
     assert r.scheduler.count("requeue") == 0
+
+
+class _EndsOnWait(StopAfter):
+    """The command's waits; ``end`` runs at the first (the object ends while the command waits on)."""
+
+    def __init__(self, r: Rig, end: Callable[[], None]) -> None:
+        super().__init__(r.clock)
+        self.end, self.waits = end, 0
+
+    def wait(self, seconds: float) -> str | None:
+        self.waits += 1
+        if self.waits == 1:
+            self.end()
+        return super().wait(seconds)
+
+
+def _stopping_on_cancel(r: Rig, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """The scheduler's cancel leaves a running object stopping (a job with a grace) until the returned
+    function ends it: queries say STOPPING meanwhile."""
+    ended = [False]
+    query = r.scheduler.query
+
+    def cancel(object_id: ObjectId) -> None:
+        r.scheduler.set_state(object_id, ObjectState.STOPPING)
+
+    def stopping_query(names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        result = query(names, confirm_absent=confirm_absent)
+        if ended[0]:
+            return result
+        return replace(result, objects=tuple(replace(v, state=ObjectState.STOPPING) if v.state in ENDED else v
+                                             for v in result.objects))
+
+    def end() -> None:
+        ended[0] = True
+
+    monkeypatch.setattr(r.scheduler, "cancel", cancel)
+    monkeypatch.setattr(r.scheduler, "query", stopping_query)
+    return end
+
+
+def test_a_cancel_says_stopping_while_its_object_stops_and_returns_stopped_once_it_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    end = _stopping_on_cancel(r, monkeypatch)
+    said: list[CommandResult] = []
+    cancel = _EndsOnWait(r, end)
+    result = _commands(r)(job, Action.CANCEL, cancel, on_confirmed=said.append)
+    assert len(said) == 1 and said[0].stopped is False  # told while it stops
+    assert (result.answer, result.by, result.stopped) == (Answer.CONFIRMED, Answerer.THIS_COMMAND, True)
+    state = r.state(job)
+    assert present(state.outcome).kind is OutcomeKind.CANCELLED  # recorded by the command's own look
+
+
+def test_a_cancel_whose_object_is_still_stopping_at_the_wait_s_end_says_so() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    r.scheduler.start(_oid(r, job))
+    mp = pytest.MonkeyPatch()
+    try:
+        _stopping_on_cancel(r, mp)
+        result = _commands(r, wait=2.0)(job, Action.CANCEL, StopAfter(r.clock))
+    finally:
+        mp.undo()
+    assert (result.answer, result.stopped, result.problem) == (Answer.CONFIRMED, False, "")
+    assert r.state(job).outcome is None  # the next look records the end
+
+
+def test_a_cancel_of_an_object_that_ends_at_once_is_stopped_without_a_stopping_word() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    said: list[CommandResult] = []
+    result = _commands(r)(job, Action.CANCEL, StopAfter(r.clock), on_confirmed=said.append)
+    assert result.stopped is True and said == []
+
+
+def test_only_a_cancel_waits_for_a_stop() -> None:
+    r = rig(exit_code=None)
+    job = _pending(r)
+    result = _commands(r)(job, Action.HOLD, StopAfter(r.clock))
+    assert result.stopped is None
