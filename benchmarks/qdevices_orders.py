@@ -94,12 +94,12 @@ def live_run(folder: Path, orders: int, site_name: str, site: Site) -> tuple[flo
     folder = Path(tempfile.mkdtemp(dir=folder))  # each run its own records and site lock
     records = JsonlRecordStore(folder / "records", "bench-host")
     service = SendRun(records, FlockSiteLock(folder / "state", "bench-host"), clock, Quiet(),
-                      NoSignals(clock), NoRules(), poll_seconds=0.0)
+                      NoSignals(clock), NoRules(), poll_seconds=0.0, site=site)
     req = SendRequest(manifest, "/bench.toml", {o.index: "OPENQASM 2.0;" for o in manifest.orders},
                       host="bench-host", pid=os.getpid())
     SYNCS["n"] = 0
     start = time.perf_counter()
-    outcome = service.live(req, site)
+    outcome = service.live(req)
     elapsed = time.perf_counter() - start
     site.close()
     assert outcome.exit == 0, outcome

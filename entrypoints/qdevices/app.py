@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import typer
 
 from dunscaith.entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
 from dunscaith.entrypoints.path_args import path_arg
 from dunscaith.entrypoints.qdevices.output import SafePrinter
+from dunscaith.entrypoints.qdevices.secrets import SECRETS
 
 # The container (every site adapter, httpx, dependency-injector) and the settings (pydantic) are imported
 # by the command that uses them, never for --help or a usage error.
@@ -25,43 +27,18 @@ from dunscaith.entrypoints.qdevices.output import SafePrinter
 if TYPE_CHECKING:
     from dunscaith.domain.model.qdevices.manifest import Manifest
     from dunscaith.domain.model.qdevices.orders import RunView
-    from dunscaith.domain.model.qdevices.redaction import Redactor
     from dunscaith.domain.model.qdevices.sites import SiteName
     from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
-    from dunscaith.entrypoints.qdevices.container import Adapters, Container, UseCases
+    from dunscaith.entrypoints.qdevices.container import Container, UseCases
     from dunscaith.entrypoints.qdevices.settings import QdevicesSettings
-    from dunscaith.ports.interrupts import Interrupts
-    from dunscaith.ports.run_io import UserRules
-    from dunscaith.ports.site import Site
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record."
                            "\n\nNew here? Start with docs/qdevices/quick-start.md: a manifest, a dry run, "
                            "check --live, a first live run, a resume, jobs, budget.", "qdevices")
 
 
-class _Secrets:
-    """The redaction filter of this process; it grows as secrets are read."""
-
-    redactor: Redactor | None = None  # made on first use
-
-    @classmethod
-    def _current(cls) -> Redactor:
-        if cls.redactor is None:
-            from dunscaith.domain.model.qdevices.redaction import Redactor
-
-            cls.redactor = Redactor()
-        return cls.redactor
-
-    @classmethod
-    def add(cls, *secrets: str) -> None:
-        cls.redactor = cls._current().with_secrets(*secrets)
-
-    @classmethod
-    def clean(cls, text: str) -> str:
-        return cls._current().clean(text)
-
-
-OUT = SafePrinter(_Secrets.clean)
+OUT = SafePrinter(SECRETS.clean)
+T = TypeVar("T")
 
 
 def _config(settings: QdevicesSettings) -> dict[str, Any]:
@@ -88,10 +65,36 @@ def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
     ctx.obj = (container, settings)
 
 
-def _ctx(ctx: typer.Context) -> tuple[Adapters, UseCases, QdevicesSettings]:
+def _ctx(ctx: typer.Context) -> tuple[Container, UseCases, QdevicesSettings]:
     container: Container = ctx.obj[0]
     settings: QdevicesSettings = ctx.obj[1]
-    return container.adapters.container, container.use_cases.container, settings
+    return container, container.use_cases.container, settings
+
+
+def _live(ctx: typer.Context, site: SiteName, token: str, project: str | None = None,
+          rules: Path | None = None) -> None:
+    """What this call's site adapter is built with, and the rules file its use case gets: the container
+    builds both when the use case is made, and closes the site when the command ends."""
+    container: Container = ctx.obj[0]
+    container.config.live.from_dict({"site": site.value, "token": token, "project": project,
+                                     "rules": str(rules) if rules is not None else None})
+    ctx.call_on_close(container.shutdown_resources)
+
+
+class _Handlers(Protocol):
+    """The command's signal handlers: installed first, restored last."""
+
+    def install(self) -> object: ...
+
+    def restore(self) -> None: ...
+
+
+def _interrupts(ctx: typer.Context) -> _Handlers:
+    """The command's signal handling, the one adapter a command touches itself: installed before anything
+    else and restored last, around the use case that waits on it (the container gives it the same one)."""
+    container: Container = ctx.obj[0]
+    handlers: _Handlers = container.adapters.interrupts()
+    return handlers
 
 
 # --- manifests ----------------------------------------------------------------------------------------
@@ -140,28 +143,13 @@ def take_token(site: SiteName) -> str:
         raise BadInput(f"{variable} is shorter than {MIN_SECRET_LENGTH} characters: a token that short is also a "
                        "word of the record, and the filter that keeps it out would rewrite the record; check it")
     if token:
-        _Secrets.add(token)
+        SECRETS.add(token)
     return token
 
 
 def _absolute(path: Path) -> str:
     """Absolute, without following a symbolic link of its last name: the record store refuses one."""
     return os.path.abspath(path)
-
-
-def open_site(adapters: Adapters, site: SiteName, token: str, project: str | None,
-              interrupts: Interrupts | None = None) -> Site:
-    """The site's adapter, built with the token; VLQ also with its project, the filter's hook for
-    the envelope passwords it makes, and the call's signals (they end the wait for its init job)."""
-    from dunscaith.domain.model.qdevices.sites import SiteName
-
-    extra: dict[str, Any] = {}
-    if site is SiteName.VLQ:
-        extra = {"project": project, "on_secret": _Secrets.add}
-        if interrupts is not None:
-            extra["pause"] = lambda seconds: interrupts.wait(seconds) is not None
-    site_adapter: Site = adapters.sites(site.value, token=token, **extra)
-    return site_adapter
 
 
 def _not_checked(site: SiteName) -> str:
@@ -204,8 +192,8 @@ def send(
     from dunscaith.ports.run_record import RecordUnreadable, RecordWriteFailed
     from dunscaith.ports.site_lock import SiteLockRefused
 
-    adapters, use_cases, settings = _ctx(ctx)
-    interrupts = adapters.interrupts()
+    _, use_cases, settings = _ctx(ctx)
+    interrupts = _interrupts(ctx)
     if live:
         # From here a signal is a stop line, never a traceback; nothing has been sent yet.
         interrupts.install()
@@ -214,21 +202,20 @@ def send(
         raise BadInput(f"--max-order {max_order}: {manifest} has {len(m.orders)} order(s)")
     all_older = {site: tuple(entries) for site, entries in settings.older_records().items()}
     req = SendRequest(m, str(manifest.resolve()), circuits, _absolute(resume) if resume else None, max_order,
-                      all_older[m.site.value], adapters.host(), os.getpid(), all_older)
+                      all_older[m.site.value], "", os.getpid(), all_older)
     # Every token variable leaves the environment before the rules file is imported, dry run or not.
     token = take_token(m.site)
-    rules = _rules(adapters, (manifest.parent / m.rules).resolve()) if m.rules else adapters.no_rules()
+    _live(ctx, m.site, token, m.project, (manifest.parent / m.rules).resolve() if m.rules else None)
     if not live:
         if resume is not None:
             raise BadInput("--resume needs --live (a dry run sends nothing and resumes nothing)")
-        return _dry_run(use_cases, interrupts, adapters.no_rules(), req, bool(token))
+        return _dry_run(use_cases, req, bool(token))
     if not token:
         raise BadInput(f"{TRAITS[m.site].token_variable} is not set: export it (set +x; export "
                        f"{TRAITS[m.site].token_variable}=\"$(cat FILE)\")")
-    site = open_site(adapters, m.site, token, m.project, interrupts)
-    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=rules, redact=_Secrets.clean)
     try:
-        outcome = service.live(req, site)
+        service = _made(lambda: use_cases.send(reporter=OUT))  # the rules file imported, the site opened
+        outcome = service.live(req)
     except (CallRefused, SiteLockRefused, RecordUnreadable) as exc:
         raise BadInput(str(exc)) from None
     except RecordWriteStopped as exc:
@@ -248,7 +235,6 @@ def send(
             OUT.warn(_resume_line(manifest, exc.record))
         raise exc.__cause__ or exc from None
     finally:
-        site.close()
         interrupts.restore()
     return _render_outcome(manifest, outcome, max_order or len(m.orders))
 
@@ -271,22 +257,23 @@ def _render_outcome(manifest: Path, outcome: SendOutcome, limit: int) -> int:
     return outcome.exit
 
 
-def _rules(adapters: Adapters, path: Path) -> UserRules:
+def _made(make: Callable[[], T]) -> T:
+    """A use case made by the container, which imports the rules file it gets: one that cannot be used is
+    bad input, said in one line."""
     from dunscaith.ports.run_io import RulesUnusable
 
     try:
-        return adapters.rules_file(path=path)
+        return make()
     except RulesUnusable as exc:
         raise BadInput(str(exc)) from None
 
 
-def _dry_run(use_cases: UseCases, interrupts: Interrupts, user_rules: UserRules, req: SendRequest,
-             token_set: bool) -> int:
+def _dry_run(use_cases: UseCases, req: SendRequest, token_set: bool) -> int:
     from dunscaith.domain.model.qdevices.sites import TRAITS
     from dunscaith.domain.services.qdevices.errors import CallRefused
     from dunscaith.ports.run_record import RecordUnreadable
 
-    service = use_cases.send(reporter=OUT, interrupts=interrupts, user_rules=user_rules)
+    service = _made(lambda: use_cases.plan(reporter=OUT))  # the rules file imported (checked), no site
     try:
         plan = service.plan(req)
     except (CallRefused, RecordUnreadable) as exc:
@@ -543,7 +530,7 @@ def check(
     from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName
     from dunscaith.ports.site_lock import SiteLockRefused
 
-    adapters, use_cases, settings = _ctx(ctx)
+    _, use_cases, settings = _ctx(ctx)
     run_manifest = load_manifest(manifest, use_cases)[0] if manifest is not None else None
     if run_manifest is not None:
         if site_name is not None and site_name != run_manifest.site.value:
@@ -575,13 +562,11 @@ def check(
     token = take_token(site_id)
     if not token:
         raise BadInput(f"{variable} is not set")
-    site = open_site(adapters, site_id, token, project)
+    _live(ctx, site_id, token, project)
     try:
-        answer = use_cases.check()(site, device)
+        answer = use_cases.check()(device)
     except SiteLockRefused as exc:
         raise BadInput(str(exc)) from None
-    finally:
-        site.close()
     OUT.say(f"{site_id.value}: {answer.kind.value}: {answer.detail}")
     return {"ok": 0, "refused": 2}.get(answer.kind.value, 1)
 
@@ -619,4 +604,4 @@ finish_help(app, {
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:
-    run(app, "qdevices", argv, redact=_Secrets.clean, obj=container)
+    run(app, "qdevices", argv, redact=SECRETS.clean, obj=container)

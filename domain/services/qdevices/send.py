@@ -9,7 +9,7 @@ is cancelled: a signal ends the call with a stop line and the job runs on at the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dunscaith.domain.model.qdevices import rules as generic_rules
@@ -179,7 +179,7 @@ def lost_elsewhere(records: RunRecords, req: SendRequest) -> list[str]:
 class SendRun:
     def __init__(self, records: RunRecords, lock: SiteLock, clock: Clock, reporter: Reporter,
                  interrupts: Interrupts, user_rules: UserRules, poll_seconds: float,
-                 redact: Callable[[str], str] = lambda s: s) -> None:
+                 redact: Callable[[str], str] = lambda s: s, host: str = "", site: Site | None = None) -> None:
         self.records = records
         self.lock = lock
         self.clock = clock
@@ -188,6 +188,8 @@ class SendRun:
         self.user_rules = user_rules
         self.poll_seconds = poll_seconds
         self.redact = redact
+        self.host = host
+        self.site = site  # a live call's: a dry run has none
 
     def plan(self, req: SendRequest) -> Plan:
         """The dry run: everything checked, nothing sent, nothing written."""
@@ -200,10 +202,14 @@ class SendRun:
         return Plan(to_send, now, plan_bound(now, len(to_send), m.limits.job_seconds_limit),
                     m.limits.budget_seconds, tuple(found), _planned_stop(m, to_send, now))
 
-    def live(self, req: SendRequest, site: Site) -> SendOutcome:
+    def live(self, req: SendRequest) -> SendOutcome:
+        if self.site is None:
+            raise TypeError("a live call needs its site: SendRun(site=...)")
+        if not req.host:
+            req = replace(req, host=self.host)
         # The lock comes before any record is read: the check and the sends must see the same records.
         with self.lock.hold(req.manifest.site.value):
-            return _LiveCall(self, req, site).run()
+            return _LiveCall(self, req, self.site).run()
 
 
 def _planned_stop(m: Manifest, orders: tuple[OrderSpec, ...], now: float) -> PlannedStop | None:

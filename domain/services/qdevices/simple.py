@@ -44,9 +44,10 @@ class Unlock:
 
 
 class CheckSite:
-    def __init__(self, lock: SiteLock) -> None:
+    def __init__(self, lock: SiteLock, site: Site) -> None:
         self.lock = lock
+        self.site = site
 
-    def __call__(self, site: Site, device: str) -> CheckAnswer:
-        with self.lock.hold(site.name.value):
-            return site.check(device)
+    def __call__(self, device: str) -> CheckAnswer:
+        with self.lock.hold(self.site.name.value):
+            return self.site.check(device)

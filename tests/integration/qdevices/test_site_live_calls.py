@@ -43,7 +43,7 @@ def live(bench: Bench, site: Site, m: Manifest, resume: str | None = None,
     program = {o.index: bell_program(o.shots) if m.site is SiteName.PIASTQ else QASM for o in m.orders}
     req = SendRequest(m, "/m.toml", program, resume, max_order, (), bench.host, 42)
     try:
-        return bench.service().live(req, site)
+        return bench.service(site).live(req)
     finally:
         site.close()
 

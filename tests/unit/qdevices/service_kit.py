@@ -14,6 +14,7 @@ from dunscaith.domain.model.qdevices.manifest import Manifest, parse_manifest
 from dunscaith.domain.model.qdevices.orders import RunView, fold
 from dunscaith.domain.model.qdevices.sites import SiteName
 from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest, SendRun
+from dunscaith.ports.site import Site
 
 QASM = "OPENQASM 2.0;\nqreg q[1];\n"
 
@@ -88,13 +89,14 @@ class Bench:
         self.rules = Rules()
         self.interrupts = FakeInterrupts(self.clock)
 
-    def service(self) -> SendRun:
-        return SendRun(self.records, self.lock, self.clock, self.said, self.interrupts, self.rules, poll_seconds=5)
+    def service(self, site: Site | None = None) -> SendRun:
+        return SendRun(self.records, self.lock, self.clock, self.said, self.interrupts, self.rules, poll_seconds=5,
+                       site=site if site is not None else self.site)
 
     def send(self, m: Manifest, resume: str | None = None, max_order: int | None = None,
              older: tuple[str, ...] = ()) -> SendOutcome:
         req = SendRequest(m, "/m.toml", {o.index: QASM for o in m.orders}, resume, max_order, older, self.host, 42)
-        return self.service().live(req, self.site)
+        return self.service().live(req)
 
     def view(self, path: str | None) -> RunView:
         assert path is not None

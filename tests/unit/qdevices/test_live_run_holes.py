@@ -13,13 +13,13 @@ from tests.unit.qdevices.service_kit import QASM, Bench, manifest
 
 def service(bench: Bench, redactor: Redactor) -> SendRun:
     return SendRun(bench.records, bench.lock, bench.clock, bench.said, bench.interrupts, bench.rules,
-                   poll_seconds=5, redact=redactor.clean)
+                   poll_seconds=5, redact=redactor.clean, site=bench.site)
 
 
 def send(bench: Bench, redactor: Redactor, resume: str | None = None, max_order: int | None = None):  # type: ignore[no-untyped-def]
     m = manifest(orders=1)
     req = SendRequest(m, "/m.toml", {1: QASM}, resume, max_order, (), bench.host, 42)
-    return service(bench, redactor).live(req, bench.site)
+    return service(bench, redactor).live(req)
 
 
 def test_the_record_keeps_its_own_fields_whatever_the_secrets_and_stays_resumable(tmp_path: Path) -> None:

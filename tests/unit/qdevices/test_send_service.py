@@ -336,7 +336,7 @@ def test_a_lost_order_on_another_site_blocks_a_new_run(tmp_path: Path) -> None:
     req = SendRequest(m, "/m.toml", {o.index: "OPENQASM 2.0;" for o in m.orders}, host="h1",
                       other_sites={"vlq": ()})
     with pytest.raises(CallRefused, match="is lost"):
-        bench.service().live(req, bench.site)
+        bench.service().live(req)
     assert bench.creates() == 0
 
 
@@ -347,7 +347,7 @@ def test_an_open_order_on_another_site_does_not_block(tmp_path: Path) -> None:
     m = manifest()
     req = SendRequest(m, "/m.toml", {o.index: "OPENQASM 2.0;" for o in m.orders}, host="h1",
                       other_sites={"vlq": ()})
-    assert bench.service().live(req, bench.site).exit == 0
+    assert bench.service().live(req).exit == 0
 
 
 def test_an_error_of_the_program_in_the_wait_writes_a_stop_and_names_the_job_under_way(tmp_path: Path) -> None:
