@@ -45,7 +45,7 @@ def status(
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
-            view = edge.use_cases(ctx).status().one(JobId(job), live=True)
+            view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     try:  # its own pointer: display only, the record here is what counts, and it read
@@ -61,15 +61,23 @@ def status(
         if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
             shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                              "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+        shown.update(render.scheduler_json(view))
         print(json.dumps(shown, indent=2))
         return for_status(view.state.outcome)
     s = view.state
     _line(render.view_line(view, now))
     if view.live is not None:
         _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
+    _line(f"  command: {render.command_text(s.spec)}")
     t = render.times(s, now)
     _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
-          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
+          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
+          "  (as dunscaith saw them)")
+    by_scheduler = render.scheduler_times(view)
+    if by_scheduler is not None:
+        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
+    elif view.scheduler_times is not None and view.scheduler_times.problem:
+        _line(f"  scheduler times: {view.scheduler_times.problem}")
     _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
     if s.spec.resources or s.spec.options:
         _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
@@ -78,6 +86,9 @@ def status(
     for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
         _line(f"  attempt {a.number}: {a.order}{obj}")
+        known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
+        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
+            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
         if a.stdout:
             _line(f"    stdout: {a.stdout}")
         if a.stderr and a.stderr != a.stdout:
