@@ -22,7 +22,7 @@ from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render
+from dunscaith.entrypoints.dunscaith import edge, render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.job_store import RecordDamaged
 
@@ -40,7 +40,7 @@ def status(
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
-        return list_jobs(ctx, as_json, False, False, None, None, None, None)
+        return list_jobs(ctx, as_json, False, False, None, None, None, None, None)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
@@ -132,7 +132,9 @@ def list_jobs(ctx: typer.Context,
               show_all: bool = typer.Option(False, "--all", help=(
                   "pruned jobs too (marked pruned), and every other host's job its pointer shows, settled "
                   "ones too (reads every pointer)")),
-              wide: bool = typer.Option(False, "--wide", "-w", help="the cluster and output paths too"),
+              wide: bool = typer.Option(False, "--wide", "-w", help=(
+                  "more columns (adapter, submitted, outcome, attempts, object, stdout, stderr) and whole "
+                  "lines, never cut to the terminal's width")),
               state: str | None = typer.Option(None, "--state", metavar="STATE",
                                                help="only jobs in this state (running, failed, held...)"),
               cluster: str | None = typer.Option(None, "--cluster", metavar="NAME", help="only jobs of this cluster"),
@@ -140,8 +142,15 @@ def list_jobs(ctx: typer.Context,
                                                help="only jobs submitted since (12h, 2d, or a date)"),
               limit: int | None = typer.Option(None, "--limit", min=0, metavar="N", help=(
                   "at most N of this host's jobs, newest first (0: all; default: a screenful, all with "
-                  "--json)"))) -> int:
-    """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
+                  "--json)")),
+              columns: str | None = typer.Option(None, "--format", "-o", metavar="COLUMNS", help=(
+                  f"the columns, in order, comma-separated (e.g. name,state,elapsed); the columns: "
+                  f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})"))) -> int:
+    """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
+    try:
+        keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
+    except table.UnknownColumn as exc:
+        raise BadInput(str(exc)) from None
     if state is not None and state not in state_words():
         raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
                        f"the states are {', '.join(state_words())}")
@@ -156,18 +165,21 @@ def list_jobs(ctx: typer.Context,
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
+    rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print)
     with edge.store_errors():
         for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
             shown += 1
             if isinstance(v, Unreadable):
                 unreadable.append(v)
-                if out is None:
-                    _line(f"{v.job}  damaged: {v.problem}")
+                if rows is not None:
+                    rows.line(f"{v.job}  damaged: {v.problem}")
             elif out is not None:
                 out.job(render.view_json(v, now))
-            else:
-                _line(render.view_line(v, now, wide))
+            elif rows is not None:
+                rows.row(v, now)
             shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
+        if rows is not None:
+            rows.close()
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
