@@ -76,6 +76,14 @@ def test_status_shows_the_command_line_and_the_local_schedulers_own_times(cli: C
 # ---------------------------------------------------------------- Slurm, with accounting
 
 
+def _state(cli: Cli, job: str) -> str | None:
+    """The job's state word, None while it is not recorded yet."""
+    import json
+
+    done = cli.run("status", job, "--json")
+    return str(json.loads(done.stdout)["state"]) if done.returncode in (0, 1) and done.stdout else None
+
+
 @pytest.mark.slow
 @pytest.mark.slurm
 def test_status_on_slurm_shows_sacct_times_beside_dunscaiths(on_slurm: Cli) -> None:
@@ -102,7 +110,7 @@ def test_a_slurm_job_cancelled_while_pending_shows_no_start_anywhere(on_slurm: C
     script.write_text("#!/bin/sh\n#SBATCH --begin=now+3600\ntrue\n")
     supervisor = on_slurm.start("submit", "--cluster", "test", "--name", "never", str(script))
     try:
-        await_condition(lambda: on_slurm.status("never")["state"] == "pending", 90, "pending")
+        await_condition(lambda: _state(on_slurm, "never") == "pending", 90, "pending")
         cancelled = on_slurm.run("cancel", "never", timeout=120)
         assert cancelled.returncode == 0, (cancelled.stdout, cancelled.stderr)
     finally:
