@@ -47,8 +47,8 @@ from dunscaith.domain.model.jobs.objects import (
     CreateAnswer,
     ObjectSpec,
     ObjectState,
-    ObjectView,
     ObjectTimes,
+    ObjectView,
     OutputPaths,
     QueryResult,
 )

@@ -27,8 +27,8 @@ EXAMPLES: dict[str, list[str]] = {
                "dunscaith submit --cluster hpc --sbatch=--constraint=a100 job.sh"],
     "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}"],
     "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}"],
-    "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
-             "dunscaith list --limit 0"],
+    "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --format name,state,elapsed",
+             "COLUMNS=120 dunscaith list", "dunscaith list --wide", "dunscaith list --limit 0 --json"],
     "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}"],
     "stop": [f"dunscaith stop --emergency {_J}", f"dunscaith stop --emergency --cluster hpc {_J}"],
     **{action: [f"dunscaith {action} {_J}", f"dunscaith {action} --json {_J}"]
@@ -45,8 +45,9 @@ EPILOGS: dict[str, str] = {
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
                "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list." + _SEE),
-    "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
-            "does not open; 3 internal error." + _SEE,
+    "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input (an unknown "
+            "--format column, --state or --cluster), or a store that does not open; 3 internal error. Lines are cut "
+            "to COLUMNS or the terminal's width; piped output keeps whole lines." + _SEE,
     "logs": ("Exit codes: 0 printed; 2 bad input, no such job or attempt, or an output that cannot be read; "
              "3 internal error" + _FORWARDED + "." + _SEE),
     "stop": "Exit codes: 0 everything of the job's name that was found is stopped (or nothing was found); 1 "

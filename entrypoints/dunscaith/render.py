@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dunscaith.domain.model.jobs.objects import ObjectTimes
-
 from dunscaith.domain.model.jobs.residual import ResidualEntry
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
