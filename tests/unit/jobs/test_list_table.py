@@ -121,3 +121,43 @@ def test_a_control_character_in_a_cell_is_escaped_so_it_cannot_forge_a_line() ->
     rows.line("j1  damaged: bad\nforged")
     rows.close()
     assert printed == ["j1  damaged: bad\\nforged"]
+
+
+# ---------------------------------------------------------------- status: the command and the scheduler's times
+
+
+def test_status_shows_the_command_and_the_schedulers_times_beside_the_records(wired: Wired) -> None:
+    import json
+
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "done", "--", "echo", "a b").return_value in (0, 1)
+
+    shown = invoke(container, "status", "done").output
+    assert "  command: echo 'a b'" in shown and "(as dunscaith saw them)" in shown
+    assert "  scheduler (fake): submitted " in shown
+    as_json = json.loads(invoke(container, "status", "done", "--json").output)
+    assert as_json["command_line"] == "echo 'a b'" and as_json["scheduler_times"]["source"] == "fake"
+    assert as_json["scheduler_times_problem"] is None and list(as_json["attempt_scheduler_times"]) == ["1"]
+
+
+def test_a_scheduler_that_cannot_say_its_times_leaves_status_as_the_record_says(
+        wired: Wired, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    from collections.abc import Sequence
+
+    from dunscaith.domain.model.jobs.ids import ObjectId
+    from dunscaith.domain.model.jobs.objects import ObjectTimes
+    from dunscaith.ports.scheduler import SchedulerError
+
+    container, scheduler, _ = wired
+    assert invoke(container, "submit", "--name", "done", "--", "true").return_value == 0
+
+    def times(object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        raise SchedulerError("sacct: no answer in time")
+
+    monkeypatch.setattr(scheduler, "times", times)
+    shown = invoke(container, "status", "done")
+    assert shown.return_value == 0
+    assert "  scheduler times: the scheduler was not asked: sacct: no answer in time" in shown.output
+    as_json = json.loads(invoke(container, "status", "done", "--json").output)
+    assert as_json["scheduler_times"] is None and "no answer in time" in as_json["scheduler_times_problem"]
