@@ -129,8 +129,10 @@ def cut(line: str, width: int | None) -> str:
 class Table:
     """Rows written as they come; the first ``MEASURED`` are held back to set the widths."""
 
-    def __init__(self, keys: Sequence[str], width: int | None, write: Callable[[str], None]) -> None:
+    def __init__(self, keys: Sequence[str], width: int | None, write: Callable[[str], None], *,
+                 header: bool = True) -> None:
         self._columns = [COLUMNS[k] for k in keys]
+        self._header = header
         self._width = width
         self._write = write
         self._held: list[list[str] | str] = []  # a row's cells, or a line of its own (a damaged record)
@@ -159,7 +161,7 @@ class Table:
     def _flush(self) -> None:
         cells = [item for item in self._held if isinstance(item, list)]
         self._widths = widths([c.header for c in self._columns], cells)
-        if cells:
+        if cells and self._header:
             self._emit([c.header for c in self._columns])
         for item in self._held:
             self._emit(item)

@@ -40,7 +40,7 @@ def status(
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if job is None:
-        return list_jobs(ctx, as_json, False, False, None, None, None, None, None)
+        return list_jobs(ctx, as_json, False, False, None, None, None, None, None, False)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
@@ -145,7 +145,8 @@ def list_jobs(ctx: typer.Context,
                   "--json)")),
               columns: str | None = typer.Option(None, "--format", "-o", metavar="COLUMNS", help=(
                   f"the columns, in order, comma-separated (e.g. name,state,elapsed); the columns: "
-                  f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})"))) -> int:
+                  f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})")),
+              noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)")) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
     try:
         keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
@@ -165,7 +166,8 @@ def list_jobs(ctx: typer.Context,
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
-    rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print)
+    rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
+                                            header=not noheader)
     with edge.store_errors():
         for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
             shown += 1
