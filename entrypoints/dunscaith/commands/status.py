@@ -169,19 +169,21 @@ def list_jobs(ctx: typer.Context,
     rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
                                             header=not noheader)
     with edge.store_errors():
-        for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
-            shown += 1
-            if isinstance(v, Unreadable):
-                unreadable.append(v)
-                if rows is not None:
-                    rows.line(f"{v.job}  damaged: {v.problem}")
-            elif out is not None:
-                out.job(render.view_json(v, now))
-            elif rows is not None:
-                rows.row(v, now)
-            shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
-        if rows is not None:
-            rows.close()
+        try:
+            for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
+                shown += 1
+                if isinstance(v, Unreadable):
+                    unreadable.append(v)
+                    if rows is not None:
+                        rows.line(f"{v.job}  damaged: {v.problem}")
+                elif out is not None:
+                    out.job(render.view_json(v, now))
+                elif rows is not None:
+                    rows.row(v, now)
+                shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
+        finally:  # the rows held back to set the widths are shown even when the store fails midway
+            if rows is not None:
+                rows.close()
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
