@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
-from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectTimes, OutputPaths, QueryResult
 from dunscaith.domain.model.jobs.resources import Resources
 
 
@@ -85,6 +85,15 @@ class Scheduler(Protocol):
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """Where the object's stdout and stderr go, for display; None when the scheduler does not
         know the object (any more) or could not be asked."""
+        ...
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        """The scheduler's own submit, start and end times of each of ``object_ids`` it still knows, for
+        display (``status``): an id it does not know (any more) is left out. Read-only, one request
+        where the scheduler allows (Slurm: ``sacct`` where the cluster keeps accounting, else
+        ``squeue``; local: the object's and its instance's files).
+
+        Raises SchedulerError when the scheduler could not be asked."""
         ...
 
 

@@ -14,6 +14,8 @@ It keeps the same contract as the real schedulers (``tests/contract/test_schedul
 - ``cancel_if_not_started`` cancels each id that is this owner's and held or pending right now (as
   Slurm's ``scancel --state=PENDING``: a requeued object pending again counts), and skips the rest;
 - ``stop_by_name`` cancels every object of that name this owner has, running ones too;
+- ``times`` is when the fake saw each object made, first running and ended (the wall clock), for the
+  ids it knows;
 - ``output_paths`` is what ``set_output_paths`` said for the object (both None by default), None
   for an id it does not know;
 - an id the scheduler does not know raises ``SchedulerError`` on every action.
@@ -40,6 +42,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import (
@@ -49,6 +52,7 @@ from dunscaith.domain.model.jobs.objects import (
     CreateOutcome,
     ObjectSpec,
     ObjectState,
+    ObjectTimes,
     ObjectView,
     OutputPaths,
     QueryResult,
@@ -68,6 +72,17 @@ class FakeObject:
     vanished: bool = False
     releases: int = 0  # how many times it went from HELD to PENDING
     output: OutputPaths = field(default_factory=lambda: OutputPaths(None, None))
+    submitted_at: datetime | None = None  # the scheduler's own times (``times``), stamped as the state moves
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+    def stamp(self, now: datetime) -> None:
+        if self.started_at is None and (self.view.started or self.view.state is ObjectState.RUNNING):
+            self.started_at = now
+        if self.view.state in ENDED:
+            self.ended_at = self.ended_at or now
+        else:
+            self.ended_at = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +169,7 @@ class FakeScheduler:
             if obj.view.state in NOT_STARTED:
                 raise SchedulerError(f"{object_id} is {obj.view.state}; only a started object can be requeued")
             obj.view = replace(obj.view, state=ObjectState.PENDING, exit_code=None, signal=None, reason="requeued")
+            obj.stamp(datetime.now(UTC))
             if fault:
                 raise SchedulerError(fault.detail)
 
@@ -217,6 +233,14 @@ class FakeScheduler:
             self._count("output_paths", object_id)
             obj = self._objects.get(object_id)
             return None if obj is None or obj.vanished else obj.output
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        """The times the fake stamped as each object's state moved (the wall clock's), for ids it knows."""
+        with self._lock:
+            self._count("times", tuple(object_ids))
+            found = {oid: self._objects.get(oid) for oid in object_ids}
+            return {oid: ObjectTimes(obj.submitted_at, obj.started_at, obj.ended_at, "fake")
+                    for oid, obj in found.items() if obj is not None and not obj.vanished}
 
     @property
     def user(self) -> str:
@@ -296,12 +320,14 @@ class FakeScheduler:
             obj = self._objects[object_id]
             state = ObjectState.COMPLETED if exit_code == 0 else ObjectState.FAILED
             obj.view = replace(obj.view, state=state, exit_code=exit_code, signal=None, started=True)
+            obj.stamp(datetime.now(UTC))
 
     def kill(self, object_id: ObjectId, signal: int) -> None:
         """The worker ended by a signal (FAILED with ``signal``)."""
         with self._lock:
             obj = self._objects[object_id]
             obj.view = replace(obj.view, state=ObjectState.FAILED, exit_code=None, signal=signal, started=True)
+            obj.stamp(datetime.now(UTC))
 
     def fail_node(self, object_id: ObjectId) -> None:
         self.set_state(object_id, ObjectState.NODE_FAIL, reason="node failure")
@@ -314,6 +340,7 @@ class FakeScheduler:
             obj = self._objects[object_id]
             started = obj.view.started or state not in NOT_STARTED | {ObjectState.CANCELLED}
             obj.view = replace(obj.view, state=state, reason=reason, started=started)
+            obj.stamp(datetime.now(UTC))
 
     # ------------------------------------------------------------------ inspection
 
@@ -353,7 +380,7 @@ class FakeScheduler:
         view = ObjectView(
             object_id=object_id, name=spec.name, nonce=spec.nonce, state=ObjectState.HELD, owner=self.owner
         )
-        self._objects[object_id] = FakeObject(spec=spec, view=view)
+        self._objects[object_id] = FakeObject(spec=spec, view=view, submitted_at=datetime.now(UTC))
         return object_id
 
     def _known(self, object_id: ObjectId) -> FakeObject:
@@ -370,6 +397,7 @@ class FakeScheduler:
 
     def _set(self, obj: FakeObject, state: ObjectState) -> None:
         obj.view = replace(obj.view, state=state, started=obj.view.started or state is ObjectState.RUNNING)
+        obj.stamp(datetime.now(UTC))
 
     def _cancel(self, obj: FakeObject) -> None:
         state = obj.view.state
@@ -394,3 +422,4 @@ class FakeScheduler:
                 if code is not None:
                     ended = ObjectState.COMPLETED if code == 0 else ObjectState.FAILED
                     obj.view = replace(obj.view, state=ended, exit_code=code)
+                    obj.stamp(datetime.now(UTC))

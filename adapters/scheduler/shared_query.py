@@ -47,6 +47,7 @@ from dunscaith.domain.model.jobs.objects import (
     CreateAnswer,
     ObjectSpec,
     ObjectState,
+    ObjectTimes,
     ObjectView,
     OutputPaths,
     QueryResult,
@@ -144,6 +145,9 @@ class SharedQueryScheduler:
 
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         return self.inner.output_paths(object_id)
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        return self.inner.times(object_ids)
 
     def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
         return self.inner.wait_for_change(object_ids, timeout)

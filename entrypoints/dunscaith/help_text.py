@@ -35,8 +35,8 @@ EXAMPLES: dict[str, list[str]] = {
                   f"dunscaith supervise --json --job-exit-code {_J}"],
     "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}", f"dunscaith status --watch {_J}"],
     "watch": [f"dunscaith watch {_J}", f"dunscaith status --watch {_J}"],
-    "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --wide --json",
-             "dunscaith list --limit 0"],
+    "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --format name,state,elapsed",
+             "COLUMNS=120 dunscaith list", "dunscaith list --wide", "dunscaith list --limit 0 --json"],
     "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}",
              f"dunscaith logs --tail 20 --follow {_J}", f"dunscaith logs --all {_J}"],
     "events": [f"dunscaith events {_J}", f"dunscaith events --json {_J} | jq -r .text"],
@@ -61,8 +61,9 @@ EPILOGS: dict[str, str] = {
               "record that does not read; 3 internal error; 5 its supervisor ended with work outstanding (as "
               "the supervisor exits); 130 (128+n) Ctrl-C or signal n ended the watch (the job is never touched)"
               + _FORWARDED + "." + _SEE),
-    "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input, or a store that "
-            "does not open; 3 internal error." + _SEE,
+    "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input (an unknown "
+            "--format column, --state or --cluster), or a store that does not open; 3 internal error. Lines are cut "
+            "to COLUMNS or the terminal's width; piped output keeps whole lines." + _SEE,
     "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt, or an "
              "output that cannot be read (with --all: either stream, the other printed); "
              "3 internal error" + _FORWARDED + "." + _SEE),

@@ -26,7 +26,7 @@ LAZY: dict[str, tuple[str, str]] = {
     'status': ('dunscaith.entrypoints.dunscaith.commands.status',
         'What the record says about a job (every job without JOB), and whether a supervisor watches it.'),
     'list': ('dunscaith.entrypoints.dunscaith.commands.status',
-        "This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."),
+        "This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."),
     'watch': ('dunscaith.entrypoints.dunscaith.commands.watch',
         'Follow a job supervised elsewhere (another terminal or login node, or nobody), read-only, to its end.'),
     'logs': ('dunscaith.entrypoints.dunscaith.commands.status',

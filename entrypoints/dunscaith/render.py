@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 from typing import Any
 
 from dunscaith.domain.model.jobs.job_result import ExitFrom, JobResult
+from dunscaith.domain.model.jobs.objects import ObjectTimes
 from dunscaith.domain.model.jobs.residual import ResidualEntry
+from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.domain.services.jobs.sweep import SweepReport
@@ -42,6 +45,59 @@ def elapsed_text(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def command_text(spec: JobSpec) -> str:
+    """The job's command line as a shell would take it back (``python train.py --lr '0.1 0.2'``); for a
+    batch script, ``script:`` and its first line that is neither blank nor a comment. Not escaped: the
+    caller escapes what it prints."""
+    if spec.script is None:
+        return shlex.join(spec.command)
+    first = next((ln.strip() for ln in spec.script.splitlines() if ln.strip() and not ln.lstrip().startswith("#")),
+                 "")
+    return f"script: {first}" if first else "script"
+
+
+def scheduler_times(view: JobView) -> ObjectTimes | None:
+    """The job's times as its scheduler keeps them: submitted (its first attempt's object), started (the
+    first that started), ended (the last attempt's, once the job has an outcome); None when not asked or
+    the scheduler knows none of its objects."""
+    asked = view.scheduler_times
+    known = [(a, asked.by_object[a.object_id]) for a in view.state.attempts
+             if asked is not None and a.object_id is not None and a.object_id in asked.by_object]
+    if not known:
+        return None
+    started = next((t.started for _, t in known if t.started is not None), None)
+    last_attempt, last = known[-1]
+    done = view.state.outcome is not None and last_attempt is view.state.attempts[-1]
+    return ObjectTimes(known[0][1].submitted, started, last.ended if done else None, last.source)
+
+
+def times_json(times: ObjectTimes | None) -> dict[str, Any] | None:
+    if times is None:
+        return None
+    return {"submitted": _iso(times.submitted), "started": _iso(times.started), "ended": _iso(times.ended),
+            "source": times.source}
+
+
+def scheduler_json(view: JobView) -> dict[str, Any]:
+    """status --json's scheduler fields (docs/json.md): the job's times as its scheduler keeps them, and
+    each attempt's (by attempt number), and why they could not be asked."""
+    asked = view.scheduler_times
+    by_object = asked.by_object if asked is not None else {}
+    return {
+        "scheduler_times": times_json(scheduler_times(view)),
+        "scheduler_times_problem": (asked.problem or None) if asked is not None else "not asked",
+        "attempt_scheduler_times": {str(a.number): times_json(by_object.get(a.object_id))
+                                    for a in view.state.attempts if a.object_id is not None},
+    }
+
+
+def times_words(times: ObjectTimes, now: datetime) -> str:
+    """``submitted ...  started ...  ended ...  elapsed ...`` of the scheduler's times."""
+    elapsed = None if times.started is None else ((times.ended or now) - times.started).total_seconds()
+    return (f"submitted {local_time(times.submitted)}  started {local_time(times.started)}  "
+            f"ended {local_time(times.ended)}  elapsed {elapsed_text(elapsed)}")
+
+
 def local_time(at: datetime | None) -> str:
     return at.astimezone().strftime("%Y-%m-%d %H:%M:%S") if at is not None else "-"
 
@@ -62,6 +118,7 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
         "elapsed_seconds": elapsed_seconds(s, now),
         "stdout": current.stdout if current is not None else None,
         "stderr": current.stderr if current is not None else None,
+        "command_line": command_text(s.spec),
         "spec": {"command": list(s.spec.command), "script": s.spec.script is not None, "workdir": s.spec.workdir,
                  "options": list(s.spec.options), "resources": s.spec.resources.shown(),
                  "env": [pair.split("=", 1)[0] for pair in s.spec.env]},

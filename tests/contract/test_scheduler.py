@@ -25,6 +25,7 @@ from dunscaith.domain.model.jobs.objects import (
     CreateOutcome,
     ObjectSpec,
     ObjectState,
+    ObjectTimes,
     ObjectView,
     OutputPaths,
     QueryResult,
@@ -357,6 +358,52 @@ def test_output_paths_name_the_files_an_object_writes_and_none_for_an_unknown_id
     assert paths is not None and paths.stdout is not None and paths.stderr is not None
     assert "out-line" in Path(paths.stdout).read_text()
     assert "err-line" in Path(paths.stderr).read_text()
+
+
+def _times_until(harness: SchedulerHarness, object_id: ObjectId, ready: Callable[[ObjectTimes], bool]) -> ObjectTimes:
+    """The scheduler's times of ``object_id`` once ``ready`` holds (accounting may lag the controller):
+    a deadline, never a fixed sleep."""
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        found = harness.scheduler.times([object_id])
+        if object_id in found and ready(found[object_id]):
+            return found[object_id]
+        if time.monotonic() > deadline:
+            pytest.fail(f"the scheduler's times never settled; last answer: {found}")
+        time.sleep(0.1)
+
+
+def test_times_of_an_object_that_ran_are_its_submit_start_and_end_and_an_unknown_id_has_none(
+        harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_exiting(0)))
+    held = harness.scheduler.times([object_id, harness.unknown_id])
+    assert list(held) == [object_id]  # an id the scheduler does not know is left out
+    assert held[object_id].submitted is not None and held[object_id].started is None
+    assert held[object_id].ended is None
+
+    harness.scheduler.release(object_id)
+    harness.settle([name], _state_is(object_id, ObjectState.COMPLETED))
+    times = _times_until(harness, object_id, lambda t: t.ended is not None)
+
+    assert times.submitted is not None and times.started is not None and times.ended is not None
+    assert times.submitted.tzinfo is not None  # aware: shown in the user's zone, compared with the record's
+    assert times.submitted <= times.started <= times.ended
+    assert times.source
+
+
+def test_an_object_cancelled_before_it_started_has_an_end_and_no_start(harness: SchedulerHarness) -> None:
+    name = harness.name()
+    object_id = harness.created(harness.spec(name, harness.command_running))
+    harness.scheduler.cancel(object_id)
+    harness.settle([name], _state_is(object_id, ObjectState.CANCELLED))
+
+    times = _times_until(harness, object_id, lambda t: t.ended is not None)
+
+    assert times.started is None, times  # sacct's Start=None: it never ran
+    assert times.submitted is not None and times.ended is not None and times.submitted <= times.ended
 
 
 # ---------------------------------------------------------------- the fake's scripted faults

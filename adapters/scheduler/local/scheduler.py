@@ -73,7 +73,7 @@ from dunscaith.adapters.scheduler.local.layout import (
     name_digest,
     new_object_id,
 )
-from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, try_append
+from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, step_at, try_append
 from dunscaith.adapters.scheduler.local.views import view_of
 from dunscaith.adapters.scheduler.local.watch import ObjectsWatch, watch_objects
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
@@ -83,6 +83,7 @@ from dunscaith.domain.model.jobs.objects import (
     CreateOutcome,
     ObjectSpec,
     ObjectState,
+    ObjectTimes,
     ObjectView,
     OutputPaths,
     QueryResult,
@@ -425,6 +426,35 @@ class LocalScheduler:
             self._changed.set()
 
         threading.Thread(target=wait_for_owner, name=f"owner-of-{object_id}", daemon=True).start()
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        """From the object's own files: made (``object.json``'s ``created_at``), started (the instance's
+        ``instance.json``, written as the worker starts), ended (its outcome, or its failure to start; the
+        ``cancel`` step for one cancelled before it started, which has no start)."""
+        found: dict[ObjectId, ObjectTimes] = {}
+        for object_id in dict.fromkeys(object_ids):
+            if not is_object_id(object_id) or not os.path.lexists(self.base / object_id / OBJECT):
+                continue
+            try:
+                found[object_id] = self._times(object_id, self.base / object_id)
+            except _NotYetMade:
+                continue
+            except (DecodeError, OSError, ValueError) as exc:
+                raise SchedulerError(f"{object_id}: its times do not read: {exc}") from None
+        return found
+
+    def _times(self, object_id: ObjectId, directory: Path) -> ObjectTimes:
+        submitted = datetime.fromisoformat(self._spec(object_id, directory).created_at)
+        steps = self._steps(directory)
+        if steps.phase is Phase.CANCELLED:
+            return ObjectTimes(submitted, None, step_at(directory, steps.count), "local")
+        if steps.phase is not Phase.STARTED:
+            return ObjectTimes(submitted, None, None, "local")
+        records = read_instance(directory / INSTANCE_DIR).records
+        started = records.instance.at if records.instance is not None else None
+        ended = (records.outcome.at if records.outcome is not None
+                 else records.failure.at if records.failure is not None else None)
+        return ObjectTimes(submitted, started, ended, "local")
 
     def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
         """The object folder's ``stdout`` and ``stderr``, where its process owner and worker write."""

@@ -95,6 +95,16 @@ def read_steps(directory: Path, names: Iterable[str]) -> Steps:
     return Steps(tuple(actions), fold(actions, str(directory)))
 
 
+def step_at(directory: Path, k: int) -> datetime:
+    """When step ``k`` was written (its own ``at``): a cancelled object's end, for ``times``."""
+    path = directory / step_name(k)
+    obj = decode_exact(_read(path), {"format": (str,), "action": (str,), "at": (str,)}, str(path))
+    try:
+        return datetime.fromisoformat(obj["at"])
+    except ValueError:
+        raise DecodeError(f"{path}: at {obj['at']!r} is not a time") from None
+
+
 def try_append(directory: Path, steps: Steps, action: Action) -> bool:
     """Write step ``count+1``; False when another actor wrote it first (read again and decide)."""
     if not steps.allows(action):

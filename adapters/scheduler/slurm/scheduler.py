@@ -12,6 +12,8 @@
   skipped); what was stopped is read from its "Terminating job N" lines.
 - stop_by_name (the emergency stop): ``scancel --name --user`` (running objects too).
 - output_paths: ``StdOut``/``StdErr`` of ``scontrol -o show job``.
+- times: ``sacct --jobs`` where the cluster keeps accounting, ``scontrol -o show job`` for the rest
+  (``job_times.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 
-from dunscaith.adapters.scheduler.slurm import batch_script, sacct, scontrol, squeue
+from dunscaith.adapters.scheduler.slurm import batch_script, job_times, sacct, scontrol, squeue
 from dunscaith.adapters.scheduler.slurm.chunking import chunk
 from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
@@ -35,6 +37,7 @@ from dunscaith.domain.model.jobs.objects import (
     CreateOutcome,
     ObjectSpec,
     ObjectState,
+    ObjectTimes,
     ObjectView,
     OutputPaths,
     QueryResult,
@@ -309,6 +312,32 @@ class SlurmCliScheduler:
             return None
         paths = scontrol.output_paths(result.stdout)
         return None if paths is None else OutputPaths(stdout=paths[0], stderr=paths[1])
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        """One ``sacct --jobs`` where the cluster keeps accounting; ``scontrol -o show job`` for each id it
+        did not list (slurmdbd may not have it yet) or for all where there is no accounting."""
+        wanted = list(dict.fromkeys(object_ids))
+        found: dict[ObjectId, ObjectTimes] = {}
+        problem = ""
+        if wanted and self.accounting():
+            for group in chunk(wanted):
+                result = self._run("sacct", job_times.sacct_args(group, self.config.clusters))
+                if not result.ok:
+                    problem = f"sacct: {result.failure()}"
+                    continue
+                found.update({ObjectId(k): v for k, v in job_times.parse_sacct(result.stdout, group).items()})
+        for object_id in (i for i in wanted if i not in found):
+            result = self._run("scontrol", [*self._clusters_arg(), "-o", "show", "job", object_id])
+            if not result.ok:
+                if "Invalid job id" not in result.stderr:
+                    problem = problem or f"scontrol show job {object_id}: {result.failure()}"
+                continue
+            times = job_times.from_scontrol(scontrol.parse_job_line(result.stdout))
+            if times is not None:
+                found[object_id] = times
+        if problem and not found:
+            raise SchedulerError(problem)
+        return found
 
     # ---- helpers --------------------------------------------------------------------------------
     def _clusters_arg(self) -> list[str]:

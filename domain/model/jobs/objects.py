@@ -102,6 +102,20 @@ class OutputPaths:
     stderr: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectTimes:
+    """An object's times as its scheduler keeps them (display only: the record keeps its own).
+
+    ``started`` is None for an object that never started (cancelled while pending: sacct's
+    ``Start=None``), ``ended`` None while it has not ended; ``source`` says where they were read
+    (``sacct``, ``squeue``, ``local``), since a scheduler may keep them in more than one place."""
+
+    submitted: datetime | None
+    started: datetime | None
+    ended: datetime | None
+    source: str
+
+
 class CreateOutcome(StrEnum):
     CREATED = "created"  # the scheduler answered with an id
     REFUSED = "refused"  # an answer that proves no object was made

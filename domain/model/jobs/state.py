@@ -87,7 +87,7 @@ class Attempt:
     stdout: str | None = None  # where the object's output goes, as the scheduler said at release
     stderr: str | None = None
     released_at: datetime | None = None
-    started_at: datetime | None = None  # first seen running (or ended, when its run was never seen)
+    started_at: datetime | None = None  # first seen running (or ended in a way only a run ends, its run unseen)
     ended_at: datetime | None = None  # first seen ended
 
     @property
@@ -310,7 +310,7 @@ class _Fold:
                 seen = a.object_state = _OBJECT_STATES.get(s) or _member(ObjectState, s, "observed")
                 a.exit_code, a.signal, a.reason, a.absent_since = code, sig, why, None
                 if a.started_at is None and (seen is ObjectState.RUNNING
-                                             or (seen in ENDED and a.released_at is not None)):
+                                             or (seen in _RAN and a.released_at is not None)):
                     a.started_at = at
                 a.ended_at = (a.ended_at or at) if seen in ENDED else None
             case ev.JobRecorded():
@@ -432,6 +432,11 @@ def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
 
 # what an observation's state names, looked up without the enum's call (most events of a long record)
 _OBJECT_STATES: dict[str, ObjectState] = {state.value: state for state in ObjectState}
+# Ends only a run reaches: an attempt seen ending so, its run unseen between two polls, did start (when it
+# did is not known: the end's time stands in). A cancelled, preempted or failed-to-boot object may never
+# have run (cancelled while pending: Slurm's Start=None), so it gets no start it may not have had.
+_RAN: frozenset[ObjectState] = frozenset({ObjectState.COMPLETED, ObjectState.FAILED, ObjectState.TIMEOUT,
+                                          ObjectState.OUT_OF_MEMORY})
 
 
 def _member(kind: type[_E], value: str, event: str) -> _E:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
-from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import ObjectTimes
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.snapshot import resumed
@@ -36,6 +37,18 @@ class JobView:
     unattended: bool  # work remains and no supervisor holds the lock (exact: this is the owning host)
     loop_unhealthy: bool  # display only: the holder's last loop is older than three poll intervals
     live: LiveState | None = None  # asked of the scheduler (status of an Unattended job); None: not asked
+    scheduler_times: SchedulerTimes | None = None  # the scheduler's own times of its objects; None: not asked
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerTimes:
+    """What the job's scheduler says of its attempts' objects' times, beside those the record saw.
+
+    ``by_object`` holds each object it still knows; ``problem`` says why it could not be asked ("" when
+    it was): display only, the record stands."""
+
+    by_object: Mapping[ObjectId, ObjectTimes]
+    problem: str = ""
 
 
 def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False) -> JobView:
@@ -53,12 +66,13 @@ class JobStatus:
         self._delivering = delivering
         self._schedulers = schedulers
 
-    def one(self, job: JobId, *, live: bool = False) -> JobView:
+    def one(self, job: JobId, *, live: bool = False, times: bool = False) -> JobView:
         """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) or RecordDamaged
         (the store could not give its events back) when it does not read.
 
         With ``live``, an Unattended job's current object is also asked of its scheduler (read-only; on
-        Slurm the query is the host's shared one), since no supervisor keeps the record up to date."""
+        Slurm the query is the host's shared one), since no supervisor keeps the record up to date. With
+        ``times``, the scheduler's own submit/start/end times of every attempt's object (read-only)."""
         # A long record is folded from its newest snapshot on; when that does not serve (another build's,
         # or the events after it do not fold), the whole record is, and says why as it always has.
         state = resumed(self._store.read_tail(job))
@@ -67,7 +81,19 @@ class JobStatus:
         view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))
+        if times and self._schedulers is not None:
+            view = replace(view, scheduler_times=self._times(state))
         return view
+
+    def _times(self, state: JobState) -> SchedulerTimes:
+        ids = [a.object_id for a in state.attempts if a.object_id is not None]
+        if not ids:
+            return SchedulerTimes({})
+        assert self._schedulers is not None
+        try:
+            return SchedulerTimes(self._schedulers(state.spec.cluster).times(ids))
+        except Exception as exc:  # display only: the record's own times stand
+            return SchedulerTimes({}, f"the scheduler was not asked: {reason(exc)}")
 
     def _ask(self, state: JobState) -> LiveState | None:
         current = state.current

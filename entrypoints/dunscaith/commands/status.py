@@ -22,7 +22,7 @@ from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.listing import Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render
+from dunscaith.entrypoints.dunscaith import edge, render, table
 from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.job_store import RecordDamaged
@@ -44,12 +44,12 @@ def status(
     if watch:  # the live view, not a snapshot: commands/watch.py
         return watch_status(ctx, job, as_json)
     if job is None:
-        return list_jobs(ctx, as_json, False, False, None, None, None, None)
+        return list_jobs(ctx, as_json, False, False, None, None, None, None, None, False)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
-            view = edge.use_cases(ctx).status().one(JobId(job), live=True)
+            view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     try:  # its own pointer: display only, the record here is what counts, and it read
@@ -65,15 +65,23 @@ def status(
         if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
             shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                              "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+        shown.update(render.scheduler_json(view))
         print(json.dumps(shown, indent=2))
         return for_status(view.state.outcome)
     s = view.state
     _line(render.view_line(view, now))
     if view.live is not None:
         _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
+    _line(f"  command: {render.command_text(s.spec)}")
     t = render.times(s, now)
     _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
-          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}")
+          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
+          "  (as dunscaith saw them)")
+    by_scheduler = render.scheduler_times(view)
+    if by_scheduler is not None:
+        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
+    elif view.scheduler_times is not None and view.scheduler_times.problem:
+        _line(f"  scheduler times: {view.scheduler_times.problem}")
     _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
     if s.spec.resources or s.spec.options:
         _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
@@ -82,6 +90,9 @@ def status(
     for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
         _line(f"  attempt {a.number}: {a.order}{obj}")
+        known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
+        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
+            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
         if a.stdout:
             _line(f"    stdout: {a.stdout}")
         if a.stderr and a.stderr != a.stdout:
@@ -127,7 +138,9 @@ def list_jobs(ctx: typer.Context,
               show_all: bool = typer.Option(False, "--all", help=(
                   "pruned jobs too (marked pruned), and every other host's job its pointer shows, settled "
                   "ones too (reads every pointer)")),
-              wide: bool = typer.Option(False, "--wide", "-w", help="the cluster and output paths too"),
+              wide: bool = typer.Option(False, "--wide", "-w", help=(
+                  "more columns (adapter, submitted, outcome, attempts, object, stdout, stderr) and whole "
+                  "lines, never cut to the terminal's width")),
               state: str | None = typer.Option(None, "--state", metavar="STATE",
                                                help="only jobs in this state (running, failed, held...)"),
               cluster: str | None = typer.Option(None, "--cluster", metavar="NAME", help="only jobs of this cluster"),
@@ -135,8 +148,16 @@ def list_jobs(ctx: typer.Context,
                                                help="only jobs submitted since (12h, 2d, or a date)"),
               limit: int | None = typer.Option(None, "--limit", min=0, metavar="N", help=(
                   "at most N of this host's jobs, newest first (0: all; default: a screenful, all with "
-                  "--json)"))) -> int:
-    """This host's jobs, newest first, a screenful at a time (pruned ones only with --all)."""
+                  "--json)")),
+              columns: str | None = typer.Option(None, "--format", "-o", metavar="COLUMNS", help=(
+                  f"the columns, in order, comma-separated (e.g. name,state,elapsed); the columns: "
+                  f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})")),
+              noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)")) -> int:
+    """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
+    try:
+        keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
+    except table.UnknownColumn as exc:
+        raise BadInput(str(exc)) from None
     if state is not None and state not in state_words():
         raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
                        f"the states are {', '.join(state_words())}")
@@ -151,18 +172,24 @@ def list_jobs(ctx: typer.Context,
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
+    rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
+                                            header=not noheader)
     with edge.store_errors():
-        for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
-            shown += 1
-            if isinstance(v, Unreadable):
-                unreadable.append(v)
-                if out is None:
-                    _line(f"{v.job}  damaged: {v.problem}")
-            elif out is not None:
-                out.job(render.view_json(v, now))
-            else:
-                _line(render.view_line(v, now, wide))
-            shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
+        try:
+            for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
+                shown += 1
+                if isinstance(v, Unreadable):
+                    unreadable.append(v)
+                    if rows is not None:
+                        rows.line(f"{v.job}  damaged: {v.problem}")
+                elif out is not None:
+                    out.job(render.view_json(v, now))
+                elif rows is not None:
+                    rows.row(v, now)
+                shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
+        finally:  # the rows held back to set the widths are shown even when the store fails midway
+            if rows is not None:
+                rows.close()
         more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "

@@ -40,7 +40,11 @@ def test_list_shows_every_job_and_json_parses(cli: Cli) -> None:
     cli.run("submit", "--name", "two", "--", "false")
     plain = cli.run("list")
     assert plain.returncode == 0
-    assert [line.split()[:2] for line in plain.stdout.splitlines()] == [["two", "failed"], ["one", "succeeded"]]
+    header, *rows = plain.stdout.splitlines()  # a table (docs/job-commands.md "list: the table")
+    assert header.split()[:2] == ["NAME", "STATE"]
+    assert [line.split()[:2] for line in rows] == [["two", "failed"], ["one", "succeeded"]]
+    bare = cli.run("list", "--noheader", "--format", "name")
+    assert bare.stdout.splitlines() == ["two", "one"]
     listed = json.loads(cli.run("list", "--json").stdout)
     assert [j["job"] for j in listed["jobs"]] == ["two", "one"]  # newest first
     assert (listed["pointers"], listed["residual"], listed["damaged"]) == ([], [], [])
@@ -53,10 +57,10 @@ def test_list_shows_a_page_newest_first_and_says_how_many_more(cli: Cli) -> None
         cli.run("submit", "--name", name, "--", "true")
     page = cli.run("list", "--limit", "2")
     assert page.returncode == 0, page.stderr
-    assert [line.split()[0] for line in page.stdout.splitlines()] == ["c", "b"]
+    assert [line.split()[0] for line in page.stdout.splitlines()] == ["NAME", "c", "b"]
     assert "1 older job not shown (newest first): --limit N, or --limit 0 for all" in page.stderr
     every = cli.run("list", "--limit", "0")
-    assert [line.split()[0] for line in every.stdout.splitlines()] == ["c", "b", "a"]
+    assert [line.split()[0] for line in every.stdout.splitlines()] == ["NAME", "c", "b", "a"]
     assert "not shown" not in every.stderr
     assert [j["job"] for j in json.loads(cli.run("list", "--json", "--limit", "1").stdout)["jobs"]] == ["c"]
 

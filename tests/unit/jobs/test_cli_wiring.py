@@ -162,9 +162,9 @@ def test_status_reads_one_record_and_list_only_those_it_shows(wired: Wired, monk
     assert "job stuck is Unattended" in shown.output  # the notice, from the summaries and the locks
     assert read == ["b"]
     listed = invoke(container, "list")
-    assert [line.split()[0] for line in listed.output.splitlines()[:4]] == ["stuck", "c", "b", "a"]
+    assert [line.split()[0] for line in listed.output.splitlines()[:5]] == ["NAME", "stuck", "c", "b", "a"]
     read.clear()
     page = invoke(container, "list", "--limit", "2")
-    assert [line.split()[0] for line in page.output.splitlines()[:2]] == ["stuck", "c"]
+    assert [line.split()[0] for line in page.output.splitlines()[:3]] == ["NAME", "stuck", "c"]
     assert "2 older jobs not shown" in page.output
     assert read == ["stuck", "c"]  # the page it shows, never every record (the rest from the summaries)
