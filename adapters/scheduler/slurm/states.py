@@ -53,8 +53,11 @@ def object_state(slurm_state: str, reason: str) -> ObjectState:
 
 
 def parse_exit_code(text: str) -> tuple[int | None, int | None]:
-    """``3:0`` → (3, None); ``0:15`` → (0, 15): the signal only when one ended it; else (None, None)."""
+    """``3:0`` → (3, None); ``0:15`` → (None, 15): the signal only when one ended it, and then no exit code
+    (a process a signal ended has none: Slurm writes 0 there, which read as an exit code said "exit code 0"
+    of a killed job); else (None, None)."""
     code, sep, sig = text.strip().partition(":")
     if not sep or not code.isdigit() or not sig.isdigit():
         return None, None
-    return int(code), int(sig) or None
+    signal = int(sig) or None
+    return (int(code) or None) if signal else int(code), signal

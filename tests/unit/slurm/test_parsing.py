@@ -86,9 +86,9 @@ def test_states(state: str, reason: str, expected: ObjectState) -> None:
     assert object_state(state, reason) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (0, 15)), ("", (None, None)),
-                                                ("x:1", (None, None))])
-def test_exit_codes(text: str, expected: tuple[None, ...] | tuple[int, ...] | tuple[int, None]) -> None:
+@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (None, 15)), ("0:0", (0, None)),
+                                                ("", (None, None)), ("x:1", (None, None))])
+def test_exit_codes(text: str, expected: tuple[int | None, int | None]) -> None:
     assert parse_exit_code(text) == expected
 
 
