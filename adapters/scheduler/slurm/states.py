@@ -61,3 +61,12 @@ def parse_exit_code(text: str) -> tuple[int | None, int | None]:
         return None, None
     signal = int(sig) or None
     return (int(code) or None) if signal else int(code), signal
+
+
+def ended_exit_code(state: ObjectState, text: str) -> tuple[int | None, int | None]:
+    """How a job in ``state`` ended, from its ExitCode: ``0:0`` of a job that did not complete is no code at
+    all (Slurm gives it for a time limit, a node failure, a cancel before the start), never "exit code 0"."""
+    code, sig = parse_exit_code(text)
+    if state is not S.COMPLETED and code == 0 and sig is None:
+        return None, None
+    return code, sig
