@@ -63,10 +63,16 @@ def parse_exit_code(text: str) -> tuple[int | None, int | None]:
     return (int(code) or None) if signal else int(code), signal
 
 
+# Ends Slurm decided (a time limit, a deadline, a preemption, a node or boot failure): the job's own code
+# is none. scontrol gives the batch step's kill (TIMEOUT 0:15) while slurmctld still knows the job, sacct
+# the job's 0:0 once it is purged: read as they come, one job's end would depend on when it was read.
+_ENDED_BY_SLURM = frozenset({S.TIMEOUT, S.PREEMPTED, S.NODE_FAIL, S.BOOT_FAIL})
+
+
 def ended_exit_code(state: ObjectState, text: str) -> tuple[int | None, int | None]:
-    """How a job in ``state`` ended, from its ExitCode: ``0:0`` of a job that did not complete is no code at
-    all (Slurm gives it for a time limit, a node failure, a cancel before the start), never "exit code 0"."""
+    """How a job in ``state`` ended, from its ExitCode: none for an end Slurm decided, and ``0:0`` of a job
+    that did not complete is no code at all, never "exit code 0"."""
     code, sig = parse_exit_code(text)
-    if state is not S.COMPLETED and code == 0 and sig is None:
+    if state in _ENDED_BY_SLURM or (state is not S.COMPLETED and code == 0 and sig is None):
         return None, None
     return code, sig

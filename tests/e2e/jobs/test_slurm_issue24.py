@@ -123,3 +123,17 @@ def test_submit_job_exit_code_on_slurm_is_the_jobs_own_code_or_128_plus_its_sign
     result = json.loads(as_json.stdout)
     assert (result["job_exit_code"], result["job_signal"], result["exit_code_from"]) == (
         None if sig else code, sig, "job"), result
+
+
+def test_submit_job_exit_code_of_a_slurm_job_at_its_time_limit_is_1_and_no_exit_code(on_slurm: Cli) -> None:
+    """Slurm gives a timed-out job ExitCode 0:0 (only its batch step 0:15): no code, so 1 from dunscaith,
+    never 0 and never "exit code 0" (docs/exit-codes.md). Slurm's shortest limit is a minute."""
+    done = on_slurm.run("submit", "--json", "--job-exit-code", "--cluster", "test", "--name", "sl-limit",
+                        "--time", "1", "--", "sleep", "600", timeout=300)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    result = json.loads(done.stdout)
+    assert result["outcome"]["result"] == "failed" and "timeout" in result["outcome"]["detail"], result
+    assert "exit code" not in result["outcome"]["detail"], result["outcome"]
+    assert (result["job_exit_code"], result["job_signal"], result["exit_code_from"]) == (None, None, "dunscaith")
+    [attempt] = result["attempts"]
+    assert (attempt["object_state"], attempt["exit_code"], attempt["signal"]) == ("timeout", None, None), attempt

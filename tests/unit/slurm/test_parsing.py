@@ -132,11 +132,13 @@ def test_sacct_garbage_is_refused() -> None:
 
 @pytest.mark.parametrize(("state", "text", "expected"), [
     (ObjectState.TIMEOUT, "0:0", (None, None)),  # sacct's ExitCode of a job that reached its time limit
+    (ObjectState.TIMEOUT, "0:15", (None, None)),  # scontrol's, while slurmctld still knows the job
+    (ObjectState.PREEMPTED, "0:15", (None, None)),
     (ObjectState.NODE_FAIL, "0:0", (None, None)),
     (ObjectState.COMPLETED, "0:0", (0, None)),
     (ObjectState.FAILED, "3:0", (3, None)),
     (ObjectState.FAILED, "0:15", (None, 15)),
 ])
-def test_an_ended_jobs_0_0_is_no_exit_code_unless_it_completed(
+def test_an_end_slurm_decided_or_0_0_is_no_exit_code_unless_it_completed(
         state: ObjectState, text: str, expected: tuple[int | None, int | None]) -> None:
     assert ended_exit_code(state, text) == expected
