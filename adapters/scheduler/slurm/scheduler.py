@@ -29,7 +29,7 @@ from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRu
 from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
 from dunscaith.adapters.scheduler.slurm.controller import cluster_env, controller
 from dunscaith.adapters.scheduler.slurm.sbatch_answers import classify
-from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
+from dunscaith.adapters.scheduler.slurm.states import UnknownState, ended_exit_code, object_state
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import (
     ENDED,
@@ -237,7 +237,8 @@ class SlurmCliScheduler:
                 problems.append(f"no exit code yet for ended job {r.job_id}"
                                 + ("" if result.ok else f" ({result.failure()})"))
                 continue
-            self._exit_codes[(r.job_id, r.end_time)] = parse_exit_code(detail.exit_code)
+            self._exit_codes[(r.job_id, r.end_time)] = ended_exit_code(object_state(r.slurm_state, r.reason),
+                                                                     detail.exit_code)
         return problems
 
     def _from_accounting(self, names: Sequence[str]) -> tuple[list[ObjectView], str]:
@@ -252,8 +253,8 @@ class SlurmCliScheduler:
             except (sacct.SacctParseError, UnknownState) as exc:
                 return views, f"sacct: {exc}"
             for r in rows:
-                code, sig = parse_exit_code(r.exit_code)
                 state = object_state(r.slurm_state, "")
+                code, sig = ended_exit_code(state, r.exit_code)
                 views.append(ObjectView(
                     object_id=ObjectId(r.job_id), name=JobId(r.name), nonce=_nonce(r.comment), state=state,
                     owner=r.user, exit_code=code, signal=sig, reason="from accounting (purged by slurmctld)",

@@ -53,8 +53,26 @@ def object_state(slurm_state: str, reason: str) -> ObjectState:
 
 
 def parse_exit_code(text: str) -> tuple[int | None, int | None]:
-    """``3:0`` → (3, None); ``0:15`` → (0, 15): the signal only when one ended it; else (None, None)."""
+    """``3:0`` → (3, None); ``0:15`` → (None, 15): the signal only when one ended it, and then no exit code
+    (a process a signal ended has none: Slurm writes 0 there, which read as an exit code said "exit code 0"
+    of a killed job); else (None, None)."""
     code, sep, sig = text.strip().partition(":")
     if not sep or not code.isdigit() or not sig.isdigit():
         return None, None
-    return int(code), int(sig) or None
+    signal = int(sig) or None
+    return (int(code) or None) if signal else int(code), signal
+
+
+# Ends Slurm decided (a time limit, a deadline, a preemption, a node or boot failure): the job's own code
+# is none. scontrol gives the batch step's kill (TIMEOUT 0:15) while slurmctld still knows the job, sacct
+# the job's 0:0 once it is purged: read as they come, one job's end would depend on when it was read.
+_ENDED_BY_SLURM = frozenset({S.TIMEOUT, S.PREEMPTED, S.NODE_FAIL, S.BOOT_FAIL})
+
+
+def ended_exit_code(state: ObjectState, text: str) -> tuple[int | None, int | None]:
+    """How a job in ``state`` ended, from its ExitCode: none for an end Slurm decided, and ``0:0`` of a job
+    that did not complete is no code at all, never "exit code 0"."""
+    code, sig = parse_exit_code(text)
+    if state in _ENDED_BY_SLURM or (state is not S.COMPLETED and code == 0 and sig is None):
+        return None, None
+    return code, sig

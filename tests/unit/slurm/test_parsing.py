@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dunscaith.adapters.scheduler.slurm import sacct, scontrol, squeue
-from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state, parse_exit_code
+from dunscaith.adapters.scheduler.slurm.states import UnknownState, ended_exit_code, object_state, parse_exit_code
 from dunscaith.domain.model.jobs.objects import ObjectState
 
 RS, US = squeue.RS, squeue.US
@@ -86,9 +86,9 @@ def test_states(state: str, reason: str, expected: ObjectState) -> None:
     assert object_state(state, reason) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (0, 15)), ("", (None, None)),
-                                                ("x:1", (None, None))])
-def test_exit_codes(text: str, expected: tuple[None, ...] | tuple[int, ...] | tuple[int, None]) -> None:
+@pytest.mark.parametrize(("text", "expected"), [("3:0", (3, None)), ("0:15", (None, 15)), ("0:0", (0, None)),
+                                                ("", (None, None)), ("x:1", (None, None))])
+def test_exit_codes(text: str, expected: tuple[int | None, int | None]) -> None:
     assert parse_exit_code(text) == expected
 
 
@@ -128,3 +128,17 @@ def test_sacct_args_query_by_end_state_with_an_end_time() -> None:
 def test_sacct_garbage_is_refused() -> None:
     with pytest.raises(sacct.SacctParseError):
         sacct.parse("sacct: error: Problem talking to the database\n", ["a"])
+
+
+@pytest.mark.parametrize(("state", "text", "expected"), [
+    (ObjectState.TIMEOUT, "0:0", (None, None)),  # sacct's ExitCode of a job that reached its time limit
+    (ObjectState.TIMEOUT, "0:15", (None, None)),  # scontrol's, while slurmctld still knows the job
+    (ObjectState.PREEMPTED, "0:15", (None, None)),
+    (ObjectState.NODE_FAIL, "0:0", (None, None)),
+    (ObjectState.COMPLETED, "0:0", (0, None)),
+    (ObjectState.FAILED, "3:0", (3, None)),
+    (ObjectState.FAILED, "0:15", (None, 15)),
+])
+def test_an_end_slurm_decided_or_0_0_is_no_exit_code_unless_it_completed(
+        state: ObjectState, text: str, expected: tuple[int | None, int | None]) -> None:
+    assert ended_exit_code(state, text) == expected
