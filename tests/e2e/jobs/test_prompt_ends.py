@@ -44,13 +44,13 @@ def _instance(cli: Cli, job: str) -> Path:
 
 
 def test_a_local_jobs_end_is_recorded_before_the_supervisors_next_loop(cli: Cli) -> None:
-    """supervise.poll = 3600: the supervisor is asleep to a loop a minute or more away when the job ends;
+    """supervise.poll = 3600: the supervisor is asleep to a loop 15 s or more away when the job ends;
     the job's outcome file wakes it, so the outcome is recorded before that loop was due."""
     go = cli.tmp / "go"
     supervisor = cli.start("submit", "--name", "prompt", "--", "sh", "-c",
                            f"while [ ! -e {go} ]; do sleep 0.2; done", DUNSCAITH_SUPERVISE__POLL="3600")
     await_state(cli, "prompt", "running", timeout=120)
-    await_long_sleep(cli, "prompt", 60)
+    await_long_sleep(cli, "prompt", 15)
     next_loop = datetime.fromisoformat(cli.status("prompt")["supervisor"]["next_loop"])
     go.touch()
     assert supervisor.wait(timeout=120) == 0
