@@ -11,6 +11,7 @@ import subprocess
 import sys
 import venv
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,15 +25,31 @@ def _run(*args: str | Path, **kw: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600, **kw)  # type: ignore[call-overload, no-any-return]
 
 
-def test_a_wheel_in_a_fresh_venv_submits_a_job_and_knows_its_version(tmp_path: Path) -> None:
-    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path / "dist", REPO)
-    assert built.returncode == 0, built.stderr[-2000:]
-    wheel = next((tmp_path / "dist").glob("dunscaith-*.whl"))
-    fresh = tmp_path / "venv"
-    venv.create(fresh, with_pip=True)
-    installed = _run(fresh / "bin" / "python", "-m", "pip", "install", "-q", wheel)
-    assert installed.returncode == 0, installed.stderr[-2000:]
+@dataclass(frozen=True)
+class Installed:
+    wheel: Path
+    venv: Path  # fresh, with entrypoints==0.4 installed before the wheel, as in an older Jupyter install
 
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """One wheel built from this tree and installed once into a fresh venv, for every test here (a build
+    and an install cost ~10 s each on 2 cores)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp / "dist", REPO)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel = next((tmp / "dist").glob("dunscaith-*.whl"))
+    fresh = tmp / "venv"
+    venv.create(fresh, with_pip=True)
+    before = _run(fresh / "bin" / "python", "-m", "pip", "install", "-q", "entrypoints==0.4")
+    assert before.returncode == 0, before.stderr[-2000:]
+    done = _run(fresh / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return Installed(wheel, fresh)
+
+
+def test_a_wheel_in_a_fresh_venv_submits_a_job_and_knows_its_version(tmp_path: Path, installed: Installed) -> None:
+    fresh = installed.venv
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
@@ -50,24 +67,17 @@ def test_a_wheel_in_a_fresh_venv_submits_a_job_and_knows_its_version(tmp_path: P
     assert qdevices.returncode == 0 and qdevices.stdout.startswith("qdevices "), qdevices
 
 
-def test_the_wheel_adds_one_import_name_and_leaves_a_package_named_entrypoints_as_it_was(tmp_path: Path) -> None:
+def test_the_wheel_adds_one_import_name_and_leaves_a_package_named_entrypoints_as_it_was(
+        tmp_path: Path, installed: Installed) -> None:
     """An existing environment with ``entrypoints==0.4`` (many older Jupyter installs have it) keeps it:
     before, the wheel put five generic packages (domain, ports, adapters, entrypoints, migrations) into
     site-packages, and ``import entrypoints`` returned dunscaith's."""
-    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path / "dist", REPO)
-    assert built.returncode == 0, built.stderr[-2000:]
-    wheel = next((tmp_path / "dist").glob("dunscaith-*.whl"))
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(installed.wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"dunscaith"}, tops
 
-    fresh = tmp_path / "venv"
-    venv.create(fresh, with_pip=True)
+    fresh = installed.venv
     python = fresh / "bin" / "python"
-    before = _run(python, "-m", "pip", "install", "-q", "entrypoints==0.4")
-    assert before.returncode == 0, before.stderr[-2000:]
-    installed = _run(python, "-m", "pip", "install", "-q", wheel)
-    assert installed.returncode == 0, installed.stderr[-2000:]
 
     probe = ("import entrypoints, dunscaith.entrypoints.version as v, dunscaith.domain.model.version as d;"
              "print(entrypoints.__file__); print(callable(entrypoints.get_group_all)); print(v.VERSION == d.VERSION)")
