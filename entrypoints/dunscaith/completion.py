@@ -16,17 +16,14 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
+from dunscaith.entrypoints.dunscaith.routing import ROUTED
+
 COMPLETE_VAR = "_DUNSCAITH_COMPLETE"
 _JSON = frozenset({"--json"})
 # command -> the flags it takes besides its JOB argument (none of them takes a value); a line with any
-# other word before the one asked for goes on to typer
+# other word before the one asked for goes on to typer. The routed commands' flags are routing's own table.
 JOB_COMMANDS: dict[str, frozenset[str]] = {
-    "status": frozenset({"--json", "--watch"}),
-    "events": _JSON,
-    "watch": frozenset(),
-    **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit",
-                                     "reconcile")},
-    "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),
+    **ROUTED,
     "logs": frozenset({"--stderr", "--follow", "-f", "--all"}),
     "stop": frozenset({"--emergency", "--json"}),
     "prune": frozenset({"--outputs", "--json"}),
