@@ -15,6 +15,7 @@ from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
 
@@ -53,19 +54,28 @@ class JobRecorded:
     account: str | None = None
     qos: str | None = None
     export: str | None = None
+    # the sweep the job is an element of (domain/model/jobs/sweeps.py); None for a job of its own
+    sweep: str | None = None
+    sweep_index: int | None = None
+    max_running: int | None = None
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
         host = where.host
+        member = spec.member
         return cls(spec.name, spec.cluster, spec.adapter, spec.command, spec.script, spec.workdir,
                    spec.max_attempts, host.hostname if host else "", host.machine_id if host else None,
                    where.backend, where.location, where.device, where.inode, spec.options, spec.env,
-                   *(getattr(spec.resources, f.name) for f in fields(Resources)))
+                   *(getattr(spec.resources, f.name) for f in fields(Resources)),
+                   sweep=member.sweep if member else None, sweep_index=member.index if member else None,
+                   max_running=member.max_running if member else None)
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
+        member = (SweepMember(JobId(self.sweep), self.sweep_index, self.max_running)
+                  if self.sweep is not None and self.sweep_index is not None else None)
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
-                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources)
+                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,10 +303,17 @@ _DEFAULTS: Mapping[str, Mapping[str, JsonValue]] = {
 _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in types for types in spec.values()))
 
 
+# Fields written only when set: a job of its own records none of them, so its first event stays what
+# builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
+_ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running"})
+
+
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
     data: dict[str, JsonValue] = {}
     for f in fields(event):
         value = getattr(event, f.name)
+        if value is None and f.name in _ONLY_WHEN_SET and isinstance(event, JobRecorded):
+            continue
         data[f.name] = list(value) if isinstance(value, tuple) else value
     return event.KIND, data
 

@@ -8,6 +8,7 @@ from dunscaith.domain.model.jobs.errors import BadSpec as BadSpec
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.program import program_problem
 
 # Adapters whose objects live on one host (the local scheduler's processes): on a store that several
@@ -29,6 +30,7 @@ class JobSpec:
     options: tuple[str, ...] = ()
     env: tuple[str, ...] = ()  # NAME=VALUE pairs set in the job's environment
     resources: Resources = NO_NEEDS  # what the job needs, in no scheduler's words
+    member: SweepMember | None = None  # the sweep this job is an element of (domain/model/jobs/sweeps.py)
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
