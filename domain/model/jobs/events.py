@@ -66,7 +66,7 @@ class JobRecorded:
         return cls(spec.name, spec.cluster, spec.adapter, spec.command, spec.script, spec.workdir,
                    spec.max_attempts, host.hostname if host else "", host.machine_id if host else None,
                    where.backend, where.location, where.device, where.inode, spec.options, spec.env,
-                   *(getattr(spec.resources, f.name) for f in fields(Resources)),
+                   **{f.name: getattr(spec.resources, f.name) for f in fields(Resources)},
                    sweep=member.sweep if member else None, sweep_index=member.index if member else None,
                    max_running=member.max_running if member else None)
 
