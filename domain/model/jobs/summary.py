@@ -51,6 +51,8 @@ class JobSummary:
     outstanding: int  # work that keeps the record open, undelivered escalations aside
     undelivered: int  # escalations not yet passed to the escalation command
     problem: str | None = None  # why the record does not read (then every other fact is the record's head)
+    sweep: JobId | None = None  # the sweep the job is an element of (its first event says), and its index
+    sweep_index: int | None = None
 
     def left(self, *, delivering: bool) -> int:
         """How much work is outstanding, as ``settlement.outstanding`` counts it under that setting."""
@@ -72,16 +74,19 @@ class SummaryQuery:
     cluster: str | None = None
     since: datetime | None = None  # recorded at or after
     limit: int | None = None  # None: all of them
+    sweep: str | None = None  # the elements of this sweep only
 
     def matches(self, s: JobSummary) -> bool:
         """Whether ``s`` is one this query asks for, its limit aside."""
         return ((self.include_pruned or s.pruned_at is None) and self.state in (None, s.state)
-                and self.cluster in (None, s.cluster) and (self.since is None or s.recorded_at >= self.since))
+                and self.cluster in (None, s.cluster) and (self.since is None or s.recorded_at >= self.since)
+                and self.sweep in (None, s.sweep))
 
     @property
     def filtered(self) -> bool:
         """Whether it asks for some jobs only (a state, a cluster, a time), pruned ones aside."""
-        return self.state is not None or self.cluster is not None or self.since is not None
+        return (self.state is not None or self.cluster is not None or self.since is not None
+                or self.sweep is not None)
 
 
 def summarize(state: JobState, seq: int, job: JobId | None = None) -> JobSummary:
@@ -94,7 +99,9 @@ def summarize(state: JobState, seq: int, job: JobId | None = None) -> JobSummary
         outcome_detail="" if state.outcome is None else state.outcome.detail, settled=state.settled,
         attempts=len(state.attempts), object_id=current.object_id if current is not None else None,
         recorded_at=state.recorded_at, updated_at=state.updated_at or state.recorded_at, pruned_at=state.pruned_at,
-        outstanding=len(outstanding(state)), undelivered=sum(not e.delivered for e in state.escalations))
+        outstanding=len(outstanding(state)), undelivered=sum(not e.delivered for e in state.escalations),
+        sweep=state.spec.member.sweep if state.spec.member else None,
+        sweep_index=state.spec.member.index if state.spec.member else None)
 
 
 def unreadable(job: JobId, seq: int, recorded_at: datetime, updated_at: datetime, problem: str) -> JobSummary:
