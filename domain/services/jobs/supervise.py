@@ -7,8 +7,9 @@ recorded ``unknown`` and only ever found again by its nonce, never resent.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -66,7 +67,7 @@ def new_nonce() -> Nonce:
 
 
 @dataclass
-class _Loop:
+class Loop:
     state: JobState
     unsaved: list[ev.Event] = field(default_factory=list)  # answers received but not yet durable
     known: int = 0  # events of the record reflected in ``state``
@@ -82,6 +83,11 @@ class _Loop:
     acted_at: datetime | None = None  # when this supervisor's last scheduler action returned
     ask_now: bool = False  # the scheduler said an object changed, or an answer was too old: ask at once
     noted: str = ""  # the running object's reason last said in the live view ("disk full: ...")
+
+
+# One job's supervision paced by its caller (``Supervisor.rounds``): yields (the loop, seconds to pause), is
+# sent whether a stop was requested during the pause, returns the ending.
+Rounds = Generator[tuple[Loop, float], bool, SupervisionEnd]
 
 
 class Supervisor:
@@ -120,13 +126,44 @@ class Supervisor:
         Where the store tells of appends (``watch_appends``), a request wakes the loop when it is
         committed, so a healthy loop sleeps to its job's next poll instead of reading the record every
         ``supervise.poll``; elsewhere it reads it that often."""
+        with self.rounds(job, lock, cancel, bound=bound, first=first) as rounds:
+            try:
+                loop, pause = next(rounds)
+                while True:
+                    loop, pause = rounds.send(self._pause(loop, pause, cancel) is not None)
+            except StopIteration as done:
+                end: SupervisionEnd = done.value
+                return end
+
+    @contextlib.contextmanager
+    def rounds(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
+               first: tuple[JobState, int] | None = None) -> Iterator[Rounds]:
+        """The supervision of ``job`` as rounds, for a caller that paces many jobs in one thread (a sweep):
+        each ``next``/``send`` runs one loop up to its pause and yields the loop and how long it means to
+        pause; the caller waits (``await_change`` / ``resume_now`` tell it when to send again) and sends
+        whether a stop was requested meanwhile; the ending is the generator's return value. The store's and
+        the scheduler's watches live as long as the context."""
         watch = self._watch(job, cancel)
         try:
-            return self._supervise(job, lock, cancel, bound, watch=watch, first=first)
+            yield self._supervise(job, lock, cancel, bound, watch=watch, first=first)
         finally:
             if watch is not None:
                 watch.close()
             self._unwatch_objects()
+
+    def await_change(self, loop: Loop, cancel: Interrupts) -> None:
+        """Before a pause that another caller waits out (``rounds``): watch the loop's started objects, so
+        their change wakes ``cancel``'s wait."""
+        self._watch_objects(self._watched(loop.state), cancel)
+
+    def resume_now(self, loop: Loop) -> bool:
+        """After such a wait: whether this loop has something to look at before its pause is over (a
+        watched object changed, its record was appended to); a change asks the scheduler at once."""
+        changed, woke = self._changed, self._woke
+        if changed:
+            self._changed = False
+            loop.ask_now = True
+        return changed or woke
 
     def _watching(self, watch: AppendWatch | None, was: bool) -> bool:
         """Whether appends wake the loop now; a change is said in the live view (a watch of a server's
@@ -154,13 +191,13 @@ class Supervisor:
             return None
 
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
-                   watch: AppendWatch | None, first: tuple[JobState, int] | None) -> SupervisionEnd:
+                   watch: AppendWatch | None, first: tuple[JobState, int] | None) -> Rounds:
         s = self._settings
         first = first or self._read_until_giveup(job, cancel)
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
         state, known = first
-        loop = _Loop(state=state, known=known, last_ok=self._clock.monotonic(), lock=lock)
+        loop = Loop(state=state, known=known, last_ok=self._clock.monotonic(), lock=lock)
         wait_until: float | None = None
         stop_at = None if bound is None else self._clock.monotonic() + bound
         supervised_at: float | None = None  # monotonic: when supervised-at was last reported
@@ -243,7 +280,7 @@ class Supervisor:
                 if self._clock.monotonic() - loop.last_ok > s.giveup:
                     return SupervisionEnd(Ending.GAVE_UP, loop.state,
                                           detail=loop.problem or "the loop stopped advancing")
-            if self._pause(loop, pause, cancel) is not None:
+            if (yield loop, pause):  # the pause, waited out by the caller: True when a stop was requested
                 return self._drain(job, loop)
 
     def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
@@ -251,7 +288,7 @@ class Supervisor:
         for (never a new attempt: that is supervision's), look once, take what follows. The state after,
         and what could not be done."""
         record = self._store.read(job)
-        loop = _Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic(), lock=lock)
+        loop = Loop(state=fold(record), known=len(record.events), last_ok=self._clock.monotonic(), lock=lock)
         self._answer(job, loop)
         self._act(job, loop, cancel, commands_only=True)
         if not loop.lost and self._observe(job, loop):
@@ -260,7 +297,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ requests
 
-    def _refresh(self, job: JobId, loop: _Loop) -> bool:
+    def _refresh(self, job: JobId, loop: Loop) -> bool:
         """Commands append requests to the record while this supervisor holds the lock: read them in.
         False when the record could not be read (a loop that cannot read it does not advance)."""
         if loop.unsaved or loop.doubt:
@@ -276,7 +313,7 @@ class Supervisor:
             loop.quiet = 0  # a request came in: what it asks for is looked at soon
         return True
 
-    def _answer(self, job: JobId, loop: _Loop) -> None:
+    def _answer(self, job: JobId, loop: Loop) -> None:
         """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""
         for req in loop.state.unanswered:
             reason = refusal(loop.state, req.action)
@@ -287,7 +324,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ escalations
 
-    def _deliver(self, job: JobId, loop: _Loop) -> None:
+    def _deliver(self, job: JobId, loop: Loop) -> None:
         """Hand undelivered escalations to the configured command; a failure is retried later, backing
         off, and never holds up supervision."""
         if self._delivery is None or loop.unsaved:
@@ -310,19 +347,19 @@ class Supervisor:
 
     # ------------------------------------------------------------------ pacing
 
-    def _query_due(self, loop: _Loop, now: datetime) -> bool:
+    def _query_due(self, loop: Loop, now: datetime) -> bool:
         """One batched query per interval: short after a change (0.25 s, doubling), then growing with
         the time since the job last changed (domain/model/jobs/polling.py)."""
         if loop.asked_at is None or not loop.answered or loop.ask_now or self._settings.poll <= 0:
             return True
         return now >= self._next_query(loop)
 
-    def _next_query(self, loop: _Loop) -> datetime:
+    def _next_query(self, loop: Loop) -> datetime:
         assert loop.asked_at is not None
         age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
         return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
 
-    def _until_next(self, loop: _Loop, *, to_query: bool = False) -> float:
+    def _until_next(self, loop: Loop, *, to_query: bool = False) -> float:
         """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at
         most to the next multiple of supervise.poll, so the record is read for requests that often.
         Ticks count from the epoch: every supervisor of a host wakes together, so one coalesced query
@@ -341,7 +378,7 @@ class Supervisor:
         """When the next retry of an undelivered escalation is due (monotonic), if one is waiting."""
         return min((due for due, _ in self._next_delivery.values()), default=None) if self._delivering else None
 
-    def _pause(self, loop: _Loop, seconds: float, cancel: Interrupts) -> str | None:
+    def _pause(self, loop: Loop, seconds: float, cancel: Interrupts) -> str | None:
         """Sleep until the next query, waking early when the scheduler says a started object changed
         (the local scheduler: its outcome written, its worker gone), a request is appended, or a signal
         arrives. A scheduler that watches its objects (``WatchesChanges``) wakes the one wait on
@@ -407,7 +444,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ steps
 
-    def _act(self, job: JobId, loop: _Loop, cancel: Interrupts, *, commands_only: bool = False) -> None:
+    def _act(self, job: JobId, loop: Loop, cancel: Interrupts, *, commands_only: bool = False) -> None:
         """Take the planned steps until none is left, a step fails, or a stop is requested."""
         for _ in range(100):  # a plan always moves the state on; the bound only guards a bug
             if not self._flush(job, loop) or not self._send_if_durable(job, loop):
@@ -430,7 +467,7 @@ class Supervisor:
         except Exception:  # a scheduler that could not say: the record just lacks the paths
             return OutputPaths(None, None)
 
-    def _step(self, job: JobId, loop: _Loop, step: sv.Step) -> bool:
+    def _step(self, job: JobId, loop: Loop, step: sv.Step) -> bool:
         match step:
             case sv.StartAttempt(attempt=n):
                 return self._create(job, loop, n)
@@ -501,7 +538,7 @@ class Supervisor:
                 return self._commit(job, loop, ev.Settled(), "settled-committed")
         raise AssertionError(f"unplanned step {step!r}")
 
-    def _move_to_residual(self, job: JobId, loop: _Loop, n: int, reason: ResidualReason) -> bool:
+    def _move_to_residual(self, job: JobId, loop: Loop, n: int, reason: ResidualReason) -> bool:
         """The entry is durable in the list before the record says the attempt moved: a crash between
         the two adds it again (the first one stands) and then commits."""
         assert self._residual is not None
@@ -516,14 +553,14 @@ class Supervisor:
         self._crash.reached("residual-added")
         return self._commit(job, loop, ev.MovedToResidual(n, str(reason)), "residual-committed")
 
-    def _create(self, job: JobId, loop: _Loop, n: int) -> bool:
+    def _create(self, job: JobId, loop: Loop, n: int) -> bool:
         submitting = ev.Submitting(n, self._nonces())
         loop.unsent = submitting  # the request goes out only once this is durable, and then only once
         if not self._commit(job, loop, submitting, "submitting-committed"):
             return False  # kept: once it is durable (or found to be), the request is sent then
         return self._send(job, loop, submitting)
 
-    def _send(self, job: JobId, loop: _Loop, submitting: ev.Submitting) -> bool:
+    def _send(self, job: JobId, loop: Loop, submitting: ev.Submitting) -> bool:
         if not self._still_held(loop):
             return False  # its "submitting" is durable: whoever holds the job now finds it unanswered
         loop.unsent = None
@@ -544,7 +581,7 @@ class Supervisor:
         self._crash.reached("create-answered")
         return self._commit(job, loop, event, "answer-committed")
 
-    def _send_if_durable(self, job: JobId, loop: _Loop) -> bool:
+    def _send_if_durable(self, job: JobId, loop: Loop) -> bool:
         """A create whose "submitting" became durable late (the store failed first): send it now."""
         pending = loop.unsent
         if pending is None:
@@ -554,11 +591,11 @@ class Supervisor:
             return True  # not durable yet: nothing is sent
         return self._send(job, loop, pending)
 
-    def _acted(self, loop: _Loop) -> None:
+    def _acted(self, loop: Loop) -> None:
         """An action just returned (or failed): no answer asked before now may become an observation."""
         loop.acted_at = self._clock.now()
 
-    def _observe(self, job: JobId, loop: _Loop) -> bool:
+    def _observe(self, job: JobId, loop: Loop) -> bool:
         try:
             # confirm_absent: a purged object must still say how it ended
             result = self._scheduler.query([job], confirm_absent=True)
@@ -579,7 +616,7 @@ class Supervisor:
             loop.quiet += 1  # nothing changed: the next poll waits twice as long (to the cap)
         return result.complete
 
-    def _note_running_reason(self, loop: _Loop, result: QueryResult) -> None:
+    def _note_running_reason(self, loop: Loop, result: QueryResult) -> None:
         """A running object the scheduler gives a reason for (the local scheduler's "disk full: the worker
         ended with exit code 0; its outcome is kept ...") is said in the live view once, and again when it
         changes, whether or not its observation can be recorded now (the record may be on that full disk)."""
@@ -597,7 +634,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ the lock
 
-    def _still_held(self, loop: _Loop) -> bool:
+    def _still_held(self, loop: Loop) -> bool:
         """Right before a request that changes the scheduler's objects: is the lock still ours? A lost
         lock means another actor may act on the job now; this one sends nothing more."""
         if loop.lost:
@@ -611,7 +648,7 @@ class Supervisor:
             return False
         return True
 
-    def _lost(self, loop: _Loop) -> SupervisionEnd:
+    def _lost(self, loop: Loop) -> SupervisionEnd:
         return SupervisionEnd(Ending.GAVE_UP, loop.state,
                               tuple(outstanding(loop.state, delivering=self._delivering)),
                               detail=f"it lost the job's lock ({loop.lost}); nothing more was sent, and another "
@@ -619,7 +656,7 @@ class Supervisor:
 
     # ------------------------------------------------------------------ the record
 
-    def _commit(self, job: JobId, loop: _Loop, event: ev.Event, point: str) -> bool:
+    def _commit(self, job: JobId, loop: Loop, event: ev.Event, point: str) -> bool:
         """Make ``event`` durable; on a store failure keep it to commit later, before anything else."""
         loop.unsaved.append(event)
         ok = self._flush(job, loop)
@@ -627,7 +664,7 @@ class Supervisor:
             self._crash.reached(point)
         return ok
 
-    def _flush(self, job: JobId, loop: _Loop) -> bool:
+    def _flush(self, job: JobId, loop: Loop) -> bool:
         if loop.lost:
             return False  # a write now could only fail (its session is gone) or race the new holder
         if loop.doubt and not self._settle_doubt(job, loop):
@@ -653,7 +690,7 @@ class Supervisor:
             self._progress.committed(loop.state, event)
         return True
 
-    def _settle_doubt(self, job: JobId, loop: _Loop) -> bool:
+    def _settle_doubt(self, job: JobId, loop: Loop) -> bool:
         """After a failed append, learn from the record which of the unsaved events did land, so none
         is written twice."""
         try:
@@ -683,7 +720,7 @@ class Supervisor:
                         or cancel.wait(self._settings.poll) is not None):
                     return None
 
-    def _drain(self, job: JobId, loop: _Loop) -> SupervisionEnd:
+    def _drain(self, job: JobId, loop: Loop) -> SupervisionEnd:
         """Commit every answer received and every uncertainty; start nothing new."""
         deadline = self._clock.monotonic() + self._settings.drain
         while not self._flush(job, loop) and not loop.lost and self._clock.monotonic() < deadline:
