@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
 from dunscaith.domain.model.jobs.events import Event
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.summary import JobSummary
 
 
 class JobProgress(Protocol):
@@ -32,5 +35,32 @@ class SupervisionView(JobProgress, Protocol):
     def line(self, text: str) -> None: ...
 
     def __enter__(self) -> SupervisionView: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class SweepView(Protocol):
+    """The live view of one supervision of a sweep: counts by state, the elapsed time, the last changes;
+    shown from ``__enter__`` to ``__exit__``."""
+
+    def show(self, elements: Sequence[JobSummary]) -> None:
+        """Every element as the store summarises it (before the first change, and after the last)."""
+        ...
+
+    def element(self, job: JobId) -> JobProgress:
+        """Where one element's supervisor reports what it commits."""
+        ...
+
+    def ended(self, job: JobId, ending: str, state: JobState | None) -> None:
+        """This process's supervision of ``job`` ended (``ending``: outcome, drained, gave-up, outstanding)."""
+        ...
+
+    def line(self, text: str) -> None: ...
+
+    def refresh(self) -> None:
+        """A round of the loop is over: show what changed in it (the elapsed time at least, at a terminal)."""
+        ...
+
+    def __enter__(self) -> SweepView: ...
 
     def __exit__(self, *exc: object) -> None: ...

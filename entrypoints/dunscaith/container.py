@@ -46,7 +46,7 @@ from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
 from dunscaith.ports.host import HostInfo
-from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.job_progress import JobProgress, SweepView
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.submit import RecordJob
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.ports.cluster_probe import ClusterProbe
@@ -216,6 +217,12 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
     return TerminalProgress(job, stream, follow=follow)
 
 
+def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepView:
+    from dunscaith.adapters.progress.sweep_view import SweepLiveView
+
+    return SweepLiveView(sweep, stream)
+
+
 def _postgres_store(settings: DunscaithSettings) -> JobStore:
     # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
     from dunscaith.adapters.store.postgres.store import PostgresStore
@@ -300,6 +307,7 @@ class Adapters(containers.DeclarativeContainer):
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
     progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=, follow=)
+    sweep_view = providers.Factory(_sweep_view)  # the live view of one sweep's supervision (sweep=, stream=)
     output_files = providers.Singleton(_output_files)  # a job's output files, read for display (logs, --follow)
 
 
@@ -400,6 +408,12 @@ def _watch_job(**ports: Any) -> WatchJob:
     return WatchJob(**ports)
 
 
+def _supervise_sweep(**ports: Any) -> SuperviseSweep:
+    from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+
+    return SuperviseSweep(**ports)
+
+
 def _supervise_job(**ports: Any) -> SuperviseJob:
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 
@@ -478,6 +492,10 @@ class UseCases(containers.DeclarativeContainer):
                                       binary=providers.Callable(own_binary), supervisor=supervisor.provider,
                                       views=adapters.progress.provider, sweep=sweep, outputs=job_outputs,
                                       poll=settings.provided.supervise.poll)
+    # one supervision of a sweep's elements (one=: the supervise_job above, with the command's on_problem)
+    supervise_sweep = providers.Factory(_supervise_sweep, store=adapters.store, supervisor=supervisor.provider,
+                                        views=adapters.sweep_view.provider, schedulers=adapters.schedulers,
+                                        clock=adapters.clock)
 
 
 class Container(containers.DeclarativeContainer):

@@ -42,7 +42,7 @@ ROUTED: dict[str, frozenset[str]] = {
     "watch": frozenset(),
     **{action: _JSON for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
     "reconcile": _JSON,
-    "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code"}),
+    "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code", "--all"}),
 }
 
 

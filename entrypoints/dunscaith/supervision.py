@@ -51,7 +51,7 @@ def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool,
     with edge.store_errors(ctx, job):
         try:
             done = supervise_job(job, drain, fresh=fresh, bound=bound,
-                                 stream=cast(IO[str], _DropWhenClosed(stream or sys.stdout)), follow=follow)
+                                 stream=cast(IO[str], DropWhenClosed(stream or sys.stdout)), follow=follow)
         except BoundElsewhere as elsewhere:  # a local-scheduler job of another host: supervised there
             edge.forward_bound(ctx, elsewhere, ["supervise", str(job)])
         except JobsError as exc:
@@ -125,7 +125,7 @@ def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _E
     return _Exit(for_outcome(state.outcome))
 
 
-class _DropWhenClosed:
+class DropWhenClosed:
     """The live view's stream: once its reader is gone (``| head -1``: EPIPE), output is dropped and
     supervision goes on, so a closed stdout never changes the exit code. The descriptor is pointed at
     /dev/null, so the interpreter's own flush at exit finds nothing to fail on either."""

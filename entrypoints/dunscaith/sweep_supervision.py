@@ -1,20 +1,130 @@
 """One supervision of a sweep from the command line (``submit --array/--each``, ``supervise NAME``,
 ``supervise --all``): every element this process can take, in one loop, shown as one live view, its
-ending mapped to the exit code."""
+ending shown in one line and mapped to the exit code (docs/sweeps.md, docs/exit-codes.md)."""
 
 from __future__ import annotations
 
-from typing import IO
+import json
+import signal
+import sys
+from collections import Counter
+from typing import IO, Any, cast
 
 import typer
 
+from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.services.jobs.supervise import Ending
+from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep, SweepSupervised, UnknownSweep
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.entrypoints.dunscaith.supervision import DropWhenClosed
 from dunscaith.ports.interrupts import Interrupts
+
+_NAMED = 10  # elements named in the one-line summary; the rest are counted
+
+
+def _use(ctx: typer.Context) -> SuperviseSweep:
+    return edge.use_cases(ctx).supervise_sweep(
+        one=edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep),
+        on_problem=edge.say)
+
+
+def is_sweep(ctx: typer.Context, name: str) -> bool:
+    """Whether ``name`` is a recorded sweep (and so not a job: submit refuses a job of a sweep's name)."""
+    with edge.store_errors(ctx):
+        return _use(ctx).is_sweep(name)
 
 
 def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fresh: bool, as_json: bool = False,
                     stream: IO[str] | None = None, job_exit: bool = False) -> int:
     """Supervise every element of ``sweep`` that no live supervisor holds, to its outcome; the exit code.
-    ``fresh``: the sweep was just recorded. ``as_json``: the live view on stderr, the result on stdout."""
-    raise BadInput(f"sweep {sweep}: sweeps are recorded but not yet supervised by this build")
+    ``fresh``: the sweep was just recorded. ``as_json``: the live view on stderr, the result on stdout.
+    ``job_exit`` has no meaning for many jobs: a sweep's code is dunscaith's (docs/exit-codes.md)."""
+    use = _use(ctx)
+    shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
+    with edge.store_errors(ctx):
+        try:
+            done = use(sweep, drain, fresh=fresh, stream=shown)
+        except UnknownSweep:
+            raise BadInput(f"no job or sweep named {sweep} is recorded") from None
+    return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}")
+
+
+def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool = False) -> int:
+    """``supervise --all``: every Unattended job and sweep element of this store, in one loop."""
+    use = _use(ctx)
+    shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else sys.stdout))
+    with edge.store_errors(ctx):
+        done = use.unattended(drain, title=JobId("all"), stream=shown)
+    if not done.elements:
+        print(f"{PROG}: no Unattended job: nothing to supervise", file=sys.stderr)
+    return _end(ctx, done, drain, as_json, what="supervise --all", again=f"{PROG} supervise --all")
+
+
+def _named(jobs: list[JobSummary]) -> str:
+    names = ", ".join(j.job for j in jobs[:_NAMED])
+    return names + (f", … ({len(jobs) - _NAMED} more)" if len(jobs) > _NAMED else "")
+
+
+def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
+         again: str) -> int:
+    elements = list(done.elements)
+    words = Counter(e.state for e in elements)
+    succeeded = [e for e in elements if e.outcome == "succeeded"]
+    unsettled = [e for e in elements if not e.settled]
+    not_ok = [e for e in elements if e.outcome is not None and e.outcome != "succeeded"]
+    gave_up = [end.job for end in done.ends if end.end.ending is Ending.GAVE_UP]
+    by_signal = False
+    if done.drained:
+        name = drain.pending()
+        known = name is not None and name in signal.Signals.__members__
+        code = int(for_signal(signal.Signals[name].value)) if known and name is not None else int(ExitCode.INTERNAL)
+        ending = "drained"
+        message = (f"{what}: supervisor stopped by signal; everything received is committed; started elements "
+                   f"continue Unattended and the others have not been sent; reattach with: {again}")
+        by_signal = True
+    elif not elements:
+        code, ending, message = int(ExitCode.SUCCEEDED), "outcome", ""
+    elif len(succeeded) == len(elements):
+        code, ending, message = int(ExitCode.SUCCEEDED), "outcome", f"{what}: all {len(elements)} succeeded"
+    elif gave_up or unsettled:
+        code = int(ExitCode.GAVE_UP if gave_up else ExitCode.OUTSTANDING)
+        ending = "gave-up" if gave_up else "outstanding"
+        held = [f"{job} ({why})" for job, why in done.elsewhere]
+        message = (f"{what}: {len(succeeded)} succeeded, {len(not_ok)} did not, {len(unsettled)} not settled"
+                   f"{': ' + _named(unsettled) if unsettled else ''}"
+                   f"{'; not taken: ' + ', '.join(held[:_NAMED]) if held else ''}; carry it on with: {again}")
+    else:
+        code, ending = int(ExitCode.NOT_SUCCESS), "outcome"
+        kinds = Counter(e.outcome for e in not_ok)
+        said = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        message = f"{what}: {len(succeeded)} succeeded, {said}: {_named(not_ok)}"
+        if what.startswith("sweep "):
+            first = next(iter(kinds))
+            message += f" ({PROG} status {what.removeprefix('sweep ')} --state {first})"
+    if message:
+        print(f"{PROG}: {message}" if code else message, file=sys.stderr if code else sys.stdout, flush=True)
+    if as_json:
+        print(json.dumps(_result(done, words, ending, code, message), indent=2), flush=True)
+    if by_signal:
+        edge.end_by_signal(ctx)
+    return code
+
+
+def _result(done: SweepSupervised, words: Counter[str], ending: str, code: int, message: str) -> dict[str, Any]:
+    """The sweep's result object (docs/json.md, "A sweep's result")."""
+    return {
+        "sweep": done.sweep,
+        "ending": ending,
+        "exit_code": code,
+        "message": message,
+        "counts": dict(sorted(words.items())),
+        "queries": done.queries,
+        "not_taken": [{"job": job, "why": why} for job, why in done.elsewhere],
+        "elements": [{"job": e.job, "index": e.sweep_index, "state": e.state, "outcome": e.outcome,
+                      "outcome_detail": e.outcome_detail, "attempts": e.attempts, "settled": e.settled,
+                      "object_id": e.object_id} for e in done.elements],
+    }

@@ -104,6 +104,27 @@ class SuperviseJob:
         notes = PointerNotes(self._pointers, self._current_pointer(state), self._poll, on_problem=self._on_problem)
         return self._supervisor(cluster=state.spec.cluster, progress=notes)
 
+    # --- what a sweep's supervision (supervise_sweep.py) shares with one job's
+
+    def owner_elsewhere(self, state: JobState) -> str | None:
+        """The host that acts on this job when it is not this one (a local-scheduler job of another host)."""
+        owner = self._owning.of_record(state)
+        return owner.host if owner is not None else None
+
+    def pointer_for(self, state: JobState) -> Pointer:
+        return self._current_pointer(state)
+
+    def write_pointer(self, pointer: Pointer) -> None:
+        self._pointers.write(pointer)
+
+    def pointer_notes(self, pointer: Pointer) -> JobProgress:
+        """The job's pointer kept in step with what its supervisor commits."""
+        return PointerNotes(self._pointers, pointer, self._poll, on_problem=self._on_problem)
+
+    def sweep_now(self) -> None:
+        """The sweep of objects nobody owns, as a supervision starts; its failure is only said."""
+        self._sweep_now()
+
     def _current_pointer(self, state: JobState) -> Pointer:
         """The job's pointer as written, or a new one when there is none to use."""
         try:

@@ -25,7 +25,7 @@ from dunscaith.domain.model.jobs.resources import (
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, supervision
+from dunscaith.entrypoints.dunscaith import edge, supervision, sweep_supervision
 from dunscaith.entrypoints.path_args import EMPTY
 from dunscaith.ports.job_store import JobExists
 
@@ -183,20 +183,33 @@ def submit(
                                  stream=sys.stderr if parsable else None, job_exit=_job_exit(ctx, job_exit))
 
 
-def supervise(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP"),
+              every: bool = typer.Option(False, "--all",
+                                         help="every Unattended job and sweep element of this host, in one "
+                                              "supervisor"),
               follow: bool = typer.Option(False, "--follow", "-f",
                                           help="show the job's stdout and stderr while it runs"),
               as_json: bool = typer.Option(False, "--json",
                                            help="when the job ends, one JSON object on stdout (docs/json.md); "
                                                 "the live view on stderr"),
               job_exit: bool | None = _exit_option()) -> int:
-    """Reattach a supervisor to a job (refused while another supervisor holds it)."""
+    """Reattach a supervisor to a job, to every element of a sweep that no live supervisor holds, or (--all)
+    to every Unattended job of this host (refused while another supervisor holds a job)."""
+    if every == (job is not None):
+        raise BadInput("give a JOB or SWEEP, or --all")
+    if every:
+        drain = edge.interrupts(ctx)
+        edge.open_store(ctx)
+        return sweep_supervision.supervise_unattended(ctx, drain, as_json=as_json)
+    assert job is not None
     # another host's job: supervised there, in the foreground
     words = ["supervise", job, *(["--json"] if as_json else []),
              *([] if job_exit is None else ["--job-exit-code" if job_exit else "--dunscaith-exit-code"])]
     edge.owned_elsewhere(ctx, job, words, follow=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
+    if sweep_supervision.is_sweep(ctx, job):
+        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
     edge.notice_unattended(ctx, skip=job)
     return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow, as_json=as_json,
                                  job_exit=_job_exit(ctx, job_exit))

@@ -1,0 +1,174 @@
+"""A sweep's live view (a ``SweepView``): at a terminal one block kept at the bottom (the sweep, the elapsed
+time, a bar of the elements done, the counts by state, the last few changes); elsewhere (a pipe, a file,
+nohup, ``NO_COLOR``) one timestamped plain line per change and no escape code at all.
+
+rich is imported only for a terminal. The block is redrawn when a round of the supervisor's loop ends
+and at most a few times a second, never by a thread of its own: a sweep supervisor lives for days on a
+login node that counts its CPU.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import IO, TYPE_CHECKING, Any
+
+from dunscaith.adapters.progress.terminal import describe, plain_output
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import JobState, label
+from dunscaith.domain.model.jobs.summary import JobSummary
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+
+_LAST = 5  # changes kept in the block
+_BAR = 30  # the bar's width in cells
+_REDRAW = 0.25  # seconds: the block is redrawn at most this often
+_DONE_WORDS = frozenset({"succeeded", "failed", "cancelled", "abandoned", "refused", "escalated", "damaged"})
+
+
+def _elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def counts_line(words: Counter[str]) -> str:
+    """``480 succeeded · 13 failed · 7 running``: the biggest first."""
+    return " · ".join(f"{n} {word}" for word, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+class _Element:
+    """One element's supervisor reports here (a ``JobProgress``)."""
+
+    def __init__(self, view: SweepLiveView, job: JobId) -> None:
+        self._view = view
+        self._job = job
+
+    def committed(self, state: JobState, event: ev.Event) -> None:
+        self._view.change(self._job, label(state), describe(event, state))
+
+    def supervised(self, state: JobState, at: datetime) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        self._view.line(f"{self._job}: {text}")
+
+
+class _Block:
+    def __init__(self, view: SweepLiveView) -> None:
+        self._view = view
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        v = self._view
+        total = max(len(v.words), 1)
+        done = sum(1 for word in v.words.values() if word in _DONE_WORDS)
+        filled = round(_BAR * done / total)
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(f"sweep {v.sweep}", style="bold")
+        head.append(f"  {len(v.words)} elements  {_elapsed(time.monotonic() - v.began)}")
+        bar = Text(no_wrap=True)
+        bar.append("█" * filled, style="green")
+        bar.append("░" * (_BAR - filled), style="dim")
+        bar.append(f" {done}/{len(v.words)} done  ")
+        bar.append(counts_line(Counter(v.words.values())))
+        lines = [head, bar, *(Text(f"  {change}", style="dim", no_wrap=True, overflow="ellipsis")
+                              for change in v.last)]
+        return Group(*lines)
+
+
+class SweepLiveView:
+    def __init__(self, sweep: str, stream: IO[str] | None = None) -> None:
+        self.sweep = sweep
+        self._stream = stream or sys.stdout
+        self.words: dict[JobId, str] = {}  # each element's state word, as the last change said
+        self.last: deque[str] = deque(maxlen=_LAST)
+        self.began = time.monotonic()
+        self._console: Console | None = None
+        self._live: Live | None = None
+        self._drawn = 0.0
+        self._dirty = False
+        if not plain_output(self._stream):
+            from rich.console import Console
+
+            self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
+
+    def __enter__(self) -> SweepLiveView:
+        if self._console is not None:
+            from rich.live import Live
+
+            self._live = Live(_Block(self), console=self._console, auto_refresh=False, transient=False,
+                              redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.refresh()
+            self._live.stop()
+            self._live = None
+
+    def show(self, elements: Sequence[JobSummary]) -> None:
+        self.words = {e.job: e.state for e in elements}
+        if self._live is None:
+            self._plain(f"{len(elements)} elements: {counts_line(Counter(self.words.values()))}")
+        self._draw(force=True)
+
+    def element(self, job: JobId) -> _Element:
+        return _Element(self, job)
+
+    def change(self, job: JobId, word: str, text: str) -> None:
+        self.words[job] = word
+        stamp = datetime.now(UTC).astimezone().strftime("%H:%M:%S")
+        self.last.append(f"{stamp} {job}: {text}")
+        if self._live is None:
+            self._plain(f"{job}: {text}")
+        self._dirty = True
+        self._draw()
+
+    def ended(self, job: JobId, ending: str, state: JobState | None) -> None:
+        if ending != "outcome":
+            self.line(f"{job}: supervision ended: {ending}")
+
+    def line(self, text: str) -> None:
+        if self._live is None:
+            self._plain(text)
+            return
+        try:
+            from rich.text import Text
+
+            stamp = datetime.now(UTC).astimezone().strftime("%H:%M:%S")
+            self._live.console.print(Text(f"{stamp} ", style="dim") + Text(text), soft_wrap=True)
+        except (BrokenPipeError, OSError, ValueError):  # a closed reader: output dropped, supervision goes on
+            pass
+
+    def refresh(self) -> None:
+        self._draw(force=self._dirty)
+
+    def _draw(self, *, force: bool = False) -> None:
+        if self._live is None:
+            return
+        now = time.monotonic()
+        if force or now - self._drawn >= _REDRAW:
+            self._drawn = now
+            self._dirty = False
+            try:
+                self._live.refresh()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+
+    def _plain(self, text: str) -> None:
+        stamp = datetime.now(UTC).astimezone().isoformat(timespec="seconds")
+        try:
+            print(f"{stamp} {self.sweep}: {text}", file=self._stream, flush=True)
+        except (BrokenPipeError, OSError, ValueError):
+            pass

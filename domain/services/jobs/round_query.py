@@ -1,0 +1,95 @@
+"""One scheduler query a round for every job one process supervises (a sweep's elements).
+
+Each element's supervisor asks about its own job when its poll is due; the first of a round asks the
+scheduler about every job the process supervises, and the others of the same round are answered from
+that answer, each seeing only its own objects. A round is one pass of the process's loop over the jobs
+that woke together (their polls fall on the same ticks: domain/model/jobs/polling.py), so a sweep of 500
+running elements asks one ``squeue`` (and one ``sacct`` for the absent) per poll interval, not 500.
+
+An answer asked before an element's own action says nothing about that action (``asked_at``): that
+element's supervisor then asks again in a later round, never on this answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectTimes, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.resources import Resources
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.scheduler import ChangeWatch, Scheduler, WatchesChanges
+
+
+class RoundQuery:
+    """A ``Scheduler`` whose confirming queries are answered once a round for every name ``names()`` gives;
+    every other call goes straight through."""
+
+    def __init__(self, inner: Scheduler, names: Callable[[], Sequence[JobId]], clock: Clock) -> None:
+        self._inner = inner
+        self._names = names  # the jobs supervised now: one round's query asks about all of them
+        self._clock = clock
+        self._answer: QueryResult | None = None
+        self._covers: frozenset[str] = frozenset()
+        self.asked = 0  # queries sent to the scheduler (the sweep benchmark counts them)
+
+    def new_round(self) -> None:
+        """A new pass of the loop: the next confirming query asks the scheduler afresh."""
+        self._answer = None
+
+    @property
+    def user(self) -> str:
+        return self._inner.user
+
+    def refusal(self, resources: Resources, options: Sequence[str]) -> str | None:
+        return self._inner.refusal(resources, options)
+
+    def create_held(self, spec: ObjectSpec) -> CreateAnswer:
+        return self._inner.create_held(spec)
+
+    def release(self, object_id: ObjectId) -> None:
+        self._inner.release(object_id)
+
+    def hold(self, object_id: ObjectId) -> None:
+        self._inner.hold(object_id)
+
+    def requeue(self, object_id: ObjectId) -> None:
+        self._inner.requeue(object_id)
+
+    def cancel(self, object_id: ObjectId) -> None:
+        self._inner.cancel(object_id)
+
+    def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
+        if not confirm_absent:
+            return self._inner.query(names, confirm_absent=False)
+        if self._answer is None or not self._covers.issuperset(names):
+            asked_at = self._clock.now()
+            every = sorted({*self._names(), *names})
+            answer = self._inner.query(every, confirm_absent=True)
+            self.asked += 1
+            self._answer = answer if answer.asked_at is not None else replace(answer, asked_at=asked_at)
+            self._covers = frozenset(every)
+        wanted = set(names)
+        return replace(self._answer, objects=tuple(o for o in self._answer.objects if o.name in wanted))
+
+    def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
+        return self._inner.cancel_if_not_started(object_ids)
+
+    def stop_by_name(self, name: JobId) -> list[ObjectId]:
+        return self._inner.stop_by_name(name)
+
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        return self._inner.wait_for_change(object_ids, timeout)
+
+    def output_paths(self, object_id: ObjectId) -> OutputPaths | None:
+        return self._inner.output_paths(object_id)
+
+    def times(self, object_ids: Sequence[ObjectId]) -> dict[ObjectId, ObjectTimes]:
+        return self._inner.times(object_ids)
+
+    def watch_changes(self, object_ids: Sequence[ObjectId], changed: Callable[[], None]) -> ChangeWatch | None:
+        """The inner scheduler's watch where it has one (the local scheduler); None (poll) elsewhere."""
+        if isinstance(self._inner, WatchesChanges):
+            return self._inner.watch_changes(object_ids, changed)
+        return None

@@ -1,0 +1,268 @@
+"""One supervision of a sweep: every element this process can take, paced by one loop in one thread.
+
+Each element keeps every per-job guarantee because it is supervised by the very loop a single job is
+(``Supervisor.rounds``): its own lock, its own record, created held, released only once its creation is
+known, an unknown attempt never resent. What the sweep adds is pacing and sharing:
+
+- at most ``max_running`` elements without an outcome are supervised at once; the next one's first attempt
+  is made only when one of them has its outcome (the others stay recorded, nothing sent);
+- one scheduler query a round answers every element (``RoundQuery``);
+- one wait: the process sleeps until the earliest element's next poll, or until a watch says one of them
+  changed (its record appended to, its local object ended), or a signal;
+- one drain on a signal: every element's step in flight is finished and every answer committed, and no
+  element not yet started is started.
+
+An element another live supervisor holds is listed, never taken; one bound to another host's local
+scheduler is listed with that host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.pointer_notes import Fanout
+from dunscaith.domain.services.jobs.round_query import RoundQuery
+from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor
+from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.ports.clock import Clock
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_progress import JobProgress, SweepView
+from dunscaith.ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
+from dunscaith.ports.scheduler import Scheduler
+
+
+class UnknownSweep(UnknownJob):
+    """No element of a sweep of that name is recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class ElementEnd:
+    job: JobId
+    end: SupervisionEnd
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSupervised:
+    """What one supervision of a sweep did, and every element's summary after it."""
+
+    sweep: JobId
+    ends: tuple[ElementEnd, ...]  # the elements supervised here, in the order they ended
+    elsewhere: tuple[tuple[JobId, str], ...]  # elements not taken: (element, why: held by a live supervisor...)
+    drained: bool  # a signal stopped the supervision (every element's answers committed)
+    elements: tuple[JobSummary, ...]  # every element as its record says after the supervision, by index
+    queries: int  # confirming scheduler queries sent for the whole sweep
+
+
+@dataclass
+class _Active:
+    job: JobId
+    supervisor: Supervisor
+    rounds: Rounds
+    stack: contextlib.ExitStack
+    sweep: str | None  # the sweep it is an element of
+    loop: Loop | None = None
+    due: float = 0.0  # monotonic: when its loop means to run again
+    started: bool = field(default=False)
+
+
+def _by_index(summary: JobSummary) -> tuple[int, str]:
+    return (summary.sweep_index if summary.sweep_index is not None else -1, summary.job)
+
+
+class SuperviseSweep:
+    def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
+                 views: Callable[..., SweepView], schedulers: Callable[[str], Scheduler], clock: Clock,
+                 on_problem: Callable[[str], None]) -> None:
+        self._store = store
+        self._one = one  # a single job's supervision: the pointer, where a job is acted on, the sweep of strays
+        self._supervisor = supervisor  # (cluster=, progress=, schedulers=) -> the supervisor of one element
+        self._views = views  # (sweep=, and the command's display options) -> the sweep's live view
+        self._schedulers = schedulers
+        self._clock = clock
+        self._on_problem = on_problem
+
+    def is_sweep(self, name: str) -> bool:
+        """Whether ``name`` is a recorded sweep's (a job is never recorded under a sweep's name)."""
+        return self._store.count(SummaryQuery(sweep=name, include_pruned=True, limit=1)) > 0
+
+    def elements(self, sweep: JobId) -> list[JobSummary]:
+        """Every element of ``sweep`` by index; UnknownSweep when none is recorded."""
+        found = sorted(self._store.summaries(SummaryQuery(sweep=sweep, include_pruned=True)), key=_by_index)
+        if not found:
+            raise UnknownSweep(f"no sweep named {sweep} is recorded")
+        return found
+
+    def __call__(self, sweep: JobId, drain: Interrupts, *, fresh: bool, **display: object) -> SweepSupervised:
+        """Supervise every element of ``sweep`` that is not settled and that no live supervisor holds, to its
+        ending. ``fresh``: the sweep was just recorded (pointers are written for every element)."""
+        members = self.elements(sweep)
+        return self._supervise(sweep, members, drain, fresh=fresh, again=lambda: self._after(sweep, members),
+                               **display)
+
+    def unattended(self, drain: Interrupts, *, title: JobId, **display: object) -> SweepSupervised:
+        """``supervise --all``: every job and element of this store that is not settled and whose lock
+        nobody holds (the Unattended ones), in one loop; each sweep's --max-running still bounds it."""
+        members = sorted(self._store.unattended(), key=lambda m: (m.sweep or "", _by_index(m)))
+        names = {m.job for m in members}
+
+        def again() -> list[JobSummary]:
+            try:
+                return [self._store.summary(job) for job in sorted(names)]
+            except StoreError:
+                return members
+        return self._supervise(title, members, drain, fresh=False, again=again, **display)
+
+    def _supervise(self, title: JobId, members: list[JobSummary], drain: Interrupts, *, fresh: bool,
+                   again: Callable[[], list[JobSummary]], **display: object) -> SweepSupervised:
+        view = self._views(sweep=title, **display)
+        ends: list[ElementEnd] = []
+        elsewhere: list[tuple[JobId, str]] = []
+        active: dict[JobId, _Active] = {}
+        rounds: dict[str, RoundQuery] = {}
+        with view, self._closing(active):
+            view.show(members)
+            self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
+            # elements with attempts first: they may be running and must be watched whatever the bound
+            waiting = deque(sorted((m for m in members if not m.settled),
+                                   key=lambda m: (m.attempts == 0, m.sweep or "", _by_index(m))))
+            bounds = self._max_running(waiting)
+            stopping = False
+            while True:
+                stopping = stopping or drain.pending() is not None
+                while not stopping and waiting and self._room(waiting[0], active, bounds):
+                    member = waiting.popleft()
+                    started = self._start(member, drain, fresh, view, rounds, active, elsewhere)
+                    if started is not None:
+                        active[member.job] = started
+                if not active:
+                    if waiting and not stopping:
+                        continue  # every started one failed to start: the next ones are tried
+                    break
+                for query in rounds.values():
+                    query.new_round()
+                now = self._clock.monotonic()
+                for element in list(active.values()):
+                    if not (stopping or not element.started or now >= element.due
+                            or (element.loop is not None and element.supervisor.resume_now(element.loop))):
+                        continue
+                    try:
+                        element.loop, pause = (element.rounds.send(stopping) if element.started
+                                               else next(element.rounds))
+                        element.started = True
+                        element.due = self._clock.monotonic() + pause
+                    except StopIteration as done:
+                        end: SupervisionEnd = done.value
+                        ends.append(ElementEnd(element.job, end))
+                        del active[element.job]
+                        element.stack.close()
+                        view.ended(element.job, str(end.ending), end.state)
+                view.refresh()
+                if stopping or not active or (waiting and self._room(waiting[0], active, bounds)):
+                    continue
+                for element in active.values():
+                    if element.loop is not None:
+                        element.supervisor.await_change(element.loop, drain)
+                pause = max(0.0, min(e.due for e in active.values()) - self._clock.monotonic())
+                drain.wait(pause)
+            after = again()
+            view.show(after)
+        return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
+                               sum(q.asked for q in rounds.values()))
+
+    @contextlib.contextmanager
+    def _closing(self, active: dict[JobId, _Active]) -> Iterator[None]:
+        """Whatever ends the loop (an error), every element still supervised lets go of its lock and watches."""
+        try:
+            yield
+        finally:
+            for element in active.values():
+                with contextlib.suppress(Exception):
+                    element.rounds.close()
+                element.stack.close()
+            active.clear()
+
+    @staticmethod
+    def _room(member: JobSummary, active: dict[JobId, _Active], bounds: dict[str, int | None]) -> bool:
+        """Whether ``member`` may be started now: its sweep's --max-running counts every supervised element
+        of that sweep without an outcome yet. A job of its own, or one with attempts already (it may be
+        running: it is watched whatever the bound), always may."""
+        bound = bounds.get(member.sweep) if member.sweep is not None else None
+        if bound is None or member.attempts > 0:
+            return True
+        busy = sum(1 for e in active.values() if e.sweep == member.sweep
+                   and (e.loop is None or e.loop.state.outcome is None))
+        return busy < bound
+
+    def _max_running(self, waiting: deque[JobSummary]) -> dict[str, int | None]:
+        """Each sweep's --max-running, from the first of its elements whose record reads."""
+        bounds: dict[str, int | None] = {}
+        for member in waiting:
+            if member.sweep is None or member.sweep in bounds:
+                continue
+            try:
+                spec = fold(self._store.read(member.job)).spec
+            except (StoreError, JobsError):
+                continue
+            bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
+        return bounds
+
+    def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepView,
+               rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
+               elsewhere: list[tuple[JobId, str]]) -> _Active | None:
+        job = member.job
+        stack = contextlib.ExitStack()
+        try:
+            record = self._store.read(job)
+            state = fold(record)
+            owner = self._one.owner_elsewhere(state)
+            if owner is not None:
+                elsewhere.append((job, f"runs on the local scheduler of host {owner}: supervise it there"))
+                return None
+            lock = stack.enter_context(self._store.lock(job))
+            progress = self._progress(state, fresh, view)
+            query = rounds.get(state.spec.cluster)
+            if query is None:
+                query = RoundQuery(self._schedulers(state.spec.cluster), lambda: list(active), self._clock)
+                rounds[state.spec.cluster] = query
+            chosen = query
+            supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
+                                          schedulers=lambda _cluster: chosen)
+            steps = stack.enter_context(supervisor.rounds(job, lock, drain, first=(state, len(record.events))))
+            return _Active(job, supervisor, steps, stack, member.sweep)
+        except LockBusy:
+            stack.close()
+            elsewhere.append((job, "held by another live supervisor or command"))
+            view.line(f"{job}: held by another live supervisor; not taken")
+            return None
+        except (StoreError, JobsError) as exc:
+            stack.close()
+            elsewhere.append((job, f"its record does not read: {reason(exc)}"))
+            view.line(f"{job}: not supervised: its record does not read: {reason(exc)}")
+            return None
+        except BaseException:
+            stack.close()
+            raise
+
+    def _progress(self, state: JobState, fresh: bool, view: SweepView) -> JobProgress:
+        pointer = self._one.pointer_for(state)
+        if fresh:
+            try:
+                self._one.write_pointer(pointer)
+            except Exception as exc:  # display only; the record is what counts
+                self._on_problem(f"pointer of {state.name} not written: {reason(exc)}")
+        return Fanout([view.element(state.name), self._one.pointer_notes(pointer)])
+
+    def _after(self, sweep: JobId, members: list[JobSummary]) -> list[JobSummary]:
+        try:
+            return self.elements(sweep)
+        except StoreError as exc:
+            self._on_problem(f"the sweep's elements could not be read again: {reason(exc)}")
+            return members

@@ -1,0 +1,205 @@
+"""One process supervising a sweep (``SuperviseSweep``): every element once, at most --max-running at a time,
+one scheduler query a round for all of them, one drain on a signal, elements another supervisor holds left
+alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.pointers.memory import InMemoryPointers
+from dunscaith.adapters.residual.memory import InMemoryResidualList
+from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.ids import JobId, Nonce
+from dunscaith.domain.model.jobs.objects import ENDED, ObjectSpec
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.residual import ResidualPolicy
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
+from dunscaith.domain.services.jobs.job_output import JobOutputs
+from dunscaith.domain.services.jobs.owning_host import OwningHost
+from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.scheduler import Scheduler
+from tests.unit.jobs.helpers import NoCrash, StopAfter
+from tests.unit.jobs.test_host_binding import LOGIN1
+from tests.unit.jobs.test_supervise_job import NoFiles
+
+SWEEP = JobId("exp")
+
+
+@dataclass
+class SweepLines:
+    lines: list[str] = field(default_factory=list)
+    changes: list[tuple[str, str]] = field(default_factory=list)
+
+    def show(self, elements: Sequence[JobSummary]) -> None:
+        self.lines.append(f"{len(elements)} elements")
+
+    def element(self, job: JobId) -> JobProgress:
+        lines = self
+
+        class _One:
+            def committed(self, state: JobState, event: ev.Event) -> None:
+                lines.changes.append((job, event.KIND))
+
+            def supervised(self, state: JobState, at: datetime) -> None:
+                pass
+
+            def note(self, text: str) -> None:
+                lines.lines.append(text)
+        return _One()
+
+    def ended(self, job: JobId, ending: str, state: JobState | None) -> None:
+        pass
+
+    def line(self, text: str) -> None:
+        self.lines.append(text)
+
+    def refresh(self) -> None:
+        pass
+
+    def __enter__(self) -> SweepLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+class CountingRunning(FakeScheduler):
+    """The fake scheduler noting how many of its objects were released and not yet ended at most."""
+
+    def __init__(self, exit_code_of: object) -> None:
+        super().__init__(exit_code_of=exit_code_of)  # type: ignore[arg-type]
+        self.most_running = 0
+
+    def release(self, object_id: object) -> None:
+        super().release(object_id)  # type: ignore[arg-type]
+        live = sum(1 for o in self.objects().values() if o.releases and o.view.state not in ENDED)
+        self.most_running = max(self.most_running, live)
+
+
+@dataclass
+class SweepRig:
+    clock: FakeClock
+    store: InMemoryStore
+    scheduler: CountingRunning
+    view: SweepLines
+    use_case: SuperviseSweep
+
+
+def _rig(*, fail: frozenset[int] = frozenset()) -> SweepRig:
+    clock = FakeClock()
+    store = InMemoryStore()
+
+    def exit_code(spec: ObjectSpec) -> int:
+        return 1 if int(spec.name.rsplit("-", 1)[1]) in fail else 0
+    scheduler = CountingRunning(exit_code)
+    counter = iter(range(1, 100_000))
+    residual = InMemoryResidualList()
+    view = SweepLines()
+    pointers = InMemoryPointers()
+
+    def supervisor(*, cluster: str, progress: JobProgress, schedulers: object = None) -> Supervisor:
+        chosen: Scheduler = schedulers(cluster) if callable(schedulers) else scheduler
+        return Supervisor(store, chosen, clock, NoCrash(), progress, SuperviseSettings(poll=1.0, giveup=30.0, wait=10.0,
+                                                                                        drain=2.0),
+                          Policy(absence_deadline=timedelta(seconds=5), residual=ResidualPolicy.LIST),
+                          nonces=lambda: Nonce(f"n{next(counter)}"), residual=residual)
+
+    one = SuperviseJob(store=store, pointers=pointers, owning=OwningHost(pointers, LOGIN1, lambda: None), here=LOGIN1,
+                       binary="/opt/d/bin/dunscaith", supervisor=supervisor,
+                       views=lambda job, **display: view,  # type: ignore[arg-type]
+                       sweep=Sweep(residual, lambda cluster: scheduler, clock),
+                       outputs=JobOutputs(NoFiles(), lambda cluster: scheduler, clock, "/var/tmp/r"),
+                       poll=1.0, on_problem=view.lines.append, on_sweep=lambda done: None)
+    use_case = SuperviseSweep(store=store, one=one, supervisor=supervisor, views=lambda sweep, **display: view,
+                              schedulers=lambda cluster: scheduler, clock=clock, on_problem=view.lines.append)
+    return SweepRig(clock, store, scheduler, view, use_case)
+
+
+def _record(r: SweepRig, count: int, max_running: int | None = None) -> list[JobId]:
+    names = []
+    for index in range(1, count + 1):
+        name = element_name(SWEEP, index)
+        spec = JobSpec(name, "local", "fake", ("echo", str(index)), member=SweepMember(SWEEP, index, max_running))
+        names.append(RecordJob(r.store, r.clock, NoCrash())(spec))
+    return names
+
+
+def _state(r: SweepRig, job: JobId) -> JobState:
+    return fold(r.store.read(job))
+
+
+def test_every_element_runs_once_and_never_more_than_max_running_at_a_time() -> None:
+    r = _rig()
+    names = _record(r, 20, max_running=3)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 20
+    assert all(r.scheduler.count("create_held", name) == 1 for name in names)
+    assert all(len(_state(r, name).attempts) == 1 for name in names)
+    assert r.scheduler.most_running <= 3
+    assert not done.drained and not done.elsewhere
+
+
+def test_one_query_a_round_answers_every_element() -> None:
+    r = _rig()
+    _record(r, 30)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 30
+    asked = r.scheduler.calls["query"]
+    assert asked == done.queries
+    assert asked < 30  # one element's query per poll would be at least one per element
+    assert any(len(names) == 30 for kind, names in r.scheduler.log if kind == "query")  # type: ignore[arg-type]
+
+
+def test_failed_elements_are_counted_and_the_others_succeed() -> None:
+    r = _rig(fail=frozenset({2, 5}))
+    _record(r, 6, max_running=2)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    outcomes = {e.job: e.outcome for e in done.elements}
+    assert outcomes == {f"exp-{i}": ("failed" if i in (2, 5) else "succeeded") for i in range(1, 7)}
+
+
+def test_a_signal_drains_once_and_starts_nothing_more() -> None:
+    r = _rig()
+    names = _record(r, 10, max_running=2)
+    done = r.use_case(SWEEP, StopAfter(r.clock, waits=1), fresh=True)
+    assert done.drained
+    attempts = [len(_state(r, name).attempts) for name in names]
+    assert max(attempts) <= 1 and sum(attempts) <= 2  # the two started ones, and nothing after the stop
+    assert sum(r.scheduler.count("create_held", name) for name in names) == sum(attempts)
+    # reattached: every element once in all, the two started ones carried on, never sent again
+    again = r.use_case(SWEEP, StopAfter(r.clock), fresh=False)
+    assert [e.outcome for e in again.elements] == ["succeeded"] * 10
+    assert all(r.scheduler.count("create_held", name) == 1 for name in names)
+
+
+def test_an_element_another_supervisor_holds_is_listed_and_never_taken() -> None:
+    r = _rig()
+    names = _record(r, 4)
+    with r.store.lock(names[1]):
+        done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [job for job, _ in done.elsewhere] == [names[1]]
+    assert r.scheduler.count("create_held", names[1]) == 0
+    assert _state(r, names[1]).attempts == ()
+    assert sorted(e.job for e in done.ends) == sorted(set(names) - {names[1]})
+
+
+def test_a_settled_sweep_is_supervised_to_nothing() -> None:
+    r = _rig()
+    _record(r, 3)
+    r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    before = r.scheduler.calls["create_held"]
+    again = r.use_case(SWEEP, StopAfter(r.clock), fresh=False)
+    assert again.ends == () and r.scheduler.calls["create_held"] == before
