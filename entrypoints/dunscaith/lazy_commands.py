@@ -22,7 +22,7 @@ LAZY: dict[str, tuple[str, str]] = {
     'submit': ('dunscaith.entrypoints.dunscaith.commands.submit',
         'Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.'),
     'supervise': ('dunscaith.entrypoints.dunscaith.commands.submit',
-        'Reattach a supervisor to a job (refused while another supervisor holds it).'),
+        'Reattach a supervisor to a job, a sweep or (--all) every Unattended job (never one another holds).'),
     'status': ('dunscaith.entrypoints.dunscaith.commands.status',
         'What the record says about a job (every job without JOB), and whether a supervisor watches it.'),
     'list': ('dunscaith.entrypoints.dunscaith.commands.status',

@@ -193,8 +193,9 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
                                            help="when the job ends, one JSON object on stdout (docs/json.md); "
                                                 "the live view on stderr"),
               job_exit: bool | None = _exit_option()) -> int:
-    """Reattach a supervisor to a job, to every element of a sweep that no live supervisor holds, or (--all)
-    to every Unattended job of this host (refused while another supervisor holds a job)."""
+    """Reattach a supervisor to a job, a sweep or (--all) every Unattended job (never one another holds).
+
+    A sweep's elements that another live supervisor holds are listed, never taken."""
     if every == (job is not None):
         raise BadInput("give a JOB or SWEEP, or --all")
     if every:
