@@ -115,3 +115,31 @@ class WatchesChanges(Protocol):
         away as well, for a change made before the watch began. The caller queries then. None where this
         system gives no such watch (the caller polls). Until ``close``; never blocks."""
         ...
+
+
+@runtime_checkable
+class CreatesArrays(Protocol):
+    """A scheduler that makes many held objects in one request (Slurm: a job array), for a sweep.
+
+    Each element of the sweep stays a job of its own: its attempt's object is one task of the array,
+    ``task_object(array_id, index)``, and a query for the element's name (``NAME-<index>``) answers with
+    that task, named so and carrying the array's nonce, exactly as it answers for a job's own object."""
+
+    def array_refusal(self, count: int, largest_index: int) -> str | None:
+        """Why ``count`` elements with indices up to ``largest_index`` cannot be one array here (above the
+        cluster's MaxArraySize, arrays turned off), in one line, or None. May ask the scheduler once
+        (Slurm: ``scontrol show config``); one that cannot be asked is a refusal too."""
+        ...
+
+    def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],
+                          max_running: int | None) -> CreateAnswer:
+        """One held array named ``sweep``: one task per (index, spec), the task's index the element's, each
+        task running its own spec's command or script. Every spec carries the same nonce (the array's),
+        and the same needs and options. ``max_running``: at most that many tasks run at once (Slurm: %N).
+        One request, never retried. CREATED: ``object_id`` is the array's; REFUSED: nothing was made;
+        UNKNOWN: the answer was lost and the tasks are found by their names and nonce."""
+        ...
+
+    def task_object(self, array_id: ObjectId, index: int) -> ObjectId:
+        """The object id of the array's task ``index`` (Slurm: ``<array id>_<index>``)."""
+        ...
