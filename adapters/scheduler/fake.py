@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import (
@@ -423,3 +424,75 @@ class FakeScheduler:
                     ended = ObjectState.COMPLETED if code == 0 else ObjectState.FAILED
                     obj.view = replace(obj.view, state=ended, exit_code=code)
                     obj.stamp(datetime.now(UTC))
+
+
+class FakeArrayScheduler(FakeScheduler):
+    """The fake scheduler with job arrays (``CreatesArrays``), as Slurm has them: one request makes a held
+    array whose tasks are objects ``<array>_<index>``, each named by its element; releasing the array's id
+    releases every task; at most ``max_running`` of its tasks run at once."""
+
+    def __init__(self, *, max_array_size: int = 1001, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_array_size = max_array_size
+        self._arrays: dict[ObjectId, tuple[list[ObjectId], int | None]] = {}  # id -> (tasks, max running)
+
+    def array_refusal(self, count: int, largest_index: int) -> str | None:
+        if largest_index >= self.max_array_size:
+            return f"index {largest_index} is above the cluster's MaxArraySize ({self.max_array_size})"
+        return None
+
+    def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],
+                          max_running: int | None) -> CreateAnswer:
+        with self._lock:
+            self._count("create_array_held", sweep)
+            array_id = self._new_id()
+            scripted = self._create_faults.pop(0) if self._create_faults else None
+            if scripted is not None and scripted.outcome is CreateOutcome.REFUSED:
+                return scripted
+            tasks = []
+            for index, spec in elements:
+                task = self.task_object(array_id, index)
+                view = ObjectView(object_id=task, name=spec.name, nonce=spec.nonce, state=ObjectState.HELD,
+                                  owner=self.owner)
+                self._objects[task] = FakeObject(spec=spec, view=view, submitted_at=datetime.now(UTC))
+                tasks.append(task)
+            self._arrays[array_id] = (tasks, max_running)
+            if scripted is not None:  # UNKNOWN: the array exists, only the answer was lost
+                return replace(scripted, detail=scripted.detail or "the reply was lost after the array was made")
+            return CreateAnswer(CreateOutcome.CREATED, array_id)
+
+    def task_object(self, array_id: ObjectId, index: int) -> ObjectId:
+        return ObjectId(f"{array_id}_{index}")
+
+    def release(self, object_id: ObjectId) -> None:
+        with self._lock:
+            array = self._arrays.get(object_id)
+            if array is None:
+                super().release(object_id)
+                return
+            self._count("release", object_id)
+            for task in array[0]:
+                obj = self._objects[task]
+                if obj.view.state is ObjectState.HELD:
+                    obj.releases += 1
+                    self._set(obj, ObjectState.PENDING)
+
+    def running_at_most(self, array_id: ObjectId) -> int | None:
+        return self._arrays[array_id][1]
+
+    def _step_all(self) -> None:
+        # a throttled array's pending tasks wait while as many of its tasks run as it allows (JobArrayTaskLimit)
+        waiting: list[FakeObject] = []
+        for tasks, most in self._arrays.values():
+            if most is None:
+                continue
+            running = sum(1 for t in tasks if self._objects[t].view.state is ObjectState.RUNNING)
+            pending = [self._objects[t] for t in tasks if self._objects[t].view.state is ObjectState.PENDING]
+            waiting += pending[max(most - running, 0):]
+        for obj in waiting:
+            obj.view = replace(obj.view, state=ObjectState.HELD)  # kept back for this step only
+        try:
+            super()._step_all()
+        finally:
+            for obj in waiting:
+                obj.view = replace(obj.view, state=ObjectState.PENDING)

@@ -495,7 +495,7 @@ class UseCases(containers.DeclarativeContainer):
     # one supervision of a sweep's elements (one=: the supervise_job above, with the command's on_problem)
     supervise_sweep = providers.Factory(_supervise_sweep, store=adapters.store, supervisor=supervisor.provider,
                                         views=adapters.sweep_view.provider, schedulers=adapters.schedulers,
-                                        clock=adapters.clock)
+                                        clock=adapters.clock, crash=adapters.crash)
 
 
 class Container(containers.DeclarativeContainer):

@@ -27,7 +27,7 @@ from dunscaith.adapters.residual.files import FileResidualList
 from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
 from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
-from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.fake import FakeArrayScheduler, FakeScheduler
 from dunscaith.adapters.scheduler.local.probe import LocalProbe
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
@@ -48,6 +48,7 @@ from dunscaith.adapters.transport.openssh import OpenSshTransport
 from dunscaith.adapters.transport.paramiko_ssh import ParamikoTransport
 from dunscaith.adapters.transport.sent_requests import FileSentRequests
 from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
+from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.ports.circuit_translator import CircuitTranslator
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.cluster_probe import ClusterProbe
@@ -63,7 +64,7 @@ from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.run_io import UserRules
 from dunscaith.ports.run_record import RunRecords
-from dunscaith.ports.scheduler import Scheduler, WatchesChanges
+from dunscaith.ports.scheduler import CreatesArrays, Scheduler, WatchesChanges
 from dunscaith.ports.site import Site
 from dunscaith.ports.site_lock import SiteLock
 from dunscaith.ports.transport import Transport
@@ -81,6 +82,13 @@ def schedulers(slurm: SlurmCliScheduler, local: LocalScheduler, shared: SharedQu
     bound: list[Scheduler] = [slurm, local, shared, fake, pbs]
     watching: list[WatchesChanges] = [local]  # the schedulers that tell of their objects' changes
     del bound, watching
+
+
+def array_schedulers(fake: FakeArrayScheduler, rounds: RoundQuery) -> None:
+    arrays: list[CreatesArrays] = [fake]  # the schedulers that make a sweep's objects in one request
+    bound: list[Scheduler] = [fake, rounds]
+    watching: list[WatchesChanges] = [rounds]  # a sweep's round query passes its scheduler's watch on
+    del arrays, bound, watching
 
 
 def cluster_probes(slurm: SlurmProbe, local: LocalProbe) -> None:

@@ -12,7 +12,7 @@ element's supervisor then asks again in a later round, never on this answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
@@ -33,6 +33,10 @@ class RoundQuery:
         self._answer: QueryResult | None = None
         self._covers: frozenset[str] = frozenset()
         self.asked = 0  # queries sent to the scheduler (the sweep benchmark counts them)
+        # a job array whose every task's creation is durable in its element's record: task -> array
+        self._whole: dict[ObjectId, ObjectId] = {}
+        self._released: set[ObjectId] = set()  # arrays released whole
+        self._may: dict[ObjectId, Callable[[], bool]] = {}
 
     def new_round(self) -> None:
         """A new pass of the loop: the next confirming query asks the scheduler afresh."""
@@ -48,8 +52,30 @@ class RoundQuery:
     def create_held(self, spec: ObjectSpec) -> CreateAnswer:
         return self._inner.create_held(spec)
 
+    def whole_array(self, array_id: ObjectId, tasks: Mapping[ObjectId, ObjectId], may: Callable[[], bool]) -> None:
+        """Every task of ``array_id`` is known (its creation durable in its element's record): the first
+        element's release releases them all in one request, when ``may`` says so then (no element of it
+        asked to stay held), and each other element's first release is then already done."""
+        self._whole.update(tasks)
+        self._may[array_id] = may
+
     def release(self, object_id: ObjectId) -> None:
-        self._inner.release(object_id)
+        array = self._whole.pop(object_id, None)
+        if array is None:
+            self._inner.release(object_id)
+            return
+        if array not in self._released and not self._may[array]():
+            for task in [t for t, a in self._whole.items() if a == array]:
+                del self._whole[task]  # one element asked to stay held: each is released on its own
+            self._inner.release(object_id)
+            return
+        if array not in self._released:
+            try:
+                self._inner.release(array)
+            except BaseException:
+                self._whole[object_id] = array  # not released: this element asks again
+                raise
+            self._released.add(array)
 
     def hold(self, object_id: ObjectId) -> None:
         self._inner.hold(object_id)

@@ -23,20 +23,23 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome
+from dunscaith.domain.model.jobs.state import JobState, apply, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.pointer_notes import Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
-from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor
+from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor, new_nonce
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.ports.clock import Clock
+from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SweepView
-from dunscaith.ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
-from dunscaith.ports.scheduler import Scheduler
+from dunscaith.ports.job_store import JobLock, JobStore, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.ports.scheduler import CreatesArrays, Scheduler
 
 
 class UnknownSweep(UnknownJob):
@@ -61,6 +64,20 @@ class SweepSupervised:
     queries: int  # confirming scheduler queries sent for the whole sweep
 
 
+@dataclass(eq=False)
+class _Taken:
+    """An element whose lock is held and whose supervisor is made, its loop not begun yet."""
+
+    member: JobSummary
+    state: JobState
+    known: int  # events of its record reflected in ``state``
+    lock: JobLock
+    stack: contextlib.ExitStack
+    supervisor: Supervisor
+    progress: JobProgress
+    query: RoundQuery
+
+
 @dataclass
 class _Active:
     job: JobId
@@ -80,13 +97,14 @@ def _by_index(summary: JobSummary) -> tuple[int, str]:
 class SuperviseSweep:
     def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
                  views: Callable[..., SweepView], schedulers: Callable[[str], Scheduler], clock: Clock,
-                 on_problem: Callable[[str], None]) -> None:
+                 crash: CrashPoints, on_problem: Callable[[str], None]) -> None:
         self._store = store
         self._one = one  # a single job's supervision: the pointer, where a job is acted on, the sweep of strays
         self._supervisor = supervisor  # (cluster=, progress=, schedulers=) -> the supervisor of one element
         self._views = views  # (sweep=, and the command's display options) -> the sweep's live view
         self._schedulers = schedulers
         self._clock = clock
+        self._crash = crash
         self._on_problem = on_problem
 
     def is_sweep(self, name: str) -> bool:
@@ -134,6 +152,7 @@ class SuperviseSweep:
             waiting = deque(sorted((m for m in members if not m.settled),
                                    key=lambda m: (m.attempts == 0, m.sweep or "", _by_index(m))))
             bounds = self._max_running(waiting)
+            self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere)
             stopping = False
             while True:
                 stopping = stopping or drain.pending() is not None
@@ -217,6 +236,13 @@ class SuperviseSweep:
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepView,
                rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
                elsewhere: list[tuple[JobId, str]]) -> _Active | None:
+        taken = self._take(member, fresh, view, rounds, active, elsewhere)
+        return None if taken is None else self._begin(taken, drain)
+
+    def _take(self, member: JobSummary, fresh: bool, view: SweepView, rounds: dict[str, RoundQuery],
+              active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]]) -> _Taken | None:
+        """The element's record read and its lock taken, its supervisor made; None (said why) when it is
+        not this process's to supervise."""
         job = member.job
         stack = contextlib.ExitStack()
         try:
@@ -235,8 +261,7 @@ class SuperviseSweep:
             chosen = query
             supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
                                           schedulers=lambda _cluster: chosen)
-            steps = stack.enter_context(supervisor.rounds(job, lock, drain, first=(state, len(record.events))))
-            return _Active(job, supervisor, steps, stack, member.sweep)
+            return _Taken(member, state, len(record.events), lock, stack, supervisor, progress, query)
         except LockBusy:
             stack.close()
             elsewhere.append((job, "held by another live supervisor or command"))
@@ -250,6 +275,118 @@ class SuperviseSweep:
         except BaseException:
             stack.close()
             raise
+
+    @staticmethod
+    def _begin(taken: _Taken, drain: Interrupts) -> _Active:
+        """The element's loop, from its record as last read (or as the array's commits left it)."""
+        try:
+            steps = taken.stack.enter_context(taken.supervisor.rounds(
+                taken.member.job, taken.lock, drain, first=(taken.state, taken.known)))
+        except BaseException:
+            taken.stack.close()
+            raise
+        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep)
+
+    # ------------------------------------------------------------------ a sweep as one array
+
+    def _arrays(self, waiting: deque[JobSummary], drain: Interrupts, fresh: bool, view: SweepView,
+                rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
+                elsewhere: list[tuple[JobId, str]]) -> None:
+        """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
+        array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
+        fresh_by_sweep: dict[str, list[JobSummary]] = {}
+        for member in waiting:
+            if member.sweep is not None and member.attempts == 0:
+                fresh_by_sweep.setdefault(member.sweep, []).append(member)
+        for sweep, members in fresh_by_sweep.items():
+            cluster = members[0].cluster
+            if any(m.cluster != cluster for m in members):
+                continue
+            scheduler = self._schedulers(cluster)
+            if not isinstance(scheduler, CreatesArrays):
+                continue
+            largest = max(m.sweep_index or 0 for m in members)
+            try:
+                refused = scheduler.array_refusal(len(members), largest)
+            except Exception as exc:  # asking only decides the way: one object per element is always sound
+                refused = f"the scheduler could not be asked: {reason(exc)}"
+            if refused is not None:
+                view.line(f"sweep {sweep}: not one job array ({refused}): one held job per element")
+                continue
+            if drain.pending() is not None:
+                return
+            taken = [t for m in members if (t := self._take(m, fresh, view, rounds, active, elsewhere)) is not None]
+            for t in taken:
+                waiting.remove(t.member)
+            sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
+            for t in taken:
+                if t not in sent:
+                    active[t.member.job] = self._begin(t, drain)
+            if sent:
+                self._send_array(JobId(sweep), scheduler, sent, view, active)
+                for t in sent:
+                    active[t.member.job] = self._begin(t, drain)
+
+    def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepView,
+                    active: dict[JobId, _Active]) -> None:
+        """Every element's "submitting" durable (one nonce, the array's), then ONE request, then each answer
+        committed. Whatever fails on the way is left to each element's own loop, which finds the attempt
+        unanswered and treats it as any job's: marked unknown, looked for by its name and nonce, never sent
+        again. The array is released whole by the first element's release once every answer is durable."""
+        nonce = new_nonce()
+        submitting = ev.Submitting(1, nonce)
+        for t in taken:
+            if not self._append(t, submitting, "submitting-committed"):
+                view.line(f"sweep {sweep}: not sent: the record of {t.member.job} could not be written; each "
+                          "element is looked after on its own")
+                return
+        try:
+            for t in taken:
+                t.lock.check()  # right before the request: every element is still ours
+        except (LockLost, StoreError) as exc:
+            view.line(f"sweep {sweep}: not sent: {reason(exc)}")
+            return
+        bound = next((t.state.spec.member.max_running for t in taken if t.state.spec.member is not None), None)
+        elements = [(t.state.spec.member.index if t.state.spec.member else 0, t.state.spec.object_spec(nonce))
+                    for t in taken]
+        try:
+            answer = scheduler.create_array_held(sweep, elements, bound)
+        except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
+            answer = CreateAnswer(CreateOutcome.UNKNOWN, None, f"{type(exc).__name__}: {exc}")
+        self._crash.reached("create-answered")
+        tasks: dict[ObjectId, ObjectId] = {}
+        every = True
+        for t, (index, _) in zip(taken, elements, strict=True):
+            event: ev.Event
+            if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
+                task = scheduler.task_object(answer.object_id, index)
+                tasks[task] = answer.object_id
+                event = ev.Created(1, task)
+            elif answer.outcome is CreateOutcome.REFUSED:
+                event = ev.Refused(1, answer.detail or "refused")
+            else:
+                event = ev.Unknown(1, answer.detail or "no reply")
+            every = self._append(t, event, "answer-committed") and every
+        if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
+            view.line(f"sweep {sweep}: {len(taken)} elements sent as job array {answer.object_id}")
+            if every:
+                jobs = {t.member.job for t in taken}
+                taken[0].query.whole_array(answer.object_id, tasks, lambda: not any(
+                    e.loop is not None and e.loop.state.hold_wanted for job, e in active.items() if job in jobs))
+
+    def _append(self, taken: _Taken, event: ev.Event, point: str) -> bool:
+        """One event of the array's made durable in an element's record (its state carried on), or False."""
+        try:
+            kind, data = ev.encode(event)
+            now = self._clock.now()
+            self._store.append(taken.member.job, now, kind, data)
+        except StoreError:
+            return False
+        taken.state = apply(taken.state, event, now)
+        taken.known += 1
+        taken.progress.committed(taken.state, event)
+        self._crash.reached(point)
+        return True
 
     def _progress(self, state: JobState, fresh: bool, view: SweepView) -> JobProgress:
         pointer = self._one.pointer_for(state)

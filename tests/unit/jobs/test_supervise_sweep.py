@@ -11,11 +11,11 @@ from datetime import datetime, timedelta
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.adapters.residual.memory import InMemoryResidualList
-from dunscaith.adapters.scheduler.fake import FakeScheduler
+from dunscaith.adapters.scheduler.fake import FakeArrayScheduler, FakeScheduler
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
-from dunscaith.domain.model.jobs.objects import ENDED, ObjectSpec
+from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec, ObjectState
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.model.jobs.spec import JobSpec
@@ -77,34 +77,68 @@ class SweepLines:
 
 
 class CountingRunning(FakeScheduler):
-    """The fake scheduler noting how many of its objects were released and not yet ended at most."""
+    """The fake scheduler noting how many of its objects were running at once at most."""
 
     def __init__(self, exit_code_of: object) -> None:
         super().__init__(exit_code_of=exit_code_of)  # type: ignore[arg-type]
         self.most_running = 0
 
-    def release(self, object_id: object) -> None:
-        super().release(object_id)  # type: ignore[arg-type]
-        live = sum(1 for o in self.objects().values() if o.releases and o.view.state not in ENDED)
-        self.most_running = max(self.most_running, live)
+    def _step_all(self) -> None:
+        super()._step_all()
+        running = sum(1 for o in self.objects().values() if o.view.state is ObjectState.RUNNING)
+        self.most_running = max(self.most_running, running)
+
+
+class CountingArrays(FakeArrayScheduler):
+    def __init__(self, exit_code_of: object, max_array_size: int = 1001) -> None:
+        super().__init__(exit_code_of=exit_code_of, max_array_size=max_array_size)
+        self.most_running = 0
+
+    def _step_all(self) -> None:
+        super()._step_all()
+        running = sum(1 for o in self.objects().values() if o.view.state is ObjectState.RUNNING)
+        self.most_running = max(self.most_running, running)
+
+
+class Crash(NoCrash):
+    """kill -9 at the ``at``-th time ``point`` is reached (the process ends there: nothing after it runs)."""
+
+    def __init__(self, point: str, at: int = 1) -> None:
+        super().__init__()
+        self._point, self._left = point, at
+
+    def reached(self, point: str) -> None:
+        super().reached(point)
+        if point == self._point:
+            self._left -= 1
+            if self._left == 0:
+                raise Killed(point)
+
+
+class Killed(BaseException):
+    pass
 
 
 @dataclass
 class SweepRig:
     clock: FakeClock
     store: InMemoryStore
-    scheduler: CountingRunning
+    scheduler: CountingRunning | CountingArrays
     view: SweepLines
     use_case: SuperviseSweep
 
 
-def _rig(*, fail: frozenset[int] = frozenset()) -> SweepRig:
+def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_size: int = 1001,
+         crash: NoCrash | None = None, store: InMemoryStore | None = None,
+         scheduler: CountingRunning | CountingArrays | None = None) -> SweepRig:
     clock = FakeClock()
-    store = InMemoryStore()
+    store = store or InMemoryStore()
+    crash = crash or NoCrash()
 
     def exit_code(spec: ObjectSpec) -> int:
         return 1 if int(spec.name.rsplit("-", 1)[1]) in fail else 0
-    scheduler = CountingRunning(exit_code)
+    if scheduler is None:
+        scheduler = CountingArrays(exit_code, max_array_size) if arrays else CountingRunning(exit_code)
     counter = iter(range(1, 100_000))
     residual = InMemoryResidualList()
     view = SweepLines()
@@ -112,7 +146,7 @@ def _rig(*, fail: frozenset[int] = frozenset()) -> SweepRig:
 
     def supervisor(*, cluster: str, progress: JobProgress, schedulers: object = None) -> Supervisor:
         chosen: Scheduler = schedulers(cluster) if callable(schedulers) else scheduler
-        return Supervisor(store, chosen, clock, NoCrash(), progress, SuperviseSettings(poll=1.0, giveup=30.0, wait=10.0,
+        return Supervisor(store, chosen, clock, crash, progress, SuperviseSettings(poll=1.0, giveup=30.0, wait=10.0,
                                                                                         drain=2.0),
                           Policy(absence_deadline=timedelta(seconds=5), residual=ResidualPolicy.LIST),
                           nonces=lambda: Nonce(f"n{next(counter)}"), residual=residual)
@@ -124,7 +158,8 @@ def _rig(*, fail: frozenset[int] = frozenset()) -> SweepRig:
                        outputs=JobOutputs(NoFiles(), lambda cluster: scheduler, clock, "/var/tmp/r"),
                        poll=1.0, on_problem=view.lines.append, on_sweep=lambda done: None)
     use_case = SuperviseSweep(store=store, one=one, supervisor=supervisor, views=lambda sweep, **display: view,
-                              schedulers=lambda cluster: scheduler, clock=clock, on_problem=view.lines.append)
+                              schedulers=lambda cluster: scheduler, clock=clock, crash=crash,
+                              on_problem=view.lines.append)
     return SweepRig(clock, store, scheduler, view, use_case)
 
 
@@ -203,3 +238,75 @@ def test_a_settled_sweep_is_supervised_to_nothing() -> None:
     before = r.scheduler.calls["create_held"]
     again = r.use_case(SWEEP, StopAfter(r.clock), fresh=False)
     assert again.ends == () and r.scheduler.calls["create_held"] == before
+
+
+# ---------------------------------------------------------------------- a sweep as one job array
+
+
+def test_a_sweep_is_one_array_created_and_released_in_one_request_each() -> None:
+    r = _rig(arrays=True)
+    names = _record(r, 20, max_running=3)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 20
+    assert r.scheduler.calls["create_array_held"] == 1 and r.scheduler.calls["create_held"] == 0
+    assert r.scheduler.calls["release"] == 1  # the array's id: every task at once
+    assert r.scheduler.most_running <= 3  # the array's own bound (Slurm: %3)
+    objects = {_state(r, name).attempts[0].object_id for name in names}
+    assert objects == {f"fake-1_{i}" for i in range(1, 21)}
+    assert any("20 elements sent as job array fake-1" in line for line in r.view.lines)
+
+
+def test_a_sweep_above_the_clusters_array_size_is_one_held_job_per_element_and_says_so() -> None:
+    r = _rig(arrays=True, max_array_size=10)
+    _record(r, 12)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 12
+    assert r.scheduler.calls["create_array_held"] == 0 and r.scheduler.calls["create_held"] == 12
+    assert any("not one job array (index 12 is above the cluster's MaxArraySize (10))" in line
+               for line in r.view.lines)
+
+
+def test_an_arrays_lost_reply_makes_every_element_unknown_then_found_never_sent_again() -> None:
+    r = _rig(arrays=True)
+    names = _record(r, 5)
+    r.scheduler._create_faults.append(CreateAnswer(CreateOutcome.UNKNOWN, None, "timed out"))
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 5
+    assert r.scheduler.calls["create_array_held"] == 1 and r.scheduler.calls["create_held"] == 0
+    for name in names:
+        kinds = [line.kind for line in r.store.read(name).events]
+        assert "unknown" in kinds and "found" in kinds and kinds.count("submitting") == 1
+
+
+def test_kill_9_after_the_array_was_made_and_before_its_answers_then_reattach_finds_every_task() -> None:
+    store = InMemoryStore()
+    first = _rig(arrays=True, crash=Crash("create-answered"), store=store)
+    names = _record(first, 6, max_running=2)
+    try:
+        first.use_case(SWEEP, StopAfter(first.clock), fresh=True)
+    except Killed:
+        pass
+    again = _rig(arrays=True, store=store, scheduler=first.scheduler)
+    done = again.use_case(SWEEP, StopAfter(again.clock), fresh=False)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 6
+    assert first.scheduler.calls["create_array_held"] == 1 and first.scheduler.calls["create_held"] == 0
+    assert all(len(_state(again, name).attempts) == 1 for name in names)
+
+
+def test_kill_9_between_submitting_and_the_send_never_sends_the_array_twice() -> None:
+    store = InMemoryStore()
+    first = _rig(arrays=True, crash=Crash("submitting-committed", at=3), store=store)
+    names = _record(first, 5)
+    try:
+        first.use_case(SWEEP, StopAfter(first.clock), fresh=True)
+    except Killed:
+        pass
+    assert first.scheduler.calls["create_array_held"] == 0
+    again = _rig(arrays=True, store=store, scheduler=first.scheduler)
+    done = again.use_case(SWEEP, StopAfter(again.clock), fresh=False)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 5
+    # the three whose "submitting" was durable are unknown, never found, and tried again as attempt 2, each
+    # on its own; the two that were still fresh go as one new array
+    made = first.scheduler.objects()
+    assert all(sum(1 for o in made.values() if o.view.name == name and o.view.state is ObjectState.COMPLETED) == 1
+               for name in names)
