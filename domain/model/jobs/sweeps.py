@@ -14,9 +14,14 @@ from collections.abc import Iterator
 from dataclasses import Field, dataclass, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from dunscaith.domain.model.jobs.errors import BadSpec
+from dunscaith.domain.model.jobs.errors import BadSpec, JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import name_problem
+
+
+class NameTaken(JobsError):
+    """A sweep or a job cannot be recorded under its name: a job or a sweep of that name is recorded, or one
+    of the sweep's element names is taken. Nothing was recorded."""
 
 
 @dataclass(frozen=True, slots=True)
