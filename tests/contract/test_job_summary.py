@@ -20,8 +20,8 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import StoreIdentity
-from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
 from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
 from dunscaith.ports.job_store import JobStore
