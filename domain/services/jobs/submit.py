@@ -69,11 +69,15 @@ class _Recording:
 
 
 class RecordJob(_Recording):
+    def check_name(self, name: JobId) -> None:
+        """NameTaken when ``name`` is a recorded sweep's (asked again when recording)."""
+        if self._is_sweep(name):
+            raise NameTaken(f"{name} is the name of a recorded sweep; choose another --name")
+
     def __call__(self, spec: JobSpec) -> JobId:
         """Record ``spec`` as a new job (JobExists if the name is taken, NameTaken if it is a recorded sweep's:
         ``status NAME`` must name one thing); durable when this returns."""
-        if self._is_sweep(spec.name):
-            raise NameTaken(f"{spec.name} is the name of a recorded sweep; choose another --name")
+        self.check_name(spec.name)
         self._store.create(spec.name, self._clock.now(), *self._first_event(spec))
         self._crash.reached("job-recorded")
         return spec.name
@@ -89,7 +93,7 @@ class RecordSweep(_Recording):
         recorded, when a job named ``sweep`` is recorded, when the sweep has elements already, or when an
         element's name is a recorded job's or sweep's. Durable when this returns."""
         names = [spec.name for spec in specs]
-        self._refuse_taken(sweep, names)
+        self.check_names(sweep, names)
         at = self._clock.now()
         with self._store.batch():
             for spec in specs:
@@ -102,7 +106,8 @@ class RecordSweep(_Recording):
         self._crash.reached("sweep-recorded")
         return names
 
-    def _refuse_taken(self, sweep: JobId, names: Sequence[JobId]) -> None:
+    def check_names(self, sweep: JobId, names: Sequence[JobId]) -> None:
+        """NameTaken when the sweep cannot be recorded under these names (asked again when recording)."""
         if self._is_sweep(sweep):
             raise NameTaken(f"a sweep named {sweep} is already recorded; choose another --name")
         recorded = set(self._store.jobs())
