@@ -69,7 +69,7 @@ class _Recording:
 
 
 class RecordJob(_Recording):
-    def check_name(self, name: JobId) -> None:
+    def check_free(self, name: JobId) -> None:
         """NameTaken when ``name`` is a recorded sweep's (asked again when recording)."""
         if self._is_sweep(name):
             raise NameTaken(f"{name} is the name of a recorded sweep; choose another --name")
@@ -77,7 +77,7 @@ class RecordJob(_Recording):
     def __call__(self, spec: JobSpec) -> JobId:
         """Record ``spec`` as a new job (JobExists if the name is taken, NameTaken if it is a recorded sweep's:
         ``status NAME`` must name one thing); durable when this returns."""
-        self.check_name(spec.name)
+        self.check_free(spec.name)
         self._store.create(spec.name, self._clock.now(), *self._first_event(spec))
         self._crash.reached("job-recorded")
         return spec.name
@@ -93,7 +93,7 @@ class RecordSweep(_Recording):
         recorded, when a job named ``sweep`` is recorded, when the sweep has elements already, or when an
         element's name is a recorded job's or sweep's. Durable when this returns."""
         names = [spec.name for spec in specs]
-        self.check_names(sweep, names)
+        self.check_free(sweep, names)
         at = self._clock.now()
         with self._store.batch():
             for spec in specs:
@@ -106,7 +106,7 @@ class RecordSweep(_Recording):
         self._crash.reached("sweep-recorded")
         return names
 
-    def check_names(self, sweep: JobId, names: Sequence[JobId]) -> None:
+    def check_free(self, sweep: JobId, names: Sequence[JobId]) -> None:
         """NameTaken when the sweep cannot be recorded under these names (asked again when recording)."""
         if self._is_sweep(sweep):
             raise NameTaken(f"a sweep named {sweep} is already recorded; choose another --name")

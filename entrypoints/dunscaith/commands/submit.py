@@ -237,7 +237,7 @@ def submit(
         raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
                        "fix that folder, then submit again") from None
     try:
-        edge.use_cases(ctx).record_job().check_name(spec.name)
+        edge.use_cases(ctx).record_job().check_free(spec.name)
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
     edge.notice_unattended(ctx)
@@ -268,7 +268,7 @@ def _submit_sweep(ctx: typer.Context, drain: Interrupts, template: JobSpec, elem
         raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
                        "fix that folder, then submit again") from None
     try:
-        record.check_names(template.name, [element.name for element in elements])
+        record.check_free(template.name, [element.name for element in elements])
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
     edge.notice_unattended(ctx)
