@@ -72,16 +72,22 @@ def test_a_crash_between_two_elements_leaves_no_element_recorded(open_store: Ope
     assert again.count(SummaryQuery(sweep="exp")) == 10
 
 
-def test_an_element_name_taken_after_the_check_refuses_the_whole_sweep(open_store: OpenStore) -> None:
-    store, other = open_store(), open_store()
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_an_element_name_taken_after_the_check_refuses_the_whole_sweep(postgres_server: PostgresTestServer) -> None:
+    # PostgreSQL only: SQLite's batch holds the write lock, so another writer waits for it instead
+    url = postgres_server.url(postgres_server.new_database())
+    store, other = (PostgresStore.open(PostgresTarget.from_settings(url)) for _ in range(2))
 
     class Racing(NoCrash):  # another writer records exp-5 while the sweep's elements are being written
         def reached(self, point: str) -> None:
             if point == "sweep-element-recorded" and JobId("exp-5") not in other.jobs():
                 RecordJob(other, FakeClock(), NoCrash())(JobSpec(JobId("exp-5"), "local", "local", ("true",)))
 
-    if isinstance(store, SqliteStore):
-        pytest.skip("SQLite's batch holds the write lock: another writer waits for it, so no name is taken meanwhile")
-    with pytest.raises(NameTaken, match="exp-5 was recorded by someone else meanwhile"):
-        RecordSweep(store, FakeClock(), Racing())(JobId("exp"), _elements("exp", "0-9"))
-    assert other.jobs() == [JobId("exp-5")]
+    try:
+        with pytest.raises(NameTaken, match="exp-5 was recorded by someone else meanwhile"):
+            RecordSweep(store, FakeClock(), Racing())(JobId("exp"), _elements("exp", "0-9"))
+        assert other.jobs() == [JobId("exp-5")]
+    finally:
+        store.close()
+        other.close()
