@@ -25,24 +25,27 @@ from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, Summar
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first event does not read
 
 COLUMNS = ("seq", "state", "cluster", "adapter", "outcome", "outcome_detail", "settled", "attempts", "object_id",
-           "recorded_at", "updated_at", "pruned_at", "outstanding", "undelivered", "problem")
+           "recorded_at", "updated_at", "pruned_at", "outstanding", "undelivered", "problem", "sweep", "sweep_index")
 _KEEP = 64  # carries kept per process: a supervisor needs one; a builder walking many jobs, the last few
 
 
 def to_row(s: JobSummary) -> tuple[Any, ...]:
     return (s.seq, s.state, s.cluster, s.adapter, s.outcome, s.outcome_detail, bool(s.settled), s.attempts,
             s.object_id, encode_time(s.recorded_at), encode_time(s.updated_at),
-            encode_time(s.pruned_at) if s.pruned_at else None, s.outstanding, s.undelivered, s.problem)
+            encode_time(s.pruned_at) if s.pruned_at else None, s.outstanding, s.undelivered, s.problem, s.sweep,
+            s.sweep_index)
 
 
 def from_row(name: str, row: Sequence[Any]) -> JobSummary:
     (seq, state, cluster, adapter, outcome, detail, settled, attempts, object_id, recorded_at, updated_at,
-     pruned_at, left, undelivered, problem) = row
+     pruned_at, left, undelivered, problem, sweep, sweep_index) = row
     return JobSummary(job=JobId(name), seq=int(seq), state=state, cluster=cluster, adapter=adapter,
                       outcome=outcome, outcome_detail=detail, settled=bool(settled), attempts=int(attempts),
                       object_id=object_id, recorded_at=decode_time(recorded_at), updated_at=decode_time(updated_at),
                       pruned_at=decode_time(pruned_at) if pruned_at else None, outstanding=int(left),
-                      undelivered=int(undelivered), problem=problem)
+                      undelivered=int(undelivered), problem=problem,
+                      sweep=JobId(sweep) if sweep is not None else None,
+                      sweep_index=int(sweep_index) if sweep_index is not None else None)
 
 
 def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
@@ -189,7 +192,7 @@ def where(query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
     args: list[Any] = []
     if not query.include_pruned:
         clauses.append("s.pruned_at IS NULL")
-    for column, value in (("state", query.state), ("cluster", query.cluster),
+    for column, value in (("state", query.state), ("cluster", query.cluster), ("sweep", query.sweep),
                           ("recorded_at", encode_time(query.since) if query.since is not None else None)):
         if value is not None:
             clauses.append(f"s.{column} {'>=' if column == 'recorded_at' else '='} {mark}")

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.job_output import JobOutputs
     from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
     from dunscaith.domain.services.jobs.prune import Prune
-    from dunscaith.domain.services.jobs.submit import RecordJob
+    from dunscaith.domain.services.jobs.submit import RecordJob, RecordSweep
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
     from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
@@ -360,6 +360,12 @@ def _record_job(**ports: Any) -> RecordJob:
     return RecordJob(**ports)
 
 
+def _record_sweep(**ports: Any) -> RecordSweep:
+    from dunscaith.domain.services.jobs.submit import RecordSweep
+
+    return RecordSweep(**ports)
+
+
 def _job_commands(**ports: Any) -> JobCommands:
     from dunscaith.domain.services.jobs.commands import JobCommands
 
@@ -437,6 +443,9 @@ class UseCases(containers.DeclarativeContainer):
 
     record_job = providers.Factory(_record_job, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
                                    host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    # every element of a sweep, in one transaction (submit --array/--each)
+    record_sweep = providers.Factory(_record_sweep, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
+                                     host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,

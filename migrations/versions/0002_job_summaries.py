@@ -54,9 +54,10 @@ def _rebuild(summaries: sa.Table) -> None:
         "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
         "ORDER BY j.id, e.seq"))
     names = ("job_id", *COLUMNS)
+    here = set(summaries.c.keys())  # this revision's columns: later ones (0005's sweep) are filled by theirs
     batch: list[dict[str, object]] = []
     for row in rebuilt_rows(grouped(rows)):
-        batch.append(dict(zip(names, row, strict=True)))
+        batch.append({name: value for name, value in zip(names, row, strict=True) if name in here})
         if len(batch) >= _BATCH:
             op.bulk_insert(summaries, batch)
             batch = []

@@ -20,8 +20,10 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
+from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
 from dunscaith.ports.job_store import JobStore
 from tests.contract.test_job_store import T0, Backend, backend  # noqa: F401 - the store fixture's parameters
 from tests.unit.jobs.test_domain_tables import EVERY_EVENT, SPEC
@@ -116,3 +118,37 @@ def test_list_is_newest_first_filtered_and_limited_and_counts_the_rest(backend: 
     assert [s.job for s in store.summaries(SummaryQuery(since=T0 + timedelta(minutes=3)))] == newest[:2]
     assert store.count(SummaryQuery(cluster="elsewhere")) == 0
     assert [s.job for s in store.unsettled()] == made  # oldest first, none settled
+
+
+def _element(sweep: str, index: int) -> ev.JobRecorded:
+    spec = JobSpec(element_name(JobId(sweep), index), "local", "local", ("echo", str(index)),
+                   member=SweepMember(JobId(sweep), index, 2))
+    return ev.JobRecorded.of(spec, StoreIdentity("memory", "m"))
+
+
+def test_a_sweeps_elements_are_asked_for_by_its_name_and_counted(backend: Backend) -> None:  # noqa: F811
+    store = backend.open()
+    sweep = next(names)
+    with store.batch():
+        for i in range(4):
+            store.create(element_name(JobId(sweep), i), T0 + timedelta(minutes=i), *ev.encode(_element(sweep, i)))
+        store.create(element_name(JobId("other"), 0), T0, *ev.encode(_element("other", 0)))
+        store.create(JobId(f"{sweep}-9"), T0, *ev.encode(HEAD))  # named like an element, but a job of its own
+    store.append(JobId(f"{sweep}-1"), T0, *ev.encode(ev.Submitting(1, Nonce("n"))))
+    for event in (ev.OutcomeReached("cancelled", ""), ev.Settled(), ev.Pruned()):
+        store.append(JobId(f"{sweep}-3"), T0, *ev.encode(event))
+    newest = [JobId(f"{sweep}-{i}") for i in (2, 1, 0)]  # the pruned one aside
+    assert [s.job for s in store.summaries(SummaryQuery(sweep=sweep))] == newest
+    assert [(s.sweep, s.sweep_index) for s in store.summaries(SummaryQuery(sweep=sweep))] == [
+        (sweep, 2), (sweep, 1), (sweep, 0)]
+    assert store.count(SummaryQuery(sweep=sweep)) == 3
+    assert store.count(SummaryQuery(sweep=sweep, include_pruned=True)) == 4
+    assert [s.job for s in store.summaries(SummaryQuery(sweep=sweep, state="submitting"))] == [f"{sweep}-1"]
+    assert [s.job for s in store.summaries(SummaryQuery(sweep=sweep, limit=1))] == newest[:1]
+    assert store.count(SummaryQuery(sweep="no-such-sweep")) == 0
+    mine = store.summary(JobId(f"{sweep}-9"))
+    assert (mine.sweep, mine.sweep_index) == (None, None)
+    assert store.summary(JobId(f"{sweep}-0")) == expected(store, JobId(f"{sweep}-0"))
+    before = list(store.summaries(SummaryQuery(include_pruned=True)))
+    store.rebuild_summaries()  # the events are the truth: the same two values again
+    assert list(store.summaries(SummaryQuery(include_pruned=True))) == before

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 # Every revision this build knows, oldest first; a test checks it against migrations/versions.
-KNOWN_REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004")
+KNOWN_REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004", "0005")
 HEAD = KNOWN_REVISIONS[-1]
 
 

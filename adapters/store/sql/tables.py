@@ -63,10 +63,15 @@ summaries = Table(
     Column("outstanding", Integer, nullable=False),
     Column("undelivered", Integer, nullable=False),
     Column("problem", Text, nullable=True),
+    # the sweep the job is an element of, and its index (0005; from its first event): NULL for a job of its own
+    Column("sweep", String(255), nullable=True),
+    Column("sweep_index", Integer, nullable=True),
     # the Unattended notice asks for the records not settled: few, found without a scan
     Index("ix_summaries_settled", "settled"),
     # list leaves pruned jobs out and says how many more it did not show: a count over this index
     Index("ix_summaries_pruned_at", "pruned_at"),
+    # status NAME and list ask for one sweep's elements: found without a scan (0005)
+    Index("ix_summaries_sweep", "sweep"),
 )
 
 # One row per job: the newest folded snapshot of its record (domain/model/jobs/snapshot.py), the state

@@ -1,19 +1,24 @@
-"""Submit: record a new job, then supervise it (its first attempt is the supervisor's first step)."""
+"""Submit: record a new job, or a sweep's elements, then supervise it (its first attempt is the supervisor's
+first step)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import name_problem
+from dunscaith.domain.model.jobs.record import JsonValue
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.summary import SummaryQuery
+from dunscaith.domain.model.jobs.sweeps import NameTaken
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.host import HostInfo
-from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.job_store import JobExists, JobStore
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.scheduler import Scheduler
 
@@ -25,7 +30,9 @@ def check_name(name: str) -> JobId:
     return JobId(name)
 
 
-class RecordJob:
+class _Recording:
+    """What recording a job and recording a sweep share: the checks before, and the first event."""
+
     def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, host: HostInfo | None = None,
                  schedulers: Callable[[str], Scheduler] | None = None, pointers: Pointers | None = None) -> None:
         self._store = store
@@ -48,15 +55,71 @@ class RecordJob:
         if self._pointers is not None:
             self._pointers.check_writable()
 
-    def __call__(self, spec: JobSpec) -> JobId:
-        """Record ``spec`` as a new job (JobExists if the name is taken); durable when this returns.
-
-        A store bound to no host (shared by login nodes) records no host, unless the job's objects are
-        bound to one (the local scheduler): then this host, where they will live."""
+    def _first_event(self, spec: JobSpec) -> tuple[str, dict[str, JsonValue]]:
+        """``spec``'s first event. A store bound to no host (shared by login nodes) records no host, unless
+        the job's objects are bound to one (the local scheduler): then this host, where they will live."""
         where = self._store.identity()
         if where.host is None and spec.host_bound and self._host is not None:
             where = replace(where, host=self._host.identity())
-        kind, data = ev.encode(ev.JobRecorded.of(spec, where))
-        self._store.create(spec.name, self._clock.now(), kind, data)
+        return ev.encode(ev.JobRecorded.of(spec, where))
+
+    def _is_sweep(self, name: JobId) -> bool:
+        """Whether a sweep of that name has elements recorded (pruned ones too: their names stay taken)."""
+        return self._store.count(SummaryQuery(include_pruned=True, sweep=name)) > 0
+
+
+class RecordJob(_Recording):
+    def check_free(self, name: JobId) -> None:
+        """NameTaken when ``name`` is a recorded sweep's (asked again when recording)."""
+        if self._is_sweep(name):
+            raise NameTaken(f"{name} is the name of a recorded sweep; choose another --name")
+
+    def __call__(self, spec: JobSpec) -> JobId:
+        """Record ``spec`` as a new job (JobExists if the name is taken, NameTaken if it is a recorded sweep's:
+        ``status NAME`` must name one thing); durable when this returns."""
+        self.check_free(spec.name)
+        self._store.create(spec.name, self._clock.now(), *self._first_event(spec))
         self._crash.reached("job-recorded")
         return spec.name
+
+
+_ELEMENT = re.compile(r"(.+)-[0-9]+")  # an element's name: its sweep's name, '-', its index
+
+
+class RecordSweep(_Recording):
+    def __call__(self, sweep: JobId, specs: Sequence[JobSpec]) -> list[JobId]:
+        """Record every element of ``sweep`` (``specs``, from ``sweeps.element_specs``) in one transaction:
+        all of them or, whatever happens (a refusal, a crash, kill -9), none. NameTaken, with nothing
+        recorded, when a job named ``sweep`` is recorded, when the sweep has elements already, or when an
+        element's name is a recorded job's or sweep's. Durable when this returns."""
+        names = [spec.name for spec in specs]
+        self.check_free(sweep, names)
+        at = self._clock.now()
+        with self._store.batch():
+            for spec in specs:
+                try:
+                    self._store.create(spec.name, at, *self._first_event(spec))
+                except JobExists:  # recorded since the check (another submit): the batch records none
+                    raise NameTaken(f"{spec.name} was recorded by someone else meanwhile; nothing of sweep "
+                                    f"{sweep} was recorded: choose another --name") from None
+                self._crash.reached("sweep-element-recorded")
+        self._crash.reached("sweep-recorded")
+        return names
+
+    def check_free(self, sweep: JobId, names: Sequence[JobId]) -> None:
+        """NameTaken when the sweep cannot be recorded under these names (asked again when recording)."""
+        if self._is_sweep(sweep):
+            raise NameTaken(f"a sweep named {sweep} is already recorded; choose another --name")
+        recorded = set(self._store.jobs())
+        if sweep in recorded:
+            raise NameTaken(f"a job named {sweep} is already recorded; choose another --name for the sweep")
+        taken = [name for name in names if name in recorded]
+        if taken:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise NameTaken(f"{taken[0]}{more}, an element's name, is already recorded as a job; choose another "
+                            "--name for the sweep")
+        sweeps = {found[1] for name in recorded if (found := _ELEMENT.fullmatch(name))}  # names sweeps may have
+        for name in names:
+            if name in sweeps and self._is_sweep(name):
+                raise NameTaken(f"{name}, an element's name, is the name of a recorded sweep; choose another "
+                                "--name for the sweep")

@@ -23,10 +23,19 @@ from dunscaith.domain.model.jobs.resources import (
     parse_time_limit,
 )
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.sweeps import (
+    MAX_ELEMENTS,
+    NameTaken,
+    SweepPlan,
+    element_specs,
+    parse_array,
+    parse_each,
+)
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, supervision, sweep_supervision
-from dunscaith.entrypoints.path_args import EMPTY
+from dunscaith.entrypoints.path_args import EMPTY, path_arg
+from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
@@ -100,6 +109,36 @@ def _spec(ctx: typer.Context, words: list[str], name: str | None, cluster_name: 
         raise BadInput(str(exc)) from None
 
 
+_EACH_LIMIT = 16 * 1024 * 1024  # bytes of an --each file read at most (10,000 lines of arguments fit many times)
+
+
+def _each_text(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            data = file.read(_EACH_LIMIT + 1)
+    except OSError as exc:
+        raise BadInput(f"--each {path}: {exc.strerror or exc}") from None
+    if len(data) > _EACH_LIMIT:
+        raise BadInput(f"--each {path}: larger than {_EACH_LIMIT // (1024 * 1024)} MiB; a sweep has at most "
+                       f"{MAX_ELEMENTS:,} elements, one a line")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--each {path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _sweep(template: JobSpec, array: str | None, each: Path | None, max_running: str | None) -> list[JobSpec]:
+    """Every element's spec of the sweep ``template`` names (submit --array/--each): one line for bad input."""
+    try:
+        if array is not None:
+            elements, source = parse_array(array), "--array"
+        else:
+            source = f"--each {each}"
+            elements = parse_each(_each_text(each), source) if each is not None else ()
+        most = parse_count(max_running, "--max-running", MAX_ELEMENTS) if max_running is not None else None
+        return list(element_specs(template, SweepPlan(template.name, elements, most, source)))
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _exit_option() -> Any:
@@ -144,17 +183,39 @@ def submit(
                                  help="when the job ends, one JSON object on stdout (docs/json.md); the live view "
                                       "on stderr"),
     parsable: bool = typer.Option(False, "--parsable",
-                                  help="print the job's name on stdout once it is recorded; the live view on stderr"),
+                                  help="print the job's name on stdout once it is recorded (a sweep's NAME once "
+                                       "every element is); the live view on stderr"),
+    array: str | None = typer.Option(None, "--array", metavar="START-END[:STEP]",
+                                     help="a sweep: one element per index (0-99, 1-99:2, 7, 0-9,20), each job "
+                                          "NAME-<index>; {} in the command is the index (docs/sweeps.md)"),
+    each: Path | None = typer.Option(None, "--each", metavar="FILE", parser=path_arg,
+                                     help="a sweep: one element per line of FILE, its plain arguments appended to "
+                                          "the command, or its key=value pairs filling in {key} (docs/sweeps.md)"),
+    max_running: str | None = typer.Option(None, "--max-running", metavar="N",
+                                           help="a sweep: at most N of its elements run at once"),
     job_exit: bool | None = _exit_option(),
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
     The job runs on the local scheduler (this machine, which honours --cpus-per-task, --mem and --time)
     unless --cluster names another cluster; what its scheduler cannot honour is refused before anything
-    is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job."""
+    is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job.
+
+    With --array or --each, a sweep: --name NAME's elements NAME-<index>, each a job with every flag given
+    here, all recorded at once (or none), then supervised by this one process."""
     drain = edge.interrupts(ctx)
     if as_json and parsable:
         raise BadInput("give --json or --parsable, not both: each is what stdout holds")
+    sweeping = array is not None or each is not None
+    if array is not None and each is not None:
+        raise BadInput("give --array or --each, not both: either one describes the sweep's elements")
+    if not sweeping and max_running is not None:
+        raise BadInput("--max-running is for a sweep: give --array or --each with it")
+    if sweeping and name is None:
+        raise BadInput("a sweep needs --name NAME: its elements are the jobs NAME-<index>")
+    if sweeping and follow:
+        raise BadInput("--follow shows one job's output, not a sweep's: follow an element with "
+                       "dunscaith logs NAME-<index> --follow")
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
         resources = _resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
@@ -162,6 +223,9 @@ def submit(
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
     spec = _spec(ctx, words or [], name, cluster, chdir, resources, tuple(sbatch), tuple(env))
+    if sweeping:
+        return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
+                             parsable=parsable, job_exit=_job_exit(ctx, job_exit))
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
         refused = edge.use_cases(ctx).record_job().ready(cluster, spec.resources, spec.options)
@@ -172,15 +236,50 @@ def submit(
     except PointerError as exc:
         raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
                        "fix that folder, then submit again") from None
+    try:
+        edge.use_cases(ctx).record_job().check_free(spec.name)
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
     edge.notice_unattended(ctx)
     try:
         job = edge.use_cases(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
     if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
         print(job, flush=True)
     return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
                                  stream=sys.stderr if parsable else None, job_exit=_job_exit(ctx, job_exit))
+
+
+def _submit_sweep(ctx: typer.Context, drain: Interrupts, template: JobSpec, elements: list[JobSpec], *,
+                  as_json: bool, parsable: bool, job_exit: bool) -> int:
+    """Record every element of the sweep ``template`` names, at once or not at all, then supervise them."""
+    edge.open_store(ctx)
+    record = edge.use_cases(ctx).record_sweep()
+    with edge.store_errors():  # asked once: every element has the same cluster, needs and options
+        refused = record.ready(template.cluster, template.resources, template.options)
+    if refused is not None:
+        raise BadInput(refused)
+    try:
+        record.pointers_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
+    try:
+        record.check_free(template.name, [element.name for element in elements])
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    edge.notice_unattended(ctx)
+    try:
+        record(template.name, elements)
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    if parsable:  # the sweep's name alone, once every element is recorded, for a script to keep
+        print(template.name, flush=True)
+    return sweep_supervision.supervise_sweep(ctx, template.name, drain, fresh=True, as_json=as_json,
+                                             stream=sys.stderr if parsable else None, job_exit=job_exit)
 
 
 def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP"),

@@ -478,3 +478,38 @@ def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_ope
         job = JobId(f"job-{i}")
         assert listed[job] == summarize(fold(store.read(job)), i + 1, job)
     assert [s.job for s in store.unsettled()] == ["job-0", "job-1", "job-2"]
+
+
+def test_a_store_of_schema_0004_gains_the_sweep_columns_on_open_and_keeps_every_summary(
+        postgres_server: PostgresTestServer, opened: OpenStore) -> None:
+    import psycopg
+
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.record import StoreIdentity
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.state import fold
+    from dunscaith.domain.model.jobs.summary import SummaryQuery, summarize
+    from dunscaith.domain.model.jobs.sweeps import SweepMember
+
+    url = postgres_server.url(postgres_server.new_database())
+    where = StoreIdentity("postgresql", "x")
+    plain = [JobId(f"job-{i}") for i in range(3)]
+    store = opened(url)
+    for job in plain:
+        store.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)), where)))
+    element = JobSpec(JobId("exp-4"), "local", "local", ("true",), member=SweepMember(JobId("exp"), 4, None))
+    store.create(element.name, T0, *ev.encode(ev.JobRecorded.of(element, where)))
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # as revision 0004 left it: no sweep columns
+        conn.execute("DROP INDEX ix_summaries_sweep")
+        conn.execute("ALTER TABLE summaries DROP COLUMN sweep_index")
+        conn.execute("ALTER TABLE summaries DROP COLUMN sweep")
+        conn.execute("UPDATE alembic_version SET version_num = '0004'")
+    store = opened(url)
+    listed = {s.job: s for s in store.summaries(SummaryQuery())}
+    for job in [*plain, element.name]:
+        assert listed[job] == summarize(fold(store.read(job)), 1, job)
+    assert [(s.job, s.sweep, s.sweep_index) for s in store.summaries(SummaryQuery(sweep="exp"))] == [
+        ("exp-4", "exp", 4)]
+    assert store.count(SummaryQuery(sweep="exp")) == 1
+    assert all(listed[job].sweep is None for job in plain)

@@ -154,3 +154,38 @@ def test_a_store_of_schema_0001_gets_every_summary_folded_from_its_events_on_ope
     assert listed[JobId("odd")].problem == "unknown event kind 'not-an-event' (written by a newer dunscaith?)"
     store.append(JobId("job-2"), T0, *ev.encode(ev.Submitting(3, Nonce("n"))))  # carried on from the rebuild
     assert store.summary(JobId("job-2")).attempts == 3
+
+
+def test_a_store_of_schema_0004_gains_the_sweep_columns_on_open_and_keeps_every_summary(open_store: OpenStore,
+                                                                                       root: Path) -> None:
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.record import StoreIdentity
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.state import fold
+    from dunscaith.domain.model.jobs.summary import SummaryQuery, summarize
+    from dunscaith.domain.model.jobs.sweeps import SweepMember
+
+    where = StoreIdentity("sqlite", "x")
+    plain = [JobId(f"job-{i}") for i in range(3)]
+    store = open_store()
+    for job in plain:
+        store.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)), where)))
+    element = JobSpec(JobId("exp-4"), "local", "local", ("true",), member=SweepMember(JobId("exp"), 4, None))
+    store.create(element.name, T0, *ev.encode(ev.JobRecorded.of(element, where)))
+    store.close()
+    with raw(root / "records.db") as conn:  # as revision 0004 left it: no sweep columns
+        conn.execute("DROP INDEX ix_summaries_sweep")
+        conn.execute("ALTER TABLE summaries DROP COLUMN sweep_index")
+        conn.execute("ALTER TABLE summaries DROP COLUMN sweep")
+        conn.execute("UPDATE alembic_version SET version_num = '0004'")
+    store = open_store()
+    listed = {s.job: s for s in store.summaries(SummaryQuery())}
+    for job in [*plain, element.name]:
+        assert listed[job] == summarize(fold(store.read(job)), 1, job)
+    assert [(s.job, s.sweep, s.sweep_index) for s in store.summaries(SummaryQuery(sweep="exp"))] == [
+        ("exp-4", "exp", 4)]
+    assert all(listed[job].sweep is None for job in plain)
+    with raw(root / "records.db") as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
+        plan = conn.execute("EXPLAIN QUERY PLAN SELECT job_id FROM summaries WHERE sweep = 'exp'").fetchall()
+        assert any("ix_summaries_sweep" in str(step) for step in plan)
