@@ -105,8 +105,9 @@ def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: 
         if what.startswith("sweep "):
             first = next(iter(kinds))
             message += f" ({PROG} status {what.removeprefix('sweep ')} --state {first})"
-    if message:
-        print(f"{PROG}: {message}" if code else message, file=sys.stderr if code else sys.stdout, flush=True)
+    if message:  # stdout holds only the result object with --json
+        print(f"{PROG}: {message}" if code else message, file=sys.stderr if code or as_json else sys.stdout,
+              flush=True)
     if as_json:
         print(json.dumps(_result(done, words, ending, code, message), indent=2), flush=True)
     if by_signal:
