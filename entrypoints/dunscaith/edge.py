@@ -238,11 +238,19 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
+    sweeps: dict[str, list[str]] = {}  # a sweep's Unattended elements are said in one line
     for job in listed:
-        name = job.summary.job
-        if name != skip:
+        name: str = job.summary.job
+        member = job.summary.sweep
+        if member is not None:
+            if member != skip:
+                sweeps.setdefault(member, []).append(name)
+        elif name != skip:
             say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
                 f"reattach with: {PROG} supervise {name}")
+    for sweep_name, names in sweeps.items():
+        say(f"sweep {sweep_name}: {len(names)} element(s) Unattended (no supervisor); reattach with: "
+            f"{PROG} supervise {sweep_name}")
     for pointed in others.elsewhere:
         pointer = pointed.pointer
         if pointed.unattended and pointer.job != skip:

@@ -309,6 +309,7 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     if sweep_supervision.is_sweep(ctx, job):
+        edge.notice_unattended(ctx, skip=job)
         return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
     edge.notice_unattended(ctx, skip=job)
     return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow, as_json=as_json,
