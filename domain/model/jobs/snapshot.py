@@ -27,7 +27,6 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import JsonValue, RecordTail
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
-from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.state import (
     Action,
     Attempt,
@@ -42,6 +41,7 @@ from dunscaith.domain.model.jobs.state import (
     fold_events,
     resume,
 )
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -90,7 +90,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
         "requests": [[r.id, r.action.value, _time(r.at), r.result, r.detail] for r in s.requests],
         "flags": [s.settled, s.hold_wanted, s.release_wanted, s.cancel_wanted, s.given_up, s.abandoned,
                   s.requeue_wanted],
-        "resubmit_of": s.resubmit_of, "requeue_in_flight": s.requeue_in_flight, "failures": list(s.failures),
+        "resubmit_of": s.resubmit_of, "rerun_of": s.rerun_of, "requeue_in_flight": s.requeue_in_flight,
+        "failures": list(s.failures),
     }
 
 
@@ -242,6 +243,7 @@ def _state(d: Mapping[str, Any]) -> JobState:
         escalations=tuple(_escalation(e) for e in _list(d["escalations"])), settled=settled,
         updated_at=_opt_at(d["updated_at"]), requests=tuple(_request(r) for r in _list(d["requests"])),
         hold_wanted=hold, release_wanted=release, cancel_wanted=cancel, given_up=given_up, abandoned=abandoned,
-        requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]), machine_id=_opt_str(d["machine_id"]),
+        requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]),
+        rerun_of=_opt_int(d["rerun_of"]), machine_id=_opt_str(d["machine_id"]),
         requeue_in_flight=_opt_int(d["requeue_in_flight"]), failures=_strs(d["failures"]),
         pruned_at=_opt_at(d["pruned_at"]), outcome_at=_opt_at(d["outcome_at"]))
