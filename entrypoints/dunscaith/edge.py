@@ -238,11 +238,18 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
+    sweeps: dict[str, int] = {}  # a sweep's Unattended elements are one line, naming the sweep
     for job in listed:
-        name = job.summary.job
-        if name != skip:
+        name, sweep = job.summary.job, job.summary.sweep
+        if sweep is not None:
+            if sweep != skip and name != skip:
+                sweeps[sweep] = sweeps.get(sweep, 0) + 1
+        elif name != skip:
             say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
                 f"reattach with: {PROG} supervise {name}")
+    for whole, count in sweeps.items():
+        say(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
+            f"reattach with: {PROG} supervise {whole}")
     for pointed in others.elsewhere:
         pointer = pointed.pointer
         if pointed.unattended and pointer.job != skip:

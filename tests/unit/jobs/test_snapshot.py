@@ -25,8 +25,8 @@ from dunscaith.domain.model.jobs.record import EventLine, JobRecord, RecordTail,
 from dunscaith.domain.model.jobs.snapshot import SnapshotUnusable, decode, encode, resumed
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, RecordInconsistent, fold
-from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.summary import SummaryCarry, rebuild
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.version import VERSION
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.ports.job_store import RecordDamaged
