@@ -38,7 +38,8 @@ def _now(ctx: typer.Context) -> datetime:
 
 def status(
     ctx: typer.Context,
-    job: str | None = typer.Argument(None, metavar="JOB", help="the job (every job without it, as list)"),
+    job: str | None = typer.Argument(None, metavar="JOB", help=(
+        "the job, or a sweep's name (every job without it, as list)")),
     as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
     watch: bool = typer.Option(False, "--watch", help="follow the job to its end, as `dunscaith watch JOB`"),
     state: str | None = typer.Option(None, "--state", metavar="STATE", help=(
