@@ -66,11 +66,11 @@ def status(
     with edge.store_errors(ctx, job):
         try:
             view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
-        except UnknownJob:  # no job of that name: the sweep of that name, if one is recorded (docs/sweeps.md)
+        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
             try:
                 sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
             except UnknownJob:
-                raise UnknownJob(f"no job or sweep named {job} is recorded") from None
+                raise unknown from None  # the store's own words, and where its pointer says it is
             return _sweep_status(ctx, sweep, as_json)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
