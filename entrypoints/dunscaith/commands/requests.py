@@ -4,6 +4,8 @@ Each asks the live supervisor when there is one, or acts under the job's lock wh
 (``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
 ``reconcile``, as ``supervise``), 2 refused (by the rules, or by the scheduler when this command carried
 it out) or bad input, 5 not answered in time; another host's job is forwarded there (help_text.EPILOGS).
+On a sweep (NAME, NAME --state S, resubmit NAME --failed) each chosen element gets the same request
+(``domain/services/jobs/sweep_commands.py``), and the command exits with the largest element's code.
 """
 
 from __future__ import annotations
@@ -255,12 +257,13 @@ def _code(answer: Answer, problem: str) -> int:
             Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[answer]
 
 
+_JOB_HELP = "the job (an element NAME-7 too), or a sweep's name: every element of it"
 _STATE_HELP = "the elements of the sweep JOB in this state only (docs/sweeps.md)"
 
 
 def _command(action: Action) -> Callable[..., int]:
     if action is Action.RESUBMIT:
-        def resubmit(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+        def resubmit(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help=_JOB_HELP),
                      as_json: bool = typer.Option(False, "--json", help="one JSON object"),
                      state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP),
                      failed: bool = typer.Option(False, "--failed", help=(
@@ -271,7 +274,7 @@ def _command(action: Action) -> Callable[..., int]:
         resubmit.__doc__ = _HELP[action]
         return resubmit
 
-    def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+    def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help=_JOB_HELP),
                 as_json: bool = typer.Option(False, "--json", help="one JSON object"),
                 state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP)) -> int:
         return request(ctx, job, action, as_json, state)

@@ -40,6 +40,8 @@ def test_the_front_door_knows_the_hidden_flag() -> None:
     (["status", "j1"], "j1"),
     (["status", "--json", "j1"], "j1"),
     (["status", "j1", "--json"], "j1"),
+    (["cancel", "exp", "--state", "failed"], None),  # a sweep's elements: typer resolves them
+    (["resubmit", "exp", "--failed"], None),
     (["hold", "j-2"], "j-2"),
     (["supervise", "-f", "j3"], "j3"),
     (["give-up", "--json", "j4"], "j4"),

@@ -211,7 +211,7 @@ def test_a_command_on_one_element_is_the_job_command(wired: Wired) -> None:
 
 
 def test_resubmit_failed_runs_the_failed_elements_again_and_leaves_the_others(wired: Wired) -> None:
-    container, scheduler, _ = wired
+    container, scheduler, pointers = wired
     _sweep(container)
     made = scheduler.count("create_held")
 
@@ -224,6 +224,7 @@ def test_resubmit_failed_runs_the_failed_elements_again_and_leaves_the_others(wi
     assert "exp-4 recorded: not resubmitted (no outcome yet: it may still run)" in result.stderr
     assert scheduler.count("create_held") == made  # a command makes no attempt
     assert invoke(container, "status", "exp-3").stdout.startswith("exp-3  resubmitted")
+    assert pointers.read(JobId("exp-3")).state == "resubmitted"  # not settled: indexed again, found Unattended
 
     assert invoke(container, "supervise", "exp-3").return_value == 1  # `false` fails again, as attempt 2
     attempts = _json(invoke(container, "status", "--json", "exp-3").stdout)["attempts"]
