@@ -199,6 +199,20 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: b
         _forward(ctx, owner, job, words)
 
 
+def sweep_owned_elsewhere(ctx: typer.Context, sweep: str, words: list[str]) -> None:
+    """Nothing named ``sweep`` is recorded here, but pointers of its elements (``NAME-7``) name another
+    host: this command re-runs itself there, as for one of its elements (docs/sweeps.md)."""
+    try:
+        found = use_cases(ctx).owning_host().of_sweep(JobId(sweep))
+    except Exception:  # pointers are display and routing only: the refusal here stands
+        return
+    if found is not None:
+        owner, element = found
+        say(f"no job named {sweep} is recorded here; its elements' pointers (such as {element}'s) name host "
+            f"{owner.host}: the command runs there")
+        _forward(ctx, owner, sweep, words)
+
+
 def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
     argv = list(routing.ARGV) or list(words)  # the user's own words, exactly as typed
     forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or own_binary(), argv, job)

@@ -34,7 +34,7 @@ from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
-from dunscaith.ports.job_store import RecordDamaged
+from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
@@ -90,6 +90,10 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
             chosen = sweeps.choose(job, state, failed=failed)
         except NotASweep as exc:
             raise BadInput(str(exc)) from None
+        except UnknownJob:  # nothing of that name here: a sweep whose elements' pointers name another host?
+            edge.sweep_owned_elsewhere(ctx, job, [*words, *(["--state", state] if state else []),
+                                                  *(["--failed"] if failed else [])])
+            raise
     if chosen.sweep is not None:
         return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed)
     found = edge.read_state(ctx, JobId(job))

@@ -62,6 +62,9 @@ def status(
                 chosen = edge.use_cases(ctx).sweep_status().of(JobId(job), state)
             except NotASweep as exc:
                 raise BadInput(str(exc)) from None
+            except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, ["status", job, "--state", state])
+                raise
         return _sweep_status(ctx, chosen, as_json)
     with edge.store_errors(ctx, job):
         try:
@@ -70,6 +73,7 @@ def status(
             try:
                 sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
             except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
                 raise unknown from None  # the store's own words, and where its pointer says it is
             return _sweep_status(ctx, sweep, as_json)
         except (JobsError, RecordDamaged) as exc:

@@ -5,13 +5,16 @@ asks for one sweep's elements as the SQL stores will once they keep the sweep wi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, NoReturn
 
 import pytest
 
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import Action
 from dunscaith.domain.model.jobs.sweeps import SweepMember
@@ -19,7 +22,9 @@ from dunscaith.domain.services.jobs.commands import Answer, Answerer, JobCommand
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.sweep_commands import SweepCommands
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 from tests.unit.jobs.test_cli_wiring import Wired, invoke, wired
 
@@ -328,3 +333,28 @@ def test_an_element_whose_supervisor_went_away_is_answered_by_the_command() -> N
 
     assert [(x.answer, x.by) for x in answer.results] == [(Answer.CONFIRMED, Answerer.THIS_COMMAND)] * 2
     assert r.kinds(jobs[0]).count("request") == 1  # its posted request, answered here: never asked twice
+
+
+class Forwarded(Exception):
+    pass
+
+
+def test_a_sweep_whose_elements_are_another_hosts_is_forwarded_there(wired: Wired,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    container, _, pointers = wired
+    there = HostIdentity(machine_id="b" * 32, hostname="login2")
+    pointers.write(Pointer(JobId("far-3"), "login2", "/var/tmp/x", there, "/opt/bin/dunscaith", "local", "local",
+                           "running", datetime.now(UTC), None))
+    sent: list[tuple[str, str]] = []
+
+    def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+        sent.append((host, job))
+        raise Forwarded()
+
+    monkeypatch.setattr(edge, "forward_and_exit", forward)
+    for command in (["status", "far"], ["cancel", "far", "--state", "running"], ["resubmit", "far", "--failed"]):
+        with pytest.raises(Forwarded):
+            invoke(container, *command)
+    assert sent == [("login2", "far")] * 3
+    with pytest.raises(BadInput, match="no job named near is recorded"):
+        invoke(container, "status", "near")  # nothing here, no element's pointer: refused as before
