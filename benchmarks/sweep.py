@@ -68,8 +68,11 @@ def _summaries(home: Path, sweep: str) -> list[tuple[str, str]]:
     if not db.exists():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)) as conn:
-        rows = conn.execute("SELECT jobs.name, summaries.state FROM summaries JOIN jobs ON jobs.id = summaries.job_id "
-                            "WHERE summaries.sweep = ?", (sweep,)).fetchall()
+        try:
+            rows = conn.execute("SELECT jobs.name, summaries.state FROM summaries JOIN jobs "
+                                "ON jobs.id = summaries.job_id WHERE summaries.sweep = ?", (sweep,)).fetchall()
+        except sqlite3.OperationalError:  # the store is being made: no table yet
+            return []
     return [(str(name), str(state)) for name, state in rows]
 
 
@@ -219,7 +222,7 @@ def main() -> None:
     quick = "--quick" in sys.argv
     size, big, local, stretch = (100, 200, 200, 30.0) if quick else (500, 1000, 2000, 120.0)
     try:
-        cluster = shared_cluster()
+        cluster = shared_cluster() if "--local" not in sys.argv else None
     except SlurmUnavailable as exc:
         print(f"skipped (no Slurm): {exc}")
         cluster = None

@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
     from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+    from dunscaith.domain.services.jobs.sweep_commands import SweepCommands
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.ports.cluster_probe import ClusterProbe
@@ -372,6 +374,18 @@ def _job_commands(**ports: Any) -> JobCommands:
     return JobCommands(**ports)
 
 
+def _sweep_commands(**ports: Any) -> SweepCommands:
+    from dunscaith.domain.services.jobs.sweep_commands import SweepCommands
+
+    return SweepCommands(**ports)
+
+
+def _sweep_status(**ports: Any) -> SweepStatus:
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
+
+    return SweepStatus(**ports)
+
+
 def _prune(**ports: Any) -> Prune:
     from dunscaith.domain.services.jobs.prune import Prune
 
@@ -453,6 +467,11 @@ class UseCases(containers.DeclarativeContainer):
     # the job commands (supervisor=: how to make the supervisor a command acts with under the lock)
     job_commands = providers.Factory(_job_commands, store=adapters.store, clock=adapters.clock,
                                      crash=adapters.crash, wait=settings.provided.commands.wait)
+    # the job commands on a sweep or chosen elements (commands=: the job commands acting on one element)
+    sweep_commands = providers.Factory(_sweep_commands, store=adapters.store, clock=adapters.clock,
+                                       wait=settings.provided.commands.wait)
+    # `status NAME` of a sweep and list's one row for it: the elements' summaries, never a fold each
+    sweep_status = providers.Factory(_sweep_status, store=adapters.store)
     prune = providers.Factory(_prune, store=adapters.store, residual=adapters.residual, pointers=adapters.pointers,
                               clock=adapters.clock, crash=adapters.crash, delivering=delivering)
     sweep = providers.Factory(Sweep, residual=adapters.residual, schedulers=adapters.schedulers,

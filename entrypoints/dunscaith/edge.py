@@ -199,6 +199,20 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: b
         _forward(ctx, owner, job, words)
 
 
+def sweep_owned_elsewhere(ctx: typer.Context, sweep: str, words: list[str]) -> None:
+    """Nothing named ``sweep`` is recorded here, but pointers of its elements (``NAME-7``) name another
+    host: this command re-runs itself there, as for one of its elements (docs/sweeps.md)."""
+    try:
+        found = use_cases(ctx).owning_host().of_sweep(JobId(sweep))
+    except Exception:  # pointers are display and routing only: the refusal here stands
+        return
+    if found is not None:
+        owner, element = found
+        say(f"no job named {sweep} is recorded here; its elements' pointers (such as {element}'s) name host "
+            f"{owner.host}: the command runs there")
+        _forward(ctx, owner, sweep, words)
+
+
 def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
     argv = list(routing.ARGV) or list(words)  # the user's own words, exactly as typed
     forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or own_binary(), argv, job)
@@ -238,19 +252,18 @@ def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: Point
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
-    sweeps: dict[str, list[str]] = {}  # a sweep's Unattended elements are said in one line
+    sweeps: dict[str, int] = {}  # a sweep's Unattended elements are one line, naming the sweep
     for job in listed:
-        name: str = job.summary.job
-        member = job.summary.sweep
-        if member is not None:
-            if member != skip:
-                sweeps.setdefault(member, []).append(name)
+        name, sweep = job.summary.job, job.summary.sweep
+        if sweep is not None:
+            if sweep != skip and name != skip:
+                sweeps[sweep] = sweeps.get(sweep, 0) + 1
         elif name != skip:
             say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
                 f"reattach with: {PROG} supervise {name}")
-    for sweep_name, names in sweeps.items():
-        say(f"sweep {sweep_name}: {len(names)} element(s) Unattended (no supervisor); reattach with: "
-            f"{PROG} supervise {sweep_name}")
+    for whole, count in sweeps.items():
+        say(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
+            f"reattach with: {PROG} supervise {whole}")
     for pointed in others.elsewhere:
         pointer = pointed.pointer
         if pointed.unattended and pointer.job != skip:

@@ -22,7 +22,8 @@ SUBMIT_EXIT_CODES = EXIT_CODES.removesuffix(_SEE) + _JOB_EXIT + _SEE
 _SUPERVISED = EXIT_CODES.removesuffix("." + _SEE) + _FORWARDED + "." + _SEE
 _REQUEST = ("Exit codes: 0 confirmed; 2 refused, confirmed but not carried out, or bad input; 3 internal error; "
             "5 not answered within commands.wait (the request stays); 128+n ended by signal n while waiting"
-            + _FORWARDED + ". See docs/job-commands.md.")
+            + _FORWARDED + ". On a sweep (NAME, NAME --state S): the largest of its elements' codes, 0 when "
+            "every element asked was confirmed (or none was chosen). See docs/job-commands.md.")
 
 _J = "my-job"
 EXAMPLES: dict[str, list[str]] = {
@@ -35,16 +36,22 @@ EXAMPLES: dict[str, list[str]] = {
                "dunscaith submit --name lr --each rates.txt -p short -- python train.py --lr {lr}"],
     "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}",
                   f"dunscaith supervise --json --job-exit-code {_J}"],
-    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}", f"dunscaith status --watch {_J}"],
+    "status": [f"dunscaith status {_J}", f"dunscaith status --json {_J}", f"dunscaith status --watch {_J}",
+               "dunscaith status exp",
+               "dunscaith status exp --state failed", "dunscaith status exp-12"],
     "watch": [f"dunscaith watch {_J}", f"dunscaith status --watch {_J}"],
-    "list": ["dunscaith list", "dunscaith list --state failed --since 2d", "dunscaith list --format name,state,elapsed",
+    "list": ["dunscaith list", "dunscaith list --expand", "dunscaith list --state failed --since 2d",
+             "dunscaith list --format name,state,elapsed",
              "COLUMNS=120 dunscaith list", "dunscaith list --wide", "dunscaith list --limit 0 --json"],
     "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}",
              f"dunscaith logs --tail 20 --follow {_J}", f"dunscaith logs --all {_J}"],
     "events": [f"dunscaith events {_J}", f"dunscaith events --json {_J} | jq -r .text"],
     "stop": [f"dunscaith stop --emergency {_J}", f"dunscaith stop --emergency --cluster hpc {_J}"],
-    **{action: [f"dunscaith {action} {_J}", f"dunscaith {action} --json {_J}"]
-       for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue", "resubmit")},
+    **{action: [f"dunscaith {action} {_J}", f"dunscaith {action} --json {_J}", f"dunscaith {action} exp",
+                f"dunscaith {action} exp-7", f"dunscaith {action} exp --state pending"]
+       for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue")},
+    "resubmit": [f"dunscaith resubmit {_J}", f"dunscaith resubmit --json {_J}", "dunscaith resubmit exp --failed",
+                 "dunscaith resubmit exp --failed --json"],
     "reconcile": [f"dunscaith reconcile {_J}"],
     "prune": [f"dunscaith prune {_J}", "dunscaith prune --older-than 7d", "dunscaith prune --older-than 7d --outputs"],
     "forwarded": ["dunscaith forwarded 225dcad0c7f05500"],
@@ -57,7 +64,8 @@ EPILOGS: dict[str, str] = {
     "reconcile": _SUPERVISED,
     "status": ("Exit codes: 0 succeeded or no outcome yet (running, held, Unattended); 1 the outcome is not "
                "success (failed, cancelled, abandoned, escalated, refused); 2 bad input, no such job, or a "
-               "record or store that does not read; 3 internal error" + _FORWARDED + ". Without JOB: as list. "
+               "record or store that does not read; 3 internal error" + _FORWARDED + ". Of a sweep: 1 when "
+               "some element's outcome is not success, else 0. Without JOB: as list. "
                "With --watch: as watch (the supervisor's codes)." + _SEE),
     "watch": ("Exit codes: 0 succeeded; 1 the outcome is not success; 2 refused, bad input, no such job, or a "
               "record that does not read; 3 internal error; 5 its supervisor ended with work outstanding (as "

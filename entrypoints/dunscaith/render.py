@@ -138,6 +138,9 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
                       "detail": r.detail} for r in s.requests],
         "failures": list(s.failures),
         "pruned_at": s.pruned_at.isoformat() if s.pruned_at else None,
+        # the sweep it is an element of, and its index (null for a job of its own): docs/sweeps.md
+        "sweep": s.spec.member.sweep if s.spec.member is not None else None,
+        "sweep_index": s.spec.member.index if s.spec.member is not None else None,
     }
 
 

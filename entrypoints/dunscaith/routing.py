@@ -44,6 +44,13 @@ ROUTED: dict[str, frozenset[str]] = {
     "reconcile": _JSON,
     "supervise": frozenset({"--follow", "-f", "--json", "--job-exit-code", "--dunscaith-exit-code", "--all"}),
 }
+# command -> its options that choose a sweep's elements (docs/sweeps.md): a line with one of them is never
+# routed lean (``routed_job`` sees an option it does not know) and goes to typer, which resolves the sweep
+TYPER_ONLY: dict[str, frozenset[str]] = {
+    "status": frozenset({"--state"}),
+    **{action: frozenset({"--state"}) for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue")},
+    "resubmit": frozenset({"--state", "--failed"}),
+}
 
 
 def routed_job(argv: Sequence[str]) -> str | None:

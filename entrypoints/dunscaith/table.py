@@ -20,8 +20,10 @@ from difflib import get_close_matches
 
 from dunscaith.domain.model.shown import escaped
 from dunscaith.domain.model.shown import shown as quoted
+from dunscaith.domain.services.jobs.listing import SweepRow
 from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.entrypoints.dunscaith import render
+from dunscaith.entrypoints.dunscaith.sweep_render import dominant
 
 MEASURED = 100  # rows whose cells set the columns' widths
 GAP = "  "
@@ -85,6 +87,34 @@ COLUMNS: dict[str, Column] = {c.key: c for c in (
     Column("stderr", "STDERR", lambda v, now: _current(v, "stderr"), "the current attempt's stderr path"),
     Column("command", "COMMAND", lambda v, now: render.command_text(v.state.spec), "the command line (or script)"),
 )}
+def _sweep_supervisor(row: SweepRow, now: datetime) -> str:
+    view = row.view
+    open_ = sum(1 for s in view.elements if not s.settled)
+    if not open_:
+        return "-"
+    alone = len(view.unattended)
+    held = sum(1 for s in view.elements if s.job in view.held)
+    words = (["supervised"] if held else []) + ([f"{alone} Unattended"] if alone else [])
+    return ", ".join(words) or "-"
+
+
+# a sweep's one row (list without --expand): each column's cell from its elements' summaries
+SWEEP_CELLS: dict[str, Callable[[SweepRow, datetime], str]] = {
+    "name": lambda r, now: r.view.sweep,
+    "state": lambda r, now: dominant(r.view),
+    "cluster": lambda r, now: ", ".join(r.view.clusters),
+    "adapter": lambda r, now: ", ".join(sorted({s.adapter for s in r.view.elements})),
+    "age": lambda r, now: age_text((now - r.view.recorded_at).total_seconds()),
+    "submitted": lambda r, now: render.local_time(r.view.recorded_at),
+    "elapsed": lambda r, now: "-",
+    "supervisor": _sweep_supervisor,
+    "outcome": lambda r, now: "-",
+    "attempts": lambda r, now: str(sum(s.attempts for s in r.view.elements)),
+    "object": lambda r, now: "-",
+    "stdout": lambda r, now: "-",
+    "stderr": lambda r, now: "-",
+    "command": lambda r, now: render.command_text(r.first.spec) if r.first is not None else "-",
+}
 DEFAULT = ("name", "state", "cluster", "age", "elapsed", "supervisor", "command")
 WIDE = ("name", "state", "cluster", "adapter", "submitted", "age", "elapsed", "supervisor", "outcome", "attempts",
         "object", "stdout", "stderr", "command")
@@ -140,6 +170,10 @@ class Table:
 
     def row(self, view: JobView, now: datetime) -> None:
         self._add([escaped(c.cell(view, now)) for c in self._columns])
+
+    def sweep_row(self, row: SweepRow, now: datetime) -> None:
+        """A sweep as one row: its name, ``sweep of N`` and its counts, ... (``SWEEP_CELLS``)."""
+        self._add([escaped(SWEEP_CELLS[c.key](row, now)) for c in self._columns])
 
     def line(self, text: str) -> None:
         """A line that is no job's row (a record that does not read), kept in its place among the rows."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectState
-from dunscaith.domain.model.jobs.state import Action, AttemptState, JobState
+from dunscaith.domain.model.jobs.state import Action, AttemptState, JobState, OutcomeKind
 
 CONFIRMED = "confirmed"
 REFUSED = "refused"
@@ -33,8 +33,36 @@ _DONE: dict[Action, tuple[type[ev.Event], ...]] = {
 }
 
 
+def rerun_refusal(state: JobState) -> str | None:
+    """Why ``resubmit`` cannot run a job that has its outcome again, or None when it can: the one rule.
+
+    Only a sweep's element that failed and settled is run again (``resubmit NAME --failed``): as a new
+    attempt of the same element, its failed attempts kept as they ended. Never one that succeeded (its
+    result stands), never one that may still run (no outcome, or not settled: an object of unknown fate),
+    never one a person decided on (cancelled, abandoned, escalated) or the scheduler refused, never a
+    pruned one (let go for good), and never a job of its own (its outcome is final, as before sweeps)."""
+    outcome = state.outcome
+    if outcome is None:
+        return None  # no outcome: ``refusal``'s own table (replace an object that has not started)
+    if state.spec.member is None:
+        return f"job {state.name} already has its outcome ({outcome.kind}); only a sweep's failed element is run again"
+    if outcome.kind is not OutcomeKind.FAILED:
+        return f"{state.name} {outcome.kind}: not resubmitted (only a failed element is run again)"
+    if not state.settled:
+        return f"{state.name} failed but has not settled: an object of it may still run"
+    if state.pruned_at is not None:
+        return f"{state.name} was pruned: let go for good"
+    if state.cancel_wanted or state.abandoned:
+        return f"{state.name} was cancelled by the user before it failed: not run again"
+    if state.requeue_in_flight is not None:
+        return f"{state.name}: a requeue's answer is not known"
+    return None
+
+
 def refusal(state: JobState, action: Action) -> str | None:
     """Why ``action`` cannot be confirmed on ``state`` now, or None when it can."""
+    if action is Action.RESUBMIT and state.outcome is not None:
+        return rerun_refusal(state)
     if state.settled:
         return f"job {state.name} is settled (outcome: {state.outcome.kind if state.outcome else 'none'})"
     if action is Action.ABANDON:
@@ -86,6 +114,10 @@ def confirmation(state: JobState, action: Action) -> str:
     """What a confirmed action will do, for the answer's detail."""
     current = state.current
     obj = f"object {current.object_id}" if current is not None and current.object_id else "its object"
+    if action is Action.RESUBMIT and state.outcome is not None:
+        number = current.number if current is not None else 0
+        return (f"attempt {number} failed: the outcome is withdrawn and attempt {number + 1} runs it again "
+                "(made by its supervisor)")
     return {
         Action.HOLD: f"{obj} is held, and stays held until `release`",
         Action.RELEASE: f"{obj} is released",

@@ -41,6 +41,7 @@ from dunscaith.domain.model.jobs.state import (
     fold_events,
     resume,
 )
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -73,7 +74,9 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
         "format": FORMAT, "version": VERSION, "shape": SHAPE, "seq": seq,
         "spec": [s.spec.name, s.spec.cluster, s.spec.adapter, list(s.spec.command), s.spec.script, s.spec.workdir,
                  s.spec.max_attempts, list(s.spec.options), list(s.spec.env),
-                 [getattr(s.spec.resources, f.name) for f in fields(Resources)]],
+                 [getattr(s.spec.resources, f.name) for f in fields(Resources)],
+                 None if s.spec.member is None else [s.spec.member.sweep, s.spec.member.index,
+                                                     s.spec.member.max_running]],
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
@@ -87,7 +90,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
         "requests": [[r.id, r.action.value, _time(r.at), r.result, r.detail] for r in s.requests],
         "flags": [s.settled, s.hold_wanted, s.release_wanted, s.cancel_wanted, s.given_up, s.abandoned,
                   s.requeue_wanted],
-        "resubmit_of": s.resubmit_of, "requeue_in_flight": s.requeue_in_flight, "failures": list(s.failures),
+        "resubmit_of": s.resubmit_of, "rerun_of": s.rerun_of, "requeue_in_flight": s.requeue_in_flight,
+        "failures": list(s.failures),
     }
 
 
@@ -213,13 +217,21 @@ def _escalation(v: Any) -> Escalation:
     return Escalation(EscalationReason(_str(reason)), _opt_int(attempt), _str(detail), _at(at), _bool(delivered))
 
 
+def _member(v: Any) -> SweepMember:
+    """The sweep an element is of (its index, --max-running): kept with the spec, so that a record folded
+    from its snapshot still names its sweep (status, the summary a store carries)."""
+    sweep, index, max_running = _list(v)
+    return SweepMember(JobId(_str(sweep)), _int(index), _opt_int(max_running))
+
+
 def _state(d: Mapping[str, Any]) -> JobState:
-    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs = _list(d["spec"])
+    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep = _list(d["spec"])
     cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(needs)
     resources = Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
                           _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
-                   _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources)
+                   _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
+                   None if sweep is None else _member(sweep))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)
@@ -231,6 +243,7 @@ def _state(d: Mapping[str, Any]) -> JobState:
         escalations=tuple(_escalation(e) for e in _list(d["escalations"])), settled=settled,
         updated_at=_opt_at(d["updated_at"]), requests=tuple(_request(r) for r in _list(d["requests"])),
         hold_wanted=hold, release_wanted=release, cancel_wanted=cancel, given_up=given_up, abandoned=abandoned,
-        requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]), machine_id=_opt_str(d["machine_id"]),
+        requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]),
+        rerun_of=_opt_int(d["rerun_of"]), machine_id=_opt_str(d["machine_id"]),
         requeue_in_flight=_opt_int(d["requeue_in_flight"]), failures=_strs(d["failures"]),
         pruned_at=_opt_at(d["pruned_at"]), outcome_at=_opt_at(d["outcome_at"]))

@@ -15,6 +15,8 @@ from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord
 from dunscaith.domain.model.jobs.spec import JobSpec
 
+RERUN = "resubmitted"  # the label of a failed element a resubmit reopened, until its next attempt starts
+
 
 class RecordInconsistent(JobsError, ValueError):
     """The events do not tell one story (an event about an attempt never started, a second outcome...)."""
@@ -133,6 +135,9 @@ class JobState:
     abandoned: bool = False  # let the job go: its open attempts move to the residual list
     requeue_wanted: bool = False  # put the current (started) object back in the queue, once
     resubmit_of: int | None = None  # replace this attempt (not started) by a new one
+    # a failed, settled element run again by a confirmed resubmit (requests.rerun_refusal): this attempt's
+    # failure was the outcome, now withdrawn; the next attempt runs the element again
+    rerun_of: int | None = None
     machine_id: str | None = None  # with ``host``: the machine that owns the record, or the job's objects
     requeue_in_flight: int | None = None  # the attempt whose requeue was committed but not its answer
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
@@ -229,6 +234,7 @@ class _Fold:
         self.abandoned = state.abandoned
         self.requeue_wanted = state.requeue_wanted
         self.resubmit_of = state.resubmit_of
+        self.rerun_of = state.rerun_of
         self.requeue_in_flight = state.requeue_in_flight
         self.pruned_at = state.pruned_at
         self.outcome_at = state.outcome_at
@@ -297,7 +303,14 @@ class _Fold:
                 self.requeue_wanted = True
             case Action.RESUBMIT:
                 current = self._last()
-                self.resubmit_of = current.number if current is not None else None
+                if self.outcome is not None:
+                    # confirmed only for a failed, settled element (requests.rerun_refusal): its outcome is
+                    # withdrawn, the record reopens, and the next attempt runs it again
+                    self.outcome, self.outcome_at, self.settled = None, None, False
+                    self.given_up = self.hold_wanted = self.release_wanted = self.requeue_wanted = False
+                    self.rerun_of = current.number if current is not None else None
+                else:
+                    self.resubmit_of = current.number if current is not None else None
             case _:
                 raise RecordInconsistent(f"unhandled action {action!r}")
 
@@ -418,7 +431,7 @@ class _Fold:
             requests=base.requests if self._requests is None else tuple(self._requests),
             hold_wanted=self.hold_wanted, release_wanted=self.release_wanted, cancel_wanted=self.cancel_wanted,
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
-            resubmit_of=self.resubmit_of, requeue_in_flight=self.requeue_in_flight,
+            resubmit_of=self.resubmit_of, rerun_of=self.rerun_of, requeue_in_flight=self.requeue_in_flight,
             failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
             outcome_at=self.outcome_at, machine_id=base.machine_id)
 
@@ -504,6 +517,8 @@ def label(state: JobState) -> str:
     current = state.current
     if current is None:
         return "recorded"
+    if state.rerun_of == current.number:
+        return RERUN  # its failed attempt stays as it ended; the next one is the supervisor's to make
     if current.order in (AttemptState.CREATED, AttemptState.CONFIRMED) or current.object_state is ObjectState.HELD:
         return "held"
     if current.order is AttemptState.RELEASED:

@@ -20,6 +20,7 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import EventLine, JsonValue
 from dunscaith.domain.model.jobs.settlement import outstanding
 from dunscaith.domain.model.jobs.state import (
+    RERUN,
     AttemptState,
     JobState,
     OutcomeKind,
@@ -61,7 +62,7 @@ class JobSummary:
 
 def state_words() -> list[str]:
     """Every word a summary's state can be (what ``label`` says, and damaged): what ``list --state`` takes."""
-    words = ["recorded", "held", *ObjectState, *AttemptState, *OutcomeKind, DAMAGED]
+    words = ["recorded", "held", RERUN, *ObjectState, *AttemptState, *OutcomeKind, DAMAGED]
     return sorted({str(word) for word in words})
 
 

@@ -231,6 +231,8 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
     mine = _user_steps(state, current)
     if mine is not None:
         return mine
+    if state.rerun_of == current.number:  # a failed, settled element the user resubmitted: run it again
+        return [StartAttempt(current.number + 1, f"attempt {current.number} failed; resubmitted by the user")]
     max_attempts = current.number if state.given_up else spec.max_attempts
     if current.order is AttemptState.REFUSED:
         why = f": {current.reason}" if current.reason else ""

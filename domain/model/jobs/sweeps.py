@@ -209,3 +209,19 @@ def element_specs(template: _Spec, plan: SweepPlan) -> Iterator[_Spec]:
         script = substituted(template.script, element, plan.source) if template.script is not None else None
         yield replace(template, name=element_name(plan.name, element.index), command=command,
                       script=script, member=SweepMember(plan.name, element.index, plan.max_running))
+
+
+def resubmit_refusal(state: str, outcome: str | None, settled: bool) -> str | None:
+    """Why ``resubmit NAME --failed`` leaves an element alone (its summary's state, outcome and whether it
+    settled), or None when it is one to run again: an element that failed and settled. Never one that
+    succeeded (its result stands), never one that may still run (no outcome yet, or work outstanding
+    after it: an object of unknown fate), never one that ended otherwise (cancelled, refused, escalated,
+    abandoned: a person decided, or must). A cheap choice from summaries: each element chosen is then
+    asked as any job is, and ``requests.rerun_refusal`` on its record has the last word."""
+    if outcome is None:
+        return f"{state}: not resubmitted (no outcome yet: it may still run)"
+    if outcome != "failed":
+        return f"{outcome}: not resubmitted"
+    if not settled:
+        return "failed: not resubmitted (not settled: an object of it may still run)"
+    return None

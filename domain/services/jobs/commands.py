@@ -82,15 +82,19 @@ class JobCommands:
         self._watched = False
 
     def __call__(self, job: JobId, action: Action, cancel: Interrupts,
-                 on_confirmed: Callable[[CommandResult], None] | None = None) -> CommandResult:
+                 on_confirmed: Callable[[CommandResult], None] | None = None, *,
+                 wait_stop: bool = True) -> CommandResult:
         """UnknownJob when not recorded; JobsError (EventUndecodable, RecordInconsistent) when it does not read.
 
         A cancel carried out while its object still stops is told to ``on_confirmed`` (``stopped`` False),
-        and waited on until the object ended or the wait is over."""
+        and waited on until the object ended or the wait is over (unless ``wait_stop`` is False: a sweep's
+        elements are asked one after the other, and their stops are their supervisors' to see)."""
         try:
             result = self._ask(job, action, cancel)
             if action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
                 return result
+            if not wait_stop:
+                return replace(result, stopped=result.state is not None and stopped(result.state))
             return self._until_stopped(job, result, cancel, on_confirmed)
         finally:
             if self._watch is not None:
@@ -153,7 +157,7 @@ class JobCommands:
                         return CommandResult(job, action, rid, Answer(found.result), found.detail,
                                              Answerer.SUPERVISOR, state)
                     # confirmed: wait on for what the scheduler made of it (carried out, or failed)
-                    done = _what_became(record, rid, action)
+                    done = what_became(record, rid, action)
                     if done is not None:
                         return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR,
                                              state, done)
@@ -177,6 +181,37 @@ class JobCommands:
                                      None, state)
             self._nap(job, cancel)
 
+    def post(self, job: JobId, action: Action) -> str:
+        """A request appended to the job's record for its live supervisor to answer: its id (``look`` at it)."""
+        rid = self._ids()
+        self._append(job, ev.Requested(rid, str(action)))
+        return rid
+
+    def look(self, job: JobId, action: Action, rid: str) -> CommandResult | None:
+        """What became of request ``rid``, posted to a live supervisor: refused, or confirmed and carried
+        out (or failed), as the record says; None while it is not answered or not carried out yet."""
+        record = self._store.read(job)
+        state = fold(record)
+        found = state.request(rid)
+        if found is None or found.result is None:
+            return None
+        if found.result != Answer.CONFIRMED:
+            return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.SUPERVISOR, state)
+        done = what_became(record, rid, action)
+        if done is None:
+            return None
+        return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR, state, done,
+                             stopped(state) if action is Action.CANCEL else None)
+
+    def answer_here(self, job: JobId, action: Action, rid: str, cancel: Interrupts) -> CommandResult | None:
+        """Request ``rid``, appended already, answered by this command under the job's lock (its supervisor
+        went away before answering); None when another actor holds the lock now."""
+        try:
+            with self._store.lock(job) as lock:
+                return self._here(job, lock, action, rid, True, cancel)
+        except LockBusy:
+            return None
+
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
               cancel: Interrupts) -> CommandResult:
         if not asked:
@@ -198,7 +233,7 @@ class JobCommands:
         self._store.append(job, self._clock.now(), kind, data)
 
 
-def _what_became(record: JobRecord, rid: str, action: Action) -> str | None:
+def what_became(record: JobRecord, rid: str, action: Action) -> str | None:
     """"" when the confirmed request ``rid`` was carried out, why not when it failed, None while pending."""
     decoded = [(line.at, ev.decode(line.kind, line.data)) for line in record.events]
     at = next((i for i, (_, e) in enumerate(decoded) if isinstance(e, ev.Answered) and e.request == rid), None)

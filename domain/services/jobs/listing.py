@@ -9,16 +9,18 @@ not settled (an index) and probes only their locks.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
-from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.services.jobs.status import JobView, judge
+from dunscaith.domain.services.jobs.sweep_members import SweepMembers
+from dunscaith.domain.services.jobs.sweep_status import SweepStatus, SweepView
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore, RecordDamaged
 
@@ -41,6 +43,24 @@ class Unreadable:
 
     job: JobId
     problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRow:
+    """A sweep as ``list``'s one row: its elements' view (summaries only) and its first element, folded
+    (the command line the row shows; None when that record does not read)."""
+
+    view: SweepView
+    first: JobState | None
+
+
+@dataclass(slots=True)
+class Covered:
+    """How many of the jobs a query matches the rows given so far stand for (a sweep's row: its elements)."""
+
+    jobs: int = 0
+    rows: int = 0
+    sweeps: set[str] = field(default_factory=set)
 
 
 class JobListing:
@@ -80,6 +100,54 @@ class JobListing:
                 continue
             health = healths.get(summary.job, LoopHealth(held=False, last_loop=None))
             yield judge(state, health, now, self._poll, self._delivering)
+
+    def rows(self, query: SummaryQuery, covered: Covered, *, expand: bool = False
+             ) -> Iterator[JobView | Unreadable | SweepRow]:
+        """``views``, but a sweep's elements make ONE row (where its newest element would be), unless
+        ``expand``; ``query.limit`` then counts rows. A sweep's row reads its elements' summaries (one
+        query) and folds one record, its first element's; a job of its own is as in ``views``.
+        ``covered`` counts the rows given and the jobs matching ``query`` they stand for."""
+        if expand:
+            for view in self.views(query):
+                covered.rows += 1
+                covered.jobs += 1
+                yield view
+            return
+        now = self._clock.now()
+        members, sweeps = SweepMembers(self._store), SweepStatus(self._store)
+        page: list[JobSummary] = []
+        for summary in self._store.summaries(replace(query, limit=None)):
+            if query.limit is not None and covered.rows >= query.limit:
+                break
+            if summary.sweep is None:
+                page.append(summary)
+                covered.rows += 1
+                covered.jobs += 1
+                if len(page) == _LOCKS_AT_ONCE:
+                    yield from self._judged(page, query, now)
+                    page = []
+                continue
+            if summary.sweep in covered.sweeps:
+                continue  # its row is given already
+            covered.sweeps.add(summary.sweep)
+            yield from self._judged(page, query, now)
+            page = []
+            elements = members.elements(summary.sweep, include_pruned=query.include_pruned)
+            if not elements:  # a store that cannot ask for one sweep's elements: the element is its own row
+                page.append(summary)
+                covered.rows += 1
+                covered.jobs += 1
+                continue
+            covered.rows += 1
+            covered.jobs += sum(1 for e in elements if query.matches(e))
+            yield SweepRow(sweeps.view(summary.sweep, elements), self._first(elements))
+        yield from self._judged(page, query, now)
+
+    def _first(self, elements: list[JobSummary]) -> JobState | None:
+        try:
+            return fold(self._store.read(elements[0].job)) if elements else None
+        except (JobsError, RecordDamaged):
+            return None
 
     def count(self, query: SummaryQuery) -> int:
         return self._store.count(query)

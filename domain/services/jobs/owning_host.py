@@ -49,6 +49,26 @@ class OwningHost:
             return None
         return Owner(pointer.host, pointer.binary)
 
+    def of_sweep(self, sweep: JobId) -> tuple[Owner, JobId] | None:
+        """The host a sweep's elements' pointers name (``NAME-<index>``), when nothing of that name is
+        recorded here: a sweep has no pointer of its own, its elements do (each an ordinary job). The index
+        of pointers not settled is read first (a sweep still going), then every pointer (one finished).
+        The owner and the element whose pointer said so; None when no element's pointer names another host."""
+        prefix = f"{sweep}-"
+
+        def element(name: str) -> bool:
+            return name.startswith(prefix) and name[len(prefix):].isdigit()
+
+        indexed = self._pointers.indexed() or []
+        names = [job for job in indexed if element(job)]
+        if not names:
+            names = [r.job for r in self._pointers.all() if r.pointer is not None and element(r.job)]
+        for job in names:
+            owner = self.of_pointer(job)
+            if owner is not None:
+                return owner, job
+        return None
+
     def earlier_root(self, job: JobId) -> Pointer | None:
         """``job``'s pointer when it names a record root of this host whose HOST file still binds it here
         (records.root may have changed since the job was recorded there); None otherwise."""

@@ -4,12 +4,15 @@ Each asks the live supervisor when there is one, or acts under the job's lock wh
 (``domain/services/jobs/commands.py``), then sweeps the residual list. Exit codes: 0 confirmed (or, for
 ``reconcile``, as ``supervise``), 2 refused (by the rules, or by the scheduler when this command carried
 it out) or bad input, 5 not answered in time; another host's job is forwarded there (help_text.EPILOGS).
+On a sweep (NAME, NAME --state S, resubmit NAME --failed) each chosen element gets the same request
+(``domain/services/jobs/sweep_commands.py``), and the command exits with the largest element's code.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -20,13 +23,18 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
 from dunscaith.domain.model.jobs.state import Action, JobState, label
-from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult
+from dunscaith.domain.model.jobs.summary import state_words
+from dunscaith.domain.model.shown import shown
+from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
 from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
 from dunscaith.domain.services.jobs.supervise import Supervisor
+from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepCommands
+from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
 from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.ports.job_store import RecordDamaged
+from dunscaith.ports.interrupts import Interrupts
+from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
@@ -54,12 +62,45 @@ def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
-def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
+def _sweep_commands(ctx: typer.Context) -> SweepCommands:
+    """The use case acting on a sweep's elements, each through the job commands of that element."""
+    cases = edge.use_cases(ctx)
+
+    def commands_of(element: JobId) -> JobCommands:
+        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)))
+
+    return cases.sweep_commands(commands=commands_of)
+
+
+def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: str | None = None,
+            failed: bool = False) -> int:
     drain = edge.interrupts(ctx)
-    state = _open(ctx, job, [str(action), job])
-    if state.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
-        raise BadInput(f"job {job} was pruned at {state.pruned_at.isoformat()}; {action} refused, nothing was done")
-    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, state))
+    if failed and state is not None:
+        raise BadInput("--failed chooses the failed elements (those the rule lets run again): it does not go "
+                       "with --state")
+    if state is not None and state not in state_words():
+        raise BadInput(f"--state {shown(state)}: no job is ever in that state; the states are "
+                       f"{', '.join(state_words())}")
+    words = [str(action), job]
+    edge.owned_elsewhere(ctx, job, words, follow=True)  # before the store: another host's job needs nothing of this one
+    edge.open_store(ctx)
+    sweeps = _sweep_commands(ctx)
+    with edge.store_errors(ctx, job):
+        try:
+            chosen = sweeps.choose(job, state, failed=failed)
+        except NotASweep as exc:
+            raise BadInput(str(exc)) from None
+        except UnknownJob:  # nothing of that name here: a sweep whose elements' pointers name another host?
+            edge.sweep_owned_elsewhere(ctx, job, [*words, *(["--state", state] if state else []),
+                                                  *(["--failed"] if failed else [])])
+            raise
+    if chosen.sweep is not None:
+        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed)
+    found = edge.read_state(ctx, JobId(job))
+    edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
+    if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
+        raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
+    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found))
 
     said: list[CommandResult] = []
 
@@ -75,16 +116,7 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     word = label(result.state) if result.state is not None else "unknown"
     code = _code(result.answer, result.problem)
     if as_json:
-        body: dict[str, Any] = {"job": job, "action": str(action), "request": result.request,
-                                "answer": str(result.answer), "detail": result.detail,
-                                "by": str(result.by) if result.by else None, "state": word,
-                                "problem": result.problem or None}
-        if action is Action.CANCEL:
-            body["stopped"] = result.stopped
-        if code != ExitCode.SUCCEEDED:
-            body["error"] = {"code": "not-carried-out" if result.problem and result.answer is Answer.CONFIRMED
-                             else str(result.answer), "message": result.problem or result.detail, "exit_code": code}
-        print(json.dumps(body))
+        print(json.dumps(_body(job, action, result, code)))
     elif result.answer is Answer.NOT_ANSWERED:
         print(f"{PROG}: job {job}: {action}: {result.detail}", file=sys.stderr)
     elif result.answer is Answer.REFUSED:
@@ -109,6 +141,114 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool) -> int:
     return code
 
 
+def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[str, Any]:
+    """One job's answer as JSON (docs/json.md): the command's object, and each element's of a sweep."""
+    body: dict[str, Any] = {"job": job, "action": str(action), "request": result.request,
+                            "answer": str(result.answer), "detail": result.detail,
+                            "by": str(result.by) if result.by else None,
+                            "state": label(result.state) if result.state is not None else "unknown",
+                            "problem": result.problem or None}
+    if action is Action.CANCEL:
+        body["stopped"] = result.stopped
+    if code != ExitCode.SUCCEEDED:
+        body["error"] = {"code": "not-carried-out" if result.problem and result.answer is Answer.CONFIRMED
+                         else str(result.answer), "message": result.problem or result.detail, "exit_code": code}
+    return body
+
+
+def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
+              drain: Interrupts, failed: bool) -> int:
+    """The request made of each chosen element (docs/sweeps.md, "Commands on a sweep"): one summary line,
+    a line for each element not confirmed, and the largest of the elements' codes (0 when every one was
+    confirmed and carried out, or when none was chosen)."""
+    if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
+        edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
+    with edge.store_errors(ctx, chosen.word):
+        answer = sweeps(chosen, action, drain, failed=failed)
+    edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
+    codes = [_code(r.answer, r.problem) for r in answer.results]
+    code = max(codes, default=ExitCode.SUCCEEDED)
+    which = f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
+    if as_json:
+        counts = Counter(str(r.answer) for r in answer.results)
+        print(json.dumps({
+            "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
+            "elements_total": chosen.total, "chosen": len(answer.results),
+            "counts": {str(a): counts.get(str(a), 0) for a in Answer},
+            "exit_code": code,
+            "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
+            "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
+        }))
+    else:
+        for r, c in zip(answer.results, codes, strict=True):
+            if c == ExitCode.SUCCEEDED or _ended(r):
+                continue  # an element refused for having ended already is counted in the summary line
+            why = r.problem if r.answer is Answer.CONFIRMED else r.detail
+            print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}",
+                  file=sys.stderr)
+        for line in _skipped_lines(answer.skipped, action):
+            print(f"{PROG}: {line}", file=sys.stderr)
+        if not answer.results:
+            what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
+            print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
+        else:
+            print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
+        waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
+                   and r.by is Answerer.THIS_COMMAND]
+        if waiting:  # a command makes no attempt: the sweep's supervisor does
+            print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
+                  f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
+    edge.notice_unattended(ctx, skip=chosen.word)
+    if drain.pending() is not None:
+        edge.end_by_signal(ctx)
+    return code
+
+
+def _ended(result: CommandResult) -> bool:
+    """Refused because the element had its outcome already (the summary line counts them)."""
+    return result.answer is Answer.REFUSED and result.state is not None and result.state.outcome is not None
+
+
+def _skipped_lines(skipped: tuple[Skipped, ...], action: Action) -> list[str]:
+    """One line per reason: ``exp-12 succeeded: not resubmitted``, or ``480 elements ...`` naming a few."""
+    by_why: dict[str, list[str]] = {}
+    for s in skipped:
+        by_why.setdefault(s.why, []).append(s.job)
+    lines = []
+    for why, jobs in by_why.items():
+        if len(jobs) == 1:
+            lines.append(f"{jobs[0]} {why}")
+        else:
+            few = ", ".join(jobs[:5]) + (", …" if len(jobs) > 5 else "")
+            lines.append(f"{len(jobs)} elements {why} ({few})")
+    return lines
+
+
+def answers_line(action: str, results: tuple[CommandResult, ...] | list[CommandResult]) -> str:
+    """``cancel: 480 confirmed, 20 refused (already ended)``: one line for a command on many elements."""
+    if not results:
+        return f"{action}: no element asked"
+    answers = Counter(r.answer for r in results)
+    parts = []
+    for answer in (Answer.CONFIRMED, Answer.REFUSED, Answer.NOT_ANSWERED):
+        count = answers.get(answer, 0)
+        if not count:
+            continue
+        word = f"{count} {answer}"
+        if answer is Answer.CONFIRMED:
+            failed = sum(1 for r in results if r.answer is answer and r.problem)
+            stopping = sum(1 for r in results if r.answer is answer and not r.problem and r.stopped is False)
+            notes = [f"{failed} not carried out"] if failed else []
+            notes += [f"{stopping} still stopping"] if stopping else []
+            word += f" ({', '.join(notes)})" if notes else ""
+        if answer is Answer.REFUSED:
+            ended = sum(1 for r in results if _ended(r))
+            why = ["already ended" if ended == count else f"{ended} already ended"] if ended else []
+            word += f" ({why[0]})" if why else ""
+        parts.append(word)
+    return f"{action}: {', '.join(parts)}"
+
+
 def _object(result: CommandResult) -> str:
     current = result.state.current if result.state is not None else None
     return f"object {current.object_id}" if current is not None and current.object_id else "its object"
@@ -121,10 +261,27 @@ def _code(answer: Answer, problem: str) -> int:
             Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[answer]
 
 
+_JOB_HELP = "the job (an element NAME-7 too), or a sweep's name: every element of it"
+_STATE_HELP = "the elements of the sweep JOB in this state only (docs/sweeps.md)"
+
+
 def _command(action: Action) -> Callable[..., int]:
-    def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
-                as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
-        return request(ctx, job, action, as_json)
+    if action is Action.RESUBMIT:
+        def resubmit(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help=_JOB_HELP),
+                     as_json: bool = typer.Option(False, "--json", help="one JSON object"),
+                     state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP),
+                     failed: bool = typer.Option(False, "--failed", help=(
+                         "the sweep JOB's failed, settled elements, run again as new attempts (never one that "
+                         "succeeded or may still run)"))) -> int:
+            return request(ctx, job, action, as_json, state, failed)
+
+        resubmit.__doc__ = _HELP[action]
+        return resubmit
+
+    def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help=_JOB_HELP),
+                as_json: bool = typer.Option(False, "--json", help="one JSON object"),
+                state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP)) -> int:
+        return request(ctx, job, action, as_json, state)
 
     command.__doc__ = _HELP[action]
     return command
@@ -231,3 +388,4 @@ def register(app: typer.Typer) -> None:
         app.command(str(action))(_command(action))
     app.command("reconcile")(reconcile)
     app.command("prune")(prune)
+

@@ -12,20 +12,22 @@ from typing import Any
 import typer
 
 from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.exit_codes import for_status
+from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.job_output import JobOutputs
-from dunscaith.domain.services.jobs.listing import Unreadable
+from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
+from dunscaith.domain.services.jobs.sweep_members import NotASweep
+from dunscaith.domain.services.jobs.sweep_status import SweepView, counts_text
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, table
+from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.ports.job_store import RecordDamaged
+from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
@@ -36,20 +38,44 @@ def _now(ctx: typer.Context) -> datetime:
 
 def status(
     ctx: typer.Context,
-    job: str | None = typer.Argument(None, metavar="JOB", help="the job (every job without it, as list)"),
+    job: str | None = typer.Argument(None, metavar="JOB", help=(
+        "the job, or a sweep's name (every job without it, as list)")),
     as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
     watch: bool = typer.Option(False, "--watch", help="follow the job to its end, as `dunscaith watch JOB`"),
+    state: str | None = typer.Option(None, "--state", metavar="STATE", help=(
+        "a sweep's elements in this state (JOB names a sweep: docs/sweeps.md)")),
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if watch:  # the live view, not a snapshot: commands/watch.py
+        if state is not None:
+            raise BadInput("--watch follows one job: it does not go with --state")
         return watch_status(ctx, job, as_json)
     if job is None:
-        return list_jobs(ctx, as_json, False, False, None, None, None, None, None, False)
+        return list_jobs(ctx, as_json, False, False, state, None, None, None, None, False, False)
+    if state is not None:
+        _known_state(state)
     edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
     edge.open_store(ctx)
+    if state is not None:
+        with edge.store_errors(ctx, job):
+            try:
+                chosen = edge.use_cases(ctx).sweep_status().of(JobId(job), state)
+            except NotASweep as exc:
+                raise BadInput(str(exc)) from None
+            except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, ["status", job, "--state", state])
+                raise
+        return _sweep_status(ctx, chosen, as_json)
     with edge.store_errors(ctx, job):
         try:
             view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
+        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
+            try:
+                sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
+            except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
+                raise unknown from None  # the store's own words, and where its pointer says it is
+            return _sweep_status(ctx, sweep, as_json)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     try:  # its own pointer: display only, the record here is what counts, and it read
@@ -110,6 +136,43 @@ def status(
     return for_status(s.outcome)
 
 
+def _known_state(state: str) -> None:
+    if state not in state_words():
+        raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
+                       f"the states are {', '.join(state_words())}")
+
+
+def _sweep_status(ctx: typer.Context, sweep: SweepView, as_json: bool) -> int:
+    """``status NAME`` of a sweep: its counts by state, then each element not succeeded (or each in the
+    state asked for), from the elements' summaries (one query, no fold). 1 when some element's outcome is
+    not success, as status of a job."""
+    name, state = sweep.sweep, sweep.state
+    edge.notice_unattended(ctx, skip=name)
+    edge.sweep(ctx)
+    code = ExitCode.NOT_SUCCESS if sweep.failed else ExitCode.SUCCEEDED
+    if as_json:
+        print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
+        return code
+    _line(f"sweep {name}: {counts_text(sweep.elements)}  (cluster {', '.join(sweep.clusters)})")
+    listed = sweep.listed
+    if state is not None and not listed:
+        _line(f"  no element is {state}")
+    width = max((len(s.job) for s in listed), default=0)
+    states = max((len(s.state) for s in listed), default=0)
+    for s in listed:
+        detail = s.outcome_detail or s.problem or ""
+        _line(f"  {s.job.ljust(width)}  {s.state.ljust(states)}  {detail}".rstrip())
+    if sweep.unattended:
+        n = len(sweep.unattended)
+        _line(f"  Unattended: {n} element{'s' if n != 1 else ''} with work left and no supervisor; reattach "
+              f"with: {PROG} supervise {name}")
+    if listed:
+        _line(f"  one element: {PROG} status {listed[0].job}")
+    elif state is None:
+        _line(f"  every element succeeded; one element: {PROG} status {sweep.elements[0].job}")
+    return code
+
+
 def _line(text: str) -> None:
     """A line of status or list: a workdir, an option, a path or a problem holds what the user or a
     scheduler gave, and a control character in it must not forge a line or drive the terminal."""
@@ -152,15 +215,17 @@ def list_jobs(ctx: typer.Context,
               columns: str | None = typer.Option(None, "--format", "-o", metavar="COLUMNS", help=(
                   f"the columns, in order, comma-separated (e.g. name,state,elapsed); the columns: "
                   f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})")),
-              noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)")) -> int:
+              noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)"),
+              expand: bool = typer.Option(False, "--expand", help=(
+                  "a sweep's elements as rows of their own (without it, a sweep is one row: its name, "
+                  "`sweep of N` and its counts); --json always lists every job"))) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
     try:
         keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
     except table.UnknownColumn as exc:
         raise BadInput(str(exc)) from None
-    if state is not None and state not in state_words():
-        raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
-                       f"the states are {', '.join(state_words())}")
+    if state is not None:
+        _known_state(state)
     edge.open_store(ctx)
     if cluster is not None:
         _known_cluster(ctx, cluster)
@@ -174,10 +239,16 @@ def list_jobs(ctx: typer.Context,
     out = _JsonJobs() if as_json else None
     rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
                                             header=not noheader)
+    covered = Covered()
     with edge.store_errors():
         try:
-            for v in listing.views(query):  # written as it is read: memory flat in the number of jobs
+            # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
+            for v in listing.rows(query, covered, expand=expand or as_json):
                 shown += 1
+                if isinstance(v, SweepRow):
+                    if rows is not None:  # its elements' pointers are checked with --expand
+                        rows.sweep_row(v, now)
+                    continue
                 if isinstance(v, Unreadable):
                     unreadable.append(v)
                     if rows is not None:
@@ -190,7 +261,8 @@ def list_jobs(ctx: typer.Context,
         finally:  # the rows held back to set the widths are shown even when the store fails midway
             if rows is not None:
                 rows.close()
-        more = listing.count(query) - shown if query.limit is not None and shown == query.limit else 0
+        full = query.limit is not None and covered.rows >= query.limit
+        more = listing.count(query) - covered.jobs if full else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
                  "for all")

@@ -69,3 +69,20 @@ def test_a_local_job_in_a_shared_store_is_acted_on_by_the_host_it_was_submitted_
     assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", None)  # binary: here's
     pointers.write(_pointer(LOGIN1, SHARED))
     assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", "/opt/login1/dunscaith")
+
+
+def _element(name: str, root_host: HostIdentity, state: str = "running") -> Pointer:
+    return Pointer(JobId(name), root_host.hostname, "/var/tmp/dunscaith-alice", root_host,
+                   f"/opt/{root_host.hostname}/dunscaith", "local", "local", state, datetime.now(UTC), None)
+
+
+def test_a_sweep_recorded_on_another_host_is_found_by_its_elements_pointers() -> None:
+    pointers = InMemoryPointers()
+    pointers.write(_element("expo-1", LOGIN2))  # another sweep's element: not exp's
+    pointers.write(_element("exp-x", LOGIN2))  # no index: not an element's name
+    where = OwningHost(pointers, LOGIN1, NeverOpened())
+    assert where.of_sweep(JobId("exp")) is None
+    pointers.write(_element("exp-12", LOGIN2, "succeeded"))  # settled: found by reading every pointer
+    assert where.of_sweep(JobId("exp")) == (Owner("login2", "/opt/login2/dunscaith"), JobId("exp-12"))
+    pointers.write(_element("exp-3", LOGIN1))  # one of this host's: the record here decides for it
+    assert where.of_sweep(JobId("exp")) == (Owner("login2", "/opt/login2/dunscaith"), JobId("exp-12"))

@@ -26,6 +26,7 @@ from dunscaith.domain.model.jobs.snapshot import SnapshotUnusable, decode, encod
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, RecordInconsistent, fold
 from dunscaith.domain.model.jobs.summary import SummaryCarry, rebuild
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.version import VERSION
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.ports.job_store import RecordDamaged
@@ -78,6 +79,15 @@ def test_every_field_of_the_state_is_set_by_the_story_and_survives() -> None:
     assert state.requests[-1].result is None and state.escalations[0].delivered
     assert state.requeue_in_flight == 1 and state.resubmit_of == 2 and state.attempts[1].residual
     assert decode(_kept(state, 27), 27) == state
+
+
+def test_an_elements_sweep_survives_its_snapshot() -> None:
+    spec = JobSpec(JobId("exp-7"), "local", "local", ("true",), member=SweepMember(JobId("exp"), 7, 50))
+    head = ev.JobRecorded.of(spec, StoreIdentity("sqlite", "/r/db", None, 1, 2))
+    record = JobRecord(JobId("exp-7"), (EventLine(1, T0, *ev.encode(head)),))
+    state = fold(record)
+    assert decode(_kept(state, 1), 1) == state
+    assert decode(_kept(state, 1), 1).spec.member == SweepMember(JobId("exp"), 7, 50)
 
 
 def test_a_time_in_another_zone_is_kept_as_the_same_instant_in_utc() -> None:
