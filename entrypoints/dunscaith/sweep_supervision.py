@@ -50,7 +50,8 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fres
             done = use(sweep, drain, fresh=fresh, stream=shown)
         except UnknownSweep:
             raise BadInput(f"no job or sweep named {sweep} is recorded") from None
-    return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}")
+    return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
+                stdout_kept=as_json or stream is sys.stderr)
 
 
 def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool = False) -> int:
@@ -70,7 +71,8 @@ def _named(jobs: list[JobSummary]) -> str:
 
 
 def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
-         again: str) -> int:
+         again: str, stdout_kept: bool = False) -> int:
+    """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else."""
     elements = list(done.elements)
     words = Counter(e.state for e in elements)
     succeeded = [e for e in elements if e.outcome == "succeeded"]
@@ -105,9 +107,9 @@ def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: 
         if what.startswith("sweep "):
             first = next(iter(kinds))
             message += f" ({PROG} status {what.removeprefix('sweep ')} --state {first})"
-    if message:  # stdout holds only the result object with --json
-        print(f"{PROG}: {message}" if code else message, file=sys.stderr if code or as_json else sys.stdout,
-              flush=True)
+    if message:
+        print(f"{PROG}: {message}" if code else message,
+              file=sys.stderr if code or as_json or stdout_kept else sys.stdout, flush=True)
     if as_json:
         print(json.dumps(_result(done, words, ending, code, message), indent=2), flush=True)
     if by_signal:

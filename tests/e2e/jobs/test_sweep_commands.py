@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs import events as ev
@@ -22,7 +20,6 @@ from dunscaith.domain.model.jobs.sweeps import SweepMember
 from tests.e2e.jobs.cli import Cli
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-NEEDS_COLUMNS = pytest.mark.skip(reason="needs the sweep columns (branch records)")
 
 
 def _ran(index: int, state: str, code: int) -> list[ev.Event]:
@@ -69,7 +66,6 @@ def test_resubmit_of_a_failed_element_reopens_it_for_its_next_attempt(cli: Cli) 
     assert refused.returncode == 2 and "exp-0 succeeded: not resubmitted" in refused.stderr
 
 
-@NEEDS_COLUMNS
 def test_status_of_a_sweep_counts_its_elements(cli: Cli) -> None:
     _sweep(cli)
 
@@ -81,7 +77,6 @@ def test_status_of_a_sweep_counts_its_elements(cli: Cli) -> None:
     assert [e["job"] for e in body["elements"]] == [f"exp-{i}" for i in range(5)]
 
 
-@NEEDS_COLUMNS
 def test_list_shows_a_sweep_as_one_row(cli: Cli) -> None:
     _sweep(cli)
 
@@ -91,12 +86,17 @@ def test_list_shows_a_sweep_as_one_row(cli: Cli) -> None:
     assert len(cli.run("list", "--expand").stdout.splitlines()[1:]) == 5
 
 
-@NEEDS_COLUMNS
 def test_commands_on_a_sweep_and_resubmit_failed(cli: Cli) -> None:
     _sweep(cli)
 
     given_up = cli.run("give-up", "exp", "--state", "recorded")
     assert given_up.returncode == 0 and "give-up: 1 confirmed" in given_up.stdout, given_up.stderr
     again = cli.run("resubmit", "exp", "--failed")
-    assert again.returncode == 0 and "resubmit: 1 confirmed" in again.stdout, again.stderr
+    # exp-3 failed; exp-4, given up before its first attempt, failed too ("given up by the user ..."): both
+    # run again, under the supervisor `supervise exp` is
+    assert again.returncode == 0 and "resubmit: 2 confirmed" in again.stdout, again.stderr
     assert "3 elements succeeded: not resubmitted" in again.stderr
+    carried = cli.run("supervise", "exp")
+    assert carried.returncode == 0 and "sweep exp: all 5 succeeded" in carried.stdout, carried.stderr
+    states = {e["job"]: e["state"] for e in json.loads(cli.run("status", "exp", "--json").stdout)["elements"]}
+    assert states == {f"exp-{i}": "succeeded" for i in range(5)}
