@@ -16,7 +16,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
-from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, ObjectTimes, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.objects import (
+    CreateAnswer,
+    ObjectSpec,
+    ObjectTimes,
+    ObjectView,
+    OutputPaths,
+    QueryResult,
+)
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.scheduler import ChangeWatch, Scheduler, WatchesChanges
@@ -32,6 +39,7 @@ class RoundQuery:
         self._clock = clock
         self._answer: QueryResult | None = None
         self._covers: frozenset[str] = frozenset()
+        self._by_name: dict[str, list[ObjectView]] = {}  # the answer's objects by name (one pass a round)
         self.asked = 0  # queries sent to the scheduler (the sweep benchmark counts them)
         # a job array whose every task's creation is durable in its element's record: task -> array
         self._whole: dict[ObjectId, ObjectId] = {}
@@ -96,8 +104,11 @@ class RoundQuery:
             self.asked += 1
             self._answer = answer if answer.asked_at is not None else replace(answer, asked_at=asked_at)
             self._covers = frozenset(every)
-        wanted = set(names)
-        return replace(self._answer, objects=tuple(o for o in self._answer.objects if o.name in wanted))
+            self._by_name = {}
+            for view in answer.objects:
+                self._by_name.setdefault(view.name, []).append(view)
+        objects = tuple(o for name in dict.fromkeys(names) for o in self._by_name.get(name, ()))
+        return replace(self._answer, objects=objects)
 
     def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         return self._inner.cancel_if_not_started(object_ids)

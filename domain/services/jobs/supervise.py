@@ -111,6 +111,7 @@ class Supervisor:
         poll = timedelta(seconds=max(settings.poll, 1e-6))
         self._backoff = PollBackoff(base=poll, cap=max(poll, timedelta(seconds=settings.poll_max)))
         self._woke = False  # set (from the store's watch thread) when the record was appended to
+        self._appended = False  # the same, kept until the loop reads its record
         self._changed = False  # set (from the scheduler's watch thread) when a watched object may have changed
         self._change_watch: ChangeWatch | None = None
         self._change_watched: list[ObjectId] = []  # the objects that watch is on
@@ -182,6 +183,7 @@ class Supervisor:
             return None
 
         def woken() -> None:
+            self._appended = True
             self._woke = True
             cancel.wake()
 
@@ -202,12 +204,21 @@ class Supervisor:
         stop_at = None if bound is None else self._clock.monotonic() + bound
         supervised_at: float | None = None  # monotonic: when supervised-at was last reported
         watching = watch is not None
+        must_read = True  # the record was read before the watch began: an append in between is read now
         while True:
             if cancel.pending() is not None:
                 return self._drain(job, loop)
             self._woke = False  # an append from here on wakes the pause below at once
-            watching = self._watching(watch, watching)
-            read = self._refresh(job, loop)
+            appended, self._appended = self._appended, False
+            was_watching, watching = watching, self._watching(watch, watching)
+            # While the store tells of every append (a live watch), the record is read only when one was
+            # told of: its requests come in that way, and this loop's own appends are in its state already.
+            # A watch that was lost and is back may have missed some: read once then.
+            if appended or not watching or not was_watching or must_read:
+                read = self._refresh(job, loop)
+                must_read = not read
+            else:
+                read = True
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
