@@ -136,7 +136,7 @@ class SweepLiveView:
         self._draw()
 
     def ended(self, job: JobId, ending: str, state: JobState | None) -> None:
-        if ending != "outcome":
+        if ending not in ("outcome", "drained"):  # a drain is said once, for the whole sweep
             self.line(f"{job}: supervision ended: {ending}")
 
     def line(self, text: str) -> None:

@@ -38,6 +38,7 @@ class RoundQuery:
         self._names = names  # the jobs supervised now: one round's query asks about all of them
         self._clock = clock
         self._answer: QueryResult | None = None
+        self._asked_mono = 0.0  # monotonic: when that answer was asked
         self._covers: frozenset[str] = frozenset()
         self._by_name: dict[str, list[ObjectView]] = {}  # the answer's objects by name (one pass a round)
         self.asked = 0  # queries sent to the scheduler (the sweep benchmark counts them)
@@ -49,6 +50,12 @@ class RoundQuery:
     def new_round(self) -> None:
         """A new pass of the loop: the next confirming query asks the scheduler afresh."""
         self._answer = None
+
+    def older_than(self, moment: float) -> None:
+        """A job's object was seen to change before ``moment`` (monotonic): an answer asked before then says
+        nothing of that change, so the next confirming query asks afresh."""
+        if self._answer is not None and self._asked_mono < moment:
+            self._answer = None
 
     @property
     def user(self) -> str:
@@ -99,6 +106,7 @@ class RoundQuery:
             return self._inner.query(names, confirm_absent=False)
         if self._answer is None or not self._covers.issuperset(names):
             asked_at = self._clock.now()
+            self._asked_mono = self._clock.monotonic()
             every = sorted({*self._names(), *names})
             answer = self._inner.query(every, confirm_absent=True)
             self.asked += 1

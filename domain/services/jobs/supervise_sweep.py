@@ -85,6 +85,7 @@ class _Active:
     rounds: Rounds
     stack: contextlib.ExitStack
     sweep: str | None  # the sweep it is an element of
+    query: RoundQuery  # the round query of its cluster
     loop: Loop | None = None
     due: float = 0.0  # monotonic: when its loop means to run again
     started: bool = field(default=False)
@@ -169,9 +170,11 @@ class SuperviseSweep:
                     query.new_round()
                 now = self._clock.monotonic()
                 for element in list(active.values()):
-                    if not (stopping or not element.started or now >= element.due
-                            or (element.loop is not None and element.supervisor.resume_now(element.loop))):
+                    changed = element.loop is not None and element.supervisor.resume_now(element.loop)
+                    if not (stopping or not element.started or now >= element.due or changed):
                         continue
+                    if changed:  # seen after this round's answer was asked, perhaps: that answer cannot tell
+                        element.query.older_than(self._clock.monotonic())
                     try:
                         element.loop, pause = (element.rounds.send(stopping) if element.started
                                                else next(element.rounds))
@@ -285,7 +288,7 @@ class SuperviseSweep:
         except BaseException:
             taken.stack.close()
             raise
-        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep)
+        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep, taken.query)
 
     # ------------------------------------------------------------------ a sweep as one array
 

@@ -27,6 +27,7 @@ from dunscaith.domain.services.jobs.owning_host import OwningHost
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.ports.job_progress import JobProgress
@@ -310,3 +311,19 @@ def test_kill_9_between_submitting_and_the_send_never_sends_the_array_twice() ->
     made = first.scheduler.objects()
     assert all(sum(1 for o in made.values() if o.view.name == name and o.view.state is ObjectState.COMPLETED) == 1
                for name in names)
+
+
+def test_a_round_answer_asked_before_an_objects_change_is_not_given_to_the_job_it_woke() -> None:
+    clock = FakeClock()
+    scheduler = FakeScheduler()
+    query = RoundQuery(scheduler, lambda: [JobId("a"), JobId("b")], clock)
+    query.query([JobId("a")], confirm_absent=True)
+    query.query([JobId("b")], confirm_absent=True)  # the same round: answered from the first
+    assert scheduler.calls["query"] == 1
+    clock.sleep(1.0)
+    query.older_than(clock.monotonic())  # b's object changed after that answer was asked
+    query.query([JobId("b")], confirm_absent=True)
+    assert scheduler.calls["query"] == 2
+    query.older_than(clock.monotonic() - 0.5)  # a change seen before the newest answer: it stands
+    query.query([JobId("a")], confirm_absent=True)
+    assert scheduler.calls["query"] == 2
