@@ -24,10 +24,10 @@ from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
 from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.owning_host import OwningHost
+from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
-from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.ports.job_progress import JobProgress
