@@ -1,0 +1,45 @@
+"""A parameter sweep on a PostgreSQL store that two login nodes share: recorded at once, supervised by one
+process (a lock and a connection per element it holds), kill -9 of that process, then supervise NAME."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections import Counter
+
+import pytest
+
+from tests.e2e.jobs.cli import Cli
+from tests.infra.postgres import PostgresTestServer
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+@pytest.fixture
+def url(postgres_server: PostgresTestServer, postgres_db: str) -> str:
+    return postgres_server.url(postgres_db)
+
+
+def _env(url: str) -> dict[str, str]:
+    return {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url}
+
+
+def _ran(cli: Cli) -> Counter[str]:
+    path = cli.tmp / "ran"
+    return Counter(path.read_text().split()) if path.exists() else Counter()
+
+
+def test_a_sweep_on_postgresql_runs_every_element_once_and_reattaches_after_kill_9(cli: Cli, url: str) -> None:
+    command = ["sh", "-c", f"echo {{}} >> {cli.tmp / 'ran'}; sleep 0.2"]
+    first = cli.run("submit", "--name", "pgs", "--array", "1-10", "--max-running", "3", "--", *command,
+                    env=_env(url), DUNSCAITH_TEST_CRASH_AT="release-committed#4")
+    assert first.returncode == -signal.SIGKILL, first.stderr
+    shown = cli.run("status", "pgs", "--json", env=_env(url))
+    assert shown.returncode in (0, 1), shown.stderr
+    assert len(json.loads(shown.stdout)["elements"]) == 10
+    again = cli.run("supervise", "pgs", env=_env(url))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "sweep pgs: all 10 succeeded" in again.stdout
+    assert _ran(cli) == Counter(str(i) for i in range(1, 11))
+    listed = cli.run("list", env=_env(url))
+    assert listed.returncode == 0 and "pgs" in listed.stdout and "sweep of 10: succeeded" in listed.stdout
