@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
 
-from dunscaith.adapters.progress.terminal import describe, plain_output
+from dunscaith.adapters.progress.terminal import describe, elapsed, plain_output
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import JobState, label
@@ -30,13 +30,6 @@ _LAST = 5  # changes kept in the block
 _BAR = 30  # the bar's width in cells
 _REDRAW = 0.25  # seconds: the block is redrawn at most this often
 _DONE_WORDS = frozenset({"succeeded", "failed", "cancelled", "abandoned", "refused", "escalated", "damaged"})
-
-
-def _elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def counts_line(words: Counter[str]) -> str:
@@ -75,7 +68,7 @@ class _Block:
         filled = round(_BAR * done / total)
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append(f"sweep {v.sweep}", style="bold")
-        head.append(f"  {len(v.words)} elements  {_elapsed(time.monotonic() - v.began)}")
+        head.append(f"  {len(v.words)} elements  {elapsed(time.monotonic() - v.began)}")
         bar = Text(no_wrap=True)
         bar.append("█" * filled, style="green")
         bar.append("░" * (_BAR - filled), style="dim")

@@ -89,7 +89,8 @@ def plain_output(stream: IO[str]) -> bool:
     return not stream.isatty() or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb"
 
 
-def _elapsed(seconds: float) -> str:
+def elapsed(seconds: float) -> str:
+    """``1:02:03``, ``2:05``: a time elapsed as a live view shows it."""
     seconds = max(0, int(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
@@ -109,7 +110,7 @@ class _StatusLine:
         since = v.since or datetime.now(UTC)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(v.job, style="bold")
-        text.append(f"  {v.word}  {_elapsed((datetime.now(UTC) - since).total_seconds())}")
+        text.append(f"  {v.word}  {elapsed((datetime.now(UTC) - since).total_seconds())}")
         if v.last:
             text.append(f"  {v.last}", style="dim")
         return text

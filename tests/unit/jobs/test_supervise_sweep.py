@@ -77,28 +77,26 @@ class SweepLines:
         pass
 
 
+def _most_running(scheduler: FakeScheduler, most: int) -> int:
+    return max(most, sum(1 for o in scheduler.objects().values() if o.view.state is ObjectState.RUNNING))
+
+
 class CountingRunning(FakeScheduler):
     """The fake scheduler noting how many of its objects were running at once at most."""
 
-    def __init__(self, exit_code_of: object) -> None:
-        super().__init__(exit_code_of=exit_code_of)  # type: ignore[arg-type]
-        self.most_running = 0
+    most_running = 0
 
     def _step_all(self) -> None:
         super()._step_all()
-        running = sum(1 for o in self.objects().values() if o.view.state is ObjectState.RUNNING)
-        self.most_running = max(self.most_running, running)
+        self.most_running = _most_running(self, self.most_running)
 
 
 class CountingArrays(FakeArrayScheduler):
-    def __init__(self, exit_code_of: object, max_array_size: int = 1001) -> None:
-        super().__init__(exit_code_of=exit_code_of, max_array_size=max_array_size)
-        self.most_running = 0
+    most_running = 0
 
     def _step_all(self) -> None:
         super()._step_all()
-        running = sum(1 for o in self.objects().values() if o.view.state is ObjectState.RUNNING)
-        self.most_running = max(self.most_running, running)
+        self.most_running = _most_running(self, self.most_running)
 
 
 class Crash(NoCrash):
@@ -139,7 +137,8 @@ def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_
     def exit_code(spec: ObjectSpec) -> int:
         return 1 if int(spec.name.rsplit("-", 1)[1]) in fail else 0
     if scheduler is None:
-        scheduler = CountingArrays(exit_code, max_array_size) if arrays else CountingRunning(exit_code)
+        scheduler = (CountingArrays(exit_code_of=exit_code, max_array_size=max_array_size) if arrays
+                     else CountingRunning(exit_code_of=exit_code))
     counter = iter(range(1, 100_000))
     residual = InMemoryResidualList()
     view = SweepLines()
