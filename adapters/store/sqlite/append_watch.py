@@ -89,3 +89,64 @@ def watch_database(root: Path, db_name: str, turn: Path, wake: Callable[[], None
         return DatabaseAppendWatch(root, db_name, turn, wake)
     except OSError:
         return None
+
+
+class SharedAppendWatches:
+    """One watch of the database for every job this process watches (a sweep's hundreds of elements, or one
+    job): a thread and four descriptors in all, not that many per job. It wakes every subscriber on each
+    commit it sees, which is what one watch per job did too (none can tell one job's rows from another's)."""
+
+    def __init__(self, make: Callable[[Callable[[], None]], DatabaseAppendWatch | None]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._watch: DatabaseAppendWatch | None = None
+        self._wakes: dict[int, Callable[[], None]] = {}
+        self._next = 0
+
+    def subscribe(self, wake: Callable[[], None]) -> Subscription | None:
+        """``wake`` called on every commit seen until the subscription is closed; None where this system
+        gives no watch."""
+        dead: DatabaseAppendWatch | None = None
+        with self._lock:
+            if self._watch is not None and not self._watch.live():
+                dead, self._watch = self._watch, None  # its descriptor failed: a new one for the new subscriber
+            if self._watch is None:
+                self._watch = self._make(self._wake_all)
+            watch = self._watch
+            if watch is not None:
+                key, self._next = self._next, self._next + 1
+                self._wakes[key] = wake
+        if dead is not None:
+            dead.close()
+        return None if watch is None else Subscription(self, key, watch)
+
+    def _wake_all(self) -> None:
+        for wake in list(self._wakes.values()):
+            wake()
+
+    def _unsubscribe(self, key: int) -> None:
+        last: DatabaseAppendWatch | None = None
+        with self._lock:
+            self._wakes.pop(key, None)
+            if not self._wakes:
+                last, self._watch = self._watch, None
+        if last is not None:
+            last.close()
+
+
+class Subscription:
+    """One job's share of the process's watch (an ``AppendWatch``)."""
+
+    def __init__(self, shared: SharedAppendWatches, key: int, watch: DatabaseAppendWatch) -> None:
+        self._shared = shared
+        self._key = key
+        self._watch = watch
+        self._closed = False
+
+    def live(self) -> bool:
+        return not self._closed and self._watch.live()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._shared._unsubscribe(self._key)

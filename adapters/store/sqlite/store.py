@@ -19,7 +19,7 @@ from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
 from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
-from dunscaith.adapters.store.sqlite.append_watch import DatabaseAppendWatch, watch_database
+from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
 from dunscaith.adapters.store.sqlite.engine import connect, describe_sqlite_error
 from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from dunscaith.adapters.store.sqlite.opening import (
@@ -135,6 +135,9 @@ class SqliteStore:
         self._integrity_checked = created  # a store this call made is whole; any other is checked before a write
         self._carries = Carries(snapshot_every)
         self._batch_depth = 0  # inside batch(): appends share one transaction
+        # one watch of the database's files for every job this process watches (a sweep's elements)
+        self._watches = SharedAppendWatches(
+            lambda wake: watch_database(root.path, DB_FILE, root.path / WRITE_LOCK, wake))
         try:
             if not created:
                 check_existing(self.db_path, schema_lock)
@@ -443,10 +446,10 @@ class SqliteStore:
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
         return {job: self.health(job) for job in jobs}  # each a probe of its own lock file: no round trip to save
 
-    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
-        return watch_database(self.root.path, DB_FILE, self.root.path / WRITE_LOCK, wake)  # any job's: see there
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> Subscription | None:
+        return self._watches.subscribe(wake)  # any job's commit wakes it: see append_watch.py
 
-    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> DatabaseAppendWatch | None:
+    def follow_appends(self, job: JobId, wake: Callable[[], None]) -> Subscription | None:
         # the same watch: it sees every writer's commit, the holder's too, and takes no lock of the job's
         return self.watch_appends(job, wake)
 
