@@ -30,7 +30,7 @@ from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.scheduler.local.probe import LocalProbe
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
-from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.shared_query import SharedArrayQueryScheduler, SharedQueryScheduler
 from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
 from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
 from dunscaith.adapters.signals.posix import SignalInterrupts
@@ -63,7 +63,7 @@ from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.run_io import UserRules
 from dunscaith.ports.run_record import RunRecords
-from dunscaith.ports.scheduler import Scheduler, WatchesChanges
+from dunscaith.ports.scheduler import CreatesArrays, Scheduler, WatchesChanges
 from dunscaith.ports.site import Site
 from dunscaith.ports.site_lock import SiteLock
 from dunscaith.ports.transport import Transport
@@ -81,6 +81,12 @@ def schedulers(slurm: SlurmCliScheduler, local: LocalScheduler, shared: SharedQu
     bound: list[Scheduler] = [slurm, local, shared, fake, pbs]
     watching: list[WatchesChanges] = [local]  # the schedulers that tell of their objects' changes
     del bound, watching
+
+
+def array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQueryScheduler) -> None:
+    bound: list[CreatesArrays] = [slurm, shared]  # the schedulers that make a sweep's objects as one array
+    also_schedulers: list[Scheduler] = [shared]
+    del bound, also_schedulers
 
 
 def cluster_probes(slurm: SlurmProbe, local: LocalProbe) -> None:
