@@ -153,7 +153,8 @@ def _element_branch(index: int, spec: ObjectSpec, delimiter: str) -> str:
     if spec.script is not None and spec.command:
         raise SpecRefused("a job spec has either a command or a script, not both")
     if spec.script is None:
-        return f"{index})\n{command_script(spec.command).splitlines()[1]}\n;;\n"
+        run = command_script(spec.command).removeprefix("#!/bin/sh\n")  # its exec line (a word may hold \n)
+        return f"{index})\n{run};;\n"
     if not spec.script.startswith("#!"):
         raise SpecRefused("a batch script must start with #! and the path of an interpreter")
     run = " ".join(shlex.quote(word) for word in [*_interpreter(spec.script), "/dev/fd/3"])

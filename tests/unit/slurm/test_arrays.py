@@ -82,13 +82,13 @@ def test_each_task_runs_its_own_elements_command_word_for_word(tmp_path: Path) -
     script = arrays.array_script([
         element(1, ("echo", "one", "it's $HOME", "*")),
         element(2, ("sh", "-c", "echo two; exit 3")),
-        element(10, ("printf", "%s|", "a b", "")),
+        element(10, ("printf", "%s|", "a b", "", "two\nlines")),
     ])
     assert script.startswith("#!/bin/sh\n")
     one, two, ten = (run_task(script, i, tmp_path) for i in (1, 2, 10))
     assert (one.stdout, one.returncode) == ("one it's $HOME *\n", 0)
     assert (two.stdout, two.returncode) == ("two\n", 3)
-    assert ten.stdout == "a b||"
+    assert ten.stdout == "a b||two\nlines|"
     stray = run_task(script, 4, tmp_path)
     assert stray.returncode == 127 and "no element for array task 4" in stray.stderr
 
