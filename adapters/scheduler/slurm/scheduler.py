@@ -366,8 +366,8 @@ class SlurmCliScheduler:
 
         ``scancel --name --user`` stops the jobs named ``name``: for a sweep's name every task of its arrays.
         An element's name ``S-i`` is no job name in Slurm: its tasks (task ``i`` of each array named ``S``) are
-        cancelled by id. Pending tasks are held first, in one ``scontrol uhold A_[...]`` an array, which splits
-        each off its array's record, so that each ends with a record of its own (``_split_off``)."""
+        cancelled by id. Pending tasks are held first, in one ``scontrol uhold A_i,A_j,...``, which splits each
+        off its array's record, so that each ends with a record of its own (``_split_off``)."""
         rows, _, problems = self._squeue_rows(_with_arrays([name]))
         if problems:
             raise SchedulerError(f"squeue --name={name}: {'; '.join(problems)}")
@@ -386,18 +386,16 @@ class SlurmCliScheduler:
         return [ObjectId(r.job_id) for r in by_name + element_tasks]
 
     def _split_off(self, tasks: Sequence[squeue.SqueueRow]) -> None:
-        """Hold the pending ones of ``tasks``, one ``scontrol uhold A_[i,j-k]`` per array: each becomes a job
-        record of its own. Cancelled while still in their array's record, pending tasks either vanish (one
-        cancelled by id: no line in squeue, no row in sacct) or end as one record without their indices (the
-        whole array cancelled). Best effort: a task that started or ended meanwhile is refused by scontrol and
-        cancelled (or left) as it is."""
-        pending: dict[str, list[int]] = {}
-        for r in tasks:
-            found = arrays.split_task_id(r.job_id)
-            if found is not None and r.array_task is not None and r.slurm_state.startswith("PENDING"):
-                pending.setdefault(found[0], []).append(found[1])
-        for array_id, indices in pending.items():
-            self._run("scontrol", [*self._clusters_arg(), "uhold", f"{array_id}_[{arrays.compact_indices(indices)}]"])
+        """Hold the pending ones of ``tasks``, in one ``scontrol uhold A_i,A_j,...``: each becomes a job record
+        of its own. Cancelled while still in their array's record, pending tasks either vanish (one cancelled
+        by id: no line in squeue, no row in sacct) or end as one record that no longer names them (the whole
+        record cancelled: squeue and sacct then show the array's id alone). A list of ids, never a range
+        ``A_[1,3]``: a hold of every task left in the record holds the record whole, and splits none.
+        Best effort: a task that started or ended meanwhile is refused by scontrol and stopped (or left) as
+        it is."""
+        pending = [r.job_id for r in tasks if r.array_task is not None and r.slurm_state.startswith("PENDING")]
+        for group in chunk(pending, prefix=""):
+            self._run("scontrol", [*self._clusters_arg(), "uhold", ",".join(group)])
 
     def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         """One ``scancel -v --state=PENDING --user=<you>`` on the exact ids (chunked only by argument

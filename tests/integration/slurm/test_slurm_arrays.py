@@ -125,7 +125,12 @@ def test_stopping_one_element_stops_its_task_only(scheduler: SlurmCliScheduler, 
                      and v[f"{sweep}-2"].state is ObjectState.CANCELLED and v)
     assert (views[f"{sweep}-1"].state, views[f"{sweep}-3"].state) == (ObjectState.HELD, ObjectState.HELD)
     assert views[f"{sweep}-2"].object_id == f"{array}_2" and not views[f"{sweep}-2"].started
-    scheduler.stop_by_name(sweep)
+
+    # the two tasks left are all the array's own record holds: each still ends with a record naming it
+    assert sorted(scheduler.stop_by_name(sweep)) == [f"{array}_1", f"{array}_3"]
+    ended = wait_for("every task cancelled", lambda: all_ended(scheduler, names))
+    assert {n: (v.object_id, v.state) for n, v in ended.items()} == {
+        n: (f"{array}_{i}", ObjectState.CANCELLED) for i, n in enumerate(names, start=1)}
 
 
 def test_one_task_is_released_held_cancelled_and_stopped_if_not_started_on_its_own(
