@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,8 @@ from tests.unit.slurm.test_scheduler_with_stubs import stubs as stubs  # the fix
 NONCE = Nonce("n-sweep")
 
 
-def element(index: int, command: tuple[str, ...] = (), script: str | None = None, **kw: object) -> tuple[int, ObjectSpec]:
-    return index, ObjectSpec(JobId(f"sw-{index}"), NONCE, command=command, script=script, **kw)  # type: ignore[arg-type]
+def element(index: int, command: tuple[str, ...] = (), script: str | None = None) -> tuple[int, ObjectSpec]:
+    return index, ObjectSpec(JobId(f"sw-{index}"), NONCE, command=command, script=script)
 
 
 # ---- the --array list ----------------------------------------------------------------------------
@@ -40,7 +41,7 @@ def test_indices_are_compacted_to_ranges(indices: list[int], text: str) -> None:
 
 @pytest.mark.parametrize("indices", [[], [1, 1], [-1, 2]])
 def test_no_index_a_repeated_or_a_negative_one_is_a_mistake(indices: list[int]) -> None:
-    with pytest.raises(ValueError, match="index|indices"):
+    with pytest.raises(ValueError, match=r"index|indices"):
         arrays.compact_indices(indices)
 
 
@@ -174,7 +175,7 @@ def test_a_lost_array_reply_is_unknown_never_resent(stubs: Stubs) -> None:
     {"workdir": "/elsewhere"}, {"env": {"A": "1"}}, {"name": JobId("sw-9")},
 ])
 def test_elements_that_differ_in_more_than_what_they_run_are_a_callers_mistake(stubs: Stubs,
-                                                                              differ: dict[str, object]) -> None:
+                                                                              differ: dict[str, Any]) -> None:
     import dataclasses
 
     first, (index, second) = element(1, ("true",)), element(2, ("true",))
