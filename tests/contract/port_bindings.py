@@ -83,12 +83,6 @@ def schedulers(slurm: SlurmCliScheduler, local: LocalScheduler, shared: SharedQu
     del bound, watching
 
 
-def array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQueryScheduler) -> None:
-    bound: list[CreatesArrays] = [slurm, shared]  # the schedulers that make a sweep's objects as one array
-    also_schedulers: list[Scheduler] = [shared]
-    del bound, also_schedulers
-
-
 def cluster_probes(slurm: SlurmProbe, local: LocalProbe) -> None:
     bound: list[ClusterProbe] = [slurm, local]
     del bound
@@ -166,3 +160,9 @@ def forwarding(sent: FileSentRequests, streams: StdioStreams) -> tuple[SentReque
 
 def circuit_translators(qiskit: QiskitAqtTranslator) -> CircuitTranslator:
     return qiskit
+
+
+def slurm_array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQueryScheduler) -> None:
+    bound: list[CreatesArrays] = [slurm, shared]  # the schedulers that make a sweep's objects as one array
+    also_schedulers: list[Scheduler] = [shared]
+    del bound, also_schedulers
