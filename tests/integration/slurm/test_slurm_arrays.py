@@ -215,3 +215,20 @@ def test_a_plain_job_named_like_an_element_is_still_its_own(scheduler: SlurmCliS
     assert found[sweep] == []  # the array's tasks answer to their elements' names, never to the sweep's
     scheduler.stop_by_name(sweep)
     scheduler.stop_by_name(JobId(f"{sweep}-2"))
+
+
+def test_requeue_of_one_task_runs_it_again_and_leaves_the_others(scheduler: SlurmCliScheduler, workdir: Path) -> None:
+    sweep, nonce = new_name()
+    commands = [("sh", "-c", "echo run; sleep 5"), ("sleep", "5")]
+    array = created(scheduler.create_array_held(sweep, elements(sweep, nonce, commands, workdir), None))
+    names = [f"{sweep}-1", f"{sweep}-2"]
+    scheduler.release(array)
+    wait_for("both running", lambda: (v := one_each(scheduler, names))
+             and all(x.state is ObjectState.RUNNING for x in v.values()))
+    scheduler.requeue(ObjectId(f"{array}_1"))
+    views = wait_for("task 1 back in the queue", lambda: (v := one_each(scheduler, names))
+                     and v[names[0]].state in (ObjectState.PENDING, ObjectState.REQUEUED) and v)
+    assert views[names[0]].started and views[names[0]].object_id == f"{array}_1"  # it ran once: never swept
+    ended = wait_for("both ended", lambda: all_ended(scheduler, names), timeout=90)
+    assert [(ended[n].state, ended[n].exit_code) for n in names] == [(ObjectState.COMPLETED, 0)] * 2
+    assert (workdir / f"slurm-{array}_1.out").read_text() == "run\n"  # the rerun's output (Slurm truncates)
