@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dunscaith.adapters.scheduler.slurm.arrays import task_index
+from dunscaith.adapters.scheduler.slurm.arrays import expand_indices, task_index
 
 _CONFIG_LINE = re.compile(r"^(\w+)\s*=\s*(.*)$")
 
@@ -85,7 +85,43 @@ def output_paths(stdout: str) -> tuple[str | None, str | None] | None:
     first = stdout.split("\n", 1)[0]
     if not first.startswith("JobId="):
         return None
-    found = dict(_OUTPUT.findall(first))
+    return _paths(first)
+
+
+_ARRAY_KEYS = re.compile(r"(?:^|\s)(ArrayJobId|ArrayTaskId)=(\S*)")
+_NO_INDEX = "4294967294"  # how scontrol expands %a of the tasks still in an array's own record
+
+
+def array_output_paths(stdout: str) -> dict[str, tuple[str | None, str | None]]:
+    """Each task's (StdOut, StdErr) from ``scontrol -o show job <array id>`` (a line per record), keyed
+    ``A_i``. The tasks still in the array's own record (``ArrayTaskId=1,3-5%2``) share a line, whose paths
+    have ``%a`` expanded to 4294967294: with task ``i``'s index put there they are what ``scontrol -o show
+    job A_i`` prints for it (checked on Slurm 22.05, with ``%A``, ``%a``, ``%j``, ``%x`` in the pattern)."""
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for line in stdout.splitlines():
+        if not line.startswith("JobId="):
+            continue
+        keys = dict(_ARRAY_KEYS.findall(line))
+        array, tasks = keys.get("ArrayJobId", ""), keys.get("ArrayTaskId", "").split("%", 1)[0]
+        if not array.isdigit() or not tasks:
+            continue
+        out, err = _paths(line)
+        if tasks.isdigit() and tasks != _NO_INDEX:
+            found[f"{array}_{tasks}"] = (out, err)
+            continue
+        try:
+            indices = expand_indices(tasks)
+        except ValueError:
+            continue
+        for index in indices:
+            task_out = None if out is None else out.replace(_NO_INDEX, str(index))
+            task_err = None if err is None else err.replace(_NO_INDEX, str(index))
+            found.setdefault(f"{array}_{index}", (task_out, task_err))
+    return found
+
+
+def _paths(line: str) -> tuple[str | None, str | None]:
+    found = dict(_OUTPUT.findall(line))
 
     def path(key: str) -> str | None:
         value = found.get(key, "").strip()

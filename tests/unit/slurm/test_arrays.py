@@ -293,3 +293,21 @@ def test_cancel_if_not_started_leaves_tasks_alone_when_their_state_is_not_known(
     with pytest.raises(SchedulerError, match="12_1"):
         sched(stubs).cancel_if_not_started([ObjectId("12_1")])
     assert stubs.calls("scancel") == []
+
+
+def test_every_tasks_output_paths_from_one_scontrol_of_the_array(stubs: Stubs) -> None:
+    """As Slurm 22.05 prints them: the tasks still in the array's record share a line whose %a reads
+    4294967294; ``scontrol show job 41_3`` said ``o-41-3-%4a-41-OS.txt`` for the pattern below."""
+    stubs.set("scontrol", stdout=(
+        "JobId=41 ArrayJobId=41 ArrayTaskId=1,3-4 JobName=OS StdErr=/w/e-4294967294.txt StdIn=/dev/null "
+        "StdOut=/w/o-41-4294967294-%4a-41-OS.txt Power=\n"
+        "JobId=42 ArrayJobId=41 ArrayTaskId=2 JobName=OS StdErr=/w/e-2.txt StdIn=/dev/null "
+        "StdOut=/w/o-41-2-%4a-42-OS.txt Power=\n"))
+    s = sched(stubs)
+    paths = {i: s.output_paths(ObjectId(f"41_{i}")) for i in (1, 2, 3, 4)}
+    assert {i: (p.stdout, p.stderr) for i, p in paths.items() if p is not None} == {
+        1: ("/w/o-41-1-%4a-41-OS.txt", "/w/e-1.txt"), 2: ("/w/o-41-2-%4a-42-OS.txt", "/w/e-2.txt"),
+        3: ("/w/o-41-3-%4a-41-OS.txt", "/w/e-3.txt"), 4: ("/w/o-41-4-%4a-41-OS.txt", "/w/e-4.txt")}
+    assert stubs.calls("scontrol") == ["scontrol -o show job 41"]
+    assert s.output_paths(ObjectId("41_1")) is not None  # a kept path is used once: scontrol is asked anew
+    assert stubs.calls("scontrol") == ["scontrol -o show job 41"] * 2
