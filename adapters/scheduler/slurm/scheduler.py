@@ -207,8 +207,19 @@ class SlurmCliScheduler:
         Slurm answers "Job has already finished" for any ended job; one that ended without ever being
         released (cancelled while held, so never eligible) cannot be released, and that is an error.
         """
+        args = ["release", object_id]
+        result = self._run("scontrol", [*self._clusters_arg(), *args])
+        said = [m for ln in result.stderr.splitlines() if (m := _ARRAY_ANSWER.match(ln.strip()))]
+        if said and arrays.split_task_id(object_id) is None and _ran(result):
+            # an array's id: scontrol answers per group of its tasks ("51_1,3: No error", "51_2: Job has already
+            # finished") and exits 1 if any had ended. The others were released all the same, and each element
+            # learns of its own ended task from its own query: only another answer is an error.
+            failed = [m.group(0) for m in said if m.group(2) not in ("No error", "Job has already finished")]
+            if failed:
+                raise SchedulerError(f"scontrol release {object_id}: {'; '.join(failed)}")
+            return
         try:
-            self._act("scontrol", ["release", object_id])
+            self._check(result, "scontrol", args)
         except SchedulerError as exc:
             if "Job has already finished" not in str(exc):
                 raise
@@ -246,9 +257,11 @@ class SlurmCliScheduler:
 
     def _act(self, program: str, args: list[str], idempotent: Sequence[str] = ()) -> None:
         full = [*self._clusters_arg(), *args] if program == "scontrol" else [*args, *self._clusters_arg()]
-        result = self._run(program, full)
-        answered = not result.timed_out and not result.spawn_error and result.killed_by is None
-        if answered and any(s in result.stderr for s in idempotent):
+        self._check(self._run(program, full), program, args, idempotent)
+
+    def _check(self, result: CommandResult, program: str, args: list[str], idempotent: Sequence[str] = ()) -> None:
+        """Nothing when ``result`` says the action was done; else a SchedulerError saying why not."""
+        if _ran(result) and any(s in result.stderr for s in idempotent):
             return
         if result.ok and not _stderr_error(result.stderr):
             return
@@ -558,6 +571,11 @@ def _answered(name: str, asked: set[str]) -> bool:
     return name in asked and (found is None or found[0] in asked)
 
 
+def _ran(result: CommandResult) -> bool:
+    """The client ran to its end and answered (not timed out, not killed, not unstartable)."""
+    return not result.timed_out and not result.spawn_error and result.killed_by is None
+
+
 def _nonce(comment: str) -> Nonce | None:
     text = comment.strip()
     return Nonce(text) if text and text not in ("(null)", "N/A") else None
@@ -577,6 +595,8 @@ def _first_error(stderr: str) -> str:
     return lines[0] if lines else "(no message)"
 
 
+# scontrol's answer per group of an array's tasks: "51_1,3: No error", "51_[2-4]: Job has already finished"
+_ARRAY_ANSWER = re.compile(r"^([0-9]+_\S+): (.+)$")
 _NOTHING_TO_STOP = ("Invalid job id specified", "already completing or completed")
 _TERMINATING = re.compile(r"^scancel: Terminating job (\S+)")
 _KILL_ERROR = re.compile(r"^scancel: error: Kill job error on job id (\S+?): (.*)$")

@@ -15,6 +15,7 @@ import pytest
 from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
+from dunscaith.ports.scheduler import SchedulerError
 from tests.infra.slurm import SlurmTestCluster
 from tests.infra.slurm_bin import lose_reply_after_real_sbatch, make_bin_dir
 from tests.integration.slurm.conftest import created, new_name, wait_for
@@ -155,6 +156,20 @@ def test_one_task_is_released_held_cancelled_and_stopped_if_not_started_on_its_o
     wait_for("task 1 cancelled", lambda: (v := one_each(scheduler, names)) and v[names[0]].state in ENDED)
     scheduler.cancel(task[2])
     assert all_ended(scheduler, names) is not None or wait_for("all ended", lambda: all_ended(scheduler, names))
+
+
+def test_the_array_is_released_whole_though_one_of_its_tasks_was_cancelled_while_held(
+        scheduler: SlurmCliScheduler, workdir: Path) -> None:
+    """scontrol exits 1 then ("A_2: Job has already finished") though it released the other tasks."""
+    sweep, nonce = new_name()
+    array = created(scheduler.create_array_held(sweep, elements(sweep, nonce, [("true",)] * 3, workdir), None))
+    names = [f"{sweep}-{i}" for i in (1, 2, 3)]
+    scheduler.cancel(ObjectId(f"{array}_2"))
+    scheduler.release(array)
+    ended = wait_for("every task ended", lambda: all_ended(scheduler, names))
+    assert [ended[n].state for n in names] == [ObjectState.COMPLETED, ObjectState.CANCELLED, ObjectState.COMPLETED]
+    with pytest.raises(SchedulerError, match="ended before it was ever released"):
+        scheduler.release(ObjectId(f"{array}_2"))  # the task itself: as a job cancelled while held
 
 
 def test_a_lost_array_reply_is_unknown_then_every_task_is_found_by_its_element_name_and_nonce(

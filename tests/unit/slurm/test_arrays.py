@@ -311,3 +311,14 @@ def test_every_tasks_output_paths_from_one_scontrol_of_the_array(stubs: Stubs) -
     assert stubs.calls("scontrol") == ["scontrol -o show job 41"]
     assert s.output_paths(ObjectId("41_1")) is not None  # a kept path is used once: scontrol is asked anew
     assert stubs.calls("scontrol") == ["scontrol -o show job 41"] * 2
+
+
+def test_releasing_an_array_with_an_ended_task_releases_the_others_without_an_error(stubs: Stubs) -> None:
+    from dunscaith.ports.scheduler import SchedulerError
+
+    stubs.set("scontrol", rc=1, stderr="51_1,3: No error\n51_2: Job has already finished\n")
+    sched(stubs).release(ObjectId("51"))
+    assert [c for c in stubs.calls("scontrol") if "release" in c] == ["scontrol release 51"]
+    stubs.set("scontrol", rc=1, stderr="51_1,3: No error\n51_2: Access/permission denied\n")
+    with pytest.raises(SchedulerError, match="51_2: Access/permission denied"):
+        sched(stubs).release(ObjectId("51"))
