@@ -18,6 +18,11 @@ Since supervisors wake on the same ticks (``domain.model.jobs.polling``), the fi
 all and the others read. A failed query is shared too (``complete=False``): a
 struggling controller is not asked a hundred times more.
 
+A sweep's array (``CreatesArrays``): ``SharedArrayQueryScheduler`` wraps a scheduler that makes arrays, and
+passes its array calls through as it passes ``create_held`` (the create is an action: the next query asks
+afresh); ``sharing`` picks the class the inner scheduler needs, so an instance is ``CreatesArrays`` exactly
+when what it wraps is. An element's query is one more name (``NAME-<index>``) like any other.
+
 Only queries that confirm absence (the supervisors' polls) are shared. One that does not (a sweep's,
 an emergency stop's) is a one-off that acts on what it sees: it goes straight to the scheduler and its
 names are not registered, so a sweep of a thousand residual names never joins every later poll.
@@ -55,7 +60,7 @@ from dunscaith.domain.model.jobs.objects import (
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 from dunscaith.ports.clock import Clock
-from dunscaith.ports.scheduler import Scheduler
+from dunscaith.ports.scheduler import CreatesArrays, Scheduler
 
 ANSWER = "answer.json"
 LOCK = "ask.lock"
@@ -311,6 +316,34 @@ class SharedQueryScheduler:
             except (OSError, DecodeError):
                 continue
         return names
+
+
+class SharedArrayQueryScheduler(SharedQueryScheduler):
+    """A ``SharedQueryScheduler`` over a scheduler that makes a sweep's objects as one array: the array calls
+    go straight through (the create as an action)."""
+
+    def __init__(self, inner: Scheduler, directory: Path, clock: Clock, **options: Any) -> None:
+        if not isinstance(inner, CreatesArrays):
+            raise TypeError(f"{type(inner).__name__} makes no arrays")
+        super().__init__(inner, directory, clock, **options)
+        self._arrays = inner
+
+    def array_refusal(self, count: int, largest_index: int) -> str | None:
+        return self._arrays.array_refusal(count, largest_index)
+
+    def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],
+                          max_running: int | None) -> CreateAnswer:
+        return self._act(lambda _: self._arrays.create_array_held(sweep, elements, max_running), None)
+
+    def task_object(self, array_id: ObjectId, index: int) -> ObjectId:
+        return self._arrays.task_object(array_id, index)
+
+
+def sharing(inner: Scheduler, directory: Path, clock: Clock, *, max_age: float = 4.0,
+            registration_ttl: float = 900.0, record_root: Path | None = None) -> SharedQueryScheduler:
+    """``inner`` behind a shared query: a ``SharedArrayQueryScheduler`` when ``inner`` makes arrays."""
+    kind = SharedArrayQueryScheduler if isinstance(inner, CreatesArrays) else SharedQueryScheduler
+    return kind(inner, directory, clock, max_age=max_age, registration_ttl=registration_ttl, record_root=record_root)
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:

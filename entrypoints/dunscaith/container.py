@@ -142,7 +142,7 @@ def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: floa
 
 @contextmanager
 def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+    from dunscaith.adapters.scheduler.shared_query import sharing
     from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
 
     t = settings.cluster(cluster)
@@ -153,8 +153,9 @@ def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) ->
         accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
         say=_say)
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    shared = SharedQueryScheduler(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                                  max_age=t.coalesce_max_age, record_root=settings.records.root)
+    # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
+    shared = sharing(inner, settings.records.root / "slurm-queries" / cluster, clock,
+                     max_age=t.coalesce_max_age, record_root=settings.records.root)
     try:
         yield shared
     finally:

@@ -30,7 +30,7 @@ from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
 from dunscaith.adapters.scheduler.fake import FakeArrayScheduler, FakeScheduler
 from dunscaith.adapters.scheduler.local.probe import LocalProbe
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
-from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.shared_query import SharedArrayQueryScheduler, SharedQueryScheduler
 from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
 from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
 from dunscaith.adapters.signals.posix import SignalInterrupts
@@ -168,3 +168,9 @@ def forwarding(sent: FileSentRequests, streams: StdioStreams) -> tuple[SentReque
 
 def circuit_translators(qiskit: QiskitAqtTranslator) -> CircuitTranslator:
     return qiskit
+
+
+def slurm_array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQueryScheduler) -> None:
+    bound: list[CreatesArrays] = [slurm, shared]  # the schedulers that make a sweep's objects as one array
+    also_schedulers: list[Scheduler] = [shared]
+    del bound, also_schedulers

@@ -34,7 +34,7 @@ from dunscaith.adapters.clock.system import SystemClock
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.adapters.scheduler.local import LocalScheduler
 from dunscaith.adapters.scheduler.local.spawn import default_dunscaith
-from dunscaith.adapters.scheduler.shared_query import SharedQueryScheduler
+from dunscaith.adapters.scheduler.shared_query import sharing
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec, QueryResult
 from dunscaith.ports.scheduler import Scheduler
@@ -169,8 +169,8 @@ def shared(make: Callable[[Path], SchedulerHarness]) -> Callable[[Path], Schedul
 
     def make_shared(tmp_path: Path) -> SchedulerHarness:
         harness = make(tmp_path)
-        harness.scheduler = SharedQueryScheduler(harness.scheduler, tmp_path / "shared-query", SystemClock(),
-                                                 max_age=0.5)
+        # as the container does: a SharedArrayQueryScheduler when the scheduler makes arrays
+        harness.scheduler = sharing(harness.scheduler, tmp_path / "shared-query", SystemClock(), max_age=0.5)
         return harness
 
     return make_shared

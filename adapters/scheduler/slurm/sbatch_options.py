@@ -10,7 +10,7 @@ from dunscaith.domain.model.jobs.errors import BadSpec
 _NAME = "the job name is dunscaith's (every object of a job carries it)"
 _HELD = "objects are always created held"
 _CLUSTERS = "set clusters in the cluster's configuration instead"
-_ARRAY = "an array makes many objects under one id; supervise one object per job"
+_ARRAY = "a sweep's job array is dunscaith's own (submit --name NAME --array START-END)"
 _WAIT = "sbatch must answer as soon as the job is made"
 _CHDIR = "use --chdir of submit (the job spec's working directory) instead"
 

@@ -2,6 +2,11 @@
 
 Fields and records are framed with ASCII separators rather than spaces or newlines: the comment (our
 nonce, or a foreign job's free text) is the last field and may hold anything, even a newline.
+
+Job arrays: ``-r`` puts every task on a line of its own (without it the tasks still pending in the array's
+own record are one line, ``A_[1-5%2]``, which must never reach a caller); the id is ``JobArrayID``
+(``A_i`` for a task, the job id for any other job: ``JobID`` would be the array's id for every task
+still in its record) and ``ArrayTaskID`` the task's index (``N/A`` for a job that is no task).
 """
 
 from __future__ import annotations
@@ -9,19 +14,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dunscaith.adapters.scheduler.slurm.arrays import task_index
 from dunscaith.adapters.scheduler.slurm.states import object_state
 
 RS, US = "\x1e", "\x1f"
 # --Format (not --format): only it has RestartCnt. ":0" prints a field whole, unpadded; the character
 # after it is printed after the field. The comment (our nonce, or a foreign job's free text) is last.
-_COLUMNS = ("JobID", "Name", "State", "Reason", "UserName", "RestartCnt", "BatchHost", "EndTime", "Comment")
+_COLUMNS = ("JobArrayID", "Name", "State", "Reason", "UserName", "RestartCnt", "BatchHost", "EndTime", "ArrayTaskID",
+            "Comment")
 FORMAT = ",".join(f"{c}:0{US}" for c in _COLUMNS[:-1]) + f",{_COLUMNS[-1]}:0{RS}"
 _FIELDS = len(_COLUMNS)
 _NO_HOST = ("", "n/a", "(null)", "None")
 
 
 def squeue_args(names: Sequence[str], clusters: str | None) -> list[str]:
-    args = ["--states=all", "--noheader", f"--Format={FORMAT}", f"--name={','.join(names)}"]
+    args = ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--name={','.join(names)}"]
+    if clusters:
+        args.append(f"--clusters={clusters}")
+    return args
+
+
+def squeue_job_args(job_ids: Sequence[str], clusters: str | None) -> list[str]:
+    """The same fields for exact ids (``A_i`` names one task of an array)."""
+    args = ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--jobs={','.join(job_ids)}"]
     if clusters:
         args.append(f"--clusters={clusters}")
     return args
@@ -42,6 +57,11 @@ class SqueueRow:
     batch_host: str
     end_time: str
     comment: str
+    array_task: int | None = None  # the task's index when the job is one task of an array
+
+    def element(self) -> str:
+        """The name dunscaith knows this job by: a task of array ``S`` is ``S-<index>``, any other job its name."""
+        return self.name if self.array_task is None else f"{self.name}-{self.array_task}"
 
     @property
     def started(self) -> bool:
@@ -62,9 +82,11 @@ def parse(stdout: str) -> list[SqueueRow]:
         if len(fields) != _FIELDS:
             raise SqueueParseError(f"squeue record with {len(fields)} fields, not {_FIELDS}: {record[:80]!r}")
         *front, comment = fields
-        job_id, name, state, reason, user, restarts, host, end = (f.strip() for f in front)
+        job_id, name, state, reason, user, restarts, host, end, task = (f.strip() for f in front)
         if not job_id or not name or not state or not restarts.isdigit():
             raise SqueueParseError(f"squeue record without id, name, state or restart count: {record[:80]!r}")
         object_state(state, reason)  # refuse a state we do not know here, where the record is at hand
-        rows.append(SqueueRow(job_id, name, state, reason, user, int(restarts), host, end, comment))
+        if "[" in job_id:
+            raise SqueueParseError(f"squeue gave the array record {job_id!r} whole, not one line a task")
+        rows.append(SqueueRow(job_id, name, state, reason, user, int(restarts), host, end, comment, task_index(task)))
     return rows

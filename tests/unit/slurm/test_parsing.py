@@ -12,8 +12,8 @@ RS, US = squeue.RS, squeue.US
 
 
 def record(job_id: str, name: str, state: str, reason: str = "None", user: str = "u", host: str = "n/a",
-           end: str = "N/A", comment: str = "x", restarts: str = "0") -> str:
-    return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
+           end: str = "N/A", comment: str = "x", restarts: str = "0", task: str = "N/A") -> str:
+    return US.join((job_id, name, state, reason, user, restarts, host, end, task, comment)) + RS + "\n"
 
 
 def test_squeue_rows_keep_a_comment_with_separators_and_newlines() -> None:

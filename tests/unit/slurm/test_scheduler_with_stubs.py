@@ -74,8 +74,9 @@ def spec(**kw: object) -> ObjectSpec:
 
 
 def squeue_record(job_id: str, name: str, state: str, reason: str = "None", user: str = "alice", host: str = "n/a",
-                  end: str = "N/A", comment: str = "n-1", restarts: str = "0") -> str:
-    return US.join((job_id, name, state, reason, user, restarts, host, end, comment)) + RS + "\n"
+                  end: str = "N/A", comment: str = "n-1", restarts: str = "0", task: str = "N/A") -> str:
+    """One line of squeue's answer; ``task``: the array task index (``job_id`` then ``A_i``)."""
+    return US.join((job_id, name, state, reason, user, restarts, host, end, task, comment)) + RS + "\n"
 
 
 # ---- create ------------------------------------------------------------------------------------
@@ -197,7 +198,8 @@ def test_an_empty_squeue_is_confirmed_in_accounting_and_stays_unknown(stubs: Stu
     result = sched(stubs).query([JobId("job-1")], confirm_absent=True)
     assert result.complete and result.objects == ()
     [call] = stubs.calls("sacct")
-    assert "--name=job-1" in call and "--endtime=now" in call
+    # job-1 may be element 1 of a sweep "job": the tasks of an array named job are asked for too
+    assert "--name=job,job-1" in call and "--endtime=now" in call
 
 
 def test_a_purged_job_comes_back_from_accounting(stubs: Stubs) -> None:
