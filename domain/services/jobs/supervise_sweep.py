@@ -267,13 +267,12 @@ class SuperviseSweep:
             return _Taken(member, state, len(record.events), lock, stack, supervisor, progress, query)
         except LockBusy:
             stack.close()
-            elsewhere.append((job, "held by another live supervisor or command"))
-            view.line(f"{job}: held by another live supervisor; not taken")
+            elsewhere.append((job, "held by another live supervisor or command"))  # said once, at the end
             return None
-        except (StoreError, JobsError) as exc:
+        except (StoreError, JobsError) as exc:  # its record does not read, or the store refused its lock
             stack.close()
-            elsewhere.append((job, f"its record does not read: {reason(exc)}"))
-            view.line(f"{job}: not supervised: its record does not read: {reason(exc)}")
+            elsewhere.append((job, f"not taken: {reason(exc)}"))
+            view.line(f"{job}: not supervised: {reason(exc)}")
             return None
         except BaseException:
             stack.close()
@@ -318,9 +317,11 @@ class SuperviseSweep:
                 continue
             if drain.pending() is not None:
                 return
+            tried = {m.job for m in members}  # taken now, or said why not: none is tried again below
+            remaining = [m for m in waiting if m.job not in tried]
+            waiting.clear()
+            waiting.extend(remaining)
             taken = [t for m in members if (t := self._take(m, fresh, view, rounds, active, elsewhere)) is not None]
-            for t in taken:
-                waiting.remove(t.member)
             sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
             for t in taken:
                 if t not in sent:
