@@ -187,7 +187,7 @@ def submit(
                                        "every element is); the live view on stderr"),
     array: str | None = typer.Option(None, "--array", metavar="START-END[:STEP]",
                                      help="a sweep: one element per index (0-99, 1-99:2, 7, 0-9,20), each job "
-                                          "NAME-<index>; {} in the command is the index (docs/sweeps.md)"),
+                                          "NAME-INDEX; {} in the command is the index (docs/sweeps.md)"),
     each: Path | None = typer.Option(None, "--each", metavar="FILE", parser=path_arg,
                                      help="a sweep: one element per line of FILE, its plain arguments appended to "
                                           "the command, or its key=value pairs filling in {key} (docs/sweeps.md)"),
@@ -201,7 +201,7 @@ def submit(
     unless --cluster names another cluster; what its scheduler cannot honour is refused before anything
     is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job.
 
-    With --array or --each, a sweep: --name NAME's elements NAME-<index>, each a job with every flag given
+    With --array or --each, a sweep: --name NAME's elements NAME-INDEX, each a job with every flag given
     here, all recorded at once (or none), then supervised by this one process."""
     drain = edge.interrupts(ctx)
     if as_json and parsable:
@@ -212,10 +212,10 @@ def submit(
     if not sweeping and max_running is not None:
         raise BadInput("--max-running is for a sweep: give --array or --each with it")
     if sweeping and name is None:
-        raise BadInput("a sweep needs --name NAME: its elements are the jobs NAME-<index>")
+        raise BadInput("a sweep needs --name NAME: its elements are the jobs NAME-INDEX")
     if sweeping and follow:
         raise BadInput("--follow shows one job's output, not a sweep's: follow an element with "
-                       "dunscaith logs NAME-<index> --follow")
+                       "dunscaith logs NAME-INDEX --follow")
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
         resources = _resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,

@@ -226,7 +226,9 @@ def test_every_command_has_help_with_an_example_an_exit_code_epilog_and_clean_me
         assert shown.returncode == 0, (name, shown.stderr)
         text = shown.stdout
         assert "Examples:" in text and "Exit codes:" in text, (name, text)
-        assert not re.search(r"\{[A-Za-z]|\[\[|<[a-z]", text), (name, text)
+        # a template left unfilled; a sweep's own placeholders ({}, {key}, {lr}) are what submit documents
+        shown_text = re.sub(r"\{(key|lr|depth)\}", "", text) if name == ["submit"] else text
+        assert not re.search(r"\{[A-Za-z]|\[\[|<[a-z]", shown_text), (name, text)
 
 
 def _in_a_terminal(cli: Cli, *args: str, columns: int = 80) -> str:

@@ -1,6 +1,6 @@
 """Submitting a sweep as a user does (issue 23): the real ``dunscaith submit --name NAME --array/--each``, a
 private home. Bad input is one line and exit 2 with nothing recorded; a good sweep records every element,
-each an ordinary job NAME-<index> with its own command, before supervision starts (refused by this build)."""
+each an ordinary job NAME-<index> with its own command, then supervised."""
 
 from __future__ import annotations
 
