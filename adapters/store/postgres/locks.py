@@ -97,6 +97,9 @@ class PgJobLock:
             self._usable()
             try:
                 row = self._conn.execute(_SQL_BEAT, (self._job, line, next_line)).fetchone()
+            except psycopg.errors.LockNotAvailable:
+                raise StoreError(f"the loop's beat of job {self._job} was not recorded: the store's tables are "
+                                 "locked by another session (VACUUM FULL, LOCK TABLE, a migration)") from None
             except psycopg.Error as exc:
                 if self._conn.broken or self._conn.closed:
                     self._lose(f"its session to the server ended ({first_line(exc)})")
