@@ -99,14 +99,16 @@ def test_ctrl_c_drains_starts_nothing_more_and_says_how_to_reattach(cli: Cli) ->
     gate = cli.tmp / "gate"
     sweep = cli.start("submit", "--name", "exp", "--array", "1-6", "--max-running", "2", "--",
                       "sh", "-c", f"echo {{}} >> {cli.tmp / 'ran'}; while [ ! -e {gate} ]; do sleep 0.1; done")
-    await_condition(lambda: sum(_ran(cli).values()) == 2, what="two elements running")
-    sweep.send_signal(signal.SIGINT)
-    _, err = sweep.communicate(timeout=60)
-    assert sweep.returncode == -signal.SIGINT, err  # ended by the signal itself: a shell shows 130
-    assert "sweep exp: supervisor stopped by signal" in err and "reattach with: dunscaith supervise exp" in err
-    states = Counter(str(e["state"]) for e in _elements(cli, "exp"))
-    assert states["recorded"] == 4  # the four not started were never sent
-    Path(gate).touch()
+    try:
+        await_condition(lambda: sum(_ran(cli).values()) == 2, what="two elements running")
+        sweep.send_signal(signal.SIGINT)
+        _, err = sweep.communicate(timeout=60)
+        assert sweep.returncode == -signal.SIGINT, err  # ended by the signal itself: a shell shows 130
+        assert "sweep exp: supervisor stopped by signal" in err and "reattach with: dunscaith supervise exp" in err
+        states = Counter(str(e["state"]) for e in _elements(cli, "exp"))
+        assert states["recorded"] == 4  # the four not started were never sent
+    finally:
+        Path(gate).touch()  # the elements started end, whatever the test found
     again = cli.run("supervise", "exp")
     assert again.returncode == 0, again.stdout + again.stderr
     assert _ran(cli) == Counter(str(i) for i in range(1, 7))
@@ -116,11 +118,13 @@ def test_a_second_supervisor_lists_the_elements_the_first_holds_and_takes_none(c
     gate = cli.tmp / "gate"
     first = cli.start("submit", "--name", "exp", "--array", "1-3", "--",
                       "sh", "-c", f"echo {{}} >> {cli.tmp / 'ran'}; while [ ! -e {gate} ]; do sleep 0.1; done")
-    await_condition(lambda: sum(_ran(cli).values()) == 3, what="three elements running")
-    second = cli.run("supervise", "exp")
-    assert second.returncode == 5, second.stderr
-    assert "not taken: exp-1 (held by another live supervisor or command)" in second.stderr
-    gate.touch()
+    try:
+        await_condition(lambda: sum(_ran(cli).values()) == 3, what="three elements running")
+        second = cli.run("supervise", "exp")
+        assert second.returncode == 5, second.stderr
+        assert "not taken: exp-1 (held by another live supervisor or command)" in second.stderr
+    finally:
+        gate.touch()
     _, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert _ran(cli) == Counter({"1": 1, "2": 1, "3": 1})
