@@ -206,7 +206,9 @@ def test_a_store_of_schema_0002_gets_the_snapshots_of_its_long_records_on_open(s
                                                          StoreIdentity("sqlite", "x"))))
     assert store.read_tail(JOB).after == 1024
     later = "" if request.node.callspec.params["sql"] == "sqlite" else "ALTER TABLE lock_beats DROP COLUMN next_loop; "
-    sql.run(f"DROP TABLE snapshots; {later}UPDATE alembic_version SET version_num = '0002'")  # as 0002 left it
+    sweeps = ("DROP INDEX ix_summaries_sweep; ALTER TABLE summaries DROP COLUMN sweep_index; "
+              "ALTER TABLE summaries DROP COLUMN sweep; ")  # 0005's
+    sql.run(f"DROP TABLE snapshots; {later}{sweeps}UPDATE alembic_version SET version_num = '0002'")  # as 0002 left it
     store = sql.open()
     assert store.read_tail(JOB).after == 1024 and store.read_tail(short).after == 0
     assert _status(store) == fold(store.read(JOB))
