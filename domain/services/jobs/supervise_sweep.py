@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -34,6 +34,7 @@ from dunscaith.domain.services.jobs.pointer_notes import Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor, new_nonce
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.domain.services.jobs.sweep_members import SweepMembers, index_key
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
@@ -88,11 +89,6 @@ class _Active:
     query: RoundQuery  # the round query of its cluster
     loop: Loop | None = None
     due: float = 0.0  # monotonic: when its loop means to run again
-    started: bool = field(default=False)
-
-
-def _by_index(summary: JobSummary) -> tuple[int, str]:
-    return (summary.sweep_index if summary.sweep_index is not None else -1, summary.job)
 
 
 class SuperviseSweep:
@@ -114,7 +110,7 @@ class SuperviseSweep:
 
     def elements(self, sweep: JobId) -> list[JobSummary]:
         """Every element of ``sweep`` by index; UnknownSweep when none is recorded."""
-        found = sorted(self._store.summaries(SummaryQuery(sweep=sweep, include_pruned=True)), key=_by_index)
+        found = SweepMembers(self._store).elements(sweep)
         if not found:
             raise UnknownSweep(f"no sweep named {sweep} is recorded")
         return found
@@ -129,7 +125,7 @@ class SuperviseSweep:
     def unattended(self, drain: Interrupts, *, title: JobId, **display: object) -> SweepSupervised:
         """``supervise --all``: every job and element of this store that is not settled and whose lock
         nobody holds (the Unattended ones), in one loop; each sweep's --max-running still bounds it."""
-        members = sorted(self._store.unattended(), key=lambda m: (m.sweep or "", _by_index(m)))
+        members = sorted(self._store.unattended(), key=lambda m: (m.sweep or "", index_key(m)))
         names = {m.job for m in members}
 
         def again() -> list[JobSummary]:
@@ -151,7 +147,7 @@ class SuperviseSweep:
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
             # elements with attempts first: they may be running and must be watched whatever the bound
             waiting = deque(sorted((m for m in members if not m.settled),
-                                   key=lambda m: (m.attempts == 0, m.sweep or "", _by_index(m))))
+                                   key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
             bounds = self._max_running(waiting)
             self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere)
             stopping = False
@@ -171,14 +167,13 @@ class SuperviseSweep:
                 now = self._clock.monotonic()
                 for element in list(active.values()):
                     changed = element.loop is not None and element.supervisor.resume_now(element.loop)
-                    if not (stopping or not element.started or now >= element.due or changed):
+                    if not (stopping or element.loop is None or now >= element.due or changed):
                         continue
                     if changed:  # seen after this round's answer was asked, perhaps: that answer cannot tell
                         element.query.older_than(self._clock.monotonic())
                     try:
-                        element.loop, pause = (element.rounds.send(stopping) if element.started
-                                               else next(element.rounds))
-                        element.started = True
+                        element.loop, pause = (next(element.rounds) if element.loop is None
+                                               else element.rounds.send(stopping))
                         element.due = self._clock.monotonic() + pause
                     except StopIteration as done:
                         end: SupervisionEnd = done.value

@@ -42,8 +42,13 @@ class Chosen:
         return [self.word] if self.sweep is None else [s.job for s in self.elements]
 
 
+def index_key(summary: JobSummary) -> tuple[int, str]:
+    """An element's place in its sweep: by index (a job of its own first), then by name."""
+    return (summary.sweep_index if summary.sweep_index is not None else -1, summary.job)
+
+
 def by_index(summaries: Sequence[JobSummary]) -> list[JobSummary]:
-    return sorted(summaries, key=lambda s: (s.sweep_index if s.sweep_index is not None else -1, s.job))
+    return sorted(summaries, key=index_key)
 
 
 class SweepMembers:
