@@ -32,10 +32,10 @@ def _use(ctx: typer.Context) -> SuperviseSweep:
         on_problem=edge.say)
 
 
-def is_sweep(ctx: typer.Context, name: str) -> bool:
-    """Whether ``name`` is a recorded sweep (and so not a job: submit refuses a job of a sweep's name)."""
+def recorded_as(ctx: typer.Context, name: str) -> str | None:
+    """What ``name`` is recorded as here: "sweep", "job", or None (nothing of that name)."""
     with edge.store_errors(ctx):
-        return _use(ctx).is_sweep(name)
+        return _use(ctx).recorded_as(name)
 
 
 def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fresh: bool, as_json: bool = False,

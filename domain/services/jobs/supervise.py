@@ -115,6 +115,9 @@ class Supervisor:
         self._changed = False  # set (from the scheduler's watch thread) when a watched object may have changed
         self._change_watch: ChangeWatch | None = None
         self._change_watched: list[ObjectId] = []  # the objects that watch is on
+        self._no_watch = False  # the scheduler gave no watch for exactly those objects
+        # asked once: a runtime Protocol check costs ~15 us, and a sweep's loop would ask it for every element
+        self._watcher = scheduler if isinstance(scheduler, WatchesChanges) else None
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
             first: tuple[JobState, int] | None = None) -> SupervisionEnd:
@@ -138,15 +141,21 @@ class Supervisor:
 
     @contextlib.contextmanager
     def rounds(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
-               first: tuple[JobState, int] | None = None) -> Iterator[Rounds]:
+               first: tuple[JobState, int] | None = None,
+               paced_from: Callable[[], datetime] | None = None) -> Iterator[Rounds]:
         """The supervision of ``job`` as rounds, for a caller that paces many jobs in one thread (a sweep):
         each ``next``/``send`` runs one loop up to its pause and yields the loop and how long it means to
         pause; the caller waits (``await_change`` / ``resume_now`` tell it when to send again) and sends
         whether a stop was requested meanwhile; the ending is the generator's return value. The store's and
-        the scheduler's watches live as long as the context."""
+        the scheduler's watches live as long as the context.
+
+        ``paced_from``: the moment the caller's pass began. The loop's polls are timed from it instead of
+        from the moment this loop ran, and the pause it yields counts from it too, so the jobs of one pass,
+        answered by one query, keep asking on the same ticks however long the pass took."""
         watch = self._watch(job, cancel)
         try:
-            yield self._supervise(job, lock, cancel, bound, watch=watch, first=first)
+            yield self._supervise(job, lock, cancel, bound, watch=watch, first=first,
+                                  pace=paced_from)
         finally:
             if watch is not None:
                 watch.close()
@@ -157,14 +166,15 @@ class Supervisor:
         their change wakes ``cancel``'s wait."""
         self._watch_objects(self._watched(loop.state), cancel)
 
-    def resume_now(self, loop: Loop) -> bool:
+    def resume_now(self, loop: Loop) -> tuple[bool, bool]:
         """After such a wait: whether this loop has something to look at before its pause is over (a
-        watched object changed, its record was appended to); a change asks the scheduler at once."""
+        watched object changed, its record was appended to), and whether it is an object's change, which
+        asks the scheduler at once (an append says nothing new of the objects)."""
         changed, woke = self._changed, self._woke
         if changed:
             self._changed = False
             loop.ask_now = True
-        return changed or woke
+        return changed or woke, changed
 
     def _watching(self, watch: AppendWatch | None, was: bool) -> bool:
         """Whether appends wake the loop now; a change is said in the live view (a watch of a server's
@@ -193,7 +203,8 @@ class Supervisor:
             return None
 
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
-                   watch: AppendWatch | None, first: tuple[JobState, int] | None) -> Rounds:
+                   watch: AppendWatch | None, first: tuple[JobState, int] | None,
+                   pace: Callable[[], datetime] | None) -> Rounds:
         s = self._settings
         first = first or self._read_until_giveup(job, cancel)
         if first is None:
@@ -237,7 +248,7 @@ class Supervisor:
                 wait_until = now_m + s.wait if wait_until is None else wait_until
                 if now_m >= wait_until:
                     return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left))
-            now = self._clock.now()
+            now = pace() if pace is not None else self._clock.now()
             if self._query_due(loop, now):
                 loop.asked_at = now
                 loop.ask_now = False
@@ -262,7 +273,8 @@ class Supervisor:
             if healthy:
                 loop.problem = ""
             # Asleep to the next query only while all is well; anything amiss is looked at every poll.
-            pause = self._until_next(loop, to_query=watching and healthy and not loop.doubt)
+            paced = pace() if pace is not None else self._clock.now()
+            pause = self._until_next(loop, paced, to_query=watching and healthy and not loop.doubt)
             for due in (wait_until, stop_at, supervised_at + s.supervised_every * s.poll, self._delivery_due()):
                 if due is not None:
                     pause = min(pause, max(due - now_m, 0.0))
@@ -370,14 +382,13 @@ class Supervisor:
         age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
         return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
 
-    def _until_next(self, loop: Loop, *, to_query: bool = False) -> float:
+    def _until_next(self, loop: Loop, now: datetime, *, to_query: bool = False) -> float:
         """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at
         most to the next multiple of supervise.poll, so the record is read for requests that often.
         Ticks count from the epoch: every supervisor of a host wakes together, so one coalesced query
         can answer them all."""
         if self._settings.poll <= 0:
             return 0.0
-        now = self._clock.now()
         tick = next_poll(now, timedelta(seconds=self._settings.poll))
         if loop.asked_at is not None and (not loop.answered and loop.ask_now):
             tick = min(tick, now + self._backoff.first)  # an answer older than the last action: ask again soon
@@ -420,10 +431,10 @@ class Supervisor:
 
     def _watch_objects(self, watched: list[ObjectId], cancel: Interrupts) -> bool:
         """Whether a watch of the scheduler's on exactly ``watched`` is in place (made anew when they change)."""
-        if watched == self._change_watched and self._change_watch is not None:
-            return True
+        if watched == self._change_watched and (self._change_watch is not None or self._no_watch):
+            return self._change_watch is not None  # in place, or the scheduler said it has none for these
         self._unwatch_objects()
-        if not watched or not isinstance(self._scheduler, WatchesChanges):
+        if not watched or self._watcher is None:
             return False
 
         def changed() -> None:
@@ -431,10 +442,14 @@ class Supervisor:
             cancel.wake()
 
         try:
-            self._change_watch = self._scheduler.watch_changes(watched, changed)
+            self._change_watch = self._watcher.watch_changes(watched, changed)
         except Exception:  # a watch only saves waiting: without one the scheduler is asked in slices
             self._change_watch = None
-        self._change_watched = list(watched) if self._change_watch is not None else []
+            return False  # asked again next time: a watch that failed may work then
+        # None: this scheduler gives no watch for these objects; not asked again until they change (a
+        # sweep's loop asks every element before every pause)
+        self._no_watch = self._change_watch is None
+        self._change_watched = list(watched)
         return self._change_watch is not None
 
     def _unwatch_objects(self) -> None:
@@ -445,6 +460,7 @@ class Supervisor:
                 pass
         self._change_watch = None
         self._change_watched = []
+        self._no_watch = False
 
     @staticmethod
     def _watched(state: JobState) -> list[ObjectId]:

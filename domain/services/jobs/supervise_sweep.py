@@ -22,6 +22,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -41,6 +42,10 @@ from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SweepView
 from dunscaith.ports.job_store import JobLock, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 from dunscaith.ports.scheduler import CreatesArrays, Scheduler
+
+# An element due within this many seconds is stepped in the pass at hand: a due time computed as a sum of
+# floats may fall a rounding error after the moment the wait for it ended, and waiting that out is a spin.
+_EARLY = 0.001
 
 
 class UnknownSweep(UnknownJob):
@@ -80,6 +85,19 @@ class _Taken:
 
 
 @dataclass
+class _Pass:
+    """When the loop's current pass over the elements began: every element stepped in it times its polls
+    from this moment, so elements answered by one query stay on the same ticks (one query a round) however
+    long the pass takes."""
+
+    wall: datetime
+    mono: float
+
+    def wall_time(self) -> datetime:
+        return self.wall
+
+
+@dataclass
 class _Active:
     job: JobId
     supervisor: Supervisor
@@ -107,6 +125,18 @@ class SuperviseSweep:
     def is_sweep(self, name: str) -> bool:
         """Whether ``name`` is a recorded sweep's (a job is never recorded under a sweep's name)."""
         return self._store.count(SummaryQuery(sweep=name, include_pruned=True, limit=1)) > 0
+
+    def recorded_as(self, name: str) -> str | None:
+        """"sweep" or "job" for what is recorded under ``name``; None when nothing is."""
+        if self.is_sweep(name):
+            return "sweep"
+        try:
+            self._store.summary(JobId(name))
+        except UnknownJob:
+            return None
+        except StoreError:  # something is recorded under it, damaged: the job's own path says what
+            pass
+        return "job"
 
     def elements(self, sweep: JobId) -> list[JobSummary]:
         """Every element of ``sweep`` by index; UnknownSweep when none is recorded."""
@@ -142,6 +172,7 @@ class SuperviseSweep:
         elsewhere: list[tuple[JobId, str]] = []
         active: dict[JobId, _Active] = {}
         rounds: dict[str, RoundQuery] = {}
+        began = _Pass(self._clock.now(), self._clock.monotonic())
         with view, self._closing(active):
             view.show(members)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
@@ -149,13 +180,13 @@ class SuperviseSweep:
             waiting = deque(sorted((m for m in members if not m.settled),
                                    key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
             bounds = self._max_running(waiting)
-            self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere)
+            self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
             stopping = False
             while True:
                 stopping = stopping or drain.pending() is not None
                 while not stopping and waiting and self._room(waiting[0], active, bounds):
                     member = waiting.popleft()
-                    started = self._start(member, drain, fresh, view, rounds, active, elsewhere)
+                    started = self._start(member, drain, fresh, view, rounds, active, elsewhere, began)
                     if started is not None:
                         active[member.job] = started
                 if not active:
@@ -164,17 +195,19 @@ class SuperviseSweep:
                     break
                 for query in rounds.values():
                     query.new_round()
-                now = self._clock.monotonic()
+                began.wall, began.mono = self._clock.now(), self._clock.monotonic()
+                now = began.mono
                 for element in list(active.values()):
-                    changed = element.loop is not None and element.supervisor.resume_now(element.loop)
-                    if not (stopping or element.loop is None or now >= element.due or changed):
+                    changed, moved = (element.supervisor.resume_now(element.loop) if element.loop is not None
+                                      else (False, False))
+                    if not (stopping or element.loop is None or now + _EARLY >= element.due or changed):
                         continue
-                    if changed:  # seen after this round's answer was asked, perhaps: that answer cannot tell
+                    if moved:  # an object changed, perhaps after this round's answer was asked: it cannot tell
                         element.query.older_than(self._clock.monotonic())
                     try:
                         element.loop, pause = (next(element.rounds) if element.loop is None
                                                else element.rounds.send(stopping))
-                        element.due = self._clock.monotonic() + pause
+                        element.due = began.mono + pause  # the pause counts from the pass's start
                     except StopIteration as done:
                         end: SupervisionEnd = done.value
                         ends.append(ElementEnd(element.job, end))
@@ -233,9 +266,9 @@ class SuperviseSweep:
 
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepView,
                rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
-               elsewhere: list[tuple[JobId, str]]) -> _Active | None:
+               elsewhere: list[tuple[JobId, str]], began: _Pass) -> _Active | None:
         taken = self._take(member, fresh, view, rounds, active, elsewhere)
-        return None if taken is None else self._begin(taken, drain)
+        return None if taken is None else self._begin(taken, drain, began)
 
     def _take(self, member: JobSummary, fresh: bool, view: SweepView, rounds: dict[str, RoundQuery],
               active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]]) -> _Taken | None:
@@ -274,11 +307,11 @@ class SuperviseSweep:
             raise
 
     @staticmethod
-    def _begin(taken: _Taken, drain: Interrupts) -> _Active:
+    def _begin(taken: _Taken, drain: Interrupts, began: _Pass) -> _Active:
         """The element's loop, from its record as last read (or as the array's commits left it)."""
         try:
             steps = taken.stack.enter_context(taken.supervisor.rounds(
-                taken.member.job, taken.lock, drain, first=(taken.state, taken.known)))
+                taken.member.job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time))
         except BaseException:
             taken.stack.close()
             raise
@@ -288,7 +321,7 @@ class SuperviseSweep:
 
     def _arrays(self, waiting: deque[JobSummary], drain: Interrupts, fresh: bool, view: SweepView,
                 rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
-                elsewhere: list[tuple[JobId, str]]) -> None:
+                elsewhere: list[tuple[JobId, str]], began: _Pass) -> None:
         """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
         array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
         fresh_by_sweep: dict[str, list[JobSummary]] = {}
@@ -320,11 +353,11 @@ class SuperviseSweep:
             sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
             for t in taken:
                 if t not in sent:
-                    active[t.member.job] = self._begin(t, drain)
+                    active[t.member.job] = self._begin(t, drain, began)
             if sent:
                 self._send_array(JobId(sweep), scheduler, sent, view, active)
                 for t in sent:
-                    active[t.member.job] = self._begin(t, drain)
+                    active[t.member.job] = self._begin(t, drain, began)
 
     def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepView,
                     active: dict[JobId, _Active]) -> None:

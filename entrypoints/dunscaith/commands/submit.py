@@ -308,9 +308,12 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     edge.owned_elsewhere(ctx, job, words, follow=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
-    if sweep_supervision.is_sweep(ctx, job):
+    recorded = sweep_supervision.recorded_as(ctx, job)
+    if recorded == "sweep":
         edge.notice_unattended(ctx, skip=job)
         return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
+    if recorded is None:  # nothing of that name here: a sweep whose elements' pointers name another host?
+        edge.sweep_owned_elsewhere(ctx, job, words)
     edge.notice_unattended(ctx, skip=job)
     return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow, as_json=as_json,
                                  job_exit=_job_exit(ctx, job_exit))

@@ -4,9 +4,10 @@ alone."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.pointers.memory import InMemoryPointers
@@ -129,8 +130,8 @@ class SweepRig:
 
 def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_size: int = 1001,
          crash: NoCrash | None = None, store: InMemoryStore | None = None,
-         scheduler: CountingRunning | CountingArrays | None = None) -> SweepRig:
-    clock = FakeClock()
+         scheduler: CountingRunning | CountingArrays | None = None, clock: FakeClock | None = None) -> SweepRig:
+    clock = clock or FakeClock()
     store = store or InMemoryStore()
     crash = crash or NoCrash()
 
@@ -326,3 +327,94 @@ def test_a_round_answer_asked_before_an_objects_change_is_not_given_to_the_job_i
     query.older_than(clock.monotonic() - 0.5)  # a change seen before the newest answer: it stands
     query.query([JobId("a")], confirm_absent=True)
     assert scheduler.calls["query"] == 2
+
+
+class SlowBeats(InMemoryStore):
+    """A store whose every lock beat takes ``cost`` seconds of the fake clock: a pass over many elements
+    then takes longer than the shortest poll interval (0.25 s after a change), as 500 elements do."""
+
+    def __init__(self, clock: FakeClock, cost: float) -> None:
+        super().__init__()
+        self._clock, self._cost = clock, cost
+
+    def lock(self, job: JobId):  # type: ignore[no-untyped-def]
+        outer = super().lock(job)
+        clock, cost = self._clock, self._cost
+
+        class _Slow:
+            def __enter__(self):  # type: ignore[no-untyped-def]
+                held = outer.__enter__()
+                beat = held.beat
+
+                def slow_beat(at: datetime, next_at: datetime | None = None) -> None:
+                    clock.sleep(cost)
+                    beat(at, next_at)
+                held.beat = slow_beat  # type: ignore[method-assign]
+                return held
+
+            def __exit__(self, *exc: object) -> None:
+                outer.__exit__(*exc)  # type: ignore[arg-type]
+        return _Slow()
+
+
+def _queries_until(count: int, beat_cost: float, seconds: float) -> int:
+    clock = FakeClock()
+    r = _rig(store=SlowBeats(clock, beat_cost), scheduler=CountingRunning(exit_code_of=lambda spec: None),
+             clock=clock)
+    _record(r, count)
+    done = r.use_case(SWEEP, StopAt(clock, clock.monotonic() + seconds), fresh=True)
+    assert done.drained and all(len(names) == count for kind, names in r.scheduler.log if kind == "query")  # type: ignore[arg-type]
+    return done.queries
+
+
+class StopAt(StopAfter):
+    """A stop requested once the fake clock reaches ``at`` (monotonic)."""
+
+    def __init__(self, clock: FakeClock, at: float) -> None:
+        super().__init__(clock)
+        self._at = at
+
+    def wait(self, seconds: float) -> str | None:
+        self._clock.sleep(seconds)
+        self.flag = self.flag or self._clock.monotonic() >= self._at
+        return self.pending()
+
+
+def test_elements_answered_by_one_query_keep_asking_together_however_long_a_pass_takes() -> None:
+    # 200 running elements whose pass takes 200 x 2 ms = 0.4 s, longer than the first polls after a change
+    # (0.25 s, 0.5 s): each element times its polls from the pass's start, so over a minute the sweep asks
+    # the scheduler as often as one job alone does, each time about all of them.
+    alone = _queries_until(1, 0.002, 60.0)
+    assert _queries_until(200, 0.002, 60.0) <= alone + 1
+
+
+class WakesEveryone(InMemoryStore):
+    """A store whose every append wakes every watch on it, whichever job it was for: SQLite's one watch of
+    its file for the whole process cannot tell one job's commits from another's. Each append takes a
+    millisecond of the fake clock, as a commit does."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(watchable=True)
+        self._clock = clock
+
+    def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
+        self._clock.sleep(0.001)
+        seq = super().append(job, at, kind, data)
+        with self._mutex:
+            woken = [w.wake for w in self._watches]
+        for wake in woken:
+            wake()
+        return seq
+
+
+def test_a_wake_for_an_append_never_makes_each_element_ask_the_scheduler_again() -> None:
+    # Every element's commit wakes every element (the storm of a busy sweep on SQLite): a wake says that
+    # a record may have been appended to, nothing of the scheduler's objects, so the round's one answer
+    # still serves every element. Before, each woken element threw it away: one query per element.
+    clock = FakeClock()
+    store = WakesEveryone(clock)
+    r = _rig(store=store, clock=clock)
+    _record(r, 30)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 30
+    assert done.queries <= 6, done.queries  # one a round (61 when each woken element asked anew)
