@@ -116,3 +116,15 @@ def test_an_unattended_job_s_notice_and_live_view_are_the_apps(cli: Cli) -> None
         _same(cli, "list", "--json")
     finally:
         cli.run("stop", "--emergency", "alone")
+
+
+def test_a_wrong_setting_is_refused_alike_and_a_changed_one_is_read_again(cli: Cli) -> None:
+    config = cli.tmp / "home" / ".config" / "dunscaith" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[supervise]\npoll = -1\n")
+    refused = _same(cli, "status", "fine", "--json")
+    assert refused.returncode == 2 and "supervise.poll" in refused.stderr
+    _same(cli, "list")
+    config.write_text('[records]\nbackend = "sqlite"\n')  # valid again: validated, remembered, the same
+    _same(cli, "list")
+    _same(cli, "list")
