@@ -128,3 +128,13 @@ def test_a_wrong_setting_is_refused_alike_and_a_changed_one_is_read_again(cli: C
     config.write_text('[records]\nbackend = "sqlite"\n')  # valid again: validated, remembered, the same
     _same(cli, "list")
     _same(cli, "list")
+
+
+def test_a_sweep_s_status_and_its_row_are_the_apps(cli: Cli) -> None:
+    done = cli.run("submit", "--name", "exp", "--array", "1-3", "--", "sh", "-c", "test {} -ne 2")
+    assert done.returncode == 1, done.stderr  # element 2 failed
+    assert _same(cli, "status", "exp").returncode == 1  # the sweep's counts and its failed element
+    _same(cli, "status", "exp", "--json")
+    _same(cli, "status", "exp-2")
+    _same(cli, "list")
+    _same(cli, "list", "--json")
