@@ -138,3 +138,13 @@ def test_a_sweep_s_status_and_its_row_are_the_apps(cli: Cli) -> None:
     _same(cli, "status", "exp-2")
     _same(cli, "list")
     _same(cli, "list", "--json")
+
+
+@pytest.mark.slurm
+def test_a_slurm_job_s_status_asks_its_scheduler_as_the_app_does(on_slurm: Cli) -> None:
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "on-slurm", "--", "true", timeout=180)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    shown = _same(on_slurm, "status", "on-slurm")
+    assert "scheduler (" in shown.stdout  # its times, as the cluster's accounting gives them
+    _same(on_slurm, "status", "on-slurm", "--json")
+    _same(on_slurm, "list")
