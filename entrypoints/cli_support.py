@@ -179,12 +179,16 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
         _reader_gone()
     except Exception as exc:
         if isinstance(exc, refusals if isinstance(refusals, tuple) else refusals()):
-            print(f"{prog}: {one_line(redact(' '.join(str(exc).split())))}", file=sys.stderr)
-            sys.exit(EXIT_BAD_INPUT)
+            _refused(prog, redact, exc)
         _internal(prog, argv, redact, exc)  # an error of the program: exit 3, one line, the detail on request
     if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
         _interrupted(prog)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def _refused(prog: str, redact: Callable[[str], str], exc: Exception) -> NoReturn:
+    print(f"{prog}: {one_line(redact(' '.join(str(exc).split())))}", file=sys.stderr)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 def _plain_usage(exc: Exception) -> str:
@@ -235,10 +239,12 @@ def _internal(prog: str, argv: list[str] | None, redact: Callable[[str], str], e
     sys.exit(EXIT_INTERNAL)
 
 
-def run_plain(prog: str, argv: list[str], body: Callable[[list[str]], int | None]) -> None:
+def run_plain(prog: str, argv: list[str], body: Callable[[list[str]], int | None],
+              refusals: Callable[[], tuple[type[Exception], ...]] = tuple) -> None:
     """Run ``body(argv)`` without typer, ending every way ``run`` ends (one line, the same exit codes).
 
-    ``body`` returns an exit status to end with, or None when it did nothing and the app should run."""
+    ``body`` returns an exit status to end with, or None when it did nothing and the app should run.
+    ``refusals``: as ``run``'s (called only once something is raised)."""
     _Interrupts.install()
     try:
         code = body(argv)
@@ -249,6 +255,8 @@ def run_plain(prog: str, argv: list[str], body: Callable[[list[str]], int | None
     except BrokenPipeError:
         _reader_gone()
     except Exception as exc:
+        if isinstance(exc, refusals()):
+            _refused(prog, lambda s: s, exc)
         _internal(prog, argv, lambda s: s, exc)
     if code is not None:
         end_now(code)

@@ -5,50 +5,38 @@ cluster's scheduler, pointers, the residual list, clock, host, crash points, esc
 interrupts and the live view. ``UseCases`` builds every use case from dunscaith.ports only. Tests swap the whole
 adapter set at once: ``container.adapters.override(FakeAdapters())`` (tests/fakes/dunscaith_adapters.py).
 
-Heavier pieces (the schedulers, rich) are imported where they are built, so a command pays only for
-what it uses: ``status`` never loads a scheduler, ``remote`` builds no container at all.
+Every adapter is imported where it is built, so a command pays only for what it uses; ``remote`` builds
+no container at all. The builders of what ``status`` and ``list`` use (the SQLite store, pointers, the
+residual list, clock, host, crash points, a cluster's scheduler) are ``read_root.py``'s: the front door's
+plain ``status``/``list`` builds its root from the same ones without dependency-injector, and these
+providers name them.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
+from contextlib import AbstractContextManager, closing
 from datetime import timedelta
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
 
-if TYPE_CHECKING:
-    from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
-
-from dunscaith.adapters.clock.system import SystemClock
-from dunscaith.adapters.crash_points.env import EnvCrashPoints
-from dunscaith.adapters.host.system import SystemHost
-from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
-from dunscaith.adapters.residual.files import FileResidualList, default_residual_dir
-from dunscaith.adapters.store.record_root import read_host_file
-from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.services.jobs.listing import JobListing
 from dunscaith.domain.services.jobs.owning_host import OwningHost
 from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
-from dunscaith.domain.services.jobs.store_creation import StoreCreation
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith import read_root as built
 from dunscaith.entrypoints.dunscaith.install import own_binary
+from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
-from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
-from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_progress import JobProgress, SweepView
 from dunscaith.ports.job_store import JobStore
-from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
 
@@ -77,38 +65,15 @@ if TYPE_CHECKING:
     from dunscaith.ports.cluster_probe import ClusterProbe
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
-MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
+MOUNTINFO_VARIABLE = built.MOUNTINFO_VARIABLE
 
 
 # --- adapters ---------------------------------------------------------------------------------------------
-def _host() -> SystemHost:
-    mountinfo = os.environ.get(MOUNTINFO_VARIABLE)
-    return SystemHost(mountinfo=Path(mountinfo)) if mountinfo else SystemHost()
-
-
-class ClusterSchedulers:
-    """A cluster's name -> its scheduler, each opened once for the life of the command (a supervise and
-    its sweep share one), and closed with the command (docs/slurm.md: the shared query stops asking)."""
-
-    def __init__(self, settings: DunscaithSettings, kinds: Callable[..., AbstractContextManager[Scheduler]]) -> None:
-        self._settings = settings
-        self._kinds = kinds  # a cluster's adapter (its kind) -> how to open one of its clusters
-        self._opened: dict[str, Scheduler] = {}
-        self._stack = ExitStack()
-
-    def __call__(self, cluster: str) -> Scheduler:
-        if cluster not in self._opened:
-            kind = self._settings.cluster(cluster).adapter
-            self._opened[cluster] = self._stack.enter_context(self._kinds(kind, cluster=cluster))
-        return self._opened[cluster]
-
-    def close(self) -> None:
-        self._stack.close()
-
-
+# The builders status and list need (the store, pointers, host, a cluster's scheduler...) are read_root.py's:
+# the front door's plain read path builds its root from the same ones, without dependency-injector.
 def _schedulers(settings: DunscaithSettings,
                 kinds: Callable[..., AbstractContextManager[Scheduler]]) -> Iterator[Callable[[str], Scheduler]]:
-    opened = ClusterSchedulers(settings, kinds)
+    opened = ClusterSchedulers(lambda cluster: settings.cluster(cluster).adapter, kinds)
     try:
         yield opened
     finally:
@@ -117,49 +82,7 @@ def _schedulers(settings: DunscaithSettings,
 
 def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
                      cluster: str) -> AbstractContextManager[Scheduler]:
-    from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
-
-    # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return nullcontext(LocalScheduler(settings.records.root, checkpoint=lambda step: crash.reached(f"local-{step}"),
-                                      terminate=_terminate_here))
-
-
-def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
-    """``remote terminate``'s use case in this process: a cancel answered without starting a Python of its
-    own (which cost the cancel a second or more on a loaded login node)."""
-    from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
-    from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
-    from dunscaith.domain.model.remote.control import ControlError
-    from dunscaith.domain.model.remote.errors import RequestNotWritten
-    from dunscaith.domain.services.remote.instances import TerminateInstance
-
-    try:
-        answer = TerminateInstance(DirectoryInstanceFiles(directory), SystemClock())(grace, wait, nonce)
-    except (ControlError, RequestNotWritten) as exc:
-        return TerminateAnswer(2, str(exc))
-    return TerminateAnswer(answer.exit_code, answer.value)
-
-
-@contextmanager
-def _slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from dunscaith.adapters.scheduler.shared_query import sharing
-    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-
-    t = settings.cluster(cluster)
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    inner = SlurmCliScheduler(SlurmClusterConfig(
-        name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
-        submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
-        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
-        say=_say)
-    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
-    shared = sharing(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                     max_age=t.coalesce_max_age, record_root=settings.records.root)
-    try:
-        yield shared
-    finally:
-        shared.close()
+    return built.local_scheduler(settings.records.root, crash, cluster)
 
 
 def _local_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
@@ -176,18 +99,6 @@ def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
     assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
     return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
                                          accounting=t.accounting))
-
-
-def _say(line: str) -> None:
-    """A scheduler's word while a call waits (docs/slurm.md): on stderr, where notices go (json.md too)."""
-    import sys
-
-    print(f"dunscaith: {line}", file=sys.stderr, flush=True)
-
-
-def _sqlite_check(store: JobStore) -> str | None:
-    """SQLite's page check (registered below for records.backend = "sqlite", whose store this is)."""
-    return cast(SqliteStore, store).integrity_problem()
 
 
 def _postgres_check(store: JobStore) -> str | None:
@@ -237,28 +148,10 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
-def _sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
-    # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
-    return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
-
-
-def _root_host(root: str) -> HostIdentity | None:
-    """The host a record root's HOST file binds it to; None when it has none that reads (or is gone)."""
-    try:
-        return read_host_file(Path(root))
-    except Exception:
-        return None
-
-
 def _output_files() -> OutputFiles:
     from dunscaith.adapters.progress.output_files import OutputFiles
 
     return OutputFiles()
-
-
-def _pointers(crash: CrashPoints) -> FilePointers:
-    # the index's steps join the crash-point sweep: "pointer-indexed", "pointer-settled"
-    return FilePointers(default_pointer_dir(), checkpoint=crash.reached)
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -266,16 +159,16 @@ class Adapters(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=DunscaithSettings)
 
-    clock = providers.Singleton(SystemClock)
-    host = providers.Singleton(_host)
-    crash = providers.Singleton(EnvCrashPoints)
-    pointers = providers.Singleton(_pointers, crash=crash)
+    clock = providers.Singleton(built.clock)
+    host = providers.Singleton(built.host)
+    crash = providers.Singleton(built.crash_points)
+    pointers = providers.Singleton(built.pointers, crash=crash)
     # records.backend chooses the store, opened once and closed with the command; a new backend is one
     # more line here, and its declaration in store_kinds.py (whether its records are shared by login nodes)
     # more line here (docs/architecture.md "Add a store backend")
     store: providers.Provider[JobStore] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Resource(closing, providers.Factory(_sqlite_store, settings.provided.records.root, host,
+        sqlite=providers.Resource(closing, providers.Factory(built.sqlite_store, settings.provided.records.root, host,
                                                              pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
@@ -283,11 +176,11 @@ class Adapters(containers.DeclarativeContainer):
     # here (docs/architecture.md "Add a scheduler")
     scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(
         local=providers.Factory(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Factory(_slurm_scheduler, settings=settings, clock=clock),
+        slurm=providers.Factory(built.slurm_scheduler, settings=settings, clock=clock),
     )
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
         _schedulers, settings=settings, kinds=scheduler_kinds.provider)
-    root_host = providers.Object(_root_host)  # a record root's HOST, for a pointer naming another root
+    root_host = providers.Object(built.root_host)  # a record root's HOST, for a pointer naming another root
     # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
     probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
         local=providers.Factory(_local_probe, settings=settings),
@@ -298,15 +191,15 @@ class Adapters(containers.DeclarativeContainer):
     # and for doctor (both stores' whole-store checks)
     store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Object(_sqlite_check),
+        sqlite=providers.Object(built.sqlite_check),
         postgresql=providers.Object(_nothing_to_say),
     )
     doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
         settings.provided.records.backend,
-        sqlite=providers.Object(_sqlite_check),
+        sqlite=providers.Object(built.sqlite_check),
         postgresql=providers.Object(_postgres_check),
     )
-    residual = providers.Singleton(lambda: FileResidualList(default_residual_dir()))
+    residual = providers.Singleton(built.residual)
     delivery = providers.Singleton(_delivery, settings=settings)
     interrupts = providers.Singleton(_interrupts, settings=settings)
     progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=, follow=)
@@ -329,19 +222,6 @@ def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callab
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
                       delivery=delivery, residual=residual)
-
-
-def _shared_location(settings: DunscaithSettings, store: Callable[[], JobStore]) -> Callable[[], str | None]:
-    """Where the records are when the store is one every login node shares (bound to no host), else None;
-    a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
-    def where() -> str | None:
-        if not records_shared(settings.records.backend):
-            return None
-        opened = store()
-        identity = opened.identity()
-        return opened.location() if identity.host is None and identity.backend != "memory" else None
-
-    return where
 
 
 def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
@@ -511,7 +391,8 @@ class UseCases(containers.DeclarativeContainer):
     watch_job = providers.Factory(_watch_job, store=adapters.store, views=adapters.progress.provider,
                                   interval=providers.Callable(_watch_interval, settings), delivering=delivering)
     # here, or the host that owns a job (its pointer, or its record's binding)
-    shared_location = providers.Callable(_shared_location, settings, adapters.store.provider)
+    shared_location = providers.Callable(built.shared_location, settings.provided.records.backend,
+                                         adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
                                     shared_location=shared_location, root_host=adapters.root_host)
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)

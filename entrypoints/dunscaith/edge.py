@@ -7,9 +7,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, cast
-
-import typer
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
@@ -39,12 +37,19 @@ if TYPE_CHECKING:
 PROG = "dunscaith"
 
 
+class CommandContext(Protocol):
+    """What a job command hands the functions here: typer's ``Context``, or the front door's plain read
+    path's own (``reads.py``), whose root holds the read root (``obj``): no typer is imported here."""
+
+    def find_root(self) -> Any: ...
+
+
 def say(line: str) -> None:
     print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
 
 # --- the container ---------------------------------------------------------------------------------------
-def container_of(ctx: typer.Context) -> Container:
+def container_of(ctx: CommandContext) -> Container:
     """The command's container: the one a test gave (``run(obj=)``), else built now, once per command
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
@@ -56,32 +61,32 @@ def container_of(ctx: typer.Context) -> Container:
     return cast("Container", root.obj)
 
 
-def adapters(ctx: typer.Context) -> Adapters:
+def adapters(ctx: CommandContext) -> Adapters:
     return container_of(ctx).adapters.container
 
 
-def use_cases(ctx: typer.Context) -> UseCases:
+def use_cases(ctx: CommandContext) -> UseCases:
     return container_of(ctx).use_cases.container
 
 
-def settings(ctx: typer.Context) -> DunscaithSettings:
+def settings(ctx: CommandContext) -> DunscaithSettings:
     return container_of(ctx).settings()
 
 
-def interrupts(ctx: typer.Context) -> Interrupts:
+def interrupts(ctx: CommandContext) -> Interrupts:
     """Signals drain from the start of the command: one arriving before supervision starts stops it
     before any request goes out, with what is recorded kept."""
     return adapters(ctx).interrupts().install()
 
 
-def end_by_signal(ctx: typer.Context) -> None:
+def end_by_signal(ctx: CommandContext) -> None:
     """After a drain: end the process by the signal that started it (the shell sees 128+n)."""
     adapters(ctx).interrupts().reraise()
 
 
 # --- errors ----------------------------------------------------------------------------------------------
 @contextmanager
-def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> Iterator[None]:
+def store_errors(ctx: CommandContext | None = None, job: str | None = None) -> Iterator[None]:
     try:
         yield
     except RecordRootRefused as exc:
@@ -102,14 +107,14 @@ def store_errors(ctx: typer.Context | None = None, job: str | None = None) -> It
         raise BadInput(str(exc)) from None
 
 
-def _pointer_elsewhere(ctx: typer.Context, job: str) -> Pointer | None:
+def _pointer_elsewhere(ctx: CommandContext, job: str) -> Pointer | None:
     try:
         return pointer_surveys(ctx).elsewhere_of(JobId(job))
     except Exception:  # display only: the refusal names no host then
         return None
 
 
-def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
+def _pointer_moved(ctx: CommandContext, job: str) -> str | None:
     """The refusal naming where the job is recorded, when its pointer names another record root of this
     host (records.root changed since): issue 22 item 11."""
     try:
@@ -127,7 +132,7 @@ def _pointer_moved(ctx: typer.Context, job: str) -> str | None:
             f"DUNSCAITH_RECORDS__ROOT={shlex.quote(pointer.record_root)} {again}")
 
 
-def open_store(ctx: typer.Context) -> None:
+def open_store(ctx: CommandContext) -> None:
     """The store, opened now: one that cannot be opened (a newer schema, not a store) refuses the command."""
     with store_errors():
         try:
@@ -136,7 +141,7 @@ def open_store(ctx: typer.Context) -> None:
             raise BadInput(str(exc)) from None
 
 
-def check_writable(ctx: typer.Context) -> None:
+def check_writable(ctx: CommandContext) -> None:
     """Before a command's first side effect outside the store (prune's residual entry): a store that would
     refuse its write refuses the command now, so nothing else is changed either."""
     with store_errors():
@@ -145,7 +150,7 @@ def check_writable(ctx: typer.Context) -> None:
         raise BadInput(problem)
 
 
-def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done to the job") -> JobState:
+def read_state(ctx: CommandContext, job: JobId, after: str = "; nothing was done to the job") -> JobState:
     """The job's state from this host's record (BadInput when it is not here or does not read)."""
     with store_errors(ctx, job):
         try:
@@ -155,13 +160,13 @@ def read_state(ctx: typer.Context, job: JobId, after: str = "; nothing was done 
 
 
 # --- other hosts' jobs -----------------------------------------------------------------------------------
-def shared_location(ctx: typer.Context) -> str | None:
+def shared_location(ctx: CommandContext) -> str | None:
     """Where the records are when the store is shared by login nodes (bound to no host), else None: a
     pointer naming it points here, whichever host wrote it."""
     return use_cases(ctx).shared_location()()
 
 
-def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None = None) -> None:
+def bound_elsewhere(ctx: CommandContext, state: JobState, words: list[str] | None = None) -> None:
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
@@ -170,12 +175,12 @@ def bound_elsewhere(ctx: typer.Context, state: JobState, words: list[str] | None
         _forward(ctx, owner, str(state.name), words or [])
 
 
-def forward_bound(ctx: typer.Context, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
+def forward_bound(ctx: CommandContext, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
     """``bound_elsewhere``'s forward, when the use case found the job bound to another host."""
     _forward(ctx, elsewhere.owner, str(elsewhere.state.name), words)
 
 
-def pointer_surveys(ctx: typer.Context) -> PointerSurveys:
+def pointer_surveys(ctx: CommandContext) -> PointerSurveys:
     """Other hosts' jobs and damaged pointers, read from the index of pointers not settled."""
     return use_cases(ctx).pointer_surveys(shared=shared_location(ctx))
 
@@ -184,7 +189,7 @@ def damaged_pointer_line(problem: str) -> str:
     return f"{problem}; it is display only: remove it, and the job's next change writes a new one"
 
 
-def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: bool = False) -> None:
+def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: bool = False) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known.
     ``follow`` (only before the store is opened): a pointer naming another record root of this host, still
@@ -199,7 +204,7 @@ def owned_elsewhere(ctx: typer.Context, job: str, words: list[str], *, follow: b
         _forward(ctx, owner, job, words)
 
 
-def sweep_owned_elsewhere(ctx: typer.Context, sweep: str, words: list[str]) -> None:
+def sweep_owned_elsewhere(ctx: CommandContext, sweep: str, words: list[str]) -> None:
     """Nothing named ``sweep`` is recorded here, but pointers of its elements (``NAME-7``) name another
     host: this command re-runs itself there, as for one of its elements (docs/sweeps.md)."""
     try:
@@ -213,7 +218,7 @@ def sweep_owned_elsewhere(ctx: typer.Context, sweep: str, words: list[str]) -> N
         _forward(ctx, owner, sweep, words)
 
 
-def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
+def _forward(ctx: CommandContext, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
     argv = list(routing.ARGV) or list(words)  # the user's own words, exactly as typed
     forward_and_exit(settings(ctx).forwarding, owner.host, owner.binary or own_binary(), argv, job)
 
@@ -221,18 +226,19 @@ def _forward(ctx: typer.Context, owner: Owner, job: str, words: Sequence[str]) -
 def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
     """Run ``argv`` (the user's own words, exactly as typed) on ``host``, the job's owning host, and exit
     as it did there."""
+    import typer  # the forward is a hop over SSH: typer's import is nothing beside it (reads.py catches it)
+
     raise typer.Exit(routing.forward(section, host, binary, argv, job))
 
 
-def _follow_root(ctx: typer.Context, pointer: Pointer) -> None:
+def _follow_root(ctx: CommandContext, pointer: Pointer) -> None:
     """The job's pointer names a record root of this host other than records.root (changed since the job
     was recorded): this command uses that root, records and objects alike, if its HOST file still binds it
     to this host (issue 22 item 11). Else records.root decides, and the refusal names the pointer's root."""
     current = settings(ctx)
     records = current.records
-    root = Path(pointer.record_root)
-    # only a host's own store lives in a root of this host (a shared store is one place for every login node)
-    if records_shared(records.backend) or not root.is_absolute() or root == Path(os.path.abspath(records.root)):
+    root = root_to_follow(pointer, records.root, records.backend)
+    if root is None:
         return
     from dependency_injector import providers
 
@@ -242,7 +248,17 @@ def _follow_root(ctx: typer.Context, pointer: Pointer) -> None:
         f"{records.root}: that root is used for this command")
 
 
-def notice_unattended(ctx: typer.Context, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
+def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path | None:
+    """The record root of this host ``pointer`` names, when it is not records.root: the one this command
+    uses instead (``_follow_root``); None when records.root is the one."""
+    root = Path(pointer.record_root)
+    # only a host's own store lives in a root of this host (a shared store is one place for every login node)
+    if records_shared(backend) or not root.is_absolute() or root == Path(os.path.abspath(records_root)):
+        return None
+    return root
+
+
+def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor: this
     store's records not settled (an index) and their locks, and other hosts' jobs from the index of
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
@@ -281,7 +297,7 @@ def report_sweep(done: SweepReport) -> None:
         say(line)
 
 
-def sweep(ctx: typer.Context) -> SweepReport | None:
+def sweep(ctx: CommandContext) -> SweepReport | None:
     """One sweep of the whole residual list; its report printed. None when it could not run at all."""
     try:
         done = use_cases(ctx).sweep()()
@@ -292,7 +308,7 @@ def sweep(ctx: typer.Context) -> SweepReport | None:
     return done
 
 
-def expire(ctx: typer.Context) -> SweepReport | None:
+def expire(ctx: CommandContext) -> SweepReport | None:
     """Drop expired entries only (no scheduler is asked), reporting each."""
     try:
         done = use_cases(ctx).sweep().expire()

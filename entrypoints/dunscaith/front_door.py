@@ -9,6 +9,8 @@ Each path is the cheapest that can serve the command line:
 - ``remote run`` / ``remote exec``: the start of every local job (``remote_run``), no typer; a line it
   does not take as a plain run goes on to the app;
 - a plain job command for another host's job (``routing``): forwarded from here, without the CLI;
+- a plain ``status [JOB] [--json]`` or ``list [--json]`` (``reads``): the commands' own bodies over the
+  read root (``read_root``), no typer, no pydantic, no dependency-injector; any other line goes on;
 - anything else: the typer app.
 
 Nothing imports this module back: a path that must run a whole dunscaith command again in this process
@@ -55,4 +57,10 @@ def main() -> None:
         # a job command for another host's job forwards from here, without the CLI's start-up; any
         # other command (and this one, if it runs here) goes on to the app
         run_plain(PROG, argv, route)
+    if argv[:1] in (["status"], ["list"]) and not os.environ.get(FORWARDED_ENV):
+        # a plain status or list of this host's records: the commands' own bodies, without typer, pydantic
+        # or dependency-injector; any other line (help, another option, another root) goes on to the app
+        from dunscaith.entrypoints.dunscaith.reads import read, refusals
+
+        run_plain(PROG, argv, read, refusals)
     launch(PROG, "dunscaith.entrypoints.dunscaith.app")

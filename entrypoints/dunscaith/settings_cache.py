@@ -1,7 +1,9 @@
-"""What routing needs of the settings, without importing pydantic on every forwarded command.
+"""What routing and the plain reads need of the settings, without importing pydantic on every command.
 
 A job command for another host's job only needs to know how to reach that host (``forwarding.*``) and
-whether the records are a host's own (``records.backend``). The settings are still validated by the one
+whether the records are a host's own (``records.backend``); a plain ``status JOB`` or ``list`` (the front
+door's read path, ``reads.py``) needs little more: the record root, ``supervise.poll``, whether an
+escalation command is set, and each cluster's adapter. The settings are still validated by the one
 ``load_settings`` (pydantic): its answer is remembered in ``$XDG_CACHE_HOME/dunscaith/settings.json``
 (``~/.cache/...``), 0600, under a key that is a digest of **everything the answer depends on**: the code
 that validates (settings.py, settings_paths.py, settings_support.py, user_paths.py, config_dir.py), the
@@ -24,7 +26,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 FORMAT = 1
 PREFIX = "DUNSCAITH_"
@@ -63,6 +65,34 @@ class RoutingSettings:
     heartbeat: float
     connect_timeout: int
     server_alive: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSettings:
+    """What the front door's plain ``status``/``list`` read of the settings (``read_root.py``), remembered
+    beside the routing settings from the same ``load_settings`` answer."""
+
+    routing: RoutingSettings
+    root: Path  # records.root
+    poll: float  # supervise.poll
+    delivering: bool  # escalations.command is set
+    clusters: tuple[tuple[str, str], ...]  # each configured cluster's name and adapter
+
+    @property
+    def forwarding(self) -> RoutingSettings:
+        """``forwarding.*`` (a HopSettings), as ``DunscaithSettings.forwarding``."""
+        return self.routing
+
+    @property
+    def records(self) -> RecordsPlace:
+        """``records.backend`` and ``records.root``, as ``DunscaithSettings.records`` (edge._follow_root)."""
+        return RecordsPlace(self.routing.backend, self.root)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsPlace:
+    backend: str
+    root: Path
 
 
 def cache_file(env: Mapping[str, str] | None = None) -> Path:
@@ -115,25 +145,54 @@ def settings_key(env: Mapping[str, str] | None = None) -> str:
     return digest.hexdigest()
 
 
-def read_cached(key: str, env: Mapping[str, str] | None = None) -> RoutingSettings | None:
+def _remembered(key: str, env: Mapping[str, str] | None) -> dict[str, Any] | None:
     from dunscaith.adapters.durable.private_read import read_private
 
     try:
         obj = json.loads(read_private(cache_file(env), _MAX_BYTES, closed_to_others=True))
-        if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("key") != key:
-            return None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT or obj.get("key") != key:
+        return None
+    return obj
+
+
+def read_cached(key: str, env: Mapping[str, str] | None = None) -> RoutingSettings | None:
+    obj = _remembered(key, env)
+    return None if obj is None else _routing_of(obj)
+
+
+def _routing_of(obj: dict[str, Any]) -> RoutingSettings | None:
+    try:
         s = obj["settings"]
         ssh_config = None if s["ssh_config"] is None else Path(s["ssh_config"])
         found = RoutingSettings(s["backend"], s["transport"], ssh_config, float(s["heartbeat"]),
                                 int(s["connect_timeout"]), int(s["server_alive"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None  # absent, not ours, damaged: validated again
     if not isinstance(found.backend, str) or not (found.transport is None or isinstance(found.transport, str)):
         return None
     return found
 
 
-def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None) -> None:
+def read_cached_reads(key: str, env: Mapping[str, str] | None = None) -> ReadSettings | None:
+    """The read path's settings remembered for ``key`` (an answer remembered without them: a miss)."""
+    obj = _remembered(key, env)
+    routing = None if obj is None else _routing_of(obj)
+    if obj is None or routing is None:
+        return None
+    try:
+        r = obj["read"]
+        if not isinstance(r["root"], str) or not isinstance(r["delivering"], bool):
+            return None
+        clusters = tuple((str(name), str(adapter)) for name, adapter in r["clusters"])
+        return ReadSettings(routing, Path(r["root"]), float(r["poll"]), r["delivering"], clusters)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None,
+             reads: ReadSettings | None = None) -> None:
     """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time.
 
     A cache folder refused as unsafe (open to others, another's, a symlink) is the user's to fix and is
@@ -147,7 +206,10 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
     body = json.dumps({"format": FORMAT, "key": key, "settings": {
         "backend": found.backend, "transport": found.transport,
         "ssh_config": None if found.ssh_config is None else str(found.ssh_config), "heartbeat": found.heartbeat,
-        "connect_timeout": found.connect_timeout, "server_alive": found.server_alive}}).encode()
+        "connect_timeout": found.connect_timeout, "server_alive": found.server_alive},
+        **({} if reads is None else {"read": {
+            "root": str(reads.root), "poll": reads.poll, "delivering": reads.delivering,
+            "clusters": [list(pair) for pair in reads.clusters]}})}).encode()
     try:
         os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)  # ~/.cache: made if missing, never changed
         replace(ensure_private_dir(path.parent), path.name, body)
@@ -163,12 +225,29 @@ def routing_settings() -> RoutingSettings:
     found = read_cached(key)
     if found is not None:
         return found
+    return _validated(key).routing
+
+
+def read_settings() -> ReadSettings:
+    """The plain reads' settings, validated by ``load_settings`` (BadInput, one line, when they are wrong)."""
+    key = settings_key()
+    found = read_cached_reads(key)
+    if found is not None:
+        return found
+    return _validated(key)
+
+
+def _validated(key: str) -> ReadSettings:
+    """``load_settings``'s answer, remembered for ``key`` when nothing changed while it was read."""
     from dunscaith.entrypoints.dunscaith.settings import load_settings
 
     settings = load_settings()
     f = settings.forwarding
-    found = RoutingSettings(settings.records.backend, f.transport, f.ssh_config, f.heartbeat, f.connect_timeout,
-                            f.server_alive)
+    routing = RoutingSettings(settings.records.backend, f.transport, f.ssh_config, f.heartbeat, f.connect_timeout,
+                              f.server_alive)
+    found = ReadSettings(routing, Path(settings.records.root), settings.supervise.poll,
+                         bool(settings.escalations.command),
+                         tuple((name, cluster.adapter) for name, cluster in settings.clusters.items()))
     if settings_key() == key:  # nothing changed while it was read
-        remember(key, found)
+        remember(key, routing, reads=found)
     return found

@@ -1,39 +1,21 @@
-"""``dunscaith status / list``: what the records say, and whether a supervisor watches each job."""
+"""``dunscaith status / list / logs``: what the records say, and whether a supervisor watches each job.
+
+``status`` and ``list`` are declared here (their arguments and help) and run by ``status_list.py``'s
+bodies, which the front door's plain read path (``reads.py``) runs too, without typer.
+"""
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
-from datetime import datetime
-from difflib import get_close_matches
-from typing import Any
 
 import typer
 
-from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.residual import ResidualReason
-from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
-from dunscaith.domain.model.shown import escaped, reason
-from dunscaith.domain.model.shown import shown as quoted
+from dunscaith.domain.model.shown import escaped
 from dunscaith.domain.services.jobs.job_output import JobOutputs
-from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
-from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
-from dunscaith.domain.services.jobs.sweep_members import NotASweep
-from dunscaith.domain.services.jobs.sweep_status import SweepView, counts_text
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
+from dunscaith.entrypoints.dunscaith import edge, status_list, table
 from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
-from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.ports.job_store import RecordDamaged, UnknownJob
-
-DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
-
-
-def _now(ctx: typer.Context) -> datetime:
-    return edge.use_cases(ctx).listing().now()
 
 
 def status(
@@ -50,150 +32,7 @@ def status(
         if state is not None:
             raise BadInput("--watch follows one job: it does not go with --state")
         return watch_status(ctx, job, as_json)
-    if job is None:
-        return list_jobs(ctx, as_json, False, False, state, None, None, None, None, False, False)
-    if state is not None:
-        _known_state(state)
-    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
-    edge.open_store(ctx)
-    if state is not None:
-        with edge.store_errors(ctx, job):
-            try:
-                chosen = edge.use_cases(ctx).sweep_status().of(JobId(job), state)
-            except NotASweep as exc:
-                raise BadInput(str(exc)) from None
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, "--state", state])
-                raise
-        return _sweep_status(ctx, chosen, as_json)
-    with edge.store_errors(ctx, job):
-        try:
-            view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
-        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
-            try:
-                sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
-                raise unknown from None  # the store's own words, and where its pointer says it is
-            return _sweep_status(ctx, sweep, as_json)
-        except (JobsError, RecordDamaged) as exc:
-            raise BadInput(f"the record of job {job} does not read: {exc}") from None
-    try:  # its own pointer: display only, the record here is what counts, and it read
-        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
-            edge.say(edge.damaged_pointer_line(problem))
-    except Exception as exc:
-        edge.say(f"pointers not read: {reason(exc)}")
-    edge.notice_unattended(ctx, skip=job)
-    edge.sweep(ctx)
-    now = _now(ctx)
-    if as_json:
-        shown = render.view_json(view, now)
-        if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
-            shown["live"] = {"state": view.live.state, "detail": view.live.detail,
-                             "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
-        shown.update(render.scheduler_json(view))
-        print(json.dumps(shown, indent=2))
-        return for_status(view.state.outcome)
-    s = view.state
-    _line(render.view_line(view, now))
-    if view.live is not None:
-        _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
-    _line(f"  command: {render.command_text(s.spec)}")
-    t = render.times(s, now)
-    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
-          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
-          "  (as dunscaith saw them)")
-    by_scheduler = render.scheduler_times(view)
-    if by_scheduler is not None:
-        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
-    elif view.scheduler_times is not None and view.scheduler_times.problem:
-        _line(f"  scheduler times: {view.scheduler_times.problem}")
-    _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
-    if s.spec.resources or s.spec.options:
-        _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
-    if s.spec.env:
-        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
-    for a in s.attempts:
-        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
-        _line(f"  attempt {a.number}: {a.order}{obj}")
-        known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
-        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
-            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
-        if a.stdout:
-            _line(f"    stdout: {a.stdout}")
-        if a.stderr and a.stderr != a.stdout:
-            _line(f"    stderr: {a.stderr}")
-    for e in s.escalations:
-        _line(f"  escalation ({e.reason}): {e.detail}")
-    for failure in s.failures:
-        _line(f"  not carried out: {failure}")
-    for r in s.unanswered:
-        _line(f"  request {r.id} ({r.action}): not answered yet")
-    for o in view.left if s.outcome is not None else ():
-        _line(f"  outstanding: {o.what}")
-    if view.unattended:
-        _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
-    return for_status(s.outcome)
-
-
-def _known_state(state: str) -> None:
-    if state not in state_words():
-        raise BadInput(f"--state {quoted(state)}: no job is ever in that state{_did_you_mean(state, state_words())}; "
-                       f"the states are {', '.join(state_words())}")
-
-
-def _sweep_status(ctx: typer.Context, sweep: SweepView, as_json: bool) -> int:
-    """``status NAME`` of a sweep: its counts by state, then each element not succeeded (or each in the
-    state asked for), from the elements' summaries (one query, no fold). 1 when some element's outcome is
-    not success, as status of a job."""
-    name, state = sweep.sweep, sweep.state
-    edge.notice_unattended(ctx, skip=name)
-    edge.sweep(ctx)
-    code = ExitCode.NOT_SUCCESS if sweep.failed else ExitCode.SUCCEEDED
-    if as_json:
-        print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
-        return code
-    _line(f"sweep {name}: {counts_text(sweep.elements)}  (cluster {', '.join(sweep.clusters)})")
-    listed = sweep.listed
-    if state is not None and not listed:
-        _line(f"  no element is {state}")
-    width = max((len(s.job) for s in listed), default=0)
-    states = max((len(s.state) for s in listed), default=0)
-    for s in listed:
-        detail = s.outcome_detail or s.problem or ""
-        _line(f"  {s.job.ljust(width)}  {s.state.ljust(states)}  {detail}".rstrip())
-    if sweep.unattended:
-        n = len(sweep.unattended)
-        _line(f"  Unattended: {n} element{'s' if n != 1 else ''} with work left and no supervisor; reattach "
-              f"with: {PROG} supervise {name}")
-    if listed:
-        _line(f"  one element: {PROG} status {listed[0].job}")
-    elif state is None:
-        _line(f"  every element succeeded; one element: {PROG} status {sweep.elements[0].job}")
-    return code
-
-
-def _line(text: str) -> None:
-    """A line of status or list: a workdir, an option, a path or a problem holds what the user or a
-    scheduler gave, and a control character in it must not forge a line or drive the terminal."""
-    print(escaped(text))
-
-
-def _since(text: str | None, now: datetime) -> datetime | None:
-    if text is None:
-        return None
-    from dunscaith.domain.model.jobs.prune import BadDuration, parse_duration  # list --since only
-
-    try:
-        return now - parse_duration(text)
-    except BadDuration:
-        pass
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise BadInput(f"--since {text!r}: give a duration (12h, 2d) or a date (2026-12-01, "
-                       "2026-12-01T10:00)") from None
-    return at if at.tzinfo is not None else at.astimezone()
+    return status_list.status(ctx, job, as_json, state)
 
 
 def list_jobs(ctx: typer.Context,
@@ -220,135 +59,8 @@ def list_jobs(ctx: typer.Context,
                   "a sweep's elements as rows of their own (without it, a sweep is one row: its name, "
                   "`sweep of N` and its counts); --json always lists every job"))) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
-    try:
-        keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
-    except table.UnknownColumn as exc:
-        raise BadInput(str(exc)) from None
-    if state is not None:
-        _known_state(state)
-    edge.open_store(ctx)
-    if cluster is not None:
-        _known_cluster(ctx, cluster)
-    now = _now(ctx)
-    query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
-                         limit=_limit(limit, as_json))
-    listing = edge.use_cases(ctx).listing()
-    unreadable: list[Unreadable] = []
-    shown = 0
-    shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
-    out = _JsonJobs() if as_json else None
-    rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
-                                            header=not noheader)
-    covered = Covered()
-    with edge.store_errors():
-        try:
-            # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
-            for v in listing.rows(query, covered, expand=expand or as_json):
-                shown += 1
-                if isinstance(v, SweepRow):
-                    if rows is not None:  # its elements' pointers are checked with --expand
-                        rows.sweep_row(v, now)
-                    continue
-                if isinstance(v, Unreadable):
-                    unreadable.append(v)
-                    if rows is not None:
-                        rows.line(f"{v.job}  damaged: {v.problem}")
-                elif out is not None:
-                    out.job(render.view_json(v, now))
-                elif rows is not None:
-                    rows.row(v, now)
-                shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
-        finally:  # the rows held back to set the widths are shown even when the store fails midway
-            if rows is not None:
-                rows.close()
-        full = query.limit is not None and covered.rows >= query.limit
-        more = listing.count(query) - covered.jobs if full else 0
-    if more > 0:
-        edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
-                 "for all")
-    survey = _pointers(ctx, show_all, shown_here)
-    damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
-    expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
-    residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
-    # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
-    residual = [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
-    if out is not None:
-        out.rest({
-            "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in unreadable]
-                        + [{"job": job, "what": "pointer", "problem": problem} for job, problem in damaged]
-                        + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
-                           for job, key, problem in (expired.damaged if expired else [])]),
-            "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
-                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
-                         for p, u in elsewhere],
-            "residual": [render.entry_json(e, gone) for e, gone in residual],
-        })
-        return 0
-    for p, u in elsewhere:
-        _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
-    for job, problem in damaged:
-        _line(f"{job}  damaged pointer: {problem}")
-    for job, key, problem in expired.damaged if expired else []:
-        _line(f"{job}  damaged residual entry {key}: {problem}")
-    for e, gone in residual:
-        _line(render.entry_line(e, gone))
-    edge.notice_unattended(ctx, survey=survey)
-    return 0
-
-
-def _did_you_mean(given: str, known: list[str]) -> str:
-    found = get_close_matches(given, known, n=1)
-    return f" (did you mean {found[0]}?)" if found else ""
-
-
-def _known_cluster(ctx: typer.Context, cluster: str) -> None:
-    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it)."""
-    configured = sorted(edge.settings(ctx).clusters)
-    if cluster in configured:
-        return
-    with edge.store_errors():
-        recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
-    if not recorded:
-        raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
-                       f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")
-
-
-def _pointers(ctx: typer.Context, show_all: bool, shown: list[JobId]) -> PointerSurvey:
-    """The pointers list shows: other hosts' jobs (not settled, from the index; every one with --all)
-    and the damaged pointers among those read and among the shown jobs' own."""
-    try:
-        return edge.pointer_surveys(ctx).listed(shown, every=show_all)
-    except Exception as exc:  # pointers are display only
-        edge.say(f"pointers not read: {reason(exc)}")
-        return PointerSurvey((), ())
-
-
-def _limit(given: int | None, as_json: bool) -> int | None:
-    if given is not None:
-        return given or None
-    if as_json:
-        return None
-    # a screenful: the terminal's height less a few lines for notices (a pipe gets the fallback's 50)
-    return max(10, shutil.get_terminal_size((80, DEFAULT_LINES)).lines - 4)
-
-
-class _JsonJobs:
-    """``list --json``'s one object on stdout, its ``jobs`` written one at a time as they are read, then
-    the rest (what did not read, pointers, residual entries: few) once the jobs are done."""
-
-    def __init__(self) -> None:
-        self._first = True
-
-    def job(self, value: dict[str, Any]) -> None:
-        text = json.dumps(value, indent=2).replace("\n", "\n    ")
-        sys.stdout.write(('{\n  "jobs": [\n    ' if self._first else ",\n    ") + text)
-        self._first = False
-
-    def rest(self, body: dict[str, Any]) -> None:
-        sys.stdout.write('{\n  "jobs": []' if self._first else "\n  ]")
-        for key, value in body.items():
-            sys.stdout.write(f",\n  {json.dumps(key)}: " + json.dumps(value, indent=2).replace("\n", "\n  "))
-        sys.stdout.write("\n}\n")
+    return status_list.list_jobs(ctx, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
+                                 expand)
 
 
 def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),

@@ -1,0 +1,104 @@
+"""The front door's plain ``status``/``list``: the commands a user waits on most, run without typer.
+
+``status JOB``, ``status JOB --json`` (``--json`` before or after JOB), ``status`` and ``status --json``
+(every job, as list), ``list`` and ``list --json``: these lines are parsed here exactly as click parses them
+(a command word, at most one ``--json``, at most one word that is not an option) and run by the very
+bodies the typer commands run (``status_list.py``), with the read root (``read_root.py``) in the context
+instead of the container. Every other line goes on to the typer app, unchanged: help, an option this
+does not know (``--state``, ``--watch``, ``--all``, ``--help``, ``--``), a second argument, an empty word.
+So do a line run as a forwarded command (``DUNSCAITH_FORWARDED``: the owning host's side answers through
+the app), a store other than SQLite (``records.backend``: the container opens it), and a job whose
+pointer names another record root of this host, which the typer path follows (``edge._follow_root``).
+A job whose pointer names another host was forwarded by ``routing`` before this path is asked.
+
+What the line ends with is what the app's ``cli_support.run`` would end with: the same one line on stderr
+for bad input and for a store or a rule that refused (``refusals``: ``app._refusals``' two), the same
+exit codes, the same ``--json`` error object (``cli_support.run_plain``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
+
+# request.FORWARDED_ENV (front_door.FORWARDED_ENV): a forwarded command is answered by the app
+FORWARDED_ENV = "DUNSCAITH_FORWARDED"
+# command -> whether it takes one JOB word (both take --json, once)
+PLAIN: dict[str, bool] = {"status": True, "list": False}
+
+
+def plain_line(argv: Sequence[str]) -> tuple[str, str | None, bool] | None:
+    """(command, JOB or None, --json) of a plain ``status``/``list`` line (``argv`` without the program),
+    else None: the typer app parses it."""
+    if not argv or argv[0] not in PLAIN:
+        return None
+    as_json = False
+    jobs: list[str] = []
+    for word in argv[1:]:
+        if word == "--json" and not as_json:
+            as_json = True
+        elif not word or word.startswith("-"):
+            return None  # an option this path does not take ("--", --help, --state...): typer says what it says
+        else:
+            jobs.append(word)
+    if len(jobs) > (1 if PLAIN[argv[0]] else 0):
+        return None
+    return argv[0], jobs[0] if jobs else None, as_json
+
+
+def refusals() -> tuple[type[Exception], ...]:
+    """What the app's ``run`` turns into one line and exit 2 (``app._refusals``: a store, a rule)."""
+    from dunscaith.domain.model.jobs.errors import JobsError
+    from dunscaith.ports.job_store import StoreError
+
+    return (StoreError, JobsError)
+
+
+class _Context:
+    """The root context ``edge`` asks for the container (``find_root().obj``): here, the read root."""
+
+    def __init__(self, root: ReadRoot) -> None:
+        self.obj = root
+
+    def find_root(self) -> _Context:
+        return self
+
+
+def read(argv: list[str]) -> int | None:
+    """Run a plain ``status``/``list`` line and return its exit status; None when the app must run it."""
+    line = plain_line(argv)
+    if line is None or os.environ.get(FORWARDED_ENV):
+        return None
+    from dunscaith.entrypoints.dunscaith.settings_cache import read_settings
+
+    settings = read_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
+    if settings.routing.backend != "sqlite":
+        return None  # the container opens the other stores
+    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.entrypoints.dunscaith import edge, routing, status_list
+    from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
+
+    command, job, as_json = line
+    routing.ARGV[:] = argv  # the user's own words, for a forward and for the refusal naming another root
+    root = ReadRoot(settings)
+    try:
+        if job is not None:
+            pointer = root.owning_host().earlier_root(JobId(job))
+            if pointer is not None and edge.root_to_follow(pointer, settings.root, settings.routing.backend):
+                return None  # another record root of this host: the app follows it (edge._follow_root)
+        ctx: Any = _Context(root)
+        if command == "status":
+            return int(status_list.status(ctx, job, as_json, None))
+        return status_list.list_jobs(ctx, as_json)
+    except Exception as exc:
+        typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)
+        if typer is not None and isinstance(exc, typer.Exit):
+            return int(exc.exit_code)
+        raise
+    finally:
+        root.shutdown_resources()
