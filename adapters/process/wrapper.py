@@ -66,6 +66,10 @@ EXIT_START_FAILED = 127
 # for as long as it takes: the worker's end is known only to this process, so it must not end first.
 RETRY_FIRST = 0.25
 RETRY_MAX = 5.0
+# The instance directory is watched for a request once the worker has run this long; until then the loop
+# looks for one every EARLY_POLL (see ``PosixWrapper._own``).
+WATCH_AFTER = 0.05
+EARLY_POLL = 0.01
 
 
 class InstanceDirUnusable(Exception):
@@ -175,6 +179,7 @@ class PosixWrapper:
         self._worker_end: tuple[int | None, int | None] = (None, None)
         self._stdout_note: Blocked | None = None  # the pump's: our stdout (a file) waits for space
         self._note_lock = threading.Lock()  # the pump's thread and the loop both note
+        self._watch: DirectoryWatch | None = None  # made once the worker outlives WATCH_AFTER (``_own``)
 
     # ---- files -----------------------------------------------------------------------------------
 
@@ -286,19 +291,18 @@ class PosixWrapper:
         except OSError as exc:
             raise LaunchNotRecorded(f"{self.directory}: {LAUNCHING} cannot be written ({exc.strerror or exc}); "
                                     "nothing was started") from None
-        # Watched before instance.json exists: no request can be written before that, so none is missed.
-        watch = self.watch(self.directory)
         try:
-            code = self._launch(spec, watch)
+            code = self._launch(spec)
             if self.ended is not None:
                 # Before the close: closing an inotify descriptor waits for the kernel's SRCU grace period
                 # (~15 ms measured on the test hosts), which a forwarded side need not wait for.
                 self.ended(code)
             return code
         finally:
-            watch.close()
+            if self._watch is not None:
+                self._watch.close()
 
-    def _launch(self, spec: LaunchSpec, watch: DirectoryWatch) -> int:
+    def _launch(self, spec: LaunchSpec) -> int:
         out_r, out_w = (_high_fd(fd) for fd in os.pipe())
         bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
         st_r, st_w = (_high_fd(fd) for fd in os.pipe())
@@ -341,7 +345,7 @@ class PosixWrapper:
         pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout, self._stdout_full), name="stdout-pump",
                                 daemon=True)
         pump.start()
-        status = self._own(instance, stdout, wake_r, watch)
+        status = self._own(instance, stdout, wake_r)
         pump.join()
         os.close(out_r)
         exit_code = os.waitstatus_to_exitcode(status)
@@ -378,9 +382,16 @@ class PosixWrapper:
         return Failure(self.nonce, self.host, self.pid, instance.worker_pid, stage,
                        err if isinstance(err, int) else None, message, self.clock.now())
 
-    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int, watch: DirectoryWatch) -> int:
-        """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped."""
+    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int) -> int:
+        """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped.
+
+        The directory is watched only once the worker has run ``WATCH_AFTER``: until then the loop looks
+        for a request every ``EARLY_POLL``. A job that ends at once so never pays for a watch (closing an
+        inotify descriptor waits for the kernel's SRCU grace period, ~15 ms, the largest part of a short
+        job's wrapper). A request linked before the watch began wakes no one, so the loop looks once more
+        right after making it, before it sleeps."""
         pid = instance.worker_pid
+        watch_at = self.clock.monotonic() + WATCH_AFTER
         admitted: TerminateRequest | None = None
         terminated: TerminateRequest | None = None  # the admitted request, once TERM was delivered
         kill_at: float | None = None
@@ -411,7 +422,12 @@ class PosixWrapper:
                 kill_at = None
             if leader_done and stdout.done and kill_at is None:
                 break
-            timeout = watch.poll_seconds
+            watch = self._watch
+            if watch is None and self.clock.monotonic() >= watch_at:
+                self._watch = self.watch(self.directory)
+                continue  # look for a request once more, now that a new one wakes the wait
+            timeout = watch.poll_seconds if watch is not None else min(
+                EARLY_POLL, max(0.0, watch_at - self.clock.monotonic()))
             for due in (kill_at, self._retry_at if self._waiting else None):
                 if due is not None:
                     left = max(0.0, due - self.clock.monotonic())
@@ -469,16 +485,16 @@ def _say(line: str) -> None:
         os.write(2, f"dunscaith: remote run: {line}\n".encode())
 
 
-def _wait(wake: int, watch: DirectoryWatch, timeout: float | None) -> None:
+def _wait(wake: int, watch: DirectoryWatch | None, timeout: float | None) -> None:
     """Sleep until a signal or the pump writes ``wake``, a name is added to the directory, or ``timeout``.
 
     Both are drained before the loop looks again, so a request linked after this point wakes the next wait.
     """
-    watched = watch.fileno()
+    watched = None if watch is None else watch.fileno()
     ready, _, _ = select.select([wake] if watched is None else [wake, watched], [], [], timeout)
     if wake in ready:
         with contextlib.suppress(BlockingIOError):
             while os.read(wake, 4096):
                 pass
-    if watched is not None and watched in ready:
+    if watch is not None and watched is not None and watched in ready:
         watch.drain()
