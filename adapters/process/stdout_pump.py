@@ -32,8 +32,6 @@ import os
 import select
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from dunscaith.adapters.process.pipe_tee import (
@@ -62,11 +60,19 @@ _FULL = (errno.ENOSPC, errno.EDQUOT)
 Full = Callable[[OSError | None], None]
 
 
-@dataclass(frozen=True, slots=True)
 class Pumped:
-    count: int
-    digest: str
-    reader_gone: bool
+    """What ``pump`` moved: the count, the SHA-256 (hex) and whether the reader went away (a plain class:
+    no ``dataclasses`` on the path of every job's start)."""
+
+    __slots__ = ("count", "digest", "reader_gone")
+
+    def __init__(self, count: int, digest: str, reader_gone: bool) -> None:
+        self.count = count
+        self.digest = digest
+        self.reader_gone = reader_gone
+
+    def __repr__(self) -> str:
+        return f"Pumped(count={self.count}, digest={self.digest!r}, reader_gone={self.reader_gone})"
 
 
 def pump(source: int, out: int = 1, full: Full | None = None) -> Pumped:

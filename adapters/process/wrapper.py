@@ -20,8 +20,8 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.private_dir import ensure_private_dir
@@ -80,8 +80,9 @@ class LaunchNotRecorded(Exception):
     """launching.json or instance.json could not be written, so the program was never started."""
 
 
-@dataclass
-class _Waiting:
+# No dataclasses here: importing ``dataclasses`` and generating classes costs every job's start ~10 ms.
+
+class _Waiting(NamedTuple):
     """A control file not written yet: its name, its bytes, and what follows its writing."""
 
     name: str
@@ -89,19 +90,22 @@ class _Waiting:
     then: Callable[[], None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LaunchSpec:
+class LaunchSpec(NamedTuple):
     argv: tuple[str, ...]
     env: dict[str, str]
     cwd: str
 
 
-@dataclass
 class _Stdout:
-    count: int = 0
-    digest: str = ""
-    reader_gone: bool = False
-    done: bool = False
+    """What the pump found, set by its thread; ``done`` last."""
+
+    __slots__ = ("count", "digest", "done", "reader_gone")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.digest = ""
+        self.reader_gone = False
+        self.done = False
 
 
 def _high_fd(fd: int) -> int:
