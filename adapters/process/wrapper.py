@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.private_dir import ensure_private_dir
@@ -29,7 +29,6 @@ from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
 from dunscaith.adapters.durable.sync import sync_fd
 from dunscaith.adapters.process import exec_side
-from dunscaith.adapters.process.directory_watch import DirectoryWatch, watch_directory
 from dunscaith.adapters.process.leader import leader_exited
 from dunscaith.adapters.process.stdout_pump import CHUNK, F_SETPIPE_SZ, pump
 from dunscaith.domain.model.remote.control import (
@@ -40,6 +39,7 @@ from dunscaith.domain.model.remote.control import (
     LOCK,
     OUTCOME,
     REQUEST,
+    STDOUT_NOTE,
     TERMINATED,
     Admitted,
     Blocked,
@@ -57,8 +57,10 @@ from dunscaith.domain.model.remote.control import (
     encode_note,
     refused_name,
 )
-from dunscaith.domain.model.remote.state import STDOUT_NOTE
-from dunscaith.ports.clock import Clock
+
+if TYPE_CHECKING:  # the watch is imported once a worker outlives WATCH_AFTER (most short jobs never do)
+    from dunscaith.adapters.process.directory_watch import DirectoryWatch
+    from dunscaith.ports.clock import Clock
 
 MAX_REQUEST = 1 << 16
 EXIT_START_FAILED = 127
@@ -161,11 +163,12 @@ class PosixWrapper:
     """Owns one worker for the life of one instance directory."""
 
     def __init__(self, directory: Path, clock: Clock,
-                 watch: Callable[[Path], DirectoryWatch] = watch_directory,
+                 watch: Callable[[Path], DirectoryWatch] | None = None,
                  ended: Callable[[int], None] | None = None, in_process: exec_side.InProcess | None = None) -> None:
         """``ended(code)``: told the exit code once every record is written, before the watch closes.
         ``in_process``: a worker this process has loaded already may be run by its child without an
-        ``execve`` (``exec_side``)."""
+        ``execve`` (``exec_side``). ``watch``: how the directory is watched for a request (None: the best
+        watch this system gives, ``directory_watch.watch_directory``)."""
         self.directory = directory
         self.clock = clock
         self.watch = watch
@@ -187,8 +190,8 @@ class PosixWrapper:
 
     # ---- files -----------------------------------------------------------------------------------
 
-    def _publish(self, name: str, record: Record) -> bool:
-        return publish(self.directory, name, encode(record))
+    def _publish(self, name: str, record: Record, *, durable_name: bool = True) -> bool:
+        return publish(self.directory, name, encode(record), durable_name=durable_name)
 
     def _record(self, name: str, record: Record, then: Callable[[], None] | None = None) -> None:
         """Write ``record`` after every file still waiting; kept (and tried again) when it cannot be yet."""
@@ -290,8 +293,12 @@ class PosixWrapper:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped connection must not end the owner
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the wrapper quietly (state: lost)
         try:
+            # Whole before its name exists, as every record; its name is made durable by the directory's
+            # sync for the next file (instance.json or failure.json), before anything is started. A crash
+            # before that leaves what a crash just before this write leaves (no launching.json, nothing
+            # started), so a sync of its own (~1 ms, every job) would add no state a reader can rely on.
             self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
-                                               tuple(sorted(spec.env)), self.clock.now()))
+                                               tuple(sorted(spec.env)), self.clock.now()), durable_name=False)
         except OSError as exc:
             raise LaunchNotRecorded(f"{self.directory}: {LAUNCHING} cannot be written ({exc.strerror or exc}); "
                                     "nothing was started") from None
@@ -428,7 +435,7 @@ class PosixWrapper:
                 break
             watch = self._watch
             if watch is None and self.clock.monotonic() >= watch_at:
-                self._watch = self.watch(self.directory)
+                self._watch = self._make_watch()
                 continue  # look for a request once more, now that a new one wakes the wait
             timeout = watch.poll_seconds if watch is not None else min(
                 EARLY_POLL, max(0.0, watch_at - self.clock.monotonic()))
@@ -439,6 +446,13 @@ class PosixWrapper:
             _wait(wake_r, watch, timeout)
         _, status = os.waitpid(pid, 0)
         return status
+
+    def _make_watch(self) -> DirectoryWatch:
+        if self.watch is not None:
+            return self.watch(self.directory)
+        from dunscaith.adapters.process.directory_watch import watch_directory
+
+        return watch_directory(self.directory)
 
     def _read_request(self) -> bytes | str | None:
         """The request's bytes; a string saying why the thing under its name is no request; or None."""
