@@ -5,7 +5,8 @@ stops the loop from answering a termination request); everything else (requests,
 leader's exit, the files) happens in the loop, in one thread. While nothing happens the loop sleeps
 without a timeout: the leader's exit (SIGCHLD), the end of stdout, and a name added to the instance
 directory (a request: ``directory_watch``) each wake it, and only a grace running out is waited for
-by the clock.
+by the clock. For its first ``WATCH_AFTER`` the worker has no watch yet and the loop looks every
+``EARLY_POLL`` (``_own``): every local job starts here, and most short ones end before a watch pays.
 """
 
 from __future__ import annotations
