@@ -10,7 +10,6 @@ those checks is not what this instance could have written, and is refused like a
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from dunscaith.adapters.durable.lock import is_held
@@ -74,7 +73,7 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
         # Without a live wrapper it is what kept the wrapper from recording its outcome before it ended.
         note = _note(directory)
         if note is not None:
-            records = replace(records, blocked=note)
+            records = records._replace(blocked=note)
     return live, records
 
 

@@ -22,14 +22,13 @@ import mmap
 import queue
 import threading
 
-CHUNK = 1 << 20
 SLOTS = 8
 
 
 class DigestRing:
     """``take`` a free buffer, fill it, ``hash(n)`` its first n bytes; ``digest`` once, at the end."""
 
-    def __init__(self, slots: int = SLOTS, size: int = CHUNK) -> None:
+    def __init__(self, size: int, slots: int = SLOTS) -> None:
         self._maps = [mmap.mmap(-1, size) for _ in range(slots)]
         self._views = [memoryview(m) for m in self._maps]
         self._free: queue.SimpleQueue[int] = queue.SimpleQueue()

@@ -33,7 +33,6 @@ import json
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -130,6 +129,8 @@ def _run_here(program: Callable[[], int], env: dict[str, str]) -> NoReturn:
     except BaseException:  # an uncaught error: its traceback and exit 1, as the interpreter prints it
         sys.excepthook(*sys.exc_info())
     finally:
+        import threading  # here: the wrapper forks this module, and needs no ``threading`` itself
+
         shutdown = getattr(threading, "_shutdown", None)
         if shutdown is not None:  # non-daemon threads are joined, as at the interpreter's end
             shutdown()

@@ -5,11 +5,13 @@ stops the loop from answering a termination request); everything else (requests,
 leader's exit, the files) happens in the loop, in one thread. While nothing happens the loop sleeps
 without a timeout: the leader's exit (SIGCHLD), the end of stdout, and a name added to the instance
 directory (a request: ``directory_watch``) each wake it, and only a grace running out is waited for
-by the clock.
+by the clock. For its first ``WATCH_AFTER`` the worker has no watch yet and the loop looks every
+``EARLY_POLL`` (``_own``): every local job starts here, and most short ones end before a watch pays.
 """
 
 from __future__ import annotations
 
+import _thread  # threading's own primitives: the wrapper needs one thread and two locks, not ``threading`` (~0.5 ms)
 import contextlib
 import errno as errno_codes
 import fcntl
@@ -17,11 +19,10 @@ import json
 import os
 import select
 import signal
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.private_dir import ensure_private_dir
@@ -29,7 +30,6 @@ from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 from dunscaith.adapters.durable.publish import STAGING_PREFIX, publish
 from dunscaith.adapters.durable.sync import sync_fd
 from dunscaith.adapters.process import exec_side
-from dunscaith.adapters.process.directory_watch import DirectoryWatch, watch_directory
 from dunscaith.adapters.process.leader import leader_exited
 from dunscaith.adapters.process.stdout_pump import CHUNK, F_SETPIPE_SZ, pump
 from dunscaith.domain.model.remote.control import (
@@ -40,6 +40,7 @@ from dunscaith.domain.model.remote.control import (
     LOCK,
     OUTCOME,
     REQUEST,
+    STDOUT_NOTE,
     TERMINATED,
     Admitted,
     Blocked,
@@ -57,8 +58,10 @@ from dunscaith.domain.model.remote.control import (
     encode_note,
     refused_name,
 )
-from dunscaith.domain.model.remote.state import STDOUT_NOTE
-from dunscaith.ports.clock import Clock
+
+if TYPE_CHECKING:  # the watch is imported once a worker outlives WATCH_AFTER (most short jobs never do)
+    from dunscaith.adapters.process.directory_watch import DirectoryWatch
+    from dunscaith.ports.clock import Clock
 
 MAX_REQUEST = 1 << 16
 EXIT_START_FAILED = 127
@@ -66,6 +69,10 @@ EXIT_START_FAILED = 127
 # for as long as it takes: the worker's end is known only to this process, so it must not end first.
 RETRY_FIRST = 0.25
 RETRY_MAX = 5.0
+# The instance directory is watched for a request once the worker has run this long; until then the loop
+# looks for one every EARLY_POLL (see ``PosixWrapper._own``).
+WATCH_AFTER = 0.05
+EARLY_POLL = 0.01
 
 
 class InstanceDirUnusable(Exception):
@@ -76,8 +83,9 @@ class LaunchNotRecorded(Exception):
     """launching.json or instance.json could not be written, so the program was never started."""
 
 
-@dataclass
-class _Waiting:
+# No dataclasses here: importing ``dataclasses`` and generating classes costs every job's start ~10 ms.
+
+class _Waiting(NamedTuple):
     """A control file not written yet: its name, its bytes, and what follows its writing."""
 
     name: str
@@ -85,19 +93,22 @@ class _Waiting:
     then: Callable[[], None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LaunchSpec:
+class LaunchSpec(NamedTuple):
     argv: tuple[str, ...]
     env: dict[str, str]
     cwd: str
 
 
-@dataclass
 class _Stdout:
-    count: int = 0
-    digest: str = ""
-    reader_gone: bool = False
-    done: bool = False
+    """What the pump found, set by its thread; ``done`` last."""
+
+    __slots__ = ("count", "digest", "done", "reader_gone")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.digest = ""
+        self.reader_gone = False
+        self.done = False
 
 
 def _high_fd(fd: int) -> int:
@@ -107,8 +118,10 @@ def _high_fd(fd: int) -> int:
     return copy
 
 
-def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | None], None]) -> None:
-    """Forward ``source`` to fd 1 unchanged, counted and digested (``stdout_pump``); then wake the loop."""
+def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | None], None],
+          ended: _thread.LockType) -> None:
+    """Forward ``source`` to fd 1 unchanged, counted and digested (``stdout_pump``); then wake the loop.
+    ``ended`` (held by the starter) is released last: the thread's join."""
     try:
         pumped = pump(source, full=full)
         result.count, result.digest, result.reader_gone = pumped.count, pumped.digest, pumped.reader_gone
@@ -116,6 +129,7 @@ def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | Non
         result.done = True
         with contextlib.suppress(OSError):
             os.write(wake, b"s")
+        ended.release()
 
 
 def _start_exec_side(out_w: int, bar_r: int, st_w: int, in_process: exec_side.InProcess | None = None) -> int:
@@ -153,11 +167,12 @@ class PosixWrapper:
     """Owns one worker for the life of one instance directory."""
 
     def __init__(self, directory: Path, clock: Clock,
-                 watch: Callable[[Path], DirectoryWatch] = watch_directory,
+                 watch: Callable[[Path], DirectoryWatch] | None = None,
                  ended: Callable[[int], None] | None = None, in_process: exec_side.InProcess | None = None) -> None:
         """``ended(code)``: told the exit code once every record is written, before the watch closes.
         ``in_process``: a worker this process has loaded already may be run by its child without an
-        ``execve`` (``exec_side``)."""
+        ``execve`` (``exec_side``). ``watch``: how the directory is watched for a request (None: the best
+        watch this system gives, ``directory_watch.watch_directory``)."""
         self.directory = directory
         self.clock = clock
         self.watch = watch
@@ -174,12 +189,13 @@ class PosixWrapper:
         self._backoff = RETRY_FIRST
         self._worker_end: tuple[int | None, int | None] = (None, None)
         self._stdout_note: Blocked | None = None  # the pump's: our stdout (a file) waits for space
-        self._note_lock = threading.Lock()  # the pump's thread and the loop both note
+        self._note_lock = _thread.allocate_lock()  # the pump's thread and the loop both note
+        self._watch: DirectoryWatch | None = None  # made once the worker outlives WATCH_AFTER (``_own``)
 
     # ---- files -----------------------------------------------------------------------------------
 
-    def _publish(self, name: str, record: Record) -> bool:
-        return publish(self.directory, name, encode(record))
+    def _publish(self, name: str, record: Record, *, durable_name: bool = True) -> bool:
+        return publish(self.directory, name, encode(record), durable_name=durable_name)
 
     def _record(self, name: str, record: Record, then: Callable[[], None] | None = None) -> None:
         """Write ``record`` after every file still waiting; kept (and tried again) when it cannot be yet."""
@@ -281,24 +297,27 @@ class PosixWrapper:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped connection must not end the owner
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the wrapper quietly (state: lost)
         try:
+            # Whole before its name exists, as every record; its name is made durable by the directory's
+            # sync for the next file (instance.json or failure.json), before anything is started. A crash
+            # before that leaves what a crash just before this write leaves (no launching.json, nothing
+            # started), so a sync of its own (~1 ms, every job) would add no state a reader can rely on.
             self._publish(LAUNCHING, Launching(self.nonce, self.host, self.pid, spec.argv, spec.cwd,
-                                               tuple(sorted(spec.env)), self.clock.now()))
+                                               tuple(sorted(spec.env)), self.clock.now()), durable_name=False)
         except OSError as exc:
             raise LaunchNotRecorded(f"{self.directory}: {LAUNCHING} cannot be written ({exc.strerror or exc}); "
                                     "nothing was started") from None
-        # Watched before instance.json exists: no request can be written before that, so none is missed.
-        watch = self.watch(self.directory)
         try:
-            code = self._launch(spec, watch)
+            code = self._launch(spec)
             if self.ended is not None:
                 # Before the close: closing an inotify descriptor waits for the kernel's SRCU grace period
                 # (~15 ms measured on the test hosts), which a forwarded side need not wait for.
                 self.ended(code)
             return code
         finally:
-            watch.close()
+            if self._watch is not None:
+                self._watch.close()
 
-    def _launch(self, spec: LaunchSpec, watch: DirectoryWatch) -> int:
+    def _launch(self, spec: LaunchSpec) -> int:
         out_r, out_w = (_high_fd(fd) for fd in os.pipe())
         bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
         st_r, st_w = (_high_fd(fd) for fd in os.pipe())
@@ -338,11 +357,11 @@ class PosixWrapper:
             self._settle()
             return EXIT_START_FAILED
         stdout = _Stdout()
-        pump = threading.Thread(target=_pump, args=(out_r, wake_w, stdout, self._stdout_full), name="stdout-pump",
-                                daemon=True)
-        pump.start()
-        status = self._own(instance, stdout, wake_r, watch)
-        pump.join()
+        pump_ended = _thread.allocate_lock()
+        pump_ended.acquire()
+        _thread.start_new_thread(_pump, (out_r, wake_w, stdout, self._stdout_full, pump_ended))
+        status = self._own(instance, stdout, wake_r)
+        pump_ended.acquire()  # the pump thread is done with out_r
         os.close(out_r)
         exit_code = os.waitstatus_to_exitcode(status)
         code, sig = (exit_code, None) if exit_code >= 0 else (None, -exit_code)
@@ -378,9 +397,16 @@ class PosixWrapper:
         return Failure(self.nonce, self.host, self.pid, instance.worker_pid, stage,
                        err if isinstance(err, int) else None, message, self.clock.now())
 
-    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int, watch: DirectoryWatch) -> int:
-        """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped."""
+    def _own(self, instance: Instance, stdout: _Stdout, wake_r: int) -> int:
+        """The one loop: requests, TERM and KILL, and the leader kept unreaped until it may be reaped.
+
+        The directory is watched only once the worker has run ``WATCH_AFTER``: until then the loop looks
+        for a request every ``EARLY_POLL``. A job that ends at once so never pays for a watch (closing an
+        inotify descriptor waits for the kernel's SRCU grace period, ~15 ms, the largest part of a short
+        job's wrapper). A request linked before the watch began wakes no one, so the loop looks once more
+        right after making it, before it sleeps."""
         pid = instance.worker_pid
+        watch_at = self.clock.monotonic() + WATCH_AFTER
         admitted: TerminateRequest | None = None
         terminated: TerminateRequest | None = None  # the admitted request, once TERM was delivered
         kill_at: float | None = None
@@ -411,7 +437,12 @@ class PosixWrapper:
                 kill_at = None
             if leader_done and stdout.done and kill_at is None:
                 break
-            timeout = watch.poll_seconds
+            watch = self._watch
+            if watch is None and self.clock.monotonic() >= watch_at:
+                self._watch = self._make_watch()
+                continue  # look for a request once more, now that a new one wakes the wait
+            timeout = watch.poll_seconds if watch is not None else min(
+                EARLY_POLL, max(0.0, watch_at - self.clock.monotonic()))
             for due in (kill_at, self._retry_at if self._waiting else None):
                 if due is not None:
                     left = max(0.0, due - self.clock.monotonic())
@@ -419,6 +450,13 @@ class PosixWrapper:
             _wait(wake_r, watch, timeout)
         _, status = os.waitpid(pid, 0)
         return status
+
+    def _make_watch(self) -> DirectoryWatch:
+        if self.watch is not None:
+            return self.watch(self.directory)
+        from dunscaith.adapters.process.directory_watch import watch_directory
+
+        return watch_directory(self.directory)
 
     def _read_request(self) -> bytes | str | None:
         """The request's bytes; a string saying why the thing under its name is no request; or None."""
@@ -469,16 +507,16 @@ def _say(line: str) -> None:
         os.write(2, f"dunscaith: remote run: {line}\n".encode())
 
 
-def _wait(wake: int, watch: DirectoryWatch, timeout: float | None) -> None:
+def _wait(wake: int, watch: DirectoryWatch | None, timeout: float | None) -> None:
     """Sleep until a signal or the pump writes ``wake``, a name is added to the directory, or ``timeout``.
 
     Both are drained before the loop looks again, so a request linked after this point wakes the next wait.
     """
-    watched = watch.fileno()
+    watched = None if watch is None else watch.fileno()
     ready, _, _ = select.select([wake] if watched is None else [wake, watched], [], [], timeout)
     if wake in ready:
         with contextlib.suppress(BlockingIOError):
             while os.read(wake, 4096):
                 pass
-    if watched is not None and watched in ready:
+    if watch is not None and watched is not None and watched in ready:
         watch.drain()

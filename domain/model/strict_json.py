@@ -6,7 +6,6 @@ someone else's, or damaged, and is refused rather than half-understood.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import typing
@@ -28,6 +27,8 @@ def dataclass_spec(cls: type[Any]) -> FieldSpec:
 
     A NewType is its base type, ``X | None`` accepts both, a tuple arrives as a JSON list.
     """
+    import dataclasses  # here: a control file's reader (the wrapper's path) needs none of it
+
     hints = typing.get_type_hints(cls)
     return {f.name: _accepted(hints[f.name]) for f in dataclasses.fields(cls)}
 

@@ -5,16 +5,19 @@ files of a directory *together*, because most of what makes a file wrong is what
 others: an outcome needs its instance, a kill needs its termination, a refusal must be of a request
 this instance would not accept. ``admit_request`` is the one place a termination request is decoded
 and matched against the instance it arrived at.
+
+The records are NamedTuples, not dataclasses: this module is on the path of every local job's start
+(the wrapper writes its records), where generating 12 dataclasses and importing ``dataclasses`` cost
+~10 ms. A record is changed with ``_replace``.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: typing.NamedTuple compiles every string annotation (61
+# fields here, ~1 ms on the path of every job's start); the types below are all defined before use.
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from dunscaith.domain.model.remote.errors import RemoteError
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
@@ -27,8 +30,10 @@ TERMINATED = "terminated.json"
 KILLED = "killed.json"
 OUTCOME = "outcome.json"
 LOCK = "lock"
-_REFUSED = re.compile(r"refused\.([1-9][0-9]{0,8})\.json")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+STDOUT_NOTE = "stdout"  # a note's ``file`` when the worker's output (a file) is what waits for space
+# Patterns, compiled (and cached by ``re``) when a reader first needs them: the wrapper never does.
+_REFUSED = r"refused\.([1-9][0-9]{0,8})\.json"
+_HEX64 = r"[0-9a-f]{64}"
 
 FAILURE_STAGES = ("spawn", "barrier", "cwd", "exec")
 
@@ -42,7 +47,7 @@ def refused_name(number: int) -> str:
 
 
 def refused_number(name: str) -> int | None:
-    match = _REFUSED.fullmatch(name)
+    match = re.fullmatch(_REFUSED, name)
     return int(match.group(1)) if match else None
 
 
@@ -56,8 +61,7 @@ def _time(at: datetime) -> str:
     return at.isoformat()
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceId:
+class InstanceId(NamedTuple):
     """Who an instance is: unique because the nonce is chosen per launch."""
 
     host: str
@@ -70,8 +74,7 @@ class InstanceId:
                 "worker_pid": self.worker_pid}
 
 
-@dataclass(frozen=True, slots=True)
-class Launching:
+class Launching(NamedTuple):
     nonce: str
     host: str
     wrapper_pid: int
@@ -86,8 +89,7 @@ class Launching:
                 "env_names": sorted(self.env_names), "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class Instance:
+class Instance(NamedTuple):
     nonce: str
     host: str
     wrapper_pid: int
@@ -105,8 +107,7 @@ class Instance:
                 "process_group": self.process_group, "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(NamedTuple):
     """The program never ran; which step of the start failed, and the system's reason."""
 
     nonce: str
@@ -124,8 +125,7 @@ class Failure:
                 "errno": self.errno, "message": self.message, "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class TerminateRequest:
+class TerminateRequest(NamedTuple):
     """The request carries no time or caller id: the same request twice is the same file."""
 
     instance: InstanceId
@@ -136,8 +136,7 @@ class TerminateRequest:
                 "grace_seconds": self.grace_seconds}
 
 
-@dataclass(frozen=True, slots=True)
-class Refused:
+class Refused(NamedTuple):
     instance: InstanceId
     number: int
     request: TerminateRequest | None  # None: the file could not be read as a request
@@ -150,8 +149,7 @@ class Refused:
                 "reason": self.reason, "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class Signalled:
+class Signalled(NamedTuple):
     """A signal the kernel accepted for the worker's group: TERM (terminated) or KILL (killed)."""
 
     instance: InstanceId
@@ -166,8 +164,7 @@ class Signalled:
                 "signal": self.signal, "process_group": self.process_group, "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     instance: InstanceId
     exit_code: int | None
     signal: int | None
@@ -181,8 +178,7 @@ class Outcome:
                 "stdout_sha256": self.stdout_sha256, "at": _time(self.at)}
 
 
-@dataclass(frozen=True, slots=True)
-class Blocked:
+class Blocked(NamedTuple):
     """The wrapper's note, kept in its lock file, that a control file could not be written yet.
 
     Written in place into room the lock file was given when the instance was claimed, so it needs no new
@@ -237,8 +233,7 @@ def encode(record: Record) -> bytes:
     return dumps_canonical(record.to_json())
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceRecords:
+class InstanceRecords(NamedTuple):
     """Everything an instance directory said at one reading, already checked for consistency."""
 
     launching: Launching | None = None
@@ -357,7 +352,7 @@ def _outcome(obj: dict[str, Any], what: str) -> Outcome:
                              "stdout_bytes": _INT, "stdout_sha256": _STR, "at": _STR}, what)
     if (obj["exit_code"] is None) == (obj["signal"] is None):
         raise ControlError(f"{what}: exactly one of exit_code and signal must be set")
-    if obj["stdout_bytes"] < 0 or not _HEX64.fullmatch(obj["stdout_sha256"]):
+    if obj["stdout_bytes"] < 0 or not re.fullmatch(_HEX64, obj["stdout_sha256"]):
         raise ControlError(f"{what}: stdout_bytes or stdout_sha256 is not a count and a sha256 digest")
     return Outcome(_instance_id(obj["instance"], what), obj["exit_code"], obj["signal"], obj["stdout_bytes"],
                    obj["stdout_sha256"], _at(obj["at"], what))
@@ -468,13 +463,11 @@ _KNOWN = frozenset({LAUNCHING, INSTANCE, FAILURE, REQUEST, TERMINATED, KILLED, O
 # ---- admitting a request ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Admitted:
+class Admitted(NamedTuple):
     request: TerminateRequest
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(NamedTuple):
     request: TerminateRequest | None
     reason: str
 

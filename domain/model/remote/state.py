@@ -6,9 +6,8 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from dunscaith.domain.model.remote.control import OUTCOME, Blocked, InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.control import OUTCOME, STDOUT_NOTE, Blocked, InstanceRecords, TerminateRequest
 
-STDOUT_NOTE = "stdout"  # a note's ``file`` when the worker's output (a file) is what waits for space
 _FULL = frozenset({28, 122, 69})  # ENOSPC; EDQUOT on Linux, on macOS: "disk full" is what a user looks for
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from dunscaith.domain.model.remote.control import OUTCOME, InstanceRecords, TerminateRequest, mismatch
@@ -44,7 +43,7 @@ class TerminateInstance:
             live, records = self.files.read()
         if records.instance is None:
             return Answer.UNREQUESTED
-        own_id = records.instance.id if nonce is None else replace(records.instance.id, nonce=nonce)
+        own_id = records.instance.id if nonce is None else records.instance.id._replace(nonce=nonce)
         own = TerminateRequest(own_id, float(grace_seconds))
         refused_before = {r.number for r in records.refused}
         while True:

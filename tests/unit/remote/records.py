@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from dunscaith.domain.model.remote.control import (
@@ -30,7 +29,7 @@ NONCE = "0123456789abcdef0123456789abcdef"
 LAUNCH = Launching(NONCE, "node1", 100, ("sh", "-c", "echo hi"), "/home/ana", ("PATH",), T0)
 INST = Instance(NONCE, "node1", 100, 101, 101, T0 + timedelta(seconds=1))
 REQ = TerminateRequest(INST.id, 5.0)
-FOREIGN_REQ = TerminateRequest(replace(INST.id, nonce="f" * 32), 5.0)
+FOREIGN_REQ = TerminateRequest(INST.id._replace(nonce="f" * 32), 5.0)
 TERM = Signalled(INST.id, REQ, "TERM", 101, T0 + timedelta(seconds=2))
 KILL = Signalled(INST.id, REQ, "KILL", 101, T0 + timedelta(seconds=7))
 REFUSAL = Refused(INST.id, 1, FOREIGN_REQ, "names another instance", T0 + timedelta(seconds=2))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ def test_a_matching_request_is_admitted() -> None:
 @pytest.mark.parametrize("field", ["nonce", "host", "wrapper_pid", "worker_pid"])
 def test_a_request_naming_another_instance_is_refused_with_the_field(field: str) -> None:
     other: dict[str, Any] = {field: {"nonce": "f" * 32, "host": "node2", "wrapper_pid": 1, "worker_pid": 2}[field]}
-    request = replace(REQ, instance=replace(INST.id, **other))
+    request = REQ._replace(instance=INST.id._replace(**other))
     verdict = admit_request(encode(request), INST)
     assert isinstance(verdict, Refusal)
     assert verdict.request == request
@@ -50,7 +49,7 @@ def test_states() -> None:
 def test_the_answer_is_the_one_to_this_request_only() -> None:
     records = decode_files(full_run())
     assert answer_to(REQ, records, refused_before=set()) is Answer.CONFIRMED
-    assert answer_to(replace(REQ, grace_seconds=1.0), records, refused_before=set()) is None
+    assert answer_to(REQ._replace(grace_seconds=1.0), records, refused_before=set()) is None
     assert answer_to(FOREIGN_REQ, records, refused_before=set()) is Answer.REFUSED
     # a refusal seen before this call wrote its request is an older answer, not this call's
     assert answer_to(FOREIGN_REQ, records, refused_before={1}) is None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -98,28 +97,28 @@ REFUSALS = [
     # a kill without its termination
     ("a kill without its termination", full_run, _drop(TERMINATED), "a kill without its termination"),
     ("a kill for another request", full_run,
-     _put(KILLED, encode(Signalled(INST.id, replace(REQ, grace_seconds=1.0), "KILL", 101, T0))),
+     _put(KILLED, encode(Signalled(INST.id, REQ._replace(grace_seconds=1.0), "KILL", 101, T0))),
      "a kill without its termination"),
     # a confirmation without its accepted request
     ("a confirmation without a request", full_run, _drop(REQUEST), "confirms a request that is not"),
-    ("a confirmation of another request", full_run, _put(REQUEST, encode(replace(REQ, grace_seconds=9.0))),
+    ("a confirmation of another request", full_run, _put(REQUEST, encode(REQ._replace(grace_seconds=9.0))),
      "confirms a request that is not"),
     ("a confirmation of a request this instance refuses", full_run,
      _put(REQUEST, encode(FOREIGN_REQ)),
      "confirms a request that is not"),
     # a refusal that names another instance
     ("a refusal naming another instance", full_run,
-     _put(refused_name(1), encode(replace(REFUSAL, instance=replace(INST.id, wrapper_pid=5)))), "another instance"),
+     _put(refused_name(1), encode(REFUSAL._replace(instance=INST.id._replace(wrapper_pid=5)))), "another instance"),
     # a refusal of a request that would be accepted
     ("a refusal of an acceptable request", full_run,
      _put(refused_name(2), encode(Refused(INST.id, 2, REQ, "no reason", T0))), "would accept"),
     ("a refusal under another number", full_run,
-     _put(refused_name(3), encode(replace(REFUSAL, number=4))), "carries number 4"),
+     _put(refused_name(3), encode(REFUSAL._replace(number=4))), "carries number 4"),
     # values no wrapper writes
     ("an outcome with both exit and signal", full_run, _edit(OUTCOME, exit_code=0), "exactly one"),
     ("a digest that is no sha256", full_run, _edit(OUTCOME, stdout_sha256="abc"), "sha256"),
     ("a worker not leading its group", full_run, _edit(INSTANCE, process_group=1), "process group"),
-    ("a negative grace", full_run, _put(REQUEST, encode(replace(REQ, grace_seconds=-1.0))), "grace"),
+    ("a negative grace", full_run, _put(REQUEST, encode(REQ._replace(grace_seconds=-1.0))), "grace"),
 ]
 
 
@@ -134,7 +133,7 @@ def test_decoder_refuses(case: str, start: Any, mutate: Any, message: str) -> No
 
 def test_decoder_reads_back_every_record_it_encoded() -> None:
     records = decode_files(full_run())
-    assert records == InstanceRecords(LAUNCH, INST, None, REQ, (REFUSAL,), TERM, replace(TERM, signal="KILL",
+    assert records == InstanceRecords(LAUNCH, INST, None, REQ, (REFUSAL,), TERM, TERM._replace(signal="KILL",
                                       at=T0 + timedelta(seconds=7)), OUT)
 
 

@@ -208,3 +208,40 @@ def test_a_stdout_that_refuses_splice_midway_gets_the_rest_copied(monkeypatch: p
     os.close(r)
     assert b"".join(got) == DATA and calls[0] == 4  # refused once, then never asked again
     _expect(pumped)
+
+
+def test_a_source_that_ends_with_no_byte_is_told_without_the_ring(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_ring(*_: object, **__: object) -> DigestRing:
+        raise AssertionError("the ring was made for an empty source")
+
+    monkeypatch.setattr("dunscaith.adapters.process.digest_ring.DigestRing", no_ring)
+    r, w = os.pipe()
+    os.close(w)
+    out_r, out_w = os.pipe()
+    try:
+        pumped = pump(r, out_w)
+        _expect(pumped, b"")
+        assert hashlib.sha256(b"").hexdigest() == stdout_pump.EMPTY_SHA256
+    finally:
+        for fd in (r, out_r, out_w):
+            os.close(fd)
+
+
+def test_a_source_whose_first_byte_comes_late_is_pumped_whole(how: Callable[[int, int], Pumped]) -> None:
+    """The wait for the first byte or the end is the wait the first read made: a slow start loses nothing."""
+    r, w = os.pipe()
+    def write_late() -> None:
+        os.write(w, b"late\n")
+        os.close(w)
+
+    timer = threading.Timer(0.2, write_late)
+    timer.start()
+    out_r, out_w = os.pipe()
+    try:
+        pumped = pump(r, out_w)
+        _expect(pumped, b"late\n")
+        assert os.read(out_r, 100) == b"late\n"
+    finally:
+        timer.join()
+        for fd in (r, out_r, out_w):
+            os.close(fd)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
 from dunscaith.domain.model.remote.state import Answer
@@ -37,7 +35,7 @@ def _terminate(files: ScriptedFiles, grace: float = 5.0, wait: float = 2.0, nonc
 
 def test_a_live_instance_without_request_gets_one_and_its_confirmation() -> None:
     files = ScriptedFiles((True, RUNNING), (True, RUNNING),
-                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+                          (True, RUNNING._replace(request=REQ, terminated=TERM)))
     assert _terminate(files) is Answer.CONFIRMED
     assert files.published == [REQ]
 
@@ -49,41 +47,41 @@ def test_no_live_wrapper_writes_nothing() -> None:
 
 
 def test_a_start_failure_or_an_outcome_leaves_nothing_to_terminate() -> None:
-    for records in (replace(RUNNING, failure=FAIL), replace(RUNNING, outcome=OUT)):
+    for records in (RUNNING._replace(failure=FAIL), RUNNING._replace(outcome=OUT)):
         files = ScriptedFiles((True, records))
         assert _terminate(files) is Answer.UNREQUESTED
         assert files.published == []
 
 
 def test_another_admitted_request_is_not_this_calls_answer() -> None:
-    other = replace(REQ, grace_seconds=1.0)
-    files = ScriptedFiles((True, replace(RUNNING, request=other, terminated=replace(TERM, request=other))))
+    other = REQ._replace(grace_seconds=1.0)
+    files = ScriptedFiles((True, RUNNING._replace(request=other, terminated=TERM._replace(request=other))))
     assert _terminate(files) is Answer.UNREQUESTED
     assert files.published == []
 
 
 def test_a_repeat_waits_for_the_answer_to_the_request_in_place() -> None:
-    files = ScriptedFiles((True, replace(RUNNING, request=REQ)), (True, replace(RUNNING, request=REQ)),
-                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+    files = ScriptedFiles((True, RUNNING._replace(request=REQ)), (True, RUNNING._replace(request=REQ)),
+                          (True, RUNNING._replace(request=REQ, terminated=TERM)))
     assert _terminate(files) is Answer.CONFIRMED
     assert files.published == []
 
 
 def test_no_answer_before_the_wait_ends_is_unanswered() -> None:
-    files = ScriptedFiles((True, RUNNING), (True, replace(RUNNING, request=REQ)))
+    files = ScriptedFiles((True, RUNNING), (True, RUNNING._replace(request=REQ)))
     assert _terminate(files, wait=0.5) is Answer.UNANSWERED
     assert files.published == [REQ]
 
 
 def test_a_request_for_another_instance_is_answered_by_its_refusal() -> None:
-    files = ScriptedFiles((True, RUNNING), (True, RUNNING), (True, replace(RUNNING, refused=(REFUSAL,))))
+    files = ScriptedFiles((True, RUNNING), (True, RUNNING), (True, RUNNING._replace(refused=(REFUSAL,))))
     assert _terminate(files, nonce=FOREIGN_REQ.instance.nonce) is Answer.REFUSED
     assert files.published == [FOREIGN_REQ]
 
 
 def test_a_foreign_request_awaiting_refusal_is_waited_out_then_ours_is_written() -> None:
-    files = ScriptedFiles((True, replace(RUNNING, request=FOREIGN_REQ)), (True, replace(RUNNING, refused=(REFUSAL,))),
-                          (True, replace(RUNNING, refused=(REFUSAL,), request=REQ, terminated=TERM)))
+    files = ScriptedFiles((True, RUNNING._replace(request=FOREIGN_REQ)), (True, RUNNING._replace(refused=(REFUSAL,))),
+                          (True, RUNNING._replace(refused=(REFUSAL,), request=REQ, terminated=TERM)))
     assert _terminate(files) is Answer.CONFIRMED
     assert files.published == [REQ]
 
@@ -91,7 +89,7 @@ def test_a_foreign_request_awaiting_refusal_is_waited_out_then_ours_is_written()
 def test_right_after_run_started_it_waits_for_the_instance() -> None:
     launching = InstanceRecords(launching=LAUNCH)
     files = ScriptedFiles((True, launching), (True, launching), (True, RUNNING), (True, RUNNING),
-                          (True, replace(RUNNING, request=REQ, terminated=TERM)))
+                          (True, RUNNING._replace(request=REQ, terminated=TERM)))
     assert _terminate(files) is Answer.CONFIRMED
 
 
@@ -100,7 +98,7 @@ def test_a_worker_whose_outcome_waits_for_space_has_nothing_left_to_terminate() 
 
     from dunscaith.domain.model.remote.control import Blocked
 
-    waiting = replace(RUNNING, blocked=Blocked("outcome.json", 28, "No space left on device",
+    waiting = RUNNING._replace(blocked=Blocked("outcome.json", 28, "No space left on device",
                                                datetime(2026, 12, 1, tzinfo=UTC), exit_code=0))
     files = ScriptedFiles((True, waiting))
     assert _terminate(files) is Answer.UNREQUESTED
