@@ -157,8 +157,8 @@ def slurm_figures(slurm_env: dict[str, str], work: Path, size: int, big: int, st
     made = Counter(line.split(" ", 1)[0] for line in calls(count))
     base_started = time.monotonic()
     sbatch = subprocess.run([REAL["sbatch"], "--parsable", f"--array=1-{size}", "--hold", "--job-name=base",
-                             "--output=/dev/null", "--wrap", "sleep 3600"], env={**os.environ, **slurm_env}, capture_output=True, text=True,
-                            check=True)
+                             "--output=/dev/null", "--wrap", "sleep 3600"], env={**os.environ, **slurm_env},
+                            capture_output=True, text=True, check=True)
     subprocess.run([REAL["scontrol"], "release", sbatch.stdout.strip().split(";")[0]],
                    env={**os.environ, **slurm_env}, check=True, capture_output=True)
     base = time.monotonic() - base_started

@@ -22,7 +22,7 @@ from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
-from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey
+from dunscaith.domain.services.jobs.pointer_survey import PointedSweep, PointerSurvey, by_sweep
 from dunscaith.domain.services.jobs.sweep_members import NotASweep
 from dunscaith.domain.services.jobs.sweep_status import SweepView, counts_text
 from dunscaith.entrypoints.cli_support import BadInput
@@ -251,13 +251,21 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
                         + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
                            for job, key, problem in (expired.damaged if expired else [])]),
             "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
-                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None}
+                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None,
+                          "sweep": p.sweep}
                          for p, u in elsewhere],
             "residual": [render.entry_json(e, gone) for e, gone in residual],
         })
         return 0
-    for p, u in elsewhere:
-        _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
+    for row in (survey.elsewhere if expand else by_sweep(survey.elsewhere)):
+        if isinstance(row, PointedSweep):
+            looks = sum(1 for e in row.elements if e.unattended)
+            counts = ", ".join(f"{n} {state}" for state, n in row.counts())
+            _line(f"{row.sweep}  sweep of {len(row.elements)}: {counts}  on host {row.host} (from its elements' "
+                  f"pointers{f'; {looks} look Unattended' if looks else ''}; --expand for each)")
+        else:
+            p, u = row.pointer, row.unattended
+            _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
     for job, problem in damaged:
         _line(f"{job}  damaged pointer: {problem}")
     for job, key, problem in expired.damaged if expired else []:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
 
 POINTER_VERSION = 1
 # supervised-at is refreshed at most once per this many poll intervals: homes are often NFS.
@@ -57,6 +57,9 @@ class Pointer:
     state: str  # last known state, written on the owning host only
     state_at: datetime
     supervised_at: datetime | None  # when a supervisor last confirmed it was running
+    # the sweep the job is an element of: another host's ``list`` shows a sweep as one row from its
+    # elements' pointers. Written only when set, so a job of its own has the pointer older builds read.
+    sweep: JobId | None = None
 
     def with_state(self, state: str, at: datetime) -> Pointer:
         return replace(self, state=state, state_at=at)
@@ -145,6 +148,7 @@ _STORE_LOCATION = re.compile(r"[a-z][a-z0-9+.-]*://[^\s]+\Z")
 def encode_pointer(pointer: Pointer) -> bytes:
     return dumps_canonical(
         {
+            **({"sweep": pointer.sweep} if pointer.sweep is not None else {}),
             "version": POINTER_VERSION,
             "job": pointer.job,
             "host": pointer.host,
@@ -164,7 +168,11 @@ def encode_pointer(pointer: Pointer) -> bytes:
 def decode_pointer(job: str, text: bytes | str) -> Pointer:
     """Read a pointer file's text; DamagedPointer (never another exception) if it is not one."""
     try:
-        fields = decode_exact(text, _FIELDS, "pointer")
+        fields = loads_object(text)
+        sweep = fields.pop("sweep", None)  # an element's only
+        if sweep is not None and not isinstance(sweep, str):
+            raise DecodeError("pointer: field sweep has the wrong type")
+        check_fields(fields, _FIELDS, "pointer")
         if fields["version"] != POINTER_VERSION:
             raise DecodeError(f"version {fields['version']}, this dunscaith reads version {POINTER_VERSION}")
         if fields["job"] != job:
@@ -185,6 +193,7 @@ def decode_pointer(job: str, text: bytes | str) -> Pointer:
             state=fields["state"],
             state_at=_time(fields["state_at"], "state_at"),
             supervised_at=None if supervised is None else _time(supervised, "supervised_at"),
+            sweep=None if sweep is None else JobId(sweep),
         )
     except DecodeError as exc:
         raise DamagedPointer(job, str(exc)) from None

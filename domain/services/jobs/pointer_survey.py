@@ -34,6 +34,40 @@ class PointedJob:
 
 
 @dataclass(frozen=True, slots=True)
+class PointedSweep:
+    """A sweep whose elements' records are on another host, as their pointers show them (one row)."""
+
+    sweep: JobId
+    host: str
+    elements: tuple[PointedJob, ...]
+
+    def counts(self) -> list[tuple[str, int]]:
+        """How many elements' pointers say each state, the most first."""
+        found: dict[str, int] = {}
+        for element in self.elements:
+            found[element.pointer.state] = found.get(element.pointer.state, 0) + 1
+        return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def by_sweep(jobs: Iterable[PointedJob]) -> list[PointedJob | PointedSweep]:
+    """``jobs`` with the elements of each sweep (and host) made one row, where its first element was."""
+    rows: list[PointedJob | list[PointedJob]] = []
+    groups: dict[tuple[JobId, str], list[PointedJob]] = {}
+    for job in jobs:
+        sweep = job.pointer.sweep
+        if sweep is None:
+            rows.append(job)
+            continue
+        key = (sweep, job.pointer.host)
+        if key not in groups:
+            groups[key] = []
+            rows.append(groups[key])
+        groups[key].append(job)
+    return [row if isinstance(row, PointedJob)
+            else PointedSweep(row[0].pointer.sweep or JobId(""), row[0].pointer.host, tuple(row)) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
 class PointerSurvey:
     elsewhere: tuple[PointedJob, ...]  # by job name
     damaged: tuple[tuple[JobId, str], ...]  # the pointers read that do not read, with why

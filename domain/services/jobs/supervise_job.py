@@ -133,7 +133,8 @@ class SuperviseJob:
             host = self._store.identity().host or self._here
             return Pointer(job=state.name, host=host.hostname, record_root=self._store.location(), root_host=host,
                            binary=self._binary, cluster=state.spec.cluster, adapter=state.spec.adapter,
-                           state="recorded", state_at=state.recorded_at, supervised_at=None)
+                           state="recorded", state_at=state.recorded_at, supervised_at=None,
+                           sweep=state.spec.member.sweep if state.spec.member is not None else None)
 
     def _sweep_now(self) -> None:
         try:

@@ -62,7 +62,9 @@ def test_status_list_cancel_and_supervise_of_a_sweep_from_login2_act_on_login1(h
         assert element.returncode == 0 and json.loads(out(element))["state"] == "running"
         # list: the sweep as one row, its elements with --expand
         listed = hosts.ssh("login2", f"{ds} list")
-        assert listed.returncode == 0 and name in out(listed)  # XXX grouping
+        assert listed.returncode == 0, listed.stderr
+        assert f"{name}  sweep of 3: 3 running  on host login1 (from its elements' pointers" in out(listed)
+        assert f"{name}-2" not in out(listed)
         expanded = hosts.ssh("login2", f"{ds} list --expand")
         assert f"{name}-2" in out(expanded)
         # supervise NAME: every element is held by the live supervisor on login1, listed, none taken

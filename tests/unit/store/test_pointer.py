@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from dunscaith.domain.model.jobs.pointer import (
     supervised_at_due,
 )
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.services.jobs.pointer_survey import PointedJob, PointedSweep, by_sweep
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 POINTER = Pointer(
@@ -55,6 +57,7 @@ def _fields(**changes: object) -> str:
         (_fields(extra=1), "unexpected field(s) extra"),
         (json.dumps({k: v for k, v in json.loads(encode_pointer(POINTER)).items() if k != "host"}), "missing"),
         (_fields(supervised_at=5), "wrong type"),
+        (_fields(sweep=7), "field sweep has the wrong type"),
         (b"\xff\xfe", "not JSON"),
     ],
 )
@@ -128,3 +131,26 @@ def test_over_an_hour_of_thirty_second_polls_supervised_at_is_written_twelve_tim
         if supervised_at_due(last, now, POLL):
             last, writes = now, writes + 1
     assert writes == 12
+
+
+def test_an_elements_pointer_names_its_sweep_and_a_jobs_has_no_such_field() -> None:
+    element = replace(POINTER, job=JobId("exp-7"), sweep=JobId("exp"))
+    assert decode_pointer("exp-7", encode_pointer(element)) == element
+    assert json.loads(encode_pointer(element))["sweep"] == "exp"
+    # a job of its own: the very fields every earlier build writes and reads
+    assert "sweep" not in json.loads(encode_pointer(POINTER))
+
+
+def test_another_hosts_elements_make_one_row_per_sweep_where_the_first_was() -> None:
+    def pointed(job: str, sweep: str | None, state: str, host: str = "login1") -> PointedJob:
+        return PointedJob(replace(POINTER, job=JobId(job), sweep=JobId(sweep) if sweep else None, state=state,
+                                  host=host), unattended=False)
+    jobs = [pointed("a", None, "running"), pointed("exp-1", "exp", "running"), pointed("b", None, "held"),
+            pointed("exp-2", "exp", "succeeded"), pointed("exp-3", "exp", "running"),
+            pointed("exp-4", "exp", "running", host="login2")]
+    rows = by_sweep(jobs)
+    assert [r.pointer.job if isinstance(r, PointedJob) else (r.sweep, r.host) for r in rows] == [
+        "a", ("exp", "login1"), "b", ("exp", "login2")]
+    first = rows[1]
+    assert isinstance(first, PointedSweep)
+    assert first.counts() == [("running", 2), ("succeeded", 1)]
