@@ -125,10 +125,11 @@ class CreatesArrays(Protocol):
     ``task_object(array_id, index)``, and a query for the element's name (``NAME-<index>``) answers with
     that task, named so and carrying the array's nonce, exactly as it answers for a job's own object."""
 
-    def array_refusal(self, count: int, largest_index: int) -> str | None:
+    def array_refusal(self, count: int, largest_index: int, scripts: Sequence[str | None] = ()) -> str | None:
         """Why ``count`` elements with indices up to ``largest_index`` cannot be one array here (above the
-        cluster's MaxArraySize, arrays turned off), in one line, or None. May ask the scheduler once
-        (Slurm: ``scontrol show config``); one that cannot be asked is a refusal too."""
+        cluster's MaxArraySize, arrays turned off; ``scripts``, the elements' batch scripts or None for a
+        command, asking each of its own options), in one line, or None. May ask the scheduler once (Slurm:
+        ``scontrol show config``); one that cannot be asked is a refusal too."""
         ...
 
     def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],

@@ -436,7 +436,10 @@ class FakeArrayScheduler(FakeScheduler):
         self.max_array_size = max_array_size
         self._arrays: dict[ObjectId, tuple[list[ObjectId], int | None]] = {}  # id -> (tasks, max running)
 
-    def array_refusal(self, count: int, largest_index: int) -> str | None:
+    def array_refusal(self, count: int, largest_index: int, scripts: Sequence[str | None] = ()) -> str | None:
+        # as Slurm's: the #SBATCH lines are the whole array's options
+        if len({tuple(line for line in (s or "").splitlines() if line.startswith("#SBATCH")) for s in scripts}) > 1:
+            return "the elements' scripts carry different #SBATCH lines"
         if largest_index >= self.max_array_size:
             return f"index {largest_index} is above the cluster's MaxArraySize ({self.max_array_size})"
         return None

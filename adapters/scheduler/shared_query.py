@@ -328,8 +328,8 @@ class SharedArrayQueryScheduler(SharedQueryScheduler):
         super().__init__(inner, directory, clock, **options)
         self._arrays = inner
 
-    def array_refusal(self, count: int, largest_index: int) -> str | None:
-        return self._arrays.array_refusal(count, largest_index)
+    def array_refusal(self, count: int, largest_index: int, scripts: Sequence[str | None] = ()) -> str | None:
+        return self._arrays.array_refusal(count, largest_index, scripts)
 
     def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],
                           max_running: int | None) -> CreateAnswer:

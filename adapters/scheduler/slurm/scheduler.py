@@ -133,12 +133,16 @@ class SlurmCliScheduler:
                         spawn_error=result.spawn_error)
 
     # ---- a sweep as one job array (CreatesArrays) ------------------------------------------------
-    def array_refusal(self, count: int, largest_index: int) -> str | None:
+    def array_refusal(self, count: int, largest_index: int, scripts: Sequence[str | None] = ()) -> str | None:
         """MaxArraySize of ``scontrol show config``: task indices run from 0 to MaxArraySize - 1, and 0 or 1
-        turns arrays off. A script over the cluster's max_script_size is refused by ``create_array_held``,
-        which sees the elements (this sees only their number)."""
+        turns arrays off; and the elements' ``#SBATCH`` lines, sbatch's options for the whole array, must be
+        the same in every script. A script over the cluster's max_script_size is refused by
+        ``create_array_held``, which sees the elements."""
         if count < 1:
             return "an array has at least one element"
+        if len({arrays.directives(script) if script is not None else () for script in scripts}) > 1:
+            return ("the elements' scripts carry different #SBATCH lines, and an array's tasks share one set of "
+                    "sbatch options")
         config = self.cluster_config()
         if config is None:
             return f"the cluster's MaxArraySize could not be read ({self._cluster_config_failure})"

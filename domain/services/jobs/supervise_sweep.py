@@ -337,7 +337,7 @@ class SuperviseSweep:
                 continue
             largest = max(m.sweep_index or 0 for m in members)
             try:
-                refused = scheduler.array_refusal(len(members), largest)
+                refused = scheduler.array_refusal(len(members), largest, self._scripts(members))
             except Exception as exc:  # asking only decides the way: one object per element is always sound
                 refused = f"the scheduler could not be asked: {reason(exc)}"
             if refused is not None:
@@ -358,6 +358,17 @@ class SuperviseSweep:
                 self._send_array(JobId(sweep), scheduler, sent, view, active)
                 for t in sent:
                     active[t.member.job] = self._begin(t, drain, began)
+
+    def _scripts(self, members: list[JobSummary]) -> list[str | None]:
+        """Each element's batch script (None: a command), for the scheduler to say whether they can share one
+        array's options. A sweep is one submit: when its first element runs a command, they all do."""
+        scripts: list[str | None] = []
+        for member in members:
+            script = fold(self._store.read(member.job)).spec.script
+            if script is None and not scripts:
+                return []
+            scripts.append(script)
+        return scripts
 
     def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepView,
                     active: dict[JobId, _Active]) -> None:

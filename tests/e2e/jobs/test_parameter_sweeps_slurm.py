@@ -73,3 +73,16 @@ def test_kill_9_on_the_way_of_an_array_then_supervise_runs_every_element_once(on
     await_condition(lambda: sum(_ran(on_slurm).values()) >= 5, timeout=60, what="every element to have run")
     assert _ran(on_slurm) == Counter(str(i) for i in range(1, 6)), point
     assert all(e["state"] == "succeeded" for e in _elements(on_slurm, "k9"))
+
+
+def test_a_script_sweep_whose_sbatch_lines_differ_is_one_held_job_per_element(on_slurm: Cli) -> None:
+    # {} in an #SBATCH line: each element asks its own time limit, which one array's options cannot carry
+    script = on_slurm.tmp / "step.sh"
+    script.write_text(f"#!/bin/sh\n#SBATCH --time={{}}\necho {{}} >> {on_slurm.tmp / 'ran'}\n")
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "opt", "--array", "1-3", str(script), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not one job array (the elements' scripts carry different #SBATCH lines" in done.stdout
+    assert "one held job per element" in done.stdout
+    assert _ran(on_slurm) == Counter({"1": 1, "2": 1, "3": 1})
+    objects = [str(e["object_id"]) for e in _elements(on_slurm, "opt")]
+    assert all("_" not in oid for oid in objects)  # jobs of their own, not an array's tasks

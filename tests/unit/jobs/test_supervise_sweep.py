@@ -267,6 +267,23 @@ def test_a_sweep_above_the_clusters_array_size_is_one_held_job_per_element_and_s
                for line in r.view.lines)
 
 
+def test_a_script_sweep_whose_sbatch_lines_differ_is_one_held_job_per_element_and_says_so() -> None:
+    # {} in an #SBATCH line: each element asks its own options, which one array cannot carry
+    r = _rig(arrays=True)
+    names = []
+    for index in range(1, 5):
+        name = element_name(SWEEP, index)
+        script = f"#!/bin/sh\n#SBATCH --mem={index}G\necho {index}\n"
+        names.append(RecordJob(r.store, r.clock, NoCrash())(
+            JobSpec(name, "local", "fake", (), script=script, member=SweepMember(SWEEP, index, None))))
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 4
+    assert r.scheduler.calls["create_array_held"] == 0 and r.scheduler.calls["create_held"] == 4
+    assert any("not one job array (the elements' scripts carry different #SBATCH lines)" in line
+               for line in r.view.lines)
+    assert all(len(_state(r, name).attempts) == 1 for name in names)
+
+
 def test_an_arrays_lost_reply_makes_every_element_unknown_then_found_never_sent_again() -> None:
     r = _rig(arrays=True)
     names = _record(r, 5)

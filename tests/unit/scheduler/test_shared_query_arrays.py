@@ -22,7 +22,7 @@ class ArraysAsJobs(FakeScheduler):
         super().__init__()
         self.arrays: list[tuple[str, list[int], int | None]] = []
 
-    def array_refusal(self, count: int, largest_index: int) -> str | None:
+    def array_refusal(self, count: int, largest_index: int, scripts: Sequence[str | None] = ()) -> str | None:
         return "too many" if count > 10 else None
 
     def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],

@@ -322,3 +322,13 @@ def test_releasing_an_array_with_an_ended_task_releases_the_others_without_an_er
     stubs.set("scontrol", rc=1, stderr="51_1,3: No error\n51_2: Access/permission denied\n")
     with pytest.raises(SchedulerError, match="51_2: Access/permission denied"):
         sched(stubs).release(ObjectId("51"))
+
+
+def test_array_refusal_when_the_elements_scripts_differ_in_their_sbatch_lines(stubs: Stubs) -> None:
+    stubs.set("scontrol", stdout=CONFIG_OUT + "MaxArraySize            = 1001\n")
+    same = ["#!/bin/sh\n#SBATCH --mem=1G\necho 1\n", "#!/bin/sh\n#SBATCH --mem=1G\necho 2\n"]
+    assert sched(stubs).array_refusal(2, 2, same) is None  # only the body differs: one array
+    assert sched(stubs).array_refusal(2, 2, [None, None]) is None  # commands have no #SBATCH lines
+    said = sched(stubs).array_refusal(2, 2, ["#!/bin/sh\n#SBATCH --mem=1G\necho 1\n",
+                                             "#!/bin/sh\n#SBATCH --mem=2G\necho 2\n"])
+    assert said is not None and "different #SBATCH lines" in said and "\n" not in said
