@@ -4,7 +4,10 @@ Each trial submits a sweep with the real console script in a private HOME, kills
 group with SIGKILL after a random delay (drawn from 0 to ``--within`` seconds: the submit, the array's or
 each element's send, the release and the first polls all fall in it), then runs ``supervise NAME``, which
 is itself killed the same way with probability ``--again`` before a last ``supervise NAME`` runs to the
-end. Every element appends its index to one file; a trial passes when every element is settled
+end. An element killed after its create was sent and before its answer is unknown, and when the scheduler
+does not list its object, that absence is judged after ``supervise.absence`` (30 s here, 10 minutes by
+default): then it is tried again as a new attempt, never as a second object of the first. Every element
+appends its index to one file; a trial passes when every element is settled
 (``status NAME --json``) and each index is in the file exactly once. Nothing is timed.
 
     .venv/bin/python benchmarks/sweep_kill_trials.py --trials 20 --size 500            # local scheduler
@@ -37,7 +40,7 @@ def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
     env.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
                 "DUNSCAITH_RECORDS__ROOT": str(home / "records"), "NO_COLOR": "1",
-                "DUNSCAITH_SUPERVISE__POLL": "2"})
+                "DUNSCAITH_SUPERVISE__POLL": "2", "DUNSCAITH_SUPERVISE__ABSENCE": "30"})
     return env
 
 
