@@ -1,15 +1,21 @@
-"""The per-job lock of the PostgreSQL store: a session advisory lock on a connection of its own.
+"""The per-job lock of the PostgreSQL store: a session advisory lock, on the session the process's locks share.
 
 Sound by the rules measured in ../shared/notes/postgres.md:
 
-- one dedicated connection per lock, never pooled and never reconnected: the lock is the session, so
-  once the session is gone (server restarted, backend terminated, network cut long enough) the lock
-  is lost for good, and this object says so instead of quietly opening a new session;
-- every record write of the holder goes over that connection (``writing``), inside a transaction
-  whose first statement reads the backend pid: a commit that succeeds proves the lock was held;
+- one dedicated connection for the process's locks (``LockSession``), never pooled and never
+  reconnected: a lock is its key held by that session, so once the session is gone (server restarted,
+  backend terminated, network cut long enough) every lock on it is lost for good, and each says so
+  instead of quietly opening a new session; a lock taken later starts a session of its own;
+- every record write of a holder goes over that connection (``writing``), inside a transaction whose
+  first statement reads the backend pid: a commit that succeeds proves the session, and so each key it
+  took and has not given back, was still held;
 - ``check`` asks the server, on that connection, right before every external action;
 - a changed backend pid means the session is not the one that took the lock (a transaction pooler
   between us and the server): lost.
+
+One session for many locks is what lets one supervisor hold a sweep's hundreds of elements: a connection
+per element would exhaust the server's ``max_connections`` (100 by default, shared by every user). Each
+element keeps its own key, so every other actor sees each element's lock exactly as it sees a job's.
 """
 
 from __future__ import annotations
@@ -59,16 +65,44 @@ def first_line(exc: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
+class LockSession:
+    """The one server session a process's job locks live on, and how many of them it holds now."""
+
+    def __init__(self, conn: psycopg.Connection[Any], pid: int) -> None:
+        self.conn = conn
+        self.pid = pid
+        self.mutex = threading.RLock()  # one statement or transaction at a time, whichever lock it is for
+        self.lost = ""  # why the session ended under its locks; nothing is done on it after
+        self.holders = 0
+
+    def usable(self) -> bool:
+        return not self.lost and not self.conn.closed and not self.conn.broken
+
+    def end(self, why: str) -> None:
+        """The session is gone (or must not be trusted): every lock on it is lost, none is taken on it again."""
+        with self.mutex:
+            self.lost = self.lost or why
+            with suppress(Exception):
+                self.conn.close()  # never used again: a new session would hold none of its keys
+
+    def let_go(self) -> None:
+        """One of its locks was released; the last one ends the session (which would free the keys anyway)."""
+        with self.mutex:
+            self.holders -= 1
+            if self.holders <= 0:
+                self.end("every lock on it was released")
+
+
 class PgJobLock:
-    def __init__(self, conn: psycopg.Connection[Any], job: JobId, key: int, pid: int,
-                 on_release: Callable[[JobId], None]) -> None:
-        self._conn = conn
+    def __init__(self, session: LockSession, job: JobId, key: int, on_release: Callable[[JobId], None]) -> None:
+        self._session = session
+        self._conn = session.conn
         self._job = job
         self._halves = key_halves(key)
         self._key = key
-        self.pid = pid
+        self.pid = session.pid
         self._on_release = on_release
-        self._mutex = threading.RLock()
+        self._mutex = session.mutex
         self._held = True
         self._lost = ""
 
@@ -85,7 +119,7 @@ class PgJobLock:
             if row[0] != self.pid:
                 self._lose(f"the server answered from another session (backend {row[0]}, not {self.pid})")
             if not row[1]:
-                self._lose("the server no longer shows it held")
+                self._lose("the server no longer shows it held", session=False)
 
     def beat(self, at: datetime, next_at: datetime | None = None) -> None:
         # ``next_at`` too: a holder woken by the server (watch_appends) sleeps to its next poll, and is not
@@ -113,11 +147,13 @@ class PgJobLock:
                 return
             self._held = False
             try:
-                if not self._lost and not self._conn.closed:
-                    with suppress(psycopg.Error):
+                if not self._lost and self._session.usable():
+                    try:
                         self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+                    except psycopg.Error as exc:  # the key may still be held: only the session's end frees it
+                        self._session.end(f"giving back the lock of job {self._job} failed ({first_line(exc)})")
             finally:
-                self._conn.close()  # the session's end would free it anyway
+                self._session.let_go()
                 self._on_release(self._job)
 
     # --- for the store ---------------------------------------------------------------------------
@@ -143,11 +179,16 @@ class PgJobLock:
     def _usable(self) -> None:
         if not self._held:
             raise LockLost(f"the lock of job {self._job} was released; nothing more may be done under it")
+        if not self._lost and self._session.lost:
+            self._lost = (f"the lock of job {self._job} is lost: {self._session.lost}; another actor may hold the "
+                          "job now")
         if self._lost:
             raise LockLost(self._lost) from None
 
-    def _lose(self, why: str) -> Any:
+    def _lose(self, why: str, *, session: bool = True) -> Any:
+        """``session``: the session itself is gone or not to be trusted, so every lock on it is lost too;
+        otherwise only this key is (the session still holds the others)."""
         self._lost = f"the lock of job {self._job} is lost: {why}; another actor may hold the job now"
-        with suppress(Exception):
-            self._conn.close()  # never used again: a new session would hold no lock
+        if session:
+            self._session.end(why)
         raise LockLost(self._lost) from None

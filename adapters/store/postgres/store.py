@@ -24,9 +24,23 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
-from dunscaith.adapters.store.postgres.append_watch import SQL_NOTIFY, PgAppendWatch, channel, followers_channel
+from dunscaith.adapters.store.postgres.append_watch import (
+    SQL_NOTIFY,
+    ListenSubscription,
+    PgAppendWatch,
+    SharedPgListener,
+    channel,
+    followers_channel,
+)
 from dunscaith.adapters.store.postgres.bounded import BoundedConnection, ServerSilent
-from dunscaith.adapters.store.postgres.locks import LOCK_KEY_PREFIX, PgJobLock, first_line, key_halves, lock_key
+from dunscaith.adapters.store.postgres.locks import (
+    LOCK_KEY_PREFIX,
+    LockSession,
+    PgJobLock,
+    first_line,
+    key_halves,
+    lock_key,
+)
 from dunscaith.adapters.store.postgres.schema import ensure_schema
 from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
 from dunscaith.adapters.store.summary_rows import (
@@ -151,6 +165,8 @@ class PostgresStore:
         self._mutex = threading.RLock()
         self._conn: BoundedConnection | None = None
         self._held: dict[JobId, PgJobLock] = {}
+        self._session: LockSession | None = None  # the one session this store's locks live on now
+        self._listener: SharedPgListener | None = None  # the one listening connection its watches share
         self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
         self._carries = Carries(snapshot_every)
         try:
@@ -176,9 +192,12 @@ class PostgresStore:
             for lock in list(self._held.values()):
                 lock.release()
             conn, self._conn = self._conn, None
+            listener, self._listener = self._listener, None
             if conn is not None:
                 with suppress(Exception):
                     conn.close()
+        if listener is not None:
+            listener.close()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -389,32 +408,55 @@ class PostgresStore:
         with self._mutex:
             if job in self._held:
                 raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
-        key = lock_key(job)
-        with self._errors():
-            conn = self.target.connect()
-        try:
-            with self._errors():
-                first_pid = conn.info.backend_pid
-                got, pid = _one(conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)))
+            session = self._lock_session()
+            key = lock_key(job)
+            with session.mutex:
+                with self._errors():
+                    try:
+                        got, pid = _one(session.conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()",
+                                                             (key,)))
+                    except psycopg.Error as exc:  # the session is gone, and every lock on it: this one is not taken
+                        session.end(f"its session to the server ended ({first_line(exc)})")
+                        raise
+                if pid != session.pid:
+                    session.end(f"the server answered from another session (backend {pid}, not {session.pid})")
+                    raise StoreError(self._pooler_refusal())
                 if not got:
+                    if session.holders <= 0:
+                        session.end("no lock was taken on it")
                     raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
-                again = _one(conn.execute("SELECT pg_backend_pid()"))[0]
-                if not first_pid == pid == again:
-                    raise StoreError(
-                        f"record store {self._where}: the server answered from another session within one "
-                        "connection: records.url seems to go through a connection pooler (PgBouncer or the "
-                        "like), where a job's lock cannot be proven held; connect to PostgreSQL directly"
-                    )
-        except BaseException:
-            conn.close()
-            raise
-        held = PgJobLock(conn, job, key, pid, self._forget)
-        with self._mutex:
+                session.holders += 1
+            held = PgJobLock(session, job, key, self._forget)
             self._held[job] = held
         try:
             yield held
         finally:
             held.release()
+
+    def _lock_session(self) -> LockSession:
+        """The session this process's locks share; a new one when there is none or it ended (its locks are
+        lost with it, never carried over to the new one)."""
+        if self._session is not None and self._session.usable():
+            return self._session
+        with self._errors():
+            conn = self.target.connect()
+        try:
+            with self._errors():
+                first_pid = conn.info.backend_pid
+                pid = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+                again = _one(conn.execute("SELECT pg_backend_pid()"))[0]
+                if not first_pid == pid == again:
+                    raise StoreError(self._pooler_refusal())
+        except BaseException:
+            conn.close()
+            raise
+        self._session = LockSession(conn, pid)
+        return self._session
+
+    def _pooler_refusal(self) -> str:
+        return (f"record store {self._where}: the server answered from another session within one "
+                "connection: records.url seems to go through a connection pooler (PgBouncer or the "
+                "like), where a job's lock cannot be proven held; connect to PostgreSQL directly")
 
     def health(self, job: JobId) -> LoopHealth:
         hi, lo = key_halves(lock_key(job))
@@ -422,12 +464,16 @@ class PostgresStore:
             held, beat, next_beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job, job))))
         return LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
 
-    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> PgAppendWatch:
-        """The server's notice (LISTEN/NOTIFY, append_watch.py) on a connection of the watch's own;
-        StoreError if it cannot listen now (the caller then reads every poll interval)."""
-        return PgAppendWatch(
-            lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
-            job, self._where, wake)
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> ListenSubscription:
+        """The server's notice (LISTEN/NOTIFY, append_watch.py) on the one listening connection this store's
+        watches share; StoreError if it cannot listen now (the caller then reads every poll interval)."""
+        with self._mutex:
+            if self._listener is None:
+                self._listener = SharedPgListener(
+                    lambda: psycopg.connect(self.target.url, autocommit=True, **self.target.connect_kwargs()),
+                    self._where)
+            listener = self._listener
+        return listener.subscribe(job, wake)
 
     def follow_appends(self, job: JobId, wake: Callable[[], None]) -> PgAppendWatch:
         """Both channels of the job (a command's appends, and the holder's own); StoreError if it cannot

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from tests.e2e.jobs.cli import Cli
+from tests.e2e.jobs.cli import Cli, await_condition
 from tests.infra.postgres import PostgresTestServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -43,3 +43,37 @@ def test_a_sweep_on_postgresql_runs_every_element_once_and_reattaches_after_kill
     assert _ran(cli) == Counter(str(i) for i in range(1, 11))
     listed = cli.run("list", env=_env(url))
     assert listed.returncode == 0 and "pgs" in listed.stdout and "sweep of 10: succeeded" in listed.stdout
+
+
+@pytest.mark.slurm
+def test_a_sweep_of_120_elements_holds_them_all_on_one_lock_session_and_one_listening_connection(
+        on_slurm: Cli, url: str, postgres_server: PostgresTestServer, postgres_db: str) -> None:
+    """A connection per element's lock and another per element's watch would be 240, more than the test
+    server's 200 (and a default server's 100, shared by every user)."""
+    go = on_slurm.tmp / "go"
+    command = ["sh", "-c", f"while [ ! -e {go} ]; do sleep 0.2; done; echo {{}} >> {on_slurm.tmp / 'ran'}"]
+    supervisor = on_slurm.start("submit", "--cluster", "test", "--name", "wide", "--array", "1-120", "--",
+                                *command, env=_env(url))
+    try:
+        def held() -> str:
+            return postgres_server.psql(postgres_db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                                     "AND granted")
+
+        await_condition(lambda: held() == "120", timeout=120, what="every element's lock held")
+        connections = postgres_server.psql(
+            postgres_db, f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{postgres_db}' "
+                         "AND application_name = 'dunscaith'")
+        sessions = postgres_server.psql(postgres_db, "SELECT count(DISTINCT pid) FROM pg_locks "
+                                                     "WHERE locktype = 'advisory' AND granted")
+        assert sessions == "1"  # every element's key held by one session
+        assert int(connections) <= 3  # its general connection, the lock session, the listening connection
+        go.touch()
+        out, err = supervisor.communicate(timeout=600)
+    finally:
+        go.touch()
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
+    assert supervisor.returncode == 0, out + err
+    assert "sweep wide: all 120 succeeded" in out
+    assert _ran(on_slurm) == Counter(str(i) for i in range(1, 121))

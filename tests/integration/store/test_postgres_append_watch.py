@@ -146,3 +146,65 @@ def test_a_listening_connection_through_a_transaction_pooler_is_refused_in_one_l
         assert "pooler" in line and "LISTEN" in line and "\n" not in line
     finally:
         bouncer.__exit__(None, None, None)
+
+
+def test_a_processs_watches_share_one_listening_connection_and_each_is_woken_by_its_own_jobs_appends(
+        store: PostgresStore, url: str) -> None:
+    jobs = [JobId(f"element-{i}") for i in range(1, 151)]  # more than a server's default max_connections
+    woken = {job: Woken() for job in jobs}
+    watches = [store.watch_appends(job, woken[job]) for job in jobs]
+    try:
+        assert all(watch.live() for watch in watches)
+        (pid,) = _listeners(url)  # one connection for all of them
+        with PostgresStore.open(PostgresTarget.from_settings(url)) as other:  # another login node's command
+            for job in (jobs[6], jobs[149]):
+                other.create(job, T0, "created", {})
+                other.append(job, T0 + timedelta(seconds=1), "request", {"request": "r-1"})
+        assert woken[jobs[6]].wait_for(1) and woken[jobs[149]].wait_for(1)
+        assert [job for job in jobs if woken[job].count] == [jobs[6], jobs[149]]
+
+        with psycopg.connect(url, autocommit=True) as admin:  # the shared connection lost: every watch told
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert all(woken[job].wait_for(2 if job in (jobs[6], jobs[149]) else 1) for job in jobs)
+        assert all(woken[job].wait_for(3 if job in (jobs[6], jobs[149]) else 2) for job in jobs), \
+            "the shared connection did not listen again and wake every watch"
+        (again,) = _listeners(url)
+        assert again != pid and all(watch.live() for watch in watches)
+        before = woken[jobs[0]].count
+        with PostgresStore.open(PostgresTarget.from_settings(url)) as other:
+            other.append(jobs[6], T0 + timedelta(seconds=2), "request", {"request": "r-2"})
+            other.create(jobs[0], T0, "created", {})
+            other.append(jobs[0], T0 + timedelta(seconds=2), "request", {"request": "r-3"})
+        assert woken[jobs[0]].wait_for(before + 1), "a channel listened to again was not told"
+        for watch in watches[:-1]:
+            watch.close()
+        assert _listeners(url) == [again]  # the last watch keeps it
+    finally:
+        for watch in watches:
+            watch.close()
+    assert _listeners(url) == []  # the last one closed ends its session
+
+
+def test_a_watch_begun_while_the_shared_connection_is_made_anew_is_listened_to_once_it_is_back(
+        store: PostgresStore, url: str) -> None:
+    first, later = JobId("first-1"), JobId("later-2")
+    woke_first, woke_later = Woken(), Woken()
+    watch = store.watch_appends(first, woke_first)
+    try:
+        (pid,) = _listeners(url)
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert woke_first.wait_for(1)
+        added = store.watch_appends(later, woke_later)  # lost or back already: either way it is listened to
+        try:
+            assert woke_first.wait_for(2), "the shared connection did not come back"
+            assert added.live()
+            before = woke_later.count
+            with PostgresStore.open(PostgresTarget.from_settings(url)) as other:
+                other.create(later, T0, "created", {})
+                other.append(later, T0 + timedelta(seconds=1), "request", {"request": "r-1"})
+            assert woke_later.wait_for(before + 1), "the later watch was not told of its job's append"
+        finally:
+            added.close()
+    finally:
+        watch.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -233,6 +234,76 @@ def test_the_lock_is_a_session_advisory_lock_on_a_connection_of_its_own(
                          "AND application_name = 'dunscaith'")
         assert general == "2"  # the store's general connection and the lock's own
     assert postgres_server.psql(postgres_db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == "0"
+
+
+def test_a_processs_many_locks_share_one_session_each_its_own_key_seen_by_others_as_a_jobs(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
+    holder, other = opened(url), opened(url)
+    jobs = [JobId(f"sweep-{i}") for i in range(1, 151)]  # more than a server's default max_connections (100)
+    for job in jobs:
+        holder.create(job, T0, "created", {})
+    with contextlib.ExitStack() as stack:
+        locks = [stack.enter_context(holder.lock(job)) for job in jobs]
+        assert {lock.pid for lock in locks} == {locks[0].pid}
+        connections = postgres_server.psql(
+            postgres_db, f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{postgres_db}' "
+                         "AND application_name = 'dunscaith'")
+        assert connections == "3"  # each store's general connection and the holder's one lock session
+        keys = postgres_server.psql(postgres_db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                                 f"AND granted AND pid = {locks[0].pid}")
+        assert keys == "150"
+        for job in jobs[:3]:
+            with pytest.raises(LockBusy), other.lock(job):
+                pass
+        for i, lock in enumerate(locks[:3]):
+            lock.check()
+            lock.beat(T0)
+            assert holder.append(jobs[i], T0, "note", {"by": "holder"}) == 2
+        stack.close()  # every lock given back, the session ended with the last
+    assert postgres_server.psql(postgres_db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == "0"
+    with other.lock(jobs[0]):
+        pass
+
+
+def test_one_lock_given_back_frees_its_key_only_and_the_others_stay_held(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
+    holder, other = opened(url), opened(url)
+    first, second = JobId("given-back-1"), JobId("kept-2")
+    with holder.lock(second) as kept:
+        with holder.lock(first):
+            pass
+        with other.lock(first) as taken:  # free on the server as soon as it was given back
+            taken.check()
+        kept.check()
+        with pytest.raises(LockBusy), other.lock(second):
+            pass
+
+
+def test_a_terminated_shared_session_loses_every_lock_on_it_and_a_later_lock_starts_a_new_one(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
+    holder, other = opened(url), opened(url)
+    jobs = [JobId(f"cut-{i}") for i in range(1, 4)]
+    for job in jobs:
+        holder.create(job, T0, "created", {})
+    with contextlib.ExitStack() as stack:
+        locks = [stack.enter_context(holder.lock(job)) for job in jobs]
+        locks[0].check()
+        postgres_server.psql(postgres_db, f"SELECT pg_terminate_backend({locks[0].pid})")
+        with pytest.raises(LockLost, match="lost"):
+            locks[0].check()
+        with pytest.raises(LockLost, match="lock of job cut-2 is lost"):
+            locks[1].beat(T0)  # learnt from the first one's loss, without asking the server
+        with pytest.raises(LockLost):
+            holder.append(jobs[2], T0, "note", {})  # a write under a lost lock never goes over another session
+        for job in jobs:
+            with other.lock(job):  # every key is free on the server
+                pass
+        with holder.lock(JobId("later-1")) as later:  # a new session; the lost locks are not on it
+            later.check()
+            assert later.pid != locks[0].pid
+            with pytest.raises(LockLost):
+                locks[2].check()
+    assert [e.seq for e in holder.read(jobs[2]).events] == [1]
 
 
 def test_a_terminated_session_loses_the_lock_for_good_and_another_actor_takes_it(
