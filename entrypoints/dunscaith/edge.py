@@ -98,6 +98,9 @@ def store_errors(ctx: CommandContext | None = None, job: str | None = None) -> I
         moved = _pointer_moved(ctx, job) if ctx is not None and job is not None else None
         if moved is not None:
             raise BadInput(moved) from None
+        sweep = _sweep_named(ctx, job) if ctx is not None and job is not None else None
+        if sweep is not None:
+            raise BadInput(sweep) from None
         raise BadInput(str(exc)) from None
     except LockBusy as exc:
         raise BadInput(f"{exc}: another supervisor (or command) is acting on it now") from None
@@ -112,6 +115,18 @@ def _pointer_elsewhere(ctx: CommandContext, job: str) -> Pointer | None:
         return pointer_surveys(ctx).elsewhere_of(JobId(job))
     except Exception:  # display only: the refusal names no host then
         return None
+
+
+def _sweep_named(ctx: CommandContext, job: str) -> str | None:
+    """A command that acts on one job (logs, events, watch...) given a sweep's name: what to type instead."""
+    try:
+        elements = use_cases(ctx).sweep_status().members(JobId(job))
+    except Exception:  # display only: the plain refusal then
+        return None
+    if not elements:
+        return None
+    return (f"{job} is a sweep of {len(elements)} elements, not one job: name one element ({elements[0].job}), "
+            f"or see them all with: {PROG} status {job}")
 
 
 def _pointer_moved(ctx: CommandContext, job: str) -> str | None:

@@ -89,6 +89,10 @@ class SweepStatus:
             raise UnknownJob(f"no job or sweep named {sweep} is recorded")
         return self.view(sweep, elements, state)
 
+    def members(self, sweep: JobId) -> list[JobSummary]:
+        """Every element of ``sweep`` by index (none: it is no sweep's name), without asking any lock."""
+        return self._members.elements(sweep)
+
     def view(self, sweep: JobId, elements: list[JobSummary], state: str | None = None) -> SweepView:
         """The view of elements already read (``list``'s row): only the locks of those not settled are asked."""
         open_ = [s.job for s in elements if not s.settled]

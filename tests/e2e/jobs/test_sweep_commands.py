@@ -100,3 +100,15 @@ def test_commands_on_a_sweep_and_resubmit_failed(cli: Cli) -> None:
     assert carried.returncode == 0 and "sweep exp: all 5 succeeded" in carried.stdout, carried.stderr
     states = {e["job"]: e["state"] for e in json.loads(cli.run("status", "exp", "--json").stdout)["elements"]}
     assert states == {f"exp-{i}": "succeeded" for i in range(5)}
+
+
+def test_a_command_on_one_job_given_a_sweeps_name_says_what_to_type_instead(cli: Cli) -> None:
+    _sweep(cli)
+    for words in (["logs", "exp"], ["logs", "exp", "--all"], ["events", "exp"], ["watch", "exp"]):
+        done = cli.run(*words)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == ("dunscaith: exp is a sweep of 5 elements, not one job: name one element (exp-0), or "
+                               "see them all with: dunscaith status exp\n"), words
+        assert done.stdout == ""
+    nothing = cli.run("logs", "nothing")
+    assert nothing.returncode == 2 and nothing.stderr == "dunscaith: no job named nothing is recorded\n"
