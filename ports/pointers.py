@@ -20,10 +20,12 @@ __all__ = ["IndexEntry", "PointerReading", "Pointers"]
 
 
 class Pointers(Protocol):
-    def write(self, pointer: Pointer) -> None:
+    def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         """Write the whole pointer at once (replacing an older one); never half a file. A pointer not
         settled is indexed *before* it is written (an entry naming ``pointer.root_host``); a settled
-        one is written *before* its entry is removed."""
+        one is written *before* its entry is removed. ``refresh``: only supervised-at changed since this
+        pointer was last written, so a power loss may keep the older version (still whole): one sync
+        fewer, for the rewrite a supervisor makes of every pointer it holds every ten poll intervals."""
         ...
 
     def read(self, job: JobId) -> Pointer:

@@ -68,8 +68,11 @@ def publish(directory: Path, name: str, data: bytes, mode: int = 0o600, *, durab
     return published
 
 
-def replace(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:
-    """Put ``data`` at ``directory/name``, replacing an older version whole (for pointers, not records)."""
+def replace(directory: Path, name: str, data: bytes, mode: int = 0o600, *, durable_name: bool = True) -> None:
+    """Put ``data`` at ``directory/name``, replacing an older version whole (for pointers, not records).
+    ``durable_name=False`` skips the directory's sync: after a power loss the name holds the new version
+    or the older one, whole either way (the bytes are synced before the rename), for a rewrite whose
+    loss only leaves what it said older."""
     staging = directory / staging_name(name)
     write_synced(staging, data, mode)
     try:
@@ -77,7 +80,8 @@ def replace(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:
     except BaseException:
         os.unlink(staging)
         raise
-    sync_dir(directory)
+    if durable_name:
+        sync_dir(directory)
 
 
 def replace_cached(directory: Path, name: str, data: bytes, mode: int = 0o600) -> None:

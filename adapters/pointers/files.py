@@ -53,7 +53,7 @@ class FilePointers:
         self.index_dir = directory / INDEX_DIR
         self._checkpoint = checkpoint  # the crash-point sweep's seam between the index's steps
 
-    def write(self, pointer: Pointer) -> None:
+    def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         name = pointer_file_name(pointer.job)
         try:
             ensure_dunscaith_dir(self.directory)
@@ -66,7 +66,7 @@ class FilePointers:
         settled = pointer_settled(pointer)
         if not settled and self._make_entry(pointer.job, pointer.root_host):
             self._checkpoint("pointer-indexed")  # an entry with the older pointer (or none) behind it
-        replace(self.directory, name, encode_pointer(pointer), mode=0o600)
+        replace(self.directory, name, encode_pointer(pointer), mode=0o600, durable_name=not refresh)
         if settled:
             self._checkpoint("pointer-settled")  # a settled pointer with its entry still there: stale
             self.unindex(pointer.job)

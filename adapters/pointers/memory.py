@@ -16,7 +16,7 @@ class InMemoryPointers:
         self.entries: dict[JobId, HostIdentity | None] = {}  # the index of pointers not settled
         self.built = built  # False until index_built(), as a fresh home (or one an older dunscaith wrote)
 
-    def write(self, pointer: Pointer) -> None:
+    def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         pointer_file_name(pointer.job)
         if not pointer_settled(pointer):
             self.entries.setdefault(pointer.job, pointer.root_host)

@@ -118,3 +118,13 @@ def test_a_pointers_folder_that_is_a_file_fails_the_check_naming_it(tmp_path: Pa
     folder.write_text("")
     with pytest.raises(PointerError, match=f"^the folder of pointers cannot be used: {folder} is not a directory$"):
         FilePointers(folder).check_writable()
+
+
+def test_a_refresh_of_supervised_at_reads_back_as_any_write_and_keeps_the_pointer_indexed(pointers: Pointers) -> None:
+    pointers.index_built()
+    first = pointer("refreshed")
+    pointers.write(first)
+    later = first.with_supervised(T0.replace(hour=13))
+    pointers.write(later, refresh=True)
+    assert pointers.read(JobId("refreshed")) == later
+    assert pointers.indexed() == ["refreshed"]

@@ -38,12 +38,12 @@ class PointerNotes:
     def supervised(self, state: JobState, at: datetime) -> None:
         if supervised_at_due(self._written_supervised, at, self._poll):
             self._written_supervised = at
-            self._write(self._pointer.with_supervised(at))
+            self._write(self._pointer.with_supervised(at), refresh=True)
 
-    def _write(self, pointer: Pointer) -> None:
+    def _write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         self._pointer = pointer
         try:
-            self._pointers.write(pointer)
+            self._pointers.write(pointer, refresh=refresh)
         except Exception as exc:  # display only: a home directory that refuses a write stops nothing
             problem = reason(exc)
             if problem != self._failing:

@@ -42,6 +42,22 @@ def test_replace_swaps_the_whole_file(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["pointer"]
 
 
+def test_a_replace_whose_name_need_not_last_syncs_the_bytes_and_not_the_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pointer's supervised-at refresh: after a power loss the older version or the new one, whole."""
+    from dunscaith.adapters.durable import publish as module
+
+    synced: list[str] = []
+    monkeypatch.setattr(module, "sync_fd", lambda fd: synced.append("bytes"))
+    monkeypatch.setattr(module, "sync_dir", lambda path: synced.append("folder"))
+    replace(tmp_path, "pointer", b"one\n")
+    assert synced == ["bytes", "folder"]
+    synced.clear()
+    replace(tmp_path, "pointer", b"two\n", durable_name=False)
+    assert synced == ["bytes"]
+    assert (tmp_path / "pointer").read_bytes() == b"two\n" and sorted(os.listdir(tmp_path)) == ["pointer"]
+
+
 @pytest.mark.parametrize("write", ["publish", "replace"])
 def test_a_write_that_fails_leaves_no_staging_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: str) -> None:
     """Issue 22: a full disk left a 0-byte ``.staging.NAME.*`` for every try."""

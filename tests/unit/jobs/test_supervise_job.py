@@ -87,7 +87,7 @@ class NoFiles:
 
 
 class BrokenPointers(InMemoryPointers):
-    def write(self, pointer: Pointer) -> None:
+    def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         raise OSError(30, "Read-only file system")
 
 
