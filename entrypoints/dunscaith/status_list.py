@@ -19,12 +19,13 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
+from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointedSweep, PointerSurvey, by_sweep
 from dunscaith.domain.services.jobs.sweep_members import NotASweep
-from dunscaith.domain.services.jobs.sweep_status import SweepView, counts_text
+from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
@@ -133,7 +134,7 @@ def _known_state(state: str) -> None:
                        f"the states are {', '.join(state_words())}")
 
 
-def _sweep_status(ctx: CommandContext, sweep: SweepView, as_json: bool) -> int:
+def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> int:
     """``status NAME`` of a sweep: its counts by state, then each element not succeeded (or each in the
     state asked for), from the elements' summaries (one query, no fold). 1 when some element's outcome is
     not success, as status of a job."""
@@ -144,7 +145,9 @@ def _sweep_status(ctx: CommandContext, sweep: SweepView, as_json: bool) -> int:
     if as_json:
         print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
         return code
-    _line(f"sweep {name}: {counts_text(sweep.elements)}  (cluster {', '.join(sweep.clusters)})")
+    n = len(sweep.elements)
+    _line(f"sweep {name}: {n} element{'s' if n != 1 else ''}: {counts_words(s.state for s in sweep.elements)}  "
+          f"(cluster {', '.join(sweep.clusters)})")
     listed = sweep.listed
     if state is not None and not listed:
         _line(f"  no element is {state}")
@@ -260,7 +263,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     for row in (survey.elsewhere if expand else by_sweep(survey.elsewhere)):
         if isinstance(row, PointedSweep):
             looks = sum(1 for e in row.elements if e.unattended)
-            counts = ", ".join(f"{n} {state}" for state, n in row.counts())
+            counts = counts_words(e.pointer.state for e in row.elements)
             _line(f"{row.sweep}  sweep of {len(row.elements)}: {counts}  on host {row.host} (from its elements' "
                   f"pointers{f'; {looks} look Unattended' if looks else ''}; --expand for each)")
         else:

@@ -41,13 +41,6 @@ class PointedSweep:
     host: str
     elements: tuple[PointedJob, ...]
 
-    def counts(self) -> list[tuple[str, int]]:
-        """How many elements' pointers say each state, the most first."""
-        found: dict[str, int] = {}
-        for element in self.elements:
-            found[element.pointer.state] = found.get(element.pointer.state, 0) + 1
-        return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
-
 
 def by_sweep(jobs: Iterable[PointedJob]) -> list[PointedJob | PointedSweep]:
     """``jobs`` with the elements of each sweep (and host) made one row, where its first element was."""
