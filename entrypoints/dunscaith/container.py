@@ -35,7 +35,7 @@ from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClu
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
-from dunscaith.ports.job_progress import JobProgress, SweepView
+from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
@@ -131,7 +131,7 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
     return TerminalProgress(job, stream, follow=follow)
 
 
-def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepView:
+def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervisionView:
     from dunscaith.adapters.progress.sweep_view import SweepLiveView
 
     return SweepLiveView(sweep, stream)
