@@ -29,6 +29,7 @@ from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.entrypoints.dunscaith import read_root as built
+from dunscaith.entrypoints.dunscaith import store_kinds
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
@@ -172,6 +173,9 @@ class Adapters(containers.DeclarativeContainer):
                                                              pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
+    # whether there is a store to look in without making one (none on a login node where nothing was recorded)
+    store_exists: providers.Provider[bool] = providers.Callable(
+        store_kinds.store_exists, settings.provided.records.backend, settings.provided.records.root)
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
     # here (docs/architecture.md "Add a scheduler")
     scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(

@@ -254,6 +254,11 @@ class ReadRoot:
         return self._once("store", lambda: self._closing.enter_context(
             closing(sqlite_store(self._settings.root, self.host(), self.pointers()))))
 
+    def store_exists(self) -> bool:
+        from dunscaith.entrypoints.dunscaith.store_kinds import store_exists
+
+        return store_exists(self._settings.routing.backend, self._settings.root)
+
     def schedulers(self) -> Callable[[str], Scheduler]:
         def opened() -> ClusterSchedulers:
             made = ClusterSchedulers(self._adapter_of, self._scheduler_kind)

@@ -35,7 +35,8 @@ DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def _now(ctx: CommandContext) -> datetime:
-    return edge.use_cases(ctx).listing().now()
+    """The time list judges at (JobListing.now's clock: asked without opening the store)."""
+    return edge.adapters(ctx).clock().now()
 
 
 def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | None) -> int:
@@ -44,7 +45,8 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
         return list_jobs(ctx, as_json, False, False, state, None, None, None, None, False, False)
     if state is not None:
         _known_state(state)
-    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
+    words = ["status", job, *(["--state", state] if state is not None else []), *(["--json"] if as_json else [])]
+    edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     edge.open_store(ctx)
     if state is not None:
         with edge.store_errors(ctx, job):
@@ -53,7 +55,7 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
             except NotASweep as exc:
                 raise BadInput(str(exc)) from None
             except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, "--state", state])
+                edge.sweep_owned_elsewhere(ctx, job, words)
                 raise
         return _sweep_status(ctx, chosen, as_json)
     with edge.store_errors(ctx, job):
@@ -63,7 +65,7 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
             try:
                 sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
             except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
+                edge.sweep_owned_elsewhere(ctx, job, words)
                 raise unknown from None  # the store's own words, and where its pointer says it is
             return _sweep_status(ctx, sweep, as_json)
         except (JobsError, RecordDamaged) as exc:
@@ -201,13 +203,19 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
         raise BadInput(str(exc)) from None
     if state is not None:
         _known_state(state)
-    edge.open_store(ctx)
+    # A login node where nothing was ever recorded has no store: list shows what the pointers say and makes
+    # none; unless this host's own pointers name jobs recorded here: then its store is lost, and opening it
+    # says so (domain/services/jobs/store_creation.py).
+    early = None if edge.store_exists(ctx) else _pointers(ctx, show_all, [])
+    here = early is None or early.recorded_here
+    if here:
+        edge.open_store(ctx)
     if cluster is not None:
-        _known_cluster(ctx, cluster)
+        _known_cluster(ctx, cluster, here)
     now = _now(ctx)
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
-    listing = edge.use_cases(ctx).listing()
+    listing = edge.use_cases(ctx).listing() if here else None
     unreadable: list[Unreadable] = []
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
@@ -218,7 +226,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     with edge.store_errors():
         try:
             # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
-            for v in listing.rows(query, covered, expand=expand or as_json):
+            for v in listing.rows(query, covered, expand=expand or as_json) if listing is not None else ():
                 shown += 1
                 if isinstance(v, SweepRow):
                     if rows is not None:  # its elements' pointers are checked with --expand
@@ -237,11 +245,11 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
             if rows is not None:
                 rows.close()
         full = query.limit is not None and covered.rows >= query.limit
-        more = listing.count(query) - covered.jobs if full else 0
+        more = listing.count(query) - covered.jobs if full and listing is not None else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
                  "for all")
-    survey = _pointers(ctx, show_all, shown_here)
+    survey = early if early is not None and not here else _pointers(ctx, show_all, shown_here)
     damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
@@ -284,13 +292,16 @@ def _did_you_mean(given: str, known: list[str]) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def _known_cluster(ctx: CommandContext, cluster: str) -> None:
-    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it)."""
+def _known_cluster(ctx: CommandContext, cluster: str, here: bool) -> None:
+    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it).
+    ``here``: this host has a store (none: no job is recorded here)."""
     configured = sorted(edge.settings(ctx).clusters)
     if cluster in configured:
         return
+    recorded = 0
     with edge.store_errors():
-        recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
+        if here:
+            recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
     if not recorded:
         raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
                        f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")
