@@ -29,7 +29,6 @@ from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.entrypoints.dunscaith import read_root as built
-from dunscaith.entrypoints.dunscaith import store_kinds
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
@@ -173,9 +172,13 @@ class Adapters(containers.DeclarativeContainer):
                                                              pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
     )
-    # whether there is a store to look in without making one (none on a login node where nothing was recorded)
-    store_exists: providers.Provider[bool] = providers.Callable(
-        store_kinds.store_exists, settings.provided.records.backend, settings.provided.records.root)
+    # whether there is a store to look in, asked without making one (none on a login node where nothing was
+    # recorded; a server's is always there); a root that could never hold one is refused as opening it would
+    store_exists: providers.Provider[bool] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Callable(built.sqlite_store_exists, settings.provided.records.root, host),
+        postgresql=providers.Object(True),
+    )
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
     # here (docs/architecture.md "Add a scheduler")
     scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(

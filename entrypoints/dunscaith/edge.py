@@ -142,10 +142,12 @@ def open_store(ctx: CommandContext) -> None:
 
 
 def store_exists(ctx: CommandContext) -> bool:
-    """Whether this host has a store to look in (store_kinds.store_exists). A login node where nothing was
-    ever recorded has none: nothing is recorded here, and a command that only looks a name up, or lists,
-    finds nothing here without making one (the first command that records, or opens it, makes it)."""
-    return bool(adapters(ctx).store_exists())
+    """Whether this host has a store to look in, asked without making one (``Adapters.store_exists``). A
+    login node where nothing was ever recorded has none: nothing is recorded here, and a command that only
+    looks a name up, or lists, finds nothing here without making one (the first command that opens it
+    makes it). A records.root that could never hold one is refused here as opening it would refuse."""
+    with store_errors():
+        return bool(adapters(ctx).store_exists())
 
 
 def check_writable(ctx: CommandContext) -> None:

@@ -3,5 +3,3 @@
 # What this store declares of its records, read where it is registered (entrypoints/dunscaith/store_kinds.py):
 # every login node opens the same database, so a job recorded here is reached from any of them.
 SHARED_BY_LOGIN_NODES = True
-# No file of this host holds it: the database is on its server, always there to ask.
-STORE_FILES: tuple[str, ...] = ()
