@@ -398,6 +398,8 @@ class UseCases(containers.DeclarativeContainer):
     watch_job = providers.Factory(_watch_job, store=adapters.store, views=adapters.progress.provider,
                                   interval=providers.Callable(_watch_interval, settings), delivering=delivering)
     # here, or the host that owns a job (its pointer, or its record's binding)
+    # whether there is a store to look in, asked without making one (Adapters.store_exists)
+    store_exists = providers.Callable(bool, adapters.store_exists)
     shared_location = providers.Callable(built.shared_location, settings.provided.records.backend,
                                          adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),

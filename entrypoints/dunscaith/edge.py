@@ -147,7 +147,7 @@ def store_exists(ctx: CommandContext) -> bool:
     looks a name up, or lists, finds nothing here without making one (the first command that opens it
     makes it). A records.root that could never hold one is refused here as opening it would refuse."""
     with store_errors():
-        return bool(adapters(ctx).store_exists())
+        return use_cases(ctx).store_exists()
 
 
 def check_writable(ctx: CommandContext) -> None:

@@ -35,8 +35,7 @@ DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
 def _now(ctx: CommandContext) -> datetime:
-    """The time list judges at (JobListing.now's clock: asked without opening the store)."""
-    return edge.adapters(ctx).clock().now()
+    return edge.use_cases(ctx).listing().now()
 
 
 def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | None) -> int:
@@ -212,10 +211,11 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
         edge.open_store(ctx)
     if cluster is not None:
         _known_cluster(ctx, cluster, here)
-    now = _now(ctx)
+    listing = edge.use_cases(ctx).listing() if here else None
+    # no store: no row is judged at this time (--since is still checked)
+    now = listing.now() if listing is not None else datetime.now().astimezone()
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
-    listing = edge.use_cases(ctx).listing() if here else None
     unreadable: list[Unreadable] = []
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
