@@ -39,7 +39,7 @@ class SupervisionView(JobProgress, Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-class SweepView(Protocol):
+class SweepSupervisionView(Protocol):
     """The live view of one supervision of a sweep: counts by state, the elapsed time, the last changes;
     shown from ``__enter__`` to ``__exit__``."""
 
@@ -61,6 +61,6 @@ class SweepView(Protocol):
         """A round of the loop is over: show what changed in it (the elapsed time at least, at a terminal)."""
         ...
 
-    def __enter__(self) -> SweepView: ...
+    def __enter__(self) -> SweepSupervisionView: ...
 
     def __exit__(self, *exc: object) -> None: ...

@@ -1,4 +1,4 @@
-"""A sweep's live view (a ``SweepView``): at a terminal one block kept at the bottom (the sweep, the elapsed
+"""A sweep's live view (a ``SweepSupervisionView``): at a terminal one block kept at the bottom (the sweep, the elapsed
 time, a bar of the elements done, the counts by state, the last few changes); elsewhere (a pipe, a file,
 nohup, ``NO_COLOR``) one timestamped plain line per change and no escape code at all.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import JobState, label
 from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.sweep_counts import counts_words
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,11 +31,6 @@ _LAST = 5  # changes kept in the block
 _BAR = 30  # the bar's width in cells
 _REDRAW = 0.25  # seconds: the block is redrawn at most this often
 _DONE_WORDS = frozenset({"succeeded", "failed", "cancelled", "abandoned", "refused", "escalated", "damaged"})
-
-
-def counts_line(words: Counter[str]) -> str:
-    """``480 succeeded · 13 failed · 7 running``: the biggest first."""
-    return " · ".join(f"{n} {word}" for word, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 class _Element:
@@ -73,7 +69,7 @@ class _Block:
         bar.append("█" * filled, style="green")
         bar.append("░" * (_BAR - filled), style="dim")
         bar.append(f" {done}/{len(v.words)} done  ")
-        bar.append(counts_line(Counter(v.words.values())))
+        bar.append(counts_words(v.words.values(), " · "))
         lines = [head, bar, *(Text(f"  {change}", style="dim", no_wrap=True, overflow="ellipsis")
                               for change in v.last)]
         return Group(*lines)
@@ -113,7 +109,7 @@ class SweepLiveView:
     def show(self, elements: Sequence[JobSummary]) -> None:
         self.words = {e.job: e.state for e in elements}
         if self._live is None:
-            self._plain(f"{len(elements)} elements: {counts_line(Counter(self.words.values()))}")
+            self._plain(f"{len(elements)} elements: {counts_words(self.words.values())}")
         self._draw(force=True)
 
     def element(self, job: JobId) -> _Element:

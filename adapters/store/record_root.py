@@ -80,6 +80,33 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     return RecordRoot(path=path, host=this)
 
 
+def check_record_root(path: Path, host: HostInfo) -> bool:
+    """What ``open_record_root`` would refuse of ``path``, found without making anything (no folder, no
+    HOST): the same RecordRootRefused, word for word. True when the root is bound already (its HOST is
+    there); False when it is not made yet (or is an empty folder): nothing can be recorded there, and a
+    command that only reads (``list``) need not make it."""
+    path = Path(os.path.abspath(path))
+    too_long = _too_long(path)
+    if too_long is not None:
+        raise RootUnsafe(shown_path(path), too_long)
+    filesystem = host.filesystem(path)
+    if filesystem.is_network:
+        raise RootOnNetworkFilesystem(str(path), filesystem.name)
+    missing = missing_chain(path)
+    if missing:
+        _creatable(path, missing[0])
+        return False
+    _check_directory(path, created=False)
+    try:
+        recorded = read_host_file(path)
+    except RootHostFileMissing:
+        return False
+    this = host.identity()
+    if recorded != this:
+        raise RootOfAnotherHost(str(path), describe_host(recorded), describe_host(this), recorded.hostname)
+    return True
+
+
 def _too_long(path: Path) -> str | None:
     """Why no system call could take ``path`` (ENAMETOOLONG), found before any folder of it is made."""
     whole = len(os.fsencode(path))
@@ -105,7 +132,11 @@ def _claim(path: Path) -> None:
     closed to others and either empty or a root already (it has a HOST file); its mode is never
     changed, since the user (or a group project) chose it. Refusals say how to fix it.
     """
-    created = _make_missing(path)
+    _check_directory(path, _make_missing(path))
+
+
+def _check_directory(path: Path, created: bool) -> None:
+    """``_claim``'s checks of the directory at ``path`` (which this call ``created``, or found)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -131,6 +162,20 @@ def _claim(path: Path) -> None:
                                         "HOST file), and dunscaith takes over only an empty directory")
     finally:
         os.close(fd)
+
+
+def _creatable(path: Path, first: Path) -> None:
+    """Whether ``_make_missing`` could make ``first`` (the outermost missing folder of ``path``), asked
+    without making it: the refusal its ``mkdir`` would meet, in its words."""
+    parent = first.parent
+    try:
+        st = os.stat(parent)
+    except OSError as exc:
+        raise RootUnsafe(str(path), f"{first} cannot be created ({exc.strerror or exc})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise RootUnsafe(str(path), f"{parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RootUnsafe(str(path), f"{first} cannot be created ({os.strerror(errno.EACCES)})")
 
 
 def _make_missing(path: Path) -> bool:

@@ -35,7 +35,7 @@ from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClu
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
-from dunscaith.ports.job_progress import JobProgress, SweepView
+from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
@@ -131,7 +131,7 @@ def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -
     return TerminalProgress(job, stream, follow=follow)
 
 
-def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepView:
+def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervisionView:
     from dunscaith.adapters.progress.sweep_view import SweepLiveView
 
     return SweepLiveView(sweep, stream)
@@ -171,6 +171,13 @@ class Adapters(containers.DeclarativeContainer):
         sqlite=providers.Resource(closing, providers.Factory(built.sqlite_store, settings.provided.records.root, host,
                                                              pointers)),
         postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
+    )
+    # whether there is a store to look in, asked without making one (none on a login node where nothing was
+    # recorded; a server's is always there); a root that could never hold one is refused as opening it would
+    store_exists: providers.Provider[bool] = providers.Selector(
+        settings.provided.records.backend,
+        sqlite=providers.Callable(built.sqlite_store_exists, settings.provided.records.root, host),
+        postgresql=providers.Object(True),
     )
     # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
     # here (docs/architecture.md "Add a scheduler")
@@ -391,6 +398,8 @@ class UseCases(containers.DeclarativeContainer):
     watch_job = providers.Factory(_watch_job, store=adapters.store, views=adapters.progress.provider,
                                   interval=providers.Callable(_watch_interval, settings), delivering=delivering)
     # here, or the host that owns a job (its pointer, or its record's binding)
+    # whether there is a store to look in, asked without making one (Adapters.store_exists)
+    store_exists = providers.Callable(bool, adapters.store_exists)
     shared_location = providers.Callable(built.shared_location, settings.provided.records.backend,
                                          adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),

@@ -156,6 +156,15 @@ def open_store(ctx: CommandContext) -> None:
             raise BadInput(str(exc)) from None
 
 
+def store_exists(ctx: CommandContext) -> bool:
+    """Whether this host has a store to look in, asked without making one (``Adapters.store_exists``). A
+    login node where nothing was ever recorded has none: nothing is recorded here, and a command that only
+    looks a name up, or lists, finds nothing here without making one (the first command that opens it
+    makes it). A records.root that could never hold one is refused here as opening it would refuse."""
+    with store_errors():
+        return use_cases(ctx).store_exists()
+
+
 def check_writable(ctx: CommandContext) -> None:
     """Before a command's first side effect outside the store (prune's residual entry): a store that would
     refuse its write refuses the command now, so nothing else is changed either."""
@@ -204,11 +213,15 @@ def damaged_pointer_line(problem: str) -> str:
     return f"{problem}; it is display only: remove it, and the job's next change writes a new one"
 
 
-def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: bool = False) -> None:
+def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: bool = False,
+                    sweeps: bool = False) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known.
     ``follow`` (only before the store is opened): a pointer naming another record root of this host, still
-    bound to it, is followed there."""
+    bound to it, is followed there. ``sweeps`` (before the store is opened, for a command that takes a
+    sweep's NAME): where this host has no store, nothing of that name is recorded here, so a sweep whose
+    elements' pointers name another host is found now, before a store would be made
+    (``sweep_owned_elsewhere``, which the command asks again if the store here has nothing of the name)."""
     if follow:
         pointer = use_cases(ctx).owning_host().earlier_root(JobId(job))
         if pointer is not None:
@@ -217,6 +230,8 @@ def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: 
     owner = use_cases(ctx).owning_host().of_pointer(JobId(job))
     if owner is not None:
         _forward(ctx, owner, job, words)
+    if sweeps and not store_exists(ctx):
+        sweep_owned_elsewhere(ctx, job, words)
 
 
 def sweep_owned_elsewhere(ctx: CommandContext, sweep: str, words: list[str]) -> None:
@@ -279,7 +294,8 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
     command read them already (and reported their damage)."""
     try:
-        listed = use_cases(ctx).listing().unattended()  # the records not settled, by index, and their locks
+        # the records not settled, by index, and their locks (no store here: none, and none made)
+        listed = use_cases(ctx).listing().unattended() if store_exists(ctx) else []
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
@@ -295,12 +311,22 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
     for whole, count in sweeps.items():
         say(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
             f"reattach with: {PROG} supervise {whole}")
-    for pointed in others.elsewhere:
-        pointer = pointed.pointer
-        if pointed.unattended and pointer.job != skip:
+    from dunscaith.domain.services.jobs.pointer_survey import PointedJob, by_sweep  # loaded: others was read
+
+    # another host's sweep is one line too (its elements' pointers name it), naming the host it runs on
+    alone = [p for p in others.elsewhere
+             if p.unattended and (skip is None or skip not in (p.pointer.job, p.pointer.sweep))]
+    for row in by_sweep(alone):
+        if isinstance(row, PointedJob):
+            pointer = row.pointer
             say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
                 f"{pointer.state}, no supervisor seen recently); reattach with: "
                 f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
+        else:
+            count = len(row.elements)
+            say(f"sweep {row.sweep} on host {row.host}: {count} element{'s look' if count != 1 else ' looks'} "
+                f"Unattended (their pointers: no supervisor seen recently); reattach with: "
+                f"{PROG} supervise {row.sweep} (it runs on {row.host})")
     for name, problem in others.damaged if survey is None else ():
         if name != skip:
             say(damaged_pointer_line(problem))

@@ -101,6 +101,17 @@ def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
     return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
 
 
+def sqlite_store_exists(root: Path, host: HostInfo) -> bool:
+    """Whether records.root holds a store to look in, asked without making anything: its file, or a root
+    bound to this host (a store file lost: opening it says so). A root that could never be one is refused
+    here, in the words opening it would use; one not made yet (a login node where nothing was recorded)
+    has none, and a command that only looks (``list``, a sweep's name) makes none."""
+    from dunscaith.adapters.store.record_root import check_record_root
+    from dunscaith.adapters.store.sqlite import STORE_FILE
+
+    return os.path.lexists(root / STORE_FILE) or check_record_root(root, host)
+
+
 def sqlite_check(store: JobStore) -> str | None:
     """SQLite's page check (registered for records.backend = "sqlite", whose store this is)."""
     return cast("SqliteStore", store).integrity_problem()
@@ -253,6 +264,9 @@ class ReadRoot:
     def store(self) -> JobStore:
         return self._once("store", lambda: self._closing.enter_context(
             closing(sqlite_store(self._settings.root, self.host(), self.pointers()))))
+
+    def store_exists(self) -> bool:
+        return sqlite_store_exists(self._settings.root, self.host())  # the only backend this path takes
 
     def schedulers(self) -> Callable[[str], Scheduler]:
         def opened() -> ClusterSchedulers:

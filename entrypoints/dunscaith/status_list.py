@@ -19,12 +19,13 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
+from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
 from dunscaith.domain.services.jobs.pointer_survey import PointedSweep, PointerSurvey, by_sweep
 from dunscaith.domain.services.jobs.sweep_members import NotASweep
-from dunscaith.domain.services.jobs.sweep_status import SweepView, counts_text
+from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
@@ -43,7 +44,8 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
         return list_jobs(ctx, as_json, False, False, state, None, None, None, None, False, False)
     if state is not None:
         _known_state(state)
-    edge.owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])], follow=True)
+    words = ["status", job, *(["--state", state] if state is not None else []), *(["--json"] if as_json else [])]
+    edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     edge.open_store(ctx)
     if state is not None:
         with edge.store_errors(ctx, job):
@@ -52,7 +54,7 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
             except NotASweep as exc:
                 raise BadInput(str(exc)) from None
             except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, "--state", state])
+                edge.sweep_owned_elsewhere(ctx, job, words)
                 raise
         return _sweep_status(ctx, chosen, as_json)
     with edge.store_errors(ctx, job):
@@ -62,7 +64,7 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
             try:
                 sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
             except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, ["status", job, *(["--json"] if as_json else [])])
+                edge.sweep_owned_elsewhere(ctx, job, words)
                 raise unknown from None  # the store's own words, and where its pointer says it is
             return _sweep_status(ctx, sweep, as_json)
         except (JobsError, RecordDamaged) as exc:
@@ -133,7 +135,7 @@ def _known_state(state: str) -> None:
                        f"the states are {', '.join(state_words())}")
 
 
-def _sweep_status(ctx: CommandContext, sweep: SweepView, as_json: bool) -> int:
+def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> int:
     """``status NAME`` of a sweep: its counts by state, then each element not succeeded (or each in the
     state asked for), from the elements' summaries (one query, no fold). 1 when some element's outcome is
     not success, as status of a job."""
@@ -144,7 +146,9 @@ def _sweep_status(ctx: CommandContext, sweep: SweepView, as_json: bool) -> int:
     if as_json:
         print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
         return code
-    _line(f"sweep {name}: {counts_text(sweep.elements)}  (cluster {', '.join(sweep.clusters)})")
+    n = len(sweep.elements)
+    _line(f"sweep {name}: {n} element{'s' if n != 1 else ''}: {counts_words(s.state for s in sweep.elements)}  "
+          f"(cluster {', '.join(sweep.clusters)})")
     listed = sweep.listed
     if state is not None and not listed:
         _line(f"  no element is {state}")
@@ -198,13 +202,20 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
         raise BadInput(str(exc)) from None
     if state is not None:
         _known_state(state)
-    edge.open_store(ctx)
+    # A login node where nothing was ever recorded has no store: list shows what the pointers say and makes
+    # none; unless this host's own pointers name jobs recorded here: then its store is lost, and opening it
+    # says so (domain/services/jobs/store_creation.py).
+    early = None if edge.store_exists(ctx) else _pointers(ctx, show_all, [])
+    here = early is None or early.recorded_here
+    if here:
+        edge.open_store(ctx)
     if cluster is not None:
-        _known_cluster(ctx, cluster)
-    now = _now(ctx)
+        _known_cluster(ctx, cluster, here)
+    listing = edge.use_cases(ctx).listing() if here else None
+    # no store: no row is judged at this time (--since is still checked)
+    now = listing.now() if listing is not None else datetime.now().astimezone()
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
-    listing = edge.use_cases(ctx).listing()
     unreadable: list[Unreadable] = []
     shown = 0
     shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
@@ -215,7 +226,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     with edge.store_errors():
         try:
             # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
-            for v in listing.rows(query, covered, expand=expand or as_json):
+            for v in listing.rows(query, covered, expand=expand or as_json) if listing is not None else ():
                 shown += 1
                 if isinstance(v, SweepRow):
                     if rows is not None:  # its elements' pointers are checked with --expand
@@ -234,11 +245,11 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
             if rows is not None:
                 rows.close()
         full = query.limit is not None and covered.rows >= query.limit
-        more = listing.count(query) - covered.jobs if full else 0
+        more = listing.count(query) - covered.jobs if full and listing is not None else 0
     if more > 0:
         edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
                  "for all")
-    survey = _pointers(ctx, show_all, shown_here)
+    survey = early if early is not None and not here else _pointers(ctx, show_all, shown_here)
     damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
@@ -260,7 +271,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     for row in (survey.elsewhere if expand else by_sweep(survey.elsewhere)):
         if isinstance(row, PointedSweep):
             looks = sum(1 for e in row.elements if e.unattended)
-            counts = ", ".join(f"{n} {state}" for state, n in row.counts())
+            counts = counts_words(e.pointer.state for e in row.elements)
             _line(f"{row.sweep}  sweep of {len(row.elements)}: {counts}  on host {row.host} (from its elements' "
                   f"pointers{f'; {looks} look Unattended' if looks else ''}; --expand for each)")
         else:
@@ -281,13 +292,16 @@ def _did_you_mean(given: str, known: list[str]) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def _known_cluster(ctx: CommandContext, cluster: str) -> None:
-    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it)."""
+def _known_cluster(ctx: CommandContext, cluster: str, here: bool) -> None:
+    """A cluster of the configuration, or one some recorded job names (a cluster since removed from it).
+    ``here``: this host has a store (none: no job is recorded here)."""
     configured = sorted(edge.settings(ctx).clusters)
     if cluster in configured:
         return
+    recorded = 0
     with edge.store_errors():
-        recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
+        if here:
+            recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
     if not recorded:
         raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
                        f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")

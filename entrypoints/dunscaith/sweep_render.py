@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dunscaith.domain.model.jobs.summary import JobSummary
-from dunscaith.domain.services.jobs.sweep_status import SweepView, counted
+from dunscaith.domain.model.jobs.sweep_counts import by_state, counts_words
+from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 
 
 def element_json(s: JobSummary, held: bool) -> dict[str, Any]:
@@ -28,13 +29,13 @@ def element_json(s: JobSummary, held: bool) -> dict[str, Any]:
     }
 
 
-def sweep_json(sweep: SweepView) -> dict[str, Any]:
+def sweep_json(sweep: SweepStanding) -> dict[str, Any]:
     """``status NAME --json`` of a sweep (docs/json.md)."""
     shown = sweep.elements if sweep.state is None else sweep.listed
     return {
         "sweep": sweep.sweep,
         "elements_total": len(sweep.elements),
-        "counts": dict(counted(sweep.elements)),
+        "counts": dict(by_state(s.state for s in sweep.elements)),
         "state": sweep.state,
         "clusters": sweep.clusters,
         "recorded_at": sweep.recorded_at.isoformat(),
@@ -44,11 +45,11 @@ def sweep_json(sweep: SweepView) -> dict[str, Any]:
     }
 
 
-def dominant(sweep: SweepView) -> str:
+def dominant(sweep: SweepStanding) -> str:
     """The state cell of a sweep's row in ``list``: ``sweep of 500: 480 succeeded, 13 failed, 7 running``, or
     ``sweep of 500: succeeded`` when every element is in one state."""
-    counts = counted(sweep.elements)
-    n = len(sweep.elements)
-    if len(counts) == 1:
-        return f"sweep of {n}: {counts[0][0]}"
-    return f"sweep of {n}: " + ", ".join(f"{count} {state}" for state, count in counts)
+    states = [s.state for s in sweep.elements]
+    n = len(states)
+    if len(set(states)) == 1:
+        return f"sweep of {n}: {states[0]}"
+    return f"sweep of {n}: {counts_words(states)}"

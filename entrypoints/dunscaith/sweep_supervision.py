@@ -15,6 +15,7 @@ import typer
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep, SweepSupervised, UnknownSweep
 from dunscaith.entrypoints.cli_support import BadInput
@@ -101,12 +102,10 @@ def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: 
                    f"{'; not taken: ' + ', '.join(held[:_NAMED]) if held else ''}; carry it on with: {again}")
     else:
         code, ending = int(ExitCode.NOT_SUCCESS), "outcome"
-        kinds = Counter(e.outcome for e in not_ok)
-        said = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        said = counts_words(str(e.outcome) for e in not_ok)  # the outcomes other than success, as status says them
         message = f"{what}: {len(succeeded)} succeeded, {said}: {_named(not_ok)}"
         if what.startswith("sweep "):
-            first = next(iter(kinds))
-            message += f" ({PROG} status {what.removeprefix('sweep ')} --state {first})"
+            message += f" ({PROG} status {what.removeprefix('sweep ')} --state {not_ok[0].outcome})"
     if message:
         print(f"{PROG}: {message}" if code else message,
               file=sys.stderr if code or as_json or stdout_kept else sys.stdout, flush=True)

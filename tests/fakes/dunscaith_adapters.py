@@ -48,6 +48,7 @@ def _every_cluster(scheduler: FakeScheduler) -> Callable[[str], Scheduler]:
 
 class FakeAdapters(containers.DeclarativeContainer):
     store = providers.Singleton(InMemoryStore)
+    store_exists = providers.Object(True)  # the memory store is there from the start
     # one fake scheduler behind every cluster
     schedulers = providers.Singleton(_every_cluster, providers.Singleton(FakeScheduler, exit_code_of=_exit_code_of))
     pointers = providers.Singleton(InMemoryPointers)

@@ -19,6 +19,7 @@ from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
 from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
+from dunscaith.adapters.store.sqlite import STORE_FILE
 from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
 from dunscaith.adapters.store.sqlite.engine import connect, describe_sqlite_error
 from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
@@ -49,7 +50,7 @@ from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, unread
 from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
 
-DB_FILE = "records.db"
+DB_FILE = STORE_FILE
 SCHEMA_LOCK = "schema.lock"
 WRITE_LOCK = "write.lock"
 LOCKS_DIR = "locks"

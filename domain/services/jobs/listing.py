@@ -20,7 +20,7 @@ from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.services.jobs.status import JobView, judge
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
-from dunscaith.domain.services.jobs.sweep_status import SweepStatus, SweepView
+from dunscaith.domain.services.jobs.sweep_status import SweepStanding, SweepStatus
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore, RecordDamaged
 
@@ -50,7 +50,7 @@ class SweepRow:
     """A sweep as ``list``'s one row: its elements' view (summaries only) and its first element, folded
     (the command line the row shows; None when that record does not read)."""
 
-    view: SweepView
+    view: SweepStanding
     first: JobState | None
 
 

@@ -41,13 +41,6 @@ class PointedSweep:
     host: str
     elements: tuple[PointedJob, ...]
 
-    def counts(self) -> list[tuple[str, int]]:
-        """How many elements' pointers say each state, the most first."""
-        found: dict[str, int] = {}
-        for element in self.elements:
-            found[element.pointer.state] = found.get(element.pointer.state, 0) + 1
-        return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))
-
 
 def by_sweep(jobs: Iterable[PointedJob]) -> list[PointedJob | PointedSweep]:
     """``jobs`` with the elements of each sweep (and host) made one row, where its first element was."""
@@ -71,6 +64,8 @@ def by_sweep(jobs: Iterable[PointedJob]) -> list[PointedJob | PointedSweep]:
 class PointerSurvey:
     elsewhere: tuple[PointedJob, ...]  # by job name
     damaged: tuple[tuple[JobId, str], ...]  # the pointers read that do not read, with why
+    # whether a pointer read names a job this host recorded (a store of this host should hold it)
+    recorded_here: bool = False
 
 
 class PointerSurveys:
@@ -109,7 +104,7 @@ class PointerSurveys:
         read = self.everything() if every else self.unsettled()
         seen = {job for job, _ in read.damaged}
         own = [(job, problem) for job, problem in self.damaged_of(shown) if job not in seen]
-        return PointerSurvey(read.elsewhere, (*read.damaged, *own))
+        return PointerSurvey(read.elsewhere, (*read.damaged, *own), read.recorded_here)
 
     def damaged_of(self, jobs: Iterable[JobId]) -> list[tuple[JobId, str]]:
         """The pointers of these jobs that do not read (a missing one is no damage), with why."""
@@ -170,10 +165,12 @@ class PointerSurveys:
 
     def _survey(self, readings: Iterable[PointerReading]) -> PointerSurvey:
         now = self._clock.now()
-        elsewhere, damaged = [], []
+        elsewhere, damaged, here = [], [], False
         for reading in readings:
             if reading.pointer is None:
                 damaged.append((reading.job, reading.problem or "damaged"))
             elif self._is_elsewhere(reading.pointer):
                 elsewhere.append(PointedJob(reading.pointer, unattended_by_pointer(reading.pointer, now, self._poll)))
-        return PointerSurvey(tuple(elsewhere), tuple(damaged))
+            else:
+                here = here or reading.pointer.root_host == self._here
+        return PointerSurvey(tuple(elsewhere), tuple(damaged), here)

@@ -39,7 +39,7 @@ from dunscaith.domain.services.jobs.sweep_members import SweepMembers, index_key
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
-from dunscaith.ports.job_progress import JobProgress, SweepView
+from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
 from dunscaith.ports.job_store import JobLock, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 from dunscaith.ports.scheduler import CreatesArrays, Scheduler
 
@@ -111,7 +111,7 @@ class _Active:
 
 class SuperviseSweep:
     def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
-                 views: Callable[..., SweepView], schedulers: Callable[[str], Scheduler], clock: Clock,
+                 views: Callable[..., SweepSupervisionView], schedulers: Callable[[str], Scheduler], clock: Clock,
                  crash: CrashPoints, on_problem: Callable[[str], None]) -> None:
         self._store = store
         self._one = one  # a single job's supervision: the pointer, where a job is acted on, the sweep of strays
@@ -264,13 +264,13 @@ class SuperviseSweep:
             bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
         return bounds
 
-    def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepView,
+    def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepSupervisionView,
                rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
                elsewhere: list[tuple[JobId, str]], began: _Pass) -> _Active | None:
         taken = self._take(member, fresh, view, rounds, active, elsewhere)
         return None if taken is None else self._begin(taken, drain, began)
 
-    def _take(self, member: JobSummary, fresh: bool, view: SweepView, rounds: dict[str, RoundQuery],
+    def _take(self, member: JobSummary, fresh: bool, view: SweepSupervisionView, rounds: dict[str, RoundQuery],
               active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]]) -> _Taken | None:
         """The element's record read and its lock taken, its supervisor made; None (said why) when it is
         not this process's to supervise."""
@@ -319,7 +319,7 @@ class SuperviseSweep:
 
     # ------------------------------------------------------------------ a sweep as one array
 
-    def _arrays(self, waiting: deque[JobSummary], drain: Interrupts, fresh: bool, view: SweepView,
+    def _arrays(self, waiting: deque[JobSummary], drain: Interrupts, fresh: bool, view: SweepSupervisionView,
                 rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
                 elsewhere: list[tuple[JobId, str]], began: _Pass) -> None:
         """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
@@ -370,7 +370,7 @@ class SuperviseSweep:
             scripts.append(script)
         return scripts
 
-    def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepView,
+    def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepSupervisionView,
                     active: dict[JobId, _Active]) -> None:
         """Every element's "submitting" durable (one nonce, the array's), then ONE request, then each answer
         committed. Whatever fails on the way is left to each element's own loop, which finds the attempt
@@ -431,7 +431,7 @@ class SuperviseSweep:
         self._crash.reached(point)
         return True
 
-    def _progress(self, state: JobState, fresh: bool, view: SweepView) -> JobProgress:
+    def _progress(self, state: JobState, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         pointer = self._one.pointer_for(state)
         if fresh:
             try:

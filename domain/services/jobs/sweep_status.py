@@ -6,7 +6,6 @@ their locks (one query on a server): what ``status`` of one job costs, give or t
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,26 +17,12 @@ from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.ports.job_store import JobStore, UnknownJob
 
-# the order states are counted in: ended well, ended otherwise, then the ones still going
-_ORDER = {str(OutcomeKind.SUCCEEDED): 0, **{str(k): 1 for k in OutcomeKind if k is not OutcomeKind.SUCCEEDED}}
-
-
-def counted(elements: list[JobSummary] | tuple[JobSummary, ...]) -> list[tuple[str, int]]:
-    """How many elements are in each state: succeeded first, then the other outcomes, then the rest,
-    each group by count (largest first)."""
-    counts = Counter(s.state for s in elements)
-    return sorted(counts.items(), key=lambda item: (_ORDER.get(item[0], 2), -item[1], item[0]))
-
-
-def counts_text(elements: list[JobSummary] | tuple[JobSummary, ...]) -> str:
-    """``500 elements: 480 succeeded, 13 failed, 7 running``."""
-    n = len(elements)
-    parts = ", ".join(f"{count} {state}" for state, count in counted(elements))
-    return f"{n} element{'s' if n != 1 else ''}: {parts}" if n else "0 elements"
-
 
 @dataclass(frozen=True, slots=True)
-class SweepView:
+class SweepStanding:
+    """Where a sweep stands now, as the store summarises its elements: what ``status NAME`` and ``list``'s
+    row of it show (not the live view of its supervision: ports.job_progress.SweepSupervisionView)."""
+
     sweep: JobId
     elements: tuple[JobSummary, ...]  # every element, by index
     held: frozenset[JobId]  # the elements whose lock is held now (a live supervisor or command)
@@ -79,7 +64,7 @@ class SweepStatus:
         self._store = store
         self._members = SweepMembers(store)
 
-    def of(self, sweep: JobId, state: str | None = None) -> SweepView:
+    def of(self, sweep: JobId, state: str | None = None) -> SweepStanding:
         """Every element of ``sweep`` (one summaries query) and the locks of those not settled; UnknownJob
         when no element of it is recorded (NotASweep, with ``state``, when ``sweep`` is a job of its own)."""
         elements = self._members.elements(sweep)
@@ -93,9 +78,9 @@ class SweepStatus:
         """Every element of ``sweep`` by index (none: it is no sweep's name), without asking any lock."""
         return self._members.elements(sweep)
 
-    def view(self, sweep: JobId, elements: list[JobSummary], state: str | None = None) -> SweepView:
+    def view(self, sweep: JobId, elements: list[JobSummary], state: str | None = None) -> SweepStanding:
         """The view of elements already read (``list``'s row): only the locks of those not settled are asked."""
         open_ = [s.job for s in elements if not s.settled]
         healths = self._store.healths(open_) if open_ else {}
         held = frozenset(job for job, health in healths.items() if health.held)
-        return SweepView(sweep, tuple(elements), held, state)
+        return SweepStanding(sweep, tuple(elements), held, state)

@@ -82,7 +82,9 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         raise BadInput(f"--state {shown(state)}: no job is ever in that state; the states are "
                        f"{', '.join(state_words())}")
     words = [str(action), job]
-    edge.owned_elsewhere(ctx, job, words, follow=True)  # before the store: another host's job needs nothing of this one
+    typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else [])]
+    # before the store: another host's job (or sweep, where this host has no store) needs nothing of this one
+    edge.owned_elsewhere(ctx, job, typed, follow=True, sweeps=True)
     edge.open_store(ctx)
     sweeps = _sweep_commands(ctx)
     with edge.store_errors(ctx, job):
@@ -91,8 +93,7 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         except NotASweep as exc:
             raise BadInput(str(exc)) from None
         except UnknownJob:  # nothing of that name here: a sweep whose elements' pointers name another host?
-            edge.sweep_owned_elsewhere(ctx, job, [*words, *(["--state", state] if state else []),
-                                                  *(["--failed"] if failed else [])])
+            edge.sweep_owned_elsewhere(ctx, job, typed)
             raise
     if chosen.sweep is not None:
         return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed)

@@ -305,7 +305,7 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     # another host's job: supervised there, in the foreground
     words = ["supervise", job, *(["--json"] if as_json else []),
              *([] if job_exit is None else ["--job-exit-code" if job_exit else "--dunscaith-exit-code"])]
-    edge.owned_elsewhere(ctx, job, words, follow=True)
+    edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
     recorded = sweep_supervision.recorded_as(ctx, job)

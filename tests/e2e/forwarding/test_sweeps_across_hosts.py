@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,10 @@ from tests.infra.ssh_hosts import SshHosts, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.sshd]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _no_store_left_on_login2(hosts: SshHosts) -> Iterator[None]:
-    """A sweep's command typed on login2 finds the sweep elsewhere only after it has opened login2's own
-    store, which makes an empty one there (docs/sweeps.md); the hosts outlive this module, and other modules
-    check that a forwarded command leaves no store on login2: an empty one made here goes with it."""
-    store = f"/var/tmp/dunscaith-{hosts.user.name}/records.db"
-    made_here = hosts.ssh("login2", f"ls {store}").returncode != 0
-    yield
-    if made_here:
-        hosts.ssh("login2", f"rm -f {store} {store}-wal {store}-shm")
+def _no_store_on_login2(hosts: SshHosts) -> None:
+    """Nothing of the sweep is recorded on login2, and no record store was even made there: a sweep's name
+    is found from its elements' pointers before a store would be made (no test submits on login2)."""
+    assert hosts.ssh("login2", f"ls /var/tmp/dunscaith-{hosts.user.name}/records.db").returncode != 0
 
 
 def _waiting_sweep(hosts: SshHosts, name: str, go: Path, ran: Path, size: int) -> subprocess.Popen[bytes]:
@@ -85,6 +78,7 @@ def test_status_list_cancel_and_supervise_of_a_sweep_from_login2_act_on_login1(h
         assert _ran(ran) == Counter({"1": 1, "2": 1, "3": 1})
         # nothing of the sweep is recorded on login2: its status there says where it is
         assert "runs there" in hosts.ssh("login2", f"{ds} status {name}").stderr
+        _no_store_on_login2(hosts)
     finally:
         go.touch()
         if submit.poll() is None:
@@ -104,6 +98,12 @@ def test_a_sweep_whose_supervisor_was_killed_is_carried_on_from_login2_and_no_el
         submit.wait(60)
         wait_for(lambda: "Unattended" in hosts.ssh("login2", f"{ds} status {name}").stdout
                  + hosts.ssh("login2", f"{ds} status {name}").stderr, 60, "the sweep to be Unattended")
+        # login2's own notice, judged from the elements' pointers (no supervisor seen for 10 poll intervals):
+        # the sweep in one line, naming the host it runs on, never one line per element
+        notice = (f"sweep {name} on host login1: 4 elements look Unattended (their pointers: no supervisor seen "
+                  f"recently); reattach with: dunscaith supervise {name} (it runs on login1)")
+        wait_for(lambda: notice in hosts.ssh("login2", f"{ds} list").stderr, 60, "login2's notice of the sweep")
+        assert f"job {name}-" not in hosts.ssh("login2", f"{ds} list").stderr
         supervise = hosts.popen("login2", f"{ds} supervise {name}", stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         os.set_blocking(supervise.stdout.fileno(), False)  # type: ignore[union-attr]
@@ -119,6 +119,7 @@ def test_a_sweep_whose_supervisor_was_killed_is_carried_on_from_login2_and_no_el
         final = json.loads(out(hosts.ssh("login2", f"{ds} status {name} --json")))
         assert {e["state"] for e in final["elements"]} == {"succeeded"}
         assert _ran(ran) == Counter({"1": 1, "2": 1, "3": 1, "4": 1})
+        _no_store_on_login2(hosts)
     finally:
         go.touch()
         for process in (submit, supervise):

@@ -127,7 +127,7 @@ def test_a_record_root_owned_by_someone_else_is_refused(cli: Cli) -> None:
 
 
 def test_a_record_root_bound_to_another_host_is_refused(cli: Cli) -> None:
-    assert cli.run("list").returncode == 0  # binds the root to this host
+    assert cli.run("status", "none").returncode == 2  # makes the store: binds the root to this host (list makes none)
     host = cli.root / "HOST"
     host.chmod(0o600)
     host.write_text('{"hostname":"elsewhere","machine_id":"0123456789abcdef0123456789abcdef"}\n')

@@ -99,6 +99,16 @@ def test_this_host_s_and_the_shared_store_s_jobs_are_not_elsewhere() -> None:
     pointers.write(_pointer("far", "running", THERE, seen=T0 + timedelta(minutes=59)))
     survey = _surveys(pointers, shared="postgresql://ada@db/dunscaith").unsettled()
     assert [(p.pointer.job, p.unattended) for p in survey.elsewhere] == [("far", False)]  # seen recently
+    assert survey.recorded_here  # "here": a store of this host should hold it (list opens it, which says if lost)
+
+
+def test_a_survey_of_other_hosts_and_the_shared_store_s_jobs_only_names_none_recorded_here() -> None:
+    pointers = InMemoryPointers()
+    pointers.index_built()
+    pointers.write(_pointer("shared", "running", THERE, root="postgresql://ada@db/dunscaith"))
+    pointers.write(_pointer("far", "running", THERE))
+    pointers.write(_pointer("done-here", "succeeded", HERE))  # settled: not in the index
+    assert not _surveys(pointers, shared="postgresql://ada@db/dunscaith").unsettled().recorded_here
 
 
 def test_everything_reads_every_pointer_settled_ones_too() -> None:

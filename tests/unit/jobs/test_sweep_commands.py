@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 import pytest
+from dependency_injector import providers
 
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.domain.model.jobs.ids import JobId
@@ -358,3 +359,127 @@ def test_a_sweep_whose_elements_are_another_hosts_is_forwarded_there(wired: Wire
     assert sent == [("login2", "far")] * 3
     with pytest.raises(BadInput, match="no job named near is recorded"):
         invoke(container, "status", "near")  # nothing here, no element's pointer: refused as before
+
+
+def _far(pointers: Any, job: str, state: str, sweep: str | None, host: str = "login2") -> None:
+    """A pointer of a job recorded on another host, never seen supervised (Unattended by its pointer)."""
+    there = HostIdentity(machine_id=("b" if host == "login2" else "c") * 32, hostname=host)
+    pointers.write(Pointer(JobId(job), host, "/var/tmp/x", there, "/opt/bin/dunscaith", "local", "local", state,
+                           datetime.now(UTC), None, JobId(sweep) if sweep else None))
+
+
+def test_the_unattended_notice_names_another_hosts_sweep_once_with_its_host(wired: Wired) -> None:
+    container, _, pointers = wired
+    for index in range(3):
+        _far(pointers, f"far-{index}", "running" if index else "held", "far")
+    _far(pointers, "far-9", "succeeded", "far")  # settled: no judgement calls it Unattended
+    _far(pointers, "lone", "running", None)  # a job of its own: its line, as before sweeps
+    _far(pointers, "odd-1", "running", "odd")  # one element: one line too, in the singular
+    _far(pointers, "far-5", "running", "far", host="login3")  # the same name on a third host: its own line
+
+    notices = [line for line in invoke(container, "list").stderr.splitlines() if "Unattended" in line]
+
+    assert sorted(notices) == sorted([
+        "dunscaith: sweep far on host login2: 3 elements look Unattended (their pointers: no supervisor seen "
+        "recently); reattach with: dunscaith supervise far (it runs on login2)",
+        "dunscaith: job lone on host login2 looks Unattended (its pointer: running, no supervisor seen "
+        "recently); reattach with: dunscaith supervise lone (it runs on login2)",
+        "dunscaith: sweep odd on host login2: 1 element looks Unattended (their pointers: no supervisor seen "
+        "recently); reattach with: dunscaith supervise odd (it runs on login2)",
+        "dunscaith: sweep far on host login3: 1 element looks Unattended (their pointers: no supervisor seen "
+        "recently); reattach with: dunscaith supervise far (it runs on login3)",
+    ])
+
+
+class _Root:
+    """What edge asks of a command's context: its root, holding the container."""
+
+    def __init__(self, container: Container) -> None:
+        self.obj = container
+
+    def find_root(self) -> _Root:
+        return self
+
+
+def test_the_notice_leaves_out_the_sweep_or_element_the_command_names(wired: Wired,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    container, _, pointers = wired
+    for index in range(3):
+        _far(pointers, f"far-{index}", "running", "far")
+    _far(pointers, "near-1", "running", "near")
+
+    def notices(skip: str) -> list[str]:
+        edge.notice_unattended(_Root(container), skip=skip)
+        return capsys.readouterr().err.splitlines()
+
+    assert [line.split(":")[1].strip() for line in notices("far")] == ["sweep near on host login2"]
+    assert [line.split(":")[1].strip() for line in notices("near-1")] == ["sweep far on host login2"]
+    far, near = notices("far-1")  # one element named: the others of its sweep still counted
+    assert far.startswith("dunscaith: sweep far on host login2: 2 elements look Unattended") and "near" in near
+
+
+def _no_store_here(container: Container) -> list[str]:
+    """This host has no store (a login node where nothing was recorded); any opening of one is noted."""
+    opened: list[str] = []
+
+    def opening() -> None:
+        opened.append("store")
+        raise AssertionError("the store was opened")
+
+    container.adapters.store_exists.override(providers.Object(False))
+    container.adapters.store.override(providers.Callable(opening))
+    return opened
+
+
+def test_a_sweep_of_another_host_named_where_no_store_is_is_forwarded_before_a_store_is_made(
+        wired: Wired, monkeypatch: pytest.MonkeyPatch) -> None:
+    container, _, pointers = wired
+    for index in range(3):
+        _far(pointers, f"far-{index}", "running", "far")
+    opened = _no_store_here(container)
+    sent: list[tuple[str, str]] = []
+
+    def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+        sent.append((host, job))
+        raise Forwarded()
+
+    monkeypatch.setattr(edge, "forward_and_exit", forward)
+    commands = [["status", "far"], ["status", "far", "--state", "running"], ["cancel", "far"], ["hold", "far"],
+                ["release", "far"], ["give-up", "far"], ["resubmit", "far", "--failed"], ["supervise", "far"]]
+    for command in commands:
+        with pytest.raises(Forwarded):
+            invoke(container, *command)
+    assert sent == [("login2", "far")] * len(commands) and opened == []
+
+
+def test_list_where_no_store_is_shows_the_pointers_and_makes_none(wired: Wired) -> None:
+    container, _, pointers = wired
+    for index in range(3):
+        _far(pointers, f"far-{index}", "running" if index else "succeeded", "far")
+    opened = _no_store_here(container)
+
+    shown = invoke(container, "list")
+    every = invoke(container, "list", "--all")  # every pointer, the settled ones too
+    as_json = _json(invoke(container, "list", "--json").stdout)
+
+    assert shown.return_value == every.return_value == 0 and opened == []
+    assert shown.stdout.startswith("far  sweep of 2: 2 running  on host login2 (from its elements' pointers; "
+                                   "2 look Unattended; --expand for each)")
+    assert every.stdout.startswith("far  sweep of 3: 1 succeeded, 2 running  on host login2")
+    assert "sweep far on host login2: 2 elements look Unattended" in shown.stderr  # succeeded: not Unattended
+    assert as_json["jobs"] == [] and [p["job"] for p in as_json["pointers"]] == ["far-1", "far-2"]
+    with pytest.raises(BadInput, match="no such cluster is configured and no job of it is recorded"):
+        invoke(container, "list", "--cluster", "gone")
+    assert opened == []
+
+
+def test_list_where_no_store_is_but_this_hosts_pointers_name_jobs_opens_it(wired: Wired) -> None:
+    container, _, pointers = wired
+    here = container.adapters.host().identity()
+    pointers.write(Pointer(JobId("mine"), "login1", "/var/tmp/x", here, "/opt/bin/dunscaith", "local", "local",
+                           "running", datetime.now(UTC), None))
+    opened = _no_store_here(container)
+
+    with pytest.raises(AssertionError, match="the store was opened"):  # the real store says it is lost
+        invoke(container, "list")
+    assert opened == ["store"]
