@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, cast
 
-import typer
-
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
@@ -24,7 +22,7 @@ from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render
-from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.interrupts import Interrupts
 
 
@@ -39,7 +37,7 @@ class _Exit:
     by_signal: bool = False  # the process ends by the signal that drained it
 
 
-def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
+def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
               stream: IO[str] | None = None, follow: bool = False, as_json: bool = False,
               job_exit: bool = False) -> int:
     """Supervise ``job`` to its ending and return the exit code. ``as_json``: the live view on stderr and
