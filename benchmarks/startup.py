@@ -6,6 +6,7 @@ Issue 26's goals (ratios of medians, each figure paired and interleaved with its
     list (1 job)                   / python -c 'import typer'   <= 2.5
     --version                      / python -c pass             <= 2
     remote run -- true             / python -c pass             <= 3
+    submit -- true (local, to its outcome) / dunscaith --help    <= 3
 
 and issue 24's completion of names: one completion request (what a shell sends on TAB, click's protocol:
 ``_DUNSCAITH_COMPLETE=complete_bash`` ...) for ``dunscaith status <TAB>``, against ``python -c pass``
@@ -52,7 +53,8 @@ class Case:
     env: dict[str, str] | None = None  # besides the run's own
 
 
-BASELINES = {"import typer": [PY, "-c", "import typer"], "python -c pass": [PY, "-c", "pass"]}
+BASELINES = {"import typer": [PY, "-c", "import typer"], "python -c pass": [PY, "-c", "pass"],
+             "dunscaith --help": [str(Path(PY).parent / "dunscaith"), "--help"]}
 
 
 def _children_cpu() -> float:
@@ -104,6 +106,8 @@ def main() -> int:
             Case("--version", ["--version"], "python -c pass", 2.0),
             Case("remote run -- true", ["remote", "run", "--instance-dir", "", "--", "true"], "python -c pass", 3.0),
             Case("completion: status <TAB>", [], "python -c pass", 0.0, completion),
+            # a whole local job, foreground, to its outcome: the record, the wrapper, the job, the end
+            Case("submit -- true", ["submit", "--", "true"], "dunscaith --help", 3.0),
         ]
         trees: list[Path | None] = [None] if before is None else [None, before]
         serial = iter(range(1_000_000))
@@ -138,7 +142,8 @@ def main() -> int:
           f"{load_after[0]:.2f} after; {os.cpu_count()} CPUs)")
     for name, times in baselines.items():
         cpu = statistics.median(baselines_cpu[name])
-        print(f"  {'python -c ' + repr(name) if name != 'python -c pass' else name:<34} "
+        shown = name if name in ("python -c pass", "dunscaith --help") else f"python -c {name!r}"
+        print(f"  {shown:<34} "
               f"{statistics.median(times) * 1000:7.0f} ms   (CPU {cpu * 1000:.0f} ms)")
     for case in cases:
         base = statistics.median(baselines[case.baseline])
