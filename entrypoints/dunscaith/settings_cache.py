@@ -26,7 +26,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
 
 FORMAT = 1
 PREFIX = "DUNSCAITH_"
@@ -93,70 +96,6 @@ class ReadSettings:
 class RecordsPlace:
     backend: str
     root: Path
-
-
-@dataclass(frozen=True, slots=True)
-class SupervisePlace:
-    """``supervise.*`` as the supervisor and submit read it (``SuperviseSection``'s fields)."""
-
-    poll: float
-    poll_max: float
-    giveup: float
-    drain: float
-    wait: float
-    absence: float
-    exit_code: str
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveryPlace:
-    attempts: int  # recovery.attempts
-
-
-@dataclass(frozen=True, slots=True)
-class EscalationsPlace:
-    command: list[str]  # escalations.command
-    timeout: float  # escalations.timeout
-
-
-@dataclass(frozen=True, slots=True)
-class ResidualPlace:
-    policy: str  # residual.policy
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterPlace:
-    adapter: str  # clusters.NAME.adapter
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitSettings:
-    """What the front door's plain ``submit -- COMMAND`` reads of the settings (``submit_root.py``), remembered
-    beside the read path's from the same ``load_settings`` answer, in the shape of ``DunscaithSettings``
-    (``.supervise.poll``, ``.cluster(name).adapter``...) so that the same bodies and builders read either."""
-
-    read: ReadSettings
-    supervise: SupervisePlace
-    recovery: RecoveryPlace
-    escalations: EscalationsPlace
-    residual: ResidualPlace
-
-    @property
-    def records(self) -> RecordsPlace:
-        return self.read.records
-
-    @property
-    def forwarding(self) -> RoutingSettings:
-        return self.read.routing
-
-    def cluster(self, name: str) -> ClusterPlace:
-        """A configured cluster's adapter; one not configured is refused by ``load_settings``' own words."""
-        known = dict(self.read.clusters)
-        if name in known:
-            return ClusterPlace(known[name])
-        from dunscaith.entrypoints.dunscaith.settings import load_settings
-
-        return ClusterPlace(load_settings().cluster(name).adapter)  # BadInput, word for word
 
 
 def cache_file(env: Mapping[str, str] | None = None) -> Path:
@@ -255,33 +194,28 @@ def read_cached_reads(key: str, env: Mapping[str, str] | None = None) -> ReadSet
         return None
 
 
-def read_cached_submit(key: str, env: Mapping[str, str] | None = None) -> SubmitSettings | None:
-    """The plain submit's settings remembered for ``key`` (an answer remembered without them: a miss)."""
+def read_cached_part(key: str, part: str, env: Mapping[str, str] | None = None) -> tuple[ReadSettings, Any] | None:
+    """The read settings and one more part remembered for ``key`` (``"submit"``: ``submit_values``' answer,
+    which ``submit_settings.py`` reads); None when either is not remembered."""
     reads = read_cached_reads(key, env)
     obj = None if reads is None else _remembered(key, env)
-    if reads is None or obj is None:
+    if reads is None or obj is None or part not in obj:
         return None
-    try:
-        s = obj["submit"]
-        command = s["escalations_command"]
-        if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
-            return None
-        if not isinstance(s["exit_code"], str) or not isinstance(s["residual_policy"], str):
-            return None
-        supervise = SupervisePlace(float(s["poll"]), float(s["poll_max"]), float(s["giveup"]), float(s["drain"]),
-                                   float(s["wait"]), float(s["absence"]), s["exit_code"])
-        return SubmitSettings(reads, supervise, RecoveryPlace(int(s["attempts"])),
-                              EscalationsPlace(command, float(s["escalations_timeout"])),
-                              ResidualPlace(s["residual_policy"]))
-    except (ValueError, KeyError, TypeError):
-        return None
+    return reads, obj[part]
 
 
-_SUPERVISE_SECONDS = ("poll", "poll_max", "giveup", "drain", "wait", "absence")  # SupervisePlace's order
+def submit_values(settings: DunscaithSettings) -> dict[str, Any]:
+    """What the front door's plain submit reads of ``load_settings``' answer, as it is remembered
+    (``submit_settings.of_values`` reads it back)."""
+    s = settings.supervise
+    return {"poll": s.poll, "poll_max": s.poll_max, "giveup": s.giveup, "drain": s.drain, "wait": s.wait,
+            "absence": s.absence, "exit_code": s.exit_code, "attempts": settings.recovery.attempts,
+            "escalations_command": list(settings.escalations.command),
+            "escalations_timeout": settings.escalations.timeout, "residual_policy": settings.residual.policy}
 
 
 def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None,
-             reads: ReadSettings | None = None, submit: SubmitSettings | None = None) -> None:
+             reads: ReadSettings | None = None, submit: dict[str, Any] | None = None) -> None:
     """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time.
 
     A cache folder refused as unsafe (open to others, another's, a symlink) is the user's to fix and is
@@ -299,11 +233,7 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
         **({} if reads is None else {"read": {
             "root": str(reads.root), "poll": reads.poll, "delivering": reads.delivering,
             "clusters": [list(pair) for pair in reads.clusters]}}),
-        **({} if submit is None else {"submit": {
-            **{name: getattr(submit.supervise, name) for name in _SUPERVISE_SECONDS},
-            "exit_code": submit.supervise.exit_code, "attempts": submit.recovery.attempts,
-            "escalations_command": list(submit.escalations.command),
-            "escalations_timeout": submit.escalations.timeout, "residual_policy": submit.residual.policy}})}).encode()
+        **({} if submit is None else {"submit": submit})}).encode()
     try:
         os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)  # ~/.cache: made if missing, never changed
         replace(ensure_private_dir(path.parent), path.name, body)
@@ -319,7 +249,7 @@ def routing_settings() -> RoutingSettings:
     found = read_cached(key)
     if found is not None:
         return found
-    return _validated(key).read.routing
+    return _validated(key).routing
 
 
 def read_settings() -> ReadSettings:
@@ -328,20 +258,16 @@ def read_settings() -> ReadSettings:
     found = read_cached_reads(key)
     if found is not None:
         return found
-    return _validated(key).read
-
-
-def submit_settings() -> SubmitSettings:
-    """The plain submit's settings, validated by ``load_settings`` (BadInput, one line, when they are wrong)."""
-    key = settings_key()
-    found = read_cached_submit(key)
-    if found is not None:
-        return found
     return _validated(key)
 
 
-def _validated(key: str) -> SubmitSettings:
-    """``load_settings``'s answer, remembered for ``key`` when nothing changed while it was read."""
+def _validated(key: str) -> ReadSettings:
+    return validated(key)[0]
+
+
+def validated(key: str) -> tuple[ReadSettings, dict[str, Any]]:
+    """``load_settings``' answer (the read settings and ``submit_values``), remembered for ``key`` when
+    nothing changed while it was read."""
     from dunscaith.entrypoints.dunscaith.settings import load_settings
 
     settings = load_settings()
@@ -351,12 +277,7 @@ def _validated(key: str) -> SubmitSettings:
     found = ReadSettings(routing, Path(settings.records.root), settings.supervise.poll,
                          bool(settings.escalations.command),
                          tuple((name, cluster.adapter) for name, cluster in settings.clusters.items()))
-    s = settings.supervise
-    submit = SubmitSettings(found, SupervisePlace(s.poll, s.poll_max, s.giveup, s.drain, s.wait, s.absence,
-                                                  s.exit_code),
-                            RecoveryPlace(settings.recovery.attempts),
-                            EscalationsPlace(list(settings.escalations.command), settings.escalations.timeout),
-                            ResidualPlace(settings.residual.policy))
+    submit = submit_values(settings)
     if settings_key() == key:  # nothing changed while it was read
         remember(key, routing, reads=found, submit=submit)
-    return submit
+    return found, submit

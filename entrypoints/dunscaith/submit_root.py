@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
     from dunscaith.domain.services.jobs.sweep import SweepReport
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
-    from dunscaith.entrypoints.dunscaith.settings_cache import SubmitSettings
+    from dunscaith.entrypoints.dunscaith.submit_settings import SubmitSettings
     from dunscaith.ports.clock import Clock
     from dunscaith.ports.crash_points import CrashPoints
     from dunscaith.ports.escalation_delivery import EscalationDelivery

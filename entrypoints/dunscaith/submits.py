@@ -81,7 +81,7 @@ def submit(argv: list[str]) -> int | None:
     line = plain_line(argv)
     if line is None or os.environ.get(FORWARDED_ENV):
         return None
-    from dunscaith.entrypoints.dunscaith.settings_cache import submit_settings
+    from dunscaith.entrypoints.dunscaith.submit_settings import submit_settings
 
     settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
     if settings.records.backend != "sqlite":

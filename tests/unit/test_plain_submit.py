@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings_cache, submits
+from dunscaith.entrypoints.dunscaith import settings_cache, submit_settings, submits
 from dunscaith.entrypoints.dunscaith.settings import load_settings
-from dunscaith.entrypoints.dunscaith.settings_cache import (
+from dunscaith.entrypoints.dunscaith.settings_cache import ReadSettings, RoutingSettings
+from dunscaith.entrypoints.dunscaith.submit_settings import (
     EscalationsPlace,
-    ReadSettings,
     RecoveryPlace,
     ResidualPlace,
-    RoutingSettings,
     SubmitSettings,
     SupervisePlace,
 )
@@ -81,7 +80,7 @@ def test_the_submit_settings_are_load_settings_remembered(tmp_path: Path, monkey
     monkeypatch.setenv("DUNSCAITH_ESCALATIONS__COMMAND", '["notify", "-x"]')
     monkeypatch.setenv("DUNSCAITH_RESIDUAL__POLICY", "manual")
     full = load_settings()
-    for found in (settings_cache.submit_settings(), settings_cache.submit_settings()):  # validated, then remembered
+    for found in (submit_settings.submit_settings(), submit_settings.submit_settings()):  # validated, remembered
         s = full.supervise
         assert found.supervise == SupervisePlace(s.poll, s.poll_max, s.giveup, s.drain, s.wait, s.absence, "job")
         assert found.recovery.attempts == 5 and found.residual.policy == "manual"
@@ -101,13 +100,18 @@ def test_an_answer_remembered_without_the_submit_settings_is_read_again(tmp_path
     routing = RoutingSettings("sqlite", None, None, 2.5, 7, 9)
     reads = ReadSettings(routing, Path("/r"), 0.5, False, (("local", "local"),))
     submit = SubmitSettings(reads, SupervisePlace(0.5, 9.0, 60.0, 10.0, 3.0, 2.0, "dunscaith"), RecoveryPlace(3),
-                            EscalationsPlace([], 10.0), ResidualPlace("list"))
-    settings_cache.remember("k1", routing, env, reads=reads, submit=submit)
-    assert settings_cache.read_cached_submit("k1", env) == submit
-    assert settings_cache.read_cached_submit("k2", env) is None
+                            EscalationsPlace(["a"], 10.0), ResidualPlace("list"))
+    values = {"poll": 0.5, "poll_max": 9.0, "giveup": 60.0, "drain": 10.0, "wait": 3.0, "absence": 2.0,
+              "exit_code": "dunscaith", "attempts": 3, "escalations_command": ["a"], "escalations_timeout": 10.0,
+              "residual_policy": "list"}
+    settings_cache.remember("k1", routing, env, reads=reads, submit=values)
+    assert submit_settings.read_cached_submit("k1", env) == submit
+    assert submit_settings.read_cached_submit("k2", env) is None
+    settings_cache.remember("k1", routing, env, reads=reads, submit={**values, "escalations_command": "a"})
+    assert submit_settings.read_cached_submit("k1", env) is None  # not ours: validated again
     settings_cache.remember("k1", routing, env, reads=reads)  # by a dunscaith before the plain submit
     assert settings_cache.read_cached_reads("k1", env) == reads
-    assert settings_cache.read_cached_submit("k1", env) is None  # validated again, never guessed
+    assert submit_settings.read_cached_submit("k1", env) is None  # validated again, never guessed
 
 
 def test_a_plain_submit_imports_no_typer_pydantic_nor_dependency_injector(tmp_path: Path) -> None:
