@@ -96,6 +96,7 @@ def main() -> int:
     env.pop("XDG_CACHE_HOME", None)
     try:
         (scratch / "home").mkdir(mode=0o700)
+        (scratch / "submit-home").mkdir(mode=0o700)
         dunscaith = str(Path(PY).parent / "dunscaith")
         subprocess.run([dunscaith, "submit", "--name", "bench-job", "--", "true"], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -106,8 +107,10 @@ def main() -> int:
             Case("--version", ["--version"], "python -c pass", 2.0),
             Case("remote run -- true", ["remote", "run", "--instance-dir", "", "--", "true"], "python -c pass", 3.0),
             Case("completion: status <TAB>", [], "python -c pass", 0.0, completion),
-            # a whole local job, foreground, to its outcome: the record, the wrapper, the job, the end
-            Case("submit -- true", ["submit", "--", "true"], "dunscaith --help", 3.0),
+            # a whole local job, foreground, to its outcome: the record, the wrapper, the job, the end; in a
+            # home and record root of its own, so that the jobs it adds change no other figure
+            Case("submit -- true", ["submit", "--", "true"], "dunscaith --help", 3.0,
+                 {"HOME": str(scratch / "submit-home"), "DUNSCAITH_RECORDS__ROOT": str(scratch / "submit-records")}),
         ]
         trees: list[Path | None] = [None] if before is None else [None, before]
         serial = iter(range(1_000_000))
