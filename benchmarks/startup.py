@@ -118,6 +118,12 @@ def main() -> int:
         def line(case: Case, tree: Path | None) -> tuple[list[str], dict[str, str]]:
             words = [w if w != "" else str(scratch / f"instance-{next(serial)}") for w in case.words]
             argv, extra = _dunscaith(tree, words)
+            if tree is not None:
+                # its own settings cache: the remembered answer's key digests the validating files' inode and
+                # mtime too, so two trees sharing one cache would each find the other's and validate anew
+                # (one per home: the key digests HOME too)
+                home = (case.env or {}).get("HOME", env["HOME"])
+                extra["XDG_CACHE_HOME"] = str(Path(home) / f".cache-{tree.name}")
             return argv, {**env, **extra, **(case.env or {})}
 
         for case in cases:  # warm: bytecode written, the settings remembered, the page cache filled
