@@ -24,9 +24,8 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
@@ -60,8 +59,7 @@ class HopSettings(Protocol):
     def server_alive(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class RoutingSettings:
+class RoutingSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     backend: str  # records.backend
     transport: str | None
     ssh_config: Path | None
@@ -70,8 +68,7 @@ class RoutingSettings:
     server_alive: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReadSettings:
+class ReadSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     """What the front door's plain ``status``/``list`` read of the settings (``read_root.py``), remembered
     beside the routing settings from the same ``load_settings`` answer."""
 
@@ -92,8 +89,7 @@ class ReadSettings:
         return RecordsPlace(self.routing.backend, self.root)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordsPlace:
+class RecordsPlace(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     backend: str
     root: Path
 

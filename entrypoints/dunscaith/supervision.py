@@ -10,8 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
@@ -26,8 +25,7 @@ from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.interrupts import Interrupts
 
 
-@dataclass(frozen=True, slots=True)
-class _Exit:
+class _Exit(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     """How the supervision ends: its code, whose it is, and (not the job's outcome) the error it reports."""
 
     code: int
