@@ -255,8 +255,9 @@ def main(argv: list[str] | None = None) -> None:
         end_now(run_owned(parsed, in_process=local_shim))
 
 
-# adapters/scheduler/local/exec_shim.py, this install's: the local scheduler's worker program (spawn.SHIM)
-_SHIM = Path(__file__).resolve().parents[2] / "adapters" / "scheduler" / "local" / "exec_shim.py"
+def _shim() -> Path:
+    """adapters/scheduler/local/exec_shim.py, this install's: the local scheduler's worker program (spawn.SHIM)."""
+    return Path(__file__).resolve().parents[2] / "adapters" / "scheduler" / "local" / "exec_shim.py"
 
 
 def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
@@ -273,8 +274,9 @@ def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
     interpreter's (~20 MB), and the limit must leave the shim's last steps room to allocate."""
     if len(argv) < 7 or argv[0] != sys.executable or argv[1:3] != ["-I", "-S"] or argv[5] != "--":
         return None
+    shim_path = _shim()
     try:
-        if not os.path.samefile(argv[3], _SHIM):
+        if not os.path.samefile(argv[3], shim_path):
             return None
         with open(argv[4], "rb") as file:
             limits = json.load(file).get("limits") or {}
@@ -284,7 +286,7 @@ def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
         return None
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("dunscaith_local_exec_shim", _SHIM)
+    spec = importlib.util.spec_from_file_location("dunscaith_local_exec_shim", shim_path)
     if spec is None or spec.loader is None:
         return None
     shim = importlib.util.module_from_spec(spec)
