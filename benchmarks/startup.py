@@ -6,6 +6,7 @@ Issue 26's goals (ratios of medians, each figure paired and interleaved with its
     list (1 job)                   / python -c 'import typer'   <= 2.5
     --version                      / python -c pass             <= 2
     remote run -- true             / python -c pass             <= 3
+    submit -- true (local, to its outcome) / dunscaith --help    <= 3
 
 and issue 24's completion of names: one completion request (what a shell sends on TAB, click's protocol:
 ``_DUNSCAITH_COMPLETE=complete_bash`` ...) for ``dunscaith status <TAB>``, against ``python -c pass``
@@ -52,7 +53,8 @@ class Case:
     env: dict[str, str] | None = None  # besides the run's own
 
 
-BASELINES = {"import typer": [PY, "-c", "import typer"], "python -c pass": [PY, "-c", "pass"]}
+BASELINES = {"import typer": [PY, "-c", "import typer"], "python -c pass": [PY, "-c", "pass"],
+             "dunscaith --help": [str(Path(PY).parent / "dunscaith"), "--help"]}
 
 
 def _children_cpu() -> float:
@@ -94,6 +96,7 @@ def main() -> int:
     env.pop("XDG_CACHE_HOME", None)
     try:
         (scratch / "home").mkdir(mode=0o700)
+        (scratch / "submit-home").mkdir(mode=0o700)
         dunscaith = str(Path(PY).parent / "dunscaith")
         subprocess.run([dunscaith, "submit", "--name", "bench-job", "--", "true"], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -104,6 +107,10 @@ def main() -> int:
             Case("--version", ["--version"], "python -c pass", 2.0),
             Case("remote run -- true", ["remote", "run", "--instance-dir", "", "--", "true"], "python -c pass", 3.0),
             Case("completion: status <TAB>", [], "python -c pass", 0.0, completion),
+            # a whole local job, foreground, to its outcome: the record, the wrapper, the job, the end; in a
+            # home and record root of its own, so that the jobs it adds change no other figure
+            Case("submit -- true", ["submit", "--", "true"], "dunscaith --help", 3.0,
+                 {"HOME": str(scratch / "submit-home"), "DUNSCAITH_RECORDS__ROOT": str(scratch / "submit-records")}),
         ]
         trees: list[Path | None] = [None] if before is None else [None, before]
         serial = iter(range(1_000_000))
@@ -111,6 +118,12 @@ def main() -> int:
         def line(case: Case, tree: Path | None) -> tuple[list[str], dict[str, str]]:
             words = [w if w != "" else str(scratch / f"instance-{next(serial)}") for w in case.words]
             argv, extra = _dunscaith(tree, words)
+            if tree is not None:
+                # its own settings cache: the remembered answer's key digests the validating files' inode and
+                # mtime too, so two trees sharing one cache would each find the other's and validate anew
+                # (one per home: the key digests HOME too)
+                home = (case.env or {}).get("HOME", env["HOME"])
+                extra["XDG_CACHE_HOME"] = str(Path(home) / f".cache-{tree.name}")
             return argv, {**env, **extra, **(case.env or {})}
 
         for case in cases:  # warm: bytecode written, the settings remembered, the page cache filled
@@ -138,7 +151,8 @@ def main() -> int:
           f"{load_after[0]:.2f} after; {os.cpu_count()} CPUs)")
     for name, times in baselines.items():
         cpu = statistics.median(baselines_cpu[name])
-        print(f"  {'python -c ' + repr(name) if name != 'python -c pass' else name:<34} "
+        shown = name if name in ("python -c pass", "dunscaith --help") else f"python -c {name!r}"
+        print(f"  {shown:<34} "
               f"{statistics.median(times) * 1000:7.0f} ms   (CPU {cpu * 1000:.0f} ms)")
     for case in cases:
         base = statistics.median(baselines[case.baseline])

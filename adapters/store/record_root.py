@@ -12,8 +12,8 @@ import errno
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dunscaith.adapters.durable.private_dir import default_user_dir, missing_chain
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
@@ -43,8 +43,7 @@ _PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 1024
 _NAME_MAX = 255
 
 
-@dataclass(frozen=True, slots=True)
-class RecordRoot:
+class RecordRoot(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     """A root that passed every check: a local private directory whose HOST is this machine."""
 
     path: Path

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, closing
-from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from dependency_injector import containers, providers
@@ -29,13 +28,13 @@ from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.entrypoints.dunscaith import read_root as built
+from dunscaith.entrypoints.dunscaith import submit_root as built_submit
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
-from dunscaith.ports.escalation_delivery import EscalationDelivery
-from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
+from dunscaith.ports.job_progress import SweepSupervisionView
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.residual import ResidualList
 from dunscaith.ports.scheduler import Scheduler
@@ -43,20 +42,13 @@ from dunscaith.ports.scheduler import Scheduler
 # What only some commands use is imported when its provider is first called (status and list never load
 # the supervisor, the escalation command, the signals, the live view or another command's use case).
 if TYPE_CHECKING:
-    from dunscaith.adapters.escalation.command import CommandEscalationDelivery
-    from dunscaith.adapters.progress.output_files import OutputFiles
-    from dunscaith.adapters.progress.terminal import TerminalProgress
-    from dunscaith.adapters.signals.posix import SignalInterrupts
     from dunscaith.domain.services.jobs.check import CheckCluster
     from dunscaith.domain.services.jobs.commands import JobCommands
     from dunscaith.domain.services.jobs.doctor import Doctor
     from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
-    from dunscaith.domain.services.jobs.job_output import JobOutputs
     from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
     from dunscaith.domain.services.jobs.prune import Prune
-    from dunscaith.domain.services.jobs.submit import RecordJob, RecordSweep
-    from dunscaith.domain.services.jobs.supervise import Supervisor
-    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.submit import RecordSweep
     from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
     from dunscaith.domain.services.jobs.sweep_commands import SweepCommands
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
@@ -112,25 +104,6 @@ def _nothing_to_say(store: JobStore) -> str | None:
     return None
 
 
-def _delivery(settings: DunscaithSettings) -> CommandEscalationDelivery:
-    from dunscaith.adapters.escalation.command import CommandEscalationDelivery
-
-    return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
-
-
-def _interrupts(settings: DunscaithSettings) -> SignalInterrupts:
-    from dunscaith.adapters.signals.posix import SignalInterrupts
-
-    # TERM always, INT and HUP unless ignored at start; the drain bound, then the signal again (seed 000)
-    return SignalInterrupts(always=SignalInterrupts.TERM, drain=settings.supervise.drain)
-
-
-def _progress(job: JobId, stream: IO[str] | None = None, follow: bool = False) -> TerminalProgress:
-    from dunscaith.adapters.progress.terminal import TerminalProgress
-
-    return TerminalProgress(job, stream, follow=follow)
-
-
 def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervisionView:
     from dunscaith.adapters.progress.sweep_view import SweepLiveView
 
@@ -146,12 +119,6 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     password_file = records.password_file.expanduser() if records.password_file is not None else None
     timings = SessionTimings(**records.postgresql.model_dump())  # the lock's timings (docs/record-backing.md)
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
-
-
-def _output_files() -> OutputFiles:
-    from dunscaith.adapters.progress.output_files import OutputFiles
-
-    return OutputFiles()
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -207,30 +174,15 @@ class Adapters(containers.DeclarativeContainer):
         postgresql=providers.Object(_postgres_check),
     )
     residual = providers.Singleton(built.residual)
-    delivery = providers.Singleton(_delivery, settings=settings)
-    interrupts = providers.Singleton(_interrupts, settings=settings)
-    progress = providers.Factory(_progress)  # the live view of one supervision (job=, stream=, follow=)
+    delivery = providers.Singleton(built_submit.delivery, settings=settings)
+    interrupts = providers.Singleton(built_submit.interrupts, settings=settings)
+    progress = providers.Factory(built_submit.progress)  # the live view of one supervision (job=, stream=, follow=)
     sweep_view = providers.Factory(_sweep_view)  # the live view of one sweep's supervision (sweep=, stream=)
-    output_files = providers.Singleton(_output_files)  # a job's output files, read for display (logs, --follow)
+    # a job's output files, read for display (logs, --follow)
+    output_files = providers.Singleton(built_submit.output_files)
 
 
 # --- use cases --------------------------------------------------------------------------------------------
-def _supervisor(settings: DunscaithSettings, store: JobStore, schedulers: Callable[[str], Scheduler], clock: Clock,
-                crash: CrashPoints, delivery: EscalationDelivery, residual: ResidualList, *, cluster: str,
-                progress: JobProgress) -> Supervisor:
-    from dunscaith.domain.model.jobs.policy import Policy
-    from dunscaith.domain.model.jobs.residual import ResidualPolicy
-    from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
-
-    s = settings.supervise
-    return Supervisor(store=store, scheduler=schedulers(cluster), clock=clock, crash=crash, progress=progress,
-                      settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait,
-                                                 drain=s.drain),
-                      policy=Policy(absence_deadline=timedelta(seconds=s.absence),
-                                    residual=ResidualPolicy(settings.residual.policy)),
-                      delivery=delivery, residual=residual)
-
-
 def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
            probe_kinds: Callable[..., ClusterProbe], residual: ResidualList, clock: Clock, *,
            cluster: str) -> CheckCluster:
@@ -244,12 +196,6 @@ def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
 
 
 # Each use case below that status and list never use is imported when its provider is first called.
-def _record_job(**ports: Any) -> RecordJob:
-    from dunscaith.domain.services.jobs.submit import RecordJob
-
-    return RecordJob(**ports)
-
-
 def _record_sweep(**ports: Any) -> RecordSweep:
     from dunscaith.domain.services.jobs.submit import RecordSweep
 
@@ -298,12 +244,6 @@ def _pointer_notes(**ports: Any) -> PointerNotes:
     return PointerNotes(**ports)
 
 
-def _job_outputs(**ports: Any) -> JobOutputs:
-    from dunscaith.domain.services.jobs.job_output import JobOutputs
-
-    return JobOutputs(**ports)
-
-
 def _job_events(**ports: Any) -> JobEvents:
     from dunscaith.domain.services.jobs.timeline import JobEvents
 
@@ -322,10 +262,6 @@ def _supervise_sweep(**ports: Any) -> SuperviseSweep:
     return SuperviseSweep(**ports)
 
 
-def _supervise_job(**ports: Any) -> SuperviseJob:
-    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
-
-    return SuperviseJob(**ports)
 def _watch_interval(settings: DunscaithSettings) -> float:
     """How often ``watch`` looks at the job's lock (and reads its record where the store tells of no
     append): supervise.poll, at most 2 s, so a supervisor's end shows soon even when the poll is long."""
@@ -343,13 +279,14 @@ class UseCases(containers.DeclarativeContainer):
     adapters = providers.DependenciesContainer()
     delivering = providers.Callable(_delivering, settings)
 
-    record_job = providers.Factory(_record_job, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
-                                   host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
+    record_job = providers.Factory(built_submit.record_job, store=adapters.store, clock=adapters.clock,
+                                   crash=adapters.crash, host=adapters.host, schedulers=adapters.schedulers,
+                                   pointers=adapters.pointers)
     # every element of a sweep, in one transaction (submit --array/--each)
     record_sweep = providers.Factory(_record_sweep, store=adapters.store, clock=adapters.clock, crash=adapters.crash,
                                      host=adapters.host, schedulers=adapters.schedulers, pointers=adapters.pointers)
     # the supervisor of one job (cluster=, progress=)
-    supervisor = providers.Factory(_supervisor, settings=settings, store=adapters.store,
+    supervisor = providers.Factory(built_submit.supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
                                    delivery=adapters.delivery, residual=adapters.residual)
     # the job commands (supervisor=: how to make the supervisor a command acts with under the lock)
@@ -389,8 +326,8 @@ class UseCases(containers.DeclarativeContainer):
     pointer_notes = providers.Factory(_pointer_notes, pointers=adapters.pointers,
                                       poll=settings.provided.supervise.poll)
     # where a job's output is, what it says (logs, a failure's last lines) and prune --outputs
-    job_outputs = providers.Factory(_job_outputs, files=adapters.output_files, schedulers=adapters.schedulers,
-                                    clock=adapters.clock,
+    job_outputs = providers.Factory(built_submit.job_outputs, files=adapters.output_files,
+                                    schedulers=adapters.schedulers, clock=adapters.clock,
                                     record_root=providers.Callable(str, settings.provided.records.root))
     # the store opened and checked before a command acts (a store that cannot be opened raises here)
     store_check = providers.Factory(StoreCheck, store=adapters.store, integrity=adapters.store_integrity)
@@ -405,7 +342,7 @@ class UseCases(containers.DeclarativeContainer):
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
                                     shared_location=shared_location, root_host=adapters.root_host)
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
-    supervise_job = providers.Factory(_supervise_job, store=adapters.store, pointers=adapters.pointers,
+    supervise_job = providers.Factory(built_submit.supervise_job, store=adapters.store, pointers=adapters.pointers,
                                       owning=owning_host,
                                       here=adapters.host.provided.identity.call(),
                                       binary=providers.Callable(own_binary), supervisor=supervisor.provider,

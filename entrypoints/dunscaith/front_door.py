@@ -11,6 +11,9 @@ Each path is the cheapest that can serve the command line:
 - a plain job command for another host's job (``routing``): forwarded from here, without the CLI;
 - a plain ``status [JOB] [--json]`` or ``list [--json]`` (``reads``): the commands' own bodies over the
   read root (``read_root``), no typer, no pydantic, no dependency-injector; any other line goes on;
+- a plain ``submit [--name NAME] [--json] [--parsable] [-f] -- COMMAND...`` (``submits``): submit's own
+  body over the submit root (``submit_root``), no typer, no pydantic, no dependency-injector; any other
+  line goes on;
 - anything else: the typer app.
 
 Nothing imports this module back: a path that must run a whole dunscaith command again in this process
@@ -63,4 +66,11 @@ def main() -> None:
         from dunscaith.entrypoints.dunscaith.reads import read, refusals
 
         run_plain(PROG, argv, read, refusals)
+    if argv[:1] == ["submit"] and "--" in argv and not os.environ.get(FORWARDED_ENV):
+        # a plain submit -- COMMAND: submit's own body over a root built by hand, without typer, pydantic
+        # or dependency-injector; any other line (help, another option, a script) goes on to the app
+        from dunscaith.entrypoints.dunscaith.reads import refusals
+        from dunscaith.entrypoints.dunscaith.submits import submit
+
+        run_plain(PROG, argv, submit, refusals)
     launch(PROG, "dunscaith.entrypoints.dunscaith.app")

@@ -252,7 +252,51 @@ def main(argv: list[str] | None = None) -> None:
     if parsed is not None:
         # Every record is synced and the worker reaped when run_owned returns: the interpreter's teardown
         # (a few ms of every job's start and end) has nothing left to do.
-        end_now(run_owned(parsed))
+        end_now(run_owned(parsed, in_process=local_shim))
+
+
+def _shim() -> Path:
+    """adapters/scheduler/local/exec_shim.py, this install's: the local scheduler's worker program (spawn.SHIM)."""
+    return Path(__file__).resolve().parents[2] / "adapters" / "scheduler" / "local" / "exec_shim.py"
+
+
+def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:
+    """The local scheduler's exec shim as a function of this process (the worker's, forked by the wrapper:
+    ``exec_side``), when ``execve`` would only start it with this very interpreter: ``argv`` is
+    ``sys.executable -I -S SHIM ENV_FILE -- PROGRAM...`` (``spawn.spawn_owner``) with SHIM this install's
+    ``exec_shim.py``. The shim imports nothing of the project and reads neither the interpreter's flags nor
+    its environment (``-I -S``); ``exec_side`` gives the child what that interpreter's start would have
+    (the environment, the dispositions, no descriptor but 0-2), so the shim does here exactly what it does
+    there: reads ENV_FILE, applies the limits, and ``execvpe``s the job (or ends the process with its one
+    line and 127), without an interpreter's start (~20 ms) on the path of every local job. Else None: it
+    is exec'd; so is a job with a memory limit (RLIMIT_AS, set before the ``execvpe``): this process's
+    address space (the wrapper's, its thread's stack and arena still mapped: ~90 MB) is not a fresh
+    interpreter's (~20 MB), and the limit must leave the shim's last steps room to allocate."""
+    if len(argv) < 7 or argv[0] != sys.executable or argv[1:3] != ["-I", "-S"] or argv[5] != "--":
+        return None
+    shim_path = _shim()
+    try:
+        if not os.path.samefile(argv[3], shim_path):
+            return None
+        with open(argv[4], "rb") as file:
+            limits = json.load(file).get("limits") or {}
+        if not isinstance(limits, dict) or limits.get("memory_mb") is not None:
+            return None
+    except (OSError, ValueError, AttributeError):  # the shim started anew says what is wrong with the file
+        return None
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dunscaith_local_exec_shim", shim_path)
+    if spec is None or spec.loader is None:
+        return None
+    shim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shim)
+
+    def program() -> int:
+        shim.main(argv[3:])  # execs the job, or ends the process (its line on stderr, 127)
+        return 127  # not reached
+
+    return program
 
 
 def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,

@@ -10,10 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO, cast
-
-import typer
+from typing import IO, NamedTuple, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
@@ -24,12 +21,11 @@ from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render
-from dunscaith.entrypoints.dunscaith.edge import PROG
+from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.interrupts import Interrupts
 
 
-@dataclass(frozen=True, slots=True)
-class _Exit:
+class _Exit(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     """How the supervision ends: its code, whose it is, and (not the job's outcome) the error it reports."""
 
     code: int
@@ -39,7 +35,7 @@ class _Exit:
     by_signal: bool = False  # the process ends by the signal that drained it
 
 
-def supervise(ctx: typer.Context, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
+def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
               stream: IO[str] | None = None, follow: bool = False, as_json: bool = False,
               job_exit: bool = False) -> int:
     """Supervise ``job`` to its ending and return the exit code. ``as_json``: the live view on stderr and

@@ -11,13 +11,12 @@ nothing, and the object stays stopping until its outcome.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _DEAD = frozenset("ZXx")
 
 
-@dataclass(frozen=True, slots=True)
-class GroupEnd:
+class GroupEnd(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     exit_code: int | None
     signal: int | None
 

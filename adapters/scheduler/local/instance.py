@@ -7,16 +7,15 @@ state rule of ``domain.model.remote.state``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dunscaith.adapters.instance_dir.reader import read_instance_dir
 from dunscaith.domain.model.remote.control import InstanceRecords
 from dunscaith.domain.model.remote.state import State, state_of
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceReading:
+class InstanceReading(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     live: bool
     records: InstanceRecords
     state: State

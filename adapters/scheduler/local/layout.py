@@ -22,10 +22,9 @@ import hashlib
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
@@ -58,8 +57,7 @@ def is_object_id(text: str) -> bool:
     return _ID.fullmatch(text) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class StoredSpec:
+class StoredSpec(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     object_id: ObjectId
     name: JobId
     nonce: Nonce

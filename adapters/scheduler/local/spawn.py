@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dunscaith.adapters.scheduler.local.layout import ENV, INSTANCE_DIR, SCRIPT, STDERR, STDOUT, StoredSpec
 
@@ -72,8 +72,7 @@ def spawn_owner(dunscaith: Sequence[str], spec: StoredSpec, directory: Path, kee
         os.close(err)
 
 
-@dataclass(frozen=True, slots=True)
-class TerminateAnswer:
+class TerminateAnswer(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     code: int
     word: str  # confirmed, refused, unanswered, unrequested; or the error line
 

@@ -117,13 +117,20 @@ class ObjectsWatch:
         with contextlib.suppress(OSError):
             os.write(self._stop_w, b"x")
         self._thread.join()
-        self._close_fds()
+        self._close_fds(soon=True)
 
-    def _close_fds(self) -> None:
-        for fd in [self._fd, *self._pids, self._stop_r, self._stop_w]:
+    def _close_fds(self, soon: bool = False) -> None:
+        """``soon``: the inotify descriptor is closed on a thread of its own (``inotify.close_soon``)."""
+        for fd in [*self._pids, self._stop_r, self._stop_w]:
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        if self._fd >= 0:
+            if soon:
+                inotify.close_soon(self._fd)
+            else:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
         self._watches.clear()
         self._pids.clear()
         self._fd = self._stop_r = self._stop_w = -1

@@ -76,9 +76,10 @@ class DatabaseAppendWatch:
         with contextlib.suppress(OSError):
             os.write(self._stop_w, b"x")
         self._thread.join()
-        for fd in (self._fd, self._stop_r, self._stop_w, self._turn_fd):
+        for fd in (self._stop_r, self._stop_w, self._turn_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        inotify.close_soon(self._fd)  # the kernel's grace period is waited on another thread
         self._stop_w = -1
 
 

@@ -1,0 +1,228 @@
+"""``dunscaith submit``'s body, without typer: the typer command (``commands/submit.py``) declares the
+arguments and calls it, and so does the front door's plain submit (``submits.py``) for the lines it takes,
+with its own root (``submit_root.py``) in the context: one body, so the two paths cannot differ in what
+they check, record, print or exit with."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dunscaith.domain.model.jobs.pointer import PointerError
+from dunscaith.domain.model.jobs.resources import (
+    Resources,
+    parse_count,
+    parse_gpus,
+    parse_memory,
+    parse_text,
+    parse_time_limit,
+)
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.sweeps import (
+    MAX_ELEMENTS,
+    NameTaken,
+    SweepPlan,
+    element_specs,
+    parse_array,
+    parse_each,
+)
+from dunscaith.domain.services.jobs.submit import check_name
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge, supervision
+from dunscaith.entrypoints.dunscaith.edge import CommandContext
+from dunscaith.ports.job_store import JobExists
+
+if TYPE_CHECKING:
+    from dunscaith.ports.interrupts import Interrupts
+
+
+def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: str = "local",
+           name: str | None = None, follow: bool = False, partition: str | None = None, time: str | None = None,
+           mem: str | None = None, cpus: str | None = None, gpus: str | None = None, account: str | None = None,
+           qos: str | None = None, export: str | None = None, sbatch: tuple[str, ...] = (),
+           env: tuple[str, ...] = (), chdir: str | None = None, as_json: bool = False, parsable: bool = False,
+           array: str | None = None, each: Path | None = None, max_running: str | None = None,
+           job_exit: bool | None = None) -> int:
+    """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
+    drain = edge.interrupts(ctx)
+    if as_json and parsable:
+        raise BadInput("give --json or --parsable, not both: each is what stdout holds")
+    sweeping = array is not None or each is not None
+    if array is not None and each is not None:
+        raise BadInput("give --array or --each, not both: either one describes the sweep's elements")
+    if not sweeping and max_running is not None:
+        raise BadInput("--max-running is for a sweep: give --array or --each with it")
+    if sweeping and name is None:
+        raise BadInput("a sweep needs --name NAME: its elements are the jobs NAME-INDEX")
+    if sweeping and follow:
+        raise BadInput("--follow shows one job's output, not a sweep's: follow an element with "
+                       "dunscaith logs NAME-INDEX --follow")
+    edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
+    try:
+        needs = resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
+                           "--gpus": gpus, "--account": account, "--qos": qos}, export)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env)
+    if sweeping:
+        return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
+                             parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
+    edge.open_store(ctx)
+    with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
+        refused = edge.use_cases(ctx).record_job().ready(cluster, spec.resources, spec.options)
+    if refused is not None:  # what the cluster's scheduler cannot honour, refused before anything is recorded
+        raise BadInput(refused)
+    try:  # a job without a pointer is one no other login node can find: refused before it is recorded
+        edge.use_cases(ctx).record_job().pointers_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
+    try:
+        edge.use_cases(ctx).record_job().check_free(spec.name)
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    edge.notice_unattended(ctx)
+    try:
+        job = edge.use_cases(ctx).record_job()(spec)
+    except JobExists:
+        raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
+        print(job, flush=True)
+    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
+                                 stream=sys.stderr if parsable else None, job_exit=exit_of_job(ctx, job_exit))
+
+
+def _submit_sweep(ctx: CommandContext, drain: Interrupts, template: JobSpec, elements: list[JobSpec], *,
+                  as_json: bool, parsable: bool, job_exit: bool) -> int:
+    """Record every element of the sweep ``template`` names, at once or not at all, then supervise them."""
+    from dunscaith.entrypoints.dunscaith import sweep_supervision
+
+    edge.open_store(ctx)
+    record = edge.use_cases(ctx).record_sweep()
+    with edge.store_errors():  # asked once: every element has the same cluster, needs and options
+        refused = record.ready(template.cluster, template.resources, template.options)
+    if refused is not None:
+        raise BadInput(refused)
+    try:
+        record.pointers_writable()
+    except PointerError as exc:
+        raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
+                       "fix that folder, then submit again") from None
+    try:
+        record.check_free(template.name, [element.name for element in elements])
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    edge.notice_unattended(ctx)
+    try:
+        record(template.name, elements)
+    except NameTaken as exc:
+        raise BadInput(f"{exc}; nothing was recorded") from None
+    if parsable:  # the sweep's name alone, once every element is recorded, for a script to keep
+        print(template.name, flush=True)
+    return sweep_supervision.supervise_sweep(ctx, template.name, drain, fresh=True, as_json=as_json,  # type: ignore[arg-type]
+                                             stream=sys.stderr if parsable else None, job_exit=job_exit)
+
+
+def exit_of_job(ctx: CommandContext, given: bool | None) -> bool:
+    """--job-exit-code / --dunscaith-exit-code, else supervise.exit_code."""
+    return given if given is not None else edge.settings(ctx).supervise.exit_code == "job"
+
+
+def default_name(words: list[str]) -> str:
+    stem = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in Path(words[0]).name)[:24].strip("-._")
+    return f"{stem or 'job'}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def resources(given: dict[str, str | None], export: str | None) -> Resources:
+    """The job's needs from submit's flags, each checked as the domain reads it (one line naming the flag)."""
+    def text(flag: str) -> str | None:
+        value = given[flag]
+        return None if value is None else parse_text(value, flag)
+
+    gpus = given["--gpus"]
+    count, kind = parse_gpus(gpus, "--gpus") if gpus is not None else (None, None)
+    return Resources(
+        cpus=parse_count(c, "--cpus-per-task") if (c := given["--cpus-per-task"]) is not None else None,
+        memory_mb=parse_memory(m, "--mem") if (m := given["--mem"]) is not None else None,
+        time_limit_s=parse_time_limit(t, "--time") if (t := given["--time"]) is not None else None,
+        gpus=count, gpu_type=kind, queue=text("--partition"), account=text("--account"), qos=text("--qos"),
+        export=parse_text(export, "--export") if export is not None else None)
+
+
+def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str | None, cluster_name: str,
+             chdir: str | None, needs: Resources, options: tuple[str, ...], env: tuple[str, ...]) -> JobSpec:
+    settings = edge.settings(ctx)
+    if not words:
+        raise BadInput("nothing to run: give a command after -- (submit -- sh -c 'echo hi') or a script")
+    script: str | None = None
+    command: tuple[str, ...] = ()
+    if as_command:
+        command = tuple(words)
+    else:
+        if len(words) != 1:
+            raise BadInput("give one SCRIPT, or put the command after -- (submit -- COMMAND ARGS...)")
+        if words[0] == "":  # Path("") is ".", which would be read as "script .: Is a directory"
+            raise BadInput(f"SCRIPT {_empty()}")
+        try:
+            script = Path(words[0]).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+    if chdir == "":  # abspath("") is the current directory: an unset variable must not mean "here"
+        raise BadInput(f"--chdir {_empty()}")
+    try:
+        workdir = os.path.abspath(chdir) if chdir is not None else os.getcwd()
+    except FileNotFoundError:
+        raise BadInput("the current directory no longer exists (removed after you entered it), and a job runs "
+                       "where submit runs: cd to a directory that exists, or give --chdir") from None
+    if chdir is not None and not os.path.isdir(workdir):
+        raise BadInput(f"--chdir {chdir}: no such directory")
+    try:
+        job = check_name(name if name is not None else default_name(words))
+        return JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
+                       settings.recovery.attempts, options, env, needs)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _empty() -> str:
+    from dunscaith.entrypoints.path_args import EMPTY  # imports typer: only for this refusal
+
+    return EMPTY
+
+
+_EACH_LIMIT = 16 * 1024 * 1024  # bytes of an --each file read at most (10,000 lines of arguments fit many times)
+
+
+def _each_text(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            data = file.read(_EACH_LIMIT + 1)
+    except OSError as exc:
+        raise BadInput(f"--each {path}: {exc.strerror or exc}") from None
+    if len(data) > _EACH_LIMIT:
+        raise BadInput(f"--each {path}: larger than {_EACH_LIMIT // (1024 * 1024)} MiB; a sweep has at most "
+                       f"{MAX_ELEMENTS:,} elements, one a line")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--each {path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _sweep(template: JobSpec, array: str | None, each: Path | None, max_running: str | None) -> list[JobSpec]:
+    """Every element's spec of the sweep ``template`` names (submit --array/--each): one line for bad input."""
+    try:
+        if array is not None:
+            elements, source = parse_array(array), "--array"
+        else:
+            source = f"--each {each}"
+            elements = parse_each(_each_text(each), source) if each is not None else ()
+        most = parse_count(max_running, "--max-running", MAX_ELEMENTS) if max_running is not None else None
+        return list(element_specs(template, SweepPlan(template.name, elements, most, source)))
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
