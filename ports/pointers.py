@@ -15,6 +15,7 @@ from typing import Protocol
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import IndexEntry, Pointer, PointerReading
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 
 __all__ = ["IndexEntry", "PointerReading", "Pointers"]
 
@@ -64,4 +65,18 @@ class Pointers(Protocol):
 
     def index_built(self) -> None:
         """Say that every pointer has been indexed once: ``indexed`` answers from the index from now on."""
+        ...
+
+    def write_attendance(self, attendance: SweepAttendance) -> None:
+        """Write one supervisor's attendance of a sweep whole, replacing its older one; as a refresh (a power
+        loss may keep the older one, still whole)."""
+        ...
+
+    def attendances(self) -> list[SweepAttendance]:
+        """Every attendance of this user's sweeps; a damaged one is left out (its elements are then judged
+        from their pointers alone, as without it)."""
+        ...
+
+    def remove_attendance(self, sweep: JobId, holder: str) -> None:
+        """Remove that attendance if it is there."""
         ...

@@ -9,6 +9,9 @@ passes over it): one small entry per job whose pointer is not settled, naming th
 it. It is made synced before the pointer that needs it and removed, unsynced, after the settled
 pointer is written: a power cut can only leave an entry too many. ``.unsettled/.built`` says that
 every pointer was indexed once; until it exists, readers read every pointer (``indexed`` is None).
+
+Sweep supervisors' attendances live in ``jobs/.attending/<sweep>@<holder>`` (domain/model/jobs/
+sweep_attendance.py), written whole without the folder's sync (a power loss only leaves one older).
 """
 
 from __future__ import annotations
@@ -35,11 +38,19 @@ from dunscaith.domain.model.jobs.pointer import (
     pointer_file_name,
 )
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.sweep_attendance import (
+    DamagedAttendance,
+    SweepAttendance,
+    attendance_file_name,
+    decode_attendance,
+    encode_attendance,
+)
 from dunscaith.ports.pointers import PointerReading
 
 _MAX_POINTER_BYTES = 64 * 1024
 _MAX_ENTRY_BYTES = 4 * 1024
 INDEX_DIR = ".unsettled"
+ATTENDANCE_DIR = ".attending"  # sweep supervisors' attendances (domain/model/jobs/sweep_attendance.py)
 _BUILT = ".built"
 
 
@@ -51,6 +62,7 @@ class FilePointers:
     def __init__(self, directory: Path, checkpoint: Callable[[str], None] = lambda _step: None) -> None:
         self.directory = directory
         self.index_dir = directory / INDEX_DIR
+        self.attendance_dir = directory / ATTENDANCE_DIR
         self._checkpoint = checkpoint  # the crash-point sweep's seam between the index's steps
 
     def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
@@ -167,3 +179,34 @@ class FilePointers:
             ensure_private_dir(self.index_dir)
         except UnsafeDirectory as exc:
             raise PointerError(f"the index of pointers cannot be written: {exc}") from None
+
+    # --- sweep supervisors' attendances --------------------------------------------------------------
+    def write_attendance(self, attendance: SweepAttendance) -> None:
+        name = pointer_file_name(JobId(attendance_file_name(attendance.sweep, attendance.holder)))
+        try:
+            ensure_dunscaith_dir(self.directory)
+            ensure_private_dir(self.attendance_dir)
+        except UnsafeDirectory as exc:
+            raise PointerError(f"the attendance of sweep {attendance.sweep} cannot be written: {exc}") from None
+        replace(self.attendance_dir, name, encode_attendance(attendance), mode=0o600, durable_name=False)
+
+    def attendances(self) -> list[SweepAttendance]:
+        try:
+            names = sorted(os.listdir(self.attendance_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found = []
+        for name in names:
+            if name.startswith(STAGING_PREFIX) or name.startswith("."):
+                continue
+            try:
+                found.append(decode_attendance(read_private(self.attendance_dir / name, _MAX_ENTRY_BYTES * 16)))
+            except (DamagedAttendance, UnsafeFile, OSError):
+                continue  # display only: its elements are judged from their pointers alone
+        return found
+
+    def remove_attendance(self, sweep: JobId, holder: str) -> None:
+        try:
+            os.unlink(self.attendance_dir / pointer_file_name(JobId(attendance_file_name(sweep, holder))))
+        except (FileNotFoundError, NotADirectoryError):
+            pass

@@ -6,6 +6,7 @@ from dunscaith.domain.model.jobs.attendance import pointer_settled
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import IndexEntry, NoPointer, Pointer, pointer_file_name
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance, attendance_file_name
 from dunscaith.ports.pointers import PointerReading
 
 
@@ -15,6 +16,8 @@ class InMemoryPointers:
         self.writes: list[Pointer] = []  # every write in order, so tests can count them (NFS writes are rare)
         self.entries: dict[JobId, HostIdentity | None] = {}  # the index of pointers not settled
         self.built = built  # False until index_built(), as a fresh home (or one an older dunscaith wrote)
+        self.attending: dict[str, SweepAttendance] = {}  # by file name
+        self.attendance_writes: list[SweepAttendance] = []
 
     def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         pointer_file_name(pointer.job)
@@ -56,3 +59,13 @@ class InMemoryPointers:
 
     def index_built(self) -> None:
         self.built = True
+
+    def write_attendance(self, attendance: SweepAttendance) -> None:
+        self.attending[attendance_file_name(attendance.sweep, attendance.holder)] = attendance
+        self.attendance_writes.append(attendance)
+
+    def attendances(self) -> list[SweepAttendance]:
+        return [self.attending[name] for name in sorted(self.attending)]
+
+    def remove_attendance(self, sweep: JobId, holder: str) -> None:
+        self.attending.pop(attendance_file_name(sweep, holder), None)

@@ -128,3 +128,30 @@ def test_a_refresh_of_supervised_at_reads_back_as_any_write_and_keeps_the_pointe
     pointers.write(later, refresh=True)
     assert pointers.read(JobId("refreshed")) == later
     assert pointers.indexed() == ["refreshed"]
+
+
+def test_a_sweeps_attendances_are_written_whole_listed_and_removed_one_holder_at_a_time(pointers: Pointers) -> None:
+    from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
+
+    first = SweepAttendance(JobId("exp"), "login1-aa", LOGIN1, T0, frozenset({1, 2, 3}))
+    second = SweepAttendance(JobId("exp"), "login1-bb", LOGIN1, T0, frozenset({4}))
+    assert pointers.attendances() == []
+    pointers.write_attendance(first)
+    pointers.write_attendance(second)
+    later = SweepAttendance(JobId("exp"), "login1-aa", LOGIN1, T0.replace(hour=13), frozenset({1, 3}))
+    pointers.write_attendance(later)  # the same holder's replaces its older one
+    assert pointers.attendances() == [later, second]
+    assert [reading.job for reading in pointers.all()] == []  # never taken for a pointer
+    pointers.remove_attendance(JobId("exp"), "login1-aa")
+    pointers.remove_attendance(JobId("exp"), "login1-aa")  # gone already: harmless
+    assert pointers.attendances() == [second]
+
+
+def test_a_damaged_attendance_file_is_left_out(tmp_path: Path) -> None:
+    from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
+
+    files = FilePointers(tmp_path / "jobs")
+    kept = SweepAttendance(JobId("exp"), "login1-aa", LOGIN1, T0, frozenset({1}))
+    files.write_attendance(kept)
+    (files.attendance_dir / "exp@login1-zz").write_text("not json")
+    assert files.attendances() == [kept]

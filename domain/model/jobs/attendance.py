@@ -2,16 +2,20 @@
 
 On the owning host Unattended is exact (read from the lock). Elsewhere it is a judgement from the
 pointer's supervised-at, which a supervisor refreshes at most once every ten poll intervals, so it can
-lag by that period: the judgement allows twice that before calling a job Unattended.
+lag by that period: the judgement allows twice that before calling a job Unattended. A sweep's supervisor
+refreshes one attendance for the elements it holds instead of each element's pointer
+(sweep_attendance.py): an element is judged from the newer of the two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
 
@@ -44,8 +48,26 @@ def loop_stale(health: LoopHealth, now: datetime, poll: float) -> bool:
     return now - due > timedelta(seconds=2 * poll)
 
 
-def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta) -> bool:
+def last_seen(pointer: Pointer, attendances: Sequence[SweepAttendance] = ()) -> datetime | None:
+    """When a supervisor last said it held the job: its pointer's supervised-at, or the newer attendance
+    of a sweep supervisor that names it."""
+    seen = pointer.supervised_at
+    if pointer.sweep is None:
+        return seen
+    for attendance in attendances:
+        if (seen is None or attendance.supervised_at > seen) and attendance.covers(pointer):
+            seen = attendance.supervised_at
+    return seen
+
+
+def unattended_by_pointer(pointer: Pointer, now: datetime, poll: timedelta,
+                          attendances: Sequence[SweepAttendance] = ()) -> bool:
     if pointer_settled(pointer):
         return False
-    seen = pointer.supervised_at
+    seen = last_seen(pointer, attendances)
     return seen is None or now - seen > 2 * SUPERVISED_REFRESH_POLLS * poll
+
+
+def attendance_stale(attendance: SweepAttendance, now: datetime, poll: timedelta) -> bool:
+    """An attendance no live supervisor keeps (it would have refreshed it): its file may be removed."""
+    return now - attendance.supervised_at > 2 * SUPERVISED_REFRESH_POLLS * poll

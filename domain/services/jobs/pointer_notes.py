@@ -6,12 +6,17 @@ is reported to ``on_problem`` and never stops supervision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
+from dunscaith.domain.model.jobs.attendance import attendance_stale
 from dunscaith.domain.model.jobs.events import Event
-from dunscaith.domain.model.jobs.pointer import Pointer, supervised_at_due
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer, supervised_at_due
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, label
+from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 from dunscaith.domain.model.shown import reason
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.pointers import Pointers
@@ -80,3 +85,67 @@ class Fanout:
                 reporter.note(text)
             except Exception:  # display only
                 pass
+
+
+class AttendanceNotes:
+    """One supervising process's attendances (domain/model/jobs/sweep_attendance.py): for each sweep it holds
+    elements of, one file naming them, written at most once every ten poll intervals in place of a refresh
+    of each element's pointer, and removed when the supervision ends. Display only: a write that fails is
+    said once and stops nothing."""
+
+    def __init__(self, pointers: Pointers, poll: float, host: str,
+                 on_problem: Callable[[str], None] = lambda _m: None) -> None:
+        self._pointers = pointers
+        self._poll = timedelta(seconds=poll)
+        self.holder = f"{host}-{secrets.token_hex(4)}"  # this process's: two may hold parts of one sweep
+        self._on_problem = on_problem
+        self._written: set[JobId] = set()
+        self._at: datetime | None = None
+        self._failing: str | None = None
+
+    def begin(self, sweeps: Sequence[JobId], now: datetime) -> None:
+        """Remove what earlier supervisors of these sweeps left (killed before they could), once stale:
+        a live one's is refreshed well within that time, and is never removed."""
+        try:
+            for attendance in self._pointers.attendances():
+                if attendance.sweep in sweeps and attendance_stale(attendance, now, self._poll):
+                    self._pointers.remove_attendance(attendance.sweep, attendance.holder)
+        except Exception as exc:  # display only
+            self._problem(f"earlier attendances not read: {reason(exc)}")
+
+    def next_at(self) -> datetime | None:
+        """When the next refresh is due (None: now, nothing written yet)."""
+        return None if self._at is None else self._at + SUPERVISED_REFRESH_POLLS * self._poll
+
+    def refresh(self, held: Mapping[JobId, tuple[HostIdentity, frozenset[int]]], now: datetime) -> None:
+        """``held``: each sweep's root and the indices of its elements this process holds now."""
+        if not supervised_at_due(self._at, now, self._poll):
+            return
+        self._at = now
+        try:
+            for sweep, (root, indices) in held.items():
+                self._pointers.write_attendance(SweepAttendance(sweep, self.holder, root, now, indices))
+                self._written.add(sweep)
+            for sweep in sorted(self._written - set(held)):
+                self._pointers.remove_attendance(sweep, self.holder)
+                self._written.discard(sweep)
+        except Exception as exc:  # display only: its elements look Unattended from other hosts sooner
+            self._problem(f"the sweep's attendance not written: {reason(exc)} (said once; other login nodes "
+                          "may show its elements Unattended meanwhile)")
+        else:
+            self._failing = None
+
+    def close(self) -> None:
+        """The supervision ended (or was stopped): its attendances are removed, its elements judged from their
+        pointers again."""
+        for sweep in sorted(self._written):
+            try:
+                self._pointers.remove_attendance(sweep, self.holder)
+            except Exception:  # display only: a stale one is removed by the next supervisor of the sweep
+                pass
+        self._written.clear()
+
+    def _problem(self, text: str) -> None:
+        if text != self._failing:
+            self._on_problem(text)
+        self._failing = text

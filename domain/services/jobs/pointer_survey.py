@@ -17,10 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from dunscaith.domain.model.jobs.attendance import pointer_settled, unattended_by_pointer
+from dunscaith.domain.model.jobs.attendance import last_seen, pointer_settled, unattended_by_pointer
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import NoPointer, Pointer, PointerError, PointerReading
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.pointers import Pointers
 
@@ -166,11 +167,24 @@ class PointerSurveys:
     def _survey(self, readings: Iterable[PointerReading]) -> PointerSurvey:
         now = self._clock.now()
         elsewhere, damaged, here = [], [], False
+        attendances: list[SweepAttendance] | None = None  # read once, if an element of a sweep is met
         for reading in readings:
-            if reading.pointer is None:
+            pointer = reading.pointer
+            if pointer is None:
                 damaged.append((reading.job, reading.problem or "damaged"))
-            elif self._is_elsewhere(reading.pointer):
-                elsewhere.append(PointedJob(reading.pointer, unattended_by_pointer(reading.pointer, now, self._poll)))
+            elif self._is_elsewhere(pointer):
+                if pointer.sweep is not None and attendances is None:
+                    attendances = self._attendances()
+                seen = last_seen(pointer, attendances or ())
+                if seen is not None and seen != pointer.supervised_at:
+                    pointer = pointer.with_supervised(seen)  # what its sweep's supervisor says is newer
+                elsewhere.append(PointedJob(pointer, unattended_by_pointer(pointer, now, self._poll)))
             else:
-                here = here or reading.pointer.root_host == self._here
+                here = here or pointer.root_host == self._here
         return PointerSurvey(tuple(elsewhere), tuple(damaged), here)
+
+    def _attendances(self) -> list[SweepAttendance]:
+        try:
+            return self._pointers.attendances()
+        except Exception:  # display only: elements are judged from their pointers alone
+            return []

@@ -142,7 +142,7 @@ class Supervisor:
     @contextlib.contextmanager
     def rounds(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
                first: tuple[JobState, int] | None = None,
-               paced_from: Callable[[], datetime] | None = None) -> Iterator[Rounds]:
+               paced_from: Callable[[], datetime] | None = None, attended: bool = False) -> Iterator[Rounds]:
         """The supervision of ``job`` as rounds, for a caller that paces many jobs in one thread (a sweep):
         each ``next``/``send`` runs one loop up to its pause and yields the loop and how long it means to
         pause; the caller waits (``await_change`` / ``resume_now`` tell it when to send again) and sends
@@ -151,11 +151,14 @@ class Supervisor:
 
         ``paced_from``: the moment the caller's pass began. The loop's polls are timed from it instead of
         from the moment this loop ran, and the pause it yields counts from it too, so the jobs of one pass,
-        answered by one query, keep asking on the same ticks however long the pass took."""
+        answered by one query, keep asking on the same ticks however long the pass took.
+
+        ``attended``: the caller says the job is supervised from then on (a sweep's attendance), so the loop
+        reports supervised-at once, as it begins, and never wakes to refresh it."""
         watch = self._watch(job, cancel)
         try:
             yield self._supervise(job, lock, cancel, bound, watch=watch, first=first,
-                                  pace=paced_from)
+                                  pace=paced_from, attended=attended)
         finally:
             if watch is not None:
                 watch.close()
@@ -204,7 +207,7 @@ class Supervisor:
 
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
                    watch: AppendWatch | None, first: tuple[JobState, int] | None,
-                   pace: Callable[[], datetime] | None) -> Rounds:
+                   pace: Callable[[], datetime] | None, attended: bool = False) -> Rounds:
         s = self._settings
         first = first or self._read_until_giveup(job, cancel)
         if first is None:
@@ -267,7 +270,7 @@ class Supervisor:
             # scheduler and holds nothing unsaved; and its health advances only when the beat is recorded.
             healthy = read and loop.answered and not loop.unsaved
             now_m = self._clock.monotonic()
-            if supervised_at is None or now_m - supervised_at >= s.supervised_every * s.poll:
+            if supervised_at is None or (not attended and now_m - supervised_at >= s.supervised_every * s.poll):
                 self._progress.supervised(loop.state, now)
                 supervised_at = now_m
             if healthy:
@@ -275,7 +278,8 @@ class Supervisor:
             # Asleep to the next query only while all is well; anything amiss is looked at every poll.
             paced = pace() if pace is not None else self._clock.now()
             pause = self._until_next(loop, paced, to_query=watching and healthy and not loop.doubt)
-            for due in (wait_until, stop_at, supervised_at + s.supervised_every * s.poll, self._delivery_due()):
+            refresh = None if attended else supervised_at + s.supervised_every * s.poll
+            for due in (wait_until, stop_at, refresh, self._delivery_due()):
                 if due is not None:
                     pause = min(pause, max(due - now_m, 0.0))
             if healthy:

@@ -20,7 +20,7 @@ from dunscaith.domain.model.jobs.state import JobState, fold, label
 from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
-from dunscaith.domain.services.jobs.pointer_notes import Fanout, PointerNotes
+from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerNotes
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
 from dunscaith.ports.interrupts import Interrupts
@@ -116,6 +116,10 @@ class SuperviseJob:
 
     def write_pointer(self, pointer: Pointer) -> None:
         self._pointers.write(pointer)
+
+    def attendance_notes(self) -> AttendanceNotes:
+        """A sweep supervisor's attendances, in place of each element's supervised-at refresh."""
+        return AttendanceNotes(self._pointers, self._poll, self._here.hostname, on_problem=self._on_problem)
 
     def pointer_notes(self, pointer: Pointer) -> JobProgress:
         """The job's pointer kept in step with what its supervisor commits."""

@@ -28,6 +28,8 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome
+from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, apply, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
@@ -75,6 +77,7 @@ class _Taken:
     """An element whose lock is held and whose supervisor is made, its loop not begun yet."""
 
     member: JobSummary
+    root: HostIdentity
     state: JobState
     known: int  # events of its record reflected in ``state``
     lock: JobLock
@@ -105,6 +108,8 @@ class _Active:
     stack: contextlib.ExitStack
     sweep: str | None  # the sweep it is an element of
     query: RoundQuery  # the round query of its cluster
+    root: HostIdentity  # the record root its pointer names (the sweep's attendance names the same)
+    index: int | None  # its index in its sweep
     loop: Loop | None = None
     due: float = 0.0  # monotonic: when its loop means to run again
 
@@ -173,8 +178,10 @@ class SuperviseSweep:
         active: dict[JobId, _Active] = {}
         rounds: dict[str, RoundQuery] = {}
         began = _Pass(self._clock.now(), self._clock.monotonic())
-        with view, self._closing(active):
+        attendance = self._one.attendance_notes()
+        with view, self._closing(active), contextlib.closing(attendance):
             view.show(members)
+            attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
             # elements with attempts first: they may be running and must be watched whatever the bound
             waiting = deque(sorted((m for m in members if not m.settled),
@@ -215,17 +222,31 @@ class SuperviseSweep:
                         element.stack.close()
                         view.ended(element.job, str(end.ending), end.state)
                 view.refresh()
+                if not stopping:
+                    attendance.refresh(self._held(active), began.wall)
                 if stopping or not active or (waiting and self._room(waiting[0], active, bounds)):
                     continue
                 for element in active.values():
                     if element.loop is not None:
                         element.supervisor.await_change(element.loop, drain)
-                pause = max(0.0, min(e.due for e in active.values()) - self._clock.monotonic())
-                drain.wait(pause)
+                due = min(e.due for e in active.values())
+                refresh = attendance.next_at()
+                if refresh is not None:
+                    due = min(due, began.mono + (refresh - began.wall).total_seconds())
+                drain.wait(max(0.0, due - self._clock.monotonic()))
             after = again()
             view.show(after)
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()))
+
+    @staticmethod
+    def _held(active: dict[JobId, _Active]) -> dict[JobId, tuple[HostIdentity, frozenset[int]]]:
+        """Each sweep's root and the indices of its elements supervised now: what its attendance names."""
+        held: dict[JobId, tuple[HostIdentity, set[int]]] = {}
+        for element in active.values():
+            if element.sweep is not None and element.index is not None:
+                held.setdefault(JobId(element.sweep), (element.root, set()))[1].add(element.index)
+        return {sweep: (root, frozenset(indices)) for sweep, (root, indices) in held.items()}
 
     @contextlib.contextmanager
     def _closing(self, active: dict[JobId, _Active]) -> Iterator[None]:
@@ -284,7 +305,8 @@ class SuperviseSweep:
                 elsewhere.append((job, f"runs on the local scheduler of host {owner}: supervise it there"))
                 return None
             lock = stack.enter_context(self._store.lock(job))
-            progress = self._progress(state, fresh, view)
+            pointer = self._one.pointer_for(state)
+            progress = self._progress(state, pointer, fresh, view)
             query = rounds.get(state.spec.cluster)
             if query is None:
                 query = RoundQuery(self._schedulers(state.spec.cluster), lambda: list(active), self._clock)
@@ -292,7 +314,8 @@ class SuperviseSweep:
             chosen = query
             supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
                                           schedulers=lambda _cluster: chosen)
-            return _Taken(member, state, len(record.events), lock, stack, supervisor, progress, query)
+            return _Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
+                          query)
         except LockBusy:
             stack.close()
             elsewhere.append((job, "held by another live supervisor or command"))  # said once, at the end
@@ -311,11 +334,13 @@ class SuperviseSweep:
         """The element's loop, from its record as last read (or as the array's commits left it)."""
         try:
             steps = taken.stack.enter_context(taken.supervisor.rounds(
-                taken.member.job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time))
+                taken.member.job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time,
+                attended=taken.member.sweep is not None))  # an element's supervised-at: its sweep's attendance
         except BaseException:
             taken.stack.close()
             raise
-        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep, taken.query)
+        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep, taken.query,
+                       taken.root, taken.member.sweep_index)
 
     # ------------------------------------------------------------------ a sweep as one array
 
@@ -431,8 +456,7 @@ class SuperviseSweep:
         self._crash.reached(point)
         return True
 
-    def _progress(self, state: JobState, fresh: bool, view: SweepSupervisionView) -> JobProgress:
-        pointer = self._one.pointer_for(state)
+    def _progress(self, state: JobState, pointer: Pointer, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         if fresh:
             try:
                 self._one.write_pointer(pointer)

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 from collections import Counter
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,16 @@ def _waiting_sweep(hosts: SshHosts, name: str, go: Path, ran: Path, size: int) -
 
 def _ran(ran: Path) -> Counter[str]:
     return Counter(ran.read_text().split()) if ran.exists() else Counter()
+
+
+def _attendances(hosts: SshHosts, name: str) -> list[dict[str, str]]:
+    """The sweep supervisors' attendances of ``name`` in the shared home (sweep_attendance.py)."""
+    folder = hosts.user.home / ".config" / "dunscaith" / "jobs" / ".attending"
+    return [json.loads(path.read_text()) for path in sorted(folder.glob(f"{name}@*"))] if folder.exists() else []
+
+
+def _pointer(hosts: SshHosts, job: str) -> dict[str, str]:
+    return dict(json.loads((hosts.user.home / ".config" / "dunscaith" / "jobs" / job).read_text()))
 
 
 def test_status_list_cancel_and_supervise_of_a_sweep_from_login2_act_on_login1(hosts: SshHosts,
@@ -94,6 +105,17 @@ def test_a_sweep_whose_supervisor_was_killed_is_carried_on_from_login2_and_no_el
     supervise = None
     try:
         wait_for(lambda: sum(_ran(ran).values()) == 4, 60, "every element to run on login1")
+        # While it runs, its one attendance keeps every element attended on login2, long after each element's
+        # own supervised-at (written once, as it began) would have called it Unattended: 2 x 10 poll intervals
+        began = _pointer(hosts, f"{name}-1")["supervised_at"]
+        first = datetime.fromisoformat(began)
+        wait_for(lambda: any(datetime.fromisoformat(a["supervised_at"]) - first > timedelta(seconds=12)
+                             for a in _attendances(hosts, name)), 60, "the attendance to outlive the pointers")
+        (attendance,) = _attendances(hosts, name)
+        assert attendance["indices"] == "1-4" and attendance["root_hostname"] == "login1"
+        assert _pointer(hosts, f"{name}-1")["supervised_at"] == began  # no pointer is rewritten for it
+        live = hosts.ssh("login2", f"{ds} list")
+        assert live.returncode == 0 and "Unattended" not in live.stdout + live.stderr, live.stdout + live.stderr
         hosts.inside("login1", "pkill", "-KILL", "-f", f"dunscaith submit --name {name}", check=False)
         submit.wait(60)
         wait_for(lambda: "Unattended" in hosts.ssh("login2", f"{ds} status {name}").stdout
@@ -119,6 +141,7 @@ def test_a_sweep_whose_supervisor_was_killed_is_carried_on_from_login2_and_no_el
         final = json.loads(out(hosts.ssh("login2", f"{ds} status {name} --json")))
         assert {e["state"] for e in final["elements"]} == {"succeeded"}
         assert _ran(ran) == Counter({"1": 1, "2": 1, "3": 1, "4": 1})
+        assert _attendances(hosts, name) == []  # the killed one's removed as stale, the last one's at its end
         _no_store_on_login2(hosts)
     finally:
         go.touch()

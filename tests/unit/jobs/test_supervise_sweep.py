@@ -4,6 +4,7 @@ alone."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -126,6 +127,7 @@ class SweepRig:
     scheduler: CountingRunning | CountingArrays
     view: SweepLines
     use_case: SuperviseSweep
+    pointers: InMemoryPointers
 
 
 def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_size: int = 1001,
@@ -161,7 +163,7 @@ def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_
     use_case = SuperviseSweep(store=store, one=one, supervisor=supervisor, views=lambda sweep, **display: view,
                               schedulers=lambda cluster: scheduler, clock=clock, crash=crash,
                               on_problem=view.lines.append)
-    return SweepRig(clock, store, scheduler, view, use_case)
+    return SweepRig(clock, store, scheduler, view, use_case, pointers)
 
 
 def _record(r: SweepRig, count: int, max_running: int | None = None) -> list[JobId]:
@@ -435,3 +437,56 @@ def test_a_wake_for_an_append_never_makes_each_element_ask_the_scheduler_again()
     done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
     assert [e.outcome for e in done.elements] == ["succeeded"] * 30
     assert done.queries <= 6, done.queries  # one a round (61 when each woken element asked anew)
+
+
+def test_a_sweeps_supervisor_says_it_holds_its_elements_in_one_attendance_not_a_rewrite_of_each_pointer() -> None:
+    """Seed 000 keeps NFS writes rare: one file for the sweep every ten poll intervals (1 s here), naming the
+    elements held, where each element's pointer would be rewritten; removed when the supervision ends."""
+    clock = FakeClock()
+    r = _rig(scheduler=CountingRunning(exit_code_of=lambda spec: None), clock=clock,
+             store=InMemoryStore(watchable=True))
+    _record(r, 30)
+    seen: list[list[tuple[str, frozenset[int]]]] = []
+
+    class Watching(StopAt):
+        def wait(self, seconds: float) -> str | None:
+            seen.append([(a.sweep, a.indices) for a in r.pointers.attendances()])
+            return super().wait(seconds)
+
+    done = r.use_case(SWEEP, Watching(clock, clock.monotonic() + 60.0), fresh=True)
+    assert done.drained
+    assert seen[-1] == [(SWEEP, frozenset(range(1, 31)))]  # every element it held, until its end
+    writes = r.pointers.attendance_writes
+    assert 5 <= len(writes) <= 7  # every 10 s over a minute: never more often
+    assert all(later.supervised_at - earlier.supervised_at >= timedelta(seconds=10)
+               for earlier, later in itertools.pairwise(writes))
+    said: dict[str, set[object]] = {}
+    for pointer in r.pointers.writes:
+        if pointer.supervised_at is not None:
+            said.setdefault(pointer.job, set()).add(pointer.supervised_at)
+    assert len(said) == 30 and all(len(times) == 1 for times in said.values())  # each once, as it began
+    assert r.pointers.attendances() == []  # removed as the supervision ended
+
+
+def test_a_stale_attendance_a_killed_supervisor_left_is_removed_and_a_live_ones_kept() -> None:
+    from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
+
+    clock = FakeClock()
+    r = _rig(scheduler=CountingRunning(exit_code_of=lambda spec: None), clock=clock,
+             store=InMemoryStore(watchable=True))
+    _record(r, 3)
+    now = clock.now()
+    stale = SweepAttendance(SWEEP, "login1-dead", LOGIN1, now - timedelta(seconds=21), frozenset({1, 2, 3}))
+    other = SweepAttendance(SWEEP, "login1-live", LOGIN1, now - timedelta(seconds=5), frozenset({9}))
+    r.pointers.write_attendance(stale)
+    r.pointers.write_attendance(other)
+    names: list[list[str]] = []
+
+    class Watching(StopAt):
+        def wait(self, seconds: float) -> str | None:
+            names.append(sorted(a.holder for a in r.pointers.attendances()))
+            return super().wait(seconds)
+
+    r.use_case(SWEEP, Watching(clock, clock.monotonic() + 3.0), fresh=True)
+    assert "login1-dead" not in names[0] and "login1-live" in names[0]
+    assert [a.holder for a in r.pointers.attendances()] == ["login1-live"]
