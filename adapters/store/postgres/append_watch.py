@@ -61,100 +61,23 @@ def followers_channel(job: JobId) -> str:
 
 
 class PgAppendWatch:
+    """One job's watch on a listening connection of its own: a reader following the record (``watch``, with
+    ``followers``: the holder's own appends too), or a caller that wants one for a job alone."""
+
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]], job: JobId, where: str,
                  wake: Callable[[], None], *, first_backoff: float = _FIRST_BACKOFF, followers: bool = False) -> None:
-        self._connect = connect
-        # ``followers``: a reader following the record hears the holder's appends too (followers_channel)
-        self._channels = (channel(job), followers_channel(job)) if followers else (channel(job),)
-        self._where = where
-        self._wake = wake
-        self._first_backoff = first_backoff
-        self._live = threading.Event()
-        self._conn: psycopg.Connection[Any] | None = self._listen()  # the first one in the caller: it may refuse
-        self._live.set()
-        try:
-            self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
-        except OSError:
-            self._conn.close()
-            raise
-        self._thread = threading.Thread(target=self._run, name="dunscaith-pg-append-watch", daemon=True)
-        self._thread.start()
+        channels = {channel(job), followers_channel(job)} if followers else {channel(job)}
+        self._listening = _Listening(connect, where, channels, lambda _told: wake(), first_backoff)
 
     def live(self) -> bool:
-        return self._live.is_set()
+        return self._listening.live()
 
     def close(self) -> None:
-        if self._stop_w < 0:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        self._thread.join()
-        for fd in (self._stop_r, self._stop_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._stop_w = -1
+        self._listening.close()
 
     def release(self) -> None:
         self.close()
 
-    # --- the thread ------------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        backoff = self._first_backoff
-        try:
-            while True:
-                if self._conn is None:
-                    if self._stopped(backoff):
-                        return
-                    try:
-                        self._conn = self._listen()
-                    except Exception:  # still unreachable: try again later, reading every poll meanwhile
-                        backoff = min(backoff * 2, _MAX_BACKOFF)
-                        continue
-                    backoff = self._first_backoff
-                    self._live.set()
-                    self._wake()  # what was appended while it did not listen is read now
-                    continue
-                ready, _, _ = select.select([self._conn.pgconn.socket, self._stop_r], [], [])
-                if self._stop_r in ready:
-                    return
-                if not self._notified(self._conn):
-                    self._lost()
-        finally:
-            if self._conn is not None:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
-
-    def _notified(self, conn: psycopg.Connection[Any]) -> bool:
-        """Take what the server sent; wake once if it holds a notification. False: the connection is gone."""
-        pgconn = conn.pgconn
-        try:
-            pgconn.consume_input()
-        except psycopg.Error:
-            return False
-        if pgconn.status != psycopg.pq.ConnStatus.OK:
-            return False
-        woke = False
-        while pgconn.notifies() is not None:
-            woke = True
-        if woke:
-            self._wake()
-        return True
-
-    def _lost(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
-        self._live.clear()
-        self._wake()  # the holder learns at once that it must read every poll
-
-    def _stopped(self, seconds: float) -> bool:
-        ready, _, _ = select.select([self._stop_r], [], [], seconds)
-        return bool(ready)
-
-    def _listen(self) -> psycopg.Connection[Any]:
-        return open_listening(self._connect, self._where, self._channels)
 
 class SharedPgListener:
     """One listening connection for every job this process watches (a sweep's hundreds of elements, or one
