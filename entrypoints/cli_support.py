@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
 
 # typer is imported where it is used: launch() below must be able to catch a Ctrl-C from the very
 # start, and typer alone takes tens of milliseconds to import.
 from dunscaith.domain.model.shown import one_line, reason
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3.5 ms) on every local job's start
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     import typer
 
 EXIT_BAD_INPUT = 2
@@ -281,7 +282,8 @@ def launch(prog: str, module: str) -> None:
     """
     _Interrupts.install()
     try:
-        main = importlib.import_module(module).main
+        __import__(module)  # importlib.import_module's work, without importing importlib (~0.3 ms)
+        main = sys.modules[module].main
     except KeyboardInterrupt:
         _interrupted(prog)
     main()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from pathlib import Path
 
 
 class LockHeld(Exception):
@@ -19,7 +18,7 @@ class FlockLock:
     makes the descriptor inheritable, and ends with the process whatever the way it ends.
     """
 
-    def __init__(self, path: Path, mode: int = 0o600) -> None:
+    def __init__(self, path: str | os.PathLike[str], mode: int = 0o600) -> None:
         self.path = path
         self._mode = mode
         self._fd: int | None = None
@@ -54,7 +53,7 @@ class FlockLock:
         self.release()
 
 
-def is_held(path: Path) -> bool:
+def is_held(path: str | os.PathLike[str]) -> bool:
     """True when some process holds an exclusive flock on ``path``.
 
     Probes with a *shared* non-blocking lock, dropped at once. A holder must therefore take its

@@ -14,7 +14,17 @@ import os
 import pwd
 import stat
 from collections.abc import Mapping
-from pathlib import Path
+
+from dunscaith.domain.model.path_names import parent
+
+# pathlib (~4 ms) is not imported on the wrapper's path: its instance directory is a str (a name may be
+# either; a str's parent is the one pathlib would give, ``path_names.parent``)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypeVar
+
+    P = TypeVar("P", str, Path)
 
 
 class UnsafeDirectory(Exception):
@@ -26,12 +36,14 @@ def default_user_dir(env: Mapping[str, str] | None = None) -> Path:
 
     The default record root, and the folder of ``remote run``'s own instances: one name for both.
     """
+    from pathlib import Path
+
     env = os.environ if env is None else env
     user = env.get("USER") or pwd.getpwuid(os.geteuid()).pw_name
     return Path("/var/tmp") / f"dunscaith-{user}"
 
 
-def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: bool = True) -> Path:
+def ensure_private_dir(path: P, *, parents: bool = False, closed_to_others: bool = True) -> P:
     """Create ``path`` 0700 if missing, else check it: a real directory, owned by this user, closed to others.
 
     In a shared place such as /var/tmp another user could have created the name first, or made it
@@ -43,12 +55,12 @@ def ensure_private_dir(path: Path, *, parents: bool = False, closed_to_others: b
     ``~/.config/dunscaith`` holding their config.toml); it is still never changed.
     """
     if parents:
-        _make_parents(path.parent)
+        _make_parents(_parent(path))
     _check(path, created=_mkdir(path), closed_to_others=closed_to_others)
     return path
 
 
-def _check(path: Path, *, created: bool, closed_to_others: bool = True) -> None:
+def _check(path: str | os.PathLike[str], *, created: bool, closed_to_others: bool = True) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -126,7 +138,7 @@ def _root_unsafe(root: Path, exc: UnsafeDirectory) -> Exception:
     return RootUnsafe(str(root), str(exc))
 
 
-def _mkdir(path: Path) -> bool:
+def _mkdir(path: str | os.PathLike[str]) -> bool:
     """Make ``path`` 0700; True if this call made it, False if it was there (a name of any kind)."""
     try:
         os.mkdir(path, 0o700)
@@ -137,18 +149,22 @@ def _mkdir(path: Path) -> bool:
     return True
 
 
-def missing_chain(path: Path) -> list[Path]:
+def missing_chain(path: P) -> list[P]:
     """``path`` and each of its ancestors that does not exist yet, outermost first (a dangling symlink
     exists): the folders a caller must create, in the order it must create them."""
-    missing: list[Path] = []
+    missing: list[P] = []
     current = path
-    while not os.path.lexists(current) and current != current.parent:
+    while not os.path.lexists(current) and current != (up := _parent(current)):
         missing.append(current)
-        current = current.parent
+        current = up
     return missing[::-1]
 
 
-def _make_parents(directory: Path) -> None:
+def _parent(path: P) -> P:
+    return parent(path) if isinstance(path, str) else path.parent
+
+
+def _make_parents(directory: P) -> None:
     """Create the missing ancestors of a directory, each 0700; an existing one is left as it is."""
     for each in missing_chain(directory):
         ensure_private_dir(each)

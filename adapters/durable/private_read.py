@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 _NEXT = 1 << 16  # below malloc's mmap threshold: a read's buffer comes from the heap, not a fresh mapping
 
@@ -24,13 +23,14 @@ class UnsafeFile(OSError):
     An OSError, so a caller that already treats an unreadable file as unreadable keeps doing so.
     """
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
 
 
-def read_private(path: Path, limit: int, *, owned: bool = True, closed_to_others: bool = False) -> bytes:
+def read_private(path: str | os.PathLike[str], limit: int, *, owned: bool = True,
+                 closed_to_others: bool = False) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them.
 
     Raises FileNotFoundError when nothing has the name (callers decide what absence means),
@@ -42,7 +42,7 @@ def read_private(path: Path, limit: int, *, owned: bool = True, closed_to_others
 
 
 def read_private_stat(
-    path: Path, limit: int, *, owned: bool = True, closed_to_others: bool = False
+    path: str | os.PathLike[str], limit: int, *, owned: bool = True, closed_to_others: bool = False
 ) -> tuple[bytes, os.stat_result]:
     """``read_private``, with the status of the very file read (its device and inode name a record)."""
     try:

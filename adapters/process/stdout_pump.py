@@ -32,7 +32,6 @@ import os
 import select
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from dunscaith.adapters.process.pipe_tee import (
     F_SETPIPE_SZ,
@@ -45,6 +44,7 @@ from dunscaith.adapters.process.pipe_tee import (
     tee_for,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3.5 ms) on every local job's start
 if TYPE_CHECKING:
     from dunscaith.adapters.process.digest_ring import DigestRing
 

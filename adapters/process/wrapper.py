@@ -12,7 +12,6 @@ by the clock. For its first ``WATCH_AFTER`` the worker has no watch yet and the 
 from __future__ import annotations
 
 import _thread  # threading's own primitives: the wrapper needs one thread and two locks, not ``threading`` (~0.5 ms)
-import contextlib
 import errno as errno_codes
 import fcntl
 import json
@@ -21,8 +20,6 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.private_dir import ensure_private_dir
@@ -59,7 +56,15 @@ from dunscaith.domain.model.remote.control import (
     refused_name,
 )
 
+# typing (~3.5 ms of every local job's start) is not imported here: see domain/model/named_tuple.py
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from dunscaith.domain.model.named_tuple import NamedTuple
 if TYPE_CHECKING:  # the watch is imported once a worker outlives WATCH_AFTER (most short jobs never do)
+    from pathlib import Path  # neither is pathlib (~4 ms): the directory is a str here (``PosixWrapper``)
+
     from dunscaith.adapters.process.directory_watch import DirectoryWatch
     from dunscaith.ports.clock import Clock
 
@@ -127,8 +132,10 @@ def _pump(source: int, wake: int, result: _Stdout, full: Callable[[OSError | Non
         result.count, result.digest, result.reader_gone = pumped.count, pumped.digest, pumped.reader_gone
     finally:
         result.done = True
-        with contextlib.suppress(OSError):
+        try:  # not contextlib.suppress: contextlib costs every job's start ~0.5 ms to import
             os.write(wake, b"s")
+        except OSError:
+            pass
         ended.release()
 
 
@@ -158,22 +165,26 @@ def _start_exec_side(out_w: int, bar_r: int, st_w: int, in_process: exec_side.In
             exec_side.main(in_process)
         finally:
             os._exit(EXIT_START_FAILED)
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # a child that already ended: the barrier says
+    try:
         os.setpgid(pid, pid)
+    except (ProcessLookupError, PermissionError):  # a child that already ended: the barrier says
+        pass
     return pid
 
 
 class PosixWrapper:
     """Owns one worker for the life of one instance directory."""
 
-    def __init__(self, directory: Path, clock: Clock,
+    def __init__(self, directory: str | os.PathLike[str], clock: Clock,
                  watch: Callable[[Path], DirectoryWatch] | None = None,
                  ended: Callable[[int], None] | None = None, in_process: exec_side.InProcess | None = None) -> None:
         """``ended(code)``: told the exit code once every record is written, before the watch closes.
         ``in_process``: a worker this process has loaded already may be run by its child without an
         ``execve`` (``exec_side``). ``watch``: how the directory is watched for a request (None: the best
-        watch this system gives, ``directory_watch.watch_directory``)."""
-        self.directory = directory
+        watch this system gives, ``directory_watch.watch_directory``). ``directory``: a str or a Path, kept
+        as its str (every step below is an ``os`` call on a name in it; pathlib costs every job's start
+        ~4 ms to import), so a message names it as ``str(Path)`` does."""
+        self.directory = os.fspath(directory)
         self.clock = clock
         self.watch = watch
         self.ended = ended
@@ -181,7 +192,7 @@ class PosixWrapper:
         self.host = os.uname().nodename  # what gethostname(3) returns, without importing socket
         self.nonce = os.urandom(16).hex()  # what secrets.token_hex(16) is, without its imports
         self.pid = os.getpid()
-        self._lock = FlockLock(directory / LOCK)
+        self._lock = FlockLock(os.path.join(self.directory, LOCK))
         self._request_blocked = False
         self._waiting: list[_Waiting] = []  # in the order written: a reader relies on it
         self._blocked: Blocked | None = None
@@ -246,8 +257,11 @@ class PosixWrapper:
 
     def _write_note(self, note: Blocked | None = None) -> None:
         """The note room says ``note``, else what waits: a control file first, else our stdout."""
-        with self._note_lock, contextlib.suppress(OSError, RuntimeError):  # display only; room made at claim
-            os.pwrite(self._lock.fd, encode_note(note or self._blocked or self._stdout_note), 0)
+        with self._note_lock:
+            try:
+                os.pwrite(self._lock.fd, encode_note(note or self._blocked or self._stdout_note), 0)
+            except (OSError, RuntimeError):  # display only; room made at claim
+                pass
 
     def _stdout_full(self, exc: OSError | None) -> None:
         """The pump's word (from its thread): our stdout, a file, waits for space (``exc``), or goes on."""
@@ -322,8 +336,10 @@ class PosixWrapper:
         bar_r, bar_w = (_high_fd(fd) for fd in os.pipe())
         st_r, st_w = (_high_fd(fd) for fd in os.pipe())
         if F_SETPIPE_SZ is not None:
-            with contextlib.suppress(OSError):
+            try:
                 fcntl.fcntl(out_r, F_SETPIPE_SZ, CHUNK)
+            except OSError:
+                pass
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
@@ -452,16 +468,18 @@ class PosixWrapper:
         return status
 
     def _make_watch(self) -> DirectoryWatch:
+        from pathlib import Path  # here: a worker that ends within WATCH_AFTER never pays for it
+
         if self.watch is not None:
-            return self.watch(self.directory)
+            return self.watch(Path(self.directory))
         from dunscaith.adapters.process.directory_watch import watch_directory
 
-        return watch_directory(self.directory)
+        return watch_directory(Path(self.directory))
 
     def _read_request(self) -> bytes | str | None:
         """The request's bytes; a string saying why the thing under its name is no request; or None."""
         try:  # never through a planted link, never blocking on a planted FIFO
-            return read_private(self.directory / REQUEST, MAX_REQUEST)
+            return read_private(os.path.join(self.directory, REQUEST), MAX_REQUEST)
         except FileNotFoundError:
             return None
         except UnsafeFile as exc:
@@ -484,10 +502,10 @@ class PosixWrapper:
 
     def _remove_request(self) -> None:
         try:
-            os.unlink(self.directory / REQUEST)  # only now: a matching request may take its place
+            os.unlink(os.path.join(self.directory, REQUEST))  # only now: a matching request may take its place
         except OSError:
             try:
-                os.rmdir(self.directory / REQUEST)
+                os.rmdir(os.path.join(self.directory, REQUEST))
             except OSError:  # a thing we cannot remove holds the name: refuse it once, not forever
                 self._request_blocked = True
 
@@ -503,8 +521,10 @@ class PosixWrapper:
 
 def _say(line: str) -> None:
     """One line on stderr, best effort: on a full disk, the stderr file may be where space ran out."""
-    with contextlib.suppress(OSError):
+    try:
         os.write(2, f"dunscaith: remote run: {line}\n".encode())
+    except OSError:
+        pass
 
 
 def _wait(wake: int, watch: DirectoryWatch | None, timeout: float | None) -> None:
@@ -515,8 +535,10 @@ def _wait(wake: int, watch: DirectoryWatch | None, timeout: float | None) -> Non
     watched = None if watch is None else watch.fileno()
     ready, _, _ = select.select([wake] if watched is None else [wake, watched], [], [], timeout)
     if wake in ready:
-        with contextlib.suppress(BlockingIOError):
+        try:
             while os.read(wake, 4096):
                 pass
+        except BlockingIOError:
+            pass
     if watch is not None and watched is not None and watched in ready:
         watch.drain()

@@ -9,14 +9,15 @@ from __future__ import annotations
 import re
 
 LONGEST = 80  # characters of a value shown whole; a longer one is cut, its length said
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# patterns, compiled (and cached by ``re``) when first used: every command's start imports this module
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_WORD = re.compile(r"\S{257,}")
+_WORD = r"\S{257,}"
 
 
 def escaped(text: str) -> str:
     """``text`` with each control character written as an escape (``\\n``, ``\\x1b``): one line, inert."""
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+    return re.sub(_CONTROL, lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 def cut(text: str, longest: int = LONGEST) -> str:
@@ -36,7 +37,7 @@ def shown(value: str, longest: int = LONGEST) -> str:
 def one_line(message: str) -> str:
     """A whole message made safe to print as one line: control characters escaped, and any word longer
     than 256 characters (a value that reached it unshown) cut."""
-    return _WORD.sub(lambda m: cut(m.group(), 160), escaped(message))
+    return re.sub(_WORD, lambda m: cut(m.group(), 160), escaped(message))
 
 
 def reason(exc: BaseException) -> str:

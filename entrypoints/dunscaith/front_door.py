@@ -43,7 +43,6 @@ def main() -> None:
         return
     # every other path imports these; --version above needs neither
     from dunscaith.entrypoints.cli_support import launch, run_plain
-    from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
 
     if os.environ.get(COMPLETE_VAR):
         from dunscaith.entrypoints.dunscaith.completion import complete
@@ -56,10 +55,14 @@ def main() -> None:
         serve(argv[1], again=main)
     if argv[:1] == ["remote"] and argv[1:2] in (["run"], ["exec"]):
         launch(PROG, "dunscaith.entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
-    elif argv[:1] and argv[0] in ROUTED and not os.environ.get(FORWARDED_ENV):
-        # a job command for another host's job forwards from here, without the CLI's start-up; any
-        # other command (and this one, if it runs here) goes on to the app
-        run_plain(PROG, argv, route)
+    elif argv[:1] and not os.environ.get(FORWARDED_ENV):
+        # imported here: remote run (every local job's start) has no use for it
+        from dunscaith.entrypoints.dunscaith.routing import ROUTED, route
+
+        if argv[0] in ROUTED:
+            # a job command for another host's job forwards from here, without the CLI's start-up; any
+            # other command (and this one, if it runs here) goes on to the app
+            run_plain(PROG, argv, route)
     if argv[:1] in (["status"], ["list"]) and not os.environ.get(FORWARDED_ENV):
         # a plain status or list of this host's records: the commands' own bodies, without typer, pydantic
         # or dependency-injector; any other line (help, another option, another root) goes on to the app

@@ -17,9 +17,8 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from dunscaith.domain.model.path_names import absolute
 from dunscaith.entrypoints.cli_support import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -29,9 +28,24 @@ from dunscaith.entrypoints.cli_support import (
     internal_words,
 )
 
+# Neither typing (~3.5 ms of every local job's start: see domain/model/named_tuple.py) nor pathlib (~4 ms:
+# the names are str, made absolute as Path.absolute() makes them, path_names.py) is imported here.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple, Protocol
+
     from dunscaith.adapters.process.exec_side import InProcess
     from dunscaith.adapters.process.wrapper import LaunchSpec
+
+    class Owner(Protocol):
+        """What ``own`` needs of a wrapper (``PosixWrapper``, or a test's recorder)."""
+
+        def claim(self) -> None: ...
+
+        def run(self, spec: LaunchSpec) -> int: ...
+else:
+    from dunscaith.domain.model.named_tuple import NamedTuple
 
 PROG = "dunscaith"
 _VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
@@ -39,10 +53,10 @@ _VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
 
 class RunArgs(NamedTuple):  # not a dataclass: ``dataclasses`` costs every job's start ~8 ms to import
     command: list[str]
-    instance_dir: Path | None
+    instance_dir: str | os.PathLike[str] | None  # the lean parser's are str, typer's Path
     env: list[str]
-    env_file: Path | None
-    cwd: Path | None
+    env_file: str | os.PathLike[str] | None
+    cwd: str | os.PathLike[str] | None
 
 
 def parse_run_args(argv: list[str]) -> RunArgs | None:
@@ -73,7 +87,7 @@ def parse_run_args(argv: list[str]) -> RunArgs | None:
     command = argv[i:]
     if not command or any(v == "" for name, v_ in values.items() if name != "--env" for v in v_[-1:]):
         return None  # no program, or an empty path (Path("") would be "."): typer refuses it by name
-    last = {name: Path(v[-1]) if v else None for name, v in values.items() if name != "--env"}
+    last = {name: v[-1] if v else None for name, v in values.items() if name != "--env"}
     return RunArgs(command, last["--instance-dir"], values["--env"], last["--env-file"], last["--cwd"])
 
 
@@ -165,12 +179,15 @@ def _add(where: str, env: dict[str, str], name: str, value: str) -> None:
     env[name] = value
 
 
-def declared_environment(pairs: list[str], env_file: Path | None) -> dict[str, str]:
+def declared_environment(pairs: list[str], env_file: str | os.PathLike[str] | None) -> dict[str, str]:
     env = _parse_env(pairs)
     if env_file is not None:
-        for name, value in read_env_file(env_file).items():
+        from pathlib import Path  # here: named as typer's Path names it, in every message about it
+
+        path = Path(env_file)
+        for name, value in read_env_file(path).items():
             if name in env:
-                raise BadInput(f"{name} is given both by --env and by --env-file {env_file}")
+                raise BadInput(f"{name} is given both by --env and by --env-file {path}")
             env[name] = value
     return env
 
@@ -198,14 +215,6 @@ def fresh_instance_dir() -> Path:
     return instances / f"{stamp}-{secrets.token_hex(4)}"
 
 
-class Owner(Protocol):
-    """What ``own`` needs of a wrapper (``PosixWrapper``, or a test's recorder)."""
-
-    def claim(self) -> None: ...
-
-    def run(self, spec: LaunchSpec) -> int: ...
-
-
 def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     """Claim the instance directory, run the worker under the wrapper ``wrapper_for(directory=...)``
     makes, and return the exit code of ``run`` (the worker's, 128+n, or 127)."""
@@ -219,7 +228,7 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
     declared = declared_environment(args.env, args.env_file)
     try:
         directory = args.instance_dir if args.instance_dir is not None else fresh_instance_dir()
-        wrapper = wrapper_for(directory=directory.absolute())
+        wrapper = wrapper_for(directory=absolute(os.fspath(directory), os.getcwd()))  # as Path.absolute() names it
         wrapper.claim()
     except (InstanceDirUnusable, UnsafeDirectory) as exc:
         raise BadInput(str(exc)) from None
@@ -255,9 +264,10 @@ def main(argv: list[str] | None = None) -> None:
         end_now(run_owned(parsed, in_process=local_shim))
 
 
-def _shim() -> Path:
+def _shim() -> str:
     """adapters/scheduler/local/exec_shim.py, this install's: the local scheduler's worker program (spawn.SHIM)."""
-    return Path(__file__).resolve().parents[2] / "adapters" / "scheduler" / "local" / "exec_shim.py"
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # Path.resolve().parents[2]
+    return os.path.join(package, "adapters", "scheduler", "local", "exec_shim.py")
 
 
 def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from dunscaith.entrypoints.cli_support import BadInput, wants_json
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3.5 ms) on every local job's start
 if TYPE_CHECKING:
     from dunscaith.domain.services.forwarding.forward import Forwarded
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
