@@ -114,6 +114,11 @@ class JobStore(Protocol):
         """Every job recorded in this store, oldest first."""
         ...
 
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        """The seq of each job's last event, for all of ``jobs`` at once (one query): whether a record
+        grew since it was read, without reading it. A job not recorded is left out."""
+        ...
+
     def summary(self, job: JobId) -> JobSummary:
         """The job's summary, current with its last append (kept in that append's transaction);
         UnknownJob if it is not recorded."""

@@ -71,6 +71,12 @@ _SQL_EVENTS = (
     "WHERE j.name = %s ORDER BY e.seq"
 )
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# Each named job's last seq, in one statement (each max(seq) found at the end of its job's range of the
+# events' primary key).
+_SQL_LAST_SEQS = (
+    "SELECT j.name, (SELECT max(e.seq) FROM events e WHERE e.job_id = j.id) FROM jobs j "
+    "WHERE j.name = ANY(%s::text[])"
+)
 # The job's summary, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
 # The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
 _SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
@@ -292,6 +298,14 @@ class PostgresStore:
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
         return [JobId(name) for (name,) in rows]
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if not jobs:
+            return {}
+        names = list(dict.fromkeys(jobs))
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_LAST_SEQS, (names,)).fetchall())
+        return {JobId(name): int(seq) for name, seq in rows if seq is not None}
 
     def integrity_problem(self) -> str | None:
         """What the server can honestly say about the whole store, as one line; None when all holds (for

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import Action, fold
-from dunscaith.domain.model.jobs.summary import SummaryQuery
 from dunscaith.domain.model.jobs.sweeps import resubmit_refusal
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, SweepMembers
@@ -71,19 +70,15 @@ class SweepCommands:
                 else:
                     skipped.append(Skipped(s.job, s.state, why))
             jobs = take
-        return SweepAnswer(chosen, action, tuple(self.ask(jobs, action, cancel, sweep=chosen.sweep)),
-                           tuple(skipped))
+        return SweepAnswer(chosen, action, tuple(self.ask(jobs, action, cancel)), tuple(skipped))
 
-    def ask(self, jobs: list[JobId], action: Action, cancel: Interrupts, *, sweep: str | None = None
-            ) -> list[CommandResult]:
+    def ask(self, jobs: list[JobId], action: Action, cancel: Interrupts) -> list[CommandResult]:
         """``action`` asked of each job: those a live supervisor holds through their records, all posted
         first; the others answered here under their locks. Each one's result, in the order given.
 
-        ``sweep``: the sweep every one of ``jobs`` is an element of. Then each round while answers are
-        awaited asks the store two questions whatever the number of elements (the sweep's summaries,
-        whose last seq says which records grew since they were last read, and the locks of those still
-        unanswered), and reads only the records that grew: a record that did not grow says what it
-        said. Without it, every unanswered record is read each round."""
+        Each round while answers are awaited asks the store two questions whatever the number of
+        elements (each unanswered record's last seq, and each one's lock), and reads only the records
+        that grew since they were last read: a record that did not grow says what it said."""
         commands = {job: self._commands(job) for job in jobs}
         healths = self._store.healths(jobs) if jobs else {}
         posted: dict[JobId, str] = {}
@@ -101,9 +96,9 @@ class SweepCommands:
         deadline = self._clock.monotonic() + self._wait
         read_at: dict[JobId, int] = {}  # each posted record's last seq when it was last read
         while posted:
-            grown = self._grown(sweep, posted, read_at)
+            grown = self._grown(posted, read_at)
             for job, rid in list(posted.items()):
-                if grown is not None and job not in grown:
+                if job not in grown:
                     continue  # nothing appended since it was last read: still not answered
                 result, read_at[job] = commands[job].look_at(job, action, rid)
                 if result is not None:
@@ -128,13 +123,11 @@ class SweepCommands:
             cancel.wait(_POLL)
         return [done[job] for job in jobs]
 
-    def _grown(self, sweep: str | None, posted: dict[JobId, str], read_at: dict[JobId, int]) -> set[JobId] | None:
-        """The posted elements whose records grew since they were last read (never read: grown), from the
-        sweep's summaries in one query; None (read every one) without the sweep's name."""
-        if sweep is None:
-            return None
-        last = {s.job: s.seq for s in self._store.summaries(SummaryQuery(include_pruned=True, sweep=sweep))
-                if s.job in posted}
+    def _grown(self, posted: dict[JobId, str], read_at: dict[JobId, int]) -> set[JobId]:
+        """The posted elements whose records grew since they were last read (never read: grown), from
+        each one's last seq asked of the store at once."""
+        asked = [job for job in posted if job in read_at]
+        last = self._store.last_seqs(asked) if asked else {}
         return {job for job in posted if job not in read_at or last.get(job, read_at[job] + 1) > read_at[job]}
 
     def _late(self, job: JobId, action: Action, rid: str) -> CommandResult:

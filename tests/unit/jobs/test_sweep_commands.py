@@ -348,6 +348,12 @@ class Counting(InMemoryStore):
         self.reads: Counter[str] = Counter()
         self.health_calls = 0
         self.healths_calls: list[int] = []
+        self.last_seqs_calls: list[int] = []
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if self.counting:
+            self.last_seqs_calls.append(len(jobs))
+        return super().last_seqs(jobs)
 
     def read(self, job: JobId) -> JobRecord:
         self.reads[job] += self.counting
@@ -367,8 +373,14 @@ class Counting(InMemoryStore):
             self.counting = counting
 
 
-def _answered_one_a_turn(store: InMemoryStore | None, action: Action, by_name: bool = True
-                         ) -> list[tuple[object, ...]]:
+class EveryRound(InMemoryStore):
+    """A store that cannot tell whether a record grew: every unanswered record is read each round."""
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        return {}
+
+
+def _answered_one_a_turn(store: InMemoryStore | None, action: Action) -> list[tuple[object, ...]]:
     """Four elements a live supervisor holds, which answers one of them a turn (s-0 first): each one's
     result, as the user's words would show it."""
     r = rig(exit_code=None, store=store)
@@ -391,10 +403,7 @@ def _answered_one_a_turn(store: InMemoryStore | None, action: Action, by_name: b
         chosen = sweeps.choose("s")
         if counted is not None:
             counted.counting = True
-        if by_name:
-            results = sweeps(chosen, action, Answering(r.clock, supervisor_turn)).results
-        else:  # no sweep named: every unanswered record read each round, as before
-            results = tuple(sweeps.ask(chosen.jobs, action, Answering(r.clock, supervisor_turn)))
+        results = sweeps(chosen, action, Answering(r.clock, supervisor_turn)).results
         if counted is not None:
             counted.counting = False
     return [(x.job, x.action, x.answer, x.by, x.detail, x.problem, x.stopped,
@@ -413,14 +422,15 @@ def test_each_round_reads_only_the_records_that_grew_and_asks_every_lock_at_once
     assert dict(store.reads) == {f"s-{i}": 2 for i in range(4)}
     assert store.health_calls == 0  # no lock asked element by element
     assert store.healths_calls == [4, 4, 3, 2, 1]  # every lock at once: before posting, then each round
+    assert store.last_seqs_calls == [4, 3, 2, 1]  # from the second round: the records read before, at once
 
 
 @pytest.mark.parametrize("action", [Action.HOLD, Action.RELEASE, Action.CANCEL, Action.GIVE_UP])
 def test_reading_only_the_records_that_grew_changes_no_answer(action: Action) -> None:
-    by_name = _answered_one_a_turn(None, action)
-    every_round = _answered_one_a_turn(None, action, by_name=False)
+    grown_only = _answered_one_a_turn(None, action)
+    every_round = _answered_one_a_turn(EveryRound(), action)
 
-    assert by_name == every_round
+    assert grown_only == every_round
 
 
 class Forwarded(Exception):
