@@ -92,11 +92,9 @@ class JobCommands:
         elements are asked one after the other, and their stops are their supervisors' to see)."""
         try:
             result = self._ask(job, action, cancel)
-            if action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
-                return result
-            if not wait_stop:
-                return replace(result, stopped=result.state is not None and stopped(result.state))
-            return self._until_stopped(job, result, cancel, on_confirmed)
+            if wait_stop and action is Action.CANCEL and result.answer is Answer.CONFIRMED and not result.problem:
+                return self._until_stopped(job, result, cancel, on_confirmed)
+            return _unwaited(result)
         finally:
             if self._watch is not None:
                 self._watch.close()
@@ -227,7 +225,7 @@ class JobCommands:
         asked of the store at once); as ``__call__`` does when another actor took the lock meanwhile."""
         try:
             with self._store.lock(job) as lock:
-                return self._here(job, lock, action, self._ids(), False, cancel)
+                return _unwaited(self._here(job, lock, action, self._ids(), False, cancel))
         except LockBusy:
             return self(job, action, cancel, wait_stop=False)
 
@@ -252,6 +250,14 @@ class JobCommands:
     def _append(self, job: JobId, event: ev.Event) -> None:
         kind, data = ev.encode(event)
         self._store.append(job, self._clock.now(), kind, data)
+
+
+def _unwaited(result: CommandResult) -> CommandResult:
+    """A result as it is returned when its stop is not waited for: a cancel carried out says whether its
+    object had ended already (``stopped``)."""
+    if result.action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
+        return result
+    return replace(result, stopped=result.state is not None and stopped(result.state))
 
 
 def what_became(record: JobRecord, rid: str, action: Action) -> str | None:

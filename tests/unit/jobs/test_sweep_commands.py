@@ -433,6 +433,29 @@ def test_reading_only_the_records_that_grew_changes_no_answer(action: Action) ->
     assert grown_only == every_round
 
 
+def _unheld(action: Action, one_by_one: bool) -> list[tuple[object, ...]]:
+    """Three elements with no supervisor (released and pending), asked by the sweep command, or each by
+    the job command as the sweep command asked them before (``wait_stop=False``)."""
+    r = rig(exit_code=None)
+    jobs = _elements(r, 3)
+    if one_by_one:
+        commands = JobCommands(r.store, r.clock, NoCrash(), lambda: r.supervisor, wait=5.0)
+        results = [commands(job, action, StopAfter(r.clock), wait_stop=False) for job in jobs]
+    else:
+        sweeps = _use_case(r)
+        results = list(sweeps(sweeps.choose("s"), action, StopAfter(r.clock)).results)
+    return [(x.job, x.action, x.answer, x.by, x.detail, x.problem, x.stopped,
+             label(x.state) if x.state is not None else None, r.kinds(x.job)) for x in results]
+
+
+@pytest.mark.parametrize("action", [Action.HOLD, Action.RELEASE, Action.CANCEL, Action.GIVE_UP, Action.ABANDON])
+def test_elements_with_no_supervisor_are_answered_as_the_job_command_answers_each(action: Action) -> None:
+    swept = _unheld(action, one_by_one=False)
+
+    assert swept == _unheld(action, one_by_one=True)  # each answer, its record's events, and stopped
+    assert all(x[3] is Answerer.THIS_COMMAND and x[8].count("request") == 1 for x in swept)
+
+
 class Forwarded(Exception):
     pass
 
