@@ -219,15 +219,16 @@ class JobCommands:
         except LockBusy:
             return None
 
-    def here(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult:
+    def here(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult | None:
         """``action`` of a job no live supervisor held a moment ago (its lock free): asked and answered by
         this command under the job's lock, with no wait for a stop (a sweep's elements, whose locks were
-        asked of the store at once); as ``__call__`` does when another actor took the lock meanwhile."""
+        asked of the store at once), as ``__call__`` with ``wait_stop=False`` does. None, with nothing
+        appended, when another actor took the lock meanwhile: ``post`` the request to it."""
         try:
             with self._store.lock(job) as lock:
                 return _unwaited(self._here(job, lock, action, self._ids(), False, cancel))
         except LockBusy:
-            return self(job, action, cancel, wait_stop=False)
+            return None
 
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
               cancel: Interrupts) -> CommandResult:

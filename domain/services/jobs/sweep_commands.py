@@ -89,10 +89,11 @@ class SweepCommands:
                                           "not asked: the command was interrupted first", None, None)
                 continue
             health = healths.get(job)
-            if health is not None and health.held:
+            result = None if health is not None and health.held else commands[job].here(job, action, cancel)
+            if result is None:  # a live supervisor holds it (or took it meanwhile: the sweep's next element)
                 posted[job] = commands[job].post(job, action)
             else:
-                done[job] = commands[job].here(job, action, cancel)  # no supervisor: under its lock
+                done[job] = result  # no supervisor: answered here, under its lock
         deadline = self._clock.monotonic() + self._wait
         read_at: dict[JobId, int] = {}  # each posted record's last seq when it was last read
         while posted:

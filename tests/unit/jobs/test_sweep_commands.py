@@ -457,6 +457,44 @@ def test_elements_with_no_supervisor_are_answered_as_the_job_command_answers_eac
     assert all(isinstance(kinds, list) and kinds.count("request") == 1 for kinds in (x[8] for x in swept))
 
 
+class TakenMeanwhile(InMemoryStore):
+    """Its first ``healths`` answers as it was a moment before a supervisor took the locks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stale = False
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        found = super().healths(jobs)
+        if self.stale:
+            self.stale = False
+            return {job: LoopHealth(held=False, last_loop=None) for job in found}
+        return found
+
+
+def test_an_element_a_supervisor_takes_before_the_command_reaches_it_is_asked_with_the_others() -> None:
+    store = TakenMeanwhile()
+    r = rig(exit_code=None, store=store)
+    jobs = _elements(r, 3)
+    sweeps = _use_case(r)
+    with r.store.lock(jobs[1]) as taken:  # the sweep's supervisor took s-1 (its next element) meanwhile
+        turns: list[int] = []
+
+        def supervisor_turn() -> None:  # by its first turn, s-2 was answered here: s-1 was not waited on alone
+            turns.append(len(turns))
+            if len(turns) == 1:
+                assert "answer" in r.kinds(jobs[2])
+                r.supervisor.carry_out(jobs[1], taken, StopAfter(r.clock))
+
+        store.stale = True
+        answer = sweeps(sweeps.choose("s"), Action.HOLD, Answering(r.clock, supervisor_turn))
+
+    assert [(x.job, x.answer, x.by) for x in answer.results] == [
+        (jobs[0], Answer.CONFIRMED, Answerer.THIS_COMMAND), (jobs[1], Answer.CONFIRMED, Answerer.SUPERVISOR),
+        (jobs[2], Answer.CONFIRMED, Answerer.THIS_COMMAND)]
+    assert [r.kinds(job).count("request") for job in jobs] == [1, 1, 1]  # each asked once, answered once
+
+
 class Forwarded(Exception):
     pass
 
