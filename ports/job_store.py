@@ -153,6 +153,12 @@ class JobStore(Protocol):
         """Take the job's lock without waiting; LockBusy if another actor holds it."""
         ...
 
+    def locking(self) -> AbstractContextManager[None]:
+        """While inside, what this store's locks need is kept between one lock and the next (PostgreSQL:
+        the session its locks share stays open while none is held, instead of a new one for each): a
+        command taking many jobs' locks one after the other. Each lock is taken and given back as ever."""
+        ...
+
     def health(self, job: JobId) -> LoopHealth:
         """Display only: whether the job's lock is held now and when its holder's loop last completed."""
         ...

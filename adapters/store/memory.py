@@ -183,6 +183,9 @@ class InMemoryStore:
         finally:
             held.release()
 
+    def locking(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each lock is a name in a table (memory) or its own file (SQLite): nothing to keep
+
     def health(self, job: JobId) -> LoopHealth:
         with self._mutex:
             words = self._beats.get(job, "").split()

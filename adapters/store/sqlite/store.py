@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -448,6 +448,9 @@ class SqliteStore:
             yield held
         finally:
             held.release()
+
+    def locking(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each lock is a name in a table (memory) or its own file (SQLite): nothing to keep
 
     def health(self, job: JobId) -> LoopHealth:
         path = self._lock_path(job)

@@ -79,6 +79,10 @@ class SweepCommands:
         Each round while answers are awaited asks the store two questions whatever the number of
         elements (each unanswered record's last seq, and each one's lock), and reads only the records
         that grew since they were last read: a record that did not grow says what it said."""
+        with self._store.locking():  # the locks taken here one after the other share what they need
+            return self._ask(jobs, action, cancel)
+
+    def _ask(self, jobs: list[JobId], action: Action, cancel: Interrupts) -> list[CommandResult]:
         commands = {job: self._commands(job) for job in jobs}
         healths = self._store.healths(jobs) if jobs else {}
         posted: dict[JobId, str] = {}
