@@ -239,6 +239,11 @@ def test_last_seqs_say_how_far_each_record_goes_in_one_question(backend: Backend
     writer.append(JOB, T0, "note", {})  # another handle's append, seen at once
     assert reader.last_seqs([JOB]) == {JOB: len(reader.read(JOB).events)} == {JOB: 3}
     assert reader.last_seqs([]) == {}
+    many = [JobId(f"many-{i}") for i in range(1200)]  # more names than one statement's parameters may be
+    with writer.batch():
+        for job in many:
+            writer.create(job, T0, "created", {})
+    assert reader.last_seqs([*many, JOB]) == {**dict.fromkeys(many, 1), JOB: 3}
 
 
 def test_a_second_handle_reads_what_the_first_appended(backend: Backend) -> None:

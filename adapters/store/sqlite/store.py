@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import sqlite3
 import threading
@@ -74,12 +73,13 @@ _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
-# Each named job's last seq, the names given as one JSON array (no limit on the number of parameters);
-# each max(seq) found at the end of its job's range of the events' primary key.
+# Each named job's last seq, each max(seq) found at the end of its job's range of the events' primary key;
+# the names as parameters, at most _NAMES_AT_ONCE a statement (older SQLite builds allow 999).
 _SQL_LAST_SEQS = (
     "SELECT j.name, (SELECT max(e.seq) FROM events e WHERE e.job_id = j.id) FROM jobs j "
-    "WHERE j.name IN (SELECT value FROM json_each(?))"
+    "WHERE j.name IN ({marks})"
 )
+_NAMES_AT_ONCE = 500
 # A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
 # there, each a JSON object (json_type raises on a text that is not JSON at all), read in C, no row
 # handed to Python.
@@ -286,8 +286,12 @@ class SqliteStore:
     def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
         if not jobs:
             return {}
-        with self._errors(), self._reading() as conn:
-            rows = conn.execute(_SQL_LAST_SEQS, (json.dumps(list(dict.fromkeys(jobs))),)).fetchall()
+        names = list(dict.fromkeys(jobs))
+        rows = []
+        with self._errors(), self._reading() as conn:  # one snapshot; at most _NAMES_AT_ONCE parameters each
+            for at in range(0, len(names), _NAMES_AT_ONCE):
+                some = names[at:at + _NAMES_AT_ONCE]
+                rows += conn.execute(_SQL_LAST_SEQS.format(marks=", ".join("?" * len(some))), some).fetchall()
         return {JobId(name): int(seq) for name, seq in rows if seq is not None}
 
     # --- the summaries --------------------------------------------------------------------------
