@@ -114,6 +114,11 @@ class JobStore(Protocol):
         """Every job recorded in this store, oldest first."""
         ...
 
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        """The seq of each job's last event, for all of ``jobs`` at once (one query): whether a record
+        grew since it was read, without reading it. A job not recorded is left out."""
+        ...
+
     def summary(self, job: JobId) -> JobSummary:
         """The job's summary, current with its last append (kept in that append's transaction);
         UnknownJob if it is not recorded."""
@@ -146,6 +151,12 @@ class JobStore(Protocol):
 
     def lock(self, job: JobId) -> AbstractContextManager[JobLock]:
         """Take the job's lock without waiting; LockBusy if another actor holds it."""
+        ...
+
+    def locking(self) -> AbstractContextManager[None]:
+        """While inside, what this store's locks need is kept between one lock and the next (PostgreSQL:
+        the session its locks share stays open while none is held, instead of a new one for each): a
+        command taking many jobs' locks one after the other. Each lock is taken and given back as ever."""
         ...
 
     def health(self, job: JobId) -> LoopHealth:

@@ -131,6 +131,10 @@ class InMemoryStore:
                 raise UnknownJob(f"no job named {job} is recorded")
             return kept.carry.summary()
 
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        with self._mutex:
+            return {job: len(self._jobs[job].events) for job in dict.fromkeys(jobs) if job in self._jobs}
+
     def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
         with self._mutex:
             found = [kept.carry.summary() for kept in reversed(self._jobs.values())]
@@ -178,6 +182,9 @@ class InMemoryStore:
             yield held
         finally:
             held.release()
+
+    def locking(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each lock is a name in a table (memory) or its own file (SQLite): nothing to keep
 
     def health(self, job: JobId) -> LoopHealth:
         with self._mutex:

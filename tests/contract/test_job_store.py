@@ -227,6 +227,25 @@ def test_jobs_are_kept_apart_and_listed_oldest_first(store: JobStore) -> None:
     assert [e.seq for e in store.read(JobId("a-job")).events] == [1, 2]
 
 
+def test_last_seqs_say_how_far_each_record_goes_in_one_question(backend: Backend) -> None:
+    writer, reader = backend.open(), backend.open()
+    quoted, other = JobId("it's odd ünïcode 名前"), JobId("other")
+    for job in (JOB, quoted, other):
+        writer.create(job, T0, "created", {})
+    writer.append(JOB, T0, "note", {})
+    for _ in range(3):
+        writer.append(quoted, T0, "note", {})
+    assert reader.last_seqs([JOB, quoted, JobId("not-recorded"), JOB]) == {JOB: 2, quoted: 4}
+    writer.append(JOB, T0, "note", {})  # another handle's append, seen at once
+    assert reader.last_seqs([JOB]) == {JOB: len(reader.read(JOB).events)} == {JOB: 3}
+    assert reader.last_seqs([]) == {}
+    many = [JobId(f"many-{i}") for i in range(1200)]  # more names than one statement's parameters may be
+    with writer.batch():
+        for job in many:
+            writer.create(job, T0, "created", {})
+    assert reader.last_seqs([*many, JOB]) == {**dict.fromkeys(many, 1), JOB: 3}
+
+
 def test_a_second_handle_reads_what_the_first_appended(backend: Backend) -> None:
     writer, reader = backend.open(), backend.open()
     writer.create(JOB, T0, "created", {})

@@ -74,6 +74,7 @@ class LockSession:
         self.mutex = threading.RLock()  # one statement or transaction at a time, whichever lock it is for
         self.lost = ""  # why the session ended under its locks; nothing is done on it after
         self.holders = 0
+        self.kept = False  # kept open while no lock is held (the store's ``locking``)
 
     def usable(self) -> bool:
         return not self.lost and not self.conn.closed and not self.conn.broken
@@ -86,10 +87,11 @@ class LockSession:
                 self.conn.close()  # never used again: a new session would hold none of its keys
 
     def let_go(self) -> None:
-        """One of its locks was released; the last one ends the session (which would free the keys anyway)."""
+        """One of its locks was released; the last one ends the session (which would free the keys anyway),
+        unless it is kept for the next."""
         with self.mutex:
             self.holders -= 1
-            if self.holders <= 0:
+            if self.holders <= 0 and not self.kept:
                 self.end("every lock on it was released")
 
 

@@ -71,6 +71,12 @@ _SQL_EVENTS = (
     "WHERE j.name = %s ORDER BY e.seq"
 )
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# Each named job's last seq, in one statement (each max(seq) found at the end of its job's range of the
+# events' primary key).
+_SQL_LAST_SEQS = (
+    "SELECT j.name, (SELECT max(e.seq) FROM events e WHERE e.job_id = j.id) FROM jobs j "
+    "WHERE j.name = ANY(%s::text[])"
+)
 # The job's summary, rewritten in the transaction of each of its appends (adapters/store/summary_rows.py).
 # The last seq is read in a statement of its own after the row lock (a new snapshot), so it is the true one.
 _SQL_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE job_id = (SELECT id FROM jobs WHERE name = %s)"
@@ -166,6 +172,7 @@ class PostgresStore:
         self._conn: BoundedConnection | None = None
         self._held: dict[JobId, PgJobLock] = {}
         self._session: LockSession | None = None  # the one session this store's locks live on now
+        self._keeping = 0  # how many ``locking`` blocks are open: the session is kept while none is held
         self._listener: SharedPgListener | None = None  # the one listening connection its watches share
         self.server: tuple[str, str] = ("", "")  # (system identifier, database), once opened
         self._carries = Carries(snapshot_every)
@@ -191,6 +198,8 @@ class PostgresStore:
         with self._mutex:
             for lock in list(self._held.values()):
                 lock.release()
+            if self._session is not None:
+                self._session.end("the store was closed")  # a kept one (``locking``) holds no lock
             conn, self._conn = self._conn, None
             listener, self._listener = self._listener, None
             if conn is not None:
@@ -292,6 +301,14 @@ class PostgresStore:
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_JOB_NAMES).fetchall())
         return [JobId(name) for (name,) in rows]
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if not jobs:
+            return {}
+        names = list(dict.fromkeys(jobs))
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_LAST_SEQS, (names,)).fetchall())
+        return {JobId(name): int(seq) for name, seq in rows if seq is not None}
 
     def integrity_problem(self) -> str | None:
         """What the server can honestly say about the whole store, as one line; None when all holds (for
@@ -408,30 +425,58 @@ class PostgresStore:
         with self._mutex:
             if job in self._held:
                 raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
-            session = self._lock_session()
             key = lock_key(job)
-            with session.mutex:
-                with self._errors():
+            for attempt in (1, 2):
+                session = self._lock_session()
+                with session.mutex:
                     try:
-                        got, pid = _one(session.conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()",
-                                                             (key,)))
-                    except psycopg.Error as exc:  # the session is gone, and every lock on it: this one is not taken
-                        session.end(f"its session to the server ended ({first_line(exc)})")
+                        with self._errors():
+                            try:
+                                got, pid = _one(session.conn.execute(
+                                    "SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (key,)))
+                            except psycopg.Error as exc:  # the session is gone, and every lock on it: not taken
+                                session.end(f"its session to the server ended ({first_line(exc)})")
+                                raise
+                    except StoreError:
+                        if attempt == 1 and session.holders <= 0 and session.kept:
+                            continue  # a session kept with no lock on it (``locking``) ended idle: nothing lost
                         raise
-                if pid != session.pid:
-                    session.end(f"the server answered from another session (backend {pid}, not {session.pid})")
-                    raise StoreError(self._pooler_refusal())
-                if not got:
-                    if session.holders <= 0:
-                        session.end("no lock was taken on it")
-                    raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
-                session.holders += 1
+                    if pid != session.pid:
+                        session.end(f"the server answered from another session (backend {pid}, not {session.pid})")
+                        raise StoreError(self._pooler_refusal())
+                    if not got:
+                        if session.holders <= 0 and not session.kept:
+                            session.end("no lock was taken on it")
+                        raise LockBusy(f"job {job} is locked by another actor (a live supervisor or command)")
+                    session.holders += 1
+                break
             held = PgJobLock(session, job, key, self._forget)
             self._held[job] = held
         try:
             yield held
         finally:
             held.release()
+
+    @contextmanager
+    def locking(self) -> Iterator[None]:
+        """The lock session is kept open while no lock is held, until the outermost ``locking`` ends (then
+        it ends with its last lock, as outside): one session, not one each, for a command that takes
+        many jobs' locks one after the other."""
+        with self._mutex:
+            self._keeping += 1
+            if self._session is not None:
+                self._session.kept = True
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._keeping -= 1
+                session = self._session
+                if self._keeping == 0 and session is not None:
+                    with session.mutex:
+                        session.kept = False
+                        if session.holders <= 0:
+                            session.end("every lock on it was released")
 
     def _lock_session(self) -> LockSession:
         """The session this process's locks share; a new one when there is none or it ended (its locks are
@@ -451,6 +496,7 @@ class PostgresStore:
             conn.close()
             raise
         self._session = LockSession(conn, pid)
+        self._session.kept = self._keeping > 0
         return self._session
 
     def _pooler_refusal(self) -> str:

@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -73,6 +73,13 @@ _SQL_JOB_ID = "SELECT id FROM jobs WHERE name = ?"
 _SQL_EVENTS = "SELECT seq, at, kind, data FROM events WHERE job_id = ? ORDER BY seq"
 _SQL_EVENTS_AFTER = "SELECT seq, at, kind, data FROM events WHERE job_id = ? AND seq > ? ORDER BY seq"
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
+# Each named job's last seq, each max(seq) found at the end of its job's range of the events' primary key;
+# the names as parameters, at most _NAMES_AT_ONCE a statement (older SQLite builds allow 999).
+_SQL_LAST_SEQS = (
+    "SELECT j.name, (SELECT max(e.seq) FROM events e WHERE e.job_id = j.id) FROM jobs j "
+    "WHERE j.name IN ({marks})"
+)
+_NAMES_AT_ONCE = 500
 # A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
 # there, each a JSON object (json_type raises on a text that is not JSON at all), read in C, no row
 # handed to Python.
@@ -276,6 +283,17 @@ class SqliteStore:
         with self._errors(), self._reading() as conn:
             return [JobId(name) for (name,) in conn.execute(_SQL_JOB_NAMES).fetchall()]
 
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if not jobs:
+            return {}
+        names = list(dict.fromkeys(jobs))
+        rows = []
+        with self._errors(), self._reading() as conn:  # one snapshot; at most _NAMES_AT_ONCE parameters each
+            for at in range(0, len(names), _NAMES_AT_ONCE):
+                some = names[at:at + _NAMES_AT_ONCE]
+                rows += conn.execute(_SQL_LAST_SEQS.format(marks=", ".join("?" * len(some))), some).fetchall()
+        return {JobId(name): int(seq) for name, seq in rows if seq is not None}
+
     # --- the summaries --------------------------------------------------------------------------
 
     def summary(self, job: JobId) -> JobSummary:
@@ -434,6 +452,9 @@ class SqliteStore:
             yield held
         finally:
             held.release()
+
+    def locking(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each lock is a name in a table (memory) or its own file (SQLite): nothing to keep
 
     def health(self, job: JobId) -> LoopHealth:
         path = self._lock_path(job)

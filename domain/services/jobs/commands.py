@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
@@ -23,7 +24,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ENDED
 from dunscaith.domain.model.jobs.record import JobRecord
 from dunscaith.domain.model.jobs.requests import FAILED, carried_out
-from dunscaith.domain.model.jobs.state import Action, JobState, fold, fold_events
+from dunscaith.domain.model.jobs.state import Action, JobState, decoded, fold, fold_events
 from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
@@ -91,11 +92,9 @@ class JobCommands:
         elements are asked one after the other, and their stops are their supervisors' to see)."""
         try:
             result = self._ask(job, action, cancel)
-            if action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
-                return result
-            if not wait_stop:
-                return replace(result, stopped=result.state is not None and stopped(result.state))
-            return self._until_stopped(job, result, cancel, on_confirmed)
+            if wait_stop and action is Action.CANCEL and result.answer is Answer.CONFIRMED and not result.problem:
+                return self._until_stopped(job, result, cancel, on_confirmed)
+            return _unwaited(result)
         finally:
             if self._watch is not None:
                 self._watch.close()
@@ -190,18 +189,26 @@ class JobCommands:
     def look(self, job: JobId, action: Action, rid: str) -> CommandResult | None:
         """What became of request ``rid``, posted to a live supervisor: refused, or confirmed and carried
         out (or failed), as the record says; None while it is not answered or not carried out yet."""
+        return self.look_at(job, action, rid)[0]
+
+    def look_at(self, job: JobId, action: Action, rid: str) -> tuple[CommandResult | None, int]:
+        """``look``, and the seq of the last event it read (a record that has not grown past it says the
+        same). The record is read once and each event decoded once."""
         record = self._store.read(job)
-        state = fold(record)
+        lines = list(decoded(record))
+        last = record.events[-1].seq if record.events else 0
+        state = fold_events(lines)
         found = state.request(rid)
         if found is None or found.result is None:
-            return None
+            return None, last
         if found.result != Answer.CONFIRMED:
-            return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.SUPERVISOR, state)
-        done = what_became(record, rid, action)
+            return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.SUPERVISOR,
+                                 state), last
+        done = _became(lines, rid, action)
         if done is None:
-            return None
+            return None, last
         return CommandResult(job, action, rid, Answer.CONFIRMED, found.detail, Answerer.SUPERVISOR, state, done,
-                             stopped(state) if action is Action.CANCEL else None)
+                             stopped(state) if action is Action.CANCEL else None), last
 
     def answer_here(self, job: JobId, action: Action, rid: str, cancel: Interrupts) -> CommandResult | None:
         """Request ``rid``, appended already, answered by this command under the job's lock (its supervisor
@@ -212,12 +219,25 @@ class JobCommands:
         except LockBusy:
             return None
 
+    def here(self, job: JobId, action: Action, cancel: Interrupts) -> CommandResult | None:
+        """``action`` of a job no live supervisor held a moment ago (its lock free): asked and answered by
+        this command under the job's lock, with no wait for a stop (a sweep's elements, whose locks were
+        asked of the store at once), as ``__call__`` with ``wait_stop=False`` does. None, with nothing
+        appended, when another actor took the lock meanwhile: ``post`` the request to it."""
+        try:
+            with self._store.lock(job) as lock:
+                return _unwaited(self._here(job, lock, action, self._ids(), False, cancel))
+        except LockBusy:
+            return None
+
     def _here(self, job: JobId, lock: JobLock, action: Action, rid: str, asked: bool,
               cancel: Interrupts) -> CommandResult:
+        # read before the request (a record that does not read is refused with nothing appended); a
+        # request adds no failure, so what failed after it is what this fold did not count
+        before = len(fold(self._store.read(job)).failures)
         if not asked:
             self._append(job, ev.Requested(rid, str(action)))
         self._crash.reached("request-committed")
-        before = len(fold(self._store.read(job)).failures)
         state, problem = self._supervisor().carry_out(job, lock, cancel)
         failed = "; ".join(state.failures[before:])
         problem = "; ".join(p for p in (failed, problem) if p)
@@ -233,9 +253,20 @@ class JobCommands:
         self._store.append(job, self._clock.now(), kind, data)
 
 
+def _unwaited(result: CommandResult) -> CommandResult:
+    """A result as it is returned when its stop is not waited for: a cancel carried out says whether its
+    object had ended already (``stopped``)."""
+    if result.action is not Action.CANCEL or result.answer is not Answer.CONFIRMED or result.problem:
+        return result
+    return replace(result, stopped=result.state is not None and stopped(result.state))
+
+
 def what_became(record: JobRecord, rid: str, action: Action) -> str | None:
     """"" when the confirmed request ``rid`` was carried out, why not when it failed, None while pending."""
-    decoded = [(line.at, ev.decode(line.kind, line.data)) for line in record.events]
+    return _became(list(decoded(record)), rid, action)
+
+
+def _became(decoded: list[tuple[datetime, ev.Event]], rid: str, action: Action) -> str | None:
     at = next((i for i, (_, e) in enumerate(decoded) if isinstance(e, ev.Answered) and e.request == rid), None)
     if at is None:
         return None

@@ -74,7 +74,15 @@ class SweepCommands:
 
     def ask(self, jobs: list[JobId], action: Action, cancel: Interrupts) -> list[CommandResult]:
         """``action`` asked of each job: those a live supervisor holds through their records, all posted
-        first; the others answered here under their locks. Each one's result, in the order given."""
+        first; the others answered here under their locks. Each one's result, in the order given.
+
+        Each round while answers are awaited asks the store two questions whatever the number of
+        elements (each unanswered record's last seq, and each one's lock), and reads only the records
+        that grew since they were last read: a record that did not grow says what it said."""
+        with self._store.locking():  # the locks taken here one after the other share what they need
+            return self._ask(jobs, action, cancel)
+
+    def _ask(self, jobs: list[JobId], action: Action, cancel: Interrupts) -> list[CommandResult]:
         commands = {job: self._commands(job) for job in jobs}
         healths = self._store.healths(jobs) if jobs else {}
         posted: dict[JobId, str] = {}
@@ -85,19 +93,32 @@ class SweepCommands:
                                           "not asked: the command was interrupted first", None, None)
                 continue
             health = healths.get(job)
-            if health is not None and health.held:
+            result = None if health is not None and health.held else commands[job].here(job, action, cancel)
+            if result is None:  # a live supervisor holds it (or took it meanwhile: the sweep's next element)
                 posted[job] = commands[job].post(job, action)
             else:
-                done[job] = commands[job](job, action, cancel, wait_stop=False)
+                done[job] = result  # no supervisor: answered here, under its lock
         deadline = self._clock.monotonic() + self._wait
+        read_at: dict[JobId, int] = {}  # each posted record's last seq when it was last read
         while posted:
+            grown = self._grown(posted, read_at)
             for job, rid in list(posted.items()):
-                result = commands[job].look(job, action, rid)
-                if result is None and not self._store.health(job).held:
-                    result = commands[job].answer_here(job, action, rid, cancel)  # its supervisor went away
+                if job not in grown:
+                    continue  # nothing appended since it was last read: still not answered
+                result, read_at[job] = commands[job].look_at(job, action, rid)
                 if result is not None:
                     done[job] = result
                     del posted[job]
+            if posted:
+                live = self._store.healths(list(posted))
+                for job, rid in list(posted.items()):
+                    health = live.get(job)
+                    if health is not None and health.held:
+                        continue
+                    result = commands[job].answer_here(job, action, rid, cancel)  # its supervisor went away
+                    if result is not None:
+                        done[job] = result
+                        del posted[job]
             if not posted:
                 break
             if self._clock.monotonic() >= deadline or cancel.pending() is not None:
@@ -106,6 +127,13 @@ class SweepCommands:
                 break
             cancel.wait(_POLL)
         return [done[job] for job in jobs]
+
+    def _grown(self, posted: dict[JobId, str], read_at: dict[JobId, int]) -> set[JobId]:
+        """The posted elements whose records grew since they were last read (never read: grown), from
+        each one's last seq asked of the store at once."""
+        asked = [job for job in posted if job in read_at]
+        last = self._store.last_seqs(asked) if asked else {}
+        return {job for job in posted if job not in read_at or last.get(job, read_at[job] + 1) > read_at[job]}
 
     def _late(self, job: JobId, action: Action, rid: str) -> CommandResult:
         """A posted request not answered (or not carried out) within the wait: it stays in the record."""

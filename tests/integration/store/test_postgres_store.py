@@ -265,6 +265,34 @@ def test_a_processs_many_locks_share_one_session_each_its_own_key_seen_by_others
         pass
 
 
+def test_locking_keeps_one_session_for_locks_taken_one_after_the_other_and_a_dropped_one_is_made_anew(
+        postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
+    holder, other = opened(url), opened(url)
+    jobs = [JobId(f"one-by-one-{i}") for i in range(3)]
+
+    def sessions() -> str:
+        return postgres_server.psql(postgres_db, f"SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                                 f"'{postgres_db}' AND application_name = 'dunscaith'")
+
+    with holder.locking():
+        pids = []
+        for job in jobs:
+            with holder.lock(job) as held:
+                pids.append(held.pid)
+            with other.lock(job):  # given back at once, as outside
+                pass
+        assert len(set(pids)) == 1
+        assert sessions() == "3"  # each store's general connection and the holder's kept session (other's
+        # ended with its lock, as every session does outside ``locking``)
+        postgres_server.psql(postgres_db, f"SELECT pg_terminate_backend({pids[0]})")  # dropped while idle
+        with holder.lock(jobs[0]) as again:  # nothing was held on it: a new session, the lock taken
+            assert again.pid != pids[0]
+            with pytest.raises(LockBusy), other.lock(jobs[0]):
+                pass
+    assert postgres_server.psql(postgres_db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == "0"
+    assert sessions() == "2"  # the kept session ended with the block
+
+
 def test_one_lock_given_back_frees_its_key_only_and_the_others_stay_held(
         postgres_server: PostgresTestServer, postgres_db: str, url: str, opened: OpenStore) -> None:
     holder, other = opened(url), opened(url)

@@ -4,7 +4,9 @@ asks for one sweep's elements as the SQL stores will once they keep the sweep wi
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn
@@ -13,11 +15,12 @@ import pytest
 from dependency_injector import providers
 
 from dunscaith.adapters.clock.fake import FakeClock
+from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
-from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.record import HostIdentity, JobRecord, LoopHealth
 from dunscaith.domain.model.jobs.spec import JobSpec
-from dunscaith.domain.model.jobs.state import Action
+from dunscaith.domain.model.jobs.state import Action, label
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, JobCommands
 from dunscaith.domain.services.jobs.submit import RecordJob
@@ -334,6 +337,162 @@ def test_an_element_whose_supervisor_went_away_is_answered_by_the_command() -> N
 
     assert [(x.answer, x.by) for x in answer.results] == [(Answer.CONFIRMED, Answerer.THIS_COMMAND)] * 2
     assert r.kinds(jobs[0]).count("request") == 1  # its posted request, answered here: never asked twice
+
+
+class Counting(InMemoryStore):
+    """The memory store, counting what the command asks of it (not while the supervisor's turn runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counting = False
+        self.reads: Counter[str] = Counter()
+        self.health_calls = 0
+        self.healths_calls: list[int] = []
+        self.last_seqs_calls: list[int] = []
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if self.counting:
+            self.last_seqs_calls.append(len(jobs))
+        return super().last_seqs(jobs)
+
+    def read(self, job: JobId) -> JobRecord:
+        self.reads[job] += self.counting
+        return super().read(job)
+
+    def health(self, job: JobId) -> LoopHealth:
+        self.health_calls += self.counting
+        return super().health(job)
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        counting, self.counting = self.counting, False  # the memory store asks ``health`` of each
+        if counting:
+            self.healths_calls.append(len(jobs))
+        try:
+            return super().healths(jobs)
+        finally:
+            self.counting = counting
+
+
+class EveryRound(InMemoryStore):
+    """A store that cannot tell whether a record grew: every unanswered record is read each round."""
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        return {}
+
+
+def _answered_one_a_turn(store: InMemoryStore | None, action: Action) -> list[tuple[object, ...]]:
+    """Four elements a live supervisor holds, which answers one of them a turn (s-0 first): each one's
+    result, as the user's words would show it."""
+    r = rig(exit_code=None, store=store)
+    jobs = _elements(r, 4)
+    sweeps = _use_case(r, wait=30.0)
+    counted = store if isinstance(store, Counting) else None
+    with contextlib.ExitStack() as stack:
+        locks = [stack.enter_context(r.store.lock(job)) for job in jobs]
+        turns = iter(zip(jobs, locks, strict=True))
+
+        def supervisor_turn() -> None:
+            if counted is not None:
+                counted.counting = False
+            for job, lock in turns:
+                r.supervisor.carry_out(job, lock, StopAfter(r.clock))
+                break
+            if counted is not None:
+                counted.counting = True
+
+        chosen = sweeps.choose("s")
+        if counted is not None:
+            counted.counting = True
+        results = sweeps(chosen, action, Answering(r.clock, supervisor_turn)).results
+        if counted is not None:
+            counted.counting = False
+    return [(x.job, x.action, x.answer, x.by, x.detail, x.problem, x.stopped,
+             label(x.state) if x.state is not None else None) for x in results]
+
+
+@pytest.mark.parametrize("action", [Action.HOLD, Action.CANCEL, Action.GIVE_UP])
+def test_each_round_reads_only_the_records_that_grew_and_asks_every_lock_at_once(action: Action) -> None:
+    store = Counting()
+
+    shown = _answered_one_a_turn(store, action)
+
+    # s-i is answered on the supervisor's turn i+1: four rounds of waiting; yet each record is read
+    # twice, once after its post and once after its answer, never once a round while it waits
+    assert [x[2:4] for x in shown] == [(Answer.CONFIRMED, Answerer.SUPERVISOR)] * 4
+    assert dict(store.reads) == {f"s-{i}": 2 for i in range(4)}
+    assert store.health_calls == 0  # no lock asked element by element
+    assert store.healths_calls == [4, 4, 3, 2, 1]  # every lock at once: before posting, then each round
+    assert store.last_seqs_calls == [4, 3, 2, 1]  # from the second round: the records read before, at once
+
+
+@pytest.mark.parametrize("action", [Action.HOLD, Action.RELEASE, Action.CANCEL, Action.GIVE_UP])
+def test_reading_only_the_records_that_grew_changes_no_answer(action: Action) -> None:
+    grown_only = _answered_one_a_turn(None, action)
+    every_round = _answered_one_a_turn(EveryRound(), action)
+
+    assert grown_only == every_round
+
+
+def _unheld(action: Action, one_by_one: bool) -> list[tuple[object, ...]]:
+    """Three elements with no supervisor (released and pending), asked by the sweep command, or each by
+    the job command as the sweep command asked them before (``wait_stop=False``)."""
+    r = rig(exit_code=None)
+    jobs = _elements(r, 3)
+    if one_by_one:
+        commands = JobCommands(r.store, r.clock, NoCrash(), lambda: r.supervisor, wait=5.0)
+        results = [commands(job, action, StopAfter(r.clock), wait_stop=False) for job in jobs]
+    else:
+        sweeps = _use_case(r)
+        results = list(sweeps(sweeps.choose("s"), action, StopAfter(r.clock)).results)
+    return [(x.job, x.action, x.answer, x.by, x.detail, x.problem, x.stopped,
+             label(x.state) if x.state is not None else None, r.kinds(x.job)) for x in results]
+
+
+@pytest.mark.parametrize("action", [Action.HOLD, Action.RELEASE, Action.CANCEL, Action.GIVE_UP, Action.ABANDON])
+def test_elements_with_no_supervisor_are_answered_as_the_job_command_answers_each(action: Action) -> None:
+    swept = _unheld(action, one_by_one=False)
+
+    assert swept == _unheld(action, one_by_one=True)  # each answer, its record's events, and stopped
+    assert all(x[3] is Answerer.THIS_COMMAND for x in swept)
+    assert all(isinstance(kinds, list) and kinds.count("request") == 1 for kinds in (x[8] for x in swept))
+
+
+class TakenMeanwhile(InMemoryStore):
+    """Its first ``healths`` answers as it was a moment before a supervisor took the locks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stale = False
+
+    def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
+        found = super().healths(jobs)
+        if self.stale:
+            self.stale = False
+            return {job: LoopHealth(held=False, last_loop=None) for job in found}
+        return found
+
+
+def test_an_element_a_supervisor_takes_before_the_command_reaches_it_is_asked_with_the_others() -> None:
+    store = TakenMeanwhile()
+    r = rig(exit_code=None, store=store)
+    jobs = _elements(r, 3)
+    sweeps = _use_case(r)
+    with r.store.lock(jobs[1]) as taken:  # the sweep's supervisor took s-1 (its next element) meanwhile
+        turns: list[int] = []
+
+        def supervisor_turn() -> None:  # by its first turn, s-2 was answered here: s-1 was not waited on alone
+            turns.append(len(turns))
+            if len(turns) == 1:
+                assert "answer" in r.kinds(jobs[2])
+                r.supervisor.carry_out(jobs[1], taken, StopAfter(r.clock))
+
+        store.stale = True
+        answer = sweeps(sweeps.choose("s"), Action.HOLD, Answering(r.clock, supervisor_turn))
+
+    assert [(x.job, x.answer, x.by) for x in answer.results] == [
+        (jobs[0], Answer.CONFIRMED, Answerer.THIS_COMMAND), (jobs[1], Answer.CONFIRMED, Answerer.SUPERVISOR),
+        (jobs[2], Answer.CONFIRMED, Answerer.THIS_COMMAND)]
+    assert [r.kinds(job).count("request") for job in jobs] == [1, 1, 1]  # each asked once, answered once
 
 
 class Forwarded(Exception):
