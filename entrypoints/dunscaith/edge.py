@@ -44,6 +44,17 @@ class CommandContext(Protocol):
     def find_root(self) -> Any: ...
 
 
+class RootContext:
+    """The front door's plain paths' own root context (``reads.py``, ``submits.py``): ``find_root().obj``
+    is the root they built by hand, as typer's gives the container."""
+
+    def __init__(self, root: object) -> None:
+        self.obj = root
+
+    def find_root(self) -> RootContext:
+        return self
+
+
 def say(line: str) -> None:
     print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 

@@ -21,10 +21,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
+from typing import Any
 
 # request.FORWARDED_ENV (front_door.FORWARDED_ENV): a forwarded command is answered by the app
 FORWARDED_ENV = "DUNSCAITH_FORWARDED"
@@ -59,16 +56,6 @@ def refusals() -> tuple[type[Exception], ...]:
     return (StoreError, JobsError)
 
 
-class _Context:
-    """The root context ``edge`` asks for the container (``find_root().obj``): here, the read root."""
-
-    def __init__(self, root: ReadRoot) -> None:
-        self.obj = root
-
-    def find_root(self) -> _Context:
-        return self
-
-
 def read(argv: list[str]) -> int | None:
     """Run a plain ``status``/``list`` line and return its exit status; None when the app must run it."""
     line = plain_line(argv)
@@ -91,7 +78,7 @@ def read(argv: list[str]) -> int | None:
             pointer = root.owning_host().earlier_root(JobId(job))
             if pointer is not None and edge.root_to_follow(pointer, settings.root, settings.routing.backend):
                 return None  # another record root of this host: the app follows it (edge._follow_root)
-        ctx: Any = _Context(root)
+        ctx: Any = edge.RootContext(root)
         if command == "status":
             return int(status_list.status(ctx, job, as_json, None))
         return status_list.list_jobs(ctx, as_json)

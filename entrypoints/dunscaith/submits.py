@@ -21,10 +21,7 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from dunscaith.entrypoints.dunscaith.submit_root import SubmitRoot
+from typing import Any, NamedTuple
 
 # request.FORWARDED_ENV (front_door.FORWARDED_ENV): a forwarded command is answered by the app
 FORWARDED_ENV = "DUNSCAITH_FORWARDED"
@@ -67,16 +64,6 @@ def plain_line(argv: Sequence[str]) -> PlainSubmit | None:
                        given.get("follow", False))
 
 
-class _Context:
-    """The root context ``edge`` asks for the container (``find_root().obj``): here, the submit root."""
-
-    def __init__(self, root: SubmitRoot) -> None:
-        self.obj = root
-
-    def find_root(self) -> _Context:
-        return self
-
-
 def submit(argv: list[str]) -> int | None:
     """Run a plain ``submit -- COMMAND`` line and return its exit status; None when the app must run it."""
     line = plain_line(argv)
@@ -92,7 +79,7 @@ def submit(argv: list[str]) -> int | None:
         settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
         if settings.records.backend != "sqlite":
             return None  # the container opens the other stores
-        from dunscaith.entrypoints.dunscaith import routing, submit_job
+        from dunscaith.entrypoints.dunscaith import edge, routing, submit_job
         from dunscaith.entrypoints.dunscaith.submit_root import SubmitRoot
     finally:
         gc.freeze()
@@ -101,7 +88,7 @@ def submit(argv: list[str]) -> int | None:
     routing.ARGV[:] = argv  # the user's own words, for a forward
     root = SubmitRoot(settings)
     try:
-        ctx: Any = _Context(root)
+        ctx: Any = edge.RootContext(root)
         return submit_job.submit(ctx, line.words, as_command=True, name=line.name, follow=line.follow,
                                  as_json=line.as_json, parsable=line.parsable)
     except Exception as exc:
