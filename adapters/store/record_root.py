@@ -59,11 +59,8 @@ def describe_host(identity: HostIdentity) -> str:
     return f"{identity.hostname} (machine id {identity.machine_id or 'unknown'})"
 
 
-def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
-    """Check ``path`` as a record root (creating it on first use) and bind it to this host.
-
-    Raises a RecordRootRefused subclass naming the root and the setting to change.
-    """
+def _placed(path: Path, host: HostInfo) -> Path:
+    """``path`` made absolute, refused when it is too long or on a network filesystem (both checks')."""
     path = Path(os.path.abspath(path))  # abspath, not resolve: a symlinked root must be seen, not followed
     too_long = _too_long(path)
     if too_long is not None:
@@ -71,6 +68,15 @@ def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
     filesystem = host.filesystem(path)
     if filesystem.is_network:
         raise RootOnNetworkFilesystem(str(path), filesystem.name)
+    return path
+
+
+def open_record_root(path: Path, host: HostInfo) -> RecordRoot:
+    """Check ``path`` as a record root (creating it on first use) and bind it to this host.
+
+    Raises a RecordRootRefused subclass naming the root and the setting to change.
+    """
+    path = _placed(path, host)
     _claim(path)
     this = host.identity()
     recorded = _bind(path, this)
@@ -84,13 +90,7 @@ def check_record_root(path: Path, host: HostInfo) -> bool:
     HOST): the same RecordRootRefused, word for word. True when the root is bound already (its HOST is
     there); False when it is not made yet (or is an empty folder): nothing can be recorded there, and a
     command that only reads (``list``) need not make it."""
-    path = Path(os.path.abspath(path))
-    too_long = _too_long(path)
-    if too_long is not None:
-        raise RootUnsafe(shown_path(path), too_long)
-    filesystem = host.filesystem(path)
-    if filesystem.is_network:
-        raise RootOnNetworkFilesystem(str(path), filesystem.name)
+    path = _placed(path, host)
     missing = missing_chain(path)
     if missing:
         _creatable(path, missing[0])
