@@ -19,8 +19,10 @@ runs. The machine is shared: the load average is printed beside the figures.
     .venv/bin/python benchmarks/startup.py                 # 7 rounds
     .venv/bin/python benchmarks/startup.py --runs 5 --before ../base   # and another source tree, paired
 
-``--before TREE``: a source tree (e.g. ``git archive 21d1aaf | tar -x -C ../base``) run by this
-interpreter with ``PYTHONPATH=TREE/src``, in the same rounds, one figure beside each of this tree's.
+``--before TREE``: another tree, in the same rounds, one figure beside each of this tree's: its own console
+script when it has a virtual environment (``git worktree add ../base 21d1aaf`` and its ``tests/run
+--version``; a tree from before the one import name ``dunscaith`` must be run so), else its source run by
+this interpreter with ``PYTHONPATH=TREE/src`` (e.g. ``git archive COMMIT | tar -x -C ../base``).
 """
 
 from __future__ import annotations
@@ -73,10 +75,18 @@ def _timed(argv: list[str], env: dict[str, str], cpu: list[float] | None = None)
     return took
 
 
+def _own_build(tree: Path) -> bool:
+    return (tree / ".venv" / "bin" / "dunscaith").exists()
+
+
 def _dunscaith(tree: Path | None, words: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The command line of dunscaith ``words`` from this tree (the console script) or ``tree``'s source."""
+    """The command line of dunscaith ``words`` from this tree (the console script) or ``tree``'s: its own
+    console script when it has a ``.venv`` (as a user runs it; a tree from before the one import name has
+    no ``src``), else its ``src`` first on PYTHONPATH."""
     if tree is None:
         return [str(Path(PY).parent / "dunscaith"), *words], {}
+    if _own_build(tree):
+        return [str(tree / ".venv" / "bin" / "dunscaith"), *words], {}
     return [PY, "-c", FRONT_DOOR, *words], {"PYTHONPATH": str(tree / "src")}
 
 
@@ -84,7 +94,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="rounds (each command and its baseline, paired)")
     parser.add_argument("--before", type=Path, default=None, metavar="TREE",
-                        help="another source tree, run with PYTHONPATH=TREE/src in the same rounds")
+                        help="another tree (its .venv's console script, else PYTHONPATH=TREE/src), in the same rounds")
     args = parser.parse_args()
     before = args.before.resolve() if args.before else None
     scratch = Path(tempfile.mkdtemp(prefix="dunscaith-startup-"))
@@ -118,13 +128,24 @@ def main() -> int:
         def line(case: Case, tree: Path | None) -> tuple[list[str], dict[str, str]]:
             words = [w if w != "" else str(scratch / f"instance-{next(serial)}") for w in case.words]
             argv, extra = _dunscaith(tree, words)
+            merged = {**env, **extra, **(case.env or {})}
+            if tree is not None and _own_build(tree):
+                # an older build refuses a store a newer one made: its own homes and record roots
+                for key in ("HOME", "DUNSCAITH_RECORDS__ROOT"):
+                    merged[key] = f"{merged[key]}-{tree.name}"
             if tree is not None:
                 # its own settings cache: the remembered answer's key digests the validating files' inode and
                 # mtime too, so two trees sharing one cache would each find the other's and validate anew
                 # (one per home: the key digests HOME too)
-                home = (case.env or {}).get("HOME", env["HOME"])
-                extra["XDG_CACHE_HOME"] = str(Path(home) / f".cache-{tree.name}")
-            return argv, {**env, **extra, **(case.env or {})}
+                merged["XDG_CACHE_HOME"] = str(Path(merged["HOME"]) / f".cache-{tree.name}")
+            return argv, merged
+
+        for tree in trees:
+            if tree is not None and _own_build(tree):
+                for home in ("home", "submit-home"):
+                    (scratch / f"{home}-{tree.name}").mkdir(mode=0o700)
+                argv, merged = line(Case("", ["submit", "--name", "bench-job", "--", "true"], "", 0.0), tree)
+                subprocess.run(argv, env=merged, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         for case in cases:  # warm: bytecode written, the settings remembered, the page cache filled
             for tree in trees:
