@@ -11,7 +11,7 @@ import contextlib
 import secrets
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
@@ -19,7 +19,7 @@ from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, ObjectView, OutputPaths, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
-from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_interval_until
 from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
@@ -45,6 +45,7 @@ class SuperviseSettings:
 
 
 _SIGNAL_SLICE = 1.0  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
+_NEVER = datetime.max.replace(tzinfo=UTC)
 
 
 class Ending(StrEnum):
@@ -127,6 +128,8 @@ class Supervisor:
         self._planned: JobState | None = None  # the state whose plan was last found empty (nothing to do)
         self._seen: tuple[JobState, tuple[ObjectView, ...]] | None = None  # a quiet answer: nothing new in it
         self._quiet: tuple[JobState, tuple[ObjectView, ...]] | None = None  # the loop may be carried (``carry``)
+        # the poll interval of the job's age, for asks from one moment up to another (the job changed at the first)
+        self._span: tuple[datetime, datetime, datetime, timedelta] | None = None
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
             first: tuple[JobState, int] | None = None) -> SupervisionEnd:
@@ -386,8 +389,10 @@ class Supervisor:
         if (quiet is None or quiet[0] is not loop.state or self._appended or self._changed or loop.ask_now
                 or self._append_watch is None or not self._append_watch.live()):
             return None
-        if not self._query_due(loop, now):
-            return self._until_next(loop, now, to_query=True)  # a step would only beat (the caller's to do)
+        # _query_due and _until_next(to_query=True), for a loop answered whole and not asked again at once
+        due = self._next_query(loop)
+        if now < due:
+            return (due - now).total_seconds()  # a step would only beat (the caller's to do)
         result, objects = answer(loop.state.name)  # asked only here: a loop stepped asks for itself
         if not result.complete or sv.stale(result, loop.acted_at) or quiet[1] != objects:
             return None
@@ -395,7 +400,7 @@ class Supervisor:
         loop.answered = True
         loop.quiet += 1  # as _observe counts a quiet answer
         loop.last_ok = now_m  # it advanced: read (its watch says nothing was appended), answered, nothing unsaved
-        return self._until_next(loop, now, to_query=True)
+        return max((self._next_query(loop) - now).total_seconds(), 0.0)
 
     def appends_seen(self) -> None:
         """The caller is about to ask the store whether this job's record grew (``JobStore.last_seqs``): the
@@ -500,8 +505,16 @@ class Supervisor:
 
     def _next_query(self, loop: Loop) -> datetime:
         assert loop.asked_at is not None
-        age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
-        return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
+        since = loop.state.updated_at or loop.state.recorded_at
+        delay = self._backoff.first * (1 << min(max(loop.quiet, 0), 40))
+        if delay >= self._backoff.base:  # settled in: the interval of its age, as poll_delay says
+            span = self._span
+            if span is None or span[0] != since or not span[1] <= loop.asked_at < span[2]:
+                interval, longer_at = poll_interval_until(loop.asked_at - since, self._backoff)
+                span = self._span = (since, loop.asked_at, since + longer_at if longer_at is not None else _NEVER,
+                                     interval)
+            delay = span[3]
+        return next_poll(loop.asked_at, delay)
 
     def _until_next(self, loop: Loop, now: datetime, *, to_query: bool = False) -> float:
         """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at

@@ -10,6 +10,9 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs import events as ev
@@ -318,3 +321,32 @@ def test_an_element_whose_object_ended_while_it_was_carried_reaches_its_outcome_
     outcomes = {str(e.job): e.outcome for e in done.elements}
     assert all(outcomes[f"exp-{i}"] == ("succeeded" if i % 2 else None) for i in range(1, 13))
     assert all(_state(r, f"exp-{i}").attempts[0].object_state is ObjectState.RUNNING for i in range(2, 13, 2))
+
+
+@given(st.integers(0, 10**5), st.lists(st.tuples(st.integers(0, 12), st.integers(0, 4_000_000)), min_size=1,
+                                       max_size=30), st.integers(0, 3))
+def test_the_next_query_is_timed_as_poll_delay_says_however_many_loops_ask_it(
+        since_s: int, asks: list[tuple[int, int]], changes: int) -> None:
+    """``Supervisor._next_query`` keeps the interval of the job's age between asks: the very time of
+    ``next_poll(asked, poll_delay(quiet, age))`` for any run of asks, the job changing now and then."""
+    from dataclasses import replace as changed
+
+    from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+    from dunscaith.domain.services.jobs.supervise import Loop
+    from tests.unit.jobs.helpers import rig
+
+    r = rig(poll=10.0)
+    job = r.record()
+    state = fold(r.store.read(job))
+    origin = state.recorded_at
+    backoff = PollBackoff(base=timedelta(seconds=10), cap=timedelta(seconds=160))
+    since = origin + timedelta(seconds=since_s)
+    loop = Loop(state=changed(state, updated_at=since))
+    asked = since
+    for n, (quiet, step_ms) in enumerate(asks):
+        asked += timedelta(milliseconds=step_ms)
+        if changes and n % (changes + 3) == 0:
+            since = asked - timedelta(milliseconds=step_ms // 2)
+            loop.state = changed(loop.state, updated_at=since)
+        loop.asked_at, loop.quiet = asked, quiet
+        assert r.supervisor._next_query(loop) == next_poll(asked, poll_delay(quiet, asked - since, backoff))
