@@ -58,6 +58,7 @@ _TASK_PATHS_KEPT = 30.0
 
 # Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
 _NEEDS_EXIT_CODE = ENDED - {ObjectState.COMPLETED, ObjectState.CANCELLED}
+_MEMO_FROM = 8  # names: a poll of more (a sweep's) keeps its rows for the next one
 
 
 class SlurmCliScheduler:
@@ -74,6 +75,11 @@ class SlurmCliScheduler:
         self._exit_codes: dict[tuple[str, str], tuple[int | None, int | None]] = {}
         # task id → (when read, its output paths): the other tasks of an array whose paths one call gave
         self._task_paths: dict[str, tuple[float, OutputPaths]] = {}
+        # What a poll of many names (a sweep's elements) need not work out again each time: the rows of the
+        # last answer by their text, each row's view, and the names asked with what they ask squeue for.
+        self._rows = squeue.RowMemo()
+        self._views: dict[int, tuple[squeue.SqueueRow, ObjectView]] = {}
+        self._asking: tuple[tuple[str, ...], list[str], frozenset[str]] | None = None
 
     @property
     def user(self) -> str:
@@ -281,8 +287,12 @@ class SlurmCliScheduler:
         wanted = sorted(set(names))
         if not wanted:
             return QueryResult((), True)
-        rows, asked, problems = self._squeue_rows(_with_arrays(wanted))
-        rows = [r for r in rows if r.element() in wanted]
+        key = tuple(wanted)
+        if self._asking is None or self._asking[0] != key:
+            self._asking = (key, _with_arrays(wanted), frozenset(wanted))
+        _, with_arrays, wanted_set = self._asking
+        rows, asked, problems = self._squeue_rows(with_arrays)
+        rows = [r for r in rows if r.element() in wanted_set]
         views, code_problems = self._views_from_squeue(rows)
         problems += code_problems
         seen_names = {r.element() for r in rows}
@@ -306,7 +316,7 @@ class SlurmCliScheduler:
                 problems.append(result.failure())
                 continue
             try:
-                rows += squeue.parse(result.stdout)
+                rows += squeue.parse(result.stdout, self._rows if len(names) > _MEMO_FROM else None)
             except (squeue.SqueueParseError, UnknownState) as exc:
                 problems.append(f"squeue: {exc}")
                 continue
@@ -321,7 +331,13 @@ class SlurmCliScheduler:
         if missing:
             problems += self._fetch_exit_codes(missing)
         views = []
+        known, self._views = self._views, {}
         for r in rows:
+            kept = known.get(id(r))
+            if kept is not None and kept[0] is r:  # the very row of the last answer (RowMemo): the same view
+                self._views[id(r)] = kept
+                views.append(kept[1])
+                continue
             state = states[r.job_id]
             code: int | None = None
             sig: int | None = None
@@ -331,11 +347,14 @@ class SlurmCliScheduler:
                 if (r.job_id, r.end_time) not in self._exit_codes:
                     continue  # ended, but how is not known yet: left out, and the answer is incomplete
                 code, sig = self._exit_codes[(r.job_id, r.end_time)]
-            views.append(ObjectView(
+            view = ObjectView(
                 object_id=ObjectId(r.job_id), name=JobId(r.element()), nonce=_nonce(r.comment), state=state,
                 owner=r.user, exit_code=code, signal=sig, reason=_reason(r.reason),
                 started=r.started or state is ObjectState.RUNNING,
-            ))
+            )
+            if state not in _NEEDS_EXIT_CODE:  # its view is its row's alone (an exit code read later is not)
+                self._views[id(r)] = (r, view)
+            views.append(view)
         return views, problems
 
     def _fetch_exit_codes(self, rows: Sequence[squeue.SqueueRow]) -> list[str]:
