@@ -79,7 +79,7 @@ class SlurmCliScheduler:
         # last answer by their text, each row's view, and the names asked with what they ask squeue for.
         self._rows = squeue.RowMemo()
         self._views: dict[int, tuple[squeue.SqueueRow, ObjectView]] = {}
-        self._asking: tuple[tuple[str, ...], list[str], frozenset[str]] | None = None
+        self._asking: tuple[tuple[str, ...], list[str], frozenset[str], list[list[str]]] | None = None
 
     @property
     def user(self) -> str:
@@ -289,13 +289,15 @@ class SlurmCliScheduler:
             return QueryResult((), True)
         key = tuple(wanted)
         if self._asking is None or self._asking[0] != key:
-            self._asking = (key, _with_arrays(wanted), frozenset(wanted))
-        _, with_arrays, wanted_set = self._asking
-        rows, asked, problems = self._squeue_rows(with_arrays)
-        rows = [r for r in rows if r.element() in wanted_set]
+            with_arrays = _with_arrays(wanted)
+            self._asking = (key, with_arrays, frozenset(wanted), chunk(with_arrays))
+        _, with_arrays, wanted_set, groups = self._asking
+        rows, asked, problems = self._squeue_rows(with_arrays, groups)
+        named = [(r, element) for r in rows if (element := r.element()) in wanted_set]
+        rows = [r for r, _ in named]
         views, code_problems = self._views_from_squeue(rows)
         problems += code_problems
-        seen_names = {r.element() for r in rows}
+        seen_names = {element for _, element in named}
         absent = [n for n in wanted if _answered(n, asked) and n not in seen_names]
         if absent and confirm_absent and self.accounting():
             found, sacct_problem = self._from_accounting(absent)
@@ -304,13 +306,14 @@ class SlurmCliScheduler:
                 problems.append(sacct_problem)
         return QueryResult(tuple(views), complete=not problems, detail="; ".join(problems))
 
-    def _squeue_rows(self, names: Sequence[str]) -> tuple[list[squeue.SqueueRow], set[str], list[str]]:
+    def _squeue_rows(self, names: Sequence[str], groups: list[list[str]] | None = None,
+                     ) -> tuple[list[squeue.SqueueRow], set[str], list[str]]:
         """Every job carrying any of ``names`` (tasks of arrays one a line), the names squeue answered for,
-        and what went wrong. One squeue, chunked only by argument length."""
+        and what went wrong. One squeue, chunked only by argument length (``groups``: as chunked already)."""
         problems: list[str] = []
         rows: list[squeue.SqueueRow] = []
         asked: set[str] = set()
-        for group in chunk(names):
+        for group in groups if groups is not None else chunk(names):
             result = self._run("squeue", squeue.squeue_args(group, self.config.clusters))
             if not result.ok:
                 problems.append(result.failure())
@@ -324,19 +327,21 @@ class SlurmCliScheduler:
         return [r for r in rows if r.name in asked], asked, problems
 
     def _views_from_squeue(self, rows: Sequence[squeue.SqueueRow]) -> tuple[list[ObjectView], list[str]]:
-        states = {r.job_id: object_state(r.slurm_state, r.reason) for r in rows}
-        missing = [r for r in rows if states[r.job_id] in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in
+        # the very rows of the last answer (RowMemo) keep their views: each is its row's alone (below)
+        known, self._views = self._views, {}
+        kept = {id(r): held for r in rows if (held := known.get(id(r))) is not None and held[0] is r}
+        states = {r.job_id: object_state(r.slurm_state, r.reason) for r in rows if id(r) not in kept}
+        missing = [r for r in rows if states.get(r.job_id) in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in
                    self._exit_codes]
         problems: list[str] = []
         if missing:
             problems += self._fetch_exit_codes(missing)
         views = []
-        known, self._views = self._views, {}
         for r in rows:
-            kept = known.get(id(r))
-            if kept is not None and kept[0] is r:  # the very row of the last answer (RowMemo): the same view
-                self._views[id(r)] = kept
-                views.append(kept[1])
+            same = kept.get(id(r))
+            if same is not None:
+                self._views[id(r)] = same
+                views.append(same[1])
                 continue
             state = states[r.job_id]
             code: int | None = None
