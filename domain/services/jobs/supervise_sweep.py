@@ -307,6 +307,8 @@ class SuperviseSweep:
         shows a live loop (display only: ``loop_stale``). A beat that fails steps its element next pass: a lost
         lock ends it there, having sent nothing more."""
         before = attendance.next_at()
+        if before is not None and began.wall < before:
+            return  # not due (and what it would name is not worked out: it is every element's)
         attendance.refresh(self._held(active), began.wall)
         until = attendance.next_at()
         if until is None or until == before:
