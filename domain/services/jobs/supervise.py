@@ -128,6 +128,7 @@ class Supervisor:
         self._planned: JobState | None = None  # the state whose plan was last found empty (nothing to do)
         self._seen: tuple[JobState, tuple[ObjectView, ...]] | None = None  # a quiet answer: nothing new in it
         self._quiet: tuple[JobState, tuple[ObjectView, ...]] | None = None  # the loop may be carried (``carry``)
+        self._next_at = _NEVER  # while the loop may be carried: when its next query is due
         # the poll interval of the job's age, for asks from one moment up to another (the job changed at the first)
         self._span: tuple[datetime, datetime, datetime, timedelta] | None = None
 
@@ -323,6 +324,8 @@ class Supervisor:
             # loop whose next step would provably do nothing but ask and find the same answer.
             self._quiet = (self._seen if attended and bound is None and healthy and to_query and not must_read
                            and pause == to_next_query and self._carriable(loop) else None)
+            if self._quiet is not None:
+                self._next_at = self._next_query(loop)  # what to_next_query counts to
             if not healthy:
                 # A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off
                 # from the scheduler and the store at once (its login node's network) learns that it lost
@@ -386,21 +389,24 @@ class Supervisor:
         its watch saw change, a watch of appends that is not live (the record is then read every step), an
         incomplete answer, and one asked before this loop's last action (``sv.stale``)."""
         quiet = self._quiet
-        if (quiet is None or quiet[0] is not loop.state or self._appended or self._changed or loop.ask_now
-                or self._append_watch is None or not self._append_watch.live()):
+        if quiet is None or quiet[0] is not loop.state or self._appended or self._changed or loop.ask_now:
             return None
         # _query_due and _until_next(to_query=True), for a loop answered whole and not asked again at once
-        due = self._next_query(loop)
+        due = self._next_at
         if now < due:
             return (due - now).total_seconds()  # a step would only beat (the caller's to do)
+        watch = self._append_watch
+        if watch is None or not watch.live():
+            return None
         result, objects = answer(loop.state.name)  # asked only here: a loop stepped asks for itself
-        if not result.complete or sv.stale(result, loop.acted_at) or quiet[1] != objects:
+        if objects != quiet[1] or not result.complete or sv.stale(result, loop.acted_at):
             return None
         loop.asked_at = now
         loop.answered = True
         loop.quiet += 1  # as _observe counts a quiet answer
         loop.last_ok = now_m  # it advanced: read (its watch says nothing was appended), answered, nothing unsaved
-        return max((self._next_query(loop) - now).total_seconds(), 0.0)
+        self._next_at = due = self._next_query(loop)
+        return max((due - now).total_seconds(), 0.0)
 
     def appends_seen(self) -> None:
         """The caller is about to ask the store whether this job's record grew (``JobStore.last_seqs``): the
