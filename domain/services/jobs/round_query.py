@@ -112,7 +112,9 @@ class RoundQuery:
         """This round's answer (asked now if the round has none covering ``name``, exactly as ``query``
         would) and ``name``'s objects in it, in the order ``query`` gives them, without a copy of the answer
         for each job (a sweep's loop looks at every quiet element's this way, ``Supervisor.carry``)."""
-        answer = self._round((name,))
+        answer = self._answer
+        if answer is None or name not in self._covers:
+            answer = self._round((name,))
         return answer, self._by_name.get(name, ())
 
     def _round(self, names: Sequence[JobId]) -> QueryResult:

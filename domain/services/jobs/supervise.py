@@ -129,8 +129,10 @@ class Supervisor:
         self._seen: tuple[JobState, tuple[ObjectView, ...]] | None = None  # a quiet answer: nothing new in it
         self._quiet: tuple[JobState, tuple[ObjectView, ...]] | None = None  # the loop may be carried (``carry``)
         self._next_at = _NEVER  # while the loop may be carried: when its next query is due
+        self._job = JobId("")  # the job of the rounds under way
         # the poll interval of the job's age, for asks from one moment up to another (the job changed at the first)
-        self._span: tuple[datetime, datetime, datetime, timedelta] | None = None
+        # (and the quiet polls from which it is the delay: fewer are the short polls after a change)
+        self._span: tuple[datetime, datetime, datetime, timedelta, int] | None = None
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
             first: tuple[JobState, int] | None = None) -> SupervisionEnd:
@@ -176,6 +178,7 @@ class Supervisor:
         does not beat), so a beat never announces a next loop before it."""
         self._on_wake = on_wake
         self._beats_until = beats_until
+        self._job = job
         watch = self._watch(job, cancel)
         self._append_watch = watch
         try:
@@ -398,7 +401,7 @@ class Supervisor:
         watch = self._append_watch
         if watch is None or not watch.live():
             return None
-        result, objects = answer(loop.state.name)  # asked only here: a loop stepped asks for itself
+        result, objects = answer(self._job)  # asked only here: a loop stepped asks for itself
         if objects != quiet[1] or not result.complete or sv.stale(result, loop.acted_at):
             return None
         loop.asked_at = now
@@ -510,17 +513,20 @@ class Supervisor:
         return now >= self._next_query(loop)
 
     def _next_query(self, loop: Loop) -> datetime:
-        assert loop.asked_at is not None
-        since = loop.state.updated_at or loop.state.recorded_at
-        delay = self._backoff.first * (1 << min(max(loop.quiet, 0), 40))
-        if delay >= self._backoff.base:  # settled in: the interval of its age, as poll_delay says
-            span = self._span
-            if span is None or span[0] != since or not span[1] <= loop.asked_at < span[2]:
-                interval, longer_at = poll_interval_until(loop.asked_at - since, self._backoff)
-                span = self._span = (since, loop.asked_at, since + longer_at if longer_at is not None else _NEVER,
-                                     interval)
-            delay = span[3]
-        return next_poll(loop.asked_at, delay)
+        asked = loop.asked_at
+        assert asked is not None
+        state = loop.state
+        since = state.updated_at or state.recorded_at
+        span = self._span
+        if span is not None and loop.quiet >= span[4] and span[0] == since and span[1] <= asked < span[2]:
+            return next_poll(asked, span[3])  # settled in, the interval of its age as last worked out
+        backoff = self._backoff
+        delay = backoff.first * (1 << min(max(loop.quiet, 0), 40))
+        if delay >= backoff.base:  # settled in: the interval of its age, as poll_delay says
+            interval, longer_at = poll_interval_until(asked - since, backoff)
+            self._span = (since, asked, since + longer_at if longer_at is not None else _NEVER, interval, loop.quiet)
+            delay = interval
+        return next_poll(asked, delay)
 
     def _until_next(self, loop: Loop, now: datetime, *, to_query: bool = False) -> float:
         """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at
