@@ -327,23 +327,24 @@ class SlurmCliScheduler:
         return [r for r in rows if r.name in asked], asked, problems
 
     def _views_from_squeue(self, rows: Sequence[squeue.SqueueRow]) -> tuple[list[ObjectView], list[str]]:
-        # the very rows of the last answer (RowMemo) keep their views: each is its row's alone (below)
-        known, self._views = self._views, {}
-        kept = {id(r): held for r in rows if (held := known.get(id(r))) is not None and held[0] is r}
-        states = {r.job_id: object_state(r.slurm_state, r.reason) for r in rows if id(r) not in kept}
-        missing = [r for r in rows if states.get(r.job_id) in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in
-                   self._exit_codes]
+        # The very rows of the last answer (RowMemo) keep their views: a view kept is its row's alone (below).
+        known, kept = self._views, {}
+        views: list[ObjectView | None] = []
+        todo: list[tuple[int, squeue.SqueueRow, ObjectState]] = []
+        for r in rows:
+            held = known.get(id(r))
+            if held is not None and held[0] is r:
+                kept[id(r)] = held
+                views.append(held[1])
+            else:
+                todo.append((len(views), r, object_state(r.slurm_state, r.reason)))
+                views.append(None)
+        missing = [r for _, r, state in todo
+                   if state in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in self._exit_codes]
         problems: list[str] = []
         if missing:
             problems += self._fetch_exit_codes(missing)
-        views = []
-        for r in rows:
-            same = kept.get(id(r))
-            if same is not None:
-                self._views[id(r)] = same
-                views.append(same[1])
-                continue
-            state = states[r.job_id]
+        for at, r, state in todo:
             code: int | None = None
             sig: int | None = None
             if state is ObjectState.COMPLETED:
@@ -358,9 +359,10 @@ class SlurmCliScheduler:
                 started=r.started or state is ObjectState.RUNNING,
             )
             if state not in _NEEDS_EXIT_CODE:  # its view is its row's alone (an exit code read later is not)
-                self._views[id(r)] = (r, view)
-            views.append(view)
-        return views, problems
+                kept[id(r)] = (r, view)
+            views[at] = view
+        self._views = kept
+        return [v for v in views if v is not None], problems
 
     def _fetch_exit_codes(self, rows: Sequence[squeue.SqueueRow]) -> list[str]:
         # One job: ask for it. Several: one `scontrol -o show job` for all (the same RPC squeue makes).
