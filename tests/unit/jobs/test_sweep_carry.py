@@ -350,3 +350,56 @@ def test_the_next_query_is_timed_as_poll_delay_says_however_many_loops_ask_it(
             loop.state = changed(loop.state, updated_at=since)
         loop.asked_at, loop.quiet = asked, quiet
         assert r.supervisor._next_query(loop) == next_poll(asked, poll_delay(quiet, asked - since, backoff))
+
+
+class NoSeqs(Store):
+    """A store whose ``last_seqs`` fails (a server that does not answer it): every woken element reads."""
+
+    def last_seqs(self, jobs: Any) -> dict[JobId, int]:
+        from dunscaith.ports.job_store import StoreError
+
+        self.seq_questions += 1
+        raise StoreError("the store does not answer")
+
+
+def test_when_the_store_cannot_say_which_records_grew_every_woken_element_reads_its_record() -> None:
+    clock = FakeClock()
+    store = NoSeqs(wake_all=True)
+    r = _rig(store=store, clock=clock, scheduler=CountingRunning(exit_code_of=lambda spec: None))
+    _record(r, 10)
+    start = clock.monotonic()
+    asked_at: list[datetime] = []
+
+    def command() -> None:
+        kind, data = ev.encode(ev.Requested("r-1", "give-up"))
+        store.append(JobId("exp-6"), clock.now(), kind, data)
+        asked_at.append(clock.now())
+
+    reads: list[Counter[str]] = []
+    done = r.use_case(SWEEP, At(clock, start + 60.0, {start + 40.0: lambda: reads.append(Counter(store.reads)),
+                                                     start + 40.2: command}), fresh=True)
+    assert done.drained and store.seq_questions > 0
+    assert _times(r, "exp-6", "answer") == asked_at  # answered at once all the same
+    read_since = Counter(store.reads)
+    read_since.subtract(reads[0])
+    assert all(read_since[f"exp-{i}"] >= 1 for i in range(1, 11))  # each woken one read, not carried past it
+
+
+def test_on_a_store_that_tells_of_no_appends_no_element_is_carried_and_each_reads_at_its_polls() -> None:
+    # Without a watch the record is read every poll (requests come in that way): nothing may be carried.
+    clock = FakeClock()
+    store = InMemoryStore()  # not watchable
+    r = _rig(store=store, clock=clock, scheduler=CountingRunning(exit_code_of=lambda spec: None))
+    _record(r, 5)
+    start = clock.monotonic()
+    asked_at: list[datetime] = []
+
+    def command() -> None:
+        kind, data = ev.encode(ev.Requested("r-1", "give-up"))
+        store.append(JobId("exp-2"), clock.now(), kind, data)
+        asked_at.append(clock.now())
+
+    done = r.use_case(SWEEP, At(clock, start + 60.0, {start + 40.2: command}), fresh=True)
+    assert done.drained
+    answered = _times(r, "exp-2", "answer")
+    assert answered and timedelta(0) <= answered[0] - asked_at[0] <= timedelta(seconds=POLL)  # at its next read
