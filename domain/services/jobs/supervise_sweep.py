@@ -87,16 +87,44 @@ class _Taken:
     query: RoundQuery
 
 
+class _Notices:
+    """What the elements' watches told of since the loop last looked (an element, and whether an object of it
+    changed or an append was seen), written from the watches' threads. Each element is told at most once
+    of each kind until the loop takes it: on SQLite every commit wakes every element's watch, hundreds of
+    wakes a commit while a sweep starts, and this stays as small as the sweep."""
+
+    def __init__(self) -> None:
+        self._told: deque[tuple[JobId, bool]] = deque()
+        self._pending: set[tuple[JobId, bool]] = set()
+
+    def tell(self, job: JobId, moved: bool) -> None:
+        key = (job, moved)
+        if key not in self._pending:
+            self._pending.add(key)
+            self._told.append(key)
+
+    def take(self) -> tuple[set[JobId], set[JobId]]:
+        """(the elements whose object changed, those an append woke) since the last take. Each is no longer
+        pending once taken, before the caller looks at what it concerns: a wake after that is told again,
+        and one before it is in what the caller looks at (an append's commit shows before its wake)."""
+        moved: set[JobId] = set()
+        appended: set[JobId] = set()
+        while self._told:
+            key = self._told.popleft()
+            self._pending.discard(key)
+            (moved if key[1] else appended).add(key[0])
+        return moved, appended
+
+
 @dataclass
 class _Pass:
     """When the loop's current pass over the elements began: every element stepped in it times its polls
     from this moment, so elements answered by one query stay on the same ticks (one query a round) however
-    long the pass takes. And what the elements' watches told of since the last pass (``notices``: the
-    element, and whether an object of it changed or an append was seen), written from their threads."""
+    long the pass takes. And what the elements' watches told of since the last pass."""
 
     wall: datetime
     mono: float
-    notices: deque[tuple[JobId, bool]] = field(default_factory=deque)
+    notices: _Notices = field(default_factory=_Notices)
     beats_until: Callable[[], datetime | None] = lambda: None  # when the sweep's loop beats every lock again
 
     def wall_time(self) -> datetime:
@@ -265,8 +293,7 @@ class SuperviseSweep:
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()))
 
-    def _woken(self, notices: deque[tuple[JobId, bool]], active: dict[JobId, _Active],
-               must_step: set[JobId]) -> set[JobId]:
+    def _woken(self, notices: _Notices, active: dict[JobId, _Active], must_step: set[JobId]) -> set[JobId]:
         """The elements to step now whatever their time: those whose watched object changed, those whose
         record grew past what their loop knows, and those the sweep's beat found amiss.
 
@@ -275,11 +302,7 @@ class SuperviseSweep:
         that, but asked at once, with every other woken one, how far its record goes (``last_seqs``). The
         wake is taken as seen before the question is asked, so an append committed after it wakes again;
         one committed before it shows in the answer."""
-        moved: set[JobId] = set()
-        appended: set[JobId] = set()
-        while notices:
-            job, changed = notices.popleft()
-            (moved if changed else appended).add(job)
+        moved, appended = notices.take()
         woken = moved | must_step
         must_step.clear()
         asked = [job for job in appended - woken if job in active and active[job].loop is not None]
@@ -420,7 +443,7 @@ class SuperviseSweep:
             steps = taken.stack.enter_context(taken.supervisor.rounds(
                 job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time,
                 attended=taken.member.sweep is not None,  # an element's supervised-at: its sweep's attendance
-                on_wake=lambda moved: notices.append((job, moved)), beats_until=began.beats_until))
+                on_wake=lambda moved: notices.tell(job, moved), beats_until=began.beats_until))
         except BaseException:
             taken.stack.close()
             raise

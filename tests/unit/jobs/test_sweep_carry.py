@@ -403,3 +403,21 @@ def test_on_a_store_that_tells_of_no_appends_no_element_is_carried_and_each_read
     assert done.drained
     answered = _times(r, "exp-2", "answer")
     assert answered and timedelta(0) <= answered[0] - asked_at[0] <= timedelta(seconds=POLL)  # at its next read
+
+
+def test_the_notices_of_wakes_hold_each_element_once_per_kind_however_many_commits_wake_it() -> None:
+    """On SQLite each commit wakes every element's watch: while a 500-element sweep starts that is hundreds of
+    thousands of wakes between two passes, and what the loop keeps of them stays one per element and kind."""
+    from dunscaith.domain.services.jobs.supervise_sweep import _Notices
+
+    notices = _Notices()
+    for _commit in range(1_000):
+        for i in range(1, 501):
+            notices.tell(JobId(f"exp-{i}"), False)
+    notices.tell(JobId("exp-7"), True)
+    assert len(notices._told) == 501
+    moved, appended = notices.take()
+    assert moved == {JobId("exp-7")} and len(appended) == 500
+    assert notices.take() == (set(), set())
+    notices.tell(JobId("exp-7"), False)  # a wake after the take is told again
+    assert notices.take() == (set(), {JobId("exp-7")})
