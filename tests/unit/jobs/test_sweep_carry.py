@@ -421,3 +421,23 @@ def test_the_notices_of_wakes_hold_each_element_once_per_kind_however_many_commi
     assert notices.take() == (set(), set())
     notices.tell(JobId("exp-7"), False)  # a wake after the take is told again
     assert notices.take() == (set(), {JobId("exp-7")})
+
+
+def test_a_pending_element_carried_on_is_held_at_once_when_a_hold_is_asked() -> None:
+    # Objects that stay pending (nothing starts them): every element is carried on, until exp-9's record gets
+    # a hold request; it is answered and its object held in the pass the wake starts, and only it is.
+    r, store = _running(12, scheduler=CountingRunning())
+    start = r.clock.monotonic()
+    asked_at: list[datetime] = []
+
+    def command() -> None:
+        kind, data = ev.encode(ev.Requested("r-1", "hold"))
+        store.append(JobId("exp-9"), r.clock.now(), kind, data)
+        asked_at.append(r.clock.now())
+
+    done = r.use_case(SWEEP, At(r.clock, start + 120.0, {start + 70.5: command}), fresh=True)
+    assert done.drained
+    assert _times(r, "exp-9", "answer") == asked_at and _times(r, "exp-9", "held") == asked_at
+    assert r.scheduler.calls["hold"] == 1
+    assert _state(r, "exp-9").attempts[0].object_state is ObjectState.HELD
+    assert all(_state(r, f"exp-{i}").attempts[0].object_state is ObjectState.PENDING for i in range(1, 13) if i != 9)
