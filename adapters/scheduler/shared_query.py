@@ -6,7 +6,10 @@ record root (one per cluster):
 
 - ``wanted/<token>``: the names each live supervisor asks about (pid + names), refreshed as it polls;
 - ``answer.json``: the last answer (objects, complete, detail) with the names it covers and the
-  wall-clock time it was asked, published whole (staging name, then rename; unsynced: a cache);
+  wall-clock time it was asked, published whole (staging name, then rename; unsynced: a cache), by an
+  asker that found another live supervisor registered (alone, nobody would read it: a supervisor, or a
+  ``status``, that comes registers, finds no fresh answer, asks for itself and everyone, and publishes;
+  a sweep's 500 objects cost more to write than the rest of a poll);
 - ``ask.lock``: the flock one process holds while it asks.
 
 A query first reads ``answer.json``: fresh enough (asked within ``max_age``), asked after this
@@ -196,7 +199,8 @@ class SharedQueryScheduler:
             self._acted = False
             result = self.inner.query([JobId(n) for n in everyone], confirm_absent=True)
             self.asked += 1
-            self._publish(asked_at, everyone, result)
+            if self._others:  # alone, nobody reads it: one who comes asks for itself, and publishes for both
+                self._publish(asked_at, everyone, result)
         finally:
             lock.release()
         self._seen_at = asked_at

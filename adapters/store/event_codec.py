@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -20,8 +21,10 @@ def utc(at: datetime) -> datetime:
     return at.astimezone(UTC)
 
 
+@lru_cache(maxsize=16)
 def encode_time(at: datetime) -> str:
-    # Fixed width (microseconds always present) so the text sorts as the time does.
+    # Fixed width (microseconds always present) so the text sorts as the time does. The last few are kept:
+    # a sweep's loop beats hundreds of locks with the same two times.
     return utc(at).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 

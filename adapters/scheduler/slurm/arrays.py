@@ -18,6 +18,7 @@ import re
 import secrets
 import shlex
 from collections.abc import Sequence
+from functools import lru_cache
 
 from dunscaith.adapters.scheduler.slurm.batch_script import SpecRefused, command_script
 from dunscaith.domain.model.jobs.objects import ObjectSpec
@@ -31,6 +32,7 @@ _TASK_RANGE = re.compile(r"^([0-9]+)_\[([0-9,:\-%]+)\]$")
 _NO_INDEX = 4294967294
 
 
+@lru_cache(maxsize=8192)
 def element_of(name: str) -> tuple[str, int] | None:
     """``("S", 7)`` for ``S-7``, the name a task of an array named ``S`` has to dunscaith; None otherwise."""
     match = _ELEMENT.match(name)

@@ -58,6 +58,7 @@ _TASK_PATHS_KEPT = 30.0
 
 # Ended states whose exit code squeue cannot show; COMPLETED is 0:0 by definition, CANCELLED says nothing.
 _NEEDS_EXIT_CODE = ENDED - {ObjectState.COMPLETED, ObjectState.CANCELLED}
+_MEMO_FROM = 8  # names: a poll of more (a sweep's) keeps its rows for the next one
 
 
 class SlurmCliScheduler:
@@ -74,6 +75,11 @@ class SlurmCliScheduler:
         self._exit_codes: dict[tuple[str, str], tuple[int | None, int | None]] = {}
         # task id → (when read, its output paths): the other tasks of an array whose paths one call gave
         self._task_paths: dict[str, tuple[float, OutputPaths]] = {}
+        # What a poll of many names (a sweep's elements) need not work out again each time: the rows of the
+        # last answer by their text, each row's view, and the names asked with what they ask squeue for.
+        self._rows = squeue.RowMemo()
+        self._views: dict[int, tuple[squeue.SqueueRow, ObjectView]] = {}
+        self._asking: tuple[tuple[str, ...], list[str], frozenset[str], list[list[str]]] | None = None
 
     @property
     def user(self) -> str:
@@ -281,11 +287,17 @@ class SlurmCliScheduler:
         wanted = sorted(set(names))
         if not wanted:
             return QueryResult((), True)
-        rows, asked, problems = self._squeue_rows(_with_arrays(wanted))
-        rows = [r for r in rows if r.element() in wanted]
+        key = tuple(wanted)
+        if self._asking is None or self._asking[0] != key:
+            with_arrays = _with_arrays(wanted)
+            self._asking = (key, with_arrays, frozenset(wanted), chunk(with_arrays))
+        _, with_arrays, wanted_set, groups = self._asking
+        rows, asked, problems = self._squeue_rows(with_arrays, groups)
+        named = [(r, element) for r in rows if (element := r.element()) in wanted_set]
+        rows = [r for r, _ in named]
         views, code_problems = self._views_from_squeue(rows)
         problems += code_problems
-        seen_names = {r.element() for r in rows}
+        seen_names = {element for _, element in named}
         absent = [n for n in wanted if _answered(n, asked) and n not in seen_names]
         if absent and confirm_absent and self.accounting():
             found, sacct_problem = self._from_accounting(absent)
@@ -294,19 +306,20 @@ class SlurmCliScheduler:
                 problems.append(sacct_problem)
         return QueryResult(tuple(views), complete=not problems, detail="; ".join(problems))
 
-    def _squeue_rows(self, names: Sequence[str]) -> tuple[list[squeue.SqueueRow], set[str], list[str]]:
+    def _squeue_rows(self, names: Sequence[str], groups: list[list[str]] | None = None,
+                     ) -> tuple[list[squeue.SqueueRow], set[str], list[str]]:
         """Every job carrying any of ``names`` (tasks of arrays one a line), the names squeue answered for,
-        and what went wrong. One squeue, chunked only by argument length."""
+        and what went wrong. One squeue, chunked only by argument length (``groups``: as chunked already)."""
         problems: list[str] = []
         rows: list[squeue.SqueueRow] = []
         asked: set[str] = set()
-        for group in chunk(names):
+        for group in groups if groups is not None else chunk(names):
             result = self._run("squeue", squeue.squeue_args(group, self.config.clusters))
             if not result.ok:
                 problems.append(result.failure())
                 continue
             try:
-                rows += squeue.parse(result.stdout)
+                rows += squeue.parse(result.stdout, self._rows if len(names) > _MEMO_FROM else None)
             except (squeue.SqueueParseError, UnknownState) as exc:
                 problems.append(f"squeue: {exc}")
                 continue
@@ -314,15 +327,24 @@ class SlurmCliScheduler:
         return [r for r in rows if r.name in asked], asked, problems
 
     def _views_from_squeue(self, rows: Sequence[squeue.SqueueRow]) -> tuple[list[ObjectView], list[str]]:
-        states = {r.job_id: object_state(r.slurm_state, r.reason) for r in rows}
-        missing = [r for r in rows if states[r.job_id] in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in
-                   self._exit_codes]
+        # The very rows of the last answer (RowMemo) keep their views: a view kept is its row's alone (below).
+        known, kept = self._views, {}
+        views: list[ObjectView | None] = []
+        todo: list[tuple[int, squeue.SqueueRow, ObjectState]] = []
+        for r in rows:
+            held = known.get(id(r))
+            if held is not None and held[0] is r:
+                kept[id(r)] = held
+                views.append(held[1])
+            else:
+                todo.append((len(views), r, object_state(r.slurm_state, r.reason)))
+                views.append(None)
+        missing = [r for _, r, state in todo
+                   if state in _NEEDS_EXIT_CODE and (r.job_id, r.end_time) not in self._exit_codes]
         problems: list[str] = []
         if missing:
             problems += self._fetch_exit_codes(missing)
-        views = []
-        for r in rows:
-            state = states[r.job_id]
+        for at, r, state in todo:
             code: int | None = None
             sig: int | None = None
             if state is ObjectState.COMPLETED:
@@ -331,12 +353,16 @@ class SlurmCliScheduler:
                 if (r.job_id, r.end_time) not in self._exit_codes:
                     continue  # ended, but how is not known yet: left out, and the answer is incomplete
                 code, sig = self._exit_codes[(r.job_id, r.end_time)]
-            views.append(ObjectView(
+            view = ObjectView(
                 object_id=ObjectId(r.job_id), name=JobId(r.element()), nonce=_nonce(r.comment), state=state,
                 owner=r.user, exit_code=code, signal=sig, reason=_reason(r.reason),
                 started=r.started or state is ObjectState.RUNNING,
-            ))
-        return views, problems
+            )
+            if state not in _NEEDS_EXIT_CODE:  # its view is its row's alone (an exit code read later is not)
+                kept[id(r)] = (r, view)
+            views[at] = view
+        self._views = kept
+        return [v for v in views if v is not None], problems
 
     def _fetch_exit_codes(self, rows: Sequence[squeue.SqueueRow]) -> list[str]:
         # One job: ask for it. Several: one `scontrol -o show job` for all (the same RPC squeue makes).

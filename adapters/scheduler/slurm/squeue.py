@@ -69,10 +69,35 @@ class SqueueRow:
         return self.batch_host not in _NO_HOST or self.restarts > 0
 
 
-def parse(stdout: str) -> list[SqueueRow]:
+class RowMemo:
+    """The rows of the last answer read with it, by their records' text: a record squeue prints again
+    unchanged (a sweep's tasks between two polls, most of them) is not read again, and is the very same
+    row. Only the last answer's are kept."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, SqueueRow] = {}
+
+
+def parse(stdout: str, memo: RowMemo | None = None) -> list[SqueueRow]:
     *records, tail = stdout.split(RS + "\n")
     if tail.strip() and not all(ln.startswith("CLUSTER:") for ln in tail.strip().splitlines()):
         raise SqueueParseError(f"unexpected squeue output {tail.strip()[:80]!r}")
+    if memo is not None:
+        known = memo.rows
+        rows = []
+        fresh: dict[str, SqueueRow] = {}
+        for record in records:
+            row = known.get(record)
+            if row is None:
+                row = _parse_records([record])[0]
+            fresh[record] = row
+            rows.append(row)
+        memo.rows = fresh
+        return rows
+    return _parse_records(records)
+
+
+def _parse_records(records: list[str]) -> list[SqueueRow]:
     rows = []
     for record in records:
         # With --clusters, squeue may print "CLUSTER: name" lines before a cluster's jobs.

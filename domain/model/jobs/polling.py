@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -48,6 +49,18 @@ def poll_interval(age: timedelta, backoff: PollBackoff = PollBackoff()) -> timed
     return interval
 
 
+def poll_interval_until(age: timedelta, backoff: PollBackoff = PollBackoff()) -> tuple[timedelta, timedelta | None]:
+    """``poll_interval(age)``, and the age from which a longer interval applies (None: never, it is the
+    longest), so that a caller timing many polls of one job need not work it out again until then."""
+    interval = poll_interval(age, backoff)
+    longer = interval * 2
+    if longer > backoff.cap:
+        return interval, None
+    # ``age * fraction`` is rounded to the microsecond: from a microsecond short of it on, it may round up
+    # to ``longer``. So the age given is at most the first that may have a longer interval, never after it.
+    return interval, (longer - timedelta(microseconds=1)) / backoff.fraction
+
+
 def poll_delay(quiet_polls: int, age: timedelta, backoff: PollBackoff = PollBackoff()) -> timedelta:
     """The interval before the next poll, ``quiet_polls`` answered polls after the last change.
 
@@ -61,8 +74,12 @@ def poll_delay(quiet_polls: int, age: timedelta, backoff: PollBackoff = PollBack
     return poll_interval(age, backoff)
 
 
+@lru_cache(maxsize=16)
 def next_poll(now: datetime, interval: timedelta) -> datetime:
-    """The first multiple of ``interval`` since the epoch strictly after ``now`` (timezone-aware)."""
+    """The first multiple of ``interval`` since the epoch strictly after ``now`` (timezone-aware).
+
+    Kept for the last few (``now``, ``interval``): a sweep's loop times every element of a round from the
+    same moment, most of them with the same interval."""
     step = interval // timedelta(microseconds=1)
     if step <= 0:
         raise ValueError("the interval must be positive")

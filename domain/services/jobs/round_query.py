@@ -40,7 +40,7 @@ class RoundQuery:
         self._answer: QueryResult | None = None
         self._asked_mono = 0.0  # monotonic: when that answer was asked
         self._covers: frozenset[str] = frozenset()
-        self._by_name: dict[str, list[ObjectView]] = {}  # the answer's objects by name (one pass a round)
+        self._by_name: dict[str, tuple[ObjectView, ...]] = {}  # the answer's objects by name (one pass a round)
         self.asked = 0  # queries sent to the scheduler (the sweep benchmark counts them)
         # a job array whose every task's creation is durable in its element's record: task -> array
         self._whole: dict[ObjectId, ObjectId] = {}
@@ -104,6 +104,20 @@ class RoundQuery:
     def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         if not confirm_absent:
             return self._inner.query(names, confirm_absent=False)
+        answer = self._round(names)
+        objects = tuple(o for name in dict.fromkeys(names) for o in self._by_name.get(name, ()))
+        return replace(answer, objects=objects)
+
+    def round_answer(self, name: JobId) -> tuple[QueryResult, tuple[ObjectView, ...]]:
+        """This round's answer (asked now if the round has none covering ``name``, exactly as ``query``
+        would) and ``name``'s objects in it, in the order ``query`` gives them, without a copy of the answer
+        for each job (a sweep's loop looks at every quiet element's this way, ``Supervisor.carry``)."""
+        answer = self._answer
+        if answer is None or name not in self._covers:
+            answer = self._round((name,))
+        return answer, self._by_name.get(name, ())
+
+    def _round(self, names: Sequence[JobId]) -> QueryResult:
         if self._answer is None or not self._covers.issuperset(names):
             asked_at = self._clock.now()
             self._asked_mono = self._clock.monotonic()
@@ -112,11 +126,11 @@ class RoundQuery:
             self.asked += 1
             self._answer = answer if answer.asked_at is not None else replace(answer, asked_at=asked_at)
             self._covers = frozenset(every)
-            self._by_name = {}
+            by_name: dict[str, list[ObjectView]] = {}
             for view in answer.objects:
-                self._by_name.setdefault(view.name, []).append(view)
-        objects = tuple(o for name in dict.fromkeys(names) for o in self._by_name.get(name, ()))
-        return replace(self._answer, objects=objects)
+                by_name.setdefault(view.name, []).append(view)
+            self._by_name = {name: tuple(views) for name, views in by_name.items()}
+        return self._answer
 
     def cancel_if_not_started(self, object_ids: Sequence[ObjectId]) -> list[ObjectId]:
         return self._inner.cancel_if_not_started(object_ids)

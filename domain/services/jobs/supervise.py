@@ -11,15 +11,15 @@ import contextlib
 import secrets
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, OutputPaths, QueryResult
+from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, ObjectView, OutputPaths, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
-from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_interval_until
 from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
@@ -45,6 +45,7 @@ class SuperviseSettings:
 
 
 _SIGNAL_SLICE = 1.0  # seconds: a wait on the scheduler is cut in slices so a signal is seen within one
+_NEVER = datetime.max.replace(tzinfo=UTC)
 
 
 class Ending(StrEnum):
@@ -83,6 +84,7 @@ class Loop:
     acted_at: datetime | None = None  # when this supervisor's last scheduler action returned
     ask_now: bool = False  # the scheduler said an object changed, or an answer was too old: ask at once
     noted: str = ""  # the running object's reason last said in the live view ("disk full: ...")
+    announced: datetime | None = None  # the next loop its last beat announced (the lock's health, display only)
 
 
 # One job's supervision paced by its caller (``Supervisor.rounds``): yields (the loop, seconds to pause), is
@@ -118,6 +120,19 @@ class Supervisor:
         self._no_watch = False  # the scheduler gave no watch for exactly those objects
         # asked once: a runtime Protocol check costs ~15 us, and a sweep's loop would ask it for every element
         self._watcher = scheduler if isinstance(scheduler, WatchesChanges) else None
+        # A caller that paces many loops (a sweep): told of each wake from a watch thread (True: a watched object
+        # changed; False: an append), so that it looks at the woken loops only, not at every loop each pass.
+        self._on_wake: Callable[[bool], None] | None = None
+        self._append_watch: AppendWatch | None = None
+        self._beats_until: Callable[[], datetime | None] | None = None
+        self._planned: JobState | None = None  # the state whose plan was last found empty (nothing to do)
+        self._seen: tuple[JobState, tuple[ObjectView, ...]] | None = None  # a quiet answer: nothing new in it
+        self._quiet: tuple[JobState, tuple[ObjectView, ...]] | None = None  # the loop may be carried (``carry``)
+        self._next_at = _NEVER  # while the loop may be carried: when its next query is due
+        self._job = JobId("")  # the job of the rounds under way
+        # the poll interval of the job's age, for asks from one moment up to another (the job changed at the first)
+        # (and the quiet polls from which it is the delay: fewer are the short polls after a change)
+        self._span: tuple[datetime, datetime, datetime, timedelta, int] | None = None
 
     def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
             first: tuple[JobState, int] | None = None) -> SupervisionEnd:
@@ -142,7 +157,9 @@ class Supervisor:
     @contextlib.contextmanager
     def rounds(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
                first: tuple[JobState, int] | None = None,
-               paced_from: Callable[[], datetime] | None = None, attended: bool = False) -> Iterator[Rounds]:
+               paced_from: Callable[[], datetime] | None = None, attended: bool = False,
+               on_wake: Callable[[bool], None] | None = None,
+               beats_until: Callable[[], datetime | None] | None = None) -> Iterator[Rounds]:
         """The supervision of ``job`` as rounds, for a caller that paces many jobs in one thread (a sweep):
         each ``next``/``send`` runs one loop up to its pause and yields the loop and how long it means to
         pause; the caller waits (``await_change`` / ``resume_now`` tell it when to send again) and sends
@@ -154,12 +171,22 @@ class Supervisor:
         answered by one query, keep asking on the same ticks however long the pass took.
 
         ``attended``: the caller says the job is supervised from then on (a sweep's attendance), so the loop
-        reports supervised-at once, as it begins, and never wakes to refresh it."""
+        reports supervised-at once, as it begins, and never wakes to refresh it.
+
+        ``on_wake``: called (from a watch's thread) on each wake, True when a watched object changed, False for
+        an append; ``beats_until``: the moment by which the caller beats the lock again itself (``carry``
+        does not beat), so a beat never announces a next loop before it."""
+        self._on_wake = on_wake
+        self._beats_until = beats_until
+        self._job = job
         watch = self._watch(job, cancel)
+        self._append_watch = watch
         try:
             yield self._supervise(job, lock, cancel, bound, watch=watch, first=first,
                                   pace=paced_from, attended=attended)
         finally:
+            self._append_watch = None
+            self._quiet = None
             if watch is not None:
                 watch.close()
             self._unwatch_objects()
@@ -198,6 +225,8 @@ class Supervisor:
         def woken() -> None:
             self._appended = True
             self._woke = True
+            if self._on_wake is not None:
+                self._on_wake(False)
             cancel.wake()
 
         try:
@@ -277,14 +306,15 @@ class Supervisor:
                 loop.problem = ""
             # Asleep to the next query only while all is well; anything amiss is looked at every poll.
             paced = pace() if pace is not None else self._clock.now()
-            pause = self._until_next(loop, paced, to_query=watching and healthy and not loop.doubt)
+            to_query = watching and healthy and not loop.doubt
+            pause = to_next_query = self._until_next(loop, paced, to_query=to_query)
             refresh = None if attended else supervised_at + s.supervised_every * s.poll
             for due in (wait_until, stop_at, refresh, self._delivery_due()):
                 if due is not None:
                     pause = min(pause, max(due - now_m, 0.0))
             if healthy:
                 try:
-                    lock.beat(now, self._clock.now() + timedelta(seconds=pause))
+                    lock.beat(now, self._announce(loop, self._clock.now() + timedelta(seconds=pause)))
                 except LockLost as exc:
                     loop.lost = str(exc)
                     return self._lost(loop)
@@ -293,6 +323,12 @@ class Supervisor:
                     healthy = False
                 else:
                     loop.last_ok = now_m
+            # Whether the caller may carry this loop to its next query without running it (``carry``): only a
+            # loop whose next step would provably do nothing but ask and find the same answer.
+            self._quiet = (self._seen if attended and bound is None and healthy and to_query and not must_read
+                           and pause == to_next_query and self._carriable(loop) else None)
+            if self._quiet is not None:
+                self._next_at = self._next_query(loop)  # what to_next_query counts to
             if not healthy:
                 # A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off
                 # from the scheduler and the store at once (its login node's network) learns that it lost
@@ -309,6 +345,101 @@ class Supervisor:
                                           detail=loop.problem or "the loop stopped advancing")
             if (yield loop, pause):  # the pause, waited out by the caller: True when a stop was requested
                 return self._drain(job, loop)
+
+    def _announce(self, loop: Loop, next_at: datetime) -> datetime:
+        """The next loop a beat announces: its own, or later when the caller beats the lock itself by then."""
+        until = self._beats_until() if self._beats_until is not None else None
+        loop.announced = next_at if until is None or until < next_at else until
+        return loop.announced
+
+    def _carriable(self, loop: Loop) -> bool:
+        """Whether, from the state this step ended in, a step at the next query would do nothing but ask the
+        scheduler, if the answer were the one last seen with nothing new in it (``_seen``). Each part says
+        what a step would otherwise do:
+
+        - nothing unsaved, in doubt, unsent or asked again: the step would write, read or ask at once;
+        - the plan for this very state was found empty (``_planned``): ``sv.plan`` is a function of the state
+          alone (it takes ``now`` but no step of it depends on time), so it is empty again: nothing is sent;
+        - the last answer for this very state brought nothing new (``_seen``): ``sv.observe`` of the same
+          objects on the same state adds nothing, as long as no attempt is absent (only an absence's
+          deadline, ``supervise.absence``, makes it depend on the time) and none is submitting or unknown
+          (an attempt to mark, or to look for by name and nonce until its deadline: always stepped);
+        - no outcome (the wait after it has its own deadline), no request unanswered, no escalation waiting
+          for its delivery (retries have their own times)."""
+        state = loop.state
+        if (loop.unsaved or loop.doubt or loop.unsent is not None or loop.lost or loop.ask_now or not loop.answered
+                or self._planned is not state or self._seen is None or self._seen[0] is not state
+                or state.outcome is not None or state.settled or self._next_delivery
+                or (self._delivering and any(not e.delivered for e in state.escalations))
+                or state.unanswered):
+            return False
+        for attempt in state.attempts:
+            if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
+                continue  # observe passes these by
+            if attempt.order is not AttemptState.RELEASED or attempt.absent_since is not None:
+                return False
+        return True
+
+    def carry(self, loop: Loop, now: datetime, now_m: float,
+              answer: Callable[[JobId], tuple[QueryResult, tuple[ObjectView, ...]]]) -> float | None:
+        """A caller that paces many loops (a sweep), at this loop's next query: when its step would provably do
+        nothing (``_carriable``, judged as the last step ended) and the round's ``answer`` gives its job the
+        very objects it last found nothing new in, this counts the answered poll as the step would (the
+        polls back off) without running it, and says the seconds to the next query; None when the loop must
+        be stepped. Nothing is sent, written or beaten here: the caller beats the lock itself (``beats_until``).
+
+        Also stepped: a record appended to (``_appended``, until the caller found it did not grow), an object
+        its watch saw change, a watch of appends that is not live (the record is then read every step), an
+        incomplete answer, and one asked before this loop's last action (``sv.stale``)."""
+        quiet = self._quiet
+        if quiet is None or quiet[0] is not loop.state or self._appended or self._changed or loop.ask_now:
+            return None
+        # _query_due and _until_next(to_query=True), for a loop answered whole and not asked again at once
+        due = self._next_at
+        if now < due:
+            return (due - now).total_seconds()  # a step would only beat (the caller's to do)
+        watch = self._append_watch
+        if watch is None or not watch.live():
+            return None
+        result, objects = answer(self._job)  # asked only here: a loop stepped asks for itself
+        if objects != quiet[1] or not result.complete or sv.stale(result, loop.acted_at):
+            return None
+        loop.asked_at = now
+        loop.answered = True
+        loop.quiet += 1  # as _observe counts a quiet answer
+        loop.last_ok = now_m  # it advanced: read (its watch says nothing was appended), answered, nothing unsaved
+        self._next_at = due = self._next_query(loop)
+        return max((due - now).total_seconds(), 0.0)
+
+    def appends_seen(self) -> None:
+        """The caller is about to ask the store whether this job's record grew (``JobStore.last_seqs``): the
+        appends told of until now are answered by that question. An append after it wakes again."""
+        self._appended = False
+        self._woke = False
+
+    def record_grew(self) -> None:
+        """The record grew past what this loop knows: its next step reads it."""
+        self._appended = True
+
+    def beat_carried(self, loop: Loop, at: datetime, next_at: datetime) -> bool:
+        """The caller's beat of a loop it carries on (``carry``), announcing ``next_at``; a loop that is not
+        carried beats at its own steps (and one that does not advance must not look as if it did), so it is
+        left alone. False when the loop must be stepped: its lock is lost (its step then ends it, sending and
+        writing nothing more) or the beat failed (its step says why and checks the lock)."""
+        if loop.lock is None or self._quiet is None or self._quiet[0] is not loop.state:
+            return True
+        try:
+            loop.lock.beat(at, next_at)
+        except LockLost as exc:
+            loop.lost = str(exc)
+            self._quiet = None
+            return False
+        except StoreError as exc:
+            loop.problem = f"the lock could not record the loop: {exc}"
+            self._quiet = None
+            return False
+        loop.announced = next_at
+        return True
 
     def carry_out(self, job: JobId, lock: JobLock, cancel: Interrupts) -> tuple[JobState, str]:
         """A command holding the job's lock: answer what is asked, take the steps the user's requests call
@@ -382,9 +513,20 @@ class Supervisor:
         return now >= self._next_query(loop)
 
     def _next_query(self, loop: Loop) -> datetime:
-        assert loop.asked_at is not None
-        age = loop.asked_at - (loop.state.updated_at or loop.state.recorded_at)
-        return next_poll(loop.asked_at, poll_delay(loop.quiet, age, self._backoff))
+        asked = loop.asked_at
+        assert asked is not None
+        state = loop.state
+        since = state.updated_at or state.recorded_at
+        span = self._span
+        if span is not None and loop.quiet >= span[4] and span[0] == since and span[1] <= asked < span[2]:
+            return next_poll(asked, span[3])  # settled in, the interval of its age as last worked out
+        backoff = self._backoff
+        delay = backoff.first * (1 << min(max(loop.quiet, 0), 40))
+        if delay >= backoff.base:  # settled in: the interval of its age, as poll_delay says
+            interval, longer_at = poll_interval_until(asked - since, backoff)
+            self._span = (since, asked, since + longer_at if longer_at is not None else _NEVER, interval, loop.quiet)
+            delay = interval
+        return next_poll(asked, delay)
 
     def _until_next(self, loop: Loop, now: datetime, *, to_query: bool = False) -> float:
         """Seconds to the next query; unless ``to_query`` (appends wake the loop, and all is well), at
@@ -443,6 +585,8 @@ class Supervisor:
 
         def changed() -> None:
             self._changed = True
+            if self._on_wake is not None:
+                self._on_wake(True)
             cancel.wake()
 
         try:
@@ -485,6 +629,8 @@ class Supervisor:
             if commands_only:  # a command makes nothing new and releases only what the user asked to
                 steps = [st for st in steps if not isinstance(st, sv.StartAttempt)
                          and not (isinstance(st, sv.Release) and not loop.state.release_wanted)]
+            elif not steps and sending is None:
+                self._planned = loop.state  # nothing to do in this state (``_carriable``)
             if not steps:
                 return
             for step in steps:
@@ -639,6 +785,8 @@ class Supervisor:
         if not result.complete:
             loop.problem = f"the scheduler answered in part: {result.detail}"
         events = sv.observe(loop.state, result, self._clock.now(), self._policy)
+        # an answer that brought nothing new, and the state it was judged on (``_carriable``)
+        self._seen = (loop.state, result.objects) if not events and result.complete else None
         self._note_running_reason(loop, result)  # before the commit: on a full disk the commit may wait
         for event in events:
             if not self._commit(job, loop, event, "observation-committed"):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from dunscaith.domain.model.jobs import events as ev
@@ -33,7 +33,7 @@ from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, apply, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
-from dunscaith.domain.services.jobs.pointer_notes import Fanout
+from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor, new_nonce
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
@@ -87,14 +87,45 @@ class _Taken:
     query: RoundQuery
 
 
+class _Notices:
+    """What the elements' watches told of since the loop last looked (an element, and whether an object of it
+    changed or an append was seen), written from the watches' threads. Each element is told at most once
+    of each kind until the loop takes it: on SQLite every commit wakes every element's watch, hundreds of
+    wakes a commit while a sweep starts, and this stays as small as the sweep."""
+
+    def __init__(self) -> None:
+        self._told: deque[tuple[JobId, bool]] = deque()
+        self._pending: set[tuple[JobId, bool]] = set()
+
+    def tell(self, job: JobId, moved: bool) -> None:
+        key = (job, moved)
+        if key not in self._pending:
+            self._pending.add(key)
+            self._told.append(key)
+
+    def take(self) -> tuple[set[JobId], set[JobId]]:
+        """(the elements whose object changed, those an append woke) since the last take. Each is no longer
+        pending once taken, before the caller looks at what it concerns: a wake after that is told again,
+        and one before it is in what the caller looks at (an append's commit shows before its wake)."""
+        moved: set[JobId] = set()
+        appended: set[JobId] = set()
+        while self._told:
+            key = self._told.popleft()
+            self._pending.discard(key)
+            (moved if key[1] else appended).add(key[0])
+        return moved, appended
+
+
 @dataclass
 class _Pass:
     """When the loop's current pass over the elements began: every element stepped in it times its polls
     from this moment, so elements answered by one query stay on the same ticks (one query a round) however
-    long the pass takes."""
+    long the pass takes. And what the elements' watches told of since the last pass."""
 
     wall: datetime
     mono: float
+    notices: _Notices = field(default_factory=_Notices)
+    beats_until: Callable[[], datetime | None] = lambda: None  # when the sweep's loop beats every lock again
 
     def wall_time(self) -> datetime:
         return self.wall
@@ -177,8 +208,8 @@ class SuperviseSweep:
         elsewhere: list[tuple[JobId, str]] = []
         active: dict[JobId, _Active] = {}
         rounds: dict[str, RoundQuery] = {}
-        began = _Pass(self._clock.now(), self._clock.monotonic())
         attendance = self._one.attendance_notes()
+        began = _Pass(self._clock.now(), self._clock.monotonic(), beats_until=attendance.next_at)
         with view, self._closing(active), contextlib.closing(attendance):
             view.show(members)
             attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
@@ -189,6 +220,8 @@ class SuperviseSweep:
             bounds = self._max_running(waiting)
             self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
             stopping = False
+            must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass
+            unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
             while True:
                 stopping = stopping or drain.pending() is not None
                 while not stopping and waiting and self._room(waiting[0], active, bounds):
@@ -204,31 +237,52 @@ class SuperviseSweep:
                     query.new_round()
                 began.wall, began.mono = self._clock.now(), self._clock.monotonic()
                 now = began.mono
+                # Only what concerns an element makes it step before its time: a watched object of its that
+                # changed, its record grown (one question to the store for every element an append woke),
+                # a beat that failed. Every other element is looked at only when its own time comes.
+                woken = self._woken(began.notices, active, must_step)
                 for element in list(active.values()):
-                    changed, moved = (element.supervisor.resume_now(element.loop) if element.loop is not None
-                                      else (False, False))
-                    if not (stopping or element.loop is None or now + _EARLY >= element.due or changed):
+                    loop = element.loop
+                    woke = element.job in woken
+                    moved = False
+                    if woke and loop is not None:
+                        _, moved = element.supervisor.resume_now(loop)
+                    if not (stopping or loop is None or woke or now + _EARLY >= element.due):
                         continue
+                    if not (stopping or loop is None or woke):
+                        # Its time came with nothing told of it: at its query, when the round's answer for it is
+                        # the one it last found nothing new in, its step would provably do nothing but count a
+                        # quiet poll (Supervisor.carry says which steps those are): its schedule is carried on
+                        # instead, at a fraction of a step's cost. Anything else is stepped.
+                        pause = element.supervisor.carry(loop, began.wall, began.mono, element.query.round_answer)
+                        if pause is not None:
+                            element.due = began.mono + pause
+                            continue
                     if moved:  # an object changed, perhaps after this round's answer was asked: it cannot tell
                         element.query.older_than(self._clock.monotonic())
                     try:
-                        element.loop, pause = (next(element.rounds) if element.loop is None
+                        element.loop, pause = (next(element.rounds) if loop is None
                                                else element.rounds.send(stopping))
                         element.due = began.mono + pause  # the pause counts from the pass's start
+                        unarmed.add(element.job)
                     except StopIteration as done:
                         end: SupervisionEnd = done.value
                         ends.append(ElementEnd(element.job, end))
                         del active[element.job]
+                        unarmed.discard(element.job)
                         element.stack.close()
                         view.ended(element.job, str(end.ending), end.state)
                 view.refresh()
                 if not stopping:
-                    attendance.refresh(self._held(active), began.wall)
-                if stopping or not active or (waiting and self._room(waiting[0], active, bounds)):
+                    self._attend(attendance, active, began, must_step)
+                if stopping or not active or must_step or (waiting and self._room(waiting[0], active, bounds)):
                     continue
-                for element in active.values():
-                    if element.loop is not None:
-                        element.supervisor.await_change(element.loop, drain)
+                # The watches of an element's objects change only when it steps: armed once then, not each pass.
+                for job in unarmed:
+                    armed = active.get(job)
+                    if armed is not None and armed.loop is not None:
+                        armed.supervisor.await_change(armed.loop, drain)
+                unarmed.clear()
                 due = min(e.due for e in active.values())
                 refresh = attendance.next_at()
                 if refresh is not None:
@@ -238,6 +292,57 @@ class SuperviseSweep:
             view.show(after)
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()))
+
+    def _woken(self, notices: _Notices, active: dict[JobId, _Active], must_step: set[JobId]) -> set[JobId]:
+        """The elements to step now whatever their time: those whose watched object changed, those whose
+        record grew past what their loop knows, and those the sweep's beat found amiss.
+
+        On SQLite every commit wakes every element's watch (it cannot tell one job's rows from another's),
+        the sweep's own commits included: each woken element is not stepped (and its record not read) for
+        that, but asked at once, with every other woken one, how far its record goes (``last_seqs``). The
+        wake is taken as seen before the question is asked, so an append committed after it wakes again;
+        one committed before it shows in the answer."""
+        moved, appended = notices.take()
+        woken = moved | must_step
+        must_step.clear()
+        asked = [job for job in appended - woken if job in active and active[job].loop is not None]
+        if not asked:
+            return woken
+        for job in asked:
+            active[job].supervisor.appends_seen()
+        try:
+            last = self._store.last_seqs(asked)
+        except StoreError:
+            last = {}  # not known: every one of them reads its record
+        for job in asked:
+            loop = active[job].loop
+            if loop is not None and last.get(job) != loop.known:
+                active[job].supervisor.record_grew()
+                woken.add(job)
+        return woken
+
+    def _attend(self, attendance: AttendanceNotes, active: dict[JobId, _Active], began: _Pass,
+                must_step: set[JobId]) -> None:
+        """The sweep's attendance refreshed when due (every ten poll intervals), and with it the lock of every
+        element carried on (``Supervisor.carry`` beats nothing) whose last beat announced its next loop before
+        the next refresh: beaten now, announcing the refresh after that one, when it is beaten again. So each
+        such lock is written once every twenty poll intervals (a job's own polls back off to 160 s) and still
+        shows a live loop (display only: ``loop_stale``). A beat that fails steps its element next pass: a lost
+        lock ends it there, having sent nothing more."""
+        before = attendance.next_at()
+        if before is not None and began.wall < before:
+            return  # not due (and what it would name is not worked out: it is every element's)
+        attendance.refresh(self._held(active), began.wall)
+        until = attendance.next_at()
+        if until is None or until == before:
+            return
+        announce = until + (until - began.wall)
+        for element in active.values():
+            loop = element.loop
+            if loop is None or (loop.announced is not None and loop.announced >= until):
+                continue
+            if not element.supervisor.beat_carried(loop, began.wall, announce):
+                must_step.add(element.job)
 
     @staticmethod
     def _held(active: dict[JobId, _Active]) -> dict[JobId, tuple[HostIdentity, frozenset[int]]]:
@@ -332,10 +437,13 @@ class SuperviseSweep:
     @staticmethod
     def _begin(taken: _Taken, drain: Interrupts, began: _Pass) -> _Active:
         """The element's loop, from its record as last read (or as the array's commits left it)."""
+        job = taken.member.job
+        notices = began.notices
         try:
             steps = taken.stack.enter_context(taken.supervisor.rounds(
-                taken.member.job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time,
-                attended=taken.member.sweep is not None))  # an element's supervised-at: its sweep's attendance
+                job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time,
+                attended=taken.member.sweep is not None,  # an element's supervised-at: its sweep's attendance
+                on_wake=lambda moved: notices.tell(job, moved), beats_until=began.beats_until))
         except BaseException:
             taken.stack.close()
             raise

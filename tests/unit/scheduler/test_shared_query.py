@@ -73,6 +73,7 @@ def test_concurrent_supervisors_share_one_query(tmp_path: Path) -> None:
 def test_a_stale_answer_is_asked_again(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
+    other._register(frozenset(["a"]))  # a live supervisor to publish for (alone, nothing is published)
     sup.query([JobId("a")], confirm_absent=True)
     other.query([JobId("a")], confirm_absent=True)
     assert inner.calls["query"] == 1
@@ -84,6 +85,7 @@ def test_a_stale_answer_is_asked_again(tmp_path: Path) -> None:
 def test_each_answer_carries_when_it_was_asked_and_no_caller_gets_one_twice(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
+    other._register(frozenset(["a"]))  # a live supervisor to publish for (alone, nothing is published)
     first = sup.query([JobId("a")], confirm_absent=True)
     assert first.asked_at == clock.now()
     clock.advance(seconds=0.25)
@@ -148,7 +150,8 @@ def test_a_closed_supervisor_is_no_longer_asked_for(tmp_path: Path) -> None:
 
 def test_a_damaged_answer_is_asked_again_and_replaced_whole(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
-    [sup] = make(inner, tmp_path, clock, 1)
+    sup, other = make(inner, tmp_path, clock, 2)
+    other._register(frozenset(["b"]))  # someone to publish for
     sup.query([JobId("a")], confirm_absent=True)
     (tmp_path / "cache" / ANSWER).write_text('{"version": 1, "asked_at"')
     assert sup.query([JobId("a")], confirm_absent=True).complete
@@ -179,7 +182,8 @@ def test_what_a_power_loss_leaves_of_the_unsynced_cache_reads_as_absent(tmp_path
 
 def test_the_cache_is_private(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
-    [sup] = make(inner, tmp_path, clock, 1)
+    sup, other = make(inner, tmp_path, clock, 2)
+    other._register(frozenset(["b"]))
     sup.query([JobId("a")], confirm_absent=True)
     assert stat.S_IMODE(os.stat(tmp_path / "cache").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "cache" / ANSWER).st_mode) == 0o600
@@ -219,6 +223,7 @@ def test_a_query_that_does_not_confirm_absence_is_asked_directly_and_never_regis
 def test_after_its_own_action_an_instance_asks_afresh(tmp_path: Path) -> None:
     inner, clock = FakeScheduler(), FakeClock()
     sup, other = make(inner, tmp_path, clock, 2)
+    other._register(frozenset(["a"]))  # a live supervisor to publish for (alone, nothing is published)
     object_id = present(sup.create_held(ObjectSpec(JobId("a"), Nonce("n"), command=("true",))).object_id)
     [held] = sup.query([JobId("a")], confirm_absent=True).objects
     assert held.state is ObjectState.HELD
@@ -229,3 +234,24 @@ def test_after_its_own_action_an_instance_asks_afresh(tmp_path: Path) -> None:
     assert inner.calls["query"] == 2
     other.query([JobId("a")], confirm_absent=True)  # the fresh answer is shared again
     assert inner.calls["query"] == 2
+
+
+def test_an_answer_is_published_only_for_another_live_supervisor_and_one_who_comes_shares_it_at_once(
+        tmp_path: Path) -> None:
+    inner, clock = FakeScheduler(), FakeClock()
+    submit(inner, ["a", "b"])
+    alone, comer = make(inner, tmp_path, clock, 2)
+    alone.query([JobId("a")], confirm_absent=True)
+    clock.advance(seconds=5)
+    alone.query([JobId("a")], confirm_absent=True)
+    assert not (tmp_path / "cache" / ANSWER).exists()  # nobody to read it: not written
+    assert inner.calls["query"] == 2
+    clock.advance(seconds=1)
+    [view] = comer.query([JobId("b")], confirm_absent=True).objects  # it asks for both, and publishes
+    assert view.name == "b" and inner.log[-1] == ("query", ("a", "b"))
+    [mine] = alone.query([JobId("a")], confirm_absent=True).objects  # shared: no query of its own
+    assert mine.name == "a" and inner.calls["query"] == 3
+    clock.advance(seconds=5)
+    alone.query([JobId("a")], confirm_absent=True)  # the comer is registered: this one publishes now
+    comer.query([JobId("b")], confirm_absent=True)
+    assert inner.calls["query"] == 4

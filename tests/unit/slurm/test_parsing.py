@@ -142,3 +142,19 @@ def test_sacct_garbage_is_refused() -> None:
 def test_an_end_slurm_decided_or_0_0_is_no_exit_code_unless_it_completed(
         state: ObjectState, text: str, expected: tuple[int | None, int | None]) -> None:
     assert ended_exit_code(state, text) == expected
+
+
+def test_a_row_memo_gives_the_same_rows_for_records_printed_again_and_reads_the_changed_ones() -> None:
+    memo = squeue.RowMemo()
+    first = (record("7_1", "exp", "PENDING", "Priority", task="1")
+             + record("7_2", "exp", "PENDING", "Priority", task="2"))
+    before = squeue.parse(first, memo)
+    assert before == squeue.parse(first)  # what it reads is what parse reads
+    again = squeue.parse(record("7_1", "exp", "PENDING", "Priority", task="1")
+                         + record("7_2", "exp", "RUNNING", host="vm", task="2"), memo)
+    assert again[0] is before[0]  # printed again unchanged: the very row
+    assert again[1] is not before[1] and again[1].slurm_state == "RUNNING" and again[1].started
+    assert list(memo.rows) == [record("7_1", "exp", "PENDING", "Priority", task="1")[:-2],
+                               record("7_2", "exp", "RUNNING", host="vm", task="2")[:-2]]  # the last answer's only
+    with pytest.raises(squeue.SqueueParseError):
+        squeue.parse(first + "garbage\n", memo)

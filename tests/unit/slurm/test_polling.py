@@ -54,3 +54,20 @@ def test_after_a_change_polls_start_at_a_quarter_second_and_double_to_the_base()
     delays = [poll_delay(k, 0 * S, backoff).total_seconds() for k in range(8)]
     assert delays == [0.25, 0.5, 1, 2, 4, 8, 10, 10]
     assert poll_delay(9, 500 * S, backoff) == 80 * S  # then the age's backoff, as before
+
+
+@given(st.integers(-100, 10**6), st.integers(0, 10**6))
+def test_an_interval_holds_for_every_age_up_to_the_one_it_says_a_longer_one_starts(a: int, more: int) -> None:
+    from dunscaith.domain.model.jobs.polling import poll_interval_until
+
+    backoff = PollBackoff(base=3 * S, cap=100 * S, fraction=0.2)
+    interval, longer_at = poll_interval_until(a * S, backoff)
+    assert interval == poll_interval(a * S, backoff)
+    later = a * S + more * S
+    if longer_at is None:
+        assert poll_interval(later, backoff) == interval  # the longest: it never changes
+    elif later < longer_at:
+        assert poll_interval(later, backoff) == interval
+    else:  # past it, or within a few microseconds before it
+        assert poll_interval(later, backoff) >= interval
+        assert poll_interval(longer_at + timedelta(milliseconds=1), backoff) > interval

@@ -375,3 +375,20 @@ def test_output_paths_are_stdout_and_stderr_of_scontrol_spaces_and_all(stubs: St
 def test_output_paths_of_a_job_slurm_forgot_are_none(stubs: Stubs) -> None:
     stubs.set("scontrol", rc=1, stderr="slurm_load_jobs error: Invalid job id specified\n")
     assert sched(stubs).output_paths(ObjectId("5")) is None
+
+
+def test_a_sweeps_poll_answers_the_same_views_again_and_a_changed_task_anew(stubs: Stubs) -> None:
+    names = [JobId(f"exp-{i}") for i in range(1, 11)]
+    pending = "".join(squeue_record(f"7_{i}", "exp", "PENDING", "Priority", task=str(i)) for i in range(1, 11))
+    stubs.set("squeue", stdout=pending)
+    s = sched(stubs)
+    first = s.query(names, confirm_absent=True)
+    assert [v.name for v in first.objects] == names and first.complete
+    stubs.set("squeue", stdout=pending.replace(squeue_record("7_3", "exp", "PENDING", "Priority", task="3"),
+                                               squeue_record("7_3", "exp", "RUNNING", host="vm", task="3")))
+    second = s.query(names, confirm_absent=True)
+    assert second.complete and [v.name for v in second.objects] == names
+    assert all(a is b for a, b in zip(first.objects, second.objects, strict=True) if a.name != "exp-3")
+    changed = next(v for v in second.objects if v.name == "exp-3")
+    assert changed.state is ObjectState.RUNNING and changed.started
+    assert second.objects == tuple(sched(stubs).query(names, confirm_absent=True).objects)  # as a fresh reading
