@@ -44,6 +44,18 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
     local scheduler names the directory before the wrapper makes it). Raises ControlError for files
     no instance could have written, OSError for a directory that cannot be read.
     """
+    live, records = _read_once(directory, missing_is_empty)
+    if not live and records.launching is not None and records.outcome is None and records.failure is None:
+        # "No lock, then a launch without an end" is a lost wrapper only if the lock was probed after
+        # the wrapper took it. A wrapper that claimed the directory (lock first, then launching.json)
+        # between the probe and the listing reads the same way, and a loaded host widens that window.
+        # Probed again, now after launching.json is known to exist: a live wrapper holds the lock, and
+        # one that ended since wrote its outcome before releasing it, so this reading has it.
+        live, records = _read_once(directory, missing_is_empty)
+    return live, records
+
+
+def _read_once(directory: Path, missing_is_empty: bool) -> tuple[bool, InstanceRecords]:
     try:
         live = is_held(directory / LOCK)
     except NotADirectoryError:

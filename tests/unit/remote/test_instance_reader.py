@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from dunscaith.adapters.durable.lock import FlockLock, is_held
+from dunscaith.adapters.durable.publish import publish
+from dunscaith.adapters.instance_dir import reader
 from dunscaith.adapters.instance_dir.reader import NotAnInstance, read_instance_dir
 from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
 from dunscaith.adapters.scheduler.local.instance import read_instance
-from dunscaith.domain.model.remote.control import LOCK, REQUEST, ControlError
+from dunscaith.domain.model.remote.control import (
+    INSTANCE,
+    LAUNCHING,
+    LOCK,
+    OUTCOME,
+    REQUEST,
+    ControlError,
+    Instance,
+    InstanceId,
+    Launching,
+    Outcome,
+    encode,
+)
 from dunscaith.domain.model.remote.state import State
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def _begun(tmp_path: Path) -> Path:
@@ -57,3 +76,57 @@ def test_a_link_planted_as_a_control_file_is_refused_not_followed(tmp_path: Path
     (d / REQUEST).symlink_to(tmp_path / "elsewhere.json")
     with pytest.raises(ControlError, match="symbolic link"):
         read_instance(d)
+
+
+def _launched(tmp_path: Path) -> tuple[Path, FlockLock]:
+    """An instance directory as a live wrapper leaves it once it has claimed it and recorded its launch."""
+    d = tmp_path / "inst"
+    d.mkdir(mode=0o700)
+    lock = FlockLock(d / LOCK)
+    lock.acquire()
+    at = datetime(2026, 12, 3, tzinfo=UTC)
+    publish(d, LAUNCHING, encode(Launching("n1", "login1", os.getpid(), ("true",), "/", (), at)))
+    return d, lock
+
+
+def test_a_wrapper_that_claims_its_directory_between_the_probe_and_the_listing_reads_live_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The probe saw no lock (the wrapper had not claimed the directory yet); the listing then found its
+    # launching.json. Read as "lost", a local job just released was reported failed ("the process owner
+    # ended without recording an outcome") on a loaded host.
+    d, lock = _launched(tmp_path)
+    probes = iter([False])
+    monkeypatch.setattr(reader, "is_held", lambda path: next(probes, is_held(path)))
+    reading = read_instance(d)
+    assert (reading.live, reading.state) == (True, State.LAUNCHING)
+    lock.release()
+
+
+def test_a_wrapper_that_ended_between_the_two_readings_reads_ended_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d, lock = _launched(tmp_path)
+    at = datetime(2026, 12, 3, tzinfo=UTC)
+
+    def probe(path: Path) -> bool:
+        if not (d / OUTCOME).exists() and calls:
+            # the second probe: the wrapper ran, wrote its outcome and released its lock since the first
+            publish(d, INSTANCE, encode(Instance("n1", "login1", os.getpid(), 1, 1, at)))
+            ended = Outcome(InstanceId("login1", "n1", os.getpid(), 1), 0, None, 0, EMPTY_SHA256, at)
+            publish(d, OUTCOME, encode(ended))
+            lock.release()
+        calls.append(path)
+        return False if len(calls) == 1 else is_held(path)
+
+    calls: list[Path] = []
+    monkeypatch.setattr(reader, "is_held", probe)
+    reading = read_instance(d)
+    assert (reading.live, reading.state) == (False, State.ENDED)
+
+
+def test_a_wrapper_killed_without_an_outcome_still_reads_lost(tmp_path: Path) -> None:
+    d, lock = _launched(tmp_path)
+    lock.release()  # as kill -9 of the wrapper drops it
+    reading = read_instance(d)
+    assert (reading.live, reading.state) == (False, State.LOST)
