@@ -57,7 +57,7 @@ def test_failures_after_the_first_byte_may_have_reached_the_site(exc: type[httpx
     assert isinstance(answer, NoAnswer) and answer.written
 
 
-@pytest.mark.parametrize("address", unreachable())
+@pytest.mark.parametrize("address", unreachable(), ids=["closed-port", "unresolvable-name"])
 def test_mqss_with_no_network_is_not_sent(address: str) -> None:
     site = MqssSite(TOKEN, base_url=address + "v1/", timeout=5)
     answer = site.create(REQUEST)
@@ -65,14 +65,14 @@ def test_mqss_with_no_network_is_not_sent(address: str) -> None:
     assert site.state("j1").kind is ReadKind.MISSED  # a read with no network is a missed poll, as before
 
 
-@pytest.mark.parametrize("address", unreachable())
+@pytest.mark.parametrize("address", unreachable(), ids=["closed-port", "unresolvable-name"])
 def test_piastq_with_no_network_is_not_sent(address: str) -> None:
     site = PiastqSite(TOKEN, base_url=address + "api/", timeout=5)
     answer = site.create(JobRequest(1, "bell", PIASTQ_DEVICE, bell_program(10), 10))
     assert answer.kind is JobAnswer.NOT_SENT
 
 
-@pytest.mark.parametrize("address", unreachable())
+@pytest.mark.parametrize("address", unreachable(), ids=["closed-port", "unresolvable-name"])
 def test_vlq_with_no_network_is_not_sent(address: str) -> None:
     make: Callable[[], VlqSite] = lambda: VlqSite(TOKEN, "P-QTEST", userorg_url=address + "userorg/",  # noqa: E731
                                                   heappe_url=address, timeout=5)
