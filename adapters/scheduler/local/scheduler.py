@@ -20,7 +20,9 @@ by the kernel when its last holder dies:
   object's reason). ``hold`` and ``cancel`` work on it as on any pending object.
 - killed after 3, before 4 (or the process owner died before its instance existed): STARTED, no
   launch lock held, no instance. Nothing ran and nothing ever will: the object is reported
-  BOOT_FAIL, final, and a new attempt is the way on.
+  BOOT_FAIL, final, and a new attempt is the way on. (A reading that finds it so takes the lock, the
+  steps and the instance again once: a start decided by another process after the first probe reads the
+  same way, and the second probe, made once the start is known, sees its owner.)
 
 Started objects are read from their instance directory (``instance.py``) and cancelled with
 ``dunscaith remote terminate``. ``requeue`` is refused: an instance directory runs one worker once.
@@ -74,7 +76,7 @@ from dunscaith.adapters.scheduler.local.layout import (
     new_object_id,
 )
 from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, step_at, try_append
-from dunscaith.adapters.scheduler.local.views import view_of
+from dunscaith.adapters.scheduler.local.views import STRANDED_START, view_of
 from dunscaith.adapters.scheduler.local.watch import ObjectsWatch, watch_objects
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import (
@@ -316,10 +318,13 @@ class LocalScheduler:
             return final, None
         spec = self._spec(object_id, directory)
         owner = self._owner(directory)
-        launch_live = is_held(directory / LAUNCH_LOCK)  # before the steps and the instance: see views.py
-        steps = self._steps(directory)
-        reading = read_instance(directory / INSTANCE_DIR) if steps.phase is Phase.STARTED else None
-        view = view_of(spec, owner, steps.phase, launch_live, reading)
+        view, reading = self._observe(spec, owner, directory)
+        if view.state is ObjectState.BOOT_FAIL and view.reason == STRANDED_START:
+            # Final, and a new attempt follows it: only if the launch lock was probed after the start was
+            # decided. A release in another process that took the lock, decided the start and spawned the
+            # owner between the probe and the steps' reading reads the same way; probed again now, after
+            # the start is known, the lock is held by the owner, or its end is in the instance.
+            view, reading = self._observe(spec, owner, directory)
         if view.state is ObjectState.STOPPING and reading is not None:
             view = _stopped_early(view, reading)
         if view.state in ENDED and view.signal is not None and os.path.lexists(directory / TIME_LIMIT_MARK):
@@ -328,6 +333,12 @@ class LocalScheduler:
         if view.state in ENDED:
             self._final[object_id] = view
         return view, reading
+
+    def _observe(self, spec: StoredSpec, owner: str, directory: Path) -> tuple[ObjectView, InstanceReading | None]:
+        launch_live = is_held(directory / LAUNCH_LOCK)  # before the steps and the instance: see views.py
+        steps = self._steps(directory)
+        reading = read_instance(directory / INSTANCE_DIR) if steps.phase is Phase.STARTED else None
+        return view_of(spec, owner, steps.phase, launch_live, reading), reading
 
     # ------------------------------------------------------------------ stops
 

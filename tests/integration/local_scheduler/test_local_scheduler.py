@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dunscaith.adapters.durable.lock import is_held
-from dunscaith.adapters.scheduler.local.layout import INSTANCE_DIR
+from dunscaith.adapters.durable.lock import FlockLock, is_held
+from dunscaith.adapters.scheduler.local import scheduler as local_scheduler
+from dunscaith.adapters.scheduler.local.layout import INSTANCE_DIR, LAUNCH_LOCK
 from dunscaith.adapters.scheduler.local.views import LOST_OWNER, STRANDED_RELEASE, STRANDED_START
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectSpec, ObjectState, ObjectView
@@ -80,6 +81,26 @@ def test_a_releaser_killed_after_deciding_the_start_leaves_a_boot_failure_that_n
     local.scheduler.cancel(object_id)  # and an ended one needs no cancel
     assert local.view(name, object_id).state is ObjectState.BOOT_FAIL
     assert not (local.directory(object_id) / INSTANCE_DIR).exists()
+    assert _runs(marker) == 0
+
+
+def test_a_start_decided_by_another_process_between_the_lock_probe_and_the_steps_reads_pending_not_boot_failed(
+    local: Local, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A boot failure is final and a new attempt follows it, so it must never be read off a start another
+    # process decided after this reader probed the launch lock (then free) and before it read the steps.
+    marker = tmp_path / "runs"
+    name, object_id = local.create(_counting(marker))
+    child = local.releaser(object_id, "--kill-at", "start-decided")
+    assert child.wait() == -signal.SIGKILL
+    owner = FlockLock(local.directory(object_id) / LAUNCH_LOCK)  # held, as the owner that start spawned holds it
+    owner.acquire()
+    probes = iter([False])  # the first probe came before the releaser took the lock
+    monkeypatch.setattr(local_scheduler, "is_held", lambda path: next(probes, is_held(path)))
+    view = local.view(name, object_id)
+    assert (view.state, view.started) == (ObjectState.PENDING, False)
+    owner.release()
+    assert local.view(name, object_id).state is ObjectState.BOOT_FAIL  # its owner gone with no instance: final
     assert _runs(marker) == 0
 
 
