@@ -3,7 +3,7 @@
 ``status`` folds ``read_tail`` (the newest snapshot and the events after it) and falls back to the whole
 record when that does not serve, so what it shows must be ``fold(read)`` exactly, for every story and
 every store: the same state when the record reads, the same refusal when it does not. The stores here
-keep a snapshot every three events (snapshot.EVERY is 1024), so every story crosses several; appends
+keep a snapshot every three events (snapshot.EVERY is 32), so every story crosses several; appends
 from a second handle (another process: a command beside a supervisor) make the first handle's carried
 fold stale, and the snapshots it then makes must be as good. ``rebuild_summaries`` (doctor) makes the
 same snapshots from the events alone.

@@ -1,9 +1,9 @@
 """``dunscaith status`` of a long record (folded from its snapshot), as the user sees it.
 
 The record is built through the store's own port (as a supervisor appends): 1,100 events, so the
-store keeps a snapshot of event 1,024 and status folds the 76 after it. What it prints must be what
-the whole record says, and damage under the snapshot or after it is the same one line as without
-snapshots, naming the event.
+store keeps a snapshot of event 1,088 (every ``snapshot.EVERY``, 32) and status folds the 12 after it.
+What it prints must be what the whole record says, and damage under the snapshot or after it is the
+same one line as without snapshots, naming the event.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.spec import JobSpec
 from tests.e2e.jobs.cli import Cli
@@ -37,7 +38,7 @@ def _long(cli: Cli, name: str = "long") -> None:
                                                                 store.identity())))
             for n, event in enumerate(story, start=1):
                 store.append(job, T0 + timedelta(seconds=n), *ev.encode(event))
-        assert store.read_tail(job).after == 1024
+        assert store.read_tail(job).after == 1100 - 1100 % snapshot.EVERY
 
 
 def _damage(cli: Cli, seq: int, data: str) -> None:

@@ -174,7 +174,7 @@ def test_without_a_snapshot_the_tail_is_the_record_and_is_refused_as_the_fold_re
 
 
 def test_due_every_so_many_events() -> None:
-    assert [seq for seq in range(1, 400) if snapshot.due(seq)] == [128, 256, 384]
+    assert [seq for seq in range(1, 100) if snapshot.due(seq)] == [32, 64, 96]
     assert snapshot.due(6, 3) and not snapshot.due(7, 3)
 
 
