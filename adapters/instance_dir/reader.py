@@ -26,6 +26,7 @@ from dunscaith.domain.model.remote.control import (
     decode_note,
     reading_order,
 )
+from dunscaith.domain.model.remote.state import State, state_of
 
 MAX_CONTROL_FILE = 1 << 20
 
@@ -45,7 +46,7 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
     no instance could have written, OSError for a directory that cannot be read.
     """
     live, records = _read_once(directory, missing_is_empty)
-    if not live and records.launching is not None and records.outcome is None and records.failure is None:
+    if state_of(records, live) is State.LOST:
         # "No lock, then a launch without an end" is a lost wrapper only if the lock was probed after
         # the wrapper took it. A wrapper that claimed the directory (lock first, then launching.json)
         # between the probe and the listing reads the same way, and a loaded host widens that window.

@@ -76,7 +76,7 @@ from dunscaith.adapters.scheduler.local.layout import (
     new_object_id,
 )
 from dunscaith.adapters.scheduler.local.steps import Action, Phase, Steps, read_steps, step_at, try_append
-from dunscaith.adapters.scheduler.local.views import STRANDED_START, view_of
+from dunscaith.adapters.scheduler.local.views import view_of
 from dunscaith.adapters.scheduler.local.watch import ObjectsWatch, watch_objects
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import (
@@ -319,7 +319,7 @@ class LocalScheduler:
         spec = self._spec(object_id, directory)
         owner = self._owner(directory)
         view, reading = self._observe(spec, owner, directory)
-        if view.state is ObjectState.BOOT_FAIL and view.reason == STRANDED_START:
+        if view.state is ObjectState.BOOT_FAIL:
             # Final, and a new attempt follows it: only if the launch lock was probed after the start was
             # decided. A release in another process that took the lock, decided the start and spawned the
             # owner between the probe and the steps' reading reads the same way; probed again now, after
