@@ -68,6 +68,10 @@ def test_a_requeued_job_is_pending_again_has_started_and_runs_to_completion(sche
                                                    workdir=str(workdir), options=("--open-mode=append",))))
     scheduler.release(oid)
     wait_for("RUNNING", lambda: (v := seen(scheduler, name, oid)) and v.state is ObjectState.RUNNING)
+    out = workdir / f"slurm-{oid}.out"
+    # RUNNING is the controller's word: the batch script may not have printed yet, and a requeue then
+    # would leave one "run" in the file where two runs happened
+    wait_for("the first run's output", lambda: out.exists() and "run" in out.read_text())
     scheduler.requeue(oid)
     again = wait_for("requeued", lambda: (v := seen(scheduler, name, oid))
                      and v.state in (ObjectState.PENDING, ObjectState.REQUEUED) and v)
@@ -76,7 +80,7 @@ def test_a_requeued_job_is_pending_again_has_started_and_runs_to_completion(sche
     done = wait_for("COMPLETED after the rerun", lambda: (v := seen(scheduler, name, oid))
                     and v.state in ENDED and v, timeout=90)
     assert (done.state, done.exit_code) == (ObjectState.COMPLETED, 0)
-    assert (workdir / f"slurm-{oid}.out").read_text().count("run") == 2
+    assert out.read_text().count("run") == 2
 
 
 def test_hold_is_a_user_hold_and_release_undoes_it(scheduler: SlurmCliScheduler, workdir: Path,
