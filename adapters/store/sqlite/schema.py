@@ -1,7 +1,8 @@
 """Bring a store's schema to this build's head on open, under a lock; refuse one from a newer build.
 
 The common case (already at head) is answered by one SELECT on the store's own sqlite3 connection,
-without importing SQLAlchemy or alembic: every read-only command stays free of both.
+without importing SQLAlchemy or alembic: every read-only command stays free of both. A new store is made
+at head from head_schema.py, free of both too; only an older store is migrated by alembic.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dunscaith.adapters.durable.lock import FlockLock
 from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
 from dunscaith.adapters.store.sql.revisions import alembic_config as shared_alembic_config
+from dunscaith.adapters.store.sqlite import head_schema
 from dunscaith.adapters.store.sqlite.engine import describe_sqlite_error, make_engine
 from dunscaith.adapters.store.sqlite.opening import StoreRefused, quick_check
 from dunscaith.ports.job_store import StoreError
@@ -74,7 +76,10 @@ def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_t
     if found == HEAD:
         return
     if created:
-        _migrate(db, busy_timeout_ms)
+        if found is None and head_schema.REVISION == HEAD:
+            _create_at_head(conn)
+        else:
+            _migrate(db, busy_timeout_ms)
         return
     if found is None:
         raise StoreRefused(db, "has no schema (an empty SQLite database, not a record store)")
@@ -87,6 +92,19 @@ def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_t
         _migrate(db, busy_timeout_ms)
     finally:
         lock.release()
+
+
+def _create_at_head(conn: sqlite3.Connection) -> None:
+    """A new store's schema, all at once: what alembic's history makes from nothing (head_schema.py)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in head_schema.STATEMENTS:
+            conn.execute(statement)
+        conn.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (HEAD,))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def _migrate(db: Path, busy_timeout_ms: int) -> None:
