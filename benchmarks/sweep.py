@@ -145,15 +145,20 @@ def _median_wall(argv: list[str], env: dict[str, str], runs: int = 5) -> float:
     return statistics.median(walls)
 
 
+def _made(count: Path) -> Counter[str]:
+    """The Slurm calls the counting shim has logged so far, by command."""
+    return Counter(line.split(" ", 1)[0] for line in calls(count))
+
+
 def _first_hour(pid: int, count: Path, released: float) -> None:
     """The supervisor's CPU (whole process tree) over the hour after the release, every 5 minutes: the
     young elements' polls every supervise.poll, then backed off with their age to the cap."""
     cpu0 = _cpu(pid)
-    squeue0 = Counter(line.split(" ", 1)[0] for line in calls(count))["squeue"]
+    squeue0 = _made(count)["squeue"]
     last_cpu, last_squeue = cpu0, squeue0
     for minute in range(5, 65, 5):
         time.sleep(max(0.0, released + minute * 60 - time.monotonic()))
-        cpu, squeue = _cpu(pid), Counter(line.split(" ", 1)[0] for line in calls(count))["squeue"]
+        cpu, squeue = _cpu(pid), _made(count)["squeue"]
         print(f"   minutes {minute - 5}-{minute}: CPU {cpu - last_cpu:.2f} s, squeue {squeue - last_squeue}",
               flush=True)
         last_cpu, last_squeue = cpu, squeue
@@ -175,7 +180,7 @@ def slurm_figures(slurm_env: dict[str, str], work: Path, size: int, big: int, st
                             text=True, start_new_session=True)
     _wait(lambda: _released(home, "bench", size), 600, f"{size} elements released")
     ours = time.monotonic() - started
-    made = Counter(line.split(" ", 1)[0] for line in calls(count))
+    made = _made(count)
     base_started = time.monotonic()
     sbatch = subprocess.run([REAL["sbatch"], "--parsable", f"--array=1-{size}", "--hold", "--job-name=base",
                              "--output=/dev/null", "--wrap", "sleep 3600"], env={**os.environ, **slurm_env},
@@ -195,14 +200,14 @@ def slurm_figures(slurm_env: dict[str, str], work: Path, size: int, big: int, st
     if hour:
         _first_hour(proc.pid, count, released)
     early = released + 2 * TICK  # past the first polls after the release
-    stretches = [("minutes 0-2.5", early)] + ([("minutes 5-7", released + 300.0)] if settled and not hour else [])
-    for when, moment in stretches if not hour else []:
+    stretches = [] if hour else [("minutes 0-2.5", early)] + ([("minutes 5-7", released + 300.0)] if settled else [])
+    for when, moment in stretches:
         time.sleep(max(0.0, moment - time.monotonic()))
-        before_calls = Counter(line.split(" ", 1)[0] for line in calls(count))
+        before_calls = _made(count)
         cpu0, t0 = _cpu(proc.pid), time.monotonic()
         time.sleep(stretch)
         cpu1, t1 = _cpu(proc.pid), time.monotonic()
-        after_calls = Counter(line.split(" ", 1)[0] for line in calls(count))
+        after_calls = _made(count)
         intervals = (t1 - t0) / TICK
         queries = (after_calls["squeue"] - before_calls["squeue"]) / intervals
         accounting = (after_calls["sacct"] - before_calls["sacct"]) / intervals

@@ -1,5 +1,6 @@
 """A new SQLite store is made from ``head_schema.py`` without alembic: it must be the store alembic's history
-makes from nothing, table for table, index for index, statement for statement.
+makes from nothing, table for table, index for index, statement for statement. That it is made without
+importing either is tests/integration/store/test_sqlite_imports.py's.
 
 Run as a module to print ``adapters/store/sqlite/head_schema.py`` anew after adding a migration:
 ``.venv/bin/python -m tests.integration.store.test_sqlite_head_schema > adapters/store/sqlite/head_schema.py``
@@ -7,7 +8,6 @@ Run as a module to print ``adapters/store/sqlite/head_schema.py`` anew after add
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import tempfile
 import textwrap
@@ -20,7 +20,7 @@ from dunscaith.adapters.store.sqlite import head_schema
 from dunscaith.adapters.store.sqlite.engine import connect
 from dunscaith.adapters.store.sqlite.schema import HEAD, alembic_config
 from dunscaith.adapters.store.sqlite.store import SqliteStore
-from tests.integration.store.conftest import raw, run_child
+from tests.integration.store.conftest import raw
 
 _MODULE_DOC = '''"""The schema alembic's history gives a new SQLite store, as the statements SQLite kept of it.
 
@@ -94,18 +94,6 @@ def test_a_new_store_has_the_schema_tables_indexes_triggers_and_revision_of_a_mi
     made = tmp_path / "records" / "records.db"
     assert schema_of(made) == schema_of(migrated)
     assert schema_of(made)["version"] == [(HEAD,)]
-
-
-def test_a_new_store_is_made_without_importing_alembic_or_sqlalchemy(tmp_path: Path) -> None:
-    made = run_child(
-        "import sys, pathlib; from dunscaith.adapters.host.system import SystemHost;"
-        "from dunscaith.adapters.store.sqlite.store import SqliteStore;"
-        f"SqliteStore.open(pathlib.Path({str(tmp_path / 'records')!r}), SystemHost()).close();"
-        "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith(('sqlalchemy', 'alembic'))}))")
-    assert made.returncode == 0, made.stderr
-    assert made.stdout == "[]\n"
-    with sqlite3.connect(tmp_path / "records" / "records.db") as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
 
 
 if __name__ == "__main__":
