@@ -25,7 +25,9 @@ class Cli:
         return self.tmp / "records"
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_")}
+        # COLUMNS and LINES are the terminal's, not the test's: a test that wants a width says so.
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("DUNSCAITH_") and k not in ("COLUMNS", "LINES")}
         env.update({
             "HOME": str(self.tmp / "home"),
             "XDG_CONFIG_HOME": str(self.tmp / "home" / ".config"),

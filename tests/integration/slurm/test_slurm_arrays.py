@@ -137,7 +137,9 @@ def test_stopping_one_element_stops_its_task_only(scheduler: SlurmCliScheduler, 
 def test_one_task_is_released_held_cancelled_and_stopped_if_not_started_on_its_own(
         scheduler: SlurmCliScheduler, workdir: Path) -> None:
     sweep, nonce = new_name()
-    array = created(scheduler.create_array_held(sweep, elements(sweep, nonce, [("sleep", "60")] * 4, workdir), None))
+    # %1: task 2, released after task 1, waits for it (JobArrayTaskLimit) and so is still pending when it is
+    # held again; without it the scheduler may start task 2 between the release and the hold.
+    array = created(scheduler.create_array_held(sweep, elements(sweep, nonce, [("sleep", "60")] * 4, workdir), 1))
     names = [f"{sweep}-{i}" for i in (1, 2, 3, 4)]
     task = {i: ObjectId(f"{array}_{i}") for i in (1, 2, 3, 4)}
 
