@@ -13,7 +13,12 @@ BEGIN IMMEDIATE to after COMMIT, ``write.lock``) for a moment: once it has it, e
 writes it saw has committed or rolled back.
 
 A thread blocks on the inotify descriptor and a pipe that ends it: no polling, no CPU while nothing
-is written. Where inotify cannot be had, there is no watch and the supervisor reads its record every
+is written. After each wake it pauses (``_settle``) before it looks again, so a burst of commits (a
+sweep's hundreds of elements released, started or ended, each a commit that wakes every element's loop)
+is told in one wake per pause, not one per commit: the wakes of N elements' N commits would be N².
+The pause is 20 ms, or four times what the last wake took, whichever is longer: the thread spends at most
+a fifth of its time waking. A commit during the pause is still seen (inotify keeps its events), at the
+pause's end. Where inotify cannot be had, there is no watch and the supervisor reads its record every
 poll interval.
 """
 
@@ -24,10 +29,14 @@ import fcntl
 import os
 import select
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from dunscaith.adapters.durable import inotify
+
+_SETTLE = 0.02  # seconds, at least, between two wakes: see "After each wake" above
+_SETTLE_SHARE = 4  # ... or this many times as long as the last wake took
 
 
 class DatabaseAppendWatch:
@@ -61,7 +70,11 @@ class DatabaseAppendWatch:
                     if any(name.startswith(self._db_name) for name in inotify.event_names(os.read(self._fd, 65536))):
                         fcntl.flock(self._turn_fd, fcntl.LOCK_SH)  # the writer seen is done: its commit shows
                         fcntl.flock(self._turn_fd, fcntl.LOCK_UN)
+                        began = time.monotonic()
                         self._wake()
+                        settle = max(_SETTLE, _SETTLE_SHARE * (time.monotonic() - began))
+                        if self._stop_r in select.select([self._stop_r], [], [], settle)[0]:
+                            return
             except OSError:  # the descriptor failed: say so once, and let the loop read every poll after
                 self._live = False
                 self._wake()
