@@ -78,7 +78,7 @@ def test_result_nested_200000_deep_is_a_result_error_not_exit_3(cli: Cli) -> Non
 
 
 def test_resume_refuses_a_symlinked_record(cli: Cli) -> None:
-    manifest = str(cli.manifest(orders=1))
+    manifest = str(cli.manifest(orders=1, wait=1))  # the order stays open after 1 s of failing polls, not 20
     cli.fake.script("status", "server_error", times=1000)
     assert cli.run("send", manifest, "--live").returncode == 1  # the order stays open: a resume would collect
     record = cli.only_record()
