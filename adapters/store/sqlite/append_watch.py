@@ -13,7 +13,7 @@ BEGIN IMMEDIATE to after COMMIT, ``write.lock``) for a moment: once it has it, e
 writes it saw has committed or rolled back.
 
 A thread blocks on the inotify descriptor and a pipe that ends it: no polling, no CPU while nothing
-is written. After each wake it pauses (``_settle``) before it looks again, so a burst of commits (a
+is written. After each wake it pauses (``_SETTLE``) before it looks again, so a burst of commits (a
 sweep's hundreds of elements released, started or ended, each a commit that wakes every element's loop)
 is told in one wake per pause, not one per commit: the wakes of N elements' N commits would be N².
 The pause is 20 ms, or four times what the last wake took, whichever is longer: the thread spends at most
