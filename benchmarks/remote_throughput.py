@@ -13,19 +13,20 @@ times drift, ratios of neighbours hold better):
   file:       `dd | cat >> FILE`                vs  `dunscaith remote run -- dd >> FILE`
               (O_APPEND, as the local scheduler opens a job's stdout; FILE removed before each run)
   /dev/null:  `dd | cat > /dev/null`            vs  `dunscaith remote run -- dd > /dev/null`
-The wrapper counts and sha256-digests every byte. Each ratio is printed twice: of the whole runs, and
-net of the wrapper's fixed cost (the median wall time of `remote run -- true`, its start and its end,
-taken off the wrapper's time), which is the forwarding's own throughput.
+The wrapper counts and digests every byte (BLAKE3; SHA-256 before, printed for comparison). Each ratio
+is printed twice: of the whole runs, and net of the wrapper's fixed cost (the median wall time of
+`remote run -- true`, its start and its end, taken off the wrapper's time), which is the forwarding's
+own throughput.
 
-Ceilings, printed per case. One SHA-256 is one sequential stream on one core: no digesting forwarder
-finishes sooner than `hashlib.sha256().update` over the same bytes in memory (measured here), so
-with a free core the best ratio is cat / sha256-alone. On a busy machine (no free core) the wall time
-follows the CPU time instead, and the wrapper's pipeline needs about the cat pipeline's CPU plus the
-hash's: the best ratio there is about cat-CPU / (cat-CPU + sha256-CPU). The load average before and
-after is printed with the figures, and per pair the share of the CPUs other programs used meanwhile
-(from /proc/stat, less this pipeline's own CPU); the pairs run while others used under a quarter of
-them get a median of their own when there are three or more (the host's other guests are not seen
-in /proc/stat: a pair can be disturbed while it reads 0%). Goal: ratio >= 0.8 of `cat`.
+Ceilings, printed per case. One digest is one sequential stream on one core: no digesting forwarder
+finishes sooner than the wrapper's digest (`stdout_digest.new_digest().update`) over the same bytes in
+memory (measured here), so with a free core the best ratio is cat / digest-alone. On a busy machine
+(no free core) the wall time follows the CPU time instead, and the wrapper's pipeline needs about the
+cat pipeline's CPU plus the hash's: the best ratio there is about cat-CPU / (cat-CPU + digest-CPU).
+The load average before and after is printed with the figures, and per pair the share of the CPUs
+other programs used meanwhile (from /proc/stat, less this pipeline's own CPU); the pairs run while
+others used under a quarter of them get a median of their own when there are three or more (the
+host's other guests are not seen in /proc/stat: a pair can be disturbed while it reads 0%). Goal: ratio >= 0.8 of `cat`.
 
 Start-up: `dunscaith remote run -- true` vs `python -c pass` (this interpreter), paired, medians.
 Goal: at most 0.15 s more. Nothing is asserted: the figures are printed.
@@ -43,7 +44,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from dunscaith.domain.model.stdout_digest import new_digest
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 
@@ -84,18 +89,18 @@ def _timed_argv(argv: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def _sha256_seconds(mib: int) -> float:
+def _digest_seconds(mib: int, make: Callable[[], Any] = new_digest) -> float:
     block = memoryview(bytearray(1 << 20))
-    digest = hashlib.sha256()
+    digest = make()
     start = time.perf_counter()
     for _ in range(mib):
         digest.update(block)
     return time.perf_counter() - start
 
 
-def _sha256_cpu(mib: int) -> float:
+def _digest_cpu(mib: int) -> float:
     start = time.process_time()
-    _sha256_seconds(mib)
+    _digest_seconds(mib)
     return time.process_time() - start
 
 
@@ -138,8 +143,9 @@ def main() -> None:
                     before[name].append((base, _timed(wrapped.format(wrap=wrap, source=source), before_cpu[name],
                                                       before_env)))
                     out.unlink(missing_ok=True)
-        sha_s = statistics.median(_sha256_seconds(args.mib) for _ in range(3))
-        sha_cpu = statistics.median(_sha256_cpu(args.mib) for _ in range(3))
+        sha_s = statistics.median(_digest_seconds(args.mib) for _ in range(3))
+        sha_cpu = statistics.median(_digest_cpu(args.mib) for _ in range(3))
+        old_sha_s = statistics.median(_digest_seconds(args.mib, hashlib.sha256) for _ in range(3))
         for _ in range(args.startups):
             startup.append((_timed_argv([sys.executable, "-c", "pass"]),
                             _timed_argv([DUNSCAITH, "remote", "run", "--instance-dir", f"{scratch}/s{next(runs)}",
@@ -149,7 +155,7 @@ def main() -> None:
     load_after = os.getloadavg()
     fixed = statistics.median(w for _, w in startup)
     mib = args.mib
-    print(f"stdout throughput, {mib} MiB, median of {args.pairs} paired runs (count and sha256 included); "
+    print(f"stdout throughput, {mib} MiB, median of {args.pairs} paired runs (count and digest included); "
           f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after, {os.cpu_count()} cores:")
     for name, pairs in results.items():
         base = statistics.median(b for b, _ in pairs)
@@ -166,14 +172,15 @@ def main() -> None:
             print(f"  {'':10s} pairs run while others used under {QUIET:.0%} of the CPUs: {len(quiet)}, median ratio "
                   f"{statistics.median(quiet):.2f}")
         print(f"  {'':10s} CPU of the whole pipeline: cat {cat_cpu:.2f} s, wrapper {wrap_cpu:.2f} s; ceilings: "
-              f"with a free core cat / sha256 alone {min(1.0, base / sha_s):.2f}, on a busy machine "
-              f"cat-CPU / (cat-CPU + sha256-CPU) {cat_cpu / (cat_cpu + sha_cpu):.2f}")
+              f"with a free core cat / digest alone {min(1.0, base / sha_s):.2f}, on a busy machine "
+              f"cat-CPU / (cat-CPU + digest-CPU) {cat_cpu / (cat_cpu + sha_cpu):.2f}")
         if before[name]:
             old = before[name]
             print(f"  {'':10s} --before {args.before}: ratio {statistics.median(b / w for b, w in old):.2f}, net "
                   f"{statistics.median(b / max(w - fixed, 1e-9) for b, w in old):.2f}, CPU of the whole pipeline "
                   f"{statistics.median(before_cpu[name]):.2f} s; each pair: {' '.join(f'{b / w:.2f}' for b, w in old)}")
-    print(f"  sha256 alone, in memory, this process: {mib / sha_s:6.0f} MiB/s ({sha_s:.3f} s, {sha_cpu:.3f} s CPU)")
+    print(f"  the digest (blake3) alone, in memory, this process: {mib / sha_s:6.0f} MiB/s ({sha_s:.3f} s, "
+          f"{sha_cpu:.3f} s CPU); sha256 (the digest before) {mib / old_sha_s:6.0f} MiB/s")
     print(f"  the wrapper's fixed cost taken off for 'net': {fixed * 1000:.0f} ms (remote run -- true, median)")
     base = statistics.median(b for b, _ in startup)
     extra = statistics.median(w - b for b, w in startup)

@@ -1,8 +1,8 @@
-"""A ring of reused, page-aligned buffers, SHA-256-hashed in order by a thread of their own (the pump's digest).
+"""A ring of reused, page-aligned buffers, digested in order by a thread of their own (the pump's digest).
 
 The pump fills a buffer (the one copy of the bytes it makes) and hands it over with ``hash``; the
-digest thread hashes it and puts it back among the free ones. hashlib releases the GIL while it hashes
-more than 2 KiB, so the hash runs on the other core beside the forwarding, and the digest thread does
+digest thread hashes it and puts it back among the free ones. blake3 releases the GIL while it hashes
+a large buffer, so the hash runs on the other core beside the forwarding, and the digest thread does
 nothing but hash: the one sequential stream the throughput cannot beat stays as short as it can be.
 
 A buffer is refilled only after it was hashed, and the pump takes the next one only after it has
@@ -17,10 +17,11 @@ read costs page faults whenever reads come back short (a 64 KiB pipe): 2.8-4.2 s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import mmap
 import queue
 import threading
+
+from dunscaith.domain.model.stdout_digest import finish, new_digest
 
 SLOTS = 8
 
@@ -36,7 +37,7 @@ class DigestRing:
         for slot in range(slots):
             self._free.put(slot)
         self._held = -1
-        self._sha = hashlib.sha256()
+        self._running = new_digest()
         self._thread = threading.Thread(target=self._hash, name="stdout-digest", daemon=True)
         self._thread.start()
 
@@ -50,7 +51,7 @@ class DigestRing:
         self._filled.put((self._held, n))
 
     def digest(self) -> str:
-        """The SHA-256 (hex) of everything handed over; ends the digest thread and frees the buffers."""
+        """The digest (``blake3:<hex>``) of everything handed over; ends the digest thread, frees the buffers."""
         self._filled.put(None)
         self._thread.join()
         for view in self._views:
@@ -58,10 +59,10 @@ class DigestRing:
         for buffer in self._maps:
             with contextlib.suppress(BufferError):  # a slice still held by the caller: the collector frees it
                 buffer.close()
-        return self._sha.hexdigest()
+        return finish(self._running)
 
     def _hash(self) -> None:
         while (handed := self._filled.get()) is not None:
             slot, n = handed
-            self._sha.update(self._views[slot][:n])
+            self._running.update(self._views[slot][:n])
             self._free.put(slot)

@@ -17,7 +17,6 @@ frames, so it is set not to echo into them, not to flush them on Ctrl-C, and to 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
 import signal
@@ -53,6 +52,7 @@ from dunscaith.domain.model.forwarding.request import (
     check_request_id,
     decode_token,
 )
+from dunscaith.domain.model.stdout_digest import finish, new_digest, of_bytes
 
 if TYPE_CHECKING:
     from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
@@ -196,7 +196,7 @@ class ForwardedSide:
         return REFUSED_EXIT
 
     def _final(self, out: _Out, rid: str, code: int, count: int = 0, digest: str = "") -> int:
-        digest = digest or hashlib.sha256(b"").hexdigest()
+        digest = digest or of_bytes(b"")
         out.put(encode_json(rid, FrameKind.EXIT, exit_payload(ExitStatus(code, count, digest))))
         return code
 
@@ -270,7 +270,7 @@ class ForwardedSide:
         kept = {child.stdout: open(folder / "stdout", "wb"),  # noqa: SIM115
                 child.stderr: open(folder / "stderr", "wb")}  # noqa: SIM115
         kinds = {child.stdout: FrameKind.OUT, child.stderr: FrameKind.ERR}
-        digest = hashlib.sha256()
+        digest = new_digest()
         count = 0
         reader = FrameReader(rid)
         to_child = bytearray()
@@ -361,7 +361,7 @@ class ForwardedSide:
         child.close_input()
         code = child.wait()
         code = code if code >= 0 else 128 - code
-        return self._final(out, rid, code, count, digest.hexdigest())
+        return self._final(out, rid, code, count, finish(digest))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._signals.append(signum)

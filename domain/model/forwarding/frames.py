@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from dunscaith.domain.model.stdout_digest import is_tagged
 from dunscaith.domain.model.strict_json import DecodeError, check_fields
 
 MAGIC = b"DSF1"
@@ -156,7 +157,7 @@ class ExitStatus:
 
     code: int  # the exit code; 128+n when the command died by signal n
     stdout_bytes: int
-    stdout_sha256: str
+    stdout_digest: str  # tagged: ``blake3:<hex>`` (domain/model/stdout_digest.py)
 
 
 def hello_payload(hello: Hello) -> dict[str, Any]:
@@ -170,12 +171,14 @@ def read_hello(frame: Frame) -> Hello:
 
 
 def exit_payload(status: ExitStatus) -> dict[str, Any]:
-    return {"code": status.code, "stdout_bytes": status.stdout_bytes, "stdout_sha256": status.stdout_sha256}
+    return {"code": status.code, "stdout_bytes": status.stdout_bytes, "stdout_digest": status.stdout_digest}
 
 
 def read_exit(frame: Frame) -> ExitStatus:
     obj = frame.json()
-    check_fields(obj, {"code": (int,), "stdout_bytes": (int,), "stdout_sha256": (str,)}, "exit frame")
+    check_fields(obj, {"code": (int,), "stdout_bytes": (int,), "stdout_digest": (str,)}, "exit frame")
     if not 0 <= obj["code"] <= 255:
         raise DecodeError(f"exit frame: code {obj['code']} is not an exit status")
-    return ExitStatus(obj["code"], obj["stdout_bytes"], obj["stdout_sha256"])
+    if not is_tagged(obj["stdout_digest"]):
+        raise DecodeError("exit frame: stdout_digest is not a digest")
+    return ExitStatus(obj["code"], obj["stdout_bytes"], obj["stdout_digest"])

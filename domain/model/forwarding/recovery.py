@@ -12,9 +12,13 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
+from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged, same_algorithm
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
 
 SENT_VERSION = 1
+# 2: the stdout's digest tagged with its algorithm, in ``stdout_digest``; 1 (still read): a bare SHA-256 in
+# ``stdout_sha256``.
+RECEIVED_VERSION = 2
 # A request whose outcome is known (it completed, it never ran, or the host's answer was learned) is kept
 # this long after its last change, like a residual entry; one that may have run is kept until answered.
 RESOLVED_KEPT = timedelta(days=30)
@@ -37,7 +41,7 @@ class Received:
     verdict: str  # verdict.Kind value
     reason: str  # verdict.Reason name
     stdout_bytes: int
-    stdout_sha256: str
+    stdout_digest: str  # tagged (domain/model/stdout_digest.py)
     ended_at: datetime
 
 
@@ -56,16 +60,29 @@ def decode_sent(text: bytes) -> SentRequest:
 
 
 def encode_received(got: Received) -> bytes:
-    return dumps_canonical({"version": SENT_VERSION, "request_id": got.request_id, "verdict": got.verdict,
+    return dumps_canonical({"version": RECEIVED_VERSION, "request_id": got.request_id, "verdict": got.verdict,
                             "reason": got.reason, "stdout_bytes": got.stdout_bytes,
-                            "stdout_sha256": got.stdout_sha256, "ended_at": got.ended_at.isoformat()})
+                            "stdout_digest": got.stdout_digest, "ended_at": got.ended_at.isoformat()})
+
+
+_RECEIVED = {"version": (int,), "request_id": (str,), "verdict": (str,), "reason": (str,), "stdout_bytes": (int,),
+             "ended_at": (str,)}
 
 
 def decode_received(text: bytes) -> Received:
-    obj = decode_exact(text, {"version": (int,), "request_id": (str,), "verdict": (str,), "reason": (str,),
-                              "stdout_bytes": (int,), "stdout_sha256": (str,), "ended_at": (str,)},
-                       "forwarded request's end")
-    return Received(obj["request_id"], obj["verdict"], obj["reason"], obj["stdout_bytes"], obj["stdout_sha256"],
+    what = "forwarded request's end"
+    obj = loads_object(text)
+    if obj.get("version") == 1:  # written before the digest named its algorithm
+        check_fields(obj, {**_RECEIVED, "stdout_sha256": (str,)}, what)
+        if not is_legacy_hex(obj["stdout_sha256"]):
+            raise DecodeError(f"{what}: stdout_sha256 is not a sha256 digest")
+        digest = from_legacy(obj["stdout_sha256"])
+    else:
+        check_fields(obj, {**_RECEIVED, "stdout_digest": (str,)}, what)
+        if obj["version"] != RECEIVED_VERSION or not is_tagged(obj["stdout_digest"]):
+            raise DecodeError(f"{what}: another version, or stdout_digest is not a digest")
+        digest = obj["stdout_digest"]
+    return Received(obj["request_id"], obj["verdict"], obj["reason"], obj["stdout_bytes"], digest,
                     _time(obj["ended_at"]))
 
 
@@ -97,17 +114,17 @@ class HostReport:
     state: HostState
     exit_code: int | None = None  # 128+n for signal n
     stdout_bytes: int | None = None
-    stdout_sha256: str | None = None
+    stdout_digest: str | None = None  # tagged (domain/model/stdout_digest.py)
     detail: str = ""
 
 
 _REPORT = {"request_id": (str,), "state": (str,), "exit_code": (int, type(None)),
-           "stdout_bytes": (int, type(None)), "stdout_sha256": (str, type(None)), "detail": (str,)}
+           "stdout_bytes": (int, type(None)), "stdout_digest": (str, type(None)), "detail": (str,)}
 
 
 def report_payload(report: HostReport) -> dict[str, Any]:
     return {"request_id": report.request_id, "state": report.state.value, "exit_code": report.exit_code,
-            "stdout_bytes": report.stdout_bytes, "stdout_sha256": report.stdout_sha256, "detail": report.detail}
+            "stdout_bytes": report.stdout_bytes, "stdout_digest": report.stdout_digest, "detail": report.detail}
 
 
 def read_report(obj: dict[str, Any]) -> HostReport:
@@ -116,7 +133,9 @@ def read_report(obj: dict[str, Any]) -> HostReport:
         state = HostState(obj["state"])
     except ValueError:
         raise DecodeError(f"result frame: unknown state {obj['state']!r}") from None
-    return HostReport(obj["request_id"], state, obj["exit_code"], obj["stdout_bytes"], obj["stdout_sha256"],
+    if obj["stdout_digest"] is not None and not is_tagged(obj["stdout_digest"]):
+        raise DecodeError("result frame: stdout_digest is not a digest")
+    return HostReport(obj["request_id"], state, obj["exit_code"], obj["stdout_bytes"], obj["stdout_digest"],
                       obj["detail"])
 
 
@@ -138,12 +157,18 @@ def describe(sent: SentRequest, report: HostReport, received: Received | None) -
                      "(check the job's status before acting again)."]
         case HostState.ENDED:
             lines = [head + f"it ran and ended with exit status {report.exit_code}; it wrote "
-                     f"{report.stdout_bytes} bytes to stdout (sha256 {report.stdout_sha256})."]
+                     f"{report.stdout_bytes} bytes to stdout ({report.stdout_digest})."]
             if received is not None:
-                whole = (received.stdout_bytes == report.stdout_bytes
-                         and received.stdout_sha256 == report.stdout_sha256)
-                lines.append(f"you received {received.stdout_bytes} bytes of it"
-                             + (", all of it." if whole else f"; the rest is kept on {sent.host}."))
+                whole = received.stdout_bytes == report.stdout_bytes
+                comparable = same_algorithm(received.stdout_digest, report.stdout_digest or "")
+                if whole and not comparable:
+                    lines.append(f"you received {received.stdout_bytes} bytes of it, as many as it wrote (the two "
+                                 "digests were made by different versions of dunscaith, so only the count is "
+                                 "compared).")
+                else:
+                    whole = whole and received.stdout_digest == report.stdout_digest
+                    lines.append(f"you received {received.stdout_bytes} bytes of it"
+                                 + (", all of it." if whole else f"; the rest is kept on {sent.host}."))
     return lines
 
 
@@ -170,5 +195,5 @@ def report_from_status(request_id: str, arrived: bool, side_live: bool, status: 
     if state == "ended" and status is not None and isinstance(status.get("outcome"), dict):
         out = status["outcome"]
         code = out["exit_code"] if out["exit_code"] is not None else 128 + int(out["signal"] or 0)
-        return HostReport(request_id, HostState.ENDED, code, out["stdout_bytes"], out["stdout_sha256"])
+        return HostReport(request_id, HostState.ENDED, code, out["stdout_bytes"], out["stdout_digest"])
     return HostReport(request_id, HostState.LOST)

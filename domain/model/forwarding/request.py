@@ -16,7 +16,9 @@ from enum import Enum
 
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical
 
-PROTOCOL = 1
+# 2: the exit and result frames carry the stdout's digest tagged with its algorithm (``stdout_digest``,
+# BLAKE3) where 1 carried a bare SHA-256. A host that speaks only the other refuses before anything runs.
+PROTOCOL = 2
 KNOWN_PROTOCOLS = frozenset({PROTOCOL})
 TOKEN_PREFIX = "dsf."
 # The longest token accepted: a command line of a few job arguments is far below it; the limit keeps

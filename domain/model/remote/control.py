@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from dunscaith.domain.model.remote.errors import RemoteError
+from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 # ``typing`` (~3.5 ms) is not imported on the wrapper's path: the records are made by named_tuple.py's
@@ -60,6 +61,11 @@ def refused_number(name: str) -> int | None:
 
 def _fmt(kind: str) -> str:
     return f"dunscaith.remote.{kind}/1"
+
+
+# 2: the stdout's digest tagged with its algorithm (``stdout_digest``, domain/model/stdout_digest.py);
+# a /1 file, its digest a bare SHA-256 in ``stdout_sha256``, is still read.
+OUTCOME_FORMAT = "dunscaith.remote.outcome/2"
 
 
 def _time(at: datetime) -> str:
@@ -176,13 +182,13 @@ class Outcome(NamedTuple):
     exit_code: int | None
     signal: int | None
     stdout_bytes: int
-    stdout_sha256: str
+    stdout_digest: str  # tagged: ``blake3:<hex>``; ``sha256:<hex>`` when read from an outcome/1 file
     at: datetime
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": _fmt("outcome"), "instance": self.instance.to_json(), "exit_code": self.exit_code,
+        return {"format": OUTCOME_FORMAT, "instance": self.instance.to_json(), "exit_code": self.exit_code,
                 "signal": self.signal, "stdout_bytes": self.stdout_bytes,
-                "stdout_sha256": self.stdout_sha256, "at": _time(self.at)}
+                "stdout_digest": self.stdout_digest, "at": _time(self.at)}
 
 
 class Blocked(NamedTuple):
@@ -355,14 +361,25 @@ def _signalled(obj: dict[str, Any], kind: str, signal: str, what: str) -> Signal
 
 
 def _outcome(obj: dict[str, Any], what: str) -> Outcome:
-    _fields(obj, "outcome", {"instance": (dict,), "exit_code": _OPT_INT, "signal": _OPT_INT,
-                             "stdout_bytes": _INT, "stdout_sha256": _STR, "at": _STR}, what)
+    spec = {"instance": (dict,), "exit_code": _OPT_INT, "signal": _OPT_INT, "stdout_bytes": _INT, "at": _STR}
+    if obj.get("format") == _fmt("outcome"):  # /1, written before the digest named its algorithm: a SHA-256
+        _fields(obj, "outcome", {**spec, "stdout_sha256": _STR}, what)
+        if not is_legacy_hex(obj["stdout_sha256"]):
+            raise ControlError(f"{what}: stdout_sha256 is not a sha256 digest")
+        digest = from_legacy(obj["stdout_sha256"])
+    else:
+        if obj.get("format") != OUTCOME_FORMAT:
+            raise ControlError(f"{what}: format is {obj.get('format')!r}, expected {OUTCOME_FORMAT!r}")
+        _check(obj, {"format": _STR, **spec, "stdout_digest": _STR}, what)
+        if not is_tagged(obj["stdout_digest"]):
+            raise ControlError(f"{what}: stdout_digest is not a digest")
+        digest = obj["stdout_digest"]
     if (obj["exit_code"] is None) == (obj["signal"] is None):
         raise ControlError(f"{what}: exactly one of exit_code and signal must be set")
-    if obj["stdout_bytes"] < 0 or not re.fullmatch(_HEX64, obj["stdout_sha256"]):
-        raise ControlError(f"{what}: stdout_bytes or stdout_sha256 is not a count and a sha256 digest")
+    if obj["stdout_bytes"] < 0:
+        raise ControlError(f"{what}: stdout_bytes is not a count")
     return Outcome(_instance_id(obj["instance"], what), obj["exit_code"], obj["signal"], obj["stdout_bytes"],
-                   obj["stdout_sha256"], _at(obj["at"], what))
+                   digest, _at(obj["at"], what))
 
 
 def _decode(text: bytes, what: str) -> dict[str, Any]:

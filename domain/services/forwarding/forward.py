@@ -8,9 +8,9 @@ at a terminal: the first session proved nothing ran, and it carries the same req
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.forwarding.frames import (
     ExitStatus,
@@ -41,11 +41,15 @@ from dunscaith.domain.model.forwarding.request import (
     version_warning,
 )
 from dunscaith.domain.model.forwarding.verdict import CallerEnd, Verdict, classify, may_prompt, message
+from dunscaith.domain.model.stdout_digest import finish, new_digest
 from dunscaith.domain.model.strict_json import DecodeError
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.forwarding import CallerStreams, SentRequests
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.transport import Channel, Transport
+
+if TYPE_CHECKING:
+    from blake3 import blake3
 
 SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
 TICK_SECONDS = 0.1  # how often the user's stdin is looked at
@@ -72,7 +76,7 @@ class _Session:
     report: HostReport | None = None
     warnings: list[str] = field(default_factory=list)
     stdout_bytes: int = 0
-    digest: hashlib._Hash = field(default_factory=hashlib.sha256)
+    digest: blake3 = field(default_factory=new_digest)
 
 
 class ForwardCommand:
@@ -128,7 +132,7 @@ class ForwardCommand:
             session = _Session(rid, self.streams)
             verdict = self._session(host, command, session, terminal, prompt=True, token=token)
         self.sent.ended(Received(rid, verdict.kind.value, verdict.reason.name, session.stdout_bytes,
-                                 session.digest.hexdigest(), self.clock.now()))
+                                 finish(session.digest), self.clock.now()))
         return Forwarded(rid, host, verdict, message(verdict, host, rid, self.program), tuple(session.warnings),
                          stdout_bytes=session.stdout_bytes)
 

@@ -139,7 +139,7 @@ def _text_lines(status: dict[str, Any]) -> list[str]:
     if status["outcome"]:
         out = status["outcome"]
         ended = f"exit {out['exit_code']}" if out["exit_code"] is not None else f"signal {out['signal']}"
-        lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes sha256 {out['stdout_sha256']}")
+        lines.append(f"outcome: {ended}, stdout {out['stdout_bytes']} bytes, digest {out['stdout_digest']}")
     if status.get("blocked"):
         note = status["blocked"]
         full = "disk full: " if disk_full(note["errno"]) else ""

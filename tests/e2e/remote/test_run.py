@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -10,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from blake3 import blake3
 
 from tests.e2e.remote.conftest import DUNSCAITH, GATED, Remote, alive, process_state, read_json, wait_for
 
@@ -51,7 +51,7 @@ def test_start_barrier_and_status_before_during_and_after_a_run(remote: Remote, 
     assert (after["state"], after["live"]) == ("ended", False)
     assert after["outcome"]["exit_code"] == 0 and after["outcome"]["signal"] is None
     assert after["outcome"]["stdout_bytes"] == 4
-    assert after["outcome"]["stdout_sha256"] == hashlib.sha256(b"out\n").hexdigest()
+    assert after["outcome"]["stdout_digest"] == "blake3:" + blake3(b"out\n").hexdigest()
     text = remote.cli("status", str(d))
     assert text.returncode == 0 and "state: ended" in text.stdout and "exit 0" in text.stdout
 
@@ -91,7 +91,7 @@ def test_stdout_is_forwarded_unchanged_with_a_final_line_without_newline(remote:
     assert (proc.returncode, out) == (0, payload)
     outcome = read_json(tmp_path / "inst" / "outcome.json")
     assert outcome["stdout_bytes"] == len(payload)
-    assert outcome["stdout_sha256"] == hashlib.sha256(payload).hexdigest()
+    assert outcome["stdout_digest"] == "blake3:" + blake3(payload).hexdigest()
 
 
 def test_many_times_the_pumps_buffers_arrive_unchanged_and_digested_in_order(remote: Remote, tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_many_times_the_pumps_buffers_arrive_unchanged_and_digested_in_order(rem
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0 and len(out) == len(data) and out == data
     outcome = read_json(tmp_path / "inst" / "outcome.json")
-    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+    assert (outcome["stdout_bytes"], outcome["stdout_digest"]) == (len(data), "blake3:" + blake3(data).hexdigest())
 
 
 @pytest.mark.parametrize("onto", ["file", "/dev/null"])
@@ -119,7 +119,7 @@ def test_stdout_onto_a_file_or_dev_null_is_counted_and_digested_whole(remote: Re
     if onto == "file":
         assert (tmp_path / "out").read_bytes() == data
     outcome = read_json(tmp_path / "inst" / "outcome.json")
-    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+    assert (outcome["stdout_bytes"], outcome["stdout_digest"]) == (len(data), "blake3:" + blake3(data).hexdigest())
 
 
 def test_64_mib_onto_an_append_only_file_as_the_local_scheduler_opens_it(remote: Remote, tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_64_mib_onto_an_append_only_file_as_the_local_scheduler_opens_it(remote:
         os.close(out)
     assert (tmp_path / "out").read_bytes() == b"an earlier attempt\n" + data
     outcome = read_json(tmp_path / "inst" / "outcome.json")
-    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(data), hashlib.sha256(data).hexdigest())
+    assert (outcome["stdout_bytes"], outcome["stdout_digest"]) == (len(data), "blake3:" + blake3(data).hexdigest())
 
 
 @pytest.mark.parametrize(("size", "read"), [(1 << 20, 100), (64 << 20, 3 << 20)], ids=["1MiB", "64MiB"])
@@ -147,7 +147,7 @@ def test_a_reader_that_goes_away_while_the_worker_writes(remote: Remote, tmp_pat
     proc.stdout.close()  # the reader goes away; the wrapper's next writes fail with EPIPE
     assert proc.wait(timeout=120) == 0  # and the worker never noticed: it was drained
     outcome = read_json(tmp_path / "inst" / "outcome.json")
-    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (size, hashlib.sha256(data).hexdigest())
+    assert (outcome["stdout_bytes"], outcome["stdout_digest"]) == (size, "blake3:" + blake3(data).hexdigest())
 
 
 def test_a_hangup_to_the_wrapper_does_not_end_it(remote: Remote, tmp_path: Path) -> None:

@@ -147,7 +147,7 @@ def test_a_damaged_control_file_is_named(remote: Remote, tmp_path: Path) -> None
     done = remote.cli("status", str(d), "--json")
     assert done.returncode == 2
     assert done.stderr.strip() == f"dunscaith: {d}/outcome.json: format is 'something else', " \
-                                  "expected 'dunscaith.remote.outcome/1'"
+                                  "expected 'dunscaith.remote.outcome/2'"
 
 
 def test_a_request_the_wrapper_does_not_answer_in_time_is_unanswered(remote: Remote, tmp_path: Path) -> None:

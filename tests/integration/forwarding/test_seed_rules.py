@@ -79,7 +79,7 @@ def test_a_forwarded_command_refuses_to_forward_again(hosts: SshHosts, tmp_path:
 
 
 def test_a_protocol_the_host_does_not_know_is_refused_naming_both(hosts: SshHosts) -> None:
-    body = {"protocol": 2, "caller_version": "9.0.0", "request_id": "f" * 32, "argv": ["status"]}
+    body = {"protocol": 3, "caller_version": "9.0.0", "request_id": "f" * 32, "argv": ["status"]}
     token = "dsf." + base64.urlsafe_b64encode(json.dumps(body).encode()).decode().rstrip("=")
     channel = openssh_for(hosts).open("login1", remote_command(hosts.dunscaith, token), False, False)
     channel.close_input()
@@ -88,7 +88,7 @@ def test_a_protocol_the_host_does_not_know_is_refused_naming_both(hosts: SshHost
     evidence = channel.finish(10)
     verdict = classify(evidence, hello_seen=False, final=None)
     assert verdict.kind is VerdictKind.NEVER_RAN and verdict.reason is Reason.NOT_STARTED
-    assert "protocol 2" in verdict.detail and "protocol 1" in verdict.detail
+    assert "protocol 3" in verdict.detail and "protocol 2" in verdict.detail
     assert "dunscaith 9.0.0" in verdict.detail and "nothing was run" in verdict.detail
     assert "f" * 32 not in instances(hosts, "login1")
 
@@ -98,7 +98,7 @@ def test_a_session_whose_token_on_stdin_never_comes_or_is_refused_ran_nothing(ho
     # Without a terminal the session starts before the request is recorded, its token to follow on stdin.
     channel = openssh_for(hosts).open("login1", remote_command(hosts.dunscaith), False, False)
     if sent != "nothing":
-        body = {"protocol": 2, "caller_version": "9.0.0", "request_id": "c" * 32, "argv": ["status"]}
+        body = {"protocol": 3, "caller_version": "9.0.0", "request_id": "c" * 32, "argv": ["status"]}
         channel.send(token_line("dsf." + base64.urlsafe_b64encode(json.dumps(body).encode()).decode().rstrip("=")))
     channel.close_input()
     while channel.receive(1.0) != b"":
@@ -108,7 +108,7 @@ def test_a_session_whose_token_on_stdin_never_comes_or_is_refused_ran_nothing(ho
     if sent == "nothing":
         assert "no request arrived" in verdict.detail
     else:
-        assert "protocol 2" in verdict.detail and "dunscaith 9.0.0" in verdict.detail
+        assert "protocol 3" in verdict.detail and "dunscaith 9.0.0" in verdict.detail
     assert "c" * 32 not in instances(hosts, "login1")
 
 

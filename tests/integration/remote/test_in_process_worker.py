@@ -7,7 +7,6 @@ Each case runs a real ``PosixWrapper`` in a process of its own (it installs sign
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -17,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from blake3 import blake3
 
 ROOT = Path(__file__).resolve().parents[3]
 OWNER = textwrap.dedent("""
@@ -85,7 +85,7 @@ def test_a_worker_run_in_process_keeps_the_group_the_barrier_the_environment_and
     out = b"out of the worker\na thread joined\nits own exit handler\n"
     assert done.stdout == out  # the worker's own exit: its threads joined, its handlers run, flushed
     assert (outcome["exit_code"], outcome["signal"]) == (7, None)
-    assert (outcome["stdout_bytes"], outcome["stdout_sha256"]) == (len(out), hashlib.sha256(out).hexdigest())
+    assert (outcome["stdout_bytes"], outcome["stdout_digest"]) == (len(out), "blake3:" + blake3(out).hexdigest())
     assert (tmp_path / "owner-atexit").exists()  # the wrapper's exit handler ran once, in the wrapper
     assert not (tmp_path / "instance" / "failure.json").exists()
 

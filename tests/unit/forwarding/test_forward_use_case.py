@@ -29,7 +29,7 @@ from dunscaith.ports.forwarding import UnknownRequest
 from tests.infra.forwarding_support import HeldStdin, MemoryStreams
 
 RID = "ab" * 16
-DIGEST = "0" * 64
+DIGEST = "blake3:" + "0" * 64
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ from dunscaith.domain.model.forwarding.frames import (
     exit_payload,
     read_exit,
 )
+from dunscaith.domain.model.strict_json import DecodeError
 
 RID = "0123456789abcdef0123456789abcdef"
 OTHER = "f" * 32
@@ -80,6 +82,13 @@ def test_an_overlong_line_is_dropped_without_being_held_and_the_next_frame_read(
 
 
 def test_the_exit_status_travels_in_the_final_frame() -> None:
-    status = ExitStatus(255, 12, "ab" * 32)
+    status = ExitStatus(255, 12, "blake3:" + "ab" * 32)
     frame = FrameReader(RID).feed(encode_json(RID, FrameKind.EXIT, exit_payload(status)))[0]
     assert read_exit(frame) == status
+
+
+def test_an_exit_frame_whose_digest_names_no_algorithm_is_refused() -> None:
+    frame = FrameReader(RID).feed(encode_json(RID, FrameKind.EXIT,
+                                              {"code": 0, "stdout_bytes": 0, "stdout_digest": "ab" * 32}))[0]
+    with pytest.raises(DecodeError, match="stdout_digest is not a digest"):
+        read_exit(frame)

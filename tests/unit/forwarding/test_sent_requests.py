@@ -34,7 +34,7 @@ def _sent(n: int, host: str = "login1") -> SentRequest:
 
 
 def _end(n: int, verdict: str) -> Received:
-    return Received(_rid(n), verdict, "X", 0, "0" * 64, T0)
+    return Received(_rid(n), verdict, "X", 0, "blake3:" + "0" * 64, T0)
 
 
 @pytest.fixture

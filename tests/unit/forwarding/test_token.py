@@ -65,10 +65,17 @@ def _raw(obj: dict[str, object]) -> str:
 
 def test_an_unknown_protocol_is_refused_naming_both_protocols_and_versions() -> None:
     with pytest.raises(UnknownProtocol) as caught:
-        decode_token(_raw({"protocol": 2, "caller_version": "0.9.0", "whatever": "new"}), "0.1.0")
+        decode_token(_raw({"protocol": 3, "caller_version": "0.9.0", "whatever": "new"}), "0.1.0")
     text = str(caught.value)
-    assert "protocol 2" in text and f"protocol {PROTOCOL}" in text
+    assert "protocol 3" in text and f"protocol {PROTOCOL}" in text
     assert "dunscaith 0.9.0" in text and "dunscaith 0.1.0" in text and "nothing was run" in text
+
+
+def test_a_caller_of_protocol_1_is_refused_before_anything_runs() -> None:
+    # protocol 1's frames carried a bare SHA-256 where 2's carry a tagged digest: the two cannot be mixed
+    with pytest.raises(UnknownProtocol) as caught:
+        decode_token(_raw({"protocol": 1, "caller_version": "0.8.0"}), "0.1.0")
+    assert "protocol 1" in str(caught.value) and "nothing was run" in str(caught.value)
 
 
 @pytest.mark.parametrize("protocol", [None, "1", 1.0, True, 0])

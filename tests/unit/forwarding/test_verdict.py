@@ -20,7 +20,7 @@ from dunscaith.domain.model.forwarding.verdict import (
     message,
 )
 
-FINALS = [None, ExitStatus(0, 0, "0" * 64), ExitStatus(255, 3, "1" * 64)]
+FINALS = [None, ExitStatus(0, 0, "blake3:" + "0" * 64), ExitStatus(255, 3, "blake3:" + "1" * 64)]
 FAILURES = [None, *Failure]
 CASES = list(itertools.product([False, True], [False, True], FAILURES, [None, 0, 255], [False, True], FINALS,
                                [None, *CallerEnd]))
@@ -50,7 +50,7 @@ def test_every_combination_agrees_with_the_rules(case: tuple) -> None:  # type: 
 
 
 def test_a_remote_exit_255_in_the_frames_is_the_command_s_own() -> None:
-    verdict = classify(SessionEvidence(True, True, None, 255, ""), True, ExitStatus(255, 0, "0" * 64))
+    verdict = classify(SessionEvidence(True, True, None, 255, ""), True, ExitStatus(255, 0, "blake3:" + "0" * 64))
     assert verdict.kind is Kind.COMPLETED and verdict.exit_code == 255
 
 

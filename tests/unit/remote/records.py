@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime, timedelta
+
+from blake3 import blake3
 
 from dunscaith.domain.model.remote.control import (
     FAILURE,
@@ -33,7 +34,7 @@ FOREIGN_REQ = TerminateRequest(INST.id._replace(nonce="f" * 32), 5.0)
 TERM = Signalled(INST.id, REQ, "TERM", 101, T0 + timedelta(seconds=2))
 KILL = Signalled(INST.id, REQ, "KILL", 101, T0 + timedelta(seconds=7))
 REFUSAL = Refused(INST.id, 1, FOREIGN_REQ, "names another instance", T0 + timedelta(seconds=2))
-OUT = Outcome(INST.id, None, 9, 3, hashlib.sha256(b"hi\n").hexdigest(), T0 + timedelta(seconds=8))
+OUT = Outcome(INST.id, None, 9, 3, "blake3:" + blake3(b"hi\n").hexdigest(), T0 + timedelta(seconds=8))
 FAIL = Failure(NONCE, "node1", 100, 101, "exec", 2, "No such file or directory", T0 + timedelta(seconds=1))
 
 

@@ -72,7 +72,7 @@ OTHER_ID = {**INST.id.to_json(), "worker_pid": 999}
 
 REFUSALS = [
     # another format, a missing or an extra field
-    ("another format", full_run, _edit(OUTCOME, format="dunscaith.remote.outcome/2"), "format"),
+    ("another format", full_run, _edit(OUTCOME, format="dunscaith.remote.outcome/0"), "format"),
     ("a record of another kind under the name", full_run, _put(KILLED, encode(TERM)), "format"),
     ("not JSON at all", full_run, _put(INSTANCE, b"{half"), "not JSON"),
     ("a missing field", full_run, _edit(INSTANCE, process_group=_DROP), "missing field(s) process_group"),
@@ -116,7 +116,14 @@ REFUSALS = [
      _put(refused_name(3), encode(REFUSAL._replace(number=4))), "carries number 4"),
     # values no wrapper writes
     ("an outcome with both exit and signal", full_run, _edit(OUTCOME, exit_code=0), "exactly one"),
-    ("a digest that is no sha256", full_run, _edit(OUTCOME, stdout_sha256="abc"), "sha256"),
+    ("a digest that is no digest", full_run, _edit(OUTCOME, stdout_digest="abc"), "stdout_digest is not a digest"),
+    ("a digest of an unknown algorithm", full_run, _edit(OUTCOME, stdout_digest="md5:" + "0" * 64),
+     "stdout_digest is not a digest"),
+    ("an outcome/1 with a digest that is no sha256", full_run,
+     _edit(OUTCOME, format="dunscaith.remote.outcome/1", stdout_digest=_DROP, stdout_sha256="abc"),
+     "stdout_sha256 is not a sha256 digest"),
+    ("an outcome of an unknown format", full_run, _edit(OUTCOME, format="dunscaith.remote.outcome/3"),
+     "expected 'dunscaith.remote.outcome/2'"),
     ("a worker not leading its group", full_run, _edit(INSTANCE, process_group=1), "process group"),
     ("a negative grace", full_run, _put(REQUEST, encode(REQ._replace(grace_seconds=-1.0))), "grace"),
 ]
@@ -142,6 +149,12 @@ def test_decoder_accepts_each_prefix_of_the_writing_order() -> None:
     files = full_run()
     for n in range(len(order) + 1):
         decode_files({name: files[name] for name in order[:n]})
+
+
+def test_an_outcome_written_before_the_digest_named_its_algorithm_is_read_as_sha256() -> None:
+    files = full_run()
+    _edit(OUTCOME, format="dunscaith.remote.outcome/1", stdout_digest=_DROP, stdout_sha256="ab" * 32)(files)
+    assert decode_files(files).outcome == OUT._replace(stdout_digest="sha256:" + "ab" * 32)
 
 
 def test_a_pending_request_for_another_instance_is_not_an_error() -> None:

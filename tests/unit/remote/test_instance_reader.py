@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from blake3 import blake3
 
 from dunscaith.adapters.durable.lock import FlockLock, is_held
 from dunscaith.adapters.durable.publish import publish
@@ -30,7 +30,7 @@ from dunscaith.domain.model.remote.control import (
 )
 from dunscaith.domain.model.remote.state import State
 
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+EMPTY_DIGEST = "blake3:" + blake3(b"").hexdigest()
 
 
 def _begun(tmp_path: Path) -> Path:
@@ -113,7 +113,7 @@ def test_a_wrapper_that_ended_between_the_two_readings_reads_ended_not_lost(
         if not (d / OUTCOME).exists() and calls:
             # the second probe: the wrapper ran, wrote its outcome and released its lock since the first
             publish(d, INSTANCE, encode(Instance("n1", "login1", os.getpid(), 1, 1, at)))
-            ended = Outcome(InstanceId("login1", "n1", os.getpid(), 1), 0, None, 0, EMPTY_SHA256, at)
+            ended = Outcome(InstanceId("login1", "n1", os.getpid(), 1), 0, None, 0, EMPTY_DIGEST, at)
             publish(d, OUTCOME, encode(ended))
             lock.release()
         calls.append(path)
