@@ -17,6 +17,8 @@ _WORD = r"\S{257,}"
 
 def escaped(text: str) -> str:
     """``text`` with each control character written as an escape (``\\n``, ``\\x1b``): one line, inert."""
+    if text.isprintable():  # no control character (each is unprintable): the usual case, without a regex
+        return text
     return re.sub(_CONTROL, lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
@@ -37,7 +39,10 @@ def shown(value: str, longest: int = LONGEST) -> str:
 def one_line(message: str) -> str:
     """A whole message made safe to print as one line: control characters escaped, and any word longer
     than 256 characters (a value that reached it unshown) cut."""
-    return re.sub(_WORD, lambda m: cut(m.group(), 160), escaped(message))
+    line = escaped(message)
+    if len(line) <= 256:  # no word can be longer: the usual case, without a regex
+        return line
+    return re.sub(_WORD, lambda m: cut(m.group(), 160), line)
 
 
 def reason(exc: BaseException) -> str:

@@ -310,6 +310,7 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
+    told: list[str] = []  # written at once: 10,000 Unattended jobs are one write, not 10,000
     sweeps: dict[str, int] = {}  # a sweep's Unattended elements are one line, naming the sweep
     for job in listed:
         name, sweep = job.summary.job, job.summary.sweep
@@ -317,11 +318,11 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
             if sweep != skip and name != skip:
                 sweeps[sweep] = sweeps.get(sweep, 0) + 1
         elif name != skip:
-            say(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
-                f"reattach with: {PROG} supervise {name}")
+            told.append(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
+                        f"reattach with: {PROG} supervise {name}")
     for whole, count in sweeps.items():
-        say(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
-            f"reattach with: {PROG} supervise {whole}")
+        told.append(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended "
+                    f"(no supervisor); reattach with: {PROG} supervise {whole}")
     from dunscaith.domain.services.jobs.pointer_survey import PointedJob, by_sweep  # loaded: others was read
 
     # another host's sweep is one line too (its elements' pointers name it), naming the host it runs on
@@ -330,17 +331,19 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
     for row in by_sweep(alone):
         if isinstance(row, PointedJob):
             pointer = row.pointer
-            say(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
-                f"{pointer.state}, no supervisor seen recently); reattach with: "
-                f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
+            told.append(f"job {pointer.job} on host {pointer.host} looks Unattended (its pointer: "
+                        f"{pointer.state}, no supervisor seen recently); reattach with: "
+                        f"{PROG} supervise {pointer.job} (it runs on {pointer.host})")
         else:
             count = len(row.elements)
-            say(f"sweep {row.sweep} on host {row.host}: {count} element{'s look' if count != 1 else ' looks'} "
-                f"Unattended (their pointers: no supervisor seen recently); reattach with: "
-                f"{PROG} supervise {row.sweep} (it runs on {row.host})")
+            told.append(f"sweep {row.sweep} on host {row.host}: {count} "
+                        f"element{'s look' if count != 1 else ' looks'} Unattended (their pointers: no supervisor "
+                        f"seen recently); reattach with: {PROG} supervise {row.sweep} (it runs on {row.host})")
     for name, problem in others.damaged if survey is None else ():
         if name != skip:
-            say(damaged_pointer_line(problem))
+            told.append(damaged_pointer_line(problem))
+    if told:  # stderr is line-buffered: flushed as say's prints are
+        sys.stderr.write("".join(f"{PROG}: {one_line(line)}\n" for line in told))
 
 
 # --- sweeps ----------------------------------------------------------------------------------------------

@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
-from dunscaith.domain.model.shown import escaped, one_line, reason, shown
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dunscaith.domain.model.shown import cut, escaped, one_line, reason, shown
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _by_regex(text: str) -> str:
+    """What ``escaped`` and ``one_line`` gave before their fast paths: the regex on every text."""
+    inert = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+    return re.sub(r"\S{257,}", lambda m: cut(m.group(), 160), inert)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=600)
+       | st.builds(lambda w, n: w * n, st.sampled_from(["a", "\x85", "\u00a0", "é"]), st.integers(200, 400)))
+def test_the_fast_paths_say_what_the_regexes_say(text: str) -> None:
+    assert one_line(text) == _by_regex(text)
 
 
 def test_control_characters_are_escaped_and_the_value_quoted() -> None:
