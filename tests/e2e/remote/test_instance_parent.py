@@ -48,6 +48,18 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
+def test_without_an_instance_dir_a_private_one_is_made_and_named_on_stderr(tmp_path: Path, user: str) -> None:
+    # a user name of the test's own: the instance is made where yours would be, in a folder the fixture removes
+    done = run(tmp_path, user)
+    assert done.returncode == 0
+    prefix = "dunscaith: instance directory: "
+    assert done.stderr.startswith(prefix)
+    directory = Path(done.stderr[len(prefix):].strip())
+    assert directory.parent == parent_of(user) / "instances"
+    assert read_json(directory / "outcome.json")["exit_code"] == 0
+    assert mode(directory) == 0o700
+
+
 def made_instance(done: subprocess.CompletedProcess[str]) -> Path:
     prefix = "dunscaith: instance directory: "
     assert done.returncode == 0, done.stderr

@@ -190,16 +190,6 @@ def test_the_worker_gets_exactly_the_declared_environment_and_directory(remote: 
     assert "forty two" not in (tmp_path / "inst" / "launching.json").read_text()
 
 
-def test_without_an_instance_dir_a_private_one_is_made_and_named_on_stderr(remote: Remote) -> None:
-    done = remote.cli("run", "--", "true")
-    assert done.returncode == 0
-    prefix = "dunscaith: instance directory: "
-    assert done.stderr.startswith(prefix)
-    directory = Path(done.stderr[len(prefix):].strip())
-    assert read_json(directory / "outcome.json")["exit_code"] == 0
-    assert directory.stat().st_mode & 0o777 == 0o700
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
