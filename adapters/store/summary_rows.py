@@ -39,13 +39,12 @@ def to_row(s: JobSummary) -> tuple[Any, ...]:
 def from_row(name: str, row: Sequence[Any]) -> JobSummary:
     (seq, state, cluster, adapter, outcome, detail, settled, attempts, object_id, recorded_at, updated_at,
      pruned_at, left, undelivered, problem, sweep, sweep_index) = row
-    return JobSummary(job=JobId(name), seq=int(seq), state=state, cluster=cluster, adapter=adapter,
-                      outcome=outcome, outcome_detail=detail, settled=bool(settled), attempts=int(attempts),
-                      object_id=object_id, recorded_at=decode_time(recorded_at), updated_at=decode_time(updated_at),
-                      pruned_at=decode_time(pruned_at) if pruned_at else None, outstanding=int(left),
-                      undelivered=int(undelivered), problem=problem,
-                      sweep=JobId(sweep) if sweep is not None else None,
-                      sweep_index=int(sweep_index) if sweep_index is not None else None)
+    # by position, in JobSummary's order: the notice makes 10,000 of these (by keyword, a third more time)
+    return JobSummary(JobId(name), int(seq), state, cluster, adapter, outcome, detail, bool(settled), int(attempts),
+                      object_id, decode_time(recorded_at), decode_time(updated_at),
+                      decode_time(pruned_at) if pruned_at else None, int(left), int(undelivered), problem,
+                      JobId(sweep) if sweep is not None else None,
+                      int(sweep_index) if sweep_index is not None else None)
 
 
 def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
