@@ -155,13 +155,10 @@ class JobListing:
     def unattended(self) -> list[ListedJob]:
         """Jobs with work left and no supervisor: the records not settled (an index) whose lock no one
         holds, asked of the store at once (one query on a server)."""
+        now = self._clock.now()
         alone = self._store.unattended()  # not settled, no lock held: one query on a server, whatever their number
-        free = LoopHealth(held=False, last_loop=None)
-        stale = loop_stale(free, self._clock.now(), self._poll)  # no lock held: the same for every one of them
-        delivering = self._delivering
-        # what _listed makes of each, with what is the same for all of them worked out once (10,000 rows)
-        return [ListedJob(s, free, s.left(delivering=delivering), unattended=True, loop_unhealthy=stale)
-                for s in alone if s.problem is None and unattended_here(s.settled, free)]
+        listed = (self._listed(s, LoopHealth(held=False, last_loop=None), now) for s in alone)
+        return [job for job in listed if job.unattended]
 
     def _listed(self, summary: JobSummary, health: LoopHealth, now: datetime) -> ListedJob:
         readable = summary.problem is None
