@@ -9,7 +9,7 @@ from typing import Protocol
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, RecordTail, StoreIdentity
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
 
 
 class StoreError(Exception):
@@ -139,6 +139,11 @@ class JobStore(Protocol):
     def unattended(self) -> list[JobSummary]:
         """``unsettled`` less the jobs whose lock is held now (a live supervisor or command), oldest first:
         the Unattended notice's question, in one query on a server whatever the number of jobs."""
+        ...
+
+    def unattended_names(self) -> list[UnattendedJob]:
+        """``unattended``, each job by its name, state and sweep only (the notice's lines), in the same
+        order and by the same one query on a server: no whole summary made for each job."""
         ...
 
     def rebuild_summaries(self) -> int:

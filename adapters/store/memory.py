@@ -17,7 +17,7 @@ from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decod
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, UnattendedJob, rebuild
 from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 
@@ -152,6 +152,9 @@ class InMemoryStore:
 
     def unattended(self) -> list[JobSummary]:
         return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+
+    def unattended_names(self) -> list[UnattendedJob]:
+        return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]
 
     def rebuild_summaries(self) -> int:
         with self._mutex:

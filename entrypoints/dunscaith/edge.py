@@ -312,13 +312,12 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
         return
     told: list[str] = []  # written at once: 10,000 Unattended jobs are one write, not 10,000
     sweeps: dict[str, int] = {}  # a sweep's Unattended elements are one line, naming the sweep
-    for job in listed:
-        name, sweep = job.summary.job, job.summary.sweep
+    for name, state, sweep in listed:
         if sweep is not None:
             if sweep != skip and name != skip:
                 sweeps[sweep] = sweeps.get(sweep, 0) + 1
         elif name != skip:
-            told.append(f"job {name} is Unattended ({job.summary.state}, no supervisor); "
+            told.append(f"job {name} is Unattended ({state}, no supervisor); "
                         f"reattach with: {PROG} supervise {name}")
     for whole, count in sweeps.items():
         told.append(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended "

@@ -324,7 +324,32 @@ def test_unattended_is_every_unsettled_job_whose_lock_no_one_holds(backend: Back
     with holder.lock(names[1]), holder.lock(names[2]):
         assert [s.job for s in watcher.unattended()] == [names[0], names[3]]
         assert watcher.unattended() == [s for s in watcher.unsettled() if not watcher.healths([s.job])[s.job].held]
+        assert watcher.unattended_names() == [(s.job, s.state, s.sweep) for s in watcher.unattended()]
     assert [s.job for s in watcher.unattended()] == names[:4]
+
+
+def test_unattended_names_are_unattended_by_name_state_and_sweep_in_the_same_order(backend: Backend) -> None:
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.ids import Nonce
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.sweeps import SweepMember
+
+    holder, watcher = backend.open(), backend.open()
+    sweep = JobId("scan")
+    elements = [JobId(f"scan-{i}") for i in range(3)]
+    for i, job in enumerate(elements):
+        spec = JobSpec(job, "local", "local", ("echo", str(i)), member=SweepMember(sweep, i))
+        holder.create(job, T0, *ev.encode(ev.JobRecorded.of(spec, holder.identity())))
+    alone = JobId("alone")
+    holder.create(alone, T0, *ev.encode(ev.JobRecorded.of(JobSpec(alone, "local", "local", ("true",)),
+                                                          holder.identity())))
+    holder.append(alone, T0, *ev.encode(ev.Submitting(1, Nonce("n1"))))
+    with holder.lock(elements[1]):
+        named = watcher.unattended_names()
+        assert named == [(s.job, s.state, s.sweep) for s in watcher.unattended()]
+    assert [(n.job, n.sweep) for n in named] == [(elements[0], sweep), (elements[2], sweep), (alone, None)]
+    assert named[-1].state == watcher.summary(alone).state
+    assert watcher.unattended_names() == [(s.job, s.state, s.sweep) for s in watcher.unattended()]
 
 
 def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:

@@ -56,7 +56,7 @@ from dunscaith.adapters.store.summary_rows import (
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
 from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
 
 # An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
@@ -99,7 +99,8 @@ _SQL_PUT_SUMMARY = (
     f"INSERT INTO summaries (job_id, {', '.join(COLUMNS)}) VALUES (%s, {', '.join(['%s'] * len(COLUMNS))}) "
     f"ON CONFLICT (job_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in COLUMNS)}"
 )
-_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SUMMARIES = "FROM summaries s JOIN jobs j ON j.id = s.job_id"
+_SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} {_SUMMARIES}"
 _SQL_EVERY_EVENT = (
     "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
     "ORDER BY j.id, e.seq"
@@ -123,16 +124,20 @@ _SQL_HEALTHS = (
 )
 # The same question for every job not settled, its lock's key made by the server (locks.lock_key: the
 # first 8 bytes of sha256 over a prefix and the name, as two unsigned 32-bit halves): one statement.
-_SQL_UNATTENDED = (
+_HELD = (
     "WITH held AS MATERIALIZED (SELECT DISTINCT classid::bigint AS hi, objid::bigint AS lo FROM pg_locks "
     "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) "
-    f"{_SQL_SUMMARY} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d) k "
+)
+_NOT_HELD = (
+    f"{_SUMMARIES} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d) k "
     "WHERE NOT s.settled AND s.problem IS NULL AND NOT EXISTS (SELECT 1 FROM held h "
     "WHERE h.hi = ('x' || encode(substr(k.d, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295 "
     "AND h.lo = ('x' || encode(substr(k.d, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295) "
     "ORDER BY s.job_id"
 )
+_SQL_UNATTENDED = f"{_HELD}SELECT j.name, s.{', s.'.join(COLUMNS)} {_NOT_HELD}"
+_SQL_UNATTENDED_NAMES = f"{_HELD}SELECT j.name, s.state, s.sweep {_NOT_HELD}"
 _SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
 _SQL_BOUND = "SELECT system_identifier, database FROM store_identity WHERE one = 1"
 _SQL_BIND = (
@@ -384,6 +389,12 @@ class PostgresStore:
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED, (LOCK_KEY_PREFIX,)).fetchall())
         return [self._summary(row) for row in rows]
+
+    def unattended_names(self) -> list[UnattendedJob]:
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED_NAMES, (LOCK_KEY_PREFIX,)).fetchall())
+        return [UnattendedJob(JobId(name), state, JobId(sweep) if sweep is not None else None)
+                for name, state, sweep in rows]
 
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""

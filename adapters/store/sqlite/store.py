@@ -46,7 +46,7 @@ from dunscaith.adapters.store.summary_rows import (
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, unreadable
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob, unreadable
 from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
 
@@ -391,6 +391,9 @@ class SqliteStore:
 
     def unattended(self) -> list[JobSummary]:
         return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+
+    def unattended_names(self) -> list[UnattendedJob]:
+        return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]
 
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""

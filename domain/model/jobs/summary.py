@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import snapshot
@@ -58,6 +59,16 @@ class JobSummary:
     def left(self, *, delivering: bool) -> int:
         """How much work is outstanding, as ``settlement.outstanding`` counts it under that setting."""
         return self.outstanding + (self.undelivered if delivering else 0)
+
+
+class UnattendedJob(NamedTuple):
+    """What the Unattended notice says of a job: its name, its summary's state and its sweep. A tuple, not
+    a summary: the notice names every Unattended job, 10,000 of them as cheaply as the query that finds
+    them."""
+
+    job: JobId
+    state: str
+    sweep: JobId | None
 
 
 def state_words() -> list[str]:

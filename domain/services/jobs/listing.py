@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import JobState, fold
-from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
 from dunscaith.domain.services.jobs.status import JobView, judge
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding, SweepStatus
@@ -26,15 +25,6 @@ from dunscaith.ports.job_store import JobStore, RecordDamaged
 
 # list asks the locks of this many jobs at once: a page in one query, memory still flat for --json
 _LOCKS_AT_ONCE = 100
-
-
-@dataclass(frozen=True, slots=True)
-class ListedJob:
-    summary: JobSummary
-    health: LoopHealth
-    left: int  # work outstanding, as status counts it under this configuration
-    unattended: bool  # exact: the lock is this host's
-    loop_unhealthy: bool  # display only
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,16 +142,7 @@ class JobListing:
     def count(self, query: SummaryQuery) -> int:
         return self._store.count(query)
 
-    def unattended(self) -> list[ListedJob]:
-        """Jobs with work left and no supervisor: the records not settled (an index) whose lock no one
-        holds, asked of the store at once (one query on a server)."""
-        now = self._clock.now()
-        alone = self._store.unattended()  # not settled, no lock held: one query on a server, whatever their number
-        listed = (self._listed(s, LoopHealth(held=False, last_loop=None), now) for s in alone)
-        return [job for job in listed if job.unattended]
-
-    def _listed(self, summary: JobSummary, health: LoopHealth, now: datetime) -> ListedJob:
-        readable = summary.problem is None
-        return ListedJob(summary, health, summary.left(delivering=self._delivering),
-                         unattended=readable and unattended_here(summary.settled, health),
-                         loop_unhealthy=loop_stale(health, now, self._poll))
+    def unattended(self) -> list[UnattendedJob]:
+        """Jobs with work left and no supervisor, by name, state and sweep: the records not settled (an
+        index) whose lock no one holds, asked of the store at once (one query on a server)."""
+        return self._store.unattended_names()
