@@ -59,6 +59,8 @@ class _Block:
         from rich.text import Text
 
         v = self._view
+        if not v.words:  # nothing to supervise (supervise --all with no Unattended job): no empty block
+            return Group()
         total = max(len(v.words), 1)
         done = sum(1 for word in v.words.values() if word in _DONE_WORDS)
         filled = round(_BAR * done / total)
@@ -108,7 +110,7 @@ class SweepLiveView:
 
     def show(self, elements: Sequence[JobSummary]) -> None:
         self.words = {e.job: e.state for e in elements}
-        if self._live is None:
+        if self._live is None and elements:
             self._plain(f"{len(elements)} elements: {counts_words(self.words.values())}")
         self._draw(force=True)
 

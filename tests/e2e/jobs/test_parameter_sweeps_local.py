@@ -141,3 +141,12 @@ def test_supervise_all_takes_every_unattended_job_and_element(cli: Cli) -> None:
     assert cli.status("solo")["state"] == "succeeded"
     assert all(e["state"] == "succeeded" for e in _elements(cli, "exp"))
     assert _ran(cli) == Counter(str(i) for i in range(1, 5))
+
+
+def test_supervise_all_with_nothing_unattended_says_so_in_one_line_and_shows_no_empty_view(cli: Cli) -> None:
+    done = cli.run("submit", "--", "true")
+    assert done.returncode == 0, done.stderr
+    every = cli.run("supervise", "--all")
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert every.stdout == ""
+    assert every.stderr == "dunscaith: no Unattended job: nothing to supervise\n"
