@@ -61,9 +61,8 @@ class _Block:
         v = self._view
         if not v.words:  # nothing to supervise (supervise --all with no Unattended job): no empty block
             return Group()
-        total = max(len(v.words), 1)
         done = sum(1 for word in v.words.values() if word in _DONE_WORDS)
-        filled = round(_BAR * done / total)
+        filled = round(_BAR * done / len(v.words))
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append(f"sweep {v.sweep}", style="bold")
         head.append(f"  {len(v.words)} elements  {elapsed(time.monotonic() - v.began)}")
