@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -279,6 +279,11 @@ class _Fold:
             self._request_index = {r.id: i for i, r in enumerate(self._requests)}
         return self._requests, self._request_index
 
+    def _failure_list(self) -> list[str]:
+        if self._failures is None:
+            self._failures = list(self._base.failures)
+        return self._failures
+
     def _escalation_list(self) -> list[Escalation]:
         if self._escalations is None:
             self._escalations = list(self._base.escalations)
@@ -315,110 +320,12 @@ class _Fold:
                 raise RecordInconsistent(f"unhandled action {action!r}")
 
     def apply(self, event: ev.Event, at: datetime) -> None:
-        """One event onto the state: the transition table of the record, in one place."""
+        """One event onto the state: the transition table of the record (``_TRANSITIONS``), in one place."""
         self.updated_at = at
-        match event:
-            case ev.Observed(attempt=n, state=s, exit_code=code, signal=sig, reason=why):
-                a = self._draft(n)
-                seen = a.object_state = _OBJECT_STATES.get(s) or _member(ObjectState, s, "observed")
-                a.exit_code, a.signal, a.reason, a.absent_since = code, sig, why, None
-                if a.started_at is None and (seen is ObjectState.RUNNING
-                                             or (seen in _RAN and a.released_at is not None)):
-                    a.started_at = at
-                a.ended_at = (a.ended_at or at) if seen in ENDED else None
-            case ev.JobRecorded():
-                raise RecordInconsistent("a second job-recorded event")
-            case ev.Submitting(attempt=n, nonce=nonce):
-                if n != self._count() + 1:
-                    raise RecordInconsistent(f"attempt {n} started after attempt {self._count()}")
-                self._attempt_list().append(Attempt(n, nonce, AttemptState.SUBMITTING))
-            case ev.Created(attempt=n, object_id=oid):
-                a = self._draft(n)
-                a.order, a.object_id, a.object_state = AttemptState.CREATED, oid, ObjectState.HELD
-            case ev.Refused(attempt=n, detail=why):
-                a = self._draft(n)
-                a.order, a.reason = AttemptState.REFUSED, why
-            case ev.Unknown(attempt=n):
-                self._draft(n).order = AttemptState.UNKNOWN
-            case ev.Found(attempt=n, object_id=oid):
-                a = self._draft(n)
-                a.order, a.object_id, a.object_state, a.absent_since = AttemptState.CREATED, oid, ObjectState.HELD, None
-            case ev.Confirmed(attempt=n, object_id=oid):
-                a = self._draft(n)
-                a.order, a.object_id = AttemptState.CONFIRMED, oid
-            case ev.Released(attempt=n, object_id=oid, stdout=out, stderr=err):
-                a = self._draft(n)
-                a.stdout = out if out is not None else a.stdout
-                a.stderr = err if err is not None else a.stderr
-                a.released_at = a.released_at or at
-                self.release_wanted = False
-                if a.object_state in (None, ObjectState.HELD):
-                    a.object_state = ObjectState.PENDING
-                a.order, a.object_id = AttemptState.RELEASED, oid
-            case ev.Absent(attempt=n):
-                self._draft(n).absent_since = at
-            case ev.Cancelling(attempt=n):
-                self._draft(n).cancelling = True
-            case ev.MovedToResidual(attempt=n):
-                self._draft(n).residual = True
-            case ev.Requested(request=rid, action=action):
-                requests, index = self._request_list()
-                if rid in index:
-                    raise RecordInconsistent(f"request {rid} made twice")
-                request = Request(rid, _member(Action, action, "request"), at)
-                index[rid] = len(requests)
-                requests.append(request)
-            case ev.Answered(request=rid, result=result, detail=detail):
-                requests, index = self._request_list()
-                i = index.get(rid)
-                if i is None:
-                    raise RecordInconsistent(f"an answer to request {rid}, which was never made")
-                req = requests[i]
-                if req.result is not None:
-                    raise RecordInconsistent(f"request {rid} answered twice")
-                requests[i] = Request(req.id, req.action, req.at, result, detail)
-                if result == "confirmed":
-                    self._intent(req.action)
-            case ev.HeldByUser(attempt=n, object_id=oid):
-                a = self._draft(n)
-                a.object_id, a.object_state = oid, ObjectState.HELD
-            case ev.Requeueing(attempt=n):
-                self._draft(n)
-                self.requeue_wanted, self.requeue_in_flight = False, n
-            case ev.Requeued(attempt=n):
-                self.requeue_in_flight = None
-                a = self._draft(n)
-                a.object_state, a.exit_code, a.signal, a.reason = ObjectState.REQUEUED, None, None, "requeued"
-            case ev.ActionFailed(action=action, detail=detail):
-                if self._failures is None:
-                    self._failures = list(self._base.failures)
-                self._failures.append(f"{action}: {detail}")
-                if action == Action.HOLD:
-                    self.hold_wanted = False
-                elif action == Action.REQUEUE:
-                    self.requeue_wanted, self.requeue_in_flight = False, None
-            case ev.Escalated(reason=reason, attempt=n, detail=detail):
-                esc = Escalation(_member(EscalationReason, reason, "escalated"), n, detail, at)
-                self._escalation_list().append(esc)
-            case ev.Delivered(index=i):
-                escalations = self._escalation_list()
-                if not 0 <= i < len(escalations):
-                    raise RecordInconsistent(f"delivery of escalation {i}, which was never raised")
-                escalations[i] = replace(escalations[i], delivered=True)
-            case ev.OutcomeReached(result=result, detail=detail):
-                if self.outcome is not None:
-                    raise RecordInconsistent("a second outcome")
-                self.outcome = JobOutcome(_member(OutcomeKind, result, "outcome"), detail)
-                self.outcome_at = at
-            case ev.Settled():
-                self.settled = True
-            case ev.Pruned():
-                if not self.settled:
-                    raise RecordInconsistent("pruned before the record settled")
-                if self.pruned_at is None:  # a second prune only repeats the first (its time stands)
-                    self.pruned_at = at
-            case _:
-                raise RecordInconsistent(f"unhandled event {event!r}")
+        step = _TRANSITIONS.get(type(event))
+        if step is None:
+            raise RecordInconsistent(f"unhandled event {event!r}")
+        step(self, event, at)
 
     def freeze(self) -> JobState:
         base = self._base
@@ -434,6 +341,162 @@ class _Fold:
             resubmit_of=self.resubmit_of, rerun_of=self.rerun_of, requeue_in_flight=self.requeue_in_flight,
             failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
             outcome_at=self.outcome_at, machine_id=base.machine_id)
+
+
+# ---- the transition table: one function per kind of event, each changing the fold in place -------------
+
+def _observed(f: _Fold, e: ev.Observed, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    seen = a.object_state = _OBJECT_STATES.get(e.state) or _member(ObjectState, e.state, "observed")
+    a.exit_code, a.signal, a.reason, a.absent_since = e.exit_code, e.signal, e.reason, None
+    if a.started_at is None and (seen is ObjectState.RUNNING or (seen in _RAN and a.released_at is not None)):
+        a.started_at = at
+    a.ended_at = (a.ended_at or at) if seen in ENDED else None
+
+
+def _recorded_again(f: _Fold, e: ev.JobRecorded, at: datetime) -> None:
+    raise RecordInconsistent("a second job-recorded event")
+
+
+def _submitting(f: _Fold, e: ev.Submitting, at: datetime) -> None:
+    if e.attempt != f._count() + 1:
+        raise RecordInconsistent(f"attempt {e.attempt} started after attempt {f._count()}")
+    f._attempt_list().append(Attempt(e.attempt, e.nonce, AttemptState.SUBMITTING))
+
+
+def _created(f: _Fold, e: ev.Created, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.order, a.object_id, a.object_state = AttemptState.CREATED, e.object_id, ObjectState.HELD
+
+
+def _refused(f: _Fold, e: ev.Refused, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.order, a.reason = AttemptState.REFUSED, e.detail
+
+
+def _unknown(f: _Fold, e: ev.Unknown, at: datetime) -> None:
+    f._draft(e.attempt).order = AttemptState.UNKNOWN
+
+
+def _found(f: _Fold, e: ev.Found, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.order, a.object_id, a.object_state, a.absent_since = AttemptState.CREATED, e.object_id, ObjectState.HELD, None
+
+
+def _confirmed(f: _Fold, e: ev.Confirmed, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.order, a.object_id = AttemptState.CONFIRMED, e.object_id
+
+
+def _released(f: _Fold, e: ev.Released, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.stdout = e.stdout if e.stdout is not None else a.stdout
+    a.stderr = e.stderr if e.stderr is not None else a.stderr
+    a.released_at = a.released_at or at
+    f.release_wanted = False
+    if a.object_state in (None, ObjectState.HELD):
+        a.object_state = ObjectState.PENDING
+    a.order, a.object_id = AttemptState.RELEASED, e.object_id
+
+
+def _absent(f: _Fold, e: ev.Absent, at: datetime) -> None:
+    f._draft(e.attempt).absent_since = at
+
+
+def _cancelling(f: _Fold, e: ev.Cancelling, at: datetime) -> None:
+    f._draft(e.attempt).cancelling = True
+
+
+def _moved_to_residual(f: _Fold, e: ev.MovedToResidual, at: datetime) -> None:
+    f._draft(e.attempt).residual = True
+
+
+def _requested(f: _Fold, e: ev.Requested, at: datetime) -> None:
+    requests, index = f._request_list()
+    if e.request in index:
+        raise RecordInconsistent(f"request {e.request} made twice")
+    index[e.request] = len(requests)
+    requests.append(Request(e.request, _member(Action, e.action, "request"), at))
+
+
+def _answered(f: _Fold, e: ev.Answered, at: datetime) -> None:
+    requests, index = f._request_list()
+    i = index.get(e.request)
+    if i is None:
+        raise RecordInconsistent(f"an answer to request {e.request}, which was never made")
+    req = requests[i]
+    if req.result is not None:
+        raise RecordInconsistent(f"request {e.request} answered twice")
+    requests[i] = Request(req.id, req.action, req.at, e.result, e.detail)
+    if e.result == "confirmed":
+        f._intent(req.action)
+
+
+def _held_by_user(f: _Fold, e: ev.HeldByUser, at: datetime) -> None:
+    a = f._draft(e.attempt)
+    a.object_id, a.object_state = e.object_id, ObjectState.HELD
+
+
+def _requeueing(f: _Fold, e: ev.Requeueing, at: datetime) -> None:
+    f._draft(e.attempt)
+    f.requeue_wanted, f.requeue_in_flight = False, e.attempt
+
+
+def _requeued(f: _Fold, e: ev.Requeued, at: datetime) -> None:
+    f.requeue_in_flight = None
+    a = f._draft(e.attempt)
+    a.object_state, a.exit_code, a.signal, a.reason = ObjectState.REQUEUED, None, None, "requeued"
+
+
+def _action_failed(f: _Fold, e: ev.ActionFailed, at: datetime) -> None:
+    f._failure_list().append(f"{e.action}: {e.detail}")
+    if e.action == Action.HOLD:
+        f.hold_wanted = False
+    elif e.action == Action.REQUEUE:
+        f.requeue_wanted, f.requeue_in_flight = False, None
+
+
+def _escalated(f: _Fold, e: ev.Escalated, at: datetime) -> None:
+    reason = _member(EscalationReason, e.reason, "escalated")
+    f._escalation_list().append(Escalation(reason, e.attempt, e.detail, at))
+
+
+def _delivered(f: _Fold, e: ev.Delivered, at: datetime) -> None:
+    escalations = f._escalation_list()
+    if not 0 <= e.index < len(escalations):
+        raise RecordInconsistent(f"delivery of escalation {e.index}, which was never raised")
+    escalations[e.index] = replace(escalations[e.index], delivered=True)
+
+
+def _outcome_reached(f: _Fold, e: ev.OutcomeReached, at: datetime) -> None:
+    if f.outcome is not None:
+        raise RecordInconsistent("a second outcome")
+    f.outcome = JobOutcome(_member(OutcomeKind, e.result, "outcome"), e.detail)
+    f.outcome_at = at
+
+
+def _settled(f: _Fold, e: ev.Settled, at: datetime) -> None:
+    f.settled = True
+
+
+def _pruned(f: _Fold, e: ev.Pruned, at: datetime) -> None:
+    if not f.settled:
+        raise RecordInconsistent("pruned before the record settled")
+    if f.pruned_at is None:  # a second prune only repeats the first (its time stands)
+        f.pruned_at = at
+
+
+# Keyed by the event's exact class (events are final dataclasses): one dict look-up per event, where the
+# ``match`` it replaces tried the kinds in turn.
+_TRANSITIONS: dict[type[ev.Event], Callable[[_Fold, Any, datetime], None]] = {
+    ev.Observed: _observed, ev.JobRecorded: _recorded_again, ev.Submitting: _submitting, ev.Created: _created,
+    ev.Refused: _refused, ev.Unknown: _unknown, ev.Found: _found, ev.Confirmed: _confirmed,
+    ev.Released: _released, ev.Absent: _absent, ev.Cancelling: _cancelling,
+    ev.MovedToResidual: _moved_to_residual, ev.Requested: _requested, ev.Answered: _answered,
+    ev.HeldByUser: _held_by_user, ev.Requeueing: _requeueing, ev.Requeued: _requeued,
+    ev.ActionFailed: _action_failed, ev.Escalated: _escalated, ev.Delivered: _delivered,
+    ev.OutcomeReached: _outcome_reached, ev.Settled: _settled, ev.Pruned: _pruned,
+}
 
 
 def apply(state: JobState, event: ev.Event, at: datetime) -> JobState:
