@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from enum import StrEnum
@@ -103,65 +103,74 @@ def _actor(event: ev.Event) -> tuple[Actor, str | None]:
     return Actor.SUPERVISOR, None
 
 
+# The sentence of each kind of event that only names its fields; the others are worked out below.
+_TEMPLATES: dict[type[ev.Event], str] = {
+    ev.Submitting: "sends the create request, held (nonce {e.nonce}): never sent twice",
+    ev.Created: "created {e.object_id}, held",
+    ev.Refused: "refused the create, no object made: {e.detail}",
+    ev.Unknown: "no answer to the create (an object may exist; never sent again): {e.detail}",
+    ev.Found: "found {e.object_id} by the attempt's nonce",
+    ev.Confirmed: "confirmed {e.object_id} carries the attempt's nonce",
+    ev.Absent: "not listed by a complete query (absence alone is no ending)",
+    ev.Cancelling: "asks the scheduler to stop {e.object_id}",
+    ev.Escalated: "escalated ({e.reason}): {e.detail}",
+    ev.MovedToResidual: "moved to the residual list ({e.reason}): sweeps look for its object",
+    ev.Requested: "asks to {e.action} (request {e.request})",
+    ev.HeldByUser: "held {e.object_id} until a release",
+    ev.Requeueing: "sends the requeue of {e.object_id}: never sent twice",
+    ev.Requeued: "requeued {e.object_id}",
+    ev.ActionFailed: "{e.action} not carried out: {e.detail}",
+    ev.Settled: "settled: nothing outstanding",
+    ev.Pruned: "pruned: the job leaves list (its record is kept)",
+}
+
+
+def _recorded(e: ev.JobRecorded, actions: Mapping[str, str]) -> str:
+    what = shlex.join(e.command) if e.command else (e.script or "")
+    most = f"at most {e.max_attempts} attempt{'s' if e.max_attempts != 1 else ''}"
+    workdir = f", in {e.workdir}" if e.workdir else ""
+    return f"recorded: {what} (cluster {e.cluster}, {e.adapter}; {most}{workdir})"
+
+
+def _released(e: ev.Released, actions: Mapping[str, str]) -> str:
+    paths = [f"{name} {path}" for name, path in (("stdout", e.stdout), ("stderr", e.stderr))
+             if path is not None and (name == "stdout" or path != e.stdout)]
+    return f"released {e.object_id}" + (f" ({', '.join(paths)})" if paths else "")
+
+
+def _observed(e: ev.Observed, actions: Mapping[str, str]) -> str:
+    code = f", exit code {e.exit_code}" if e.exit_code is not None else ""
+    sig = f", signal {e.signal}" if e.signal is not None else ""
+    why = f": {e.reason}" if e.reason else ""
+    return f"{e.object_id} {e.state}{code}{sig}{why}"
+
+
+def _delivered(e: ev.Delivered, actions: Mapping[str, str]) -> str:
+    return f"escalation {e.index + 1} delivered to the configured command"
+
+
+def _answered(e: ev.Answered, actions: Mapping[str, str]) -> str:
+    detail = f": {e.detail}" if e.detail else ""
+    return f"{e.result} {actions.get(e.request, 'the request')} (request {e.request}){detail}"
+
+
+def _outcome(e: ev.OutcomeReached, actions: Mapping[str, str]) -> str:
+    return f"outcome {e.result}" + (f": {e.detail}" if e.detail else "")
+
+
+# The sentence of each kind of event that is more than its fields (the answered request's action is
+# looked up in ``actions``: request id -> action).
+_COMPOSED: dict[type[ev.Event], Callable[[Any, Mapping[str, str]], str]] = {
+    ev.JobRecorded: _recorded, ev.Released: _released, ev.Observed: _observed, ev.Delivered: _delivered,
+    ev.Answered: _answered, ev.OutcomeReached: _outcome,
+}
+
+
 def _sentence(event: ev.Event, actions: Mapping[str, str]) -> str:
-    match event:
-        case ev.JobRecorded():
-            what = shlex.join(event.command) if event.command else (event.script or "")
-            most = f"at most {event.max_attempts} attempt{'s' if event.max_attempts != 1 else ''}"
-            workdir = f", in {event.workdir}" if event.workdir else ""
-            return f"recorded: {what} (cluster {event.cluster}, {event.adapter}; {most}{workdir})"
-        case ev.Submitting():
-            return f"sends the create request, held (nonce {event.nonce}): never sent twice"
-        case ev.Created():
-            return f"created {event.object_id}, held"
-        case ev.Refused():
-            return f"refused the create, no object made: {event.detail}"
-        case ev.Unknown():
-            return f"no answer to the create (an object may exist; never sent again): {event.detail}"
-        case ev.Found():
-            return f"found {event.object_id} by the attempt's nonce"
-        case ev.Confirmed():
-            return f"confirmed {event.object_id} carries the attempt's nonce"
-        case ev.Released():
-            paths = [f"{name} {path}" for name, path in (("stdout", event.stdout), ("stderr", event.stderr))
-                     if path is not None and (name == "stdout" or path != event.stdout)]
-            return f"released {event.object_id}" + (f" ({', '.join(paths)})" if paths else "")
-        case ev.Observed():
-            code = f", exit code {event.exit_code}" if event.exit_code is not None else ""
-            sig = f", signal {event.signal}" if event.signal is not None else ""
-            why = f": {event.reason}" if event.reason else ""
-            return f"{event.object_id} {event.state}{code}{sig}{why}"
-        case ev.Absent():
-            return "not listed by a complete query (absence alone is no ending)"
-        case ev.Cancelling():
-            return f"asks the scheduler to stop {event.object_id}"
-        case ev.Escalated():
-            return f"escalated ({event.reason}): {event.detail}"
-        case ev.Delivered():
-            return f"escalation {event.index + 1} delivered to the configured command"
-        case ev.MovedToResidual():
-            return f"moved to the residual list ({event.reason}): sweeps look for its object"
-        case ev.Requested():
-            return f"asks to {event.action} (request {event.request})"
-        case ev.Answered():
-            action = actions.get(event.request, "the request")
-            detail = f": {event.detail}" if event.detail else ""
-            return f"{event.result} {action} (request {event.request}){detail}"
-        case ev.HeldByUser():
-            return f"held {event.object_id} until a release"
-        case ev.Requeueing():
-            return f"sends the requeue of {event.object_id}: never sent twice"
-        case ev.Requeued():
-            return f"requeued {event.object_id}"
-        case ev.ActionFailed():
-            return f"{event.action} not carried out: {event.detail}"
-        case ev.OutcomeReached():
-            return f"outcome {event.result}" + (f": {event.detail}" if event.detail else "")
-        case ev.Settled():
-            return "settled: nothing outstanding"
-        case ev.Pruned():
-            return "pruned: the job leaves list (its record is kept)"
-    return event.KIND  # pragma: no cover - every kind has its case above
+    template = _TEMPLATES.get(type(event))
+    if template is not None:
+        return template.format(e=event)
+    return _COMPOSED[type(event)](event, actions)
 
 
 # ------------------------------------------------------------------------------------------- rendering
