@@ -97,45 +97,62 @@ def _over_limit(case: ResolveCase, label: str) -> Decision:
 
 
 def _decide_own(case: ResolveCase, option: Option, job: str | None, label: str) -> Decision:
-    order = case.order
-    state = order.state
-    bad_id = order.job is not None and not job_id_readable(order.job)
+    """A record of this app: the rows of seed 002's resolve table, one function per option."""
     if option is Option.GONE:
         raise ResolveRefused("--gone takes only a record of another runner; here --expired takes such an order")
     if option is Option.OVER_LIMIT:
         return _over_limit(case, label)
-    if state is OrderState.FINAL:
+    if case.order.state is OrderState.FINAL:
         raise ResolveRefused(f"{label} is final: resolve takes it only with --over-limit")
     if option is Option.JOB:
         assert job is not None
-        if not job_id_readable(job):
-            raise ResolveRefused("that job id cannot be read at the site (a newline, a control character or "
-                                 "[REDACTED] in it): give the id the site shows")
-        if state is OrderState.LOST or bad_id:
-            return Decision(Option.JOB, job, False, False)
-        raise ResolveRefused(f"{label} is open with its job: a resume collects it "
-                             "(send MANIFEST --live --resume RECORD)")
+        return _own_job(case, job, label)
     if option is Option.NONE:
-        if state is OrderState.LOST:
-            return Decision(Option.NONE, None, True, False)
-        if bad_id:  # no read can name the job: it may exist, so it counts
-            return Decision(Option.NONE, None, True, True)
-        if case.site is SiteName.VLQ and order.last_stop == "submit_unknown":
-            return Decision(Option.NONE, None, True, False)
-        if case.site is SiteName.PIASTQ and only_new(order, case.now):
-            return Decision(Option.NONE, None, True, True)
-        raise ResolveRefused(
-            f"--none does not take {label}: it is open; resume to collect it, or ask the site and resume "
-            "once the job is final")
+        return _own_none(case, label)
     if option is Option.EXPIRED:
-        if case.site is SiteName.PIASTQ and state is OrderState.OPEN and order.last_stop == "result_expired":
-            if expired_twice(order):
-                return Decision(Option.EXPIRED, None, True, True)
-            raise ResolveRefused(f"--expired needs two calls 10 minutes or more apart that got result_expired "
-                                 f"for {label}: resume again later")
-        raise ResolveRefused(f"--expired takes an open Piast-Q order whose last stop is result_expired; "
-                             f"{label} is not one")
+        return _own_expired(case, label)
     raise ResolveRefused(f"--{option.value} does not take {label}")  # pragma: no cover - every option is above
+
+
+def _id_unreadable(order: OrderView) -> bool:
+    """An order whose job id no URL can hold (a newline in it): no read of its state can name the job."""
+    return order.job is not None and not job_id_readable(order.job)
+
+
+def _own_job(case: ResolveCase, job: str, label: str) -> Decision:
+    if not job_id_readable(job):
+        raise ResolveRefused("that job id cannot be read at the site (a newline, a control character or "
+                             "[REDACTED] in it): give the id the site shows")
+    if case.order.state is OrderState.LOST or _id_unreadable(case.order):
+        return Decision(Option.JOB, job, False, False)
+    raise ResolveRefused(f"{label} is open with its job: a resume collects it "
+                         "(send MANIFEST --live --resume RECORD)")
+
+
+def _own_none(case: ResolveCase, label: str) -> Decision:
+    order = case.order
+    if order.state is OrderState.LOST:
+        return Decision(Option.NONE, None, True, False)
+    if _id_unreadable(order):  # no read can name the job: it may exist, so it counts
+        return Decision(Option.NONE, None, True, True)
+    if case.site is SiteName.VLQ and order.last_stop == "submit_unknown":
+        return Decision(Option.NONE, None, True, False)
+    if case.site is SiteName.PIASTQ and only_new(order, case.now):
+        return Decision(Option.NONE, None, True, True)
+    raise ResolveRefused(
+        f"--none does not take {label}: it is open; resume to collect it, or ask the site and resume "
+        "once the job is final")
+
+
+def _own_expired(case: ResolveCase, label: str) -> Decision:
+    order = case.order
+    if case.site is SiteName.PIASTQ and order.state is OrderState.OPEN and order.last_stop == "result_expired":
+        if expired_twice(order):
+            return Decision(Option.EXPIRED, None, True, True)
+        raise ResolveRefused(f"--expired needs two calls 10 minutes or more apart that got result_expired "
+                             f"for {label}: resume again later")
+    raise ResolveRefused(f"--expired takes an open Piast-Q order whose last stop is result_expired; "
+                         f"{label} is not one")
 
 
 def _decide_other(case: ResolveCase, option: Option, label: str) -> Decision:
