@@ -424,61 +424,75 @@ def decode_files(files: Mapping[str, bytes]) -> InstanceRecords:
     unknown = sorted(n for n in files if n not in _KNOWN and refused_number(n) is None)
     if unknown:
         raise ControlError(f"{unknown[0]}: not a control file of an instance")
+    records = _decode_each(files)
+    if records.launching is None and files:
+        raise ControlError(f"{sorted(files)[0]}: no launching.json names the launch it belongs to")
+    _check_launch(records)
+    _check_instance(records)
+    if records.killed is not None and (records.terminated is None
+                                       or records.killed.request != records.terminated.request):
+        raise ControlError(f"{KILLED}: a kill without its termination")
+    return records
 
-    def obj(name: str) -> dict[str, Any] | None:
-        return _decode(files[name], name) if name in files else None
 
-    raw = obj(LAUNCHING)
-    launching = None if raw is None else _launching(raw, LAUNCHING)
-    raw = obj(INSTANCE)
-    instance = None if raw is None else _instance(raw, INSTANCE)
-    raw = obj(FAILURE)
-    failure = None if raw is None else _failure(raw, FAILURE)
-    raw = obj(REQUEST)
-    request = None if raw is None else _request(raw, REQUEST)
-    raw = obj(TERMINATED)
-    terminated = None if raw is None else _signalled(raw, "terminated", "TERM", TERMINATED)
-    raw = obj(KILLED)
-    killed = None if raw is None else _signalled(raw, "killed", "KILL", KILLED)
-    raw = obj(OUTCOME)
-    outcome = None if raw is None else _outcome(raw, OUTCOME)
+def _decode_each(files: Mapping[str, bytes]) -> InstanceRecords:
+    """Each file on its own, before any check between them."""
+
+    def obj(name: str) -> dict[str, Any]:
+        return _decode(files[name], name)
+
+    # in the order of the old reader, so the first file named unreadable stays the same
+    launching = _launching(obj(LAUNCHING), LAUNCHING) if LAUNCHING in files else None
+    instance = _instance(obj(INSTANCE), INSTANCE) if INSTANCE in files else None
+    failure = _failure(obj(FAILURE), FAILURE) if FAILURE in files else None
+    request = _request(obj(REQUEST), REQUEST) if REQUEST in files else None
+    terminated = _signalled(obj(TERMINATED), "terminated", "TERM", TERMINATED) if TERMINATED in files else None
+    killed = _signalled(obj(KILLED), "killed", "KILL", KILLED) if KILLED in files else None
+    outcome = _outcome(obj(OUTCOME), OUTCOME) if OUTCOME in files else None
     refused: list[Refused] = []
     for name in sorted((n for n in files if refused_number(n) is not None), key=lambda n: refused_number(n) or 0):
-        refusal = _refused(_decode(files[name], name), name)
+        refusal = _refused(obj(name), name)
         if refusal.number != refused_number(name):
             raise ControlError(f"{name}: carries number {refusal.number}")
         refused.append(refusal)
+    return InstanceRecords(launching, instance, failure, request, tuple(refused), terminated, killed, outcome)
 
-    if launching is None and files:
-        raise ControlError(f"{sorted(files)[0]}: no launching.json names the launch it belongs to")
-    if launching is not None:
-        launch = (launching.nonce, launching.host, launching.wrapper_pid)
-        for name, started in ((INSTANCE, instance), (FAILURE, failure)):
+
+def _check_launch(r: InstanceRecords) -> None:
+    """The instance and a launch failure belong to the launch launching.json names, never both an outcome."""
+    if r.launching is not None:
+        launch = (r.launching.nonce, r.launching.host, r.launching.wrapper_pid)
+        for name, started in ((INSTANCE, r.instance), (FAILURE, r.failure)):
             if started is not None and (started.nonce, started.host, started.wrapper_pid) != launch:
                 raise ControlError(f"{name}: names another launch than launching.json")
-    if failure is not None and outcome is not None:
+    if r.failure is not None and r.outcome is not None:
         raise ControlError(f"{OUTCOME}: an outcome together with a launch failure")
-    if failure is not None and instance is not None and failure.worker_pid != instance.worker_pid:
+    if r.failure is not None and r.instance is not None and r.failure.worker_pid != r.instance.worker_pid:
         raise ControlError(f"{FAILURE}: names another worker than instance.json")
+
+
+def _check_instance(r: InstanceRecords) -> None:
+    """Every file after instance.json belongs to it: the request may name another instance (it is then
+    refused), no other file may; a refusal refuses only what this instance would not accept, and a
+    termination confirms the accepted request."""
     named: list[tuple[str, TerminateRequest | Signalled | Outcome | Refused | None]] = [
-        (OUTCOME, outcome), (TERMINATED, terminated), (KILLED, killed), (REQUEST, request)]
-    named += [(refused_name(r.number), r) for r in refused]
-    for name, rec in named:
-        if rec is not None and instance is None:
-            raise ControlError(f"{name}: no instance.json for it to belong to")
-    if instance is not None:
-        # A pending request may name another instance (it is then refused); every other file may not.
+        (OUTCOME, r.outcome), (TERMINATED, r.terminated), (KILLED, r.killed), (REQUEST, r.request)]
+    named += [(refused_name(refusal.number), refusal) for refusal in r.refused]
+    instance = r.instance
+    if instance is None:
         for name, rec in named:
-            if rec is not None and name != REQUEST and rec.instance != instance.id:
-                raise ControlError(f"{name}: names another instance than instance.json")
-        for refusal in refused:
-            if refusal.request is not None and mismatch(refusal.request, instance) is None:
-                raise ControlError(f"{refused_name(refusal.number)}: refuses a request this instance would accept")
-        if terminated is not None and (request != terminated.request or mismatch(terminated.request, instance)):
-            raise ControlError(f"{TERMINATED}: confirms a request that is not the accepted terminate.json")
-    if killed is not None and (terminated is None or killed.request != terminated.request):
-        raise ControlError(f"{KILLED}: a kill without its termination")
-    return InstanceRecords(launching, instance, failure, request, tuple(refused), terminated, killed, outcome)
+            if rec is not None:
+                raise ControlError(f"{name}: no instance.json for it to belong to")
+        return
+    for name, rec in named:
+        if rec is not None and name != REQUEST and rec.instance != instance.id:
+            raise ControlError(f"{name}: names another instance than instance.json")
+    for refusal in r.refused:
+        if refusal.request is not None and mismatch(refusal.request, instance) is None:
+            raise ControlError(f"{refused_name(refusal.number)}: refuses a request this instance would accept")
+    terminated = r.terminated
+    if terminated is not None and (r.request != terminated.request or mismatch(terminated.request, instance)):
+        raise ControlError(f"{TERMINATED}: confirms a request that is not the accepted terminate.json")
 
 
 _KNOWN = frozenset({LAUNCHING, INSTANCE, FAILURE, REQUEST, TERMINATED, KILLED, OUTCOME})
