@@ -260,7 +260,7 @@ class _LiveCall:
         job = order.job if order is not None else None
         self.write(LineType.STOP, reason=reason.value, order=order.index if order else None, job=job, detail=detail)
         code = exit_code if exit_code is not None else int(EXIT_OF[reason])
-        return _Stopped(SendOutcome(code, self.appender.path if self.appender else None, reason, detail,
+        return _Stopped(SendOutcome(code, self._path(), reason, detail,
                                     self.under_way))
 
     def _signal_stop(self, name: str, order: OrderView | None) -> _Stopped:
@@ -291,7 +291,7 @@ class _LiveCall:
                     self.stop(StopReason.PROGRAM, f"{type(exc).__name__}", self._current_order())
                 except Exception:  # the original error is what the user must see
                     pass
-            raise ProgramStopped(self.under_way, self.appender.path if self.appender else None) from exc
+            raise ProgramStopped(self.under_way, self._path()) from exc
         finally:
             if self.appender is not None:
                 self.appender.close()
@@ -309,9 +309,9 @@ class _LiveCall:
             found = blockers(runs) + lost_elsewhere(self.o.records, req)
             if found:
                 raise CallRefused(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
-            self._create_record()
+            _create_record(self)
         else:
-            self._open_resume(req.resume, may_send)
+            _open_resume(self, req.resume, may_send)
             found = blockers(runs) + lost_elsewhere(self.o.records, req) if may_send else []
             if may_send and found:
                 may_send = False
@@ -324,7 +324,7 @@ class _LiveCall:
         lost = [v for v in self.views if v.state is OrderState.LOST]
         if lost and may_send:
             v = lost[0]
-            path = self.appender.path if self.appender else None
+            path = self._path()
             raise CallRefused(f"order {v.index} ({v.name}) is lost: resolve it before sending more: "
                               f"{lost_hint(self.m.site.value, path, v.index)}")
         if may_send:
@@ -334,7 +334,7 @@ class _LiveCall:
         return self._end(limit)
 
     def _end(self, limit: int) -> SendOutcome:
-        path = self.appender.path if self.appender else None
+        path = self._path()
         states = [v.state for v in self.views if v.index <= limit]
         if OrderState.LOST in states:
             lost = next(v for v in self.views if v.state is OrderState.LOST)
@@ -345,57 +345,7 @@ class _LiveCall:
             return SendOutcome(int(Exit.OPEN), path)
         return SendOutcome(int(Exit.DONE), path)
 
-    def _start_data(self, resume: bool) -> dict[str, Any]:
-        m = self.m
-        return {"app": APP, "format": FORMAT, "site": m.site.value, "site_device": m.device, "run": m.run,
-                "manifest": self.req.manifest_path, "host": self.req.host, "path": "", "device": 0, "inode": 0,
-                "pid": self.req.pid, "orders": [o.name for o in m.orders], "resume": resume,
-                "job_seconds_limit": m.limits.job_seconds_limit}
-
-    def _create_record(self) -> None:
-        first = self._line(LineType.START, **self._start_data(False))
-        self.appender = self.o.records.create(self.m.site.value, self.m.run, first)
-        self.views = [OrderView(o.index, o.name) for o in self.m.orders]
-        self.say(f"Record: {self.appender.path}")
-
-    def _open_resume(self, path: str, may_send: bool) -> None:
-        records = self.o.records
-        try:
-            read = records.read(path)
-            view = fold(read.lines)
-        except (RecordUnreadable, RecordError) as exc:
-            raise CallRefused(f"{path}: {exc}") from None
-        self._check_same_run(view, path)
-        if not records.is_in_records_folder(read.path) or not view.first_line_is_ours:
-            raise CallRefused(f"{path} is not a record of this app's records folder: a resume takes only its own")
-        if may_send:
-            actual = read.actual
-            if view.host != self.req.host:
-                raise CallRefused(f"{path} was started on host {view.host}: a resume that sends is refused here "
-                                  "(without --max-order it still collects)")
-            mismatch = RecordIdentity(view.host, view.path, view.device, view.inode).mismatch(actual)
-            if mismatch:
-                raise CallRefused(f"{path} is a copy or a moved record ({mismatch}): a copy sends nothing")
-            if not records.is_newest_in_run_folder(read.path):
-                raise CallRefused(f"{path} is not the newest record of its run folder: a resume that sends takes "
-                                  "only the newest")
-        if read.torn_tail:
-            self.say(f"{path}: the last line was cut by a crash mid-write; it is marked and the rest reads")
-        self.appender = records.open_append(read.path)
-        self.views = list(view.orders)
-        start = self._start_data(True)
-        self.write(LineType.START, **start)
-
-    def _check_same_run(self, view: RunView, path: str) -> None:
-        m = self.m
-        names = [o.name for o in m.orders]
-        if view.site != m.site.value or view.site_device != m.device or [o.name for o in view.orders] != names:
-            raise CallRefused(f"{path} is not a record of this manifest (site, device or orders differ)")
-
     # --- sending one order ----------------------------------------------------------------------
-    def _request(self, spec: OrderSpec) -> JobRequest:
-        return JobRequest(spec.index, spec.name, self.m.device, self.req.circuits[spec.index], spec.shots)
-
     def _order_dict(self, spec: OrderSpec, **extra: Any) -> dict[str, Any]:
         view = self.views[spec.index - 1]
         return {"index": spec.index, "name": spec.name, "shots": spec.shots, "circuit": spec.circuit,
@@ -422,7 +372,7 @@ class _LiveCall:
                 self._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
                 raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
             self._prepared = True
-        request = self._request(spec)
+        request = JobRequest(spec.index, spec.name, self.m.device, self.req.circuits[spec.index], spec.shots)
         self.under_way = UnderWay(spec.index, spec.name, None)
         self.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
         answer = self.site.create(request)
@@ -433,7 +383,7 @@ class _LiveCall:
         self.under_way = UnderWay(spec.index, spec.name, job)
         if traits.steps == (Step.CREATE,):
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self.views[spec.index - 1].job or '')}")
         else:
             self.write(LineType.CREATED, order=spec.index, job=job)
             self._unreadable_id_stops(self.views[spec.index - 1])
@@ -446,11 +396,8 @@ class _LiveCall:
             if not self._job_answer(spec, Step.SUBMIT, sub.kind, sub.status, sub.detail):
                 return
             self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {shown(self._recorded_job(spec.index))}")
-        self._wait(self.views[spec.index - 1])
-
-    def _recorded_job(self, index: int) -> str:
-        return self.views[index - 1].job or ""
+            self.say(f"order {spec.index} ({spec.name}): job {shown(self.views[spec.index - 1].job or '')}")
+        _Wait(self, self.views[spec.index - 1]).run()
 
     def _unreadable_id_stops(self, view: OrderView) -> None:
         """The job id as recorded is what every later request uses: one that no URL can hold, or that
@@ -528,75 +475,7 @@ class _LiveCall:
                 raise self.stop(StopReason.SUBMIT_UNKNOWN, f"job {view.job} is Configuring and SubmitJob may "
                                 "have reached the site: check the job at the site; when it never ran, "
                                 "qdevices resolve RECORD ORDER --none", view)
-        self._wait(view)
-
-    def _wait(self, view: OrderView) -> None:
-        job = view.job
-        assert job is not None
-        spec = self.m.order(view.index)
-        self._unreadable_id_stops(view)
-        clock = self.o.clock
-        deadline = clock.monotonic() + self.m.limits.wait_seconds
-        first = True
-        last_word: str | None = None
-        result_phase = False
-        missed: str | None = None
-        while True:
-            self._check_signal(self.views[view.index - 1])
-            if not result_phase:
-                read = self.site.state(job)
-                if read.kind is ReadKind.GOOD:
-                    missed = None
-                    if first or read.site_state != last_word:
-                        self.write(LineType.STATUS, order=view.index, job=job, state=read.site_state, missed=None)
-                    first, last_word = False, read.site_state
-                    if read.phase is Phase.COMPLETED:
-                        result_phase = True
-                    elif read.phase in ENDED_PHASES:
-                        assert read.phase is not None
-                        self.write(LineType.RESULT, order=view.index, job=job, outcome=read.phase.value,
-                                   seconds=None, counts=None)
-                        self.say(f"order {view.index} ({view.name}): job {shown(job)} {read.phase.value}")
-                        self.under_way = None
-                        return
-                elif read.kind is ReadKind.MISSED:
-                    missed = f"status: {read.detail}"
-                    self.write(LineType.STATUS, order=view.index, job=job, state=None, missed=read.detail)
-                else:
-                    raise self.stop(StopReason.STATUS_ERROR, f"the state of job {job}: {read.detail}",
-                                    self.views[view.index - 1])
-            if result_phase:
-                res = self.site.result(job)
-                if res.kind is ReadKind.GOOD and res.ready:
-                    self.write(LineType.RESULT, order=view.index, job=job, outcome="completed",
-                               seconds=res.seconds, counts=res.counts)
-                    self.say(f"order {view.index} ({view.name}): job {shown(job)} completed")
-                    self.under_way = None
-                    self._after(spec, res.seconds)
-                    return
-                if res.kind is ReadKind.ENDS:
-                    if res.expired:  # a resolve --expired needs two such stops 10 minutes apart
-                        raise self.stop(StopReason.RESULT_EXPIRED, f"the site no longer holds the result of job "
-                                        f"{job}: resume again in 10 minutes or more; after a second such "
-                                        f"answer, qdevices resolve RECORD {view.index} --expired",
-                                        self.views[view.index - 1])
-                    raise self.stop(StopReason.RESULT_ERROR, f"the result of job {job}: {res.detail}",
-                                    self.views[view.index - 1])
-                missed = f"result: {res.detail or 'not ready'}"
-            remaining = deadline - clock.monotonic()
-            if remaining <= 0:
-                current = self.views[view.index - 1]
-                if result_phase:
-                    raise self.stop(StopReason.RESULT_ERROR, f"no result for job {job} within wait_seconds "
-                                    f"({missed})", current)
-                if missed:
-                    raise self.stop(StopReason.STATUS_ERROR, f"no good read of job {job} at the end of "
-                                    f"wait_seconds ({missed})", current)
-                raise self.stop(StopReason.WAIT, f"job {job} is still {last_word} after wait_seconds "
-                                f"{self.m.limits.wait_seconds}", current)
-            name = self.o.interrupts.wait(min(self.o.poll_seconds, remaining))
-            if name is not None:
-                raise self._signal_stop(name, self.views[view.index - 1])
+        _Wait(self, view).run()
 
     def _after(self, spec: OrderSpec, seconds: float | None) -> None:
         why = generic_rules.after_result(spec, self.m.limits, seconds)
@@ -605,3 +484,143 @@ class _LiveCall:
         why = self.o.user_rules.after_result(self._order_dict(spec))
         if why is not None:
             raise self.stop(StopReason.RULE, f"rules file: {why}", None)
+
+
+class _Wait:
+    """The wait for one order's job: its state read at each poll (a line at each change), then its result,
+    until it ends, the wait's deadline passes (a stop naming what was last seen) or a signal comes."""
+
+    def __init__(self, call: _LiveCall, view: OrderView) -> None:
+        assert view.job is not None
+        self.call, self.index, self.name, self.job = call, view.index, view.name, view.job
+        self.spec = call.m.order(view.index)
+        self.deadline = call.o.clock.monotonic() + call.m.limits.wait_seconds
+        self.first = True
+        self.last_word: str | None = None
+        self.result_phase = False
+        self.missed: str | None = None
+
+    def _view(self) -> OrderView:
+        return self.call.views[self.index - 1]
+
+    def run(self) -> None:
+        call = self.call
+        call._unreadable_id_stops(self._view())
+        while True:
+            call._check_signal(self._view())
+            if not self.result_phase and self._read_state():
+                return
+            if self.result_phase and self._read_result():
+                return
+            remaining = self.deadline - call.o.clock.monotonic()
+            if remaining <= 0:
+                raise self._timed_out()
+            name = call.o.interrupts.wait(min(call.o.poll_seconds, remaining))
+            if name is not None:
+                raise call._signal_stop(name, self._view())
+
+    def _read_state(self) -> bool:
+        """One read of the job's state; True when it ended without a result to fetch."""
+        call, job = self.call, self.job
+        read = call.site.state(job)
+        if read.kind is ReadKind.MISSED:
+            self.missed = f"status: {read.detail}"
+            call.write(LineType.STATUS, order=self.index, job=job, state=None, missed=read.detail)
+            return False
+        if read.kind is not ReadKind.GOOD:
+            raise call.stop(StopReason.STATUS_ERROR, f"the state of job {job}: {read.detail}", self._view())
+        self.missed = None
+        if self.first or read.site_state != self.last_word:
+            call.write(LineType.STATUS, order=self.index, job=job, state=read.site_state, missed=None)
+        self.first, self.last_word = False, read.site_state
+        if read.phase is Phase.COMPLETED:
+            self.result_phase = True
+        elif read.phase in ENDED_PHASES:
+            assert read.phase is not None
+            call.write(LineType.RESULT, order=self.index, job=job, outcome=read.phase.value, seconds=None,
+                       counts=None)
+            call.say(f"order {self.index} ({self.name}): job {shown(job)} {read.phase.value}")
+            call.under_way = None
+            return True
+        return False
+
+    def _read_result(self) -> bool:
+        """One read of the completed job's result; True when it is recorded."""
+        call, job = self.call, self.job
+        res = call.site.result(job)
+        if res.kind is ReadKind.GOOD and res.ready:
+            call.write(LineType.RESULT, order=self.index, job=job, outcome="completed", seconds=res.seconds,
+                       counts=res.counts)
+            call.say(f"order {self.index} ({self.name}): job {shown(job)} completed")
+            call.under_way = None
+            call._after(self.spec, res.seconds)
+            return True
+        if res.kind is ReadKind.ENDS:
+            if res.expired:  # a resolve --expired needs two such stops 10 minutes apart
+                raise call.stop(StopReason.RESULT_EXPIRED, f"the site no longer holds the result of job "
+                                f"{job}: resume again in 10 minutes or more; after a second such "
+                                f"answer, qdevices resolve RECORD {self.index} --expired", self._view())
+            raise call.stop(StopReason.RESULT_ERROR, f"the result of job {job}: {res.detail}", self._view())
+        self.missed = f"result: {res.detail or 'not ready'}"
+        return False
+
+    def _timed_out(self) -> _Stopped:
+        call, job, current = self.call, self.job, self._view()
+        if self.result_phase:
+            return call.stop(StopReason.RESULT_ERROR, f"no result for job {job} within wait_seconds "
+                             f"({self.missed})", current)
+        if self.missed:
+            return call.stop(StopReason.STATUS_ERROR, f"no good read of job {job} at the end of "
+                             f"wait_seconds ({self.missed})", current)
+        return call.stop(StopReason.WAIT, f"job {job} is still {self.last_word} after wait_seconds "
+                         f"{call.m.limits.wait_seconds}", current)
+
+
+# ---- the record a live call writes: a new one, or the one a resume continues -----------------------------
+
+def _start_data(call: _LiveCall, resume: bool) -> dict[str, Any]:
+    m = call.m
+    return {"app": APP, "format": FORMAT, "site": m.site.value, "site_device": m.device, "run": m.run,
+            "manifest": call.req.manifest_path, "host": call.req.host, "path": "", "device": 0, "inode": 0,
+            "pid": call.req.pid, "orders": [o.name for o in m.orders], "resume": resume,
+            "job_seconds_limit": m.limits.job_seconds_limit}
+
+def _create_record(call: _LiveCall) -> None:
+    first = call._line(LineType.START, **_start_data(call, False))
+    call.appender = call.o.records.create(call.m.site.value, call.m.run, first)
+    call.views = [OrderView(o.index, o.name) for o in call.m.orders]
+    call.say(f"Record: {call.appender.path}")
+
+def _open_resume(call: _LiveCall, path: str, may_send: bool) -> None:
+    records = call.o.records
+    try:
+        read = records.read(path)
+        view = fold(read.lines)
+    except (RecordUnreadable, RecordError) as exc:
+        raise CallRefused(f"{path}: {exc}") from None
+    _check_same_run(call, view, path)
+    if not records.is_in_records_folder(read.path) or not view.first_line_is_ours:
+        raise CallRefused(f"{path} is not a record of this app's records folder: a resume takes only its own")
+    if may_send:
+        actual = read.actual
+        if view.host != call.req.host:
+            raise CallRefused(f"{path} was started on host {view.host}: a resume that sends is refused here "
+                              "(without --max-order it still collects)")
+        mismatch = RecordIdentity(view.host, view.path, view.device, view.inode).mismatch(actual)
+        if mismatch:
+            raise CallRefused(f"{path} is a copy or a moved record ({mismatch}): a copy sends nothing")
+        if not records.is_newest_in_run_folder(read.path):
+            raise CallRefused(f"{path} is not the newest record of its run folder: a resume that sends takes "
+                              "only the newest")
+    if read.torn_tail:
+        call.say(f"{path}: the last line was cut by a crash mid-write; it is marked and the rest reads")
+    call.appender = records.open_append(read.path)
+    call.views = list(view.orders)
+    start = _start_data(call, True)
+    call.write(LineType.START, **start)
+
+def _check_same_run(call: _LiveCall, view: RunView, path: str) -> None:
+    m = call.m
+    names = [o.name for o in m.orders]
+    if view.site != m.site.value or view.site_device != m.device or [o.name for o in view.orders] != names:
+        raise CallRefused(f"{path} is not a record of this manifest (site, device or orders differ)")
