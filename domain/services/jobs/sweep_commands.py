@@ -84,9 +84,29 @@ class SweepCommands:
 
     def _ask(self, jobs: list[JobId], action: Action, cancel: Interrupts) -> list[CommandResult]:
         commands = {job: self._commands(job) for job in jobs}
+        done: dict[JobId, CommandResult] = {}
+        posted = self._post_or_answer(jobs, action, cancel, commands, done)
+        deadline = self._clock.monotonic() + self._wait
+        read_at: dict[JobId, int] = {}  # each posted record's last seq when it was last read
+        while posted:
+            self._take_answers(posted, read_at, action, commands, done)
+            if posted:
+                self._answer_unheld(posted, action, cancel, commands, done)
+            if not posted:
+                break
+            if self._clock.monotonic() >= deadline or cancel.pending() is not None:
+                for job, rid in posted.items():
+                    done[job] = self._late(job, action, rid)
+                break
+            cancel.wait(_POLL)
+        return [done[job] for job in jobs]
+
+    def _post_or_answer(self, jobs: list[JobId], action: Action, cancel: Interrupts,
+                        commands: dict[JobId, JobCommands], done: dict[JobId, CommandResult]) -> dict[JobId, str]:
+        """Each job's request posted to its live supervisor, or answered here under its lock when none holds
+        it (into ``done``); the posted requests' ids by job."""
         healths = self._store.healths(jobs) if jobs else {}
         posted: dict[JobId, str] = {}
-        done: dict[JobId, CommandResult] = {}
         for job in jobs:
             if cancel.pending() is not None:
                 done[job] = CommandResult(job, action, "", Answer.NOT_ANSWERED,
@@ -98,35 +118,32 @@ class SweepCommands:
                 posted[job] = commands[job].post(job, action)
             else:
                 done[job] = result  # no supervisor: answered here, under its lock
-        deadline = self._clock.monotonic() + self._wait
-        read_at: dict[JobId, int] = {}  # each posted record's last seq when it was last read
-        while posted:
-            grown = self._grown(posted, read_at)
-            for job, rid in list(posted.items()):
-                if job not in grown:
-                    continue  # nothing appended since it was last read: still not answered
-                result, read_at[job] = commands[job].look_at(job, action, rid)
-                if result is not None:
-                    done[job] = result
-                    del posted[job]
-            if posted:
-                live = self._store.healths(list(posted))
-                for job, rid in list(posted.items()):
-                    health = live.get(job)
-                    if health is not None and health.held:
-                        continue
-                    result = commands[job].answer_here(job, action, rid, cancel)  # its supervisor went away
-                    if result is not None:
-                        done[job] = result
-                        del posted[job]
-            if not posted:
-                break
-            if self._clock.monotonic() >= deadline or cancel.pending() is not None:
-                for job, rid in posted.items():
-                    done[job] = self._late(job, action, rid)
-                break
-            cancel.wait(_POLL)
-        return [done[job] for job in jobs]
+        return posted
+
+    def _take_answers(self, posted: dict[JobId, str], read_at: dict[JobId, int], action: Action,
+                      commands: dict[JobId, JobCommands], done: dict[JobId, CommandResult]) -> None:
+        """The answers the posted records grew by since they were last read, moved from ``posted`` to ``done``."""
+        grown = self._grown(posted, read_at)
+        for job, rid in list(posted.items()):
+            if job not in grown:
+                continue  # nothing appended since it was last read: still not answered
+            result, read_at[job] = commands[job].look_at(job, action, rid)
+            if result is not None:
+                done[job] = result
+                del posted[job]
+
+    def _answer_unheld(self, posted: dict[JobId, str], action: Action, cancel: Interrupts,
+                       commands: dict[JobId, JobCommands], done: dict[JobId, CommandResult]) -> None:
+        """A posted request whose supervisor went away is answered here, under the job's lock."""
+        live = self._store.healths(list(posted))
+        for job, rid in list(posted.items()):
+            health = live.get(job)
+            if health is not None and health.held:
+                continue
+            result = commands[job].answer_here(job, action, rid, cancel)
+            if result is not None:
+                done[job] = result
+                del posted[job]
 
     def _grown(self, posted: dict[JobId, str], read_at: dict[JobId, int]) -> set[JobId]:
         """The posted elements whose records grew since they were last read (never read: grown), from
