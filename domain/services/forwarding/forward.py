@@ -182,52 +182,66 @@ class ForwardCommand:
         if not terminal:
             channel.send(token_line(token))  # a session that ended already: its evidence says so
         reader = FrameReader(session.request_id)
-        rid = session.request_id
-        feeding = not terminal and session.streams is not None  # the user's stdin, copied in while it lasts
+        caller_end = self._pump(channel, reader, session, host, terminal)
+        reader.finish()
+        channel.close_input()
+        evidence = channel.finish(10.0)
+        return classify(evidence, session.hello, session.final, caller_end)
+
+    def _pump(self, channel: Channel, reader: FrameReader, session: _Session, host: str,
+              terminal: bool) -> CallerEnd | None:
+        """The session's frames taken as they come, the user's stdin fed in and a beat sent each heartbeat,
+        until the host's final frame or end of output (None), a cancellation past the drain, or a host that
+        said hello and then fell silent (the caller's end, the channel aborted)."""
         now = self.clock.monotonic
+        feeding = not terminal and session.streams is not None  # the user's stdin, copied in while it lasts
         last_frame = now()
         next_beat = now() + self.heartbeat
         cancelled_at: float | None = None
-        caller_end: CallerEnd | None = None
         while True:
             if cancelled_at is None and self.cancellation is not None and self.cancellation.pending() is not None:
                 cancelled_at = now()
                 channel.close_input()  # the host reads end of input as SIGHUP, and its command drains
             if cancelled_at is not None and now() - cancelled_at > self.drain:
-                caller_end = CallerEnd.CANCELLED
                 channel.abort()
-                break
+                return CallerEnd.CANCELLED
             chunk = channel.receive(min(TICK_SECONDS, max(0.0, next_beat - now())))
             if chunk == b"":
-                break
-            if chunk:
-                frames = reader.feed(chunk)
-                if frames:
-                    last_frame = now()
-                for frame in frames:
-                    self._take(frame, session, host)
-                if session.final is not None:
-                    break
+                return None
+            if chunk and self._take_all(reader.feed(chunk), session, host):
+                last_frame = now()
+            if session.final is not None:
+                return None
             if session.hello and now() - last_frame > SILENCE_BEATS * self.heartbeat:
-                caller_end = CallerEnd.SILENT
                 channel.abort()
-                break
+                return CallerEnd.SILENT
             if cancelled_at is not None or terminal:
                 continue
-            if feeding and session.streams is not None:
-                data = session.streams.read_input()
-                if data == b"":
-                    feeding = False
-                    channel.send(encode_frame(rid, FrameKind.IN_END))  # the command's stdin ends, ours stays
-                elif data:
-                    channel.send(b"".join(encode_data(rid, FrameKind.IN, data)))
+            if feeding:
+                feeding = self._feed(channel, session)
             if now() >= next_beat:
                 next_beat = now() + self.heartbeat
-                channel.send(encode_frame(rid, FrameKind.BEAT))
-        reader.finish()
-        channel.close_input()
-        evidence = channel.finish(10.0)
-        return classify(evidence, session.hello, session.final, caller_end)
+                channel.send(encode_frame(session.request_id, FrameKind.BEAT))
+
+    def _take_all(self, frames: Sequence[Frame], session: _Session, host: str) -> bool:
+        """Each frame taken in order; whether there was any (the host is not silent)."""
+        for frame in frames:
+            self._take(frame, session, host)
+        return bool(frames)
+
+    @staticmethod
+    def _feed(channel: Channel, session: _Session) -> bool:
+        """What the user's stdin has now, sent on; False once it ended (the command's stdin ends, the
+        session's stays open)."""
+        if session.streams is None:
+            return False
+        data = session.streams.read_input()
+        if data == b"":
+            channel.send(encode_frame(session.request_id, FrameKind.IN_END))
+            return False
+        if data:
+            channel.send(b"".join(encode_data(session.request_id, FrameKind.IN, data)))
+        return True
 
     def _take(self, frame: Frame, session: _Session, host: str) -> None:
         try:
