@@ -97,13 +97,21 @@ def parse_manifest(data: Mapping[str, Any], default_name: str) -> Manifest:
     device = _str(data["device"], "device")
     run = _name(data.get("name", default_name), "name")
     rules = _str(data["rules"], "rules") if "rules" in data else None
+    project = _project(data, site)
+    limits = _limits(data["limits"])
+    return Manifest(run, site, device, _orders(data["orders"], site, limits), limits, rules, project)
+
+
+def _project(data: Mapping[str, Any], site: SiteName) -> str | None:
     project = _name(data["project"], "project") if "project" in data else None
     if site is SiteName.VLQ and project is None:
         raise ManifestError("manifest: missing project (VLQ: the LEXIS project short name the jobs are charged to)")
     if site is not SiteName.VLQ and project is not None:
         raise ManifestError(f"manifest: project is for site vlq only, not {site.value}")
+    return project
 
-    raw_limits = data["limits"]
+
+def _limits(raw_limits: Any) -> Limits:
     if not isinstance(raw_limits, Mapping):
         raise ManifestError("limits must be a table")
     _unknown(raw_limits.keys(), _LIMITS, "limits")
@@ -115,34 +123,40 @@ def parse_manifest(data: Mapping[str, Any], default_name: str) -> Manifest:
             values[key] = default
         else:
             values[key] = _int(raw_limits[key], f"limits.{key}")
-    limits = Limits(**values)
+    return Limits(**values)
 
-    raw_orders = data["orders"]
+
+def _orders(raw_orders: Any, site: SiteName, limits: Limits) -> tuple[OrderSpec, ...]:
     if not isinstance(raw_orders, list) or not raw_orders:
         raise ManifestError("orders must be a non-empty list of [[orders]] tables")
     orders: list[OrderSpec] = []
     seen: set[str] = set()
     for number, raw in enumerate(raw_orders, start=1):
-        where = f"order {number}"
-        if not isinstance(raw, Mapping):
-            raise ManifestError(f"{where} must be a table")
-        _unknown(raw.keys(), _ORDER, where)
-        for key in sorted(_ORDER):
-            if key not in raw:
-                raise ManifestError(f"{where}: missing {key}")
-        name = _name(raw["name"], f"{where} name")
-        longest = TRAITS[site].job_name_max
-        if longest is not None and len(name) > longest:
-            raise ManifestError(f"{where} name {name[:20]!r}…: {len(name)} characters; {site.value} keeps a job's name "
-                                f"whole up to {longest}, and a lost order is found at the site by its name")
-        if name in seen:
-            raise ManifestError(f"{where}: the name {name!r} is used twice")
-        seen.add(name)
-        shots = _int(raw["shots"], f"{where} shots")
-        if shots > limits.max_shots:
-            raise ManifestError(f"{where} ({name}): {shots} shots is more than limits.max_shots {limits.max_shots}")
-        orders.append(OrderSpec(number, name, _str(raw["circuit"], f"{where} circuit"), shots))
-    return Manifest(run, site, device, tuple(orders), limits, rules, project)
+        orders.append(_order(number, raw, site, limits, seen))
+    return tuple(orders)
+
+
+def _order(number: int, raw: Any, site: SiteName, limits: Limits, seen: set[str]) -> OrderSpec:
+    """One [[orders]] table; ``seen``: the names of the orders before it (this one's is added)."""
+    where = f"order {number}"
+    if not isinstance(raw, Mapping):
+        raise ManifestError(f"{where} must be a table")
+    _unknown(raw.keys(), _ORDER, where)
+    for key in sorted(_ORDER):
+        if key not in raw:
+            raise ManifestError(f"{where}: missing {key}")
+    name = _name(raw["name"], f"{where} name")
+    longest = TRAITS[site].job_name_max
+    if longest is not None and len(name) > longest:
+        raise ManifestError(f"{where} name {name[:20]!r}…: {len(name)} characters; {site.value} keeps a job's name "
+                            f"whole up to {longest}, and a lost order is found at the site by its name")
+    if name in seen:
+        raise ManifestError(f"{where}: the name {name!r} is used twice")
+    seen.add(name)
+    shots = _int(raw["shots"], f"{where} shots")
+    if shots > limits.max_shots:
+        raise ManifestError(f"{where} ({name}): {shots} shots is more than limits.max_shots {limits.max_shots}")
+    return OrderSpec(number, name, _str(raw["circuit"], f"{where} circuit"), shots)
 
 
 def check_circuit(text: str, where: str) -> None:
