@@ -104,6 +104,7 @@ _SQL_PUT_SUMMARY = (
 )
 _SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
 _SQL_SUMMARY_WITH_ID = _SQL_SUMMARY.replace("SELECT j.name", "SELECT s.job_id, j.name", 1)
+_SQL_SUMMARY_SEQ = "SELECT seq FROM summaries WHERE job_id = ?"
 _SQL_SUMMARY_OF_ID = f"{_SQL_SUMMARY} WHERE s.job_id = ?"
 _SQL_JOBS_NEWEST_FIRST = "SELECT id, name FROM jobs WHERE id < ? ORDER BY id DESC"
 _SQL_EVERY_EVENT = (
@@ -309,7 +310,22 @@ class SqliteStore:
         except UnicodeDecodeError:  # a damaged byte inside one of its events' text
             raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
         # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
+        self._require_whole(conn, job, job_id, int(rows[-1][0]) if rows else after)
         return rows
+
+    def _require_whole(self, conn: sqlite3.Connection, job: JobId, job_id: int, last: int) -> None:
+        """A damaged page can lose a record's last events without any error from SQLite (a leaf whose cell
+        count was hit reads as fewer rows): the record would then fold to an earlier state (a succeeded job
+        shown held, and Unattended). Its summary, written in the transaction of each append, names its last
+        event: a record that ends before it is damaged, and said so (read in the same snapshot)."""
+        try:
+            found = conn.execute(_SQL_SUMMARY_SEQ, (job_id,)).fetchone()
+        except sqlite3.DatabaseError:
+            return  # a damaged summary: list folds the record instead (summaries), and doctor says so
+        covered = found[0] if found is not None else None
+        if isinstance(covered, int) and covered > last:
+            raise RecordDamaged(job, f"its record ends at event {last} but its summary counts {covered} events: "
+                                     f"the rest do not read (a damaged page in {self.db_path})", last + 1)
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
