@@ -78,6 +78,19 @@ def connect_unlocked(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+def files_now(path: Path) -> tuple[int, ...]:
+    """The database's file and its -shm as they are (size, change time): what a reader without a lock
+    compares to see a writer come back."""
+    found: list[int] = []
+    for name in (path.name, path.name + "-shm"):
+        try:
+            st = path.with_name(name).stat()
+            found += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            found += [-1, -1]
+    return tuple(found)
+
+
 def make_engine(path: Path, *, busy_timeout_ms: int, foreign_keys: bool = True) -> Engine:
     from sqlalchemy import Connection, create_engine, event
 

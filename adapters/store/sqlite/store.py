@@ -21,7 +21,7 @@ from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encod
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
 from dunscaith.adapters.store.sqlite import STORE_FILE
 from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
-from dunscaith.adapters.store.sqlite.engine import connect, connect_unlocked, describe_sqlite_error
+from dunscaith.adapters.store.sqlite.engine import connect, connect_unlocked, describe_sqlite_error, files_now
 from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from dunscaith.adapters.store.sqlite.opening import (
     StoreRefused,
@@ -141,6 +141,7 @@ class SqliteStore:
         # read-only command opens one connection.
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
+        self._files_seen: tuple[int, ...] | None = None  # read without a lock: the files as the reader found them
         # the last job's event rows read, with the database's version then (PRAGMA data_version)
         self._read_rows: tuple[int, JobId, list[Any]] | None = None
         self._writer: sqlite3.Connection | None = None
@@ -533,12 +534,19 @@ class SqliteStore:
         return self._locks / lock_file_name(job)
 
     def _read_connection(self) -> sqlite3.Connection:
+        if self._reader is not None and self.read_unlocked is not None and self._files_seen != files_now(self.db_path):
+            # a writer came back (room again): a reader that took the file as immutable must not go on
+            # reading it as it changes; a new one reads it as it is now (through the writer's -shm)
+            reader, self._reader, self._read_rows = self._reader, None, None
+            with suppress(sqlite3.Error):
+                reader.close()
         if self._reader is None:
             self._reader = self._new_reader()
         return self._reader
 
     def _new_reader(self) -> sqlite3.Connection:
         if self.read_unlocked is not None:
+            self._files_seen = files_now(self.db_path)
             return connect_unlocked(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
         return connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
 
