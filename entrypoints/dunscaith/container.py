@@ -121,6 +121,13 @@ def _postgres_store(settings: DunscaithSettings) -> JobStore:
     return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
 
 
+def shown_records_url(url: str) -> str:
+    """``records.url`` as ``config show`` prints it: the stores' own rule masks any password in it."""
+    from dunscaith.adapters.store.postgres.target import shown_url
+
+    return shown_url(url)
+
+
 class Adapters(containers.DeclarativeContainer):
     """Every technology dunscaith's job commands use; a test overrides this set as a whole."""
 

@@ -98,7 +98,12 @@ def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
     from dunscaith.domain.services.jobs.store_creation import StoreCreation
 
     # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
-    return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
+    store = SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers,
+                             unlocked_reads=True)
+    if store.read_unlocked is not None:  # a full or read-only root still reads (docs/record-backing.md)
+        say(f"read without a lock: the record root is {store.read_unlocked}; what is shown may be a moment old, "
+            "and nothing can be recorded there now")
+    return store
 
 
 def sqlite_store_exists(root: Path, host: HostInfo) -> bool:

@@ -188,14 +188,15 @@ class Table:
             self._flush()
 
     def close(self) -> None:
-        """Writes what is held back: the header and the rows (nothing when there was no row)."""
-        if self._widths is None and self._held:
+        """Writes what is held back: the header and the rows. With no row, the header alone (as squeue's):
+        an empty listing says what it would show, and that it showed nothing."""
+        if self._widths is None:
             self._flush()
 
     def _flush(self) -> None:
         cells = [item for item in self._held if isinstance(item, list)]
         self._widths = widths([c.header for c in self._columns], cells)
-        if cells and self._header:
+        if self._header:
             self._emit([c.header for c in self._columns])
         for item in self._held:
             self._emit(item)

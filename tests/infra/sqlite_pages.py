@@ -37,3 +37,16 @@ def zero_pages(db: Path, pages: list[int]) -> None:
         for page in pages:
             f.seek((page - 1) * size)
             f.write(b"\0" * size)
+
+
+def drop_last_cells(db: Path, page: int, count: int) -> None:
+    """Lower a table leaf page's cell count by ``count``: its last rows are lost without any error from
+    SQLite (only quick_check sees the page's free space disagree), as a damaged page can lose them."""
+    size = page_size(db)
+    with open(db, "r+b") as f:
+        f.seek((page - 1) * size + (100 if page == 1 else 0))
+        header = f.read(5)
+        cells = int.from_bytes(header[3:5], "big")
+        assert header[0] in (0x0A, 0x0D) and cells > count, (header.hex(), count)  # a leaf, with rows left
+        f.seek((page - 1) * size + (100 if page == 1 else 0) + 3)
+        f.write((cells - count).to_bytes(2, "big"))

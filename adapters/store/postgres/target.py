@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
@@ -115,8 +116,7 @@ class PostgresTarget:
     @classmethod
     def from_settings(cls, url: str, password_file: Path | None = None,
                       timings: SessionTimings | None = None) -> PostgresTarget:
-        parts = parse_url(url)
-        if "password" in parts:
+        if carries_password(url):
             raise TargetRefused("records.url carries a password; remove it from the URL and put it in the file "
                                 "named by records.password_file (mode 0600), or in ~/.pgpass")
         password = read_password_file(password_file) if password_file is not None else None
@@ -167,6 +167,27 @@ class PostgresTarget:
         if self.password is not None:
             kwargs["password"] = self.password.reveal()
         return kwargs
+
+
+def carries_password(url: str) -> bool:
+    """The one rule: a password in ``records.url`` (its user part, or a ``password=`` option) is refused."""
+    return "password" in parse_url(url)
+
+
+def shown_url(url: str) -> str:
+    """``records.url`` for display (``config show``): a password in it, wherever, replaced by ``***``.
+
+    Masked by its text, not through libpq, so that a URL libpq refuses (``carries_password`` cannot
+    parse it) is never shown with its password either."""
+    split = urlsplit(url)
+    netloc = split.netloc
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = "&".join(f"{name}=***" if name.lower() == "password" else pair
+                     for pair in split.query.split("&") if pair
+                     for name in (unquote(pair.partition("=")[0]),))
+    return urlunsplit((split.scheme, netloc, split.path, query, split.fragment))
 
 
 def parse_url(url: str) -> dict[str, str]:

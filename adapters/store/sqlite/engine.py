@@ -55,6 +55,42 @@ def connect(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
     return conn
 
 
+def connect_unlocked(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A reader that takes no lock and writes nothing, for a root that is full or read-only.
+
+    A WAL database read with ``mode=ro`` still needs its -shm (the WAL's index): an existing one, kept by a
+    live writer, is used (the newest commits, read as any reader reads them); SQLite would create a
+    missing one, and on a full or read-only disk cannot (and on a full one leaves empty -wal and -shm
+    files behind). Without one, no connection has the database open to write (a writer needs the -shm
+    too), so the file is read as it is (``immutable=1``: no lock, no -shm, nothing created): every
+    checkpointed commit. Commits still in a -wal that no -shm indexes (a writer that died) are not read:
+    what is shown may then be a moment old, as the notice the read path prints says."""
+    uri = path.as_uri()
+    shm = path.with_name(path.name + "-shm")
+    if shm.is_file() and shm.stat().st_size > 0:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()  # an index it cannot use (a read-only mount): the file as it is
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def files_now(path: Path) -> tuple[int, ...]:
+    """The database's file and its -shm as they are (size, change time): what a reader without a lock
+    compares to see a writer come back."""
+    found: list[int] = []
+    for name in (path.name, path.name + "-shm"):
+        try:
+            st = path.with_name(name).stat()
+            found += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            found += [-1, -1]
+    return tuple(found)
+
+
 def make_engine(path: Path, *, busy_timeout_ms: int, foreign_keys: bool = True) -> Engine:
     from sqlalchemy import Connection, create_engine, event
 

@@ -133,6 +133,27 @@ def unreadable_now(db: Path, message: str) -> str:
     return f"record store {db} cannot be read now ({message}); nothing was written to it"
 
 
+def no_room(root: Path) -> str | None:
+    """Why nothing can be written in ``root`` now: "full" (no free block), "read-only" (a read-only mount, or
+    a folder the user may not write), or None. Asked without writing anything."""
+    try:
+        if not os.access(root, os.W_OK):  # EROFS on a read-only mount too
+            return "read-only"
+        st = os.statvfs(root)
+    except OSError:
+        return None
+    if st.f_flag & os.ST_RDONLY:
+        return "read-only"
+    return "full" if st.f_bavail == 0 else None
+
+
+def no_room_said(why: str) -> str:
+    """``no_room``'s answer as the words of a message: what it is, and what makes room."""
+    if why == "full":
+        return "the record root's disk is full (free some space there)"
+    return "the record root is read-only"
+
+
 def _is_regular(mode: int) -> bool:
     import stat
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 Rows = Callable[[str], Sequence[Any]]  # run one SQL statement, return its rows
 
-__all__ = ["HEAD", "KNOWN_REVISIONS", "alembic_config", "ensure_schema", "migrations_dir"]
+__all__ = ["HEAD", "KNOWN_REVISIONS", "alembic_config", "ensure_schema", "migrations_dir", "require_head"]
 
 
 def alembic_config(db_path: Path | None = None):  # type: ignore[no-untyped-def]
@@ -61,6 +61,15 @@ def current_revision(rows: Rows, db: Path) -> str | None:
 def check_revision(found: str | None, db: Path) -> None:
     if found is not None and found not in KNOWN_REVISIONS:
         raise NewerSchema(db, found)
+
+
+def require_head(conn: sqlite3.Connection, db: Path, why: str) -> None:
+    """A store read without a lock (nothing may be written): its schema must be this build's already."""
+    found = current_revision(lambda sql: conn.execute(sql).fetchall(), db)
+    check_revision(found, db)
+    if found != HEAD:
+        raise StoreError(f"record store {db} needs its schema brought up to date, which cannot be written now: "
+                         f"{why}")
 
 
 def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_timeout_ms: int,

@@ -21,16 +21,18 @@ from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encod
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
 from dunscaith.adapters.store.sqlite import STORE_FILE
 from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
-from dunscaith.adapters.store.sqlite.engine import connect, describe_sqlite_error
+from dunscaith.adapters.store.sqlite.engine import connect, connect_unlocked, describe_sqlite_error, files_now
 from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from dunscaith.adapters.store.sqlite.opening import (
     StoreRefused,
     check_existing,
     create_exclusively,
+    no_room,
+    no_room_said,
     quick_check,
     recovery_advice,
 )
-from dunscaith.adapters.store.sqlite.schema import ensure_schema
+from dunscaith.adapters.store.sqlite.schema import ensure_schema, require_head
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     EPOCH,
@@ -102,6 +104,7 @@ _SQL_PUT_SUMMARY = (
 )
 _SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} FROM summaries s JOIN jobs j ON j.id = s.job_id"
 _SQL_SUMMARY_WITH_ID = _SQL_SUMMARY.replace("SELECT j.name", "SELECT s.job_id, j.name", 1)
+_SQL_SUMMARY_SEQ = "SELECT seq FROM summaries WHERE job_id = ?"
 _SQL_SUMMARY_OF_ID = f"{_SQL_SUMMARY} WHERE s.job_id = ?"
 _SQL_JOBS_NEWEST_FIRST = "SELECT id, name FROM jobs WHERE id < ? ORDER BY id DESC"
 _SQL_EVERY_EVENT = (
@@ -112,31 +115,33 @@ _SQL_EVERY_EVENT = (
 
 class SqliteStore:
     def __init__(self, root: RecordRoot, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-                 snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None
-                 ) -> None:
+                 snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None,
+                 unlocked: str | None = None) -> None:
+        """``unlocked``: why nothing can be written in the root now ("full", "read-only"): the store is then
+        read without a lock, through a reader that writes nothing (engine.connect_unlocked), and every
+        write and every job's lock is refused saying why."""
         self.root = root
         self.db_path = root.path / DB_FILE
         self._busy_timeout_ms = busy_timeout_ms
-        if recorded_in is not None and not os.path.lexists(self.db_path):
-            jobs = recorded_in(str(root.path))  # asked only when there is no store yet: a first use, or a loss
-            if jobs:
-                raise StoreMissing(str(self.db_path), jobs)
-        try:
-            self._locks = ensure_private_dir(root.path / LOCKS_DIR)
-        except UnsafeDirectory as exc:
-            raise StoreError(f"record root {root.path}: {exc}") from None
+        self.read_unlocked = unlocked
         schema_lock = FlockLock(root.path / SCHEMA_LOCK)
-        created = create_exclusively(self.db_path, schema_lock)
-        # Writers queue on an flock before BEGIN IMMEDIATE. SQLite's own busy handler sleeps up to 100 ms
-        # between tries and is not fair: fifty writers at once starved some past busy_timeout. Polling
-        # the flock every few milliseconds keeps every writer's wait short and bounded by the same timeout.
-        self._turn_fd = _open_private(root.path / WRITE_LOCK)
+        if unlocked is None:
+            self._locks, created = self._make_room(recorded_in, schema_lock)
+            # Writers queue on an flock before BEGIN IMMEDIATE. SQLite's own busy handler sleeps up to 100 ms
+            # between tries and is not fair: fifty writers at once starved some past busy_timeout. Polling the
+            # flock every few milliseconds keeps every writer's wait short and bounded by the same timeout.
+            self._turn_fd = _open_private(root.path / WRITE_LOCK)
+        else:
+            if not os.path.lexists(self.db_path):
+                raise StoreError(f"record store {self.db_path} cannot be made now: {no_room_said(unlocked)}")
+            self._locks, created, self._turn_fd = root.path / LOCKS_DIR, False, -1
         self._thread_turn = threading.Lock()
         # Two connections: a reader never queues behind this process's writer waiting for its turn. Each
         # is used by one thread at a time (its lock); the writer is opened on the first write, so a
         # read-only command opens one connection.
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
+        self._files_seen: tuple[int, ...] | None = None  # read without a lock: the files as the reader found them
         # the last job's event rows read, with the database's version then (PRAGMA data_version)
         self._read_rows: tuple[int, JobId, list[Any]] | None = None
         self._writer: sqlite3.Connection | None = None
@@ -147,11 +152,15 @@ class SqliteStore:
         self._watches = SharedAppendWatches(
             lambda wake: watch_database(root.path, DB_FILE, root.path / WRITE_LOCK, wake))
         try:
-            if not created:
-                check_existing(self.db_path, schema_lock)
-            with self._errors(), self._read_lock:
-                ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
-                              busy_timeout_ms=busy_timeout_ms, created=created)
+            if unlocked is not None:
+                with self._errors(), self._read_lock:
+                    require_head(self._read_connection(), self.db_path, no_room_said(unlocked))
+            else:
+                if not created:
+                    check_existing(self.db_path, schema_lock)
+                with self._errors(), self._read_lock:
+                    ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
+                                  busy_timeout_ms=busy_timeout_ms, created=created)
         except BaseException:
             self.close()
             raise
@@ -159,16 +168,41 @@ class SqliteStore:
             if created:
                 schema_lock.release()
 
+    def _make_room(self, recorded_in: Callable[[str], Sequence[str]] | None,
+                   schema_lock: FlockLock) -> tuple[Path, bool]:
+        """The locks' folder, and whether this call created the store file (its schema lock then held)."""
+        if recorded_in is not None and not os.path.lexists(self.db_path):
+            jobs = recorded_in(str(self.root.path))  # asked only when there is no store yet: a first use, or a loss
+            if jobs:
+                raise StoreMissing(str(self.db_path), jobs)
+        try:
+            locks = ensure_private_dir(self.root.path / LOCKS_DIR)
+        except UnsafeDirectory as exc:
+            raise StoreError(f"record root {self.root.path}: {exc}") from None
+        return locks, create_exclusively(self.db_path, schema_lock)
+
     @classmethod
     def open(cls, root: Path, host: HostInfo, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-             snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None
-             ) -> SqliteStore:
+             snapshot_every: int = snapshot.EVERY, recorded_in: Callable[[str], Sequence[str]] | None = None,
+             unlocked_reads: bool = False) -> SqliteStore:
         """Check ``root`` (local, private, this host's; RecordRootRefused if not) and open its store.
         ``snapshot_every``: how often a record's fold is kept (snapshot.EVERY; tests ask for less).
         ``recorded_in``: the jobs said to be recorded in a root (its path), asked before a store is made
-        where none is; StoreMissing, and nothing made, when it names any."""
-        return cls(open_record_root(root, host), busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every,
-                   recorded_in=recorded_in)
+        where none is; StoreMissing, and nothing made, when it names any.
+        ``unlocked_reads``: on a root that is full or read-only, the store is read without a lock rather
+        than refused (``read_unlocked`` then says why; every write is refused): reads work where a user
+        most needs them, and nothing is written there (docs/record-backing.md)."""
+        record_root = open_record_root(root, host)
+        why = no_room(record_root.path) if unlocked_reads else None
+        if why is None:
+            try:
+                return cls(record_root, busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every,
+                           recorded_in=recorded_in)
+            except StoreError:
+                why = no_room(record_root.path) if unlocked_reads else None
+                if why is None:
+                    raise
+        return cls(record_root, busy_timeout_ms=busy_timeout_ms, snapshot_every=snapshot_every, unlocked=why)
 
     def close(self) -> None:
         for name in ("_reader", "_writer"):
@@ -277,7 +311,22 @@ class SqliteStore:
         except UnicodeDecodeError:  # a damaged byte inside one of its events' text
             raise RecordDamaged(job, f"an event holds text that is not UTF-8 (in {self.db_path})") from None
         # (sqlite3 says "Could not decode to UTF-8 column ..." as an OperationalError: damage, above)
+        self._require_whole(conn, job, job_id, int(rows[-1][0]) if rows else after)
         return rows
+
+    def _require_whole(self, conn: sqlite3.Connection, job: JobId, job_id: int, last: int) -> None:
+        """A damaged page can lose a record's last events without any error from SQLite (a leaf whose cell
+        count was hit reads as fewer rows): the record would then fold to an earlier state (a succeeded job
+        shown held, and Unattended). Its summary, written in the transaction of each append, names its last
+        event: a record that ends before it is damaged, and said so (read in the same snapshot)."""
+        try:
+            found = conn.execute(_SQL_SUMMARY_SEQ, (job_id,)).fetchone()
+        except sqlite3.DatabaseError:
+            return  # a damaged summary: list folds the record instead (summaries), and doctor says so
+        covered = found[0] if found is not None else None
+        if isinstance(covered, int) and covered > last:
+            raise RecordDamaged(job, f"its record ends at event {last} but its summary counts {covered} events: "
+                                     f"the rest do not read (a damaged page in {self.db_path})", last + 1)
 
     def jobs(self) -> list[JobId]:
         with self._errors(), self._reading() as conn:
@@ -311,7 +360,7 @@ class SqliteStore:
         # One snapshot, read a page at a time (memory stays flat in the number of jobs), on a connection
         # of its own: the caller may use the store between two rows.
         with self._errors():
-            conn = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+            conn = self._new_reader()
         below: int | None = None  # the last job given: a damaged table is read on from there
         given = 0
         try:
@@ -439,6 +488,7 @@ class SqliteStore:
 
     @contextmanager
     def lock(self, job: JobId) -> Iterator[FlockJobLock]:
+        self._refuse_unlocked(f"the lock of job {job} cannot be taken now")
         flock = FlockLock(self._lock_path(job))
         for pause in (*_LOCK_RETRIES, None):
             try:
@@ -484,9 +534,26 @@ class SqliteStore:
         return self._locks / lock_file_name(job)
 
     def _read_connection(self) -> sqlite3.Connection:
+        if self._reader is not None and self.read_unlocked is not None and self._files_seen != files_now(self.db_path):
+            # a writer came back (room again): a reader that took the file as immutable must not go on
+            # reading it as it changes; a new one reads it as it is now (through the writer's -shm)
+            reader, self._reader, self._read_rows = self._reader, None, None
+            with suppress(sqlite3.Error):
+                reader.close()
         if self._reader is None:
-            self._reader = connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+            self._reader = self._new_reader()
         return self._reader
+
+    def _new_reader(self) -> sqlite3.Connection:
+        if self.read_unlocked is not None:
+            self._files_seen = files_now(self.db_path)
+            return connect_unlocked(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+        return connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+
+    def _refuse_unlocked(self, what: str) -> None:
+        if self.read_unlocked is not None:
+            raise StoreError(f"{what}: {no_room_said(self.read_unlocked)}; nothing was written to record store "
+                             f"{self.db_path}")
 
     @contextmanager
     def _writing(self, job: JobId | None = None) -> Iterator[sqlite3.Connection]:
@@ -510,6 +577,7 @@ class SqliteStore:
 
     @contextmanager
     def _committing(self) -> Iterator[sqlite3.Connection]:
+        self._refuse_unlocked("nothing can be recorded now")
         if not self._integrity_checked:
             self._check_integrity()
         with self._thread_turn:

@@ -11,9 +11,14 @@ import typer
 
 from dunscaith.entrypoints.cli_support import finish_help, new_app
 from dunscaith.entrypoints.dunscaith import edge
+from dunscaith.entrypoints.dunscaith.container import shown_records_url
 from dunscaith.entrypoints.dunscaith.forwarding_root import default_transport
 from dunscaith.entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
 from dunscaith.entrypoints.dunscaith.settings import config_file
+
+# What a records.url with a password in it is told (every command that opens the store refuses it).
+PASSWORD_BELONGS = ("a password in records.url is refused: put it in ~/.pgpass, "
+                    "or in the file records.password_file names (mode 0600)")
 
 app: typer.Typer = new_app("The configuration: where it is read from, and what is in effect.")
 
@@ -49,6 +54,9 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
         if keys == ("forwarding", "transport") and value is None:  # what is in effect, not "unset"
             value = default_transport()
             source = f"default: {'an ssh client is installed' if value == 'openssh' else 'no ssh client found'}"
+        if keys == ("records", "url") and isinstance(value, str) and shown_records_url(value) != value:
+            value = shown_records_url(value)  # no secret in any output: the password masked, and where it belongs
+            source += f"; {PASSWORD_BELONGS}"
         rows.append({"setting": ".".join(keys), "value": value, "source": source})
     if as_json:
         print(json.dumps({"file": str(path), "settings": rows}, indent=2))

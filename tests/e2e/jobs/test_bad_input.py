@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.jobs.cli import DUNSCAITH, Cli
-from tests.infra.sqlite_pages import event_pages, zero_pages
+from tests.infra.sqlite_pages import drop_last_cells, event_pages, zero_pages
 
 pytestmark = pytest.mark.slow
 
@@ -160,6 +160,28 @@ def test_zeroed_page_damages_one_job_list_status_prune_exit_2_and_others_still_l
             assert done.stderr.count("\n") == 1, done.stderr  # one line, whatever SQLite found
     doctor = cli.run("doctor")
     assert doctor.returncode == 1 and "PROBLEM  job " in doctor.stdout, doctor.stdout
+
+
+def test_a_damaged_page_that_loses_a_records_last_events_is_said_per_job_never_held_or_supervise_it(
+        cli: Cli) -> None:
+    """Issue 38 item 4: SQLite reads a leaf page whose cell count was hit as fewer rows, without an error;
+    a succeeded job's record then folded to an earlier state, listed Unattended ("supervise it")."""
+    done = cli.run("submit", "--name", "lost", "--", "true")
+    assert done.returncode == 0, done.stderr
+    db = cli.root / "records.db"
+    drop_last_cells(db, event_pages(db, "leaf")[-1], 2)  # its outcome and its settling: gone, silently
+    said = "damaged at event 8: its record ends at event 7 but its summary counts 9 events"
+    for args in (["list"], ["status"]):
+        listing = cli.run(*args)
+        assert listing.returncode == 0, listing.stderr  # a listing lists the damage (docs/exit-codes.md)
+        assert f"lost  damaged: record does not read: {said}" in listing.stdout, listing.stdout
+        assert "Unattended" not in listing.stdout + listing.stderr and "supervise" not in listing.stderr
+    as_json = json.loads(cli.run("list", "--json").stdout)
+    assert as_json["jobs"] == [] and [d["job"] for d in as_json["damaged"]] == ["lost"]
+    for args in (["status", "lost"], ["status", "lost", "--json"], ["events", "lost"]):
+        read = cli.run(*args)
+        assert read.returncode == 2 and said in read.stderr, (args, read.stdout, read.stderr)
+        assert "held" not in read.stdout + read.stderr and "Unattended" not in read.stdout + read.stderr
 
 
 # --- configuration --------------------------------------------------------------------------------------

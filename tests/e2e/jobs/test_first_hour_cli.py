@@ -257,6 +257,17 @@ def _in_a_terminal(cli: Cli, *args: str, columns: int = 80) -> str:
     return out.decode(errors="replace")
 
 
+def test_list_of_nothing_prints_the_header_at_a_terminal_and_piped_and_json_its_empty_shape(cli: Cli) -> None:
+    header = "NAME  STATE  CLUSTER  AGE  ELAPSED  SUPERVISOR  COMMAND"
+    assert _in_a_terminal(cli, "list").strip() == header
+    for args in (["list"], ["status"], ["list", "--state", "failed"]):  # the lean path, and typer's
+        piped = cli.run(*args)
+        assert piped.returncode == 0 and piped.stdout == header + "\n", (args, piped.stdout, piped.stderr)
+    assert cli.run("list", "--noheader").stdout == ""
+    assert json.loads(cli.run("list", "--json").stdout) == {"jobs": [], "damaged": [], "pointers": [],
+                                                            "residual": []}
+
+
 def test_at_a_terminal_of_80_columns_a_path_is_never_broken_by_a_newline(cli: Cli) -> None:
     text = _in_a_terminal(cli, "submit", "--name", "wide-enough-to-wrap-its-paths", "--", "true")
     path = cli.status("wide-enough-to-wrap-its-paths")["stdout"]

@@ -142,3 +142,41 @@ def test_an_owner_killed_before_it_could_write_the_outcome_escalates_with_the_ca
            "write outcome.json (No space left on device" in said, said
     assert "check its output, and decide)" in said, said
     assert "attempt 2" not in said  # never run again: it may have succeeded
+
+
+# --- issue 38 item 3: reads on a full or read-only root, without a lock, writing nothing -------------------
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("no_room", ["full", "read-only"])
+def test_list_status_and_events_read_a_full_or_read_only_root_without_a_lock_and_write_nothing(
+        cli: Cli, disk: SmallDisk, no_room: str) -> None:
+    root = disk.path / "records"
+    env = {"DUNSCAITH_RECORDS__ROOT": str(root)}
+    done = cli.run("submit", "--name", "seen", "--", "true", env=env)
+    assert done.returncode == 0, done.stderr
+    if no_room == "full":
+        disk.fill()
+    before = _files(root)
+    try:
+        if no_room == "read-only":
+            disk.read_only()
+        notice = (f"dunscaith: read without a lock: the record root is {no_room}; what is shown may be a moment "
+                  "old, and nothing can be recorded there now\n")
+        # the lean path (list, status) and typer's (list --state, events)
+        for args in (["list"], ["status", "seen"], ["list", "--state", "succeeded"], ["events", "seen"]):
+            shown = cli.run(*args, env=env)
+            assert shown.returncode == 0 and shown.stderr == notice, (args, shown.stderr)
+            assert "seen" in shown.stdout and ("succeeded" in shown.stdout or args[0] == "events"), shown.stdout
+        as_json = cli.run("status", "seen", "--json", env=env)
+        assert as_json.returncode == 0 and json.loads(as_json.stdout)["state"] == "succeeded"
+        refused = cli.run("submit", "--name", "more", "--", "true", env=env)
+        assert refused.returncode == 2 and "nothing can be recorded now" in refused.stderr, refused.stderr
+        assert _files(root) == before  # no -shm, no -wal, no lock file: nothing written
+    finally:
+        disk.read_only(False)
+    disk.free()
+    again = cli.run("list", env=env)
+    assert again.returncode == 0 and again.stderr == "" and "seen" in again.stdout

@@ -196,3 +196,21 @@ def test_config_show_gives_the_transport_in_effect_not_null(cli: Cli) -> None:
     assert next(r for r in rows if r["setting"] == "forwarding.transport")["value"] == "openssh"
     chosen = cli.run("config", "show", DUNSCAITH_FORWARDING__TRANSPORT="paramiko").stdout
     assert '"paramiko"  (environment DUNSCAITH_FORWARDING__TRANSPORT)' in chosen
+
+
+# --- issue 38 item 2: no password in config show --------------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["postgresql://alice:hunter2@db.example/jobs",
+                                 "postgresql://alice@db.example:5432/jobs?sslmode=require&password=hunter2"])
+def test_config_show_masks_a_password_in_records_url_and_says_where_it_belongs(cli: Cli, url: str) -> None:
+    settings = {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": url}
+    shown, as_json = cli.run("config", "show", env=settings), cli.run("config", "show", "--json", env=settings)
+    assert shown.returncode == 0 and as_json.returncode == 0, shown.stderr + as_json.stderr
+    for done in (shown, as_json):
+        assert "hunter2" not in done.stdout + done.stderr
+    line = next(row for row in shown.stdout.splitlines() if row.startswith("records.url"))
+    assert "***" in line and "~/.pgpass" in line, line
+    row = next(r for r in json.loads(as_json.stdout)["settings"] if r["setting"] == "records.url")
+    assert row["value"] == url.replace("hunter2", "***") and "~/.pgpass" in row["source"]
+    refused = cli.run("list", env=settings)  # every command that opens the store refuses it, as before
+    assert refused.returncode == 2 and "hunter2" not in refused.stdout + refused.stderr

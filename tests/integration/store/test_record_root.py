@@ -14,6 +14,7 @@ from dunscaith.adapters.host.fake import FakeHost
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.record_root import default_records_root, open_record_root
 from dunscaith.adapters.store.sqlite.store import SqliteStore
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.root_errors import (
     RecordRootRefused,
     RootHostFileDamaged,
@@ -257,3 +258,34 @@ def test_a_sound_store_on_a_full_disk_is_not_read_now_and_never_called_damaged(s
     assert _staging(root) == []
     small_disk.free()
     SqliteStore.open(root, LOGIN1).close()  # reads again once there is room
+
+
+# --- issue 38 item 3: a store read without a lock where nothing can be written -------------------------------
+
+def test_a_store_on_a_full_disk_is_read_without_a_lock_writes_nothing_and_sees_a_writer_that_comes_back(
+        small_disk: SmallDisk) -> None:
+    from datetime import UTC, datetime
+
+    from dunscaith.ports.job_store import StoreError
+
+    root = small_disk.path / "records"
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    with SqliteStore.open(root, LOGIN1) as first:
+        first.create(JobId("j1"), at, "job-recorded", {})
+    small_disk.fill()
+    before = sorted(os.listdir(root))
+    reader = SqliteStore.open(root, LOGIN1, unlocked_reads=True)
+    try:
+        assert reader.read_unlocked == "full" and reader.jobs() == ["j1"]
+        assert [e.kind for e in reader.read(JobId("j1")).events] == ["job-recorded"]
+        with pytest.raises(StoreError, match="nothing can be recorded now: the record root's disk is full"):
+            reader.append(JobId("j1"), at, "note", {})
+        with pytest.raises(StoreError, match="the lock of job j1 cannot be taken now"), reader.lock(JobId("j1")):
+            pass
+        assert sorted(os.listdir(root)) == before  # no -wal, no -shm, no lock file
+        small_disk.free()
+        with SqliteStore.open(root, LOGIN1) as writer:  # room again: a writer, its -shm kept while it is open
+            writer.create(JobId("j2"), at, "job-recorded", {})
+            assert reader.jobs() == ["j1", "j2"] and reader.read(JobId("j2")).events
+    finally:
+        reader.close()

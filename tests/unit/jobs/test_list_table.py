@@ -80,9 +80,12 @@ def test_an_unknown_format_column_is_refused_in_one_line_with_the_closest_column
         invoke(container, "list", "--format", "name,,state")
 
 
-def test_no_job_prints_no_header(wired: Wired) -> None:
+def test_no_job_prints_the_header_alone_as_squeue_does(wired: Wired) -> None:
     container, _, _ = wired
-    assert _lines(invoke(container, "list").output) == []
+    assert [line.split() for line in _lines(invoke(container, "list").output)] == [
+        ["NAME", "STATE", "CLUSTER", "AGE", "ELAPSED", "SUPERVISOR", "COMMAND"]]
+    assert _lines(invoke(container, "list", "--noheader").output) == []
+    assert _lines(invoke(container, "list", "--format", "name,state").output) == ["NAME  STATE"]
 
 
 # ---------------------------------------------------------------- the pieces
@@ -120,7 +123,7 @@ def test_a_control_character_in_a_cell_is_escaped_so_it_cannot_forge_a_line() ->
     rows = table.Table(["name"], None, printed.append)
     rows.line("j1  damaged: bad\nforged")
     rows.close()
-    assert printed == ["j1  damaged: bad\\nforged"]
+    assert printed == ["NAME", "j1  damaged: bad\\nforged"]
 
 
 # ---------------------------------------------------------------- status: the command and the scheduler's times

@@ -622,9 +622,11 @@ def test_list_where_no_store_is_shows_the_pointers_and_makes_none(wired: Wired) 
     as_json = _json(invoke(container, "list", "--json").stdout)
 
     assert shown.return_value == every.return_value == 0 and opened == []
-    assert shown.stdout.startswith("far  sweep of 2: 2 running  on host login2 (from its elements' pointers; "
-                                   "2 look Unattended; --expand for each)")
-    assert every.stdout.startswith("far  sweep of 3: 1 succeeded, 2 running  on host login2")
+    header, listed = shown.stdout.split("\n", 1)  # no job of this host: the table's header alone (as squeue's)
+    assert header.split()[:2] == ["NAME", "STATE"]
+    assert listed.startswith("far  sweep of 2: 2 running  on host login2 (from its elements' pointers; "
+                             "2 look Unattended; --expand for each)")
+    assert every.stdout.split("\n", 1)[1].startswith("far  sweep of 3: 1 succeeded, 2 running  on host login2")
     assert "sweep far on host login2: 2 elements look Unattended" in shown.stderr  # succeeded: not Unattended
     assert as_json["jobs"] == [] and [p["job"] for p in as_json["pointers"]] == ["far-1", "far-2"]
     with pytest.raises(BadInput, match="no such cluster is configured and no job of it is recorded"):
