@@ -317,6 +317,17 @@ def test_the_readme_s_first_command_shows_the_job_s_name_and_what_it_printed_at_
     assert lines[-2:] == [f"job {job}: its stdout (dunscaith logs {job} shows it again):", "  hi"], lines
 
 
+def test_logs_without_a_job_is_the_newest_job_s_its_name_said_on_stderr(cli: Cli) -> None:
+    none = cli.run("logs")
+    assert none.returncode == 2 and none.stderr.startswith("dunscaith: no job is recorded here yet"), none.stderr
+    for name, says in (("first", "one"), ("second", "two")):
+        assert cli.run("submit", "--name", name, "--", "sh", "-c", f"echo {says}; echo {says}-err >&2").returncode == 0
+    newest = cli.run("logs")
+    assert (newest.returncode, newest.stdout, newest.stderr) == (0, "two\n", "dunscaith: the newest job: second\n")
+    assert cli.run("logs", "--stderr").stdout == "two-err\n"
+    assert cli.run("logs", "first").stdout == "one\n"
+
+
 def test_a_long_output_is_cut_to_its_last_lines_saying_so_and_json_is_unchanged(cli: Cli) -> None:
     done = cli.run("submit", "--name", "long", "--", "sh", "-c", "seq 1 1000; echo careful >&2")
     assert done.returncode == 0, done.stderr
