@@ -74,8 +74,9 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
          both: bool = typer.Option(False, "--all", help="stdout, then stderr, each under a heading naming it and "
                                                         "its path (a finished job's; not with --follow or --stderr)"),
          ) -> int:
-    """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm); without JOB,
-    the newest job's, its name said on stderr."""
+    """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm).
+
+    Without JOB, the newest job's (the first that list shows), its name said on stderr."""
     if both and (follow or stderr):
         raise BadInput(f"--all prints stdout then stderr, once: it does not go with "
                        f"{'--follow' if follow else '--stderr'}")
