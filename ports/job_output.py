@@ -23,10 +23,10 @@ class OutputFiles(Protocol):
         """The last ``count`` lines of ``path`` ([] when it does not read)."""
         ...
 
-    def tail(self, path: str, count: int) -> tuple[bytes, int]:
+    def tail(self, path: str, count: int, *, limit: int | None = None) -> tuple[bytes, int]:
         """The last ``count`` lines of ``path`` as ``tail -n`` gives them (a last line without its newline
         counts), read from the end, and the size the file had then (where a follower goes on from).
-        OSError when it does not read."""
+        ``limit``: from its last ``limit`` bytes at most. OSError when it does not read."""
         ...
 
     def chunks(self, path: str) -> Iterator[bytes]:

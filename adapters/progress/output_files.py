@@ -24,20 +24,24 @@ def last_lines(path: str, count: int, limit: int = 64 * 1024) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-count:]
 
 
-def tail(path: str, count: int, block: int = 64 * 1024) -> tuple[bytes, int]:
+def tail(path: str, count: int, block: int = 64 * 1024, *, limit: int | None = None) -> tuple[bytes, int]:
     """The last ``count`` lines of ``path`` (``tail -n``: a last line without its newline counts), read
-    backwards a block at a time, and the file's size then; OSError when it cannot be opened."""
+    backwards a block at a time, and the file's size then; OSError when it cannot be opened. ``limit``:
+    read no more than its last ``limit`` bytes (a line cut there is dropped unless it is the only one)."""
     with open(path, "rb") as f:
         end = f.seek(0, os.SEEK_END)
         if count <= 0:
             return b"", end
+        floor = 0 if limit is None else max(0, end - limit)
         pos, data = end, b""
-        while pos > 0 and data.count(b"\n") <= count:
-            step = min(block, pos)
+        while pos > floor and data.count(b"\n") <= count:
+            step = min(block, pos - floor)
             pos -= step
             f.seek(pos)
             data = f.read(step) + data
     parts = data.split(b"\n")
+    if pos > 0 and sum(1 for part in parts if part) > 1:  # the first piece may be a line's end only
+        parts = parts[1:]
     lines = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
     return b"".join(lines[-count:]), end
 

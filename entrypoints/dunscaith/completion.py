@@ -4,9 +4,10 @@ A shell asks with typer's (click's) completion protocol: ``_DUNSCAITH_COMPLETE=c
 ``COMP_WORDS`` and ``COMP_CWORD``; ``complete_zsh`` and ``complete_fish`` with ``_TYPER_COMPLETE_ARGS``
 (fish also ``_TYPER_COMPLETE_FISH_ACTION``: ``get-args`` or ``is-args``). Where the word asked for is a
 job's name (the JOB of ``status``, ``cancel``, ...) or a cluster's (``--cluster``, ``check CLUSTER``),
-this module answers: the names of the pointer folder (``~/.config/dunscaith/jobs/``, one file per job or
-sweep this home recorded) and the configuration's ``[clusters.*]`` tables (and ``local``, always there).
-It reads a folder's names and one TOML file; nothing else. Anything else (a command's name, an option, an
+this module answers: the names of the pointer folder (``~/.config/dunscaith/jobs/``, one file per job
+this home recorded), the sweeps among them for a command that takes a sweep (one element's pointer read
+for each), and the configuration's ``[clusters.*]`` tables (and ``local``, always there). It reads a
+folder's names, one pointer a sweep and one TOML file; nothing else. Anything else (a command's name, an option, an
 option's value) goes on to the typer app, which completes commands and options as before.
 """
 
@@ -28,6 +29,10 @@ JOB_COMMANDS: dict[str, frozenset[str]] = {
     "stop": frozenset({"--emergency", "--json"}),
     "prune": frozenset({"--outputs", "--json"}),
 }
+# the job commands whose word may name a sweep (docs/sweeps.md): they complete sweep names too
+SWEEP_COMMANDS = frozenset({"status", "supervise", "hold", "release", "cancel", "give-up", "abandon", "requeue",
+                            "resubmit"})
+_POINTER_BYTES = 64 * 1024  # a pointer is a few hundred bytes; more is not one
 CLUSTER_OPTION = "--cluster"
 CLUSTER_COMMANDS = frozenset({"submit", "list", "stop"})  # the commands that take --cluster NAME
 CLUSTER_ARGUMENT = {"check": _JSON}  # CLUSTER as the argument
@@ -99,6 +104,33 @@ def job_names(env: Mapping[str, str]) -> list[str]:
         return []
 
 
+def sweep_names(env: Mapping[str, str], jobs: Sequence[str], incomplete: str) -> list[str]:
+    """The sweeps among ``jobs`` (the pointer folder's names) that begin with ``incomplete``: a sweep has no
+    pointer of its own, so each NAME of an element NAME-INDEX is checked in one element's pointer (its
+    ``sweep``), one small read a sweep however many elements it has."""
+    import json
+
+    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+
+    taken = set(jobs)
+    candidates: dict[str, str] = {}  # a possible sweep's name -> one element's name
+    for job in jobs:
+        stem, _, index = job.rpartition("-")
+        if stem and index.isdigit() and stem.startswith(incomplete) and stem not in taken:
+            candidates.setdefault(stem, job)
+    folder = config_file(env).parent / "jobs"
+    sweeps = []
+    for stem, element in candidates.items():
+        try:
+            with open(folder / element, "rb") as file:
+                said = json.loads(file.read(_POINTER_BYTES)).get("sweep")
+        except (OSError, ValueError, AttributeError):  # not a pointer that reads: not offered
+            continue
+        if said == stem:
+            sweeps.append(stem)
+    return sweeps
+
+
 def cluster_names(env: Mapping[str, str]) -> list[str]:
     """``local`` and every ``[clusters.NAME]`` of the configuration file (an unreadable one: ``local``)."""
     import tomllib
@@ -145,8 +177,10 @@ def complete(env: Mapping[str, str] | None = None) -> int | None:
     kind = wanted(args, incomplete)
     if kind is None:
         return None
-    names = [name for name in (job_names(env) if kind == "jobs" else cluster_names(env))
-             if name.startswith(incomplete)]
+    names = job_names(env) if kind == "jobs" else cluster_names(env)
+    if kind == "jobs" and args[0] in SWEEP_COMMANDS:
+        names = sorted([*names, *sweep_names(env, names, incomplete)])
+    names = [name for name in names if name.startswith(incomplete)]
     text, code = answer(shell, names, env)
     if not (shell == "fish" and env.get("_TYPER_COMPLETE_FISH_ACTION") == "is-args"):
         sys.stdout.write(text + "\n")  # typer echoes its answer, with a newline, even an empty one

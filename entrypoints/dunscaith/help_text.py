@@ -45,8 +45,9 @@ EXAMPLES: dict[str, list[str]] = {
     "list": ["dunscaith list", "dunscaith list --expand", "dunscaith list --state failed --since 2d",
              "dunscaith list --format name,state,elapsed",
              "COLUMNS=120 dunscaith list", "dunscaith list --wide", "dunscaith list --limit 0 --json"],
-    "logs": [f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}", f"dunscaith logs --follow --attempt 2 {_J}",
-             f"dunscaith logs --tail 20 --follow {_J}", f"dunscaith logs --all {_J}"],
+    "logs": ["dunscaith logs", f"dunscaith logs {_J}", f"dunscaith logs --stderr {_J}",
+             f"dunscaith logs --follow --attempt 2 {_J}", f"dunscaith logs --tail 20 --follow {_J}",
+             f"dunscaith logs --all {_J}"],
     "events": [f"dunscaith events {_J}", f"dunscaith events --json {_J} | jq -r .text"],
     "stop": [f"dunscaith stop --emergency {_J}", f"dunscaith stop --emergency --cluster hpc {_J}"],
     **{action: [f"dunscaith {action} {_J}", f"dunscaith {action} --json {_J}", f"dunscaith {action} exp",
@@ -76,7 +77,8 @@ EPILOGS: dict[str, str] = {
     "list": "Exit codes: 0 listed (a damaged record or pointer is listed as such); 2 bad input (an unknown "
             "--format column, --state or --cluster), or a store that does not open; 3 internal error. Lines are cut "
             "to COLUMNS or the terminal's width; piped output keeps whole lines." + _SEE,
-    "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt, or an "
+    "logs": ("Exit codes: 0 printed; 2 bad input (--all with --follow or --stderr), no such job or attempt (no "
+             "job at all, without JOB), or an "
              "output that cannot be read (with --all: either stream, the other printed); "
              "3 internal error" + _FORWARDED + "." + _SEE),
     "events": ("Exit codes: 0 printed; 2 bad input, no such job, or a store that does not read; 3 internal error"

@@ -44,15 +44,16 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool
     if as_json:
         stream = sys.stderr
     supervise_job = edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep)
+    shown_in = cast(IO[str], DropWhenClosed(stream or sys.stdout))
     with edge.store_errors(ctx, job):
         try:
-            done = supervise_job(job, drain, fresh=fresh, bound=bound,
-                                 stream=cast(IO[str], DropWhenClosed(stream or sys.stdout)), follow=follow)
+            done = supervise_job(job, drain, fresh=fresh, bound=bound, stream=shown_in, follow=follow)
         except BoundElsewhere as elsewhere:  # a local-scheduler job of another host: supervised there
             edge.forward_bound(ctx, elsewhere, ["supervise", str(job)])
         except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
-    _show_output(done.view.line, done)
+    # --follow showed the output as it came; reconcile (bounded) carries on outstanding work, not the job's
+    _show_output(done.view.line, done, shown_in if not follow and bound is None else None)
     ended = _ending(job, done, drain, job_exit)
     if as_json:
         shown = render.result_json(done.result, str(job), done.end.ending, [o.what for o in done.end.left],
@@ -66,17 +67,44 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool
     return ended.code
 
 
-def _show_output(line: Callable[[str], None], done: Supervised) -> None:
-    """Where the job's output is; when it failed, the last lines of its stderr (the reason, mostly)."""
+def _show_output(line: Callable[[str], None], done: Supervised, tails_in: IO[str] | None) -> None:
+    """Where the job's output is; the end of it (``tails_in``: in that stream); when it failed, the last
+    lines of its stderr (the reason, mostly)."""
     if done.stdout is not None:
         line(f"stdout: {done.stdout}")
     if done.stderr is not None and done.stderr != done.stdout:
         line(f"stderr: {done.stderr}")
+    if tails_in is not None and done.end.state is not None:
+        _show_tails(done.end.state.name, done, tails_in)
     state = done.end.state
     if done.stderr_tail and state is not None:
         edge.say(f"job {state.name}: last lines of its stderr ({done.stderr}):")
         for text in done.stderr_tail:
             print(f"  {text}", file=sys.stderr)
+
+
+def _show_tails(job: str, done: Supervised, out: IO[str]) -> None:
+    """The end of the job's output under a line naming the job (as srun shows a short job's output), and
+    the command that shows all of it; in the live view's stream, never in a --json document."""
+    for tail in done.output_tails:
+        logs = f"{PROG} logs {'--stderr ' if tail.stream == 'stderr' else ''}{job}"
+        its = f"its {tail.stream}"
+        if tail.problem:
+            heading = f"job {job}: {its} does not read here ({tail.problem}); try: {logs}"
+        elif tail.cut:
+            many = f"{len(tail.lines)} lines" if len(tail.lines) != 1 else "line"
+            heading = f"job {job}: the last {many} of {its} (all of it: {logs}):"
+        elif not tail.lines:
+            heading = f"job {job}: {its} is empty"
+        else:
+            heading = f"job {job}: {its} ({logs} shows it again):"
+        try:
+            print(heading, file=out)
+            for text in tail.lines:
+                print(f"  {text}", file=out)
+            out.flush()
+        except (OSError, ValueError):  # a closed reader: display only
+            pass
 
 
 def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _Exit:

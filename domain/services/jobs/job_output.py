@@ -1,10 +1,12 @@
 """Where a job's output is and what it says: the record's paths (from the release), else what its
-scheduler says now; the last lines of a failed job's stderr; ``logs --follow``; ``prune --outputs``."""
+scheduler says now; the last lines of a failed job's stderr; the end of its output when a supervision
+ends; ``logs --follow``; ``prune --outputs``."""
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs.state import Attempt, JobState, OutcomeKind
 from dunscaith.ports.clock import Clock
@@ -12,7 +14,22 @@ from dunscaith.ports.job_output import OutputFiles
 from dunscaith.ports.scheduler import Scheduler
 
 FAILURE_TAIL_LINES = 10
+# The end of a job's output shown when its supervision ends (as srun shows a short job's): bounded, so a
+# job that printed gigabytes costs one small read.
+OUTPUT_TAIL_LINES = 10
+OUTPUT_TAIL_BYTES = 4 * 1024
 LOCAL = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputTail:
+    """The end of one of a job's output files: its last lines, and whether the file holds more."""
+
+    stream: str  # "stdout", "stderr", or "output" (both in one file)
+    path: str
+    lines: tuple[str, ...] = ()
+    cut: bool = False  # the file holds more than these lines
+    problem: str = ""  # why it did not read (then no lines)
 
 
 class JobOutputs:
@@ -38,6 +55,27 @@ class JobOutputs:
         if state.outcome is None or state.outcome.kind is OutcomeKind.SUCCEEDED or stderr is None:
             return ()
         return tuple(self._files.last_lines(stderr, FAILURE_TAIL_LINES))
+
+    def ending_tails(self, state: JobState, stdout: str | None, stderr: str | None) -> tuple[OutputTail, ...]:
+        """The end of a job's output once it has its outcome: its stdout's, and its stderr's when it has
+        any and the job succeeded (a failure's stderr is ``failure_tail``'s)."""
+        if state.outcome is None:
+            return ()
+        tails = []
+        if stdout is not None:
+            tails.append(self.output_tail("output" if stdout == stderr else "stdout", stdout))
+        if stderr is not None and stderr != stdout and state.outcome.kind is OutcomeKind.SUCCEEDED:
+            shown = self.output_tail("stderr", stderr)
+            if shown.lines or shown.cut:
+                tails.append(shown)
+        return tuple(tails)
+
+    def output_tail(self, stream: str, path: str) -> OutputTail:
+        try:
+            data, size = self._files.tail(path, OUTPUT_TAIL_LINES, limit=OUTPUT_TAIL_BYTES)
+        except OSError as exc:
+            return OutputTail(stream, path, problem=exc.strerror or str(exc))
+        return OutputTail(stream, path, tuple(data.decode(errors="replace").splitlines()), len(data) < size)
 
     def chunks(self, path: str) -> Iterator[bytes]:
         return self._files.chunks(path)

@@ -18,7 +18,7 @@ from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, fold, label
 from dunscaith.domain.model.shown import reason
-from dunscaith.domain.services.jobs.job_output import JobOutputs
+from dunscaith.domain.services.jobs.job_output import JobOutputs, OutputTail
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerNotes
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
@@ -47,6 +47,7 @@ class Supervised:
     stderr: str | None = None
     stderr_tail: tuple[str, ...] = ()  # the last lines of its stderr, when it did not succeed
     result: JobResult | None = None  # what a script reads of it (--json); None when the record had no state
+    output_tails: tuple[OutputTail, ...] = ()  # the end of its output, once it has an outcome
 
 
 class SuperviseJob:
@@ -158,7 +159,8 @@ class SuperviseJob:
             return Supervised(end, view, result=job_result(state, stdout, stderr, self._place(state)))
         stdout, stderr = self._outputs.paths(state.spec.cluster, current)
         return Supervised(end, view, stdout, stderr, self._outputs.failure_tail(state, stderr),
-                          job_result(state, stdout, stderr, self._place(state)))
+                          job_result(state, stdout, stderr, self._place(state)),
+                          self._outputs.ending_tails(state, stdout, stderr))
 
     def _place(self, state: JobState) -> RecordPlace:
         """Where the record is: the store, and the host it is bound to (a store shared by login nodes is

@@ -63,7 +63,8 @@ def list_jobs(ctx: typer.Context,
                                  expand)
 
 
-def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
+def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB", help=(
+             "the job (default: the newest job recorded here, the first that list shows)")),
          stderr: bool = typer.Option(False, "--stderr", help="the job's stderr instead of its stdout"),
          follow: bool = typer.Option(False, "--follow", "-f", help="keep showing what is added until the job ends"),
          attempt: int | None = typer.Option(None, "--attempt", metavar="N", min=1,
@@ -73,11 +74,15 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
          both: bool = typer.Option(False, "--all", help="stdout, then stderr, each under a heading naming it and "
                                                         "its path (a finished job's; not with --follow or --stderr)"),
          ) -> int:
-    """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."""
+    """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm).
+
+    Without JOB, the newest job's (the first that list shows), its name said on stderr."""
     if both and (follow or stderr):
         raise BadInput(f"--all prints stdout then stderr, once: it does not go with "
                        f"{'--follow' if follow else '--stderr'}")
     edge.open_store(ctx)
+    if job is None:
+        job = _newest(ctx)
     edge.owned_elsewhere(ctx, job, ["logs", job])
     state = edge.read_state(ctx, JobId(job))
     edge.notice_unattended(ctx, skip=job)
@@ -117,6 +122,20 @@ def logs(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
             start = 0
     outputs.follow(path, _write, ended, start)
     return 0
+
+
+def _newest(ctx: typer.Context) -> str:
+    """The newest job recorded in this store (pruned ones aside), said on stderr: stdout is its output."""
+    from dunscaith.domain.model.jobs.summary import SummaryQuery
+    from dunscaith.domain.services.jobs.listing import Unreadable
+
+    with edge.store_errors():
+        newest = next(iter(edge.use_cases(ctx).listing().views(SummaryQuery(limit=1))), None)
+    if newest is None:
+        raise BadInput("no job is recorded here yet: give JOB (dunscaith list shows the jobs)")
+    name = str(newest.job if isinstance(newest, Unreadable) else newest.state.name)
+    edge.say(f"the newest job: {name}")
+    return name
 
 
 def _print(outputs: JobOutputs, path: str, tail: int | None) -> None:

@@ -84,3 +84,14 @@ def test_fish_gets_the_names_and_whether_to_offer_them(home: Cli) -> None:
 def test_no_pointer_folder_and_no_configuration_offer_nothing_and_local(cli: Cli) -> None:
     assert _bash(cli, "dunscaith status ") == []
     assert _bash(cli, "dunscaith submit --cluster ") == ["local"]
+
+
+def test_a_sweep_s_name_completes_where_a_command_takes_a_sweep(cli: Cli) -> None:
+    """Issue 38: docs/completion.md promised sweeps, but a sweep has no pointer of its own (its elements
+    have), so only elements completed; now the sweep's name does too, where the command takes one."""
+    assert cli.run("submit", "--name", "exp", "--array", "1-2", "--", "true").returncode == 0
+    assert cli.run("submit", "--name", "run-3", "--", "true").returncode == 0  # a job's name, not a sweep's
+    assert _bash(cli, "dunscaith status e") == ["exp", "exp-1", "exp-2"]
+    assert _bash(cli, "dunscaith cancel --json ") == ["exp", "exp-1", "exp-2", "run-3"]
+    assert _bash(cli, "dunscaith logs e") == ["exp-1", "exp-2"]  # logs reads one job: no sweep offered
+    assert _bash(cli, "dunscaith status r") == ["run-3"]

@@ -9,6 +9,7 @@ import os
 import pty
 import re
 import select
+import shlex
 import struct
 import subprocess
 import termios
@@ -292,6 +293,65 @@ def test_no_color_at_a_terminal_means_no_escape_code_at_all(cli: Cli) -> None:
     os.close(leader)
     assert proc.returncode == 0
     assert b"\x1b" not in out and b"outcome: succeeded" in out, out
+
+
+def _readme_first_command() -> list[str]:
+    """The arguments of the README's first command (``.venv/bin/dunscaith submit -- sh -c 'echo hi'``)."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("python3 -m venv .venv && "))
+    words = shlex.split(line.rsplit("&& ", 1)[1])
+    assert words[0] == ".venv/bin/dunscaith", words
+    return words[1:]
+
+
+def _plain(text: str) -> str:
+    """What a terminal shows of ``text``, near enough: escape codes and carriage returns dropped."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", text)
+
+
+def test_the_readme_s_first_command_shows_the_job_s_name_and_what_it_printed_piped(cli: Cli) -> None:
+    """Issue 38 item 6: twelve lifecycle lines and a path, but never ``hi``; now the job's name and the
+    end of its output close what submit prints, with the command that shows all of it."""
+    done = cli.run(*_readme_first_command())
+    assert done.returncode == 0, done.stderr
+    [job] = [j["job"] for j in json.loads(cli.run("list", "--json").stdout)["jobs"]]
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == [f"job {job}: its stdout (dunscaith logs {job} shows it again):", "  hi"], lines
+    assert "\x1b" not in done.stdout
+
+
+def test_the_readme_s_first_command_shows_the_job_s_name_and_what_it_printed_at_a_terminal(cli: Cli) -> None:
+    shown = _plain(_in_a_terminal(cli, *_readme_first_command()))
+    [job] = [j["job"] for j in json.loads(cli.run("list", "--json").stdout)["jobs"]]
+    lines = [line.rstrip() for line in shown.splitlines() if line.strip()]
+    # after the status line is erased, what stays on screen names the job and shows its output
+    assert lines[-2:] == [f"job {job}: its stdout (dunscaith logs {job} shows it again):", "  hi"], lines
+
+
+def test_logs_without_a_job_is_the_newest_job_s_its_name_said_on_stderr(cli: Cli) -> None:
+    none = cli.run("logs")
+    assert none.returncode == 2 and none.stderr.startswith("dunscaith: no job is recorded here yet"), none.stderr
+    for name, says in (("first", "one"), ("second", "two")):
+        assert cli.run("submit", "--name", name, "--", "sh", "-c", f"echo {says}; echo {says}-err >&2").returncode == 0
+    newest = cli.run("logs")
+    assert (newest.returncode, newest.stdout, newest.stderr) == (0, "two\n", "dunscaith: the newest job: second\n")
+    assert cli.run("logs", "--stderr").stdout == "two-err\n"
+    assert cli.run("logs", "first").stdout == "one\n"
+
+
+def test_a_long_output_is_cut_to_its_last_lines_saying_so_and_json_is_unchanged(cli: Cli) -> None:
+    done = cli.run("submit", "--name", "long", "--", "sh", "-c", "seq 1 1000; echo careful >&2")
+    assert done.returncode == 0, done.stderr
+    tail = done.stdout.splitlines()[-13:]
+    assert tail == ["job long: the last 10 lines of its stdout (all of it: dunscaith logs long):",
+                    *[f"  {n}" for n in range(991, 1001)],
+                    "job long: its stderr (dunscaith logs --stderr long shows it again):", "  careful"], tail
+    as_json = cli.run("submit", "--json", "--name", "quiet", "--", "sh", "-c", "echo hi")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["job"] == "quiet"  # stdout: the object alone
+    assert as_json.stderr.splitlines()[-2:] == ["job quiet: its stdout (dunscaith logs quiet shows it again):",
+                                                "  hi"]
+    followed = cli.run("submit", "--follow", "--name", "followed", "--", "sh", "-c", "echo once")
+    assert followed.stdout.count("once") == 1 and "its stdout" not in followed.stdout  # shown as it came
 
 
 @pytest.mark.slurm

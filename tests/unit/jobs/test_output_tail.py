@@ -35,3 +35,17 @@ def test_an_empty_file(tmp_path: Path) -> None:
     f = tmp_path / "out"
     f.write_bytes(b"")
     assert tail(str(f), 3) == (b"", 0)
+
+
+def test_a_limit_reads_no_more_than_the_file_s_last_bytes(tmp_path: Path) -> None:
+    f = tmp_path / "out"
+    f.write_bytes(b"".join(b"line %d\n" % i for i in range(1000)))
+    last, size = tail(str(f), 10, block=7, limit=20)
+    assert last == b"line 998\nline 999\n" and size == f.stat().st_size  # "7\n", the end of a line cut there: dropped
+    assert tail(str(f), 2, limit=10_000) == (b"line 998\nline 999\n", size)  # the limit not reached
+
+
+def test_one_line_longer_than_the_limit_gives_its_end(tmp_path: Path) -> None:
+    f = tmp_path / "out"
+    f.write_bytes(b"x" * 100_000 + b"end\n")
+    assert tail(str(f), 10, limit=8) == (b"xxxxend\n", 100_004)

@@ -76,7 +76,7 @@ class NoFiles:
     def chunks(self, path: str):  # type: ignore[no-untyped-def]
         return iter(())
 
-    def tail(self, path: str, count: int) -> tuple[bytes, int]:
+    def tail(self, path: str, count: int, *, limit: int | None = None) -> tuple[bytes, int]:
         return b"", 0
 
     def follower(self):  # type: ignore[no-untyped-def]
@@ -233,3 +233,46 @@ def test_prune_outputs_removes_only_a_pruned_local_job_s_folders_in_the_record_r
     state = _failed_local(stdout)
     assert outputs.remove_folders([state]) == []  # not pruned: nothing removed
     assert outputs.remove_folders([replace(state, pruned_at=datetime.now(UTC))]) == removed
+
+
+class Written:
+    """Output files of the given contents (a path missing from it does not read)."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+
+    def tail(self, path: str, count: int, *, limit: int | None = None) -> tuple[bytes, int]:
+        if path not in self.files:
+            raise FileNotFoundError(2, "No such file or directory")
+        data = self.files[path]
+        lines = data.splitlines(keepends=True)[-count:]
+        return b"".join(lines)[-(limit or len(data)):], len(data)
+
+
+def _succeeded_local() -> JobState:
+    from dunscaith.domain.model.jobs.state import OutcomeKind
+
+    state = _failed_local("/o/stdout")
+    from dataclasses import replace
+
+    assert state.outcome is not None
+    return replace(state, outcome=replace(state.outcome, kind=OutcomeKind.SUCCEEDED))
+
+
+def test_the_end_of_the_output_once_the_job_ended_bounded_and_said_when_cut() -> None:
+    from dunscaith.domain.services.jobs.job_output import OUTPUT_TAIL_LINES, OutputTail
+
+    many = b"".join(b"%d\n" % i for i in range(100))
+    files = Written({"/o/stdout": b"hi\n", "/o/stderr": b"", "/o/long": many, "/o/warn": b"careful\n"})
+    outputs = JobOutputs(files, lambda cluster: rig().scheduler, rig().clock, "/var/tmp/r")  # type: ignore[arg-type]
+    ok, failed = _succeeded_local(), _failed_local("/o/stdout")
+    assert outputs.ending_tails(ok, "/o/stdout", "/o/stderr") == (OutputTail("stdout", "/o/stdout", ("hi",)),)
+    assert outputs.ending_tails(ok, "/o/long", "/o/warn") == (
+        OutputTail("stdout", "/o/long", tuple(str(i) for i in range(100 - OUTPUT_TAIL_LINES, 100)), cut=True),
+        OutputTail("stderr", "/o/warn", ("careful",)))
+    # a failed job's stderr is the failure tail's; one file for both is "output"
+    assert outputs.ending_tails(failed, "/o/stdout", "/o/warn") == (OutputTail("stdout", "/o/stdout", ("hi",)),)
+    assert outputs.ending_tails(ok, "/o/stdout", "/o/stdout") == (OutputTail("output", "/o/stdout", ("hi",)),)
+    assert outputs.ending_tails(ok, "/o/gone", None) == (
+        OutputTail("stdout", "/o/gone", problem="No such file or directory"),)
+    assert outputs.ending_tails(ok, None, None) == ()
