@@ -4,8 +4,10 @@ dunscaith's own folders, and a refused call changes no record."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -300,9 +302,9 @@ def test_fuzz_a_missing_store_is_never_made_anew(template: Home, argv: list[str]
 # clear line on stderr and exit 2, and nothing is recorded (a request's refusal is itself recorded, as above).
 # A FIFO lives outside the copy: the harness's snapshot reads every file of the copy, and would wait on it.
 _FIFO_DIR = Path(tempfile.mkdtemp(prefix="fuzz-fifo-"))
+atexit.register(shutil.rmtree, _FIFO_DIR, True)
 FIFO = _FIFO_DIR / "fifo.sh"
-if not FIFO.exists():
-    os.mkfifo(FIFO)
+os.mkfifo(FIFO)
 PG = "[records.postgresql]\nserver_user_timeout = 5\nclient_user_timeout = 10\n"
 
 
