@@ -207,6 +207,8 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
     if first["type"] == "literal_error" and isinstance(first.get("input"), str):
         suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
         message += f" (did you mean {suggestion}?)" if suggestion else ""
+    if first["type"] in ("int_type", "float_type", "bool_type") and isinstance(first.get("input"), str):
+        message += " (a string in TOML: write the value without quotes)"  # strict: only a file's can be
     # a rule across keys names them itself (supervise.poll ... supervise.poll_max): not "supervise: supervise.poll"
     return message if message.startswith(f"{where}.") else f"{where}: {message}"
 

@@ -239,7 +239,8 @@ def test_documented_keys_are_the_accepted_keys_qdevices() -> None:
 # --- issue 38: strict types in the file, a wrong-typed table, the source of a rule across keys -----------
 
 @pytest.mark.parametrize(("text", "says"), [
-    ('[recovery]\nattempts = "3"\n', r"recovery\.attempts: must be a whole number, not '3'"),
+    ('[recovery]\nattempts = "3"\n', r"recovery\.attempts: must be a whole number, not '3' \(a string in TOML: write "
+                                     r"the value without quotes\)$"),
     ('[supervise]\npoll = "2"\n', r"supervise\.poll: .*'2'"),
     ('[records.postgresql]\nconnect_timeout = "5"\n', r"records\.postgresql\.connect_timeout: .*'5'"),
 ])
