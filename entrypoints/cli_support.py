@@ -156,6 +156,7 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
 
     _Interrupts.install()
     try:
+        _version_alone(sys.argv[1:] if argv is None else argv)
         result = app(args=argv, prog_name=prog, standalone_mode=False, obj=obj)
     except KeyboardInterrupt:  # outside typer's own catch (parsing, completion, closing)
         _interrupted(prog)
@@ -185,6 +186,14 @@ def run(app: typer.Typer, prog: str, argv: list[str] | None = None,
     if result == EXIT_INTERRUPTED and _Interrupts.seen:  # typer's KeyboardInterrupt → return 130
         _interrupted(prog)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def _version_alone(words: list[str]) -> None:
+    """``--version`` prints the version and nothing else: with other words (``--version extra``) it would
+    print it and drop them without a word, as typer's eager option does."""
+    leading = words[:next((i for i, word in enumerate(words) if not word.startswith("-")), len(words))]
+    if "--version" in leading and len(words) > 1:
+        raise BadInput("--version takes nothing else: give it alone (--version), or drop it")
 
 
 def _refused(prog: str, redact: Callable[[str], str], exc: Exception) -> NoReturn:

@@ -157,7 +157,10 @@ def first_error(exc: ValidationError, model: type[BaseModel], *, fields_only: bo
     across keys, such as "postgresql needs records.url"), which one source alone cannot be blamed for."""
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
-        whole_table = not loc or (error["type"] != "extra_forbidden" and _is_table(model, loc))
+        # a table given as another type (records = 5) is that source's own mistake, not a rule across keys:
+        # refused even when another source gives keys under it (DUNSCAITH_RECORDS__ROOT would replace it)
+        wrong_type = str(error["type"]).endswith("_type")
+        whole_table = not loc or (error["type"] != "extra_forbidden" and not wrong_type and _is_table(model, loc))
         if not (fields_only and whole_table):
             return error
     return None
@@ -169,11 +172,14 @@ def _is_table(model: type[BaseModel], loc: Sequence[str]) -> bool:
 
 
 def source_of(loc: Sequence[str | int], values_by_source: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    """Of the sources (highest precedence first), the first that gives a value at or below ``loc``."""
+    """Of the sources (highest precedence first), the first that gives a value at or below ``loc``; when none
+    does, the first that gives one at or below the nearest table above it. A variable setting one key of
+    [records] says nothing of [records.postgresql], which the file alone may have given."""
     parts = [str(p) for p in loc]
-    for name, values in values_by_source:
-        if parts and _value_at(values, parts[:1]) is not None:
-            return name
+    for end in range(len(parts), 0, -1):
+        for name, values in values_by_source:
+            if _value_at(values, parts[:end]) is not None:
+                return name
     return values_by_source[-1][0] if values_by_source else "configuration"
 
 
@@ -201,6 +207,8 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
     if first["type"] == "literal_error" and isinstance(first.get("input"), str):
         suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
         message += f" (did you mean {suggestion}?)" if suggestion else ""
+    if first["type"] in ("int_type", "float_type", "bool_type") and isinstance(first.get("input"), str):
+        message += " (a string in TOML: write the value without quotes)"  # strict: only a file's can be
     # a rule across keys names them itself (supervise.poll ... supervise.poll_max): not "supervise: supervise.poll"
     return message if message.startswith(f"{where}.") else f"{where}: {message}"
 

@@ -289,7 +289,9 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
     from_env = environment_values(_Environment, PREFIX)
     in_file = f"configuration file {path}"
-    _validate(from_file, lambda _loc: in_file)
+    # strict: what a file writes has its TOML type, and "3" is not the number 3; a variable's value is a
+    # string of its own nature, read as the setting's type
+    _validate(from_file, lambda _loc: in_file, strict=True)
     _validate(from_env, lambda loc: f"variable {variable_for(loc, PREFIX, os.environ)}")
     _validate(flags, lambda loc: f"flag {'.'.join(str(p) for p in loc)}")
     by_source = [("flags", dict(flags)), ("env", from_env), ("file", from_file)]
@@ -313,9 +315,10 @@ def _home_is_absolute(env: Mapping[str, str]) -> None:
                        "(HOME=/home/you)")
 
 
-def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True) -> DunscaithSettings | None:
+def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True,
+              strict: bool = False) -> DunscaithSettings | None:
     try:
-        return DunscaithSettings.model_validate(dict(values))
+        return DunscaithSettings.model_validate(dict(values), strict=strict)
     except ValidationError as exc:
         error = first_error(exc, DunscaithSettings, fields_only=fields_only)
         if error is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from dunscaith.domain.model.jobs.resources import (
     parse_text,
     parse_time_limit,
 )
-from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
+from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec, submission_problem
 from dunscaith.domain.model.jobs.sweeps import (
     MAX_ELEMENTS,
     NameTaken,
@@ -58,6 +59,9 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
         raise BadInput("--max-running is for a sweep: give --array or --each with it")
     if sweeping and name is None:
         raise BadInput("a sweep needs --name NAME: its elements are the jobs NAME-INDEX")
+    if sweeping and job_exit:
+        raise BadInput("--job-exit-code is one job's code, and a sweep has many: a sweep's code is dunscaith's "
+                       "(docs/sweeps.md); drop it, or read each element's with dunscaith status NAME --json")
     if sweeping and follow:
         raise BadInput("--follow shows one job's output, not a sweep's: follow an element with "
                        "dunscaith logs NAME-INDEX --follow")
@@ -169,10 +173,7 @@ def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str 
             raise BadInput("give one SCRIPT, or put the command after -- (submit -- COMMAND ARGS...)")
         if words[0] == "":  # Path("") is ".", which would be read as "script .: Is a directory"
             raise BadInput(f"SCRIPT {_empty()}")
-        try:
-            script = Path(words[0]).read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"script {words[0]}: {getattr(exc, 'strerror', None) or exc}") from None
+        script = _script_text(words[0])
     if chdir == "":  # abspath("") is the current directory: an unset variable must not mean "here"
         raise BadInput(f"--chdir {_empty()}")
     try:
@@ -184,16 +185,52 @@ def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str 
         raise BadInput(f"--chdir {chdir}: no such directory")
     try:
         job = check_name(name if name is not None else default_name(words))
-        return JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
+        spec = JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
                        settings.recovery.attempts, options, env, needs)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
+    problem = submission_problem(spec)
+    if problem is not None:
+        raise BadInput(f"script {words[0]}: {problem}" if script is not None and not script.strip() else problem)
+    return spec
 
 
 def _empty() -> str:
     from dunscaith.entrypoints.path_args import EMPTY  # imports typer: only for this refusal
 
     return EMPTY
+
+
+SCRIPT_LIMIT = 4 * 1024 * 1024  # bytes of a SCRIPT at most: Slurm's own default (max_script_size), far above a script
+
+
+def _script_text(given: str) -> str:
+    """A SCRIPT's text: a regular file only (a FIFO, a device or a folder is refused, never waited on or read
+    without end), at most SCRIPT_LIMIT bytes of UTF-8."""
+    try:
+        # O_NONBLOCK: opening a FIFO nobody writes to returns at once, and fstat then refuses it
+        fd = os.open(given, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BadInput(f"script {given}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a pipe, a device...)"
+        raise BadInput(f"script {given}: {what}; give a script file, or the command after --")
+    with os.fdopen(fd, "rb") as file:
+        os.set_blocking(fd, True)
+        try:
+            data = file.read(SCRIPT_LIMIT + 1)
+        except OSError as exc:
+            raise BadInput(f"script {given}: {exc.strerror or exc}") from None
+    if len(data) > SCRIPT_LIMIT:
+        raise BadInput(f"script {given}: larger than {SCRIPT_LIMIT // (1024 * 1024)} MiB, more than a script can be "
+                       "(Slurm's own default limit); is it the script you meant?")
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"script {given}: not UTF-8 text (byte {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as a text read gives it (universal newlines)
 
 
 _EACH_LIMIT = 16 * 1024 * 1024  # bytes of an --each file read at most (10,000 lines of arguments fit many times)

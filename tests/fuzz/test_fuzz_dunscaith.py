@@ -4,7 +4,11 @@ dunscaith's own folders, and a refused call changes no record."""
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -292,3 +296,75 @@ def test_fuzz_a_missing_store_is_never_made_anew(template: Home, argv: list[str]
         assert not db.exists(), f"{argv}: a new store was made where pointers name jobs"
         if argv[0] != "doctor":
             assert ran.code == 2 and "is missing" in ran.stderr, (argv, ran.code, ran.stderr)
+
+
+# Issue 38: bad inputs of submit, the settings and the job commands' --json refusals. Each is refused with one
+# clear line on stderr and exit 2, and nothing is recorded (a request's refusal is itself recorded, as above).
+# A FIFO lives outside the copy: the harness's snapshot reads every file of the copy, and would wait on it.
+_FIFO_DIR = Path(tempfile.mkdtemp(prefix="fuzz-fifo-"))
+atexit.register(shutil.rmtree, _FIFO_DIR, True)
+FIFO = _FIFO_DIR / "fifo.sh"
+os.mkfifo(FIFO)
+PG = "[records.postgresql]\nserver_user_timeout = 5\nclient_user_timeout = 10\n"
+
+
+def _scripts(home: Home) -> None:
+    (home.cwd / "script.sh").write_text("echo hi\n")
+    (home.cwd / "empty.sh").write_text("")
+
+
+@st.composite
+def bad_submit(draw: st.DrawFn) -> list[str]:
+    """A submit line refused whatever the values drawn: a time with 60 or more after a colon, an index above
+    the bound, a variable given twice, a script with a command, --job-exit-code on a sweep."""
+    kind = draw(st.sampled_from(["time", "array", "env", "mix", "exit"]))
+    small, big = st.integers(0, 99), st.integers(60, 10**6)
+    if kind == "time":
+        value = draw(st.sampled_from(["{a}:{b}", "{a}:{b}:{c}", "{a}:{c}:{b}", "1-{a}:{b}", "1-{a}:{c}:{b}"]))
+        return ["submit", "-t", value.format(a=draw(small), b=draw(big), c=draw(st.integers(0, 59))), "--", "true"]
+    if kind == "array":
+        index = draw(st.integers(10**9 + 1, 10**40))
+        spec = draw(st.sampled_from(["{i}", "0,{i}", "{i}-{j}", "0-5:{i}"]))
+        return ["submit", "--name", "s", "--array", spec.format(i=index, j=index + 1), "--", "true"]
+    if kind == "env":
+        name = draw(st.from_regex(r"[A-Z_][A-Z0-9_]{0,6}", fullmatch=True))
+        return ["submit", "--env", f"{name}={draw(small)}", "--env", f"{name}=x", "--", "true"]
+    if kind == "mix":
+        return ["submit", draw(st.sampled_from(["script.sh", "empty.sh", "nope.sh"])), "--", "true"]
+    return ["submit", "--name", "s", "--array", f"0-{draw(small)}", "--job-exit-code", "--", "true"]
+
+
+@settings(FUZZ, max_examples=examples(40))
+@example(argv=["submit", "--name", "s11", "--array", "99999999999999999999", "--", "true"], config="", env={})
+@example(argv=["submit", "/dev/zero"], config="", env={})
+@example(argv=["submit", str(FIFO)], config="", env={})
+@example(argv=["submit", "script.sh", "--", "true"], config="", env={})
+@example(argv=["submit", "-t", "25:61:00", "--", "true"], config="", env={})
+@example(argv=["submit", "--env", "A=1", "--env", "A=2", "--", "true"], config="", env={})
+@example(argv=["submit", "empty.sh"], config="", env={})
+@example(argv=["submit", "--name", "sw", "--array", "0-1", "--job-exit-code", "--", "true"], config="", env={})
+@example(argv=["--version", "extra"], config="", env={})
+@example(argv=["submit", "--", "true"], config='[recovery]\nattempts = "3"\n', env={})
+@example(argv=["list"], config="records = 5\n", env={})  # the harness sets DUNSCAITH_RECORDS__ROOT
+@example(argv=["list"], config=PG, env={})
+@example(argv=["hold", "j1", "--json"], config="", env={})
+@example(argv=["release", "j1", "--json"], config="", env={})
+@example(argv=["cancel", "j1", "--json"], config="", env={})
+@example(argv=["give-up", "j1", "--json"], config="", env={})
+@example(argv=["requeue", "j1", "--json"], config="", env={})
+@example(argv=["resubmit", "j1", "--json"], config="", env={})
+@given(argv=bad_submit(), config=st.just(""), env=st.just({}))
+def test_fuzz_issue_38_bad_inputs_are_one_line_and_exit_2(template: Home, argv: list[str], config: str,
+                                                            env: dict[str, str]) -> None:
+    def prepare(home: Home) -> None:
+        _scripts(home)
+        if config:
+            (home.dunscaith_dir / "config.toml").write_text(config)
+
+    ran = _call(template, argv, prepare, env)
+    lines = ran.stderr.splitlines()
+    assert ran.code == 2 and len(lines) == 1 and lines[0].startswith("dunscaith: "), (argv, ran)
+    if config:
+        assert "configuration file" in lines[0], lines[0]  # the file named, not "variable DUNSCAITH_*"
+    if "--json" in argv:
+        assert json.loads(ran.stdout)["error"]["exit_code"] == 2, ran.stdout

@@ -141,6 +141,11 @@ def parse_time_limit(text: str, flag: str) -> int:
     seconds = 0
     if match:
         parts = [int(p) for p in match.group("rest").split(":")]
+        # what follows a colon is minutes or seconds: 0 to 59, as in every format of sbatch's (25:61:00 is
+        # no time of day); only the first field (minutes, hours) may be as large as it likes
+        if any(part >= 60 for part in parts[1:]):
+            raise BadSpec(f"{flag} {_shown(text)}: minutes and seconds after a colon are 0 to 59 (MINUTES, MM:SS, "
+                          "HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS: 90, 1:30:00, 1-00:00:00)")
         if match.group("days") is not None:
             h, m, s = [*parts, 0, 0][:3]
             seconds = int(match.group("days")) * 86400 + h * 3600 + m * 60 + s

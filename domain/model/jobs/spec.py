@@ -58,3 +58,15 @@ class JobSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,
                           workdir=self.workdir, env=self.environment, options=self.options,
                           resources=self.resources)
+
+
+def submission_problem(spec: JobSpec) -> str | None:
+    """What refuses a job submitted now, beyond what every recorded spec holds: a record made before one of
+    these rules must still read, so they are checked at submit, not in ``JobSpec`` itself."""
+    names = [pair.partition("=")[0] for pair in spec.env]
+    twice = next((name for index, name in enumerate(names) if name in names[:index]), None)
+    if twice is not None:  # one of the two would be lost without a word (remote run refuses the same)
+        return f"--env {twice} is given twice: give each variable once"
+    if spec.script is not None and not spec.script.strip():
+        return "the script has nothing in it (empty, or blank lines only): there is nothing to run"
+    return None

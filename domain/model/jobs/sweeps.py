@@ -51,6 +51,9 @@ def element_name(sweep: JobId, index: int) -> JobId:
 # --- what the user asks for: ``submit --name NAME (--array SPEC | --each FILE) [--max-running N]`` ---------
 
 MAX_ELEMENTS = 10_000  # elements of one sweep at most (docs/sweeps.md, "Limits")
+# The largest index (and step) --array takes (docs/sweeps.md, "Limits"): far above any array a scheduler
+# runs (Slurm's MaxArraySize is at most 4,000,001), far below the store's 64-bit integers.
+MAX_INDEX = 1_000_000_000
 
 # A placeholder in a command's word or a script's text: ``{}`` (the element's index) or ``{key}`` (a value of
 # the element's key=value line). ``${key}`` is the shell's own and is left as it is.
@@ -104,9 +107,9 @@ def parse_array(spec: str) -> tuple[SweepElement, ...]:
         found = _RANGE.fullmatch(part.strip())
         if found is None:
             raise BadSpec(f"--array {spec!r}: {part.strip()!r} is not START-END[:STEP] or N (as 0-99, 1-99:2, 7)")
-        start = int(found[1])
-        end = int(found[2]) if found[2] is not None else start
-        step = int(found[3]) if found[3] is not None else 1
+        start = _digits(found[1], spec)
+        end = _digits(found[2], spec) if found[2] is not None else start
+        step = _digits(found[3], spec) if found[3] is not None else 1
         if end < start:
             raise BadSpec(f"--array {spec!r}: the range {part.strip()} ends before it starts")
         if step < 1:
@@ -114,8 +117,26 @@ def parse_array(spec: str) -> tuple[SweepElement, ...]:
         if len(indices) + (end - start) // step + 1 > MAX_ELEMENTS:
             raise BadSpec(f"--array {spec!r}: more than the {MAX_ELEMENTS:,} elements a sweep may have: split it "
                           "into several sweeps")
+        _within_bound(max(start, end, step), spec)
         indices.extend(range(start, end + 1, step))
     return tuple(SweepElement(i) for i in indices)
+
+
+def _digits(digits: str, spec: str) -> int:
+    """An index or a step of ``--array`` as a number; one far too long to read is refused at once (int() of
+    thousands of digits is refused by Python itself)."""
+    if len(digits.lstrip("0")) > 2 * len(str(MAX_INDEX)):
+        _within_bound(None, spec, digits)
+    return int(digits)
+
+
+def _within_bound(number: int | None, spec: str, digits: str = "") -> None:
+    if number is None or number > MAX_INDEX:
+        text = digits or str(number)
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        given = spec if len(spec) <= 40 else spec[:37] + "..."
+        raise BadSpec(f"--array {given!r}: {shown} is above {MAX_INDEX:,}, the largest index or step a sweep "
+                      "takes")
 
 
 def parse_each(text: str, source: str = "--each") -> tuple[SweepElement, ...]:

@@ -116,30 +116,38 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     word = label(result.state) if result.state is not None else "unknown"
     code = _code(result.answer, result.problem)
-    if as_json:
-        print(json.dumps(_body(job, action, result, code)))
-    elif result.answer is Answer.NOT_ANSWERED:
+    # not carried out: its one line on stderr, with --json too (docs/json.md: the object and the line)
+    if result.answer is Answer.NOT_ANSWERED:
         print(f"{PROG}: job {job}: {action}: {result.detail}", file=sys.stderr)
     elif result.answer is Answer.REFUSED:
         print(f"{PROG}: job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})",
               file=sys.stderr)
-    elif result.stopped is not None:  # a cancel carried out: "stopping" (said as confirmed), then "stopped"
-        if not said:
-            print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
-        if result.stopped:
-            print(f"job {job}: {_object(result)} stopped (now {word})")
-        else:
-            print(f"job {job}: {_object(result)} still stopping after {edge.settings(ctx).commands.wait:g} s; "
-                  f"{'its supervisor' if result.by is Answerer.SUPERVISOR else 'the next supervisor or command'} "
-                  f"records its end (see `{PROG} status {job}`)")
-    else:
-        print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+    if as_json:
+        print(json.dumps(_body(job, action, result, code)))
+    elif result.answer is Answer.CONFIRMED:
+        _confirmed_lines(ctx, job, action, result, word, said=bool(said))
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
     edge.notice_unattended(ctx, skip=job)
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code
+
+
+def _confirmed_lines(ctx: typer.Context, job: str, action: Action, result: CommandResult, word: str, *,
+                     said: bool) -> None:
+    """A confirmed answer on stdout; a cancel carried out: "stopping" (``said`` already), then "stopped"."""
+    if result.stopped is None:
+        print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+        return
+    if not said:
+        print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+    if result.stopped:
+        print(f"job {job}: {_object(result)} stopped (now {word})")
+    else:
+        print(f"job {job}: {_object(result)} still stopping after {edge.settings(ctx).commands.wait:g} s; "
+              f"{'its supervisor' if result.by is Answerer.SUPERVISOR else 'the next supervisor or command'} "
+              f"records its end (see `{PROG} status {job}`)")
 
 
 def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[str, Any]:
@@ -170,6 +178,11 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
     codes = [_code(r.answer, r.problem) for r in answer.results]
     code = max(codes, default=ExitCode.SUCCEEDED)
     which = f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
+    for r, c in zip(answer.results, codes, strict=True):  # on stderr, with --json too (docs/json.md)
+        if c == ExitCode.SUCCEEDED or _ended(r):
+            continue  # an element refused for having ended already is counted in the summary line
+        why = r.problem if r.answer is Answer.CONFIRMED else r.detail
+        print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}", file=sys.stderr)
     if as_json:
         counts = Counter(str(r.answer) for r in answer.results)
         print(json.dumps({
@@ -180,13 +193,10 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
             "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
             "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
         }))
-    else:
-        for r, c in zip(answer.results, codes, strict=True):
-            if c == ExitCode.SUCCEEDED or _ended(r):
-                continue  # an element refused for having ended already is counted in the summary line
-            why = r.problem if r.answer is Answer.CONFIRMED else r.detail
-            print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}",
+        if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
+            print(f"{PROG}: sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}",
                   file=sys.stderr)
+    else:
         for line in _skipped_lines(answer.skipped, action):
             print(f"{PROG}: {line}", file=sys.stderr)
         if not answer.results:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typer._click.core import Context as ParsingContext  # what typer's own click passes to parse_args
 
 _AS_COMMAND = "dunscaith.as_command"
+_MIXED = "dunscaith.script_and_command"
 
 
 class _WordsCommand(TyperCommand):
@@ -24,8 +25,14 @@ class _WordsCommand(TyperCommand):
     parsing drops it."""
 
     def parse_args(self, ctx: ParsingContext, args: list[str]) -> list[str]:
-        ctx.meta[_AS_COMMAND] = "--" in args
-        return super().parse_args(ctx, args)
+        given = args.count("--")  # counted first: parsing consumes the list it is given
+        rest = super().parse_args(ctx, args)
+        words = ctx.params.get("words") or []
+        # parsing drops the "--" that ends the options; one kept among the words came after a SCRIPT
+        # (submit script.sh -- true): options end at the first word, so the "--" is taken as a word
+        ctx.meta[_AS_COMMAND] = given > list(words).count("--")
+        ctx.meta[_MIXED] = given > 0 and not ctx.meta[_AS_COMMAND]
+        return rest
 
 
 def _exit_option() -> Any:
@@ -86,6 +93,9 @@ def submit(
 
     With --array or --each, a sweep: --name NAME's elements NAME-INDEX, each a job with every flag given
     here, all recorded at once (or none), then supervised by this one process."""
+    if ctx.meta.get(_MIXED):
+        raise BadInput("give a SCRIPT or a command after --, not both (submit SCRIPT, or submit -- COMMAND "
+                       "ARGS...)")
     return submit_job.submit(ctx, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)), cluster=cluster,
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
@@ -121,6 +131,9 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     edge.open_store(ctx)
     recorded = sweep_supervision.recorded_as(ctx, job)
     if recorded == "sweep":
+        if job_exit:
+            raise BadInput(f"--job-exit-code is one job's code, and {job} is a sweep of many: a sweep's code is "
+                           "dunscaith's (docs/sweeps.md); drop it")
         edge.notice_unattended(ctx, skip=job)
         return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
     if recorded is None:  # nothing of that name here: a sweep whose elements' pointers name another host?

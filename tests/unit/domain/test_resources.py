@@ -47,6 +47,19 @@ def test_a_time_limit_that_is_none_is_refused(text: str) -> None:
         parse_time_limit(text, "--time")
 
 
+@pytest.mark.parametrize("text", ["25:61:00", "1:60", "0:00:60", "1-00:60", "1-00:00:99", "10:75"])
+def test_minutes_or_seconds_after_a_colon_of_60_or_more_are_refused(text: str) -> None:
+    # issue 38: 25:61:00 was taken as 25 hours and 61 minutes
+    with pytest.raises(BadSpec, match=r"^--time .*: minutes and seconds after a colon are 0 to 59"):
+        parse_time_limit(text, "--time")
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 5400), ("90:00", 5400), ("48:00:00", 172800),
+                                               ("1-30", 86400 + 30 * 3600), ("0:59", 59)])
+def test_the_first_field_may_be_as_large_as_it_likes(text: str, seconds: int) -> None:
+    assert parse_time_limit(text, "--time") == seconds
+
+
 def test_a_time_limit_is_shown_as_sbatch_reads_it() -> None:
     assert [format_time_limit(s) for s in (1, 3723, 86401)] == ["00:00:01", "01:02:03", "1-00:00:01"]
 

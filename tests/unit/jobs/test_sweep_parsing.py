@@ -13,6 +13,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.model.jobs.sweeps import (
     MAX_ELEMENTS,
+    MAX_INDEX,
     SweepMember,
     SweepPlan,
     element_specs,
@@ -67,6 +68,19 @@ def test_a_bad_array_is_one_line_naming_it(spec: str, says: str) -> None:
     with pytest.raises(BadSpec, match=says) as refused:
         parse_array(spec)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("spec", ["99999999999999999999", "1000000001", "0-5:99999999999999999999",
+                                  "7," + "9" * 5000, f"{MAX_INDEX}-{MAX_INDEX + 3}"])
+def test_an_index_or_step_above_the_bound_is_refused_in_one_line(spec: str) -> None:
+    # issue 38: 99999999999999999999 reached the store, whose integers it overflows (exit 3)
+    with pytest.raises(BadSpec, match=r"is above 1,000,000,000, the largest index or step a sweep takes") as refused:
+        parse_array(spec)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 200
+
+
+def test_the_largest_index_is_taken() -> None:
+    assert [e.index for e in parse_array(f"{MAX_INDEX - 1}-{MAX_INDEX}")] == [MAX_INDEX - 1, MAX_INDEX]
 
 
 def test_an_index_given_twice_is_refused() -> None:

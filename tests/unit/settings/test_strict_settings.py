@@ -234,3 +234,65 @@ def test_documented_keys_are_the_accepted_keys_qdevices() -> None:
     documented = {k.replace("<site>", site) if "<site>" in k else k
                   for k in _table_keys("qdevices/configuration.md") for site in ("mqss", "vlq", "piastq")}
     assert documented == documented_keys(qdevices_settings.QdevicesSettings)
+
+
+# --- issue 38: strict types in the file, a wrong-typed table, the source of a rule across keys -----------
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[recovery]\nattempts = "3"\n', r"recovery\.attempts: must be a whole number, not '3' \(a string in TOML: write "
+                                     r"the value without quotes\)$"),
+    ('[supervise]\npoll = "2"\n', r"supervise\.poll: .*'2'"),
+    ('[records.postgresql]\nconnect_timeout = "5"\n', r"records\.postgresql\.connect_timeout: .*'5'"),
+])
+def test_a_string_in_the_file_is_not_taken_as_a_number(home: Path, text: str, says: str) -> None:
+    path = dunscaith_file(home, text)
+    with refused(rf"^configuration file {re.escape(str(path))}: {says}"):
+        dunscaith_settings.load_settings()
+
+
+def test_a_variable_is_still_read_as_the_settings_type(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUNSCAITH_RECOVERY__ATTEMPTS", "3")
+    monkeypatch.setenv("DUNSCAITH_SUPERVISE__POLL", "2.5")
+    monkeypatch.setenv("DUNSCAITH_RECORDS__POSTGRESQL__CONNECT_TIMEOUT", "5")
+    settings = dunscaith_settings.load_settings()
+    assert (settings.recovery.attempts, settings.supervise.poll) == (3, 2.5)
+    assert settings.records.postgresql.connect_timeout == 5
+
+
+def test_numbers_paths_and_tables_of_the_file_still_pass_strictly(home: Path) -> None:
+    dunscaith_file(home, '[supervise]\npoll = 2\ngiveup = 60.5\n[recovery]\nattempts = 4\n[records]\nroot = "~/r"\n'
+                         '[forwarding]\nssh_config = "~/.ssh/other"\ntransport = "paramiko"\n'
+                         '[escalations]\ncommand = ["notify", "-x"]\n')
+    settings = dunscaith_settings.load_settings()
+    assert (settings.supervise.poll, settings.supervise.giveup, settings.recovery.attempts) == (2.0, 60.5, 4)
+    assert settings.records.root == home / "r" and settings.forwarding.ssh_config == home / ".ssh" / "other"
+
+
+@pytest.mark.parametrize(("text", "variable", "says"), [
+    ("records = 5\n", "DUNSCAITH_RECORDS__ROOT", r"records: must be a table, not 5"),
+    ("[records]\npostgresql = 5\n", "DUNSCAITH_RECORDS__POSTGRESQL__CONNECT_TIMEOUT", r"records\.postgresql: "),
+    ("supervise = []\n", "DUNSCAITH_SUPERVISE__POLL", r"supervise: "),
+])
+def test_a_table_of_the_wrong_type_in_the_file_is_refused_though_a_variable_sets_a_key_under_it(
+        home: Path, monkeypatch: pytest.MonkeyPatch, text: str, variable: str, says: str) -> None:
+    path = dunscaith_file(home, text)
+    monkeypatch.setenv(variable, "/var/tmp/r" if variable.endswith("ROOT") else "5")
+    with refused(rf"^configuration file {re.escape(str(path))}: {says}"):
+        dunscaith_settings.load_settings()
+
+
+def test_a_rule_across_keys_of_the_file_names_the_file_though_a_variable_sets_another_table(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = dunscaith_file(home, "[records.postgresql]\nserver_user_timeout = 5\nclient_user_timeout = 10\n")
+    monkeypatch.setenv("DUNSCAITH_RECORDS__ROOT", "/var/tmp/r")
+    with refused(rf"^configuration file {re.escape(str(path))}: records\.postgresql\.server_user_timeout \(5 s\) "
+                 "must exceed"):
+        dunscaith_settings.load_settings()
+
+
+def test_a_rule_across_keys_broken_by_a_variable_names_the_variable(home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    dunscaith_file(home, "[records.postgresql]\nserver_user_timeout = 5\n")
+    monkeypatch.setenv("DUNSCAITH_RECORDS__POSTGRESQL__CLIENT_USER_TIMEOUT", "10")
+    with refused(r"^variable DUNSCAITH_RECORDS__POSTGRESQL__CLIENT_USER_TIMEOUT: records\.postgresql\."):
+        dunscaith_settings.load_settings()
