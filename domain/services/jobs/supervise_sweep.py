@@ -226,6 +226,7 @@ class SuperviseSweep:
             waiting = deque(sorted((m for m in members if not m.settled),
                                    key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
             bounds = self._max_running(waiting)
+            attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
             self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
             stopping = False
             must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass

@@ -4,6 +4,7 @@ alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -529,6 +530,30 @@ def test_a_sweeps_supervisor_says_it_holds_its_elements_in_one_attendance_not_a_
             said.setdefault(pointer.job, set()).add(pointer.supervised_at)
     assert len(said) == 30 and all(len(times) == 1 for times in said.values())  # each once, as it began
     assert r.pointers.attendances() == []  # removed as the supervision ended
+
+
+def test_the_attendance_names_the_elements_waiting_for_a_slot_so_another_login_node_sees_them_attended() -> None:
+    # Issue 38, seen from another login node: the attendance named only the started elements, so those
+    # waiting for a slot of --max-running looked Unattended there while their supervisor lived.
+    from dunscaith.domain.model.jobs.attendance import unattended_by_pointer
+
+    r = _rig()
+    names = _record(r, 4, max_running=1)
+    seen: list[bool] = []
+
+    def meanwhile() -> None:
+        assert _state(r, names[3]).attempts == ()  # waiting for a slot
+        assert [(a.sweep, a.indices) for a in r.pointers.attendances()] == [(SWEEP, frozenset({1, 2, 3, 4}))]
+        # a waiting element with a pointer of its own (a resubmitted one: `resubmit exp --failed`), last seen
+        # supervised long ago; a fresh one has none until it starts, and nothing to judge it by elsewhere
+        pointer = dataclasses.replace(r.pointers.read(names[0]), job=names[3], state="resubmitted",
+                                      supervised_at=None)
+        seen.append(unattended_by_pointer(pointer, r.clock.now(), timedelta(seconds=1.0),
+                                          r.pointers.attendances()))
+
+    done = r.use_case(SWEEP, Meanwhile(r.clock, meanwhile), fresh=True)
+    assert seen == [False]
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 4
 
 
 def test_a_stale_attendance_a_killed_supervisor_left_is_removed_and_a_live_ones_kept() -> None:
