@@ -15,6 +15,7 @@ from typing import Any
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
 from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, UnattendedJob, rebuild
@@ -151,7 +152,7 @@ class InMemoryStore:
         return [s for s in found if not s.settled and s.problem is None]
 
     def unattended(self) -> list[JobSummary]:
-        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+        return unattended_among(self.unsettled(), lambda name: self.health(name).held)  # each lock's own probe
 
     def unattended_names(self) -> list[UnattendedJob]:
         return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]

@@ -50,8 +50,9 @@ LAZY: dict[str, tuple[str, str]] = {
     'resubmit': ('dunscaith.entrypoints.dunscaith.commands.requests',
         "Replace the job's object that has not started by a new attempt (a new object, a new nonce)."),
     'reconcile': ('dunscaith.entrypoints.dunscaith.commands.requests',
-        'Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), for at most '
-        'supervise.wait; with a live supervisor, say so (it carries it on).'),
+        'Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a '
+        'job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left; '
+        'with a live supervisor, say so (it carries it on).'),
     'prune': ('dunscaith.entrypoints.dunscaith.commands.requests',
         'Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any '
         'object of their names that has not started.'),

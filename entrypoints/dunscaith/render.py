@@ -154,6 +154,8 @@ def view_line(view: JobView, now: datetime | None = None, wide: bool = False) ->
     words.append(f"elapsed {elapsed_text(elapsed_seconds(s, now))}")
     if view.health.held:
         words.append("supervised" + (" (loop unhealthy)" if view.loop_unhealthy else ""))
+    elif view.sweep_held:
+        words.append("supervised by its sweep's supervisor (not started yet)")
     elif view.unattended:
         words.append("Unattended")
     if view.left and s.outcome is not None:

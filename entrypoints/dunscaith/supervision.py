@@ -19,6 +19,7 @@ from dunscaith.domain.model.jobs.job_result import ExitFrom
 from dunscaith.domain.model.jobs.state import AttemptState, OutcomeKind
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
+from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
@@ -50,6 +51,8 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool
             done = supervise_job(job, drain, fresh=fresh, bound=bound, stream=shown_in, follow=follow)
         except BoundElsewhere as elsewhere:  # a local-scheduler job of another host: supervised there
             edge.forward_bound(ctx, elsewhere, ["supervise", str(job)])
+        except SweepSupervisedElsewhere as exc:  # its sweep's live supervisor holds it, started or not
+            raise BadInput(str(exc)) from None
         except JobsError as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done to the job") from None
     # --follow showed the output as it came; reconcile (bounded) carries on outstanding work, not the job's

@@ -18,6 +18,7 @@ from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep, SweepSupervised, UnknownSweep
+from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.edge import PROG
@@ -51,6 +52,8 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fres
             done = use(sweep, drain, fresh=fresh, stream=shown)
         except UnknownSweep:
             raise BadInput(f"no job or sweep named {sweep} is recorded") from None
+        except SweepSupervisedElsewhere as exc:  # one supervisor per sweep: --max-running holds
+            raise BadInput(str(exc)) from None
     return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
                 stdout_kept=as_json or stream is sys.stderr)
 

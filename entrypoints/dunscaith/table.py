@@ -49,6 +49,8 @@ def _state(v: JobView, now: datetime) -> str:
 def _supervisor(v: JobView, now: datetime) -> str:
     if v.health.held:
         return "supervised, loop unhealthy" if v.loop_unhealthy else "supervised"
+    if v.sweep_held:
+        return "supervised (its sweep's)"
     return "Unattended" if v.unattended else "-"
 
 
@@ -93,7 +95,7 @@ def _sweep_supervisor(row: SweepRow, now: datetime) -> str:
     if not open_:
         return "-"
     alone = len(view.unattended)
-    held = sum(1 for s in view.elements if s.job in view.held)
+    held = view.sweep_held or any(s.job in view.held for s in view.elements)
     words = (["supervised"] if held else []) + ([f"{alone} Unattended"] if alone else [])
     return ", ".join(words) or "-"
 

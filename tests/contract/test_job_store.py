@@ -352,6 +352,31 @@ def test_unattended_names_are_unattended_by_name_state_and_sweep_in_the_same_ord
     assert watcher.unattended_names() == [(s.job, s.state, s.sweep) for s in watcher.unattended()]
 
 
+def test_the_elements_of_a_sweep_whose_lock_is_held_are_not_unattended(backend: Backend) -> None:
+    # A sweep's supervisor holds its sweep's lock (sweep_lock.py): the elements it has not started yet,
+    # their own locks free, are its own, not Unattended (issue 38); a job of its own is as ever.
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.sweeps import SweepMember
+
+    holder, watcher = backend.open(), backend.open()
+    for sweep in (JobId("scän 1"), JobId("other")):  # a name whose key the server computes too
+        for i in range(2):
+            job = JobId(f"{sweep}-{i}")
+            spec = JobSpec(job, "local", "local", ("echo", str(i)), member=SweepMember(sweep, i, 1))
+            holder.create(job, T0, *ev.encode(ev.JobRecorded.of(spec, holder.identity())))
+    alone = JobId("alone")
+    holder.create(alone, T0, *ev.encode(ev.JobRecorded.of(JobSpec(alone, "local", "local", ("true",)),
+                                                          holder.identity())))
+    every = [JobId("scän 1-0"), JobId("scän 1-1"), JobId("other-0"), JobId("other-1"), alone]
+    assert sorted(s.job for s in watcher.unattended()) == sorted(every)
+    with holder.lock(JobId("scän 1")), holder.lock(JobId("other-0")):
+        assert sorted(s.job for s in watcher.unattended()) == sorted([JobId("other-1"), alone])
+        assert sorted(n.job for n in watcher.unattended_names()) == sorted([JobId("other-1"), alone])
+        assert watcher.health(JobId("scän 1")).held
+    assert sorted(n.job for n in watcher.unattended_names()) == sorted(every)
+
+
 def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")

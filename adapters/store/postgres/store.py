@@ -129,13 +129,20 @@ _HELD = (
     "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) "
 )
+# A job is held by its own lock or, an element, by its sweep's (the sweep's supervisor holds the elements
+# waiting for a slot of --max-running so: domain/model/jobs/attendance.py); a job of its own has no sweep
+# key (NULL), which matches nothing.
 _NOT_HELD = (
-    f"{_SUMMARIES} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d) k "
+    f"{_SUMMARIES} CROSS JOIN LATERAL (SELECT sha256(%s::bytea || convert_to(j.name, 'UTF8')) AS d, "
+    "sha256(%s::bytea || convert_to(s.sweep, 'UTF8')) AS w) k "
     "WHERE NOT s.settled AND s.problem IS NULL AND NOT EXISTS (SELECT 1 FROM held h "
-    "WHERE h.hi = ('x' || encode(substr(k.d, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295 "
-    "AND h.lo = ('x' || encode(substr(k.d, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295) "
+    "WHERE (h.hi, h.lo) IN ((('x' || encode(substr(k.d, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295, "
+    "('x' || encode(substr(k.d, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295), "
+    "(('x' || encode(substr(k.w, 1, 4), 'hex'))::bit(32)::int::bigint & 4294967295, "
+    "('x' || encode(substr(k.w, 5, 4), 'hex'))::bit(32)::int::bigint & 4294967295))) "
     "ORDER BY s.job_id"
 )
+_KEY_PREFIXES = (LOCK_KEY_PREFIX, LOCK_KEY_PREFIX)  # the job's key, and its sweep's
 _SQL_UNATTENDED = f"{_HELD}SELECT j.name, s.{', s.'.join(COLUMNS)} {_NOT_HELD}"
 _SQL_UNATTENDED_NAMES = f"{_HELD}SELECT j.name, s.state, s.sweep {_NOT_HELD}"
 _SQL_SERVER = "SELECT (SELECT system_identifier::text FROM pg_control_system()), current_database()"
@@ -387,12 +394,12 @@ class PostgresStore:
 
     def unattended(self) -> list[JobSummary]:
         with self._errors():
-            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED, (LOCK_KEY_PREFIX,)).fetchall())
+            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED, _KEY_PREFIXES).fetchall())
         return [self._summary(row) for row in rows]
 
     def unattended_names(self) -> list[UnattendedJob]:
         with self._errors():
-            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED_NAMES, (LOCK_KEY_PREFIX,)).fetchall())
+            rows = self._reading(lambda conn: conn.execute(_SQL_UNATTENDED_NAMES, _KEY_PREFIXES).fetchall())
         return [UnattendedJob(JobId(name), state, JobId(sweep) if sweep is not None else None)
                 for name, state, sweep in rows]
 

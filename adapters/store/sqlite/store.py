@@ -46,6 +46,7 @@ from dunscaith.adapters.store.summary_rows import (
     where,
 )
 from dunscaith.domain.model.jobs import snapshot
+from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob, unreadable
@@ -439,7 +440,7 @@ class SqliteStore:
         return carry_of(job, events).summary()
 
     def unattended(self) -> list[JobSummary]:
-        return [s for s in self.unsettled() if not self.health(s.job).held]  # each lock's own probe
+        return unattended_among(self.unsettled(), lambda name: self.health(name).held)  # each lock's own probe
 
     def unattended_names(self) -> list[UnattendedJob]:
         return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]

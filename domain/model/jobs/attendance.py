@@ -1,6 +1,8 @@
 """Whether anyone watches a job, judged from its pointer when its record is on another host.
 
-On the owning host Unattended is exact (read from the lock). Elsewhere it is a judgement from the
+On the owning host Unattended is exact (read from the locks: the job's own and, for a sweep's element, its
+sweep's, which the sweep's supervisor holds for as long as it lives, so the elements it has not started
+yet, waiting for a slot of --max-running, are its own and not Unattended). Elsewhere it is a judgement from the
 pointer's supervised-at, which a supervisor refreshes at most once every ten poll intervals, so it can
 lag by that period: the judgement allows twice that before calling a job Unattended. A sweep's supervisor
 refreshes one attendance for the elements it holds instead of each element's pointer
@@ -9,12 +11,14 @@ refreshes one attendance for the elements it holds instead of each element's poi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
@@ -26,10 +30,28 @@ def pointer_settled(pointer: Pointer) -> bool:
     return pointer.state in FINAL_WORDS
 
 
-def unattended_here(settled: bool, health: LoopHealth) -> bool:
+def unattended_here(settled: bool, health: LoopHealth, sweep_held: bool = False) -> bool:
     """On the owning host: something is left to do (if only committing the settlement) and nobody holds
-    the job's lock."""
-    return not settled and not health.held
+    the job's lock, nor (``sweep_held``) the lock of the sweep it is an element of: a live sweep supervisor
+    holds an element it has not started yet (waiting for a slot of --max-running) by its sweep's lock."""
+    return not settled and not health.held and not sweep_held
+
+
+def unattended_among(unsettled: Iterable[JobSummary], held: Callable[[JobId], bool]) -> list[JobSummary]:
+    """The Unattended ones of jobs not settled, ``held`` telling whether a name's lock is held now: a
+    sweep's asked once (and first: the elements of a live sweep supervisor's sweep cost no probe each)."""
+    sweeps: dict[JobId, bool] = {}
+    found: list[JobSummary] = []
+    for summary in unsettled:
+        sweep = summary.sweep
+        if sweep is not None:
+            if sweep not in sweeps:
+                sweeps[sweep] = held(sweep)
+            if sweeps[sweep]:
+                continue
+        if not held(summary.job):
+            found.append(summary)
+    return found
 
 
 def loop_stale(health: LoopHealth, now: datetime, poll: float) -> bool:

@@ -80,7 +80,8 @@ class JobListing:
     def _judged(self, page: list[JobSummary], query: SummaryQuery, now: datetime) -> Iterator[JobView | Unreadable]:
         """A few summaries' jobs, their locks asked at once (one query on a server), each record folded
         as it is reached."""
-        healths = self._store.healths([s.job for s in page]) if page else {}
+        sweeps = {s.sweep for s in page if s.sweep is not None and not s.settled}  # their elements' locks too
+        healths = self._store.healths([*(s.job for s in page), *sorted(sweeps)]) if page else {}
         for summary in page:
             try:
                 state = fold(self._store.read(summary.job))
@@ -89,7 +90,8 @@ class JobListing:
                     yield Unreadable(summary.job, f"record does not read: {exc}")
                 continue
             health = healths.get(summary.job, LoopHealth(held=False, last_loop=None))
-            yield judge(state, health, now, self._poll, self._delivering)
+            sweep = healths.get(summary.sweep) if summary.sweep is not None else None
+            yield judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
 
     def rows(self, query: SummaryQuery, covered: Covered, *, expand: bool = False
              ) -> Iterator[JobView | Unreadable | SweepRow]:

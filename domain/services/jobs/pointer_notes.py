@@ -7,7 +7,7 @@ is reported to ``on_problem`` and never stops supervision.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from dunscaith.domain.model.jobs.attendance import attendance_stale
@@ -16,6 +16,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer, supervised_at_due
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, label
+from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 from dunscaith.domain.model.shown import reason
 from dunscaith.ports.job_progress import JobProgress
@@ -100,8 +101,19 @@ class AttendanceNotes:
         self.holder = f"{host}-{secrets.token_hex(4)}"  # this process's: two may hold parts of one sweep
         self._on_problem = on_problem
         self._written: set[JobId] = set()
+        self._waiting: dict[JobId, frozenset[int]] = {}  # each sweep's elements it holds by the sweep's lock
         self._at: datetime | None = None
         self._failing: str | None = None
+
+    def holds_by_sweep(self, members: Iterable[JobSummary]) -> None:
+        """The elements this process holds by their sweeps' locks (sweep_lock.py), started or waiting for a
+        slot of --max-running: each refresh names them with the ones it supervises now, so another login
+        node does not call the waiting ones Unattended. One that ends is named on: settled, it never is."""
+        found: dict[JobId, set[int]] = {}
+        for member in members:
+            if member.sweep is not None and member.sweep_index is not None:
+                found.setdefault(member.sweep, set()).add(member.sweep_index)
+        self._waiting = {sweep: frozenset(indices) for sweep, indices in found.items()}
 
     def begin(self, sweeps: Sequence[JobId], now: datetime) -> None:
         """Remove what earlier supervisors of these sweeps left (killed before they could), once stale:
@@ -124,7 +136,8 @@ class AttendanceNotes:
         self._at = now
         try:
             for sweep, (root, indices) in held.items():
-                self._pointers.write_attendance(SweepAttendance(sweep, self.holder, root, now, indices))
+                named = indices | self._waiting.get(sweep, frozenset())
+                self._pointers.write_attendance(SweepAttendance(sweep, self.holder, root, now, named))
                 self._written.add(sweep)
             for sweep in sorted(self._written - set(held)):
                 self._pointers.remove_attendance(sweep, self.holder)

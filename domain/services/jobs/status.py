@@ -38,6 +38,7 @@ class JobView:
     loop_unhealthy: bool  # display only: the holder's last loop is older than three poll intervals
     live: LiveState | None = None  # asked of the scheduler (status of an Unattended job); None: not asked
     scheduler_times: SchedulerTimes | None = None  # the scheduler's own times of its objects; None: not asked
+    sweep_held: bool = False  # an element whose sweep's live supervisor holds it (waiting for a slot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +52,12 @@ class SchedulerTimes:
     problem: str = ""
 
 
-def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False) -> JobView:
+def judge(state: JobState, health: LoopHealth, now: datetime, poll: float, delivering: bool = False,
+          sweep_held: bool = False) -> JobView:
+    """``sweep_held``: the job is an element and its sweep's lock is held (sweep_lock.py)."""
     left = tuple(outstanding(state, delivering=delivering))
-    return JobView(state, label(state), health, left, unattended=unattended_here(state.settled, health),
-                   loop_unhealthy=loop_stale(health, now, poll))
+    return JobView(state, label(state), health, left, unattended=unattended_here(state.settled, health, sweep_held),
+                   loop_unhealthy=loop_stale(health, now, poll), sweep_held=sweep_held and not state.settled)
 
 
 class JobStatus:
@@ -78,7 +81,9 @@ class JobStatus:
         state = resumed(self._store.read_tail(job))
         if state is None:
             state = fold(self._store.read(job))
-        view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering)
+        member = state.spec.member
+        sweep_held = member is not None and not state.settled and self._store.health(member.sweep).held
+        view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering, sweep_held)
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))
         if times and self._schedulers is not None:

@@ -23,6 +23,7 @@ from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerNotes
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
+from dunscaith.domain.services.jobs.sweep_lock import refuse_if_supervised
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SupervisionView
 from dunscaith.ports.job_store import JobStore
@@ -72,13 +73,16 @@ class SuperviseJob:
                  **display: object) -> Supervised:
         """Supervise ``job`` to an ending (``fresh``: it was just recorded). UnknownJob, RecordDamaged or
         a JobsError when its record does not read; BoundElsewhere when another host acts on it; LockBusy
-        while another supervisor holds it. ``bound``: stop after that long with what is left (reconcile).
+        while another supervisor holds it (SweepSupervisedElsewhere while one supervises its sweep).
+        ``bound``: stop after that long with what is left (reconcile).
         ``display``: how the command shows the live view (its stream, whether the output is followed)."""
         record = self._store.read(job)
         state = fold(record)
         owner = self._owning.of_record(state)
         if owner is not None:
             raise BoundElsewhere(state, owner)
+        if state.spec.member is not None:  # an element its sweep's live supervisor may be waiting to start
+            refuse_if_supervised(self._store, state.spec.member.sweep)
         pointer = self._current_pointer(state)
         if fresh:
             try:

@@ -37,6 +37,7 @@ from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor, new_nonce
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.domain.services.jobs.sweep_lock import holding_sweep, taken_sweeps
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers, index_key
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
@@ -185,13 +186,20 @@ class SuperviseSweep:
         """Supervise every element of ``sweep`` that is not settled and that no live supervisor holds, to its
         ending. ``fresh``: the sweep was just recorded (pointers are written for every element)."""
         members = self.elements(sweep)
-        return self._supervise(sweep, members, drain, fresh=fresh, again=lambda: self._after(sweep, members),
-                               **display)
+        with holding_sweep(self._store, sweep):  # SweepSupervisedElsewhere: nothing taken
+            return self._supervise(sweep, members, drain, fresh=fresh, again=lambda: self._after(sweep, members),
+                                   **display)
 
     def unattended(self, drain: Interrupts, *, title: JobId, **display: object) -> SweepSupervised:
         """``supervise --all``: every job and element of this store that is not settled and whose lock
         nobody holds (the Unattended ones), in one loop; each sweep's --max-running still bounds it."""
+        with contextlib.ExitStack() as sweeps:  # each sweep's lock, held while its elements are supervised
+            return self._unattended(sweeps, drain, title=title, **display)
+
+    def _unattended(self, sweeps: contextlib.ExitStack, drain: Interrupts, *, title: JobId,
+                    **display: object) -> SweepSupervised:
         members = sorted(self._store.unattended(), key=lambda m: (m.sweep or "", index_key(m)))
+        members = taken_sweeps(sweeps, self._store, members)  # a sweep taken meanwhile is left
         names = {m.job for m in members}
 
         def again() -> list[JobSummary]:
@@ -218,6 +226,7 @@ class SuperviseSweep:
             waiting = deque(sorted((m for m in members if not m.settled),
                                    key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
             bounds = self._max_running(waiting)
+            attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
             self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
             stopping = False
             must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass

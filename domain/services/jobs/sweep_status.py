@@ -27,6 +27,7 @@ class SweepStanding:
     elements: tuple[JobSummary, ...]  # every element, by index
     held: frozenset[JobId]  # the elements whose lock is held now (a live supervisor or command)
     state: str | None = None  # the state ``listed`` was chosen by (``status NAME --state failed``)
+    sweep_held: bool = False  # the sweep's lock is held: a live supervisor of it holds every element not settled
 
     @property
     def listed(self) -> tuple[JobSummary, ...]:
@@ -37,9 +38,10 @@ class SweepStanding:
 
     @property
     def unattended(self) -> tuple[JobSummary, ...]:
-        """The elements with work left and no supervisor (their lock free): ``supervise NAME`` takes them."""
-        return tuple(s for s in self.elements
-                     if s.problem is None and unattended_here(s.settled, LoopHealth(s.job in self.held, None)))
+        """The elements with work left and no supervisor (their lock and the sweep's free): ``supervise NAME``
+        takes them. While the sweep's supervisor lives, none: those it has not started wait for a slot."""
+        return tuple(s for s in self.elements if s.problem is None
+                     and unattended_here(s.settled, LoopHealth(s.job in self.held, None), self.sweep_held))
 
     @property
     def clusters(self) -> list[str]:
@@ -79,8 +81,10 @@ class SweepStatus:
         return self._members.elements(sweep)
 
     def view(self, sweep: JobId, elements: list[JobSummary], state: str | None = None) -> SweepStanding:
-        """The view of elements already read (``list``'s row): only the locks of those not settled are asked."""
+        """The view of elements already read (``list``'s row): only the locks of those not settled are asked,
+        with the sweep's own (sweep_lock.py) in the same question."""
         open_ = [s.job for s in elements if not s.settled]
-        healths = self._store.healths(open_) if open_ else {}
+        healths = self._store.healths([*open_, sweep]) if open_ else {}
+        sweep_health = healths.pop(sweep, None)
         held = frozenset(job for job, health in healths.items() if health.held)
-        return SweepStanding(sweep, tuple(elements), held, state)
+        return SweepStanding(sweep, tuple(elements), held, state, sweep_health is not None and sweep_health.held)

@@ -7,7 +7,15 @@ record with the store's notice of appends where the store gives one (``JobStore.
 append, the holder's own too), and looks every ``interval`` otherwise (the job's summary first, one row:
 the record is read only when it has more lines than were shown); whether a supervisor holds the
 job is asked of the lock's health, which changes with no append (a supervisor that ends with work
-outstanding, one that gives up, one that reattaches), every ``interval`` too.
+outstanding, one that gives up, one that reattaches), every ``interval`` too; for a sweep's element, of
+its sweep's lock as well (sweep_lock.py: the sweep's live supervisor holds the elements it has not
+started yet).
+
+A job with no outcome that no supervisor holds (Unattended) ends the watch at the next look (one
+``interval`` after it is found so, which spares a supervisor about to take the job): only a supervisor
+writes its record, so following it would wait for ever however the job fares (its scheduler may have
+ended it long ago, and a watcher never asks the scheduler). The command says so once, how to reattach,
+and exits 5.
 
 Each event is shown as the supervisor's own live view shows it (the same ``SupervisionView``), with the
 time it was committed: the record's lines so far first, then each new one as it lands.
@@ -32,6 +40,7 @@ from dunscaith.ports.job_store import AppendWatch, JobStore, StoreError, Unknown
 class WatchEnding(StrEnum):
     SETTLED = "settled"  # the record has its outcome and nothing is left: the supervisor's exit is the outcome's
     OUTSTANDING = "outstanding"  # an outcome, work left, and no supervisor holds the job (its exit 5)
+    UNATTENDED = "unattended"  # no outcome and no supervisor: nothing will change the record until one comes
     STOPPED = "stopped"  # a signal ended the watch; nothing was done to the job
 
 
@@ -82,20 +91,20 @@ class WatchJob:
         events = list(decoded_lines(lines))
         state = initial(*events[0])
         seen = len(lines)
-        held = self._store.health(job).held
+        held = self._held(job, state)
         with view:
             view.show(state)
             view.committed(state, events[0][1])
             for at, event in events[1:]:
                 state = apply(state, event, at)
                 view.committed(state, event)
-            ended = self._ended(state, held)
+            ended = self._ended(state, held, looked=False)
             if ended is not None:
                 return ended
             view.line(f"watching: a supervisor elsewhere holds this job (now {label(state)}); Ctrl-C ends the "
                       "watch, never the job" if held else
-                      f"no supervisor holds this job (Unattended, {label(state)}): following its record until one "
-                      f"reattaches (dunscaith supervise {job})")
+                      f"no supervisor holds this job (Unattended, {label(state)}): nothing changes its record "
+                      f"until one reattaches (dunscaith supervise {job})")
             failing = ""
             while True:
                 stop = interrupts.wait(self._interval)
@@ -104,7 +113,7 @@ class WatchJob:
                 # taken before the read: an append committed after this wakes the next look
                 was_woken, woken[0] = woken[0], False
                 try:
-                    now_held = self._store.health(job).held  # before the read: a holder appends, then lets go
+                    now_held = self._held(job, state)  # before the read: a holder appends, then lets go
                     # the summary (one row, kept with each append) says whether there is more: a store's
                     # watch that wakes for any job's commit (SQLite) costs no read of this record then
                     looked = was_woken or watch is None or not watch.live() or now_held != held
@@ -138,12 +147,22 @@ class WatchJob:
             view.committed(state, event)
         return state
 
-    def _ended(self, state: JobState, held: bool) -> WatchEnd | None:
+    def _held(self, job: JobId, state: JobState) -> bool:
+        """Whether a live supervisor holds the job: its lock, or (an element not settled) its sweep's."""
+        if self._store.health(job).held:
+            return True
+        member = state.spec.member
+        return member is not None and not state.settled and self._store.health(member.sweep).held
+
+    def _ended(self, state: JobState, held: bool, *, looked: bool = True) -> WatchEnd | None:
         """Where the supervisor would have ended: settled (its outcome), or an outcome with work left and
-        no supervisor on it any more (its wait ended: exit 5). With no outcome the watch goes on."""
+        no supervisor on it any more (its wait ended: exit 5). With no outcome and no supervisor, at a look
+        after the first read (``looked``), Unattended: nobody will write the record. Else the watch goes on."""
         if state.settled and state.outcome is not None:
             return WatchEnd(WatchEnding.SETTLED, state)
         if state.outcome is not None and not held:
             return WatchEnd(WatchEnding.OUTSTANDING, state, tuple(outstanding(state, delivering=self._delivering)))
+        if not held and looked:
+            return WatchEnd(WatchEnding.UNATTENDED, state)
         return None
 

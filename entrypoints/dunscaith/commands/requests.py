@@ -300,21 +300,28 @@ def _command(action: Action) -> Callable[..., int]:
 
 def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
-    """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), for at most
-    supervise.wait; with a live supervisor, say so (it carries it on)."""
+    """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a
+    job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
+    with a live supervisor, say so (it carries it on)."""
     drain = edge.interrupts(ctx)
     state = _open(ctx, job, ["reconcile", job])
     view = edge.use_cases(ctx).status().one(state.name)
-    if view.health.held:
+    if view.health.held or view.sweep_held:
         edge.sweep(ctx)
         view = edge.use_cases(ctx).status().one(state.name)
         if as_json:
             print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": render.view_json(view)}))
         else:
-            print(f"job {job}: its supervisor is live and carries the outstanding work on (now {view.label})")
+            whose = "its sweep's supervisor is live and starts it" if view.sweep_held else "its supervisor is live"
+            print(f"job {job}: {whose} and carries the outstanding work on (now {view.label})")
         return 0
     edge.notice_unattended(ctx, skip=job)
-    code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=edge.settings(ctx).supervise.wait,
+    wait = edge.settings(ctx).supervise.wait
+    if state.outcome is None:  # said first: it may take that long, and end with the job still going
+        print(f"job {job}: no outcome yet: supervised for at most supervise.wait ({wait:g} s), then exit 5 with "
+              f"what is left (to follow it to its outcome: {PROG} supervise {job})",
+              file=sys.stderr if as_json else sys.stdout, flush=True)
+    code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=wait,
                                  stream=sys.stderr if as_json else None)
     if as_json:
         view = edge.use_cases(ctx).status().one(state.name)

@@ -3,7 +3,8 @@
 Read-only, from the record: no lock, no write to the record or the pointer, no scheduler asked. A job
 whose pointer names another host is watched there (forwarded as ``status`` is), its lines streamed back
 as they come. It ends as the job's supervisor would: the outcome's code once the record settles, 5 when
-the supervisor left work outstanding, and 128+n (130 for Ctrl-C) when a signal ends the watch, quietly:
+the supervisor left work outstanding or no supervisor holds a job with no outcome (nobody writes its
+record: the watch would never end), and 128+n (130 for Ctrl-C) when a signal ends the watch, quietly:
 the job is never touched.
 """
 
@@ -17,7 +18,7 @@ import typer
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.model.jobs.state import OutcomeKind, label
 from dunscaith.domain.services.jobs.watch import WatchEnd, WatchEnding
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
@@ -59,6 +60,11 @@ def _ending(job: str, end: WatchEnd) -> int:
             return for_signal(signal.Signals[end.signal or "SIGINT"].value)
         except KeyError:
             return for_signal(signal.SIGINT.value)
+    if end.ending is WatchEnding.UNATTENDED:
+        print(f"{PROG}: job {job} is Unattended ({label(end.state)}, no supervisor): only a supervisor writes its "
+              f"record, so the watch ends here; reattach with: {PROG} supervise {job} (what its scheduler says "
+              f"now: {PROG} status {job})", file=sys.stderr)
+        return ExitCode.OUTSTANDING
     outcome = end.state.outcome
     assert outcome is not None
     if end.ending is WatchEnding.OUTSTANDING:

@@ -74,10 +74,10 @@ def test_status_list_cancel_and_supervise_of_a_sweep_from_login2_act_on_login1(h
         assert f"{name}-2" not in out(listed)
         expanded = hosts.ssh("login2", f"{ds} list --expand")
         assert f"{name}-2" in out(expanded)
-        # supervise NAME: every element is held by the live supervisor on login1, listed, none taken
+        # supervise NAME: the sweep's live supervisor on login1 holds it: refused there, nothing taken
         again = hosts.ssh("login2", f"{ds} supervise {name}")
-        assert again.returncode == 5, again.stdout + again.stderr
-        assert "held by another live supervisor" in again.stdout + again.stderr
+        assert again.returncode == 2, again.stdout + again.stderr
+        assert f"sweep {name} is supervised by another live process" in again.stderr
         # cancel one element: confirmed by the supervisor on login1
         cancel = hosts.ssh("login2", f"{ds} cancel {name}-2")
         assert cancel.returncode == 0, cancel.stdout + cancel.stderr

@@ -219,6 +219,22 @@ def test_reconcile_with_a_live_supervisor_says_it_carries_on(cli: Cli) -> None:
         supervisor.wait(timeout=60)
 
 
+def test_reconcile_of_an_unattended_running_job_says_its_bound_and_ends_5_at_supervise_wait(cli: Cli) -> None:
+    # Issue 38: it supervised such a job to its end with no word of how long it might take (supervise.wait
+    # is 300 s unless set); its help said "for at most supervise.wait", which is what it does, and now says.
+    _unattended(cli, "r-bound")
+    try:
+        done = cli.run("reconcile", "r-bound", DUNSCAITH_SUPERVISE__WAIT="2")
+        assert done.returncode == 5, (done.stdout, done.stderr)
+        assert done.stdout.startswith("job r-bound: no outcome yet: supervised for at most supervise.wait (2 s), "
+                                      "then exit 5 with what is left (to follow it to its outcome: dunscaith "
+                                      "supervise r-bound)\n")
+        assert "work outstanding after supervise.wait" in done.stderr and "is running" in done.stderr
+        assert cli.status("r-bound")["state"] == "running"
+    finally:
+        _emergency(cli, "r-bound")
+
+
 def test_requeue_the_local_scheduler_cannot_do_is_refused_up_front_and_exits_2(cli: Cli) -> None:
     _unattended(cli, "rq")
     try:

@@ -114,20 +114,92 @@ def test_ctrl_c_drains_starts_nothing_more_and_says_how_to_reattach(cli: Cli) ->
     assert _ran(cli) == Counter(str(i) for i in range(1, 7))
 
 
-def test_a_second_supervisor_lists_the_elements_the_first_holds_and_takes_none(cli: Cli) -> None:
+def test_a_second_supervisor_while_the_first_lives_is_refused_in_one_line_and_takes_none(cli: Cli) -> None:
     gate = cli.tmp / "gate"
     first = cli.start("submit", "--name", "exp", "--array", "1-3", "--",
                       "sh", "-c", f"echo {{}} >> {cli.tmp / 'ran'}; while [ ! -e {gate} ]; do sleep 0.1; done")
     try:
         await_condition(lambda: sum(_ran(cli).values()) == 3, what="three elements running")
         second = cli.run("supervise", "exp")
-        assert second.returncode == 5, second.stderr
-        assert "not taken: exp-1 (held by another live supervisor or command)" in second.stderr
+        assert second.returncode == 2, second.stderr
+        assert second.stderr == REFUSED.format(sweep="exp") and second.stdout == ""
     finally:
         gate.touch()
     _, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert _ran(cli) == Counter({"1": 1, "2": 1, "3": 1})
+
+
+REFUSED = ("dunscaith: sweep {sweep} is supervised by another live process (the submit or supervise of it still "
+           "running, which holds every element it has not started yet): nothing was taken, and its --max-running "
+           "holds; see it with: dunscaith status {sweep}\n")
+
+
+def _one_at_a_time(cli: Cli) -> list[str]:
+    """Each element marks itself running, notes how many are (itself included), and runs until its gate."""
+    running, gates = cli.tmp / "running", cli.tmp / "gates"
+    running.mkdir()
+    gates.mkdir()
+    return ["sh", "-c", f"echo {{}} >> {cli.tmp / 'ran'}; touch {running}/{{}}; ls {running} | wc -l >> "
+            f"{cli.tmp / 'together'}; while [ ! -e {gates}/{{}} ]; do sleep 0.1; done; rm {running}/{{}}"]
+
+
+def _let_each_end_in_turn(cli: Cli, indices: range) -> None:
+    """Each element's gate opened once it runs, one after the other: a supervisor that started two at once
+    has the second note that two run."""
+    for index in indices:
+        await_condition(lambda i=index: (cli.tmp / "running" / str(i)).exists(),  # type: ignore[misc]
+                        what=f"element {index} to run")
+        (cli.tmp / "gates" / str(index)).touch()
+
+
+def _together(cli: Cli) -> list[int]:
+    return [int(n) for n in (cli.tmp / "together").read_text().split()]
+
+
+def test_under_its_live_supervisor_a_max_running_sweep_is_not_unattended_and_cannot_be_taken(cli: Cli) -> None:
+    # Issue 38: the elements waiting for a slot were called Unattended (with advice to reattach), and the
+    # advice, followed, ran two elements at once; the first supervisor then ended with exit 5.
+    first = cli.start("submit", "--name", "hs3", "--array", "0-5", "--max-running", "1", "--", *_one_at_a_time(cli))
+    try:
+        await_condition(lambda: (cli.tmp / "running" / "0").exists(), what="element 0 to run")
+        for words in (["status", "hs3"], ["list"], ["status", "hs3-4"], ["hold", "hs3-0", "--json"]):
+            shown = cli.run(*words)
+            assert "Unattended" not in shown.stdout + shown.stderr, (words, shown.stdout, shown.stderr)
+        cli.run("release", "hs3-0")
+        assert "supervised" in cli.run("list").stdout
+        second = cli.run("supervise", "hs3")
+        assert (second.returncode, second.stderr) == (2, REFUSED.format(sweep="hs3"))
+        element = cli.run("supervise", "hs3-4")
+        assert (element.returncode, element.stderr) == (2, REFUSED.format(sweep="hs3"))
+        _let_each_end_in_turn(cli, range(6))
+    finally:
+        for index in range(6):
+            (cli.tmp / "gates" / str(index)).touch()
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert _together(cli) == [1] * 6
+    assert _ran(cli) == Counter(str(i) for i in range(6))
+
+
+def test_after_kill_9_of_its_supervisor_the_next_one_still_runs_one_at_a_time(cli: Cli) -> None:
+    first = cli.start("submit", "--name", "hs3", "--array", "0-5", "--max-running", "1", "--", *_one_at_a_time(cli))
+    again = None
+    try:
+        await_condition(lambda: (cli.tmp / "running" / "0").exists(), what="element 0 to run")
+        first.kill()
+        first.communicate(timeout=30)
+        again = cli.start("supervise", "hs3")
+        _let_each_end_in_turn(cli, range(6))
+        _, err = again.communicate(timeout=60)
+        assert again.returncode == 0, err
+    finally:
+        for index in range(6):
+            (cli.tmp / "gates" / str(index)).touch()
+        if again is not None and again.poll() is None:
+            again.kill()
+    assert _together(cli) == [1] * 6
+    assert _ran(cli) == Counter(str(i) for i in range(6))
 
 
 def test_supervise_all_takes_every_unattended_job_and_element(cli: Cli) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.jobs.cli import Cli, await_state
+from tests.e2e.jobs.cli import Cli, await_condition, await_state
 from tests.expect import present
 from tests.infra.postgres import PostgresTestServer
 
@@ -124,24 +124,45 @@ def test_a_settled_job_is_shown_and_the_watch_ends_at_once_with_its_supervisors_
     assert bad.returncode == 1 and "outcome: failed" in bad.stdout
 
 
-def test_an_unattended_job_is_said_once_and_followed_until_someone_reattaches(cli: Cli) -> None:
+def test_an_unattended_job_is_said_once_and_the_watch_ends_with_5_and_how_to_reattach(cli: Cli) -> None:
+    # Issue 38: the watch of a job nobody supervises followed its record for ever, though nothing writes it
+    # (the job may have ended long before): it ends, says so once, and how to reattach.
     submit, go = _waiting(cli, "w3")
-    supervise = None
     try:
         submit.send_signal(signal.SIGTERM)  # its supervisor drains: the job runs on, Unattended
         submit.communicate(timeout=60)
-        watcher = cli.start("watch", "w3")
+        watched = cli.run("watch", "w3", timeout=60)
+        assert watched.returncode == 5, watched.stderr
+        assert sum("no supervisor holds this job (Unattended, running)" in line
+                   for line in watched.stdout.splitlines()) == 1
+        assert watched.stderr == ("dunscaith: job w3 is Unattended (running, no supervisor): only a supervisor "
+                                  "writes its record, so the watch ends here; reattach with: dunscaith supervise "
+                                  "w3 (what its scheduler says now: dunscaith status w3)\n")
+        go.touch()
+        assert cli.run("supervise", "w3").returncode == 0
+        assert cli.run("watch", "w3").returncode == 0  # settled now: shown, and the outcome's code
+    finally:
+        go.touch()
+        if submit.poll() is None:
+            submit.kill()
+
+
+def test_a_supervisor_that_reattaches_is_followed_by_a_watch_begun_while_it_runs(cli: Cli) -> None:
+    submit, go = _waiting(cli, "w4")
+    supervise = None
+    try:
+        submit.send_signal(signal.SIGTERM)
+        submit.communicate(timeout=60)
+        supervise = cli.start("supervise", "w4")
+        await_condition(lambda: cli.status("w4")["supervisor"]["held"], what="the supervisor to hold w4")
+        watcher = cli.start("watch", "w4")
         lines = Lines(watcher)
-        said = lines.until("no supervisor holds this job")
-        assert "Unattended, running" in said and "supervise w3" in said
-        supervise = cli.start("supervise", "w3")
-        lines.until("a supervisor holds this job now")
+        lines.until("a supervisor elsewhere holds this job")
         go.touch()
         lines.until("outcome: succeeded")
-        out, err = lines.rest()
+        _, err = lines.rest()
         assert watcher.returncode == 0, err
         assert supervise.wait(timeout=60) == 0
-        assert sum("no supervisor holds this job" in line for line in [*lines.seen, *out.splitlines()]) == 1
     finally:
         go.touch()
         for proc in (submit, supervise):

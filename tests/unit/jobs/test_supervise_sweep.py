@@ -4,8 +4,9 @@ alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,6 +33,8 @@ from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervis
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
+from dunscaith.domain.services.jobs.sweep_status import SweepStatus
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.scheduler import Scheduler
 from tests.unit.jobs.helpers import NoCrash, StopAfter
@@ -46,8 +49,8 @@ class SweepLines:
     lines: list[str] = field(default_factory=list)
     changes: list[tuple[str, str]] = field(default_factory=list)
 
-    def show(self, elements: Sequence[JobSummary]) -> None:
-        self.lines.append(f"{len(elements)} elements")
+    def show(self, elements: Sequence[JobSummary] | JobState) -> None:  # a sweep's, or one element's (SuperviseJob)
+        self.lines.append(f"job {elements.name}" if isinstance(elements, JobState) else f"{len(elements)} elements")
 
     def element(self, job: JobId) -> JobProgress:
         lines = self
@@ -128,6 +131,7 @@ class SweepRig:
     view: SweepLines
     use_case: SuperviseSweep
     pointers: InMemoryPointers
+    one: SuperviseJob
 
 
 def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_size: int = 1001,
@@ -163,7 +167,7 @@ def _rig(*, fail: frozenset[int] = frozenset(), arrays: bool = False, max_array_
     use_case = SuperviseSweep(store=store, one=one, supervisor=supervisor, views=lambda sweep, **display: view,
                               schedulers=lambda cluster: scheduler, clock=clock, crash=crash,
                               on_problem=view.lines.append)
-    return SweepRig(clock, store, scheduler, view, use_case, pointers)
+    return SweepRig(clock, store, scheduler, view, use_case, pointers, one)
 
 
 def _record(r: SweepRig, count: int, max_running: int | None = None) -> list[JobId]:
@@ -232,6 +236,66 @@ def test_an_element_another_supervisor_holds_is_listed_and_never_taken() -> None
     assert r.scheduler.count("create_held", names[1]) == 0
     assert _state(r, names[1]).attempts == ()
     assert sorted(e.job for e in done.ends) == sorted(set(names) - {names[1]})
+
+
+class Meanwhile(StopAfter):
+    """The supervisor's waits; during the first, ``act`` (what another process does while it lives)."""
+
+    def __init__(self, clock: FakeClock, act: Callable[[], None]) -> None:
+        super().__init__(clock)
+        self._act: Callable[[], None] | None = act
+
+    def wait(self, seconds: float) -> str | None:
+        act, self._act = self._act, None
+        if act is not None:
+            act()
+        return super().wait(seconds)
+
+
+def test_while_a_sweeps_supervisor_lives_the_elements_waiting_for_a_slot_are_its_own() -> None:
+    # Issue 38: with --max-running 1 the elements not started yet had no lock held: status called them
+    # Unattended, and a second `supervise exp` took them and ran them beside the first's (two at once).
+    r = _rig()
+    names = _record(r, 6, max_running=1)
+    seen: dict[str, object] = {}
+    refused: list[str] = []
+
+    def meanwhile() -> None:
+        assert _state(r, names[5]).attempts == ()  # still waiting for a slot
+        seen["unattended"] = [s.job for s in r.store.unattended()]
+        seen["status"] = SweepStatus(r.store).of(SWEEP).unattended
+        for second in (lambda: r.use_case(SWEEP, StopAfter(r.clock), fresh=False),
+                       lambda: r.one(names[5], StopAfter(r.clock), fresh=False)):
+            try:
+                second()
+            except SweepSupervisedElsewhere as exc:
+                refused.append(str(exc))
+        seen["all"] = r.use_case.unattended(StopAfter(r.clock), title=JobId("all"))
+
+    done = r.use_case(SWEEP, Meanwhile(r.clock, meanwhile), fresh=True)
+    assert seen["unattended"] == [] and seen["status"] == ()
+    assert refused == ["sweep exp is supervised by another live process (the submit or supervise of it "
+                               "still running, which holds every element it has not started yet): nothing was "
+                               "taken, and its --max-running holds; see it with: dunscaith status exp"] * 2
+    assert seen["all"].ends == ()  # type: ignore[attr-defined]
+    assert r.scheduler.most_running <= 1
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 6 and not done.elsewhere
+    assert all(r.scheduler.count("create_held", name) == 1 for name in names)
+
+
+def test_after_a_sweeps_supervisor_is_killed_the_next_one_keeps_its_max_running() -> None:
+    store = InMemoryStore()
+    first = _rig(crash=Crash("release-committed", at=2), store=store)
+    names = _record(first, 6, max_running=1)
+    try:
+        first.use_case(SWEEP, StopAfter(first.clock), fresh=True)
+    except Killed:  # kill -9: every lock it held, the sweep's too, goes with it; element 2 runs on
+        pass
+    again = _rig(store=store, scheduler=first.scheduler, clock=first.clock)
+    done = again.use_case(SWEEP, StopAfter(again.clock), fresh=False)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 6
+    assert first.scheduler.most_running <= 1
+    assert all(first.scheduler.count("create_held", name) == 1 for name in names)
 
 
 def test_a_settled_sweep_is_supervised_to_nothing() -> None:
@@ -466,6 +530,30 @@ def test_a_sweeps_supervisor_says_it_holds_its_elements_in_one_attendance_not_a_
             said.setdefault(pointer.job, set()).add(pointer.supervised_at)
     assert len(said) == 30 and all(len(times) == 1 for times in said.values())  # each once, as it began
     assert r.pointers.attendances() == []  # removed as the supervision ended
+
+
+def test_the_attendance_names_the_elements_waiting_for_a_slot_so_another_login_node_sees_them_attended() -> None:
+    # Issue 38, seen from another login node: the attendance named only the started elements, so those
+    # waiting for a slot of --max-running looked Unattended there while their supervisor lived.
+    from dunscaith.domain.model.jobs.attendance import unattended_by_pointer
+
+    r = _rig()
+    names = _record(r, 4, max_running=1)
+    seen: list[bool] = []
+
+    def meanwhile() -> None:
+        assert _state(r, names[3]).attempts == ()  # waiting for a slot
+        assert [(a.sweep, a.indices) for a in r.pointers.attendances()] == [(SWEEP, frozenset({1, 2, 3, 4}))]
+        # a waiting element with a pointer of its own (a resubmitted one: `resubmit exp --failed`), last seen
+        # supervised long ago; a fresh one has none until it starts, and nothing to judge it by elsewhere
+        pointer = dataclasses.replace(r.pointers.read(names[0]), job=names[3], state="resubmitted",
+                                      supervised_at=None)
+        seen.append(unattended_by_pointer(pointer, r.clock.now(), timedelta(seconds=1.0),
+                                          r.pointers.attendances()))
+
+    done = r.use_case(SWEEP, Meanwhile(r.clock, meanwhile), fresh=True)
+    assert seen == [False]
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 4
 
 
 def test_a_stale_attendance_a_killed_supervisor_left_is_removed_and_a_live_ones_kept() -> None:

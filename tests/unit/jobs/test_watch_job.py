@@ -12,14 +12,18 @@ from datetime import datetime
 
 import pytest
 
+from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.store.memory import InMemoryStore
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord
+from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.watch import WatchEnding, WatchJob
 from dunscaith.ports.job_store import StoreError
-from tests.unit.jobs.helpers import rig
+from tests.unit.jobs.helpers import NoCrash, rig
 
 
 @dataclass
@@ -125,7 +129,19 @@ def test_an_outcome_whose_supervisor_lets_go_with_work_left_ends_outstanding_as_
     assert "its supervisor ended" in view.lines[-1]
 
 
-def test_an_unattended_job_is_said_once_and_followed_until_a_supervisor_reattaches() -> None:
+def test_an_unattended_job_with_no_outcome_is_said_once_and_ends_the_watch_at_the_next_look() -> None:
+    # Nobody writes the record of a job no supervisor holds: following it waited for ever, even once its
+    # scheduler had ended it long before (issue 38). The watch ends, Unattended, at its first look.
+    store = _store_with(_supervised_record(), 3)
+    script = Script([lambda: None, lambda: None])
+    view = View()
+    end = WatchJob(store, lambda **_: view, interval=1.0)(JobId("w"), script)
+    assert end.ending is WatchEnding.UNATTENDED and end.state.outcome is None
+    assert script.waits == 1  # one look, not a wait for someone to come
+    assert sum("no supervisor holds this job (Unattended" in line for line in view.lines) == 1
+
+
+def test_a_supervisor_that_takes_the_job_before_the_next_look_is_followed_to_its_outcome() -> None:
     lines = _supervised_record()
     store = _store_with(lines, 3)
     held = ExitStack()
@@ -133,11 +149,33 @@ def test_an_unattended_job_is_said_once_and_followed_until_a_supervisor_reattach
     def reattach() -> None:
         held.enter_context(store.lock(JobId("w")))
 
-    steps = [lambda: None, reattach, *_appends(store, lines[3:]), held.close]
+    steps = [reattach, *_appends(store, lines[3:]), held.close]
     ending, view, _ = _watch(store, Script(steps))
     assert ending is WatchEnding.SETTLED
     assert sum("no supervisor holds this job (Unattended" in line for line in view.lines) == 1
     assert "a supervisor holds this job now" in view.lines
+
+
+def test_a_supervisor_that_ends_with_no_outcome_ends_the_watch_unattended() -> None:
+    lines = _supervised_record()
+    store = _store_with(lines, 3)
+    held = ExitStack()
+    held.enter_context(store.lock(JobId("w")))
+    ending, view, state = _watch(store, Script([lambda: None, held.close]))
+    assert ending is WatchEnding.UNATTENDED and state.outcome is None
+    assert any("its supervisor ended" in line for line in view.lines)
+
+
+def test_an_element_waiting_for_a_slot_of_its_live_sweep_supervisor_is_followed_not_ended_unattended() -> None:
+    clock = FakeClock()
+    store = InMemoryStore(watchable=True)
+    spec = JobSpec(JobId("exp-3"), "local", "fake", ("echo", "3"), member=SweepMember(JobId("exp"), 3, 1))
+    element = RecordJob(store, clock, NoCrash())(spec)
+    view = View()
+    with store.lock(JobId("exp")):  # the sweep's supervisor: it starts exp-3 when a slot frees
+        end = WatchJob(store, lambda **_: view, interval=1.0)(element, Script([lambda: None, lambda: None]))
+    assert end.ending is WatchEnding.STOPPED  # followed until the Ctrl-C, never called Unattended
+    assert not any("Unattended" in line for line in view.lines)
 
 
 def test_a_settled_job_ends_the_watch_at_once_and_a_signal_ends_it_stopped() -> None:
