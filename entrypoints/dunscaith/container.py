@@ -27,11 +27,12 @@ from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith import read_root as built
 from dunscaith.entrypoints.dunscaith import submit_root as built_submit
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.job_progress import SweepSupervisionView
@@ -72,25 +73,20 @@ def _schedulers(settings: DunscaithSettings,
         opened.close()
 
 
-def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
-                     cluster: str) -> AbstractContextManager[Scheduler]:
-    return built.local_scheduler(settings.records.root, crash, cluster)
+def _scheduler_kinds(settings: DunscaithSettings, clock: Clock,
+                     crash: CrashPoints) -> Callable[..., AbstractContextManager[Scheduler]]:
+    return built.scheduler_kinds(settings.records.root, settings.cluster, lambda: clock, lambda: crash)
 
 
-def _local_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
-    from dunscaith.adapters.scheduler.local.probe import LocalProbe
+def _probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) -> Callable[..., ClusterProbe]:
+    from dunscaith.adapters.scheduler.opening import Opening
 
-    return LocalProbe(settings.records.root)
+    def probe(kind: str, *, cluster: str) -> ClusterProbe:
+        opening = Opening(cluster, lambda: settings.cluster(cluster), settings.records.root, lambda: clock,
+                          lambda: crash, built.say)  # a probe terminates nothing
+        return kinds.open_probe(kind, opening)
 
-
-def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
-    from dunscaith.adapters.scheduler.slurm import SlurmClusterConfig
-    from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
-
-    t = settings.cluster(cluster)
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
-                                         accounting=t.accounting))
+    return probe
 
 
 def _postgres_check(store: JobStore) -> str | None:
@@ -146,20 +142,14 @@ class Adapters(containers.DeclarativeContainer):
         sqlite=providers.Callable(built.sqlite_store_exists, settings.provided.records.root, host),
         postgresql=providers.Object(True),
     )
-    # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
-    # here (docs/architecture.md "Add a scheduler")
-    scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(
-        local=providers.Factory(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Factory(built.slurm_scheduler, settings=settings, clock=clock),
-    )
+    # a cluster's adapter -> how to open one of its clusters (cluster=): by its kind's package, registered
+    # in kinds.py (docs/architecture.md "Add a scheduler")
+    scheduler_kinds = providers.Factory(_scheduler_kinds, settings=settings, clock=clock, crash=crash)
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
-        _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+        _schedulers, settings=settings, kinds=scheduler_kinds)
     root_host = providers.Object(built.root_host)  # a record root's HOST, for a pointer naming another root
-    # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
-    probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
-        local=providers.Factory(_local_probe, settings=settings),
-        slurm=providers.Factory(_slurm_probe, settings=settings),
-    )
+    # what `dunscaith check` asks a cluster besides the scheduler port (kind, cluster=), by its kind's package
+    probe_kinds = providers.Factory(_probe_kinds, settings=settings, clock=clock, crash=crash)
     # each store's own checks, registered with it (by records.backend, as the store): before a command's first
     # side effect outside the store (SQLite's page check; PostgreSQL's one job's damage is that job's only),
     # and for doctor (both stores' whole-store checks)
@@ -199,7 +189,7 @@ def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
 def _record_sweep(**ports: Any) -> RecordSweep:
     from dunscaith.domain.services.jobs.submit import RecordSweep
 
-    return RecordSweep(**ports)
+    return RecordSweep(capabilities=kinds.capabilities, **ports)
 
 
 def _job_commands(**ports: Any) -> JobCommands:
@@ -229,7 +219,7 @@ def _prune(**ports: Any) -> Prune:
 def _emergency_stop(**ports: Any) -> EmergencyStop:
     from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
 
-    return EmergencyStop(**ports)
+    return EmergencyStop(capabilities=kinds.capabilities, **ports)
 
 
 def _doctor(**ports: Any) -> Doctor:
@@ -305,7 +295,7 @@ class UseCases(containers.DeclarativeContainer):
                                        here=adapters.host.provided.identity.call())
     # `dunscaith check CLUSTER` (cluster=)
     check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
-                              probe_kinds=adapters.probe_kinds.provider, residual=adapters.residual,
+                              probe_kinds=adapters.probe_kinds, residual=adapters.residual,
                               clock=adapters.clock)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
@@ -340,7 +330,8 @@ class UseCases(containers.DeclarativeContainer):
     shared_location = providers.Callable(built.shared_location, settings.provided.records.backend,
                                          adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
-                                    shared_location=shared_location, root_host=adapters.root_host)
+                                    shared_location=shared_location, root_host=adapters.root_host,
+                                    capabilities=providers.Object(kinds.capabilities))
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
     supervise_job = providers.Factory(built_submit.supervise_job, store=adapters.store, pointers=adapters.pointers,
                                       owning=owning_host,

@@ -23,16 +23,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
-from datetime import timedelta
+from contextlib import AbstractContextManager, ExitStack, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from dunscaith.adapters.crash_points.env import EnvCrashPoints
     from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.kind_settings import ClusterSettings
     from dunscaith.adapters.pointers.files import FilePointers
     from dunscaith.adapters.residual.files import FileResidualList
     from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.store_check import StoreCheck
     from dunscaith.domain.services.jobs.sweep import Sweep
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
     from dunscaith.entrypoints.dunscaith.settings_cache import ReadSettings
     from dunscaith.ports.clock import Clock
     from dunscaith.ports.crash_points import CrashPoints
@@ -163,12 +161,18 @@ class ClusterSchedulers:
         self._stack.close()
 
 
-def local_scheduler(root: Path, crash: CrashPoints, cluster: str) -> AbstractContextManager[Scheduler]:
-    from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+def scheduler_kinds(records_root: Path, table: Callable[[str], ClusterSettings], clock: Callable[[], Clock],
+                    crash: Callable[[], CrashPoints]) -> Callable[..., AbstractContextManager[Scheduler]]:
+    """A cluster's kind -> how to open one of its clusters (``cluster=``), each by its kind's package
+    (entrypoints/dunscaith/kinds.py); ``table``: a cluster's table, read only if the kind asks for it."""
+    from dunscaith.adapters.scheduler.opening import Opening
+    from dunscaith.entrypoints.dunscaith import kinds
 
-    # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return nullcontext(LocalScheduler(root, checkpoint=lambda step: crash.reached(f"local-{step}"),
-                                      terminate=_terminate_here))
+    def opened(kind: str, *, cluster: str) -> AbstractContextManager[Scheduler]:
+        opening = Opening(cluster, lambda: table(cluster), records_root, clock, crash, say, _terminate_here)
+        return kinds.open_scheduler(kind, opening)
+
+    return opened
 
 
 def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
@@ -188,35 +192,20 @@ def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: floa
     return TerminateAnswer(answer.exit_code, answer.value)
 
 
-@contextmanager
-def slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from dunscaith.adapters.scheduler.shared_query import sharing
-    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-    from dunscaith.entrypoints.dunscaith.settings import SlurmClusterSettings
-
-    t = settings.cluster(cluster)
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    inner = SlurmCliScheduler(SlurmClusterConfig(
-        name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
-        submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
-        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
-        say=say)
-    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
-    shared = sharing(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                     max_age=t.coalesce_max_age, record_root=settings.records.root)
-    try:
-        yield shared
-    finally:
-        shared.close()
-
-
 def say(line: str) -> None:
     """A scheduler's word while a call waits (docs/slurm.md): on stderr, where notices go (json.md too)."""
     print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
 # --- the read path's root ---------------------------------------------------------------------------------
+def _table(cluster: str) -> ClusterSettings:
+    """A cluster's table, for a kind that reads its own keys: from ``load_settings`` itself, which validates
+    it as on every other path (the remembered answer holds only each cluster's kind)."""
+    from dunscaith.entrypoints.dunscaith.settings import load_settings
+
+    return load_settings().cluster(cluster)
+
+
 class _Provided:
     """What ``edge.container_of(ctx).use_cases.container`` is to the commands: here, the read root itself."""
 
@@ -270,7 +259,8 @@ class ReadRoot:
 
     def schedulers(self) -> Callable[[str], Scheduler]:
         def opened() -> ClusterSchedulers:
-            made = ClusterSchedulers(self._adapter_of, self._scheduler_kind)
+            made = ClusterSchedulers(self._adapter_of, scheduler_kinds(self._settings.root, _table, self.clock,
+                                                                       self.crash))
             self._closing.callback(made.close)
             return made
 
@@ -283,15 +273,6 @@ class ReadRoot:
         from dunscaith.entrypoints.dunscaith.settings import load_settings
 
         return load_settings().cluster(cluster).adapter  # a cluster not configured: its refusal, word for word
-
-    def _scheduler_kind(self, kind: str, *, cluster: str) -> AbstractContextManager[Scheduler]:
-        if kind == "local":
-            return local_scheduler(self._settings.root, self.crash(), cluster)
-        if kind == "slurm":
-            from dunscaith.entrypoints.dunscaith.settings import load_settings
-
-            return slurm_scheduler(load_settings(), self.clock(), cluster)
-        raise ValueError(f"no scheduler of kind {kind!r}")  # the settings admit only the kinds above
 
     # --- the use cases (container.UseCases' providers of the same names)
     def status(self) -> JobStatus:
@@ -332,9 +313,10 @@ class ReadRoot:
 
     def owning_host(self) -> OwningHost:
         from dunscaith.domain.services.jobs.owning_host import OwningHost
+        from dunscaith.entrypoints.dunscaith.kinds import capabilities
 
         return OwningHost(pointers=self.pointers(), here=self.host().identity(),
-                          shared_location=self.shared_location(), root_host=root_host)
+                          shared_location=self.shared_location(), root_host=root_host, capabilities=capabilities)
 
     def shutdown_resources(self) -> None:
         self._closing.close()

@@ -8,13 +8,10 @@ from typing import get_args
 import pytest
 from dependency_injector import providers
 
+from dunscaith.adapters.scheduler.slurm.settings import SlurmClusterSettings
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith.container import Adapters, Container
-from dunscaith.entrypoints.dunscaith.settings import (
-    CLUSTER_KINDS,
-    DunscaithSettings,
-    RecordsSettings,
-    SlurmClusterSettings,
-)
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, RecordsSettings
 
 
 def test_every_records_backend_the_settings_accept_has_a_store() -> None:
@@ -23,14 +20,16 @@ def test_every_records_backend_the_settings_accept_has_a_store() -> None:
     assert set(store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
 
 
-def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
-    assert set(Adapters.scheduler_kinds.providers) == set(CLUSTER_KINDS)
-    for kind, model in CLUSTER_KINDS.items():  # each kind's table is validated by its own model
+def test_every_registered_scheduler_kind_has_its_own_model_an_opening_and_a_probe() -> None:
+    for kind, model in kinds.cluster_models().items():  # each kind's table is validated by its own model
         assert get_args(model.model_fields["adapter"].annotation) == (kind,)
+        declared = kinds.scheduler(kind)
+        assert callable(declared.open_scheduler) and callable(declared.open_probe)
 
 
-def test_every_cluster_adapter_can_be_checked() -> None:
-    assert set(Adapters.probe_kinds.providers) == set(Adapters.scheduler_kinds.providers)
+def test_an_unknown_scheduler_kind_is_refused_by_name() -> None:
+    with pytest.raises(kinds.UnknownKind, match="no scheduler of kind 'pbs' \\(kinds: local, slurm\\)"):
+        kinds.scheduler("pbs")
 
 
 @pytest.fixture
