@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, closing
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 from dependency_injector import containers, providers
 
@@ -43,6 +43,7 @@ from dunscaith.ports.scheduler import Scheduler
 # What only some commands use is imported when its provider is first called (status and list never load
 # the supervisor, the escalation command, the signals, the live view or another command's use case).
 if TYPE_CHECKING:
+    from dunscaith.adapters.store.opening import StoreOpening
     from dunscaith.domain.services.jobs.check import CheckCluster
     from dunscaith.domain.services.jobs.commands import JobCommands
     from dunscaith.domain.services.jobs.doctor import Doctor
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.ports.cluster_probe import ClusterProbe
+    from dunscaith.ports.host import HostInfo
+    from dunscaith.ports.pointers import Pointers
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = built.MOUNTINFO_VARIABLE
@@ -89,32 +92,14 @@ def _probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) 
     return probe
 
 
-def _postgres_check(store: JobStore) -> str | None:
-    """PostgreSQL's whole-store check (registered below for records.backend = "postgresql")."""
-    from dunscaith.adapters.store.postgres.store import PostgresStore  # loaded already: the store is open
-
-    return cast(PostgresStore, store).integrity_problem()
-
-
-def _nothing_to_say(store: JobStore) -> str | None:
-    return None
-
-
 def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervisionView:
     from dunscaith.adapters.progress.sweep_view import SweepLiveView
 
     return SweepLiveView(sweep, stream)
 
 
-def _postgres_store(settings: DunscaithSettings) -> JobStore:
-    # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
-    from dunscaith.adapters.store.postgres.store import PostgresStore
-    from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
-
-    records = settings.records
-    password_file = records.password_file.expanduser() if records.password_file is not None else None
-    timings = SessionTimings(**records.postgresql.model_dump())  # the lock's timings (docs/record-backing.md)
-    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
+def _store_opening(settings: DunscaithSettings, host: HostInfo, pointers: Pointers) -> StoreOpening:
+    return built.store_opening(settings.records.root, host, pointers, lambda: settings.records)
 
 
 class Adapters(containers.DeclarativeContainer):
@@ -126,22 +111,15 @@ class Adapters(containers.DeclarativeContainer):
     host = providers.Singleton(built.host)
     crash = providers.Singleton(built.crash_points)
     pointers = providers.Singleton(built.pointers, crash=crash)
-    # records.backend chooses the store, opened once and closed with the command; a new backend is one
-    # more line here, and its declaration in store_kinds.py (whether its records are shared by login nodes)
-    # more line here (docs/architecture.md "Add a store backend")
-    store: providers.Provider[JobStore] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Resource(closing, providers.Factory(built.sqlite_store, settings.provided.records.root, host,
-                                                             pointers)),
-        postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
-    )
+    # records.backend chooses the store, opened once and closed with the command, by its kind's package
+    # (registered in kinds.py: docs/architecture.md "Add a store backend")
+    store_opening = providers.Factory(_store_opening, settings=settings, host=host, pointers=pointers)
+    store: providers.Provider[JobStore] = providers.Resource(
+        closing, providers.Factory(built.open_store, settings.provided.records.backend, store_opening))
     # whether there is a store to look in, asked without making one (none on a login node where nothing was
     # recorded; a server's is always there); a root that could never hold one is refused as opening it would
-    store_exists: providers.Provider[bool] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Callable(built.sqlite_store_exists, settings.provided.records.root, host),
-        postgresql=providers.Object(True),
-    )
+    store_exists: providers.Provider[bool] = providers.Callable(built.store_exists, settings.provided.records.backend,
+                                                                store_opening)
     # a cluster's adapter -> how to open one of its clusters (cluster=): by its kind's package, registered
     # in kinds.py (docs/architecture.md "Add a scheduler")
     scheduler_kinds = providers.Factory(_scheduler_kinds, settings=settings, clock=clock, crash=crash)
@@ -150,19 +128,13 @@ class Adapters(containers.DeclarativeContainer):
     root_host = providers.Object(built.root_host)  # a record root's HOST, for a pointer naming another root
     # what `dunscaith check` asks a cluster besides the scheduler port (kind, cluster=), by its kind's package
     probe_kinds = providers.Factory(_probe_kinds, settings=settings, clock=clock, crash=crash)
-    # each store's own checks, registered with it (by records.backend, as the store): before a command's first
+    # each store's own checks, declared by its kind (records.backend, as the store): before a command's first
     # side effect outside the store (SQLite's page check; PostgreSQL's one job's damage is that job's only),
     # and for doctor (both stores' whole-store checks)
-    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Object(built.sqlite_check),
-        postgresql=providers.Object(_nothing_to_say),
-    )
-    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Object(built.sqlite_check),
-        postgresql=providers.Object(_postgres_check),
-    )
+    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Callable(
+        built.write_check, settings.provided.records.backend)
+    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Callable(
+        built.doctor_check, settings.provided.records.backend)
     residual = providers.Singleton(built.residual)
     delivery = providers.Singleton(built_submit.delivery, settings=settings)
     interrupts = providers.Singleton(built_submit.interrupts, settings=settings)

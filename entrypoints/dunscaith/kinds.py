@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from dunscaith.adapters.kind_settings import ClusterSettings
     from dunscaith.adapters.scheduler.opening import Opening, SchedulerKind
+    from dunscaith.adapters.store.opening import StoreKind
     from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.ports.scheduler import Scheduler
 
@@ -33,9 +34,21 @@ def scheduler_kind(name: str, module: str) -> None:
     SCHEDULER_KINDS[name] = module
 
 
+# A store kind's name (``records.backend``) -> its kind module (adapters/store/opening.py).
+STORE_KINDS: dict[str, str] = {}
+
+
+def store_kind(name: str, module: str) -> None:
+    """Register a store kind: its name and its package's kind module (not imported here)."""
+    STORE_KINDS[name] = module
+
+
 # --- the scheduler kinds: one line each -------------------------------------------------------------------
 scheduler_kind("local", "dunscaith.adapters.scheduler.local.kind")
 scheduler_kind("slurm", "dunscaith.adapters.scheduler.slurm.kind")
+# --- the store kinds: one line each (the first is records.backend's default) -------------------------------
+store_kind("sqlite", "dunscaith.adapters.store.sqlite.kind")
+store_kind("postgresql", "dunscaith.adapters.store.postgres.kind")
 
 
 class UnknownKind(LookupError):
@@ -67,3 +80,24 @@ def open_scheduler(kind: str, opening: Opening) -> AbstractContextManager[Schedu
 
 def open_probe(kind: str, opening: Opening) -> ClusterProbe:
     return scheduler(kind).open_probe(opening)
+
+
+def store(name: str) -> StoreKind:
+    """The kind module of store kind ``name``; UnknownKind when none is registered (never taken for shared)."""
+    module = STORE_KINDS.get(name)
+    if module is None:
+        raise UnknownKind(f"no store of kind {name!r} (records.backend: {', '.join(STORE_KINDS)})")
+    return cast("StoreKind", importlib.import_module(module))
+
+
+def records_shared(backend: str) -> bool:
+    """Whether a store of this kind may hold a job recorded on another host (routing asks, before typer)."""
+    return store(backend).SHARED_BY_LOGIN_NODES
+
+
+def store_of_dialect(dialect: str) -> StoreKind:
+    """The store kind whose migrations run on ``dialect`` (migrations/env.py)."""
+    for name in STORE_KINDS:
+        if dialect == store(name).DIALECT:
+            return store(name)
+    raise UnknownKind(f"no store kind migrates a {dialect} database (kinds: {', '.join(STORE_KINDS)})")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from dunscaith.adapters.pointers.files import FilePointers
     from dunscaith.adapters.residual.files import FileResidualList
     from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
-    from dunscaith.adapters.store.sqlite.store import SqliteStore
+    from dunscaith.adapters.store.opening import OpenedStore, StoreOpening
     from dunscaith.domain.model.jobs.record import HostIdentity
     from dunscaith.domain.services.jobs.listing import JobListing
     from dunscaith.domain.services.jobs.owning_host import OwningHost
@@ -91,28 +91,64 @@ def residual() -> FileResidualList:
     return FileResidualList(default_residual_dir())
 
 
-def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
-    from dunscaith.adapters.store.sqlite.store import SqliteStore
+def store_opening(root: Path, host: HostInfo, pointers: Pointers | None = None,
+                  records: Callable[[], Any] | None = None) -> StoreOpening:
+    """What a store kind is opened with: records.root, this host, its pointers, and the [records] table
+    (read only by a kind that needs more than the root: a server's URL)."""
+    from dunscaith.adapters.store.opening import StoreOpening
     from dunscaith.domain.services.jobs.store_creation import StoreCreation
 
-    # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
-    return SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers)
+    def no_table() -> Any:
+        raise AssertionError("this store was opened without the [records] table")
+
+    def recorded_in(location: str) -> Sequence[str]:
+        assert pointers is not None, "this store was opened without the pointers"
+        return StoreCreation(pointers, host.identity()).named_by_pointers(location)
+
+    return StoreOpening(root, lambda: host, recorded_in, records or no_table)
+
+
+def open_store(backend: str, opening: StoreOpening) -> OpenedStore:
+    """The store ``records.backend`` names, by its kind's package (kinds.py)."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).open_store(opening)
+
+
+def store_exists(backend: str, opening: StoreOpening) -> bool:
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).store_exists(opening)
+
+
+def write_check(backend: str) -> Callable[[JobStore], str | None]:
+    """The kind's whole-store check before a command's first side effect outside the store."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).write_check
+
+
+def doctor_check(backend: str) -> Callable[[JobStore], str | None]:
+    """The kind's whole-store check for doctor."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).doctor_check
+
+
+# this root's one store (reads.py and submits.py hand any other records.backend to the app)
+def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> OpenedStore:
+    return open_store("sqlite", store_opening(root, host, pointers))
 
 
 def sqlite_store_exists(root: Path, host: HostInfo) -> bool:
-    """Whether records.root holds a store to look in, asked without making anything: its file, or a root
-    bound to this host (a store file lost: opening it says so). A root that could never be one is refused
-    here, in the words opening it would use; one not made yet (a login node where nothing was recorded)
-    has none, and a command that only looks (``list``, a sweep's name) makes none."""
-    from dunscaith.adapters.store.record_root import check_record_root
-    from dunscaith.adapters.store.sqlite import STORE_FILE
-
-    return os.path.lexists(root / STORE_FILE) or check_record_root(root, host)
+    """Whether records.root holds a SQLite store to look in, asked without making anything
+    (adapters/store/sqlite/kind.py)."""
+    return store_exists("sqlite", store_opening(root, host))
 
 
 def sqlite_check(store: JobStore) -> str | None:
     """SQLite's page check (registered for records.backend = "sqlite", whose store this is)."""
-    return cast("SqliteStore", store).integrity_problem()
+    return write_check("sqlite")(store)
 
 
 def root_host(root: str) -> HostIdentity | None:
@@ -128,7 +164,7 @@ def root_host(root: str) -> HostIdentity | None:
 def shared_location(backend: str, store: Callable[[], JobStore]) -> Callable[[], str | None]:
     """Where the records are when the store is one every login node shares (bound to no host), else None;
     a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
-    from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
+    from dunscaith.entrypoints.dunscaith.kinds import records_shared
 
     def where() -> str | None:
         if not records_shared(backend):

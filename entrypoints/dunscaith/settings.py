@@ -91,10 +91,17 @@ class PostgresqlSection(_Strict):
         return self
 
 
+if TYPE_CHECKING:
+    StoreKind = str
+else:  # the store kinds registered (entrypoints/dunscaith/kinds.py), as the values records.backend takes
+    StoreKind = Literal[tuple(kinds.STORE_KINDS)]
+
+
 class RecordsSettings(_Strict):
-    backend: Literal["sqlite", "postgresql"] = Field(
-        default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
-                                      "(one database every login node shares: records.url)")
+    backend: StoreKind = Field(
+        default=next(iter(kinds.STORE_KINDS)),
+        description="the job store: sqlite (one file under root, one host) or postgresql (one database every "
+                    "login node shares: records.url); any other kind registered in kinds.py")
     root: UserPath = Field(default_factory=_default_root)
     url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
                                                       "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")

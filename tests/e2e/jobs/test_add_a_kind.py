@@ -1,8 +1,11 @@
-"""Issue 37: a scheduler kind is its package plus one registration line, through the real front door.
+"""Issue 37: a scheduler kind, and a store kind, is its package plus one registration line, through the
+real front door.
 
-The pbs kind (tests/fixtures/pbs) is registered by one line in front of the console script's ``main``
-(``tests/fixtures/pbs/dunscaith_with_pbs.py``); ``submit`` (the typer app: a --cluster line), ``status``
-and ``list`` (the front door's plain reads, without typer) then run on it, each in a process of its own.
+The pbs scheduler kind (tests/fixtures/pbs) and the scratch store kind (tests/fixtures/scratch) are each
+registered by one line in front of the console script's ``main`` (``dunscaith_with_pbs.py``,
+``dunscaith_with_scratch.py``); ``submit``, ``status`` and ``list`` then run on it, each in a process of
+its own: on pbs, ``submit`` is the typer app's (a --cluster line) and ``status``/``list`` the front door's
+plain reads (without typer); on scratch, every line goes to the app (the plain paths take SQLite only).
 """
 
 from __future__ import annotations
@@ -34,6 +37,13 @@ def with_pbs(cli: Cli, *args: str, python: tuple[str, ...] = ()) -> subprocess.C
     """The console script's ``main`` with the pbs kind's registration line before it."""
     return subprocess.run([sys.executable, *python, "-m", "tests.fixtures.pbs.dunscaith_with_pbs", *args],
                           env=cli.env(PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=90, cwd=cli.tmp)
+
+
+def with_scratch(cli: Cli, *args: str) -> subprocess.CompletedProcess[str]:
+    """The console script's ``main`` with the scratch store kind's registration line before it."""
+    return subprocess.run([sys.executable, "-m", "tests.fixtures.scratch.dunscaith_with_scratch", *args],
+                          env=cli.env(PYTHONPATH=str(REPO), DUNSCAITH_RECORDS__BACKEND="scratch"),
+                          capture_output=True, text=True, timeout=90, cwd=cli.tmp)
 
 
 def test_a_kind_registered_by_one_line_submits_and_reads_through_the_front_door(hpc: Cli) -> None:
@@ -68,3 +78,26 @@ def test_without_its_registration_line_the_console_script_refuses_the_kind(hpc: 
         assert done.returncode == 2, (args, done.stderr)
         assert "clusters.hpc.adapter" in done.stderr and "'local' or 'slurm'" in done.stderr
         assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_store_kind_registered_by_one_line_records_and_reads_through_the_front_door(cli: Cli) -> None:
+    done = with_scratch(cli, "submit", "--name", "kept", "--", "true")
+    assert done.returncode == 0, done.stderr
+    assert "outcome: succeeded" in done.stdout
+    assert (cli.root / "scratch-opened").read_text()  # opened by its kind
+    status = with_scratch(cli, "status", "kept")
+    assert status.returncode == 0 and "succeeded" in status.stdout, status.stderr
+    [row] = json.loads(with_scratch(cli, "list", "--json").stdout)["jobs"]
+    assert row["job"] == "kept" and row["state"] == "succeeded"
+    doctor = with_scratch(cli, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert len((cli.root / "scratch-opened").read_text().splitlines()) >= 4  # by every command
+
+
+def test_without_its_registration_line_the_store_kind_is_refused_naming_the_kinds(cli: Cli) -> None:
+    for args in (["list"], ["status", "kept"], ["submit", "--", "true"]):
+        done = cli.run(*args, DUNSCAITH_RECORDS__BACKEND="scratch")
+        assert done.returncode == 2, (args, done.stderr)
+        assert "records.backend: must be 'sqlite' or 'postgresql', not 'scratch'" in done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not cli.root.exists()  # nothing made
