@@ -10,7 +10,7 @@ from dependency_injector import providers
 
 from dunscaith.adapters.scheduler.slurm.settings import SlurmClusterSettings
 from dunscaith.entrypoints.dunscaith import kinds
-from dunscaith.entrypoints.dunscaith.container import Adapters, Container
+from dunscaith.entrypoints.dunscaith.container import Container
 from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, RecordsSettings
 
 
