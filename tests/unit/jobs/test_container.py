@@ -25,7 +25,7 @@ def test_every_records_backend_the_settings_accept_is_a_registered_store_kind() 
 
 def test_an_unknown_store_kind_is_refused_not_counted_as_shared() -> None:
     assert kinds.records_shared("postgresql") and not kinds.records_shared("sqlite")
-    with pytest.raises(kinds.UnknownKind, match="no store of kind 'mysql' \\(records.backend: sqlite, postgresql\\)"):
+    with pytest.raises(kinds.UnknownKind, match=r"no store of kind 'mysql' \(records\.backend: sqlite, postgresql\)"):
         kinds.records_shared("mysql")
 
 
