@@ -14,14 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, cast
 
-from dunscaith.domain.model.jobs.kinds import ANY_KIND, SchedulerCapabilities
-
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from dunscaith.adapters.kind_settings import ClusterSettings
     from dunscaith.adapters.scheduler.opening import Opening, SchedulerKind
     from dunscaith.adapters.store.opening import StoreKind
+    from dunscaith.domain.model.jobs.kinds import SchedulerCapabilities
     from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.ports.scheduler import Scheduler
 
@@ -66,6 +65,8 @@ def scheduler(name: str) -> SchedulerKind:
 def capabilities(adapter: str) -> SchedulerCapabilities:
     """What the kind a job's record names declares of itself (the domain receives it); a kind no longer
     registered declares nothing (no limit known)."""
+    from dunscaith.domain.model.jobs.kinds import ANY_KIND
+
     return scheduler(adapter).CAPABILITIES if adapter in SCHEDULER_KINDS else ANY_KIND
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from dunscaith.domain.model.jobs.state import Action
+if TYPE_CHECKING:  # the registry reads a kind's capabilities on the way to a forward: no job state loaded
+    from dunscaith.domain.model.jobs.state import Action
 
 
 @dataclass(frozen=True, slots=True)
