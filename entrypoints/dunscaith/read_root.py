@@ -9,13 +9,14 @@ goal of 2.5x ``python -c 'import typer'`` (~140 ms) for the whole command. So th
 as ``remote_run.py``'s and ``forwarding_root.py``'s are, and it builds what ``container.py`` builds for
 those commands, from the same builders (defined here, and used there): the SQLite store (the only backend
 this path takes: ``reads.py`` hands any other to the typer app), the pointers, the residual list, the
-clock, the host, the crash points, a cluster's scheduler (imported when first opened), and the use cases
+clock, the host, the crash points, a cluster's scheduler (opened by its kind's package, kinds.py, when
+first asked for), and the use cases
 status and list ask ``edge.use_cases`` for. Each is made when first asked for, once; the store and the
 opened schedulers are closed by ``shutdown_resources``, as the container's resources are.
 
-The settings are the ones ``settings_cache.read_settings`` remembers of ``load_settings``' answer; a
-cluster the remembered answer does not describe enough (a Slurm cluster's table) is opened from
-``load_settings`` itself, which validates it as on every other path.
+The settings are the ones ``settings_cache.read_settings`` remembers of ``load_settings``' answer (each
+cluster's kind); a kind that reads its own table (Slurm's) is handed it from ``load_settings`` itself,
+which validates it as on every other path.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-
     from dunscaith.adapters.crash_points.env import EnvCrashPoints
     from dunscaith.adapters.host.system import SystemHost
     from dunscaith.adapters.kind_settings import ClusterSettings
