@@ -9,7 +9,6 @@ nearest known name. Nothing here is a rule of the domain; the path rule is ``dom
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
 import stat
@@ -17,60 +16,22 @@ import tomllib
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
-from dunscaith.domain.model.user_paths import UserPathRefused, expand_user_path
+# the value types of a setting, every kind's too (a kind's package builds its own model from them)
+from dunscaith.adapters.kind_settings import MAX_SECONDS as MAX_SECONDS
+from dunscaith.adapters.kind_settings import Count as Count
+from dunscaith.adapters.kind_settings import Flag as Flag
+from dunscaith.adapters.kind_settings import Seconds as Seconds
+from dunscaith.adapters.kind_settings import UserPath as UserPath
+from dunscaith.adapters.kind_settings import user_path as user_path
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.plain_words import plain
 
-# Durations and intervals: finite, and no longer than this (a supervisor never waits a month for a step).
-MAX_SECONDS = 30 * 24 * 3600.0
 _MAX_CONFIG_BYTES = 1 << 20
-
-
-def _not_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("a number, not true/false")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("a finite number")
-    if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
-        raise ValueError("a finite number")
-    return value
-
-
-def _finite(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError("a finite number")
-    if value > MAX_SECONDS:
-        raise ValueError(f"at most {MAX_SECONDS:.0f} seconds (30 days)")
-    return value
-
-
-def _bool_not_number(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        raise ValueError("true or false, not a number")
-    return value
-
-
-def user_path(value: Any) -> Path:
-    """A path setting through the one path rule: ``~`` and ``$VAR`` expanded, absolute, never empty."""
-    if isinstance(value, Path):
-        value = str(value)
-    if not isinstance(value, str):
-        raise ValueError("a path (a string)")
-    try:
-        return Path(expand_user_path(value, os.environ, os.environ.get("HOME") or str(Path.home())))
-    except UserPathRefused as exc:
-        raise ValueError(str(exc)) from None
-
-
-Seconds = Annotated[float, BeforeValidator(_not_bool), AfterValidator(_finite)]
-Count = Annotated[int, BeforeValidator(_not_bool)]
-Flag = Annotated[bool, BeforeValidator(_bool_not_number)]
-UserPath = Annotated[Path, BeforeValidator(user_path)]
 
 
 def nearest(name: str, known: Iterable[str]) -> str | None:

@@ -14,18 +14,19 @@ from pathlib import Path
 
 from alembic import context
 
-from dunscaith.adapters.store.sql.tables import metadata, postgres_only
+from dunscaith.adapters.store.sql.tables import metadata
 from dunscaith.adapters.store.sqlite.engine import make_engine
+from dunscaith.entrypoints.dunscaith.kinds import store_of_dialect
 
 config = context.config
 target_metadata = metadata
 
 
 def _configure(connection) -> None:  # type: ignore[no-untyped-def]
-    postgres = connection.dialect.name == "postgresql"
+    # the tables of the store kind whose dialect this database speaks (entrypoints/dunscaith/kinds.py)
     context.configure(
         connection=connection,
-        target_metadata=[metadata, postgres_only] if postgres else target_metadata,
+        target_metadata=store_of_dialect(connection.dialect.name).migration_metadata(),
         render_as_batch=True,  # SQLite alters tables by copying them; from revision one on
     )
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, closing
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 from dependency_injector import containers, providers
 
@@ -27,11 +27,12 @@ from dunscaith.domain.services.jobs.pointer_survey import PointerSurveys
 from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.store_check import StoreCheck
 from dunscaith.domain.services.jobs.sweep import Sweep
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith import read_root as built
 from dunscaith.entrypoints.dunscaith import submit_root as built_submit
 from dunscaith.entrypoints.dunscaith.install import own_binary
 from dunscaith.entrypoints.dunscaith.read_root import ClusterSchedulers
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, SlurmClusterSettings, load_settings
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.job_progress import SweepSupervisionView
@@ -42,6 +43,7 @@ from dunscaith.ports.scheduler import Scheduler
 # What only some commands use is imported when its provider is first called (status and list never load
 # the supervisor, the escalation command, the signals, the live view or another command's use case).
 if TYPE_CHECKING:
+    from dunscaith.adapters.store.opening import StoreOpening
     from dunscaith.domain.services.jobs.check import CheckCluster
     from dunscaith.domain.services.jobs.commands import JobCommands
     from dunscaith.domain.services.jobs.doctor import Doctor
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.ports.cluster_probe import ClusterProbe
+    from dunscaith.ports.host import HostInfo
+    from dunscaith.ports.pointers import Pointers
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = built.MOUNTINFO_VARIABLE
@@ -72,36 +76,20 @@ def _schedulers(settings: DunscaithSettings,
         opened.close()
 
 
-def _local_scheduler(settings: DunscaithSettings, crash: CrashPoints,
-                     cluster: str) -> AbstractContextManager[Scheduler]:
-    return built.local_scheduler(settings.records.root, crash, cluster)
+def _scheduler_kinds(settings: DunscaithSettings, clock: Clock,
+                     crash: CrashPoints) -> Callable[..., AbstractContextManager[Scheduler]]:
+    return built.scheduler_kinds(settings.records.root, settings.cluster, lambda: clock, lambda: crash)
 
 
-def _local_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
-    from dunscaith.adapters.scheduler.local.probe import LocalProbe
+def _probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) -> Callable[..., ClusterProbe]:
+    from dunscaith.adapters.scheduler.opening import Opening
 
-    return LocalProbe(settings.records.root)
+    def probe(kind: str, *, cluster: str) -> ClusterProbe:
+        opening = Opening(cluster, lambda: settings.cluster(cluster), settings.records.root, lambda: clock,
+                          lambda: crash, built.say)  # a probe terminates nothing
+        return kinds.open_probe(kind, opening)
 
-
-def _slurm_probe(settings: DunscaithSettings, cluster: str) -> ClusterProbe:
-    from dunscaith.adapters.scheduler.slurm import SlurmClusterConfig
-    from dunscaith.adapters.scheduler.slurm.probe import SlurmProbe
-
-    t = settings.cluster(cluster)
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    return SlurmProbe(SlurmClusterConfig(name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters,
-                                         accounting=t.accounting))
-
-
-def _postgres_check(store: JobStore) -> str | None:
-    """PostgreSQL's whole-store check (registered below for records.backend = "postgresql")."""
-    from dunscaith.adapters.store.postgres.store import PostgresStore  # loaded already: the store is open
-
-    return cast(PostgresStore, store).integrity_problem()
-
-
-def _nothing_to_say(store: JobStore) -> str | None:
-    return None
+    return probe
 
 
 def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervisionView:
@@ -110,15 +98,8 @@ def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervision
     return SweepLiveView(sweep, stream)
 
 
-def _postgres_store(settings: DunscaithSettings) -> JobStore:
-    # imported here: psycopg is loaded only by a command that opens a PostgreSQL store
-    from dunscaith.adapters.store.postgres.store import PostgresStore
-    from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
-
-    records = settings.records
-    password_file = records.password_file.expanduser() if records.password_file is not None else None
-    timings = SessionTimings(**records.postgresql.model_dump())  # the lock's timings (docs/record-backing.md)
-    return PostgresStore.open(PostgresTarget.from_settings(records.url or "", password_file, timings))
+def _store_opening(settings: DunscaithSettings, host: HostInfo, pointers: Pointers) -> StoreOpening:
+    return built.store_opening(settings.records.root, host, pointers, lambda: settings.records)
 
 
 def shown_records_url(url: str) -> str:
@@ -137,49 +118,30 @@ class Adapters(containers.DeclarativeContainer):
     host = providers.Singleton(built.host)
     crash = providers.Singleton(built.crash_points)
     pointers = providers.Singleton(built.pointers, crash=crash)
-    # records.backend chooses the store, opened once and closed with the command; a new backend is one
-    # more line here, and its declaration in store_kinds.py (whether its records are shared by login nodes)
-    # more line here (docs/architecture.md "Add a store backend")
-    store: providers.Provider[JobStore] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Resource(closing, providers.Factory(built.sqlite_store, settings.provided.records.root, host,
-                                                             pointers)),
-        postgresql=providers.Resource(closing, providers.Factory(_postgres_store, settings=settings)),
-    )
+    # records.backend chooses the store, opened once and closed with the command, by its kind's package
+    # (registered in kinds.py: docs/architecture.md "Add a store backend")
+    store_opening = providers.Factory(_store_opening, settings=settings, host=host, pointers=pointers)
+    store: providers.Provider[JobStore] = providers.Resource(
+        closing, providers.Factory(built.open_store, settings.provided.records.backend, store_opening))
     # whether there is a store to look in, asked without making one (none on a login node where nothing was
     # recorded; a server's is always there); a root that could never hold one is refused as opening it would
-    store_exists: providers.Provider[bool] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Callable(built.sqlite_store_exists, settings.provided.records.root, host),
-        postgresql=providers.Object(True),
-    )
-    # a cluster's adapter -> how to open one of its clusters (cluster=); a new scheduler is one more line
-    # here (docs/architecture.md "Add a scheduler")
-    scheduler_kinds: providers.FactoryAggregate[AbstractContextManager[Scheduler]] = providers.FactoryAggregate(
-        local=providers.Factory(_local_scheduler, settings=settings, crash=crash),
-        slurm=providers.Factory(built.slurm_scheduler, settings=settings, clock=clock),
-    )
+    store_exists: providers.Provider[bool] = providers.Callable(built.store_exists, settings.provided.records.backend,
+                                                                store_opening)
+    # a cluster's adapter -> how to open one of its clusters (cluster=): by its kind's package, registered
+    # in kinds.py (docs/architecture.md "Add a scheduler")
+    scheduler_kinds = providers.Factory(_scheduler_kinds, settings=settings, clock=clock, crash=crash)
     schedulers: providers.Provider[Callable[[str], Scheduler]] = providers.Resource(
-        _schedulers, settings=settings, kinds=scheduler_kinds.provider)
+        _schedulers, settings=settings, kinds=scheduler_kinds)
     root_host = providers.Object(built.root_host)  # a record root's HOST, for a pointer naming another root
-    # what `dunscaith check` asks a cluster besides the scheduler port (cluster=), by its adapter
-    probe_kinds: providers.FactoryAggregate[ClusterProbe] = providers.FactoryAggregate(
-        local=providers.Factory(_local_probe, settings=settings),
-        slurm=providers.Factory(_slurm_probe, settings=settings),
-    )
-    # each store's own checks, registered with it (by records.backend, as the store): before a command's first
+    # what `dunscaith check` asks a cluster besides the scheduler port (kind, cluster=), by its kind's package
+    probe_kinds = providers.Factory(_probe_kinds, settings=settings, clock=clock, crash=crash)
+    # each store's own checks, declared by its kind (records.backend, as the store): before a command's first
     # side effect outside the store (SQLite's page check; PostgreSQL's one job's damage is that job's only),
     # and for doctor (both stores' whole-store checks)
-    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Object(built.sqlite_check),
-        postgresql=providers.Object(_nothing_to_say),
-    )
-    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Selector(
-        settings.provided.records.backend,
-        sqlite=providers.Object(built.sqlite_check),
-        postgresql=providers.Object(_postgres_check),
-    )
+    store_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Callable(
+        built.write_check, settings.provided.records.backend)
+    doctor_integrity: providers.Provider[Callable[[JobStore], str | None]] = providers.Callable(
+        built.doctor_check, settings.provided.records.backend)
     residual = providers.Singleton(built.residual)
     delivery = providers.Singleton(built_submit.delivery, settings=settings)
     interrupts = providers.Singleton(built_submit.interrupts, settings=settings)
@@ -206,7 +168,7 @@ def _check(settings: DunscaithSettings, schedulers: Callable[[str], Scheduler],
 def _record_sweep(**ports: Any) -> RecordSweep:
     from dunscaith.domain.services.jobs.submit import RecordSweep
 
-    return RecordSweep(**ports)
+    return RecordSweep(capabilities=kinds.capabilities, **ports)
 
 
 def _job_commands(**ports: Any) -> JobCommands:
@@ -236,7 +198,7 @@ def _prune(**ports: Any) -> Prune:
 def _emergency_stop(**ports: Any) -> EmergencyStop:
     from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
 
-    return EmergencyStop(**ports)
+    return EmergencyStop(capabilities=kinds.capabilities, **ports)
 
 
 def _doctor(**ports: Any) -> Doctor:
@@ -312,7 +274,7 @@ class UseCases(containers.DeclarativeContainer):
                                        here=adapters.host.provided.identity.call())
     # `dunscaith check CLUSTER` (cluster=)
     check = providers.Factory(_check, settings=settings, schedulers=adapters.schedulers,
-                              probe_kinds=adapters.probe_kinds.provider, residual=adapters.residual,
+                              probe_kinds=adapters.probe_kinds, residual=adapters.residual,
                               clock=adapters.clock)
     status = providers.Factory(JobStatus, store=adapters.store, clock=adapters.clock,
                                poll=settings.provided.supervise.poll, delivering=delivering,
@@ -347,7 +309,8 @@ class UseCases(containers.DeclarativeContainer):
     shared_location = providers.Callable(built.shared_location, settings.provided.records.backend,
                                          adapters.store.provider)
     owning_host = providers.Factory(OwningHost, pointers=adapters.pointers, here=adapters.host.provided.identity.call(),
-                                    shared_location=shared_location, root_host=adapters.root_host)
+                                    shared_location=shared_location, root_host=adapters.root_host,
+                                    capabilities=providers.Object(kinds.capabilities))
     # one supervision from the command line (on_problem=, on_sweep=: how the command shows them)
     supervise_job = providers.Factory(built_submit.supervise_job, store=adapters.store, pointers=adapters.pointers,
                                       owning=owning_host,

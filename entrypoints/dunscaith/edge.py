@@ -18,7 +18,7 @@ from dunscaith.domain.model.shown import one_line, reason
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
 from dunscaith.entrypoints.dunscaith.install import own_binary
-from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
+from dunscaith.entrypoints.dunscaith.kinds import records_shared
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, UnknownJob
 

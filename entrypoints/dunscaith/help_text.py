@@ -29,7 +29,7 @@ _J = "my-job"
 EXAMPLES: dict[str, list[str]] = {
     "submit": ["dunscaith submit -- sh -c 'echo hi'", "dunscaith submit --follow --name train -- python train.py",
                "dunscaith submit --cluster hpc -p short -t 10:00 --mem 4G -c 4 -- ./run.sh",
-               "dunscaith submit --cluster hpc --sbatch=--constraint=a100 job.sh",
+               "dunscaith submit --cluster hpc --scheduler-option=--constraint=a100 job.sh",
                "dunscaith submit --json -- ./run.sh > result.json", "dunscaith submit --job-exit-code -- ./run.sh",
                "dunscaith submit --parsable -- ./run.sh 2>run.log",
                "dunscaith submit --name exp --array 0-99 --max-running 10 -- python train.py --seed {}",

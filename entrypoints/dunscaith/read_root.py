@@ -9,34 +9,33 @@ goal of 2.5x ``python -c 'import typer'`` (~140 ms) for the whole command. So th
 as ``remote_run.py``'s and ``forwarding_root.py``'s are, and it builds what ``container.py`` builds for
 those commands, from the same builders (defined here, and used there): the SQLite store (the only backend
 this path takes: ``reads.py`` hands any other to the typer app), the pointers, the residual list, the
-clock, the host, the crash points, a cluster's scheduler (imported when first opened), and the use cases
+clock, the host, the crash points, a cluster's scheduler (opened by its kind's package, kinds.py, when
+first asked for), and the use cases
 status and list ask ``edge.use_cases`` for. Each is made when first asked for, once; the store and the
 opened schedulers are closed by ``shutdown_resources``, as the container's resources are.
 
-The settings are the ones ``settings_cache.read_settings`` remembers of ``load_settings``' answer; a
-cluster the remembered answer does not describe enough (a Slurm cluster's table) is opened from
-``load_settings`` itself, which validates it as on every other path.
+The settings are the ones ``settings_cache.read_settings`` remembers of ``load_settings``' answer (each
+cluster's kind); a kind that reads its own table (Slurm's) is handed it from ``load_settings`` itself,
+which validates it as on every other path.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack, closing, contextmanager, nullcontext
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from dunscaith.adapters.crash_points.env import EnvCrashPoints
     from dunscaith.adapters.host.system import SystemHost
+    from dunscaith.adapters.kind_settings import ClusterSettings
     from dunscaith.adapters.pointers.files import FilePointers
     from dunscaith.adapters.residual.files import FileResidualList
     from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
-    from dunscaith.adapters.store.sqlite.store import SqliteStore
+    from dunscaith.adapters.store.opening import OpenedStore, StoreOpening
     from dunscaith.domain.model.jobs.record import HostIdentity
     from dunscaith.domain.services.jobs.listing import JobListing
     from dunscaith.domain.services.jobs.owning_host import OwningHost
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.store_check import StoreCheck
     from dunscaith.domain.services.jobs.sweep import Sweep
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
     from dunscaith.entrypoints.dunscaith.settings_cache import ReadSettings
     from dunscaith.ports.clock import Clock
     from dunscaith.ports.crash_points import CrashPoints
@@ -93,33 +91,68 @@ def residual() -> FileResidualList:
     return FileResidualList(default_residual_dir())
 
 
-def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> SqliteStore:
-    from dunscaith.adapters.store.sqlite.store import SqliteStore
+def store_opening(root: Path, host: HostInfo, pointers: Pointers | None = None,
+                  records: Callable[[], Any] | None = None) -> StoreOpening:
+    """What a store kind is opened with: records.root, this host, its pointers, and the [records] table
+    (read only by a kind that needs more than the root: a server's URL)."""
+    from dunscaith.adapters.store.opening import StoreOpening
     from dunscaith.domain.services.jobs.store_creation import StoreCreation
 
-    # never a new store where this host's pointers name jobs (domain/services/jobs/store_creation.py)
-    store = SqliteStore.open(root, host, recorded_in=StoreCreation(pointers, host.identity()).named_by_pointers,
-                             unlocked_reads=True)
-    if store.read_unlocked is not None:  # a full or read-only root still reads (docs/record-backing.md)
-        say(f"read without a lock: the record root is {store.read_unlocked}; what is shown may be a moment old, "
+    def no_table() -> Any:
+        raise AssertionError("this store was opened without the [records] table")
+
+    def recorded_in(location: str) -> Sequence[str]:
+        assert pointers is not None, "this store was opened without the pointers"
+        return StoreCreation(pointers, host.identity()).named_by_pointers(location)
+
+    return StoreOpening(root, lambda: host, recorded_in, records or no_table)
+
+
+def open_store(backend: str, opening: StoreOpening) -> OpenedStore:
+    """The store ``records.backend`` names, by its kind's package (kinds.py)."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    opened = store(backend).open_store(opening)
+    if opened.read_unlocked is not None:  # a full or read-only root still reads (docs/record-backing.md)
+        say(f"read without a lock: the record root is {opened.read_unlocked}; what is shown may be a moment old, "
             "and nothing can be recorded there now")
-    return store
+    return opened
+
+
+def store_exists(backend: str, opening: StoreOpening) -> bool:
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).store_exists(opening)
+
+
+def write_check(backend: str) -> Callable[[JobStore], str | None]:
+    """The kind's whole-store check before a command's first side effect outside the store."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).write_check
+
+
+def doctor_check(backend: str) -> Callable[[JobStore], str | None]:
+    """The kind's whole-store check for doctor."""
+    from dunscaith.entrypoints.dunscaith.kinds import store
+
+    return store(backend).doctor_check
+
+
+# this root's one store (reads.py and submits.py hand any other records.backend to the app)
+def sqlite_store(root: Path, host: HostInfo, pointers: Pointers) -> OpenedStore:
+    return open_store("sqlite", store_opening(root, host, pointers))
 
 
 def sqlite_store_exists(root: Path, host: HostInfo) -> bool:
-    """Whether records.root holds a store to look in, asked without making anything: its file, or a root
-    bound to this host (a store file lost: opening it says so). A root that could never be one is refused
-    here, in the words opening it would use; one not made yet (a login node where nothing was recorded)
-    has none, and a command that only looks (``list``, a sweep's name) makes none."""
-    from dunscaith.adapters.store.record_root import check_record_root
-    from dunscaith.adapters.store.sqlite import STORE_FILE
-
-    return os.path.lexists(root / STORE_FILE) or check_record_root(root, host)
+    """Whether records.root holds a SQLite store to look in, asked without making anything
+    (adapters/store/sqlite/kind.py)."""
+    return store_exists("sqlite", store_opening(root, host))
 
 
 def sqlite_check(store: JobStore) -> str | None:
     """SQLite's page check (registered for records.backend = "sqlite", whose store this is)."""
-    return cast("SqliteStore", store).integrity_problem()
+    return write_check("sqlite")(store)
 
 
 def root_host(root: str) -> HostIdentity | None:
@@ -135,7 +168,7 @@ def root_host(root: str) -> HostIdentity | None:
 def shared_location(backend: str, store: Callable[[], JobStore]) -> Callable[[], str | None]:
     """Where the records are when the store is one every login node shares (bound to no host), else None;
     a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
-    from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
+    from dunscaith.entrypoints.dunscaith.kinds import records_shared
 
     def where() -> str | None:
         if not records_shared(backend):
@@ -168,12 +201,18 @@ class ClusterSchedulers:
         self._stack.close()
 
 
-def local_scheduler(root: Path, crash: CrashPoints, cluster: str) -> AbstractContextManager[Scheduler]:
-    from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+def scheduler_kinds(records_root: Path, table: Callable[[str], ClusterSettings], clock: Callable[[], Clock],
+                    crash: Callable[[], CrashPoints]) -> Callable[..., AbstractContextManager[Scheduler]]:
+    """A cluster's kind -> how to open one of its clusters (``cluster=``), each by its kind's package
+    (entrypoints/dunscaith/kinds.py); ``table``: a cluster's table, read only if the kind asks for it."""
+    from dunscaith.adapters.scheduler.opening import Opening
+    from dunscaith.entrypoints.dunscaith import kinds
 
-    # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return nullcontext(LocalScheduler(root, checkpoint=lambda step: crash.reached(f"local-{step}"),
-                                      terminate=_terminate_here))
+    def opened(kind: str, *, cluster: str) -> AbstractContextManager[Scheduler]:
+        opening = Opening(cluster, lambda: table(cluster), records_root, clock, crash, say, _terminate_here)
+        return kinds.open_scheduler(kind, opening)
+
+    return opened
 
 
 def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
@@ -193,35 +232,20 @@ def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: floa
     return TerminateAnswer(answer.exit_code, answer.value)
 
 
-@contextmanager
-def slurm_scheduler(settings: DunscaithSettings, clock: Clock, cluster: str) -> Iterator[Scheduler]:
-    from dunscaith.adapters.scheduler.shared_query import sharing
-    from dunscaith.adapters.scheduler.slurm import SlurmCliScheduler, SlurmClusterConfig
-    from dunscaith.entrypoints.dunscaith.settings import SlurmClusterSettings
-
-    t = settings.cluster(cluster)
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    inner = SlurmCliScheduler(SlurmClusterConfig(
-        name=cluster, bin_dir=t.bin_dir, env=dict(t.env), clusters=t.clusters, command_timeout=t.command_timeout,
-        submit_timeout=t.submit_timeout, submit_timeout_unknown_floor=t.submit_timeout_unknown_floor,
-        accounting=t.accounting, accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir),
-        say=say)
-    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
-    # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
-    shared = sharing(inner, settings.records.root / "slurm-queries" / cluster, clock,
-                     max_age=t.coalesce_max_age, record_root=settings.records.root)
-    try:
-        yield shared
-    finally:
-        shared.close()
-
-
 def say(line: str) -> None:
     """A scheduler's word while a call waits (docs/slurm.md): on stderr, where notices go (json.md too)."""
     print(f"dunscaith: {line}", file=sys.stderr, flush=True)
 
 
 # --- the read path's root ---------------------------------------------------------------------------------
+def _table(cluster: str) -> ClusterSettings:
+    """A cluster's table, for a kind that reads its own keys: from ``load_settings`` itself, which validates
+    it as on every other path (the remembered answer holds only each cluster's kind)."""
+    from dunscaith.entrypoints.dunscaith.settings import load_settings
+
+    return load_settings().cluster(cluster)
+
+
 class _Provided:
     """What ``edge.container_of(ctx).use_cases.container`` is to the commands: here, the read root itself."""
 
@@ -275,7 +299,8 @@ class ReadRoot:
 
     def schedulers(self) -> Callable[[str], Scheduler]:
         def opened() -> ClusterSchedulers:
-            made = ClusterSchedulers(self._adapter_of, self._scheduler_kind)
+            made = ClusterSchedulers(self._adapter_of, scheduler_kinds(self._settings.root, _table, self.clock,
+                                                                       self.crash))
             self._closing.callback(made.close)
             return made
 
@@ -288,15 +313,6 @@ class ReadRoot:
         from dunscaith.entrypoints.dunscaith.settings import load_settings
 
         return load_settings().cluster(cluster).adapter  # a cluster not configured: its refusal, word for word
-
-    def _scheduler_kind(self, kind: str, *, cluster: str) -> AbstractContextManager[Scheduler]:
-        if kind == "local":
-            return local_scheduler(self._settings.root, self.crash(), cluster)
-        if kind == "slurm":
-            from dunscaith.entrypoints.dunscaith.settings import load_settings
-
-            return slurm_scheduler(load_settings(), self.clock(), cluster)
-        raise ValueError(f"no scheduler of kind {kind!r}")  # the settings admit only the kinds above
 
     # --- the use cases (container.UseCases' providers of the same names)
     def status(self) -> JobStatus:
@@ -337,9 +353,10 @@ class ReadRoot:
 
     def owning_host(self) -> OwningHost:
         from dunscaith.domain.services.jobs.owning_host import OwningHost
+        from dunscaith.entrypoints.dunscaith.kinds import capabilities
 
         return OwningHost(pointers=self.pointers(), here=self.host().identity(),
-                          shared_location=self.shared_location(), root_host=root_host)
+                          shared_location=self.shared_location(), root_host=root_host, capabilities=capabilities)
 
     def shutdown_resources(self) -> None:
         self._closing.close()

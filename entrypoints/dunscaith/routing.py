@@ -12,7 +12,7 @@ only the plain case and hands everything else to the typer app, unchanged:
 - this process was not itself forwarded (the typer path refuses to forward again);
 - the job's pointer reads and names another host (no pointer, a damaged one, or this host: typer);
 - the records are a host's own (what the store chosen by ``records.backend`` declares, in
-  ``store_kinds.py``): a shared store may hold the record here, which only the store can say.
+  ``kinds.py``): a shared store may hold the record here, which only the store can say.
 
 The settings come from ``settings_cache.routing_settings``: the one ``load_settings`` validates them
 (its refusal is the same one line), and its answer is remembered for the same inputs.
@@ -144,8 +144,8 @@ def route(argv: Sequence[str]) -> int | None:
     owner = owning_host(job)
     if owner is None:
         return None
+    from dunscaith.entrypoints.dunscaith.kinds import records_shared
     from dunscaith.entrypoints.dunscaith.settings_cache import routing_settings
-    from dunscaith.entrypoints.dunscaith.store_kinds import records_shared
 
     settings = routing_settings()
     if records_shared(settings.backend):

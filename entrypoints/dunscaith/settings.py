@@ -10,7 +10,7 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -26,15 +26,16 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
 from dunscaith.domain.model.shown import shown
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
 from dunscaith.entrypoints.settings_support import (
     Count,
-    Flag,
     Seconds,
     UserPath,
     deep_merge,
@@ -90,10 +91,17 @@ class PostgresqlSection(_Strict):
         return self
 
 
+if TYPE_CHECKING:
+    StoreKind = str
+else:  # the store kinds registered (entrypoints/dunscaith/kinds.py), as the values records.backend takes
+    StoreKind = Literal[tuple(kinds.STORE_KINDS)]
+
+
 class RecordsSettings(_Strict):
-    backend: Literal["sqlite", "postgresql"] = Field(
-        default="sqlite", description="the job store: sqlite (one file under root, one host) or postgresql "
-                                      "(one database every login node shares: records.url)")
+    backend: StoreKind = Field(
+        default=next(iter(kinds.STORE_KINDS)),
+        description="the job store: sqlite (one file under root, one host) or postgresql (one database every "
+                    "login node shares: records.url); any other kind registered in kinds.py")
     root: UserPath = Field(default_factory=_default_root)
     url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
                                                       "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
@@ -172,64 +180,45 @@ class ForwardingSection(_Strict):
     server_alive: Count = Field(default=15, ge=1, le=3600, description="seconds between the client's keepalives")
 
 
-class ClusterSettings(_Strict):
-    """What every ``[clusters.NAME]`` table holds whatever its kind; each kind's own model extends it
-    (``CLUSTER_KINDS``), and the table is validated by the model its ``adapter`` names."""
-
-    adapter: str
-    bin_dir: UserPath | None = Field(default=None, description="directory of the scheduler's commands")
-    env: dict[str, str] = Field(default_factory=dict, description="environment for the scheduler's commands")
+class _AnyCluster(ClusterSettings):
+    """A ``[clusters.NAME]`` table of any kind (adapters/kind_settings.py): each kind's package has its own
+    model, registered with the kind (entrypoints/dunscaith/kinds.py), and the table is validated by the
+    model its ``adapter`` names."""
 
     @classmethod
     def every_key(cls) -> type[BaseModel]:
         """One model holding the keys of every kind, for what reads the settings' shape (a misspelt
         variable's nearest name, the documented keys) rather than one table's values."""
+        models = kinds.cluster_models()
         merged: dict[str, Any] = {}
-        for kind in CLUSTER_KINDS.values():
+        for kind in models.values():
             for name, info in kind.model_fields.items():
                 merged.setdefault(name, (info.annotation, info))
-        merged["adapter"] = (str, Field(description="the scheduler adapter: " + ", ".join(CLUSTER_KINDS)))
+        merged["adapter"] = (str, Field(description="the scheduler adapter: " + ", ".join(models)))
         return create_model("AnyClusterSettings", __base__=_Strict, **merged)
 
 
-class LocalClusterSettings(ClusterSettings):
-    """This machine, under ``dunscaith remote run`` (docs/local-scheduler.md); built in as ``local``."""
-
-    adapter: Literal["local"]
-
-
-class SlurmClusterSettings(ClusterSettings):
-    """A Slurm cluster (docs/slurm.md): none of these changes what a job is, only how it is reached."""
-
-    adapter: Literal["slurm"]
-    clusters: str | None = None
-    command_timeout: Seconds = Field(default=60.0, gt=0)
-    submit_timeout: Seconds = Field(default=60.0, gt=0)
-    submit_timeout_unknown_floor: Seconds = Field(default=200.0, gt=0)
-    accounting: Flag | None = None
-    accounting_lookback: Seconds = Field(default=30 * 24 * 3600.0, gt=0)
-    workdir: UserPath | None = None
-    coalesce_max_age: Seconds = Field(default=4.0, gt=0)
-
-
-# Each scheduler adapter's settings model, by the name a table's ``adapter`` gives it ("add a scheduler"
-# in docs/architecture.md: its model here, its line in the container).
-CLUSTER_KINDS: dict[str, type[ClusterSettings]] = {"local": LocalClusterSettings, "slurm": SlurmClusterSettings}
+def _built_in_local() -> ClusterSettings:
+    return kinds.cluster_models()[LOCAL](adapter=LOCAL)
 
 
 def _of_its_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     if isinstance(value, ClusterSettings):
         return value
     kind = value.get("adapter") if isinstance(value, Mapping) else None
-    model = CLUSTER_KINDS.get(kind) if isinstance(kind, str) else None
+    models = kinds.cluster_models()
+    model = models.get(kind) if isinstance(kind, str) else None
     if model is None:  # no adapter, or one no model is registered for: said of the key, naming the kinds
-        kinds = create_model("ClusterKind", adapter=(Literal[tuple(CLUSTER_KINDS)], ...))  # type: ignore[arg-type]
-        kinds.model_validate({"adapter": kind} if isinstance(value, Mapping) else value)
+        named = create_model("ClusterKind", adapter=(Literal[tuple(models)], ...))  # type: ignore[arg-type]
+        named.model_validate({"adapter": kind} if isinstance(value, Mapping) else value)
         return handler(value)
     return model.model_validate(value)
 
 
-ClusterTable = Annotated[ClusterSettings, WrapValidator(_of_its_kind)]
+if TYPE_CHECKING:  # a table of any kind, each kind's model a subclass
+    ClusterTable = ClusterSettings
+else:  # declared as _AnyCluster, whose every_key the settings' shape reads (settings_support._field_model)
+    ClusterTable = Annotated[_AnyCluster, WrapValidator(_of_its_kind)]
 
 
 def _cluster_name(name: str) -> str:
@@ -258,10 +247,11 @@ class DunscaithSettings(_Strict):
     @field_validator("clusters")
     @classmethod
     def _local_always_exists(cls, clusters: dict[str, ClusterSettings]) -> dict[str, ClusterSettings]:
-        if clusters.get(LOCAL, LocalClusterSettings(adapter="local")) != LocalClusterSettings(adapter="local"):
+        local = _built_in_local()
+        if clusters.get(LOCAL, local) != local:
             raise ValueError("the cluster local is built in (this machine, under dunscaith remote run) and "
                              "cannot be redefined: give your cluster another name")
-        return {**clusters, LOCAL: LocalClusterSettings(adapter="local")}
+        return {**clusters, LOCAL: local}
 
     def cluster(self, name: str) -> ClusterSettings:
         found = self.clusters.get(name)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, TYPE_CHECKING, Any
 
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
 
 if TYPE_CHECKING:
@@ -85,13 +86,13 @@ def supervisor(settings: Settings, store: JobStore, schedulers: Callable[[str], 
                                                  drain=s.drain),
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
-                      delivery=delivery, residual=residual)
+                      delivery=delivery, residual=residual, capabilities=kinds.capabilities)
 
 
 def record_job(**ports: Any) -> RecordJob:
     from dunscaith.domain.services.jobs.submit import RecordJob
 
-    return RecordJob(**ports)
+    return RecordJob(capabilities=kinds.capabilities, **ports)  # a kind's objects bound to this host: recorded
 
 
 def job_outputs(**ports: Any) -> JobOutputs:

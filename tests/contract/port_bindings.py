@@ -174,3 +174,19 @@ def slurm_array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQuerySch
     bound: list[CreatesArrays] = [slurm, shared]  # the schedulers that make a sweep's objects as one array
     also_schedulers: list[Scheduler] = [shared]
     del bound, also_schedulers
+
+
+def kinds() -> None:
+    """Each kind module against the protocol the registry reads it by (entrypoints/dunscaith/kinds.py)."""
+    from dunscaith.adapters.scheduler.local import kind as local
+    from dunscaith.adapters.scheduler.opening import SchedulerKind
+    from dunscaith.adapters.scheduler.slurm import kind as slurm
+    from dunscaith.adapters.store.opening import StoreKind
+    from dunscaith.adapters.store.postgres import kind as postgres
+    from dunscaith.adapters.store.sqlite import kind as sqlite
+    from tests.fixtures.pbs import kind as pbs
+    from tests.fixtures.scratch import kind as scratch
+
+    scheduler_kinds: list[SchedulerKind] = [local, slurm, pbs]
+    store_kinds: list[StoreKind] = [sqlite, postgres, scratch]
+    assert scheduler_kinds and store_kinds

@@ -175,6 +175,8 @@ class StoreMoved(StoreError):
 
 
 class PostgresStore:
+    read_unlocked: str | None = None  # a server's store is never opened for reads only
+
     def __init__(self, target: PostgresTarget, *, snapshot_every: int = snapshot.EVERY) -> None:
         self.target = target
         self._where = target.location()

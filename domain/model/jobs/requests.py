@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.kinds import SchedulerCapabilities
 from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectState
 from dunscaith.domain.model.jobs.state import Action, AttemptState, JobState, OutcomeKind
 
@@ -14,12 +15,6 @@ REFUSED = "refused"
 
 CARRIED_OUT = "carried out"
 FAILED = "failed"
-
-# what a scheduler kind cannot do at all, and why: refused before anything is asked (the one place)
-UNSUPPORTED: dict[tuple[str, Action], str] = {
-    ("local", Action.REQUEUE): "the local scheduler cannot requeue: an object runs once (use `resubmit` before "
-                               "it starts, or `cancel`)",
-}
 
 # the events that show a confirmed action reached the scheduler (or needed no scheduler at all)
 _DONE: dict[Action, tuple[type[ev.Event], ...]] = {
@@ -59,8 +54,9 @@ def rerun_refusal(state: JobState) -> str | None:
     return None
 
 
-def refusal(state: JobState, action: Action) -> str | None:
-    """Why ``action`` cannot be confirmed on ``state`` now, or None when it can."""
+def refusal(state: JobState, action: Action, kind: SchedulerCapabilities) -> str | None:
+    """Why ``action`` cannot be confirmed on ``state`` now, or None when it can (``kind``: what the job's
+    scheduler kind declared it cannot do at all)."""
     if action is Action.RESUBMIT and state.outcome is not None:
         return rerun_refusal(state)
     if state.settled:
@@ -71,7 +67,7 @@ def refusal(state: JobState, action: Action) -> str | None:
         return f"job {state.name} already has its outcome ({state.outcome.kind})"
     if state.abandoned:
         return f"job {state.name} is being abandoned"
-    unsupported = UNSUPPORTED.get((state.spec.adapter, action))
+    unsupported = kind.refuses(action)
     if unsupported is not None:
         return unsupported
     current = state.current

@@ -11,10 +11,6 @@ from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.program import program_problem
 
-# Adapters whose objects live on one host (the local scheduler's processes): on a store that several
-# login nodes share, such a job is still acted on only where it was submitted.
-HOST_BOUND_ADAPTERS = frozenset({"local"})
-
 
 @dataclass(frozen=True, slots=True)
 class JobSpec:
@@ -49,10 +45,6 @@ class JobSpec:
     @property
     def environment(self) -> dict[str, str]:
         return dict(pair.split("=", 1) for pair in self.env)
-
-    @property
-    def host_bound(self) -> bool:
-        return self.adapter in HOST_BOUND_ADAPTERS
 
     def object_spec(self, nonce: Nonce) -> ObjectSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
+from dunscaith.domain.model.jobs.kinds import Capabilities, declared_nothing
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.jobs.spec import HOST_BOUND_ADAPTERS
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.scheduler import Scheduler, SchedulerError
 
@@ -30,8 +30,9 @@ class EmergencyStopReport:
 
 class EmergencyStop:
     def __init__(self, schedulers: Callable[[str], Scheduler], pointers: Pointers,
-                 here: HostIdentity | None = None) -> None:
+                 here: HostIdentity | None = None, capabilities: Capabilities = declared_nothing) -> None:
         self._schedulers = schedulers  # a cluster's name -> its scheduler
+        self._capabilities = capabilities  # a job's adapter -> what its scheduler kind declares (host-bound)
         self._pointers = pointers
         self._here = here  # this host: a local-scheduler job's processes are seen only on their own
 
@@ -53,7 +54,7 @@ class EmergencyStop:
             pointer = self._pointers.read(job)
         except Exception:
             return None
-        if pointer.adapter not in HOST_BOUND_ADAPTERS or pointer.root_host.machine_id == here.machine_id:
+        if not self._capabilities(pointer.adapter).host_bound or pointer.root_host.machine_id == here.machine_id:
             return None
         return pointer.host
 

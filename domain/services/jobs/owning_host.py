@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from dunscaith.domain.model.jobs.binding import bound_elsewhere
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.kinds import Capabilities, declared_nothing
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState
@@ -27,8 +28,10 @@ class Owner:
 
 class OwningHost:
     def __init__(self, pointers: Pointers, here: HostIdentity, shared_location: Callable[[], str | None],
-                 root_host: Callable[[str], HostIdentity | None] | None = None) -> None:
+                 root_host: Callable[[str], HostIdentity | None] | None = None,
+                 capabilities: Capabilities = declared_nothing) -> None:
         self._pointers = pointers
+        self._capabilities = capabilities  # a job's adapter -> what its scheduler kind declares (host-bound)
         self._here = here
         self._root_host = root_host  # the host a record root's HOST file binds it to (None: none that reads)
         # where the records are when the store is one every login node shares, else None; asked only when
@@ -83,7 +86,7 @@ class OwningHost:
     def of_record(self, state: JobState) -> Owner | None:
         """The host whose processes are the job's objects (a local-scheduler job in a shared store), when
         it is not this one; None when this host may act on the job."""
-        if bound_elsewhere(state, self._here) is None:
+        if bound_elsewhere(state, self._here, self._capabilities(state.spec.adapter).host_bound) is None:
             return None
         try:
             pointer = self._pointers.read(state.name)

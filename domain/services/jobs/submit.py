@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.kinds import Capabilities, declared_nothing
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.record import JsonValue
 from dunscaith.domain.model.jobs.resources import Resources
@@ -34,8 +35,10 @@ class _Recording:
     """What recording a job and recording a sweep share: the checks before, and the first event."""
 
     def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, host: HostInfo | None = None,
-                 schedulers: Callable[[str], Scheduler] | None = None, pointers: Pointers | None = None) -> None:
+                 schedulers: Callable[[str], Scheduler] | None = None, pointers: Pointers | None = None,
+                 capabilities: Capabilities = declared_nothing) -> None:
         self._store = store
+        self._capabilities = capabilities  # a job's adapter -> what its scheduler kind declares (host-bound)
         self._pointers = pointers
         self._clock = clock
         self._crash = crash
@@ -59,7 +62,7 @@ class _Recording:
         """``spec``'s first event. A store bound to no host (shared by login nodes) records no host, unless
         the job's objects are bound to one (the local scheduler): then this host, where they will live."""
         where = self._store.identity()
-        if where.host is None and spec.host_bound and self._host is not None:
+        if where.host is None and self._capabilities(spec.adapter).host_bound and self._host is not None:
             where = replace(where, host=self._host.identity())
         return ev.encode(ev.JobRecorded.of(spec, where))
 

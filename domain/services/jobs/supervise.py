@@ -17,6 +17,7 @@ from enum import StrEnum
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.kinds import Capabilities, declared_nothing
 from dunscaith.domain.model.jobs.objects import ENDED, CreateOutcome, ObjectState, ObjectView, OutputPaths, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_interval_until
@@ -96,8 +97,9 @@ class Supervisor:
     def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
                  progress: JobProgress, settings: SuperviseSettings, policy: Policy,
                  nonces: Callable[[], Nonce] = new_nonce, delivery: EscalationDelivery | None = None,
-                 residual: ResidualList | None = None) -> None:
+                 residual: ResidualList | None = None, capabilities: Capabilities = declared_nothing) -> None:
         self._store = store
+        self._capabilities = capabilities  # a job's adapter -> what its scheduler kind declares it cannot do
         self._scheduler = scheduler
         self._clock = clock
         self._crash = crash
@@ -474,7 +476,7 @@ class Supervisor:
     def _answer(self, job: JobId, loop: Loop) -> None:
         """Each request is answered once: its answer is committed, and a confirmed one becomes the job's."""
         for req in loop.state.unanswered:
-            reason = refusal(loop.state, req.action)
+            reason = refusal(loop.state, req.action, self._capabilities(loop.state.spec.adapter))
             answer = (ev.Answered(req.id, REFUSED, reason) if reason is not None
                       else ev.Answered(req.id, CONFIRMED, confirmation(loop.state, req.action)))
             if not self._commit(job, loop, answer, "request-answered"):

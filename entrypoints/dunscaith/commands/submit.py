@@ -62,9 +62,9 @@ def submit(
     export: str | None = typer.Option(None, "--export", metavar="WHAT",
                                       help="which of your environment the job sees (Slurm: --export; ALL, NONE, "
                                            "NAME,...)"),
-    sbatch: list[str] = typer.Option([], "--sbatch", metavar="ARG",
-                                     help="one of the Slurm scheduler's own options, as --sbatch=--constraint=a100 "
-                                          "(repeatable)"),
+    sbatch: list[str] = typer.Option([], "--scheduler-option", "--sbatch", metavar="ARG",
+                                     help="one of the cluster's scheduler's own options, passed as given "
+                                          "(Slurm: --scheduler-option=--constraint=a100; repeatable; also --sbatch)"),
     env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE",
                                   help="set a variable in the job's environment (repeatable; local and Slurm)"),
     chdir: str | None = typer.Option(None, "--chdir", metavar="DIR",

@@ -164,6 +164,7 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
     from dunscaith.domain.model.jobs.record import HostIdentity
     from dunscaith.domain.model.jobs.spec import JobSpec
     from dunscaith.domain.services.jobs.submit import RecordJob
+    from dunscaith.entrypoints.dunscaith.kinds import capabilities
     from tests.unit.jobs.helpers import NoCrash
 
     class Login9:
@@ -174,7 +175,7 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
             return Filesystem("ext4", is_network=False)
 
     with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
-        RecordJob(store, SystemClock(), NoCrash(), Login9())(
+        RecordJob(store, SystemClock(), NoCrash(), Login9(), capabilities=capabilities)(  # as submit records it
             JobSpec(JobId("pg-there"), "local", "local", ("sleep", "60")))
     no_ssh = cli.tmp / "no-ssh-config"
     no_ssh.write_text("Host *\n    ProxyCommand /bin/false\n")

@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, SupervisionEnd, Supervisor
+from dunscaith.entrypoints.dunscaith.kinds import capabilities
 from dunscaith.ports.clock import Clock
 
 
@@ -107,5 +108,6 @@ def rig(exit_code: int | None = 0, *, poll: float = 1.0, giveup: float = 30.0, w
     supervisor = Supervisor(store, scheduler, clock, crash, progress,
                             SuperviseSettings(poll=poll, giveup=giveup, wait=wait, drain=2.0),
                             Policy(absence_deadline=timedelta(seconds=absence), residual=residual_policy),
-                            nonces=lambda: Nonce(f"n{next(counter)}"), residual=residual)
+                            nonces=lambda: Nonce(f"n{next(counter)}"), residual=residual,
+                            capabilities=capabilities)  # what each kind declares (the local one cannot requeue)
     return Rig(clock, store, scheduler, progress, crash, supervisor, residual)

@@ -1,21 +1,28 @@
-"""Issue 21's "done when": a scheduler added as a test fixture (tests/fixtures/pbs) needs its package,
-its settings model and one line in the container, and no edit to submit, the commands or the domain."""
+"""Issues 21 and 37: a scheduler kind added as a test fixture (tests/fixtures/pbs) is its package plus one
+registration line (``kinds.scheduler_kind``), with no edit to submit, the commands, the container, the
+plain roots or the domain. tests/e2e/jobs/test_add_a_kind.py runs it through the real front door."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dependency_injector import providers
 from typer.testing import CliRunner
 
+from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.requests import refusal
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import Action, fold_events
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith.app import app
 from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings import CLUSTER_KINDS, load_settings
-from tests.fixtures.pbs import PbsClusterSettings, PbsScheduler, open_pbs
+from dunscaith.entrypoints.dunscaith.settings import load_settings
+from tests.fixtures.pbs import KIND, PbsClusterSettings, PbsScheduler
 
 
 @pytest.fixture
@@ -30,15 +37,9 @@ def with_pbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
         f'[records]\nroot = "{tmp_path / "records"}"\n'
         "[supervise]\npoll = 0.01\npoll_max = 0.02\nwait = 0.05\n"
         '[clusters.hpc]\nadapter = "pbs"\nserver = "pbs1.example"\n')
-    # 1. its settings model, registered for its kind
-    monkeypatch.setitem(CLUSTER_KINDS, "pbs", PbsClusterSettings)
-    container = Container()
-    # 2. its one line in the container
-    kinds = container.adapters.scheduler_kinds
-    assert isinstance(kinds, providers.FactoryAggregate)
-    kinds.set_providers(pbs=providers.Factory(open_pbs, settings=container.adapters.settings))
+    monkeypatch.setitem(kinds.SCHEDULER_KINDS, "pbs", KIND)  # its one registration line
     monkeypatch.setattr(PbsScheduler, "opened", [])
-    return container
+    return Container()
 
 
 def invoke(container: Container, *args: str) -> Any:
@@ -50,7 +51,7 @@ def invoke(container: Container, *args: str) -> Any:
 
 def test_a_job_on_the_added_scheduler_gets_its_needs_in_that_schedulers_words(with_pbs: Container) -> None:
     result = invoke(with_pbs, "submit", "--cluster", "hpc", "--name", "on-pbs", "-c", "2", "--mem", "4G",
-                    "-t", "10:00", "-p", "short", "-A", "proj", "--sbatch=-m=abe", "--", "true")
+                    "-t", "10:00", "-p", "short", "-A", "proj", "--scheduler-option=-m=abe", "--", "true")
     assert result.return_value == 0, result.output
     assert "outcome: succeeded" in result.output
     [pbs] = PbsScheduler.opened
@@ -67,7 +68,8 @@ def test_a_job_on_the_added_scheduler_gets_its_needs_in_that_schedulers_words(wi
 @pytest.mark.parametrize(("args", "says"), [
     (["--qos", "high"], "the pbs scheduler cannot honour --qos (qos)"),
     (["--export", "NONE"], "the pbs scheduler cannot honour --export (export)"),
-    (["--sbatch=-h"], "qsub option -h is not allowed"),
+    (["--scheduler-option=-h"], "qsub option -h is not allowed"),
+    (["--sbatch=-h"], "qsub option -h is not allowed"),  # the flag's older name
     (["-c", "0"], "--cpus-per-task '0': a whole number"),  # the domain's own check, whatever the scheduler
 ])
 def test_what_the_added_scheduler_cannot_honour_is_refused_by_it_before_anything_is_recorded(
@@ -90,3 +92,17 @@ def test_the_added_kinds_table_is_validated_by_its_own_model(with_pbs: Container
         load_settings()
     config.write_text('[clusters.hpc]\nadapter = "pbs"\nserver = "s"\ndefault_queue = "q"\n')
     assert load_settings().cluster("hpc") == PbsClusterSettings(adapter="pbs", server="s", default_queue="q")
+
+
+def test_without_its_registration_line_the_kind_is_refused_naming_the_kinds(
+        with_pbs: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(kinds.SCHEDULER_KINDS, "pbs")
+    with pytest.raises(BadInput, match=r"clusters\.hpc\.adapter: .*'local' or 'slurm'"):
+        load_settings()
+
+
+def test_what_the_added_kind_declares_it_cannot_do_is_refused_by_the_domain(with_pbs: Container) -> None:
+    spec = JobSpec(JobId("on-pbs"), "hpc", "pbs", ("true",))
+    state = fold_events([(datetime(2026, 1, 1, tzinfo=UTC), ev.JobRecorded.of(spec, StoreIdentity("memory", "m")))])
+    assert refusal(state, Action.HOLD, kinds.capabilities("pbs")) == "the pbs test scheduler cannot hold a job"
+    assert refusal(state, Action.HOLD, kinds.capabilities("slurm")) is None  # the same job on a kind that can

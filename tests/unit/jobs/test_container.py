@@ -8,29 +8,37 @@ from typing import get_args
 import pytest
 from dependency_injector import providers
 
-from dunscaith.entrypoints.dunscaith.container import Adapters, Container
-from dunscaith.entrypoints.dunscaith.settings import (
-    CLUSTER_KINDS,
-    DunscaithSettings,
-    RecordsSettings,
-    SlurmClusterSettings,
-)
+from dunscaith.adapters.scheduler.slurm.settings import SlurmClusterSettings
+from dunscaith.entrypoints.dunscaith import kinds
+from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, RecordsSettings
 
 
-def test_every_records_backend_the_settings_accept_has_a_store() -> None:
-    store = Adapters.store  # declared a Provider of JobStore; made a Selector, by records.backend
-    assert isinstance(store, providers.Selector)
-    assert set(store.providers) == set(get_args(RecordsSettings.model_fields["backend"].annotation))
+def test_every_records_backend_the_settings_accept_is_a_registered_store_kind() -> None:
+    assert get_args(RecordsSettings.model_fields["backend"].annotation) == tuple(kinds.STORE_KINDS)
+    for name in kinds.STORE_KINDS:  # each declares what routing and the migrations ask, and opens its store
+        kind = kinds.store(name)
+        assert isinstance(kind.SHARED_BY_LOGIN_NODES, bool) and kind.DIALECT
+        assert callable(kind.open_store) and callable(kind.store_exists) and callable(kind.doctor_check)
+    assert kinds.store_of_dialect("postgresql") is kinds.store("postgresql")
 
 
-def test_every_cluster_adapter_the_settings_accept_has_a_scheduler() -> None:
-    assert set(Adapters.scheduler_kinds.providers) == set(CLUSTER_KINDS)
-    for kind, model in CLUSTER_KINDS.items():  # each kind's table is validated by its own model
+def test_an_unknown_store_kind_is_refused_not_counted_as_shared() -> None:
+    assert kinds.records_shared("postgresql") and not kinds.records_shared("sqlite")
+    with pytest.raises(kinds.UnknownKind, match=r"no store of kind 'mysql' \(records\.backend: sqlite, postgresql\)"):
+        kinds.records_shared("mysql")
+
+
+def test_every_registered_scheduler_kind_has_its_own_model_an_opening_and_a_probe() -> None:
+    for kind, model in kinds.cluster_models().items():  # each kind's table is validated by its own model
         assert get_args(model.model_fields["adapter"].annotation) == (kind,)
+        declared = kinds.scheduler(kind)
+        assert callable(declared.open_scheduler) and callable(declared.open_probe)
 
 
-def test_every_cluster_adapter_can_be_checked() -> None:
-    assert set(Adapters.probe_kinds.providers) == set(Adapters.scheduler_kinds.providers)
+def test_an_unknown_scheduler_kind_is_refused_by_name() -> None:
+    with pytest.raises(kinds.UnknownKind, match="no scheduler of kind 'pbs' \\(kinds: local, slurm\\)"):
+        kinds.scheduler("pbs")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.submit import RecordJob
+from dunscaith.entrypoints.dunscaith.kinds import capabilities
 from tests.unit.jobs.helpers import NoCrash
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore
 
@@ -62,13 +63,17 @@ def test_a_pointer_to_the_shared_store_this_command_opens_points_here_whichever_
 def test_a_local_job_in_a_shared_store_is_acted_on_by_the_host_it_was_submitted_on() -> None:
     store = SharedStore()
     spec = JobSpec(JobId("j1"), "local", "local", ("true",))
-    RecordJob(store, FakeClock(), NoCrash(), Host(LOGIN1))(spec)
+    RecordJob(store, FakeClock(), NoCrash(), Host(LOGIN1), capabilities=capabilities)(spec)
     state = fold(store.read(spec.name))
     pointers = InMemoryPointers()
-    assert OwningHost(pointers, LOGIN1, lambda: SHARED).of_record(state) is None
-    assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", None)  # binary: here's
+
+    def owning(here: HostIdentity) -> OwningHost:
+        return OwningHost(pointers, here, lambda: SHARED, capabilities=capabilities)
+
+    assert owning(LOGIN1).of_record(state) is None
+    assert owning(LOGIN2).of_record(state) == Owner("login1", None)  # binary: here's
     pointers.write(_pointer(LOGIN1, SHARED))
-    assert OwningHost(pointers, LOGIN2, lambda: SHARED).of_record(state) == Owner("login1", "/opt/login1/dunscaith")
+    assert owning(LOGIN2).of_record(state) == Owner("login1", "/opt/login1/dunscaith")
 
 
 def _element(name: str, root_host: HostIdentity, state: str = "running") -> Pointer:

@@ -21,6 +21,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
+from dunscaith.entrypoints.dunscaith.kinds import capabilities
 from dunscaith.ports.job_store import LockBusy
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore
@@ -118,8 +119,8 @@ def _setup(here: HostIdentity = LOGIN1, *, exit_code: int = 0, pointers: InMemor
         r.supervisor._progress = progress  # type: ignore[assignment]  # the rig's supervisor, with the fanout
         return r.supervisor
 
-    use_case = SuperviseJob(store=store, pointers=pointers, owning=OwningHost(pointers, here, lambda: None),
-                            here=here, binary=BINARY,
+    owning = OwningHost(pointers, here, lambda: None, capabilities=capabilities)
+    use_case = SuperviseJob(store=store, pointers=pointers, owning=owning, here=here, binary=BINARY,
                             supervisor=supervisor,  # type: ignore[arg-type]
                             views=lambda job, **display: view, sweep=sweep,
                             outputs=JobOutputs(NoFiles(), lambda cluster: r.scheduler, r.clock, "/var/tmp/r"),
@@ -129,7 +130,7 @@ def _setup(here: HostIdentity = LOGIN1, *, exit_code: int = 0, pointers: InMemor
 
 def _record_local(s: Setup, host: HostIdentity = LOGIN1) -> JobId:
     spec = JobSpec(JobId("j1"), "local", "local", ("true",))
-    return RecordJob(s.store, s.rig.clock, NoCrash(), Host(host))(spec)
+    return RecordJob(s.store, s.rig.clock, NoCrash(), Host(host), capabilities=capabilities)(spec)
 
 
 def test_a_job_bound_to_another_host_is_refused_before_anything_is_written_or_locked() -> None:

@@ -15,6 +15,7 @@ import pytest
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.kinds import ANY_KIND
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
 from dunscaith.domain.model.jobs.requests import refusal, rerun_refusal
@@ -65,7 +66,7 @@ FAILED: list[ev.Event] = [*RAN, ev.OutcomeReached("failed", "failed, exit code 1
 ])
 def test_what_may_and_may_not_run_again(spec: JobSpec, events: list[ev.Event], says: str | None) -> None:
     state = _state(spec, *events)
-    found = refusal(state, Action.RESUBMIT)
+    found = refusal(state, Action.RESUBMIT, ANY_KIND)
     assert found == rerun_refusal(state)
     if says is None:
         assert found is None
@@ -75,10 +76,10 @@ def test_what_may_and_may_not_run_again(spec: JobSpec, events: list[ev.Event], s
 
 def test_an_element_that_may_still_run_is_replaced_only_as_before_sweeps() -> None:
     running = _state(ELEMENT, *RAN[:4], ev.Observed(1, ObjectId("o1"), "running", None, None, ""))
-    assert "only an object that has not started is replaced" in present(refusal(running, Action.RESUBMIT))
+    assert "only an object that has not started is replaced" in present(refusal(running, Action.RESUBMIT, ANY_KIND))
     for action in Action:  # every other request on a settled element is refused, as on any job
         if action is not Action.RESUBMIT:
-            assert refusal(_state(ELEMENT, *FAILED), action) is not None
+            assert refusal(_state(ELEMENT, *FAILED), action, ANY_KIND) is not None
 
 
 @pytest.mark.parametrize(("state", "outcome", "settled", "says"), [
