@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,7 +53,11 @@ def test_the_container_opens_the_store_with_the_configured_timings(home: Path, m
 
     from dunscaith.adapters.store.postgres import store
 
-    monkeypatch.setattr(store.PostgresStore, "open", classmethod(lambda cls, target: seen.append(target)))
+    def opened(cls: type, target: PostgresTarget) -> SimpleNamespace:
+        seen.append(target)
+        return SimpleNamespace(read_unlocked=None)  # what the opening reads of the store it opened
+
+    monkeypatch.setattr(store.PostgresStore, "open", classmethod(opened))
     container = Container()
     container.adapters.store()
     (target,) = seen
