@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     WrapValidator,
     create_model,
@@ -198,11 +199,14 @@ class _AnyCluster(ClusterSettings):
         return create_model("AnyClusterSettings", __base__=_Strict, **merged)
 
 
+_STRICT = "strict"  # the validation context's key: whether the source is validated strictly (a file)
+
+
 def _built_in_local() -> ClusterSettings:
     return kinds.cluster_models()[LOCAL](adapter=LOCAL)
 
 
-def _of_its_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+def _of_its_kind(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
     if isinstance(value, ClusterSettings):
         return value
     kind = value.get("adapter") if isinstance(value, Mapping) else None
@@ -212,7 +216,8 @@ def _of_its_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         named = create_model("ClusterKind", adapter=(Literal[tuple(models)], ...))  # type: ignore[arg-type]
         named.model_validate({"adapter": kind} if isinstance(value, Mapping) else value)
         return handler(value)
-    return model.model_validate(value)
+    # a kind's table is validated as strictly as the source it came from (_validate's context: a file's)
+    return model.model_validate(value, strict=bool(info.context and info.context.get(_STRICT)))
 
 
 if TYPE_CHECKING:  # a table of any kind, each kind's model a subclass
@@ -308,7 +313,7 @@ def _home_is_absolute(env: Mapping[str, str]) -> None:
 def _validate(values: Mapping[str, Any], source: Any, *, fields_only: bool = True,
               strict: bool = False) -> DunscaithSettings | None:
     try:
-        return DunscaithSettings.model_validate(dict(values), strict=strict)
+        return DunscaithSettings.model_validate(dict(values), strict=strict, context={_STRICT: strict})
     except ValidationError as exc:
         error = first_error(exc, DunscaithSettings, fields_only=fields_only)
         if error is None:

@@ -243,6 +243,8 @@ def test_documented_keys_are_the_accepted_keys_qdevices() -> None:
                                      r"the value without quotes\)$"),
     ('[supervise]\npoll = "2"\n', r"supervise\.poll: .*'2'"),
     ('[records.postgresql]\nconnect_timeout = "5"\n', r"records\.postgresql\.connect_timeout: .*'5'"),
+    # a cluster's table is its kind's own model, validated as strictly as the file it is in
+    ('[clusters.hpc]\nadapter = "slurm"\naccounting = "true"\n', r"clusters\.hpc\.accounting: .*'true'"),
 ])
 def test_a_string_in_the_file_is_not_taken_as_a_number(home: Path, text: str, says: str) -> None:
     path = dunscaith_file(home, text)
