@@ -60,6 +60,12 @@ def ensure_private_dir(path: P, *, parents: bool = False, closed_to_others: bool
     return path
 
 
+def check_private_dir(path: str | os.PathLike[str]) -> None:
+    """What ``ensure_private_dir`` refuses of an existing directory, found without making or changing
+    anything (a reader of records checks the folder it reads as its writer would)."""
+    _check(path, created=False)
+
+
 def _check(path: str | os.PathLike[str], *, created: bool, closed_to_others: bool = True) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

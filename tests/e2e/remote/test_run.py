@@ -231,7 +231,8 @@ def test_a_refused_instance_dir_gets_no_lock(remote: Remote, tmp_path: Path) -> 
 
 def test_remote_exec_by_hand_is_one_line_and_exit_2(remote: Remote) -> None:
     """Issue 38: `remote exec` is the wrapper's child; typed by hand it ended in a traceback (EBADF, exit 1)."""
-    done = subprocess.run([DUNSCAITH, "remote", "exec"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run([DUNSCAITH, "remote", "exec"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "dunscaith: remote exec is internal: it is the child `dunscaith remote run` starts, and is " \
                           "never run by hand; give `dunscaith remote run -- PROGRAM [ARGS]...`\n"
