@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -327,7 +328,7 @@ if not __import__("dunscaith.adapters.process.exec_side", fromlist=["x"]).starte
     ISSUE_38.append(["remote", "exec"])
 
 
-def _each_case(test):  # type: ignore[no-untyped-def]
+def _each_case(test: Callable[..., None]) -> Callable[..., None]:
     """Every case of the issue is an example of its own: always run, before what hypothesis draws."""
     for case in reversed(ISSUE_38):
         test = example(case=case)(test)

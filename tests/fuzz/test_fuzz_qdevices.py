@@ -5,6 +5,7 @@ own folders, and a refused call changes no record."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -179,7 +180,7 @@ QDEVICES_38 = [
 ]
 
 
-def _each_case(test):  # type: ignore[no-untyped-def]
+def _each_case(test: Callable[..., None]) -> Callable[..., None]:
     """Every case of the issue is an example of its own: always run, before what hypothesis draws."""
     for variables, argv in reversed(QDEVICES_38):
         test = example(variables=variables, argv=argv)(test)
