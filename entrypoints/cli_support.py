@@ -274,7 +274,11 @@ def home_missing(argv: list[str] | None = None) -> None:
         return None
     import pwd
 
-    home = os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir
+    try:
+        home = os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        raise BadInput(f"HOME is not set and uid {os.geteuid()} has no home folder in the password database: "
+                       "set HOME to your home folder") from None
     if os.path.isdir(home):
         return None
     raise BadInput(f"the home folder {home} does not exist: its folders are made only inside an existing home, "

@@ -150,14 +150,19 @@ def _root_unsafe(root: Path, exc: UnsafeDirectory) -> Exception:
     return RootUnsafe(str(root), str(exc))
 
 
-def _home() -> str:
-    return os.path.abspath(os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir)
+def _home() -> str | None:
+    try:
+        return os.path.abspath(os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:  # no HOME, and a uid the password database does not know (a container's): no home to keep
+        return None
 
 
 def _refuse_making_home(path: str | os.PathLike[str]) -> None:
     """MissingHome when ``path`` is the home folder or a folder above it and is not there: see MissingHome.
     A few string operations on every folder made (the wrapper's start included); a stat only on a match."""
     home = _home()
+    if home is None:
+        return
     name = os.path.abspath(path)
     if (home == name or home.startswith(name.rstrip("/") + "/")) and not os.path.lexists(name):
         raise MissingHome(f"the home folder {home} does not exist: only folders inside an existing home are made, "

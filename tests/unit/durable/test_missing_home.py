@@ -57,3 +57,22 @@ def test_the_settings_cache_is_skipped_silently_without_a_home(gone: Path, capsy
 
     remember("key", RoutingSettings("sqlite", None, None, 1.0, 5, 5))
     assert not gone.exists() and capsys.readouterr().err == ""
+
+
+def test_no_home_known_at_all_makes_folders_elsewhere_and_refuses_the_commands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME and a uid the password database does not know (a container's): the folder maker has no home
+    to keep and goes on; the commands refuse in one line."""
+    import pwd
+
+    from dunscaith.entrypoints.cli_support import BadInput, home_missing
+
+    def unknown(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert ensure_private_dir(tmp_path / "a" / "b", parents=True).is_dir()
+    with pytest.raises(BadInput, match="HOME is not set and uid"):
+        home_missing(["list"])
+    home_missing(["list", "--help"])  # a request for help is answered all the same
