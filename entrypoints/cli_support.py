@@ -279,7 +279,7 @@ def home_missing(argv: list[str] | None = None) -> None:
     except KeyError:
         raise BadInput(f"HOME is not set and uid {os.geteuid()} has no home folder in the password database: "
                        "set HOME to your home folder") from None
-    if os.path.isdir(home):
+    if os.path.isdir(home) or not os.path.isabs(home):  # a relative HOME: the settings refuse it in their words
         return None
     raise BadInput(f"the home folder {home} does not exist: its folders are made only inside an existing home, "
                    "never the home itself; set HOME to your home folder")
