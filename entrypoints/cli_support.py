@@ -272,6 +272,28 @@ def run_plain(prog: str, argv: list[str], body: Callable[[list[str]], int | None
         end_now(code)
 
 
+def home_missing(argv: list[str] | None = None) -> None:
+    """None, or BadInput when the user's home folder (HOME, else the password database's) does not exist.
+
+    The configuration, pointers, site locks and records live in it, and neither program ever makes it or a
+    folder above it (``HOME=/nonexistent/home dunscaith list`` made ``/nonexistent``): a command is refused
+    in one line instead. A request for help is answered all the same.
+    """
+    if argv is not None and ("--help" in argv or "-h" in argv):
+        return None
+    import pwd
+
+    try:
+        home = os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        raise BadInput(f"HOME is not set and uid {os.geteuid()} has no home folder in the password database: "
+                       "set HOME to your home folder") from None
+    if os.path.isdir(home) or not os.path.isabs(home):  # a relative HOME: the settings refuse it in their words
+        return None
+    raise BadInput(f"the home folder {home} does not exist: its folders are made only inside an existing home, "
+                   "never the home itself; set HOME to your home folder")
+
+
 def end_now(code: int) -> NoReturn:
     """Exit with ``code`` without the interpreter's teardown (~10 ms of a short command's life): for a
     command whose every record is already synced and whose output went out unbuffered or is flushed here."""

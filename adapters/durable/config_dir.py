@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from dunscaith.adapters.durable.private_dir import ensure_private_dir
+from dunscaith.adapters.durable.private_dir import ensure_private_dir, make_missing_dirs
 
 
 def config_home(env: Mapping[str, str] | None = None) -> Path:
@@ -27,10 +27,11 @@ def ensure_dunscaith_dir(directory: Path) -> Path:
 
     Only directories of dunscaith's own are made private; the config home above them (``~/.config``)
     is created if missing but never changed, since other programs share it, and so is an existing
-    ``~/.config/dunscaith`` (the user may have made it for config.toml).
+    ``~/.config/dunscaith`` (the user may have made it for config.toml). The home folder itself, or one
+    above it, is never made: a missing one is MissingHome (an UnsafeDirectory), which callers refuse in one line.
     """
     base = directory.parent
-    os.makedirs(base.parent, mode=0o700, exist_ok=True)
+    make_missing_dirs(base.parent)
     # ~/.config/dunscaith may be the user's own (it holds config.toml): made 0700 if missing, else kept
     ensure_private_dir(base, closed_to_others=False)
     return ensure_private_dir(directory)

@@ -31,6 +31,12 @@ class UnsafeDirectory(Exception):
     """A directory that may not hold the user's records (symlink, another owner, open to others, not a directory)."""
 
 
+class MissingHome(UnsafeDirectory):
+    """A folder to make is the home folder, or one above it, and the home folder does not exist: the
+    user's home is never made by dunscaith or qdevices (``HOME=/nonexistent/home dunscaith list`` made
+    ``/nonexistent``), only their own folders inside an existing one."""
+
+
 def default_user_dir(env: Mapping[str, str] | None = None) -> Path:
     """``/var/tmp/dunscaith-$USER``: a local disk on a conventional login node, unlike the home directory.
 
@@ -58,6 +64,12 @@ def ensure_private_dir(path: P, *, parents: bool = False, closed_to_others: bool
         _make_parents(_parent(path))
     _check(path, created=_mkdir(path), closed_to_others=closed_to_others)
     return path
+
+
+def check_private_dir(path: str | os.PathLike[str]) -> None:
+    """What ``ensure_private_dir`` refuses of an existing directory, found without making or changing
+    anything (a reader of records checks the folder it reads as its writer would)."""
+    _check(path, created=False)
 
 
 def _check(path: str | os.PathLike[str], *, created: bool, closed_to_others: bool = True) -> None:
@@ -138,8 +150,36 @@ def _root_unsafe(root: Path, exc: UnsafeDirectory) -> Exception:
     return RootUnsafe(str(root), str(exc))
 
 
+def _home() -> str | None:
+    try:
+        return os.path.abspath(os.environ.get("HOME") or pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:  # no HOME, and a uid the password database does not know (a container's): no home to keep
+        return None
+
+
+def _refuse_making_home(path: str | os.PathLike[str]) -> None:
+    """MissingHome when ``path`` is the home folder or a folder above it and is not there: see MissingHome.
+    A few string operations on every folder made (the wrapper's start included); a stat only on a match."""
+    home = _home()
+    if home is None:
+        return
+    name = os.path.abspath(path)
+    if (home == name or home.startswith(name.rstrip("/") + "/")) and not os.path.lexists(name):
+        raise MissingHome(f"the home folder {home} does not exist: only folders inside an existing home are made, "
+                          "never the home itself or a folder above it; set HOME to your home folder")
+
+
+def make_missing_dirs(directory: P) -> None:
+    """Make ``directory`` and its missing ancestors, as ``os.makedirs(mode=0o700)`` would (the umask applies;
+    an existing one is left as it is), but never the home folder or one above it (MissingHome): for a
+    folder shared with other programs (``~/.config``, ``~/.cache``) whose mode is not ours to set."""
+    for each in missing_chain(directory):
+        _mkdir(each)
+
+
 def _mkdir(path: str | os.PathLike[str]) -> bool:
     """Make ``path`` 0700; True if this call made it, False if it was there (a name of any kind)."""
+    _refuse_making_home(path)
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:

@@ -80,3 +80,11 @@ def read_private_stat(
         return b"".join(chunks), st
     finally:
         os.close(fd)
+
+
+def read_named_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """A file the user names (a manifest, a circuit): followed through symbolic links, anyone's, but only a
+    regular file of at most ``limit`` bytes, so ``/dev/zero`` or a FIFO is refused instead of read for ever.
+
+    Raises FileNotFoundError, UnsafeFile (``reason``: not a regular file, too large) and other OSErrors."""
+    return read_private(os.path.realpath(path), limit, owned=False)

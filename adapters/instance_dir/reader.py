@@ -32,7 +32,8 @@ MAX_CONTROL_FILE = 1 << 20
 
 
 class NotAnInstance(ControlError):
-    """The path is not an instance directory (missing, not a directory, or holding neither lock nor launch).
+    """The path is not an instance directory (missing, not a directory, holding neither lock nor launch, or
+    only a lock that no wrapper holds).
 
     A ControlError, so a reader that refuses damaged control files refuses this too.
     """
@@ -46,6 +47,13 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
     no instance could have written, OSError for a directory that cannot be read.
     """
     live, records = _read_once(directory, missing_is_empty)
+    if _stray_lock(directory, live, records, missing_is_empty):
+        # A wrapper creates its lock, then takes it: probed between the two, its lock reads as stray. Probed
+        # again, after the listing found the file: a wrapper that is claiming the directory holds it now.
+        live, records = _read_once(directory, missing_is_empty)
+        if _stray_lock(directory, live, records, missing_is_empty):
+            raise NotAnInstance(f"{directory}: not an instance directory (a {LOCK} no wrapper holds, and no "
+                                f"{LAUNCHING}: no `remote run` ever started here)")
     if state_of(records, live) is State.LOST:
         # "No lock, then a launch without an end" is a lost wrapper only if the lock was probed after
         # the wrapper took it. A wrapper that claimed the directory (lock first, then launching.json)
@@ -54,6 +62,14 @@ def read_instance_dir(directory: Path, *, missing_is_empty: bool = False) -> tup
         # one that ended since wrote its outcome before releasing it, so this reading has it.
         live, records = _read_once(directory, missing_is_empty)
     return live, records
+
+
+def _stray_lock(directory: Path, live: bool, records: InstanceRecords, missing_is_empty: bool) -> bool:
+    """A directory the user named holding a lock no wrapper holds and nothing a wrapper writes next
+    (``launching.json`` is its first record): not an instance, whatever made the lock. A directory the
+    local scheduler named (``missing_is_empty``) keeps reading as not begun: its wrapper may be starting."""
+    return (not missing_is_empty and not live and records.launching is None
+            and os.path.lexists(directory / LOCK))
 
 
 def _read_once(directory: Path, missing_is_empty: bool) -> tuple[bool, InstanceRecords]:

@@ -65,6 +65,18 @@ def _fail(stage: str, exc: OSError | ValueError) -> None:
         os._exit(EXIT_START_FAILED)
 
 
+def started_by_wrapper() -> bool:
+    """Whether this process holds what the wrapper gives its child: a pipe on the barrier's and on the
+    status pipe's descriptor. ``dunscaith remote exec`` typed by a user has neither (or some other file
+    there): it is refused before anything is closed, read or run."""
+    import stat
+
+    try:
+        return all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (BARRIER_FD, STATUS_FD))
+    except OSError:  # a descriptor not open
+        return False
+
+
 def main(in_process: InProcess | None = None) -> None:
     os.set_inheritable(STATUS_FD, False)
     # Descriptors the wrapper inherited from its own starter (a scheduler's launch lock, say) are the

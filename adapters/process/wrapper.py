@@ -279,7 +279,11 @@ class PosixWrapper:
             self.clock.sleep(max(0.0, (self._retry_at or 0.0) - self.clock.monotonic()))
 
     def claim(self) -> None:
-        """Make the directory ours: private, locked for our whole life, never used before."""
+        """Make the directory ours: private, locked for our whole life, never used before.
+
+        A directory that already holds something else is refused before anything is made in it (the
+        lock included): it is the user's, and a refused run leaves it as it was."""
+        self._refuse_leftovers()
         try:
             ensure_private_dir(self.directory, parents=True)
         except (OSError, ValueError) as exc:
@@ -293,10 +297,11 @@ class PosixWrapper:
                 if time.monotonic() > deadline:
                     raise InstanceDirUnusable(f"{self.directory} is in use by another wrapper") from None
                 time.sleep(0.02)
-        leftovers = [n for n in os.listdir(self.directory) if n != LOCK and not n.startswith(STAGING_PREFIX)]
-        if leftovers:
+        try:  # again, under the lock: something may have been put there since
+            self._refuse_leftovers()
+        except InstanceDirUnusable:
             self._lock.release()
-            raise InstanceDirUnusable(f"{self.directory} is not empty (it holds {sorted(leftovers)[0]})")
+            raise
         try:  # room for a note that must be writable when nothing else is (a full disk): made now
             os.pwrite(self._lock.fd, encode_note(None), 0)
             sync_fd(self._lock.fd)
@@ -304,6 +309,18 @@ class PosixWrapper:
             self._lock.release()
             raise InstanceDirUnusable(f"{self.directory}: its lock file cannot be written "
                                       f"({exc.strerror or exc}); nothing was started") from None
+
+    def _refuse_leftovers(self) -> None:
+        try:
+            names = os.listdir(self.directory)
+        except (FileNotFoundError, NotADirectoryError):  # made by ensure_private_dir, or refused by it
+            return
+        except OSError as exc:
+            raise InstanceDirUnusable(f"{self.directory} cannot be read ({exc.strerror or exc})") from None
+        leftovers = [n for n in names if n != LOCK and not n.startswith(STAGING_PREFIX)]
+        if leftovers:
+            raise InstanceDirUnusable(f"{self.directory} is not empty (it holds {sorted(leftovers)[0]}): give a "
+                                      "new or empty directory")
 
     # ---- the run ---------------------------------------------------------------------------------
 

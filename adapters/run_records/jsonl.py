@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+from dunscaith.adapters.durable.private_dir import UnsafeDirectory, check_private_dir, ensure_private_dir
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private, read_private_stat
 from dunscaith.adapters.durable.sync import sync_dir, sync_fd
 from dunscaith.domain.model.qdevices.decisions import OlderDecision, from_json
@@ -70,7 +70,12 @@ class JsonlRecordStore:
     def _private(self, path: Path) -> Path:
         self._check_root(RecordWriteFailed)
         try:
-            return ensure_private_dir(path, parents=True)
+            # each folder from the records folder down, existing ones too: an open site folder is refused
+            # although the run folder inside it is 0700
+            current = ensure_private_dir(self.root, parents=True)
+            for part in path.relative_to(self.root).parts:
+                current = ensure_private_dir(current / part)
+            return current
         except UnsafeDirectory as exc:
             raise RecordWriteFailed(str(exc)) from None
         except OSError as exc:
@@ -155,6 +160,7 @@ class JsonlRecordStore:
         found: list[str] = []
         own = self.root / site
         if own.is_dir():
+            self._check_folder(own, RecordUnreadable)
             found.extend(str(p) for p in sorted(own.rglob(f"*{SUFFIX}")) if _is_record_name(p.name))
         for entry in older:
             p = Path(os.path.realpath(os.path.expanduser(entry)))
@@ -190,7 +196,8 @@ class JsonlRecordStore:
         return decisions
 
     def _check_root(self, error: type[Exception]) -> None:
-        """The records folder is a folder (or not there yet): a file in its place is one clear line."""
+        """The records folder is a folder of yours closed to others (or not there yet): a file in its place,
+        or a folder open to others, is one clear line."""
         try:
             st = os.stat(self.root)
         except FileNotFoundError:
@@ -201,6 +208,16 @@ class JsonlRecordStore:
             raise error(f"the records folder {self.root} cannot be used ({exc.strerror or exc})") from None
         if not stat.S_ISDIR(st.st_mode):
             raise error(f"the records folder {self.root} is not a folder")
+        self._check_folder(self.root, error)
+
+    @staticmethod
+    def _check_folder(folder: Path, error: type[Exception]) -> None:
+        """Yours and closed to others, as qdevices makes it (docs/qdevices/configuration.md), or refused in
+        one line naming it: records others may change or replace are no bound to send on."""
+        try:
+            check_private_dir(folder)
+        except UnsafeDirectory as exc:
+            raise error(str(exc)) from None
 
     def add_older_decision(self, site: str, decision: OlderDecision) -> None:
         folder = self._private(self.root / site)

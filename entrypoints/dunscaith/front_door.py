@@ -42,7 +42,7 @@ def main() -> None:
         print(f"{PROG} {VERSION}")
         return
     # every other path imports these; --version above needs neither
-    from dunscaith.entrypoints.cli_support import launch, run_plain
+    from dunscaith.entrypoints.cli_support import home_missing, launch, run_plain
 
     if os.environ.get(COMPLETE_VAR):
         from dunscaith.entrypoints.dunscaith.completion import complete
@@ -53,6 +53,10 @@ def main() -> None:
         from dunscaith.entrypoints.dunscaith.forwarding_root import main as serve
 
         serve(argv[1], again=main)
+    if argv[:1] != ["remote"]:
+        # every other command reads the configuration in the home folder, and may make its folders there:
+        # a missing home is one line and exit 2, never made (the remote commands do not use it)
+        run_plain(PROG, argv, home_missing)
     if argv[:1] == ["remote"] and argv[1:2] in (["run"], ["exec"]):
         launch(PROG, "dunscaith.entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
     elif argv[:1] and not os.environ.get(FORWARDED_ENV):

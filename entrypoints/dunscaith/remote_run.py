@@ -48,6 +48,9 @@ else:
     from dunscaith.domain.model.named_tuple import NamedTuple
 
 PROG = "dunscaith"
+# `remote exec` is the wrapper's child, started with the barrier and the status pipe open on fds 3 and 4
+NOT_BY_HAND = ("remote exec is internal: it is the child `dunscaith remote run` starts, and is never run by "
+               "hand; give `dunscaith remote run -- PROGRAM [ARGS]...`")
 _VALUE_OPTIONS = ("--instance-dir", "--env", "--env-file", "--cwd")
 
 
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     if args_all[:2] == ["remote", "exec"] and len(args_all) == 2:
         from dunscaith.adapters.process import exec_side
 
+        if not exec_side.started_by_wrapper():
+            end_now(_said(EXIT_BAD_INPUT, NOT_BY_HAND))
         exec_side.main()
     parsed = parse_run_args(args_all[2:]) if args_all[:2] == ["remote", "run"] else None
     if parsed is not None:

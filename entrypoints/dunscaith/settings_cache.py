@@ -218,7 +218,12 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
     never re-moded: the command goes on (a cache is never a reason to refuse one) with one warning line
     naming the folder and the fix, since otherwise every command would pay the slow path unseen. Other
     write failures (a full or read-only disk) stay silent: they are not the user's setting to change."""
-    from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
+    from dunscaith.adapters.durable.private_dir import (
+        MissingHome,
+        UnsafeDirectory,
+        ensure_private_dir,
+        make_missing_dirs,
+    )
     from dunscaith.adapters.durable.publish import replace
 
     path = cache_file(env)
@@ -231,8 +236,10 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
             "clusters": [list(pair) for pair in reads.clusters]}}),
         **({} if submit is None else {"submit": submit})}).encode()
     try:
-        os.makedirs(path.parent.parent, mode=0o700, exist_ok=True)  # ~/.cache: made if missing, never changed
+        make_missing_dirs(path.parent.parent)  # ~/.cache: made if missing (never the home), never changed
         replace(ensure_private_dir(path.parent), path.name, body)
+    except MissingHome:  # nothing is remembered without a home; the command says what it refuses
+        pass
     except UnsafeDirectory as exc:
         print(f"dunscaith: warning: the routing settings are not remembered: {exc}", file=sys.stderr)
     except OSError:

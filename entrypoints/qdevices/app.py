@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import typer
 
-from dunscaith.entrypoints.cli_support import BadInput, finish_help, new_app, run, version_flag
+from dunscaith.entrypoints.cli_support import BadInput, finish_help, home_missing, new_app, run, version_flag
 from dunscaith.entrypoints.path_args import path_arg
 from dunscaith.entrypoints.qdevices.output import SafePrinter
 from dunscaith.entrypoints.qdevices.secrets import SECRETS
@@ -55,10 +56,14 @@ def make_container(settings: QdevicesSettings | None = None) -> Container:
     return container
 
 
+_ARGV: list[str] = []  # the command line main was given: a request for help is answered without a home
+
+
 @app.callback()
 def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
     from dunscaith.entrypoints.qdevices.settings import load_settings
 
+    home_missing(_ARGV)  # the configuration, records and site locks are in it, and it is never made
     settings = load_settings()
     container = ctx.obj if ctx.obj is not None else make_container()  # tests give theirs through run(obj=)
     container.config.from_dict(_config(settings))
@@ -102,14 +107,19 @@ def load_manifest(path: Path, use_cases: UseCases) -> tuple[Manifest, dict[int, 
     """The manifest and each order's program (OpenQASM, or for Piast-Q the AQT circuit made from it)."""
     import tomllib
 
-    from dunscaith.domain.model.qdevices.manifest import ManifestError, parse_manifest
+    from dunscaith.domain.model.qdevices.manifest import (
+        MAX_CIRCUIT_BYTES,
+        MAX_MANIFEST_BYTES,
+        ManifestError,
+        parse_manifest,
+    )
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_input(use_cases, path, MAX_MANIFEST_BYTES))
     except FileNotFoundError:
         raise BadInput(f"{path}: no such manifest") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot be read ({exc})") from None
+        raise BadInput(f"{path}: cannot be read ({_why(exc)})") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{path}: not TOML ({exc})") from None
     try:
@@ -119,14 +129,26 @@ def load_manifest(path: Path, use_cases: UseCases) -> tuple[Manifest, dict[int, 
             circuit_path = (path.parent / order.circuit).resolve()
             where = f"order {order.index} ({order.name}) circuit {order.circuit}"
             try:
-                text = circuit_path.read_text(encoding="utf-8")
+                text = _read_input(use_cases, circuit_path, MAX_CIRCUIT_BYTES)
             except (OSError, UnicodeDecodeError) as exc:
-                raise ManifestError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+                raise ManifestError(f"{where}: cannot be read ({_why(exc)})") from None
             circuits[order.index] = text
         programs = use_cases.programs()(manifest, circuits)
     except ManifestError as exc:
         raise BadInput(f"{path}: {exc}") from None
     return manifest, programs
+
+
+def _read_input(use_cases: UseCases, path: Path, limit: int) -> str:
+    """A file the user names (a manifest, a circuit) as text: a regular file of at most ``limit`` bytes,
+    else OSError (a FIFO or /dev/zero is refused unread: InputRefused); UnicodeDecodeError when not UTF-8."""
+    text: str = use_cases.read_input()(path, limit)
+    return text
+
+
+def _why(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a named file cannot be read, without its path again (the line names it already)."""
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def take_token(site: SiteName) -> str:
@@ -372,14 +394,18 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _budget_seconds(manifest: Path) -> int:
+def _budget_seconds(manifest: Path, use_cases: UseCases) -> int:
     """``limits.budget_seconds`` of a manifest, or BadInput naming why it cannot be read."""
     import tomllib
 
+    from dunscaith.domain.model.qdevices.manifest import MAX_MANIFEST_BYTES
+
     try:
-        limits = tomllib.loads(manifest.read_text(encoding="utf-8")).get("limits", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BadInput(f"{manifest}: cannot be read as a manifest ({getattr(exc, 'strerror', None) or exc})") from None
+        limits = tomllib.loads(_read_input(use_cases, manifest, MAX_MANIFEST_BYTES)).get("limits", {})
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{manifest}: cannot be read as a manifest ({_why(exc)})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{manifest}: cannot be read as a manifest ({exc})") from None
     seconds = limits.get("budget_seconds") if isinstance(limits, dict) else None
     if isinstance(seconds, bool) or not isinstance(seconds, int):
         raise BadInput(f"{manifest}: no whole limits.budget_seconds")
@@ -391,7 +417,7 @@ def _budget_footer(use_cases: UseCases, settings: QdevicesSettings, site: str, m
     from dunscaith.domain.services.qdevices.errors import CallRefused
 
     try:
-        budget_seconds: int | None = _budget_seconds(Path(manifest)) if manifest else None
+        budget_seconds: int | None = _budget_seconds(Path(manifest), use_cases) if manifest else None
         why = ""
     except BadInput as exc:
         budget_seconds, why = None, str(exc)
@@ -425,9 +451,9 @@ def budget(
         raise BadInput(str(exc)) from None
     if seconds is not None and manifest is not None:
         raise BadInput("give --budget or --manifest, not both")
-    if manifest is not None:
-        seconds = _budget_seconds(manifest)
     _, use_cases, settings = _ctx(ctx)
+    if manifest is not None:
+        seconds = _budget_seconds(manifest, use_cases)
     try:
         figures = use_cases.budget()(site.value, settings.older_records()[site.value], seconds)
     except CallRefused as exc:
@@ -604,4 +630,5 @@ finish_help(app, {
 
 
 def main(argv: list[str] | None = None, container: Container | None = None) -> None:
+    _ARGV[:] = sys.argv[1:] if argv is None else argv
     run(app, "qdevices", argv, redact=SECRETS.clean, obj=container)

@@ -21,6 +21,7 @@ from dependency_injector import containers, providers
 
 from dunscaith.adapters.circuits.qiskit_aqt import QiskitAqtTranslator
 from dunscaith.adapters.clock.system import SystemClock
+from dunscaith.adapters.input_files.regular import RegularInputFiles
 from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
 from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
 from dunscaith.adapters.signals.posix import SignalInterrupts
@@ -29,6 +30,7 @@ from dunscaith.adapters.sites.mqss import MQSS_BASE_URL, MqssSite
 from dunscaith.adapters.sites.piastq import PIASTQ_BASE_URL, PiastqSite
 from dunscaith.adapters.sites.vlq import LEXIS_USERORG_URL, VLQ_HEAPPE_URL, VlqSite
 from dunscaith.domain.services.qdevices.budget_view import ShowBudget
+from dunscaith.domain.services.qdevices.inputs import ReadInput
 from dunscaith.domain.services.qdevices.programs import PreparePrograms
 from dunscaith.domain.services.qdevices.resolve import ResolveOrder
 from dunscaith.domain.services.qdevices.send import SendRun
@@ -73,6 +75,8 @@ class Adapters(containers.DeclarativeContainer):
     no_rules = providers.Singleton(NoUserRules)
     circuits = providers.Singleton(QiskitAqtTranslator)  # imports qiskit only when it translates
     secrets = providers.Object(SECRETS)
+    # the manifest and its circuits: regular files of bounded size only (a /dev/zero would be read for ever)
+    input_files = providers.Singleton(RegularInputFiles)
     user_rules = providers.Singleton(chosen_rules, path=config.live.rules, rules_file=rules_file.provider,
                                      none=no_rules)
 
@@ -105,6 +109,7 @@ class UseCases(containers.DeclarativeContainer):
     resolve = providers.Factory(ResolveOrder, records=adapters.records, lock=adapters.site_lock, clock=adapters.clock)
     jobs = providers.Factory(ShowJobs, records=adapters.records)
     budget = providers.Factory(ShowBudget, records=adapters.records)
+    read_input = providers.Factory(ReadInput, files=adapters.input_files)
     programs = providers.Factory(PreparePrograms, translator=adapters.circuits, piastq_format=config.piastq_format)
     unlock = providers.Factory(Unlock, lock=adapters.site_lock)
     check = providers.Factory(CheckSite, lock=adapters.site_lock, site=adapters.site)

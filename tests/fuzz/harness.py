@@ -14,6 +14,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -156,6 +157,8 @@ def snapshot(folder: Path) -> dict[str, str]:
             try:
                 if os.path.islink(path):
                     found[path] = "link:" + os.readlink(path)
+                elif not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO a case planted: opened, it would block
+                    found[path] = f"special:{stat.S_IFMT(os.lstat(path).st_mode):o}"
                 else:
                     with open(path, "rb") as f:
                         found[path] = hashlib.sha256(f.read()).hexdigest()

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -368,3 +370,94 @@ def test_fuzz_issue_38_bad_inputs_are_one_line_and_exit_2(template: Home, argv: 
         assert "configuration file" in lines[0], lines[0]  # the file named, not "variable DUNSCAITH_*"
     if "--json" in argv:
         assert json.loads(ran.stdout)["error"]["exit_code"] == 2, ran.stdout
+
+
+# Issue 38: remote's bad inputs and a missing home. Each is one line and exit 2, nothing recorded, nothing
+# written outside dunscaith's own files (the promises above): an ended instance, a folder holding only a
+# stray lock and one of the user's own with a file in it, all beside the user's files (outside the root).
+def _remote_places(home: Home) -> None:
+    shutil.copytree(next((home.root / "local-scheduler").glob("*/instance")), home.cwd / "ended", symlinks=True)
+    (home.cwd / "stray").mkdir(mode=0o700)
+    (home.cwd / "stray" / "lock").write_text("")
+    (home.cwd / "stray-folder").mkdir(mode=0o700)
+    (home.cwd / "stray-folder" / "lock").mkdir()
+    (home.cwd / "mine").mkdir(mode=0o700)
+    (home.cwd / "mine" / "notes.txt").write_text("the user's")
+
+
+def _one_line_exit_2(ran) -> None:  # type: ignore[no-untyped-def]
+    assert ran.code == 2 and len(ran.stderr.strip().splitlines()) == 1, (ran.code, ran.stderr)
+
+
+MISSING_HOME = "MISSING_HOME"  # the copy's base/nonexistent/home, given as HOME
+ISSUE_38 = [
+    ["remote", "terminate", "--grace", "inf", "ended"], ["remote", "terminate", "--wait", "inf", "ended"],
+    ["remote", "terminate", "--grace", "1e400", "ended"], ["remote", "terminate", "--nonce", "", "ended"],
+    ["remote", "terminate", "stray"], ["remote", "terminate", "stray-folder"], ["remote", "status", "stray"],
+    ["remote", "run", "--instance-dir", "mine", "--", "true"],
+    [MISSING_HOME, "list"], [MISSING_HOME, "list", "--json"], [MISSING_HOME, "status", "j1"],
+    [MISSING_HOME, "submit", "--name", "j9", "--", "true"], [MISSING_HOME, "hold", "j1"],
+]
+if not __import__("dunscaith.adapters.process.exec_side", fromlist=["x"]).started_by_wrapper():
+    # run here it would become a wrapper's child: only where this process has no pipes on fds 3 and 4
+    ISSUE_38.append(["remote", "exec"])
+
+
+def _each_case(test: Callable[..., None]) -> Callable[..., None]:
+    """Every case of the issue is an example of its own: always run, before what hypothesis draws."""
+    for case in reversed(ISSUE_38):
+        test = example(case=case)(test)
+    return test
+
+
+@settings(FUZZ, max_examples=examples(len(ISSUE_38), quick=len(ISSUE_38)))
+@_each_case
+@given(case=st.sampled_from(ISSUE_38))
+def test_fuzz_issue_38_refusals(template: Home, case: list[str]) -> None:
+    with fresh_copy(template) as home:
+        _remote_places(home)
+        env = home.env()
+        argv = case
+        if case[0] == MISSING_HOME:
+            argv = case[1:]
+            env.update(HOME=str(home.base / "nonexistent" / "home"))
+        snapshot = before(home)
+        ran = run_in_process("dunscaith", argv, home, env)
+        check_promises(ran, home, *snapshot, argv=argv)
+        _plain(ran)
+        _one_line_exit_2(ran)
+        assert not (home.cwd / "mine" / "lock").exists() and not (home.base / "nonexistent").exists()
+
+
+def _seconds_taken(value: str) -> bool:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return False
+    return math.isfinite(seconds) and 0 <= seconds <= 30 * 24 * 3600
+
+
+@settings(FUZZ, max_examples=examples(60))
+@example(option="--grace", value="inf")
+@example(option="--wait", value="1e400")
+@example(option="--grace", value="2592001")
+@example(option="--nonce", value="")
+@example(option="--nonce", value="\x1b[31m")
+@given(option=st.sampled_from(["--grace", "--wait", "--nonce"]),
+       value=st.one_of(st.sampled_from(["inf", "-inf", "nan", "1e400", "1e300", "-1", "0", "2592000", "2592001",
+                                        "", " ", "abc", "1_0", "0x10", "infinity", "--help"]),
+                       st.floats().map(repr), st.text(max_size=12).filter(lambda s: "\x00" not in s)))
+def test_fuzz_remote_terminate_arguments(template: Home, option: str, value: str) -> None:
+    """On an ended instance: a value out of range is one line and exit 2; a good one is `unrequested` (6)."""
+    with fresh_copy(template) as home:
+        _remote_places(home)
+        argv = ["remote", "terminate", option, value, "ended"]
+        snapshot = before(home)
+        ran = run_in_process("dunscaith", argv, home, home.env())
+        check_promises(ran, home, *snapshot, argv=argv)
+        _plain(ran)
+        good = (value.strip() != "" and value.isprintable()) if option == "--nonce" else _seconds_taken(value)
+        if good:
+            assert (ran.code, ran.stdout) == (6, "unrequested\n"), (ran.code, ran.stderr)
+        else:
+            _one_line_exit_2(ran)

@@ -5,6 +5,7 @@ own folders, and a refused call changes no record."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -28,7 +29,7 @@ def _qdevices(template: Home, argv: list[str], prepare=None, env_extra=None) -> 
         env.update(env_extra or {})
         watched = {k: v for k, v in snapshot(home.base).items() if not k.startswith(str(home.home / ".local"))
                    and not k.startswith(str(home.qdevices_dir))}
-        records = snapshot(home.home / ".local")
+        records = _records(home)
         ran = run_in_process("qdevices", argv, home, env)
         assert ran.code != 3, f"exit 3: {ran.stderr}"
         assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran.stderr
@@ -36,8 +37,16 @@ def _qdevices(template: Home, argv: list[str], prepare=None, env_extra=None) -> 
                  and not k.startswith(str(home.qdevices_dir))}
         assert after == watched, f"files outside qdevices' own changed: {set(after) ^ set(watched)}"
         if ran.code == 2:
-            assert snapshot(home.home / ".local") == records, f"a refused call changed a record: {ran.stderr}"
+            assert _records(home) == records, f"a refused call changed a record: {ran.stderr}"
         return ran
+
+
+def _records(home: Home) -> dict[str, str]:
+    """What a refused call must leave as it was under ~/.local: all but the site locks' folder and lock files,
+    which send --live takes before it reads any record (docs/qdevices/live-runs.md), then releases."""
+    state = str(home.home / ".local" / "state")
+    return {k: v for k, v in snapshot(home.home / ".local").items()
+            if not (k in (state, state + "/qdevices") or (k.startswith(state + "/") and k.endswith(".lock")))}
 
 
 CONFIG_VALUES = st.one_of(st.sampled_from(["0", "-1", "1e300", "inf", "nan", "true", '""', '"~/r"', '"rel"', "[]",
@@ -81,7 +90,8 @@ ENV = st.dictionaries(
 @settings(FUZZ, max_examples=examples(50))
 @example(variables={"QDEVICES_POLL_SECOND": "3"}, argv=["send", "run.toml"])
 @example(variables={"QDEVICES_RECORDS": "/etc/passwd"}, argv=["send", "run.toml"])
-@given(variables=ENV, argv=st.sampled_from([["check"], ["send", "run.toml"]]))
+@example(variables={"QDEVICES_RECORDS": "/etc/passwd"}, argv=["budget", "mqss"])  # issue 38: exit 3 before
+@given(variables=ENV, argv=st.sampled_from([["check"], ["send", "run.toml"], ["budget", "mqss"]]))
 def test_fuzz_qdevices_environment_variables(template: Home, variables: dict[str, str], argv: list[str]) -> None:
     _qdevices(template, argv, env_extra=variables)
 
@@ -90,7 +100,8 @@ MANIFEST_LINES = st.sampled_from([
     'name = "run"', 'name = ""', 'name = "../x"', 'site = "mqss"', 'site = "nowhere"', 'device = "Q5"',
     "[limits]", "job_seconds_limit = 60", "job_seconds_limit = 1e300", "job_seconds_limit = true",
     "budget_seconds = inf", "budget_seconds = -1", "wait_seconds = 0", "[[orders]]", 'name = "o1"',
-    'circuit = "bell.qasm"', 'circuit = "/etc/passwd"', 'circuit = "missing.qasm"', "shots = 10", "shots = 0",
+    'circuit = "bell.qasm"', 'circuit = "/etc/passwd"', 'circuit = "missing.qasm"', 'circuit = "/dev/zero"',
+    'circuit = "fifo.qasm"', "shots = 10", "shots = 0",
     "shots = 1e3", "shots = true", 'rules = "nope.py"', "colour = 1"])
 
 
@@ -99,6 +110,7 @@ MANIFEST_LINES = st.sampled_from([
 def test_fuzz_qdevices_manifests(template: Home, lines: list[str], raw: bytes | None) -> None:
     def prepare(home: Home) -> None:
         (home.cwd / "m.toml").write_bytes(raw if raw is not None else "\n".join(lines).encode())
+        os.mkfifo(home.cwd / "fifo.qasm")  # no writer: a read of it would wait for ever (issue 38)
 
     _qdevices(template, ["send", "m.toml"], prepare)
 
@@ -139,3 +151,59 @@ def test_fuzz_qdevices_unlock_host(template: Home, host: str) -> None:
     ran = _qdevices(template, ["unlock", "mqss", "--host", host])
     if any(c in host for c in "/ \n;") or ".." in host or host in ("", "-a") or len(host) > 253:
         assert ran.code == 2 and len(ran.stderr.strip().splitlines()) == 1, ran.stderr
+
+
+# Issue 38: each is bad input, one line and exit 2 (docs/qdevices/live-runs.md), nothing recorded and nothing
+# written outside qdevices' own folders (_qdevices' checks): a records folder that is a file or open to
+# others, a circuit or manifest that is no regular file (read for ever before), a home that does not exist.
+def _zero_manifest(home: Home) -> None:
+    (home.cwd / "zero.toml").write_text(MANIFEST.replace('"bell.qasm"', '"/dev/zero"'))
+    os.mkfifo(home.cwd / "fifo.qasm")
+    (home.cwd / "fifo.toml").write_text(MANIFEST.replace('"bell.qasm"', '"fifo.qasm"'))
+    (home.cwd / "open").mkdir()
+    os.chmod(home.cwd / "open", 0o777)
+
+
+OPEN = "OPEN"  # the copy's cwd/open (0777), given as QDEVICES_RECORDS
+GONE = "GONE"  # the copy's base/nonexistent/home, given as HOME
+TOKEN = {"MQSS_TOKEN": "t" * 32}
+QDEVICES_38 = [
+    ({"QDEVICES_RECORDS": "/etc/passwd"}, ["budget", "mqss"]),
+    ({"QDEVICES_RECORDS": "/etc/passwd"}, ["budget", "mqss", "--json"]),
+    ({}, ["send", "zero.toml"]), ({**TOKEN}, ["send", "zero.toml", "--live"]), ({}, ["send", "fifo.toml"]),
+    ({}, ["send", "/dev/zero"]), ({}, ["budget", "mqss", "--manifest", "/dev/zero"]),
+    ({}, ["check", "--manifest", "zero.toml"]),
+    ({"QDEVICES_RECORDS": OPEN}, ["budget", "mqss"]), ({"QDEVICES_RECORDS": OPEN}, ["send", "run.toml"]),
+    ({"QDEVICES_RECORDS": OPEN, **TOKEN}, ["send", "run.toml", "--live"]),
+    ({"HOME": GONE}, ["budget", "mqss"]), ({"HOME": GONE}, ["send", "run.toml"]), ({"HOME": GONE}, ["check"]),
+    ({"HOME": GONE, **TOKEN}, ["send", "run.toml", "--live"]),
+]
+
+
+def _each_case(test: Callable[..., None]) -> Callable[..., None]:
+    """Every case of the issue is an example of its own: always run, before what hypothesis draws."""
+    for variables, argv in reversed(QDEVICES_38):
+        test = example(variables=variables, argv=argv)(test)
+    return test
+
+
+@settings(FUZZ, max_examples=examples(len(QDEVICES_38), quick=len(QDEVICES_38)))
+@_each_case
+@given(variables=st.sampled_from([v for v, _ in QDEVICES_38]), argv=st.sampled_from([a for _, a in QDEVICES_38]))
+def test_fuzz_qdevices_issue_38_refusals(template: Home, variables: dict[str, str], argv: list[str]) -> None:
+    """A pair hypothesis makes of them may run (a dry run with an open folder it only reads, say): the
+    promises hold for it too; the issue's own pairs are bad input, each."""
+    ran = _qdevices_with(template, argv, _zero_manifest, dict(variables))
+    if (variables, argv) in QDEVICES_38:
+        assert ran.code == 2 and len(ran.stderr.strip().splitlines()) == 1, (variables, argv, ran)
+
+
+def _qdevices_with(template: Home, argv: list[str], prepare, extra: dict[str, str]) -> Ran:  # type: ignore[no-untyped-def]
+    """_qdevices, with OPEN and GONE made into the copy's paths once it exists."""
+    def resolved(home: Home) -> None:
+        prepare(home)
+        for name, value in list(extra.items()):
+            extra[name] = {OPEN: str(home.cwd / "open"),
+                           GONE: str(home.base / "nonexistent" / "home")}.get(value, value)
+
+    return _qdevices(template, argv, resolved, extra)

@@ -20,6 +20,10 @@ class ManifestError(QdevicesError, ValueError):
 
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# What a manifest and one order's circuit file may weigh (docs/qdevices/manifests-and-records.md): far
+# above any real one; a larger file, or one that is no regular file (/dev/zero, a FIFO), is refused unread.
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_CIRCUIT_BYTES = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,10 @@ _REFUSED = r"refused\.([1-9][0-9]{0,8})\.json"
 _HEX64 = r"[0-9a-f]{64}"
 
 FAILURE_STAGES = ("spawn", "barrier", "cwd", "exec")
+# The longest grace a request may carry, and the longest `remote terminate --wait`: 30 days. A longer one
+# is a mistake (inf, 1e400), and a grace past what the wrapper's clock and select() take would end the
+# wrapper with its worker unrecorded: so a request that carries one is refused, never admitted.
+MAX_SECONDS = 30 * 24 * 3600
 
 
 class ControlError(RemoteError, DecodeError):
@@ -312,8 +316,8 @@ def _request(obj: Any, what: str) -> TerminateRequest:
         raise ControlError(f"{what}: a request is not an object")
     _fields(obj, "terminate", {"instance": (dict,), "grace_seconds": (int, float)}, what)
     grace = float(obj["grace_seconds"])
-    if not math.isfinite(grace) or grace < 0:
-        raise ControlError(f"{what}: grace_seconds must be a finite number >= 0")
+    if not math.isfinite(grace) or not 0 <= grace <= MAX_SECONDS:
+        raise ControlError(f"{what}: grace_seconds must be a number from 0 to {MAX_SECONDS} (30 days)")
     return TerminateRequest(_instance_id(obj["instance"], what), grace)
 
 
@@ -399,6 +403,16 @@ def mismatch(request: TerminateRequest, instance: Instance) -> str | None:
         if getattr(wanted, name) != getattr(have, name):
             mine, theirs = getattr(have, name), getattr(wanted, name)
             return f"names another instance ({name} {theirs!r}; this instance has {mine!r})"
+    return None
+
+
+def terminate_arguments_problem(grace_seconds: float, wait_seconds: float, nonce: str | None) -> str | None:
+    """What is wrong with ``remote terminate``'s own arguments, before any instance is looked at; None if nothing."""
+    for option, seconds in (("--grace", grace_seconds), ("--wait", wait_seconds)):
+        if not (math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS):
+            return f"{option} {seconds:g}: give a number of seconds from 0 to {MAX_SECONDS} (30 days)"
+    if nonce is not None and (not nonce.strip() or not nonce.isprintable()):
+        return "--nonce is empty or holds a control character: give the nonce of the instance's instance.json"
     return None
 
 

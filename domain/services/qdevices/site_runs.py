@@ -24,9 +24,13 @@ def load_site_runs(records: RunRecords, site: str, older: Sequence[str], skip: s
     The budget bound and the open-order check must see every record, so an unreadable one is not
     passed over: it is named, and the user settles it.
     """
-    decisions = records.older_decisions(site)
+    try:  # the records folder itself (a file in its place, a folder open to others) refuses the call too
+        decisions = records.older_decisions(site)
+        paths = records.site_records(site, older)
+    except RecordUnreadable as exc:
+        raise CallRefused(str(exc)) from None
     runs: list[SiteRun] = []
-    for path in records.site_records(site, older):
+    for path in paths:
         if path == skip:
             continue
         try:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dunscaith.domain.model.remote.control import OUTCOME, InstanceRecords, TerminateRequest, mismatch
+from dunscaith.domain.model.remote.control import (
+    OUTCOME,
+    InstanceRecords,
+    TerminateRequest,
+    mismatch,
+    terminate_arguments_problem,
+)
+from dunscaith.domain.model.remote.errors import BadTerminateArguments
 from dunscaith.domain.model.remote.state import Answer, answer_to, status_object
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.instance_files import InstanceFiles
@@ -26,7 +33,8 @@ class TerminateInstance:
 
     A repeated call (the same request in place) writes nothing and reports that request's answer. While
     another request is admitted, the call writes nothing and answers UNREQUESTED. Without a live
-    wrapper nothing is written and nothing is signalled: only the files are consulted.
+    wrapper nothing is written and nothing is signalled: only the files are consulted. Arguments out of
+    range (``terminate_arguments_problem``) are refused before anything is read.
     """
 
     def __init__(self, files: InstanceFiles, clock: Clock) -> None:
@@ -34,6 +42,9 @@ class TerminateInstance:
         self.clock = clock
 
     def __call__(self, grace_seconds: float, wait_seconds: float, nonce: str | None = None) -> Answer:
+        problem = terminate_arguments_problem(grace_seconds, wait_seconds, nonce)
+        if problem is not None:  # before the directory is read: the answer must not depend on its state
+            raise BadTerminateArguments(problem)
         deadline = self.clock.monotonic() + wait_seconds
         live, records = self.files.read()
         while records.instance is None and records.failure is None and live:  # right after `run` started

@@ -58,7 +58,10 @@ def run_command(
 def exec_command() -> None:
     """Internal: the wrapper's child. Never call it yourself."""
     from dunscaith.adapters.process import exec_side
+    from dunscaith.entrypoints.dunscaith.remote_run import NOT_BY_HAND
 
+    if not exec_side.started_by_wrapper():
+        raise BadInput(NOT_BY_HAND)
     exec_side.main()
 
 
@@ -66,8 +69,8 @@ def exec_command() -> None:
 def terminate_command(
     ctx: typer.Context,
     directory: Path = typer.Argument(..., metavar="DIR", parser=path_arg),
-    grace: float = typer.Option(10.0, "--grace", min=0.0, help="Seconds between TERM and KILL."),
-    wait: float = typer.Option(30.0, "--wait", min=0.0, help="Seconds to wait for the answer."),
+    grace: float = typer.Option(10.0, "--grace", min=0.0, help="Seconds between TERM and KILL (at most 30 days)."),
+    wait: float = typer.Option(30.0, "--wait", min=0.0, help="Seconds to wait for the answer (at most 30 days)."),
     nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
@@ -76,11 +79,13 @@ def terminate_command(
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files__directory=directory)
-    from dunscaith.domain.model.remote.errors import RequestNotWritten
+    from dunscaith.domain.model.remote.errors import BadTerminateArguments, RequestNotWritten
     from dunscaith.domain.model.remote.state import Answer
 
     try:
         answer = use_case(grace, wait, nonce)
+    except BadTerminateArguments as exc:
+        raise BadInput(str(exc)) from None
     except (NotAnInstance, ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
     except RequestNotWritten as exc:  # its own request is not in place: unrequested, and why

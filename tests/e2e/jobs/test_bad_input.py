@@ -439,3 +439,26 @@ def test_an_open_sent_requests_folder_refuses_the_forward_before_anything_is_sen
     assert f"{sent} is open to others (mode 0755)" in line and f"chmod 700 {sent}" in line, line
     assert "could not connect" not in done.stderr  # refused before the hop: nothing was sent
     assert stat.S_IMODE(os.stat(sent).st_mode) == 0o755 and os.listdir(sent) == []
+
+
+# Issue 38: `HOME=/nonexistent/home dunscaith list` made /nonexistent (0755) and the home in it.
+@pytest.mark.parametrize("args", [["list"], ["list", "--json"], ["status"], ["submit", "--", "true"], ["doctor"],
+                                  ["config", "show"], ["hold", "j1"]])
+def test_a_missing_home_is_one_line_and_exit_2_and_never_made(cli: Cli, args: list[str]) -> None:
+    gone = cli.tmp / "nonexistent"
+    home = gone / "home"
+    done = cli.run(*args, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
+    assert one_line(done) == f"dunscaith: the home folder {home} does not exist: its folders are made only inside " \
+                             "an existing home, never the home itself; set HOME to your home folder"
+    assert len(done.stderr.splitlines()) == 1 and not gone.exists()
+    assert not (cli.root / "records.db").exists()
+    if "--json" in args:
+        assert json.loads(done.stdout)["error"]["exit_code"] == 2
+
+
+def test_help_is_answered_without_a_home(cli: Cli) -> None:
+    gone = cli.tmp / "nonexistent"
+    for args in (["--help"], ["list", "--help"], ["remote", "status", "--help"], ["--version"]):
+        done = cli.run(*args, HOME=str(gone / "home"))
+        assert done.returncode == 0 and done.stderr == "", (args, done.stderr)
+    assert not gone.exists()

@@ -34,6 +34,7 @@ def test_qdevices_records_below_a_file_is_one_line_exit_2(cli: Cli) -> None:
 def test_damaged_older_decisions_on_a_live_send_is_one_line_exit_2(cli: Cli) -> None:
     site = cli.records / "mqss"
     site.mkdir(parents=True, mode=0o700)
+    os.chmod(cli.records, 0o700)  # as qdevices makes it: only older_decisions.jsonl is wrong here
     (site / "older_decisions.jsonl").write_text("{not json\n")
     os.chmod(site / "older_decisions.jsonl", 0o600)
     dry = cli.run("send", str(cli.manifest()))
@@ -140,3 +141,71 @@ def test_a_state_folder_open_to_others_is_refused_and_left_as_it_was(cli: Cli) -
     assert f"{state} is open to others (mode 0755)" in line and f"chmod 700 {state}" in line
     assert stat.S_IMODE(os.stat(state).st_mode) == 0o755 and os.listdir(state) == []
     assert cli.fake.job_making_requests() == 0
+
+
+# Issue 38 ----------------------------------------------------------------------------------------------
+def test_a_records_folder_that_is_a_file_refuses_budget_in_one_line(cli: Cli) -> None:
+    """`QDEVICES_RECORDS=/etc/passwd qdevices budget mqss` ended in exit 3 (RecordUnreadable)."""
+    not_a_folder = cli.tmp / "records-file"
+    not_a_folder.write_text("x")
+    for args in (("budget", "mqss"), ("budget", "mqss", "--json")):
+        done = cli.run(*args, QDEVICES_RECORDS=str(not_a_folder))
+        assert _one_clear_line(done) == f"qdevices: the records folder {not_a_folder} is not a folder\n"
+    assert not_a_folder.read_text() == "x"
+
+
+def test_a_records_folder_open_to_others_refuses_budget_and_a_live_send(cli: Cli) -> None:
+    """docs/qdevices/configuration.md: an existing folder open to others is refused, never re-moded; budget
+    and send --live used a 0777 records folder."""
+    cli.records.mkdir(parents=True)
+    os.chmod(cli.records, 0o777)
+    for args in (("budget", "mqss"), ("send", str(cli.manifest()), "--live"), ("send", str(cli.manifest()))):
+        line = _one_clear_line(cli.run(*args))
+        assert f"{cli.records} is open to others (mode 0777)" in line and f"chmod 700 {cli.records}" in line, args
+    assert stat.S_IMODE(os.stat(cli.records).st_mode) == 0o777 and os.listdir(cli.records) == []
+    assert cli.fake.job_making_requests() == 0
+
+
+def test_a_site_folder_open_to_others_refuses_a_live_send(cli: Cli) -> None:
+    site = cli.records / "mqss"
+    site.mkdir(parents=True, mode=0o700)
+    os.chmod(cli.records, 0o700)
+    os.chmod(site, 0o757)
+    line = _one_clear_line(cli.run("send", str(cli.manifest()), "--live"))
+    assert f"{site} is open to others (mode 0757)" in line
+    assert os.listdir(site) == [] and cli.fake.job_making_requests() == 0
+
+
+def test_a_circuit_or_manifest_that_is_no_regular_file_is_refused_unread(cli: Cli) -> None:
+    """A manifest with circuit = "/dev/zero" read for ever in the dry run; a FIFO would block the same way."""
+    fifo = cli.tmp / "circuit.fifo"
+    os.mkfifo(fifo)
+    big = cli.tmp / "big.qasm"
+    with open(big, "wb") as f:
+        f.truncate((16 << 20) + 1)
+    for circuit, why in (("/dev/zero", "not a regular file"), (str(fifo), "not a regular file"),
+                         (str(big), f"{(16 << 20) + 1} bytes, more than the {16 << 20} such a file may hold")):
+        manifest = cli.manifest(orders=1, circuit=circuit)
+        for live in ((), ("--live",)):
+            line = _one_clear_line(cli.run("send", str(manifest), *live, timeout=30))
+            assert line == f"qdevices: {manifest}: order 1 (o1) circuit {circuit}: cannot be read ({why}; only a " \
+                           "regular file of at most 16 MiB is read)\n", line
+    for args in (("send", "/dev/zero"), ("budget", "mqss", "--manifest", "/dev/zero")):
+        line = _one_clear_line(cli.run(*args, timeout=30))
+        assert "/dev/zero: cannot be read" in line and "only a regular file of at most 1 MiB is read" in line, line
+    assert cli.fake.job_making_requests() == 0 and not cli.records.exists()
+
+
+def test_a_missing_home_is_one_line_and_exit_2_and_never_made(cli: Cli) -> None:
+    """`HOME=/nonexistent/home` made the home and its parents (0755) for the records and the site lock."""
+    gone = cli.tmp / "nonexistent"
+    home = gone / "home"
+    manifest = cli.manifest(orders=1)
+    for args in (("budget", "mqss"), ("send", str(manifest)), ("send", str(manifest), "--live"), ("check",),
+                 ("unlock", "mqss", "--host", "elsewhere")):
+        done = cli.run(*args, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+        assert _one_clear_line(done) == f"qdevices: the home folder {home} does not exist: its folders are made " \
+                                        "only inside an existing home, never the home itself; set HOME to your " \
+                                        "home folder\n", args
+    assert cli.run("send", "--help", HOME=str(home)).returncode == 0
+    assert not gone.exists() and cli.fake.job_making_requests() == 0

@@ -218,6 +218,26 @@ def test_a_used_instance_dir_is_refused_and_left_alone(remote: Remote, tmp_path:
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
 
 
+def test_a_refused_instance_dir_gets_no_lock(remote: Remote, tmp_path: Path) -> None:
+    """Issue 38: a refused --instance-dir NONEMPTY kept a `lock` file in the user's directory."""
+    d = tmp_path / "mine"
+    d.mkdir(mode=0o700)
+    (d / "notes.txt").write_text("the user's")
+    done = remote.cli("run", "--instance-dir", str(d), "--", "true")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"dunscaith: {d} is not empty (it holds notes.txt): give a new or empty directory\n"
+    assert [p.name for p in d.iterdir()] == ["notes.txt"]
+
+
+def test_remote_exec_by_hand_is_one_line_and_exit_2(remote: Remote) -> None:
+    """Issue 38: `remote exec` is the wrapper's child; typed by hand it ended in a traceback (EBADF, exit 1)."""
+    done = subprocess.run([DUNSCAITH, "remote", "exec"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "dunscaith: remote exec is internal: it is the child `dunscaith remote run` starts, and is " \
+                          "never run by hand; give `dunscaith remote run -- PROGRAM [ARGS]...`\n"
+
+
 def test_the_leader_stays_unreaped_while_stdout_is_held(remote: Remote, tmp_path: Path) -> None:
     d, gate = tmp_path / "inst", tmp_path / "gate"
     gate.mkdir()

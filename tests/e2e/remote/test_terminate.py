@@ -170,3 +170,38 @@ def test_an_empty_directory_has_nothing_to_terminate(remote: Remote, tmp_path: P
     assert remote.status(tmp_path)["state"] == "empty"
     assert remote.terminate(tmp_path) == (6, "unrequested")
     assert list(tmp_path.iterdir()) == []
+
+
+# Issue 38: the arguments are checked before the instance is looked at (exit 6 "unrequested" before), and on
+# a live instance nothing is written: the refusal names the option, never a terminate.json the wrapper removed.
+@pytest.mark.parametrize(("args", "named"), [
+    (["--grace", "inf"], "--grace inf"), (["--wait", "inf"], "--wait inf"), (["--grace", "1e400"], "--grace inf"),
+    (["--grace", "1e300"], "--grace 1e+300"), (["--nonce", ""], "--nonce is empty")])
+def test_bad_arguments_are_one_line_and_exit_2_ended_or_live(remote: Remote, tmp_path: Path, args: list[str],
+                                                             named: str) -> None:
+    ended, live, gate = tmp_path / "ended", tmp_path / "live", tmp_path / "gate"
+    gate.mkdir()
+    assert remote.run(ended, "true").wait(timeout=30) == 0
+    proc = remote.run(live, "sh", "-c", GATED, cwd=gate)
+    remote.instance(live)
+    for d in (ended, live):
+        before = _snapshot(d)
+        done = remote.cli("terminate", str(d), *args)
+        assert (done.returncode, done.stdout) == (2, ""), done
+        assert done.stderr.startswith(f"dunscaith: {named}") and len(done.stderr.splitlines()) == 1, done.stderr
+        assert _snapshot(d) == before
+    assert proc.poll() is None  # nothing was requested: the worker runs on
+    assert remote.terminate(live, "--grace", "0") == (0, "confirmed")
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+def test_a_directory_holding_only_a_stray_lock_is_no_instance(remote: Remote, tmp_path: Path, as_folder: bool) -> None:
+    """Issue 38: a `lock` no wrapper holds, with no launching.json, read as an empty instance (exit 6)."""
+    (tmp_path / "lock").mkdir() if as_folder else (tmp_path / "lock").write_text("")
+    for command in ("terminate", "status"):
+        done = remote.cli(command, str(tmp_path))
+        assert done.returncode == 2 and done.stdout == "", done
+        assert done.stderr == f"dunscaith: {tmp_path}: not an instance directory (a lock no wrapper holds, and no " \
+                              "launching.json: no `remote run` ever started here)\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["lock"]

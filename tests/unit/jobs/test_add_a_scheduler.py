@@ -31,6 +31,7 @@ def with_pbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Container:
         if name.startswith("DUNSCAITH_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()  # a home that exists: a missing one is refused (issue 38)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     (tmp_path / "config" / "dunscaith").mkdir(parents=True)
     (tmp_path / "config" / "dunscaith" / "config.toml").write_text(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dunscaith.domain.model.remote.control import Admitted, Refusal, admit_request, decode_files, encode
+from dunscaith.domain.model.remote.control import MAX_SECONDS, Admitted, Refusal, admit_request, decode_files, encode
 from dunscaith.domain.model.remote.state import Answer, State, answer_to, state_of
 from tests.unit.remote.records import FOREIGN_REQ, INST, REQ, failed_start, full_run
 
@@ -57,3 +57,14 @@ def test_the_answer_is_the_one_to_this_request_only() -> None:
 
 def test_exit_codes_are_distinct() -> None:
     assert [a.exit_code for a in Answer] == [0, 4, 5, 6]
+
+
+@pytest.mark.parametrize("grace", [MAX_SECONDS + 1, 1e300])
+def test_a_request_with_a_grace_past_the_longest_is_refused_not_admitted(grace: float) -> None:
+    """Issue 38: a grace of 1e300 was admitted, and the wrapper ended on it (time_t overflow), its worker
+    unrecorded. Such a request is refused (the wrapper goes on) and a reader refuses the file by name."""
+    verdict = admit_request(encode(REQ._replace(grace_seconds=grace)), INST)
+    assert isinstance(verdict, Refusal) and verdict.request is None
+    assert "grace_seconds must be a number from 0 to 2592000" in verdict.reason
+    assert admit_request(encode(REQ._replace(grace_seconds=float(MAX_SECONDS))), INST) == \
+        Admitted(REQ._replace(grace_seconds=float(MAX_SECONDS)))

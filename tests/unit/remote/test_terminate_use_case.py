@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import re
+
+import pytest
+
 from dunscaith.adapters.clock.fake import FakeClock
-from dunscaith.domain.model.remote.control import InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.control import MAX_SECONDS, InstanceRecords, TerminateRequest
+from dunscaith.domain.model.remote.errors import BadTerminateArguments
 from dunscaith.domain.model.remote.state import Answer
 from dunscaith.domain.services.remote.instances import TerminateInstance
 from tests.unit.remote.records import FAIL, FOREIGN_REQ, INST, LAUNCH, OUT, REFUSAL, REQ, TERM
@@ -103,3 +109,32 @@ def test_a_worker_whose_outcome_waits_for_space_has_nothing_left_to_terminate() 
     files = ScriptedFiles((True, waiting))
     assert _terminate(files) is Answer.UNREQUESTED
     assert files.published == []
+
+
+class UnreadFiles(ScriptedFiles):
+    """A directory that must not be looked at: the arguments are refused first (issue 38)."""
+
+    def read(self) -> tuple[bool, InstanceRecords]:
+        raise AssertionError("the instance was read before the arguments were checked")
+
+
+@pytest.mark.parametrize(("grace", "wait", "nonce", "named"), [
+    (math.inf, 2.0, None, "--grace inf"), (5.0, math.inf, None, "--wait inf"), (math.nan, 2.0, None, "--grace nan"),
+    (MAX_SECONDS + 1, 2.0, None, "--grace"), (5.0, 1e300, None, "--wait"), (-1.0, 2.0, None, "--grace -1"),
+    (5.0, 2.0, "", "--nonce"), (5.0, 2.0, " ", "--nonce"), (5.0, 2.0, "ab\ncd", "--nonce"),
+])
+def test_arguments_out_of_range_are_refused_before_the_instance_is_read(
+        grace: float, wait: float, nonce: str | None, named: str) -> None:
+    files = UnreadFiles((True, RUNNING))
+    with pytest.raises(BadTerminateArguments, match=re.escape(named)):
+        _terminate(files, grace, wait, nonce)
+    assert files.published == []
+
+
+def test_the_longest_grace_and_wait_are_taken() -> None:
+    files = ScriptedFiles((True, RUNNING), (True, RUNNING),
+                          (True, RUNNING._replace(request=REQ._replace(grace_seconds=MAX_SECONDS),
+                                                  terminated=TERM._replace(
+                                                      request=REQ._replace(grace_seconds=MAX_SECONDS)))))
+    assert _terminate(files, MAX_SECONDS, MAX_SECONDS) is Answer.CONFIRMED
+    assert files.published == [REQ._replace(grace_seconds=float(MAX_SECONDS))]
