@@ -85,6 +85,7 @@ class _Taken:
     supervisor: Supervisor
     progress: JobProgress
     query: RoundQuery
+    untold: ev.Event | None = None  # the last event committed and not yet told to ``progress`` (display only)
 
 
 class _Notices:
@@ -488,7 +489,10 @@ class SuperviseSweep:
                 if t not in sent:
                     active[t.member.job] = self._begin(t, drain, began)
             if sent:
-                self._send_array(JobId(sweep), scheduler, sent, view, active)
+                try:
+                    self._send_array(JobId(sweep), scheduler, sent, view, active)
+                finally:
+                    self._tell(sent)
                 for t in sent:
                     active[t.member.job] = self._begin(t, drain, began)
 
@@ -586,9 +590,19 @@ class SuperviseSweep:
         for t, event in zip(taken, events, strict=True):
             t.state = apply(t.state, event, now)
             t.known += 1
-            t.progress.committed(t.state, event)
+            t.untold = event
         self._crash.reached(point)
         return True
+
+    @staticmethod
+    def _tell(taken: list[_Taken]) -> None:
+        """Each element's pointer and live line told its state once the array's phases are done, not at each
+        phase: a pointer write is synced (a 500-element array's 1,500 phase writes took 20 of its 38 s on a
+        loaded test machine), and a pointer is display only, here a moment behind its record."""
+        for t in taken:
+            if t.untold is not None:
+                t.progress.committed(t.state, t.untold)
+                t.untold = None
 
     def _progress(self, state: JobState, pointer: Pointer, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         if fresh:

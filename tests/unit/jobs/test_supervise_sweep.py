@@ -291,6 +291,17 @@ def test_each_phase_of_an_array_is_one_transaction_for_every_element_before_the_
     assert r.scheduler.calls["create_array_held"] == 1 and r.scheduler.calls["release"] == 1
 
 
+def test_an_arrays_element_pointer_is_written_once_for_its_phases_not_at_each() -> None:
+    # each pointer write is synced: a 500-element array spent most of its time in them, three an element
+    r = _rig(arrays=True)
+    names = _record(r, 5)
+    r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    for name in names:
+        states = [p.state for p in r.pointers.writes if p.job == name]
+        assert states[:2] == ["recorded", "pending"], states
+        assert "submitting" not in states and "held" not in states
+
+
 @pytest.mark.parametrize("phase", ["submitting", "created", "released"])
 def test_a_phase_the_store_could_not_commit_keeps_none_of_it_and_every_element_runs_once(phase: str) -> None:
     # "submitting": nothing sent, each element sent by its own loop; "created": the array made, its answers
