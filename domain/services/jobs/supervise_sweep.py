@@ -555,9 +555,10 @@ class SuperviseSweep:
 
     def _release_array(self, array: ObjectId, taken: list[_Taken], tasks: list[ObjectId]) -> bool:
         """The array released in one request once every element's creation is durable, and every element's
-        "released" committed in one transaction; False (nothing sent) when an element's record grew since
-        (a command: a hold, a cancel) or a lock is not proven held, or the release failed: then each
-        element's loop releases as a job's does (the array whole, unless one of them is to stay held)."""
+        "released" committed in one transaction. False when each element's loop is to release as a job's
+        does (the array whole, by the first one, unless one of them is to stay held): nothing was sent (an
+        element's record grew since: a command, a hold, a cancel; a lock not proven held; the release
+        failed), or it was and its "released" could not be committed (released again: one request)."""
         if any(t.state.hold_wanted for t in taken):
             return False
         scheduler = taken[0].query  # the cluster's, as each element's loop asks it
@@ -574,8 +575,7 @@ class SuperviseSweep:
         for task in tasks:  # each element's, in order
             paths = output_paths(scheduler, task)
             released.append(ev.Released(1, task, paths.stdout, paths.stderr))
-        self._append_all(taken, released, "release-committed")  # not durable: each loop releases its task again
-        return True
+        return self._append_all(taken, released, "release-committed")
 
     def _append_all(self, taken: list[_Taken], events: list[ev.Event], point: str) -> bool:
         """Each element's event of the array's phase made durable in one transaction (their states carried
