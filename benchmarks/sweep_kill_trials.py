@@ -133,12 +133,12 @@ def main() -> int:
             (home / ".config" / "dunscaith" / "config.toml").write_text(
                 f'[clusters.test]\nadapter = "slurm"\nenv = {{ {settings} }}\n')
         cluster = ["--cluster", "test"]
+    points: list[str | None] = args.at.split(",") if args.at else [None] * args.trials
+    args.trials = len(points)
     print(f"{args.trials} trials, {args.size} elements each, {'Slurm' if args.slurm else 'local'}, kill within "
           f"{args.within:g} s, seed {seed}", flush=True)
     passed = 0
     started = time.monotonic()
-    points: list[str | None] = args.at.split(",") if args.at else [None] * args.trials
-    args.trials = len(points)
     try:
         for n, point in enumerate(points, start=1):
             ok, said = trial(n, work, args.size, args.within, args.again, cluster, rng, configure, args.limit, point)
