@@ -20,6 +20,9 @@ script in a private HOME, with a counting shim as the cluster's ``bin_dir`` (one
 ``--quick`` makes the sizes 100 / 200 / 200 and the CPU stretch 30 s (a smoke run, not the figures).
 ``--hour`` measures stage 2 over the whole hour after the release instead (CPU and squeues every 5 minutes,
 then the hour's total; the run takes 75 minutes): the figure the goal is per, with the polls' back-off in it.
+``--release N`` measures only stage 1 (issue 37's goal: <= 1.0 s, and (t500 - t1)/499 <= 1 ms an element):
+N rounds, each a 1-element and a 500-element sweep, each in a new home; with ``--before TREE`` (a source
+tree of an earlier commit, as ``PYTHONPATH``) each round runs both trees' too, interleaved; medians printed.
 """
 
 from __future__ import annotations
@@ -234,6 +237,49 @@ def slurm_figures(slurm_env: dict[str, str], work: Path, size: int, big: int, st
           f"ratio {sweep / one:.2f}x (goal <= 1.5x)")
 
 
+def _until_released(env: dict[str, str], home: Path, name: str, size: int, slurm_env: dict[str, str]) -> float:
+    """Seconds from ``submit`` until every element's record says released (the supervisor then stopped)."""
+    started = time.monotonic()
+    proc = subprocess.Popen([DUNSCAITH, "submit", "--name", name, "--array", f"1-{size}", "--cluster", "test",
+                             "--", "sleep", "3600"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        _wait(lambda: _released(home, name, size), 600, f"{size} elements released")
+        return time.monotonic() - started
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # its record is thrown away: no drain needed
+        proc.communicate()
+        _scancel(slurm_env, name)
+
+
+def release_figures(slurm_env: dict[str, str], work: Path, size: int, rounds: int, before: Path | None) -> None:
+    """Stage 1 alone, a 1-element and a ``size``-element sweep a round, both trees interleaved."""
+    trees: dict[str, dict[str, str]] = {"now": {}}
+    if before is not None:
+        trees["before"] = {"PYTHONPATH": str(before)}
+    times: dict[tuple[str, int], list[float]] = {}
+    for n in range(rounds):
+        for tree, extra in trees.items():
+            for elements in (1, size):
+                home = work / f"release-{tree}-{elements}-{n}"
+                count = work / f"calls-{tree}-{elements}-{n}"
+                _configure(home, slurm_env, make_bin_dir(work / f"bin-{tree}-{elements}-{n}", count_to=count))
+                env = _env(home, {"DUNSCAITH_SUPERVISE__POLL": str(TICK), **extra})
+                took = _until_released(env, home, f"r{n}x{elements}", elements, slurm_env)
+                times.setdefault((tree, elements), []).append(took)
+                made = _made(count)
+                print(f"   round {n + 1}, {tree}, {elements} element(s): {took:.2f} s (sbatch {made['sbatch']}, "
+                      f"scontrol {made['scontrol']})", flush=True)
+    for tree in trees:
+        one, many = statistics.median(times[(tree, 1)]), statistics.median(times[(tree, size)])
+        print(f"1. {tree}: submit -> every element released, medians of {rounds}: 1 element {one:.2f} s, {size} "
+              f"elements {many:.2f} s (goal <= 1.0 s); (t{size} - t1)/{size - 1} = "
+              f"{(many - one) / (size - 1) * 1000:.2f} ms an element (goal <= 1 ms)")
+    if before is not None:
+        print(f"   ratio now / before, {size} elements: "
+              f"{statistics.median(times[('now', size)]) / statistics.median(times[('before', size)]):.2f}")
+
+
 def local_figures(work: Path, size: int) -> None:
     home = work / "local-home"
     home.mkdir(parents=True)
@@ -261,6 +307,12 @@ def main() -> None:
         cluster = None
     work = Path(tempfile.mkdtemp(prefix="dunscaith-sweep-bench-"))
     try:
+        if "--release" in sys.argv:
+            rounds = int(sys.argv[sys.argv.index("--release") + 1])
+            before = Path(sys.argv[sys.argv.index("--before") + 1]) if "--before" in sys.argv else None
+            if cluster is not None:
+                release_figures(dict(cluster.env), work, size, rounds, before)
+            return
         if cluster is not None:
             slurm_figures(dict(cluster.env), work, size, big, stretch, settled=not quick, hour="--hour" in sys.argv)
         local_figures(work, local)

@@ -12,6 +12,9 @@ appends its index to one file; a trial passes when every element is settled
 
     .venv/bin/python benchmarks/sweep_kill_trials.py --trials 20 --size 500            # local scheduler
     .venv/bin/python benchmarks/sweep_kill_trials.py --trials 20 --size 500 --slurm    # one job array (root)
+
+``--at POINT[,POINT...]``: one trial per crash point instead (``DUNSCAITH_TEST_CRASH_AT``: the submit kills
+itself there, e.g. between a phase's one commit and the request after it), each then as above.
 """
 
 from __future__ import annotations
@@ -44,13 +47,14 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _killed_after(argv: list[str], env: dict[str, str], delay: float) -> int | None:
+def _killed_after(argv: list[str], env: dict[str, str], delay: float | None) -> int | None:
     """Run ``argv`` in its own process group; SIGKILL the group after ``delay`` s. Its exit code, or None if
     it was killed."""
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        return proc.wait(delay)
+        code = proc.wait(delay)
+        return None if code == -signal.SIGKILL else code
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -58,7 +62,7 @@ def _killed_after(argv: list[str], env: dict[str, str], delay: float) -> int | N
 
 
 def trial(n: int, work: Path, size: int, within: float, again: float, cluster: list[str], rng: random.Random,
-          configure: object, limit: float) -> tuple[bool, str]:
+          configure: object, limit: float, point: str | None = None) -> tuple[bool, str]:
     home = work / f"t{n}"
     (home / ".config" / "dunscaith").mkdir(parents=True)
     if callable(configure):
@@ -67,10 +71,12 @@ def trial(n: int, work: Path, size: int, within: float, again: float, cluster: l
     ran = home / "ran"
     name = f"k{n}"
     kills = []
-    delay = rng.uniform(0.0, within)
+    delay = rng.uniform(0.0, within) if point is None else None
     code = _killed_after([DUNSCAITH, "submit", "--name", name, "--array", f"1-{size}", "--max-running", "50",
-                          *cluster, "--", "sh", "-c", f"echo {{}} >> {ran}"], env, delay)
-    kills.append(f"submit {'killed at ' + format(delay, '.2f') + ' s' if code is None else 'exit ' + str(code)}")
+                          *cluster, "--", "sh", "-c", f"echo {{}} >> {ran}"],
+                         env if point is None else {**env, "DUNSCAITH_TEST_CRASH_AT": point}, delay)
+    at = f"at {point}" if delay is None else f"at {delay:.2f} s"
+    kills.append(f"submit {'killed ' + at if code is None else 'exit ' + str(code)}")
     if code is None and rng.random() < again:
         delay = rng.uniform(0.0, within)
         code = _killed_after([DUNSCAITH, "supervise", name], env, delay)
@@ -111,6 +117,7 @@ def main() -> int:
     parser.add_argument("--slurm", action="store_true", help="on the project's private Slurm (root)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--limit", type=float, default=900.0, help="seconds the last supervise may take")
+    parser.add_argument("--at", default=None, help="crash points, comma-separated: one trial each, no random kill")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
@@ -126,13 +133,15 @@ def main() -> int:
             (home / ".config" / "dunscaith" / "config.toml").write_text(
                 f'[clusters.test]\nadapter = "slurm"\nenv = {{ {settings} }}\n')
         cluster = ["--cluster", "test"]
+    points: list[str | None] = args.at.split(",") if args.at else [None] * args.trials
+    args.trials = len(points)
     print(f"{args.trials} trials, {args.size} elements each, {'Slurm' if args.slurm else 'local'}, kill within "
           f"{args.within:g} s, seed {seed}", flush=True)
     passed = 0
     started = time.monotonic()
     try:
-        for n in range(1, args.trials + 1):
-            ok, said = trial(n, work, args.size, args.within, args.again, cluster, rng, configure, args.limit)
+        for n, point in enumerate(points, start=1):
+            ok, said = trial(n, work, args.size, args.within, args.again, cluster, rng, configure, args.limit, point)
             passed += ok
             print(said, flush=True)
     finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import JobRecord, JsonValue, LoopHealth, RecordTail, StoreIdentity
@@ -57,6 +57,15 @@ class StoreMissing(StoreError):
         self.jobs = tuple(jobs)
 
 
+class Append(NamedTuple):
+    """One event for ``JobStore.append_many``: which record it goes to, and what ``append`` would be given."""
+
+    job: JobId
+    at: datetime
+    kind: str
+    data: Mapping[str, JsonValue]
+
+
 class JobLock(Protocol):
     """Held for as long as the actor acts on the job; a dead holder releases it (kernel or server side)."""
 
@@ -95,6 +104,16 @@ class JobStore(Protocol):
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, JsonValue]) -> int:
         """Append one event, durable when this returns; the event's sequence number."""
+        ...
+
+    def append_many(self, appends: Sequence[Append]) -> list[int]:
+        """Each of ``appends`` appended (in order; a job may be named more than once) in ONE transaction:
+        every one durable when this returns (one commit, one sync), or none kept at all (UnknownJob for a
+        job not recorded, ValueError for a time without a zone or data that is not JSON, LockLost or
+        StoreError as ``append``). Each event's sequence number, in order. A phase of a sweep: every
+        element's event of it durable before the one request that follows, at the cost of one commit.
+        Every job's lock held by this actor, or none of them (PostgreSQL writes a holder's events on its
+        locks' session)."""
         ...
 
     def read(self, job: JobId) -> JobRecord:

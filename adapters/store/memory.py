@@ -19,7 +19,7 @@ from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, UnattendedJob, rebuild
-from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 
 @dataclass
@@ -87,21 +87,28 @@ class InMemoryStore:
             self._jobs[job] = _Kept(carry, [line])
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
-        line = (encode_time(at), kind, encode_data(data))
+        return self.append_many([Append(job, at, kind, data)])[0]
+
+    def append_many(self, appends: Sequence[Append]) -> list[int]:
+        lines = [(a.job, (encode_time(a.at), a.kind, encode_data(a.data))) for a in appends]  # refused: none kept
         with self._mutex:
-            kept = self._jobs.get(job)
-            if kept is None:
-                raise UnknownJob(f"no job named {job} is recorded")
-            kept.events.append(line)
-            kept.carry.step(decode_time(line[0]), kind, decode_data(line[2]))
-            made = kept.carry.fresh_snapshot()
-            if made is not None:  # kept as the SQL stores keep it: its JSON text
-                kept.snapshot = (kept.carry.seq, encode_data(made))
-            seq = len(kept.events)
-            woken = [w.wake for w in self._watches if w.job == job]
+            for job in dict.fromkeys(job for job, _ in lines):
+                if job not in self._jobs:
+                    raise UnknownJob(f"no job named {job} is recorded")
+            seqs = [self._add(self._jobs[job], line) for job, line in lines]
+            jobs = {job for job, _ in lines}
+            woken = [w.wake for w in self._watches if w.job in jobs]
         for wake in woken:
             wake()
-        return seq
+        return seqs
+
+    def _add(self, kept: _Kept, line: tuple[str, str, str]) -> int:
+        kept.events.append(line)
+        kept.carry.step(decode_time(line[0]), line[1], decode_data(line[2]))
+        made = kept.carry.fresh_snapshot()
+        if made is not None:  # kept as the SQL stores keep it: its JSON text
+            kept.snapshot = (kept.carry.seq, encode_data(made))
+        return len(kept.events)
 
     def read(self, job: JobId) -> JobRecord:
         with self._mutex:

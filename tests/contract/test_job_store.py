@@ -21,7 +21,7 @@ from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
-from dunscaith.ports.job_store import JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.ports.job_store import Append, JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 from tests.expect import present
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -244,6 +244,88 @@ def test_last_seqs_say_how_far_each_record_goes_in_one_question(backend: Backend
         for job in many:
             writer.create(job, T0, "created", {})
     assert reader.last_seqs([*many, JOB]) == {**dict.fromkeys(many, 1), JOB: 3}
+
+
+# --- many jobs' events in one transaction (a sweep's phase) ------------------------------------------
+
+A, B, C = JobId("sweep-1"), JobId("sweep-2"), JobId("sweep-3")
+
+
+def _three(store: JobStore) -> None:
+    for job in (A, B, C):
+        store.create(job, T0, "created", {})
+    store.append(A, T0, "note", {"before": True})
+
+
+def test_append_many_with_a_job_not_recorded_keeps_none_of_them(store: JobStore) -> None:
+    _three(store)
+    before = store.summary(A)
+    with pytest.raises(UnknownJob):
+        store.append_many([Append(A, T0, "submitting", {}), Append(JobId("nobody"), T0, "submitting", {}),
+                           Append(B, T0, "submitting", {})])
+    assert store.last_seqs([A, B, C]) == {A: 2, B: 1, C: 1}
+    assert [e.kind for e in store.read(A).events] == ["created", "note"]
+    assert store.summary(A) == before
+    assert store.append(A, T0, "note", {}) == 3  # what was rolled back is not counted in its next seq
+
+
+def test_append_many_with_one_event_that_does_not_encode_keeps_none_of_them(store: JobStore) -> None:
+    _three(store)
+    with pytest.raises(ValueError):
+        store.append_many([Append(A, T0, "submitting", {}), Append(B, T0, "submitting", {"x": float("nan")})])
+    with pytest.raises(ValueError):
+        store.append_many([Append(A, T0, "submitting", {}), Append(B, datetime(2026, 1, 1, 12, 0), "submitting", {})])
+    assert store.last_seqs([A, B, C]) == {A: 2, B: 1, C: 1}
+
+
+def test_append_many_appends_each_event_in_order_with_its_seq(store: JobStore) -> None:
+    _three(store)
+    seqs = store.append_many([Append(A, T0, "submitting", {"nonce": "n"}), Append(B, T0, "submitting", {"i": 2}),
+                              Append(A, T0 + timedelta(seconds=1), "created", {"object_id": "7_1"}),
+                              Append(C, T0, "submitting", {"i": 3})])
+    assert seqs == [3, 2, 4, 2]
+    assert [(e.seq, e.kind, e.data) for e in store.read(A).events][2:] == [
+        (3, "submitting", {"nonce": "n"}), (4, "created", {"object_id": "7_1"})]
+    assert store.read(A).events[3].at == T0 + timedelta(seconds=1)
+    assert store.append_many([]) == []
+    assert store.append(B, T0, "note", {}) == 3
+    assert store.last_seqs([A, B, C]) == {A: 4, B: 3, C: 2}
+
+
+def test_append_many_by_the_holder_of_every_jobs_lock_is_seen_by_another_handle(backend: Backend) -> None:
+    holder, reader = backend.open(), backend.open()
+    _three(holder)
+    with holder.lock(A) as a, holder.lock(B), holder.lock(C):
+        assert holder.append_many([Append(job, T0, "released", {"attempt": 1}) for job in (A, B, C)]) == [3, 2, 2]
+        a.check()  # still held
+        assert reader.last_seqs([A, B, C]) == {A: 3, B: 2, C: 2}
+    assert [e.kind for e in reader.read(C).events] == ["created", "released"]
+    assert reader.summary(C) == holder.summary(C)
+
+
+def test_append_many_is_all_or_nothing_even_if_the_process_is_killed_at_once(backend: Backend) -> None:
+    _three(backend.open())
+    child = _child(
+        backend,
+        "from datetime import datetime, UTC\n"
+        "from dunscaith.ports.job_store import Append\n"
+        "for i in range(10_000):\n"
+        "    store.append_many([Append(j, datetime.now(UTC), 'note', {'i': i}) for j in ('sweep-1', 'sweep-2', "
+        "'sweep-3')])\n"
+        "    print(i, flush=True)\n",
+    )
+    acknowledged: list[int] = []
+    try:
+        while len(acknowledged) < 20:
+            acknowledged.append(int(present(child.stdout).readline()))
+    finally:
+        child.send_signal(signal.SIGKILL)  # right after a batch returned, maybe during the next one
+        child.wait()
+    reader = backend.open()
+    notes = {job: [e.data["i"] for e in reader.read(job).events if e.kind == "note" and "i" in e.data]
+             for job in (A, B, C)}
+    assert notes[A] == notes[B] == notes[C] == list(range(len(notes[A])))  # each batch whole, or not at all
+    assert len(notes[A]) >= len(acknowledged)
 
 
 def test_a_second_handle_reads_what_the_first_appended(backend: Backend) -> None:

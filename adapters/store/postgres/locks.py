@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import Any
@@ -173,6 +173,20 @@ class PgJobLock:
                     self._lose(f"its session to the server ended ({first_line(exc)}); the last write may or may "
                                "not have been committed")
                 raise
+
+    @staticmethod
+    @contextmanager
+    def writing_all(locks: Sequence[PgJobLock], *, pipelined: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction for the holder of every one of ``locks``, on the one session they all live on,
+        each proven held and not lost first; refused (StoreError) when they are not all on one session."""
+        first = locks[0]
+        if any(lock._session is not first._session for lock in locks):
+            raise StoreError("one transaction cannot write for locks held on different sessions")
+        with first._mutex:  # the session's: no statement of another lock's goes between
+            for lock in locks[1:]:
+                lock._usable()
+            with first.writing(pipelined=pipelined) as conn:
+                yield conn
 
     def verify_pid(self, pid: int) -> None:
         if pid != self.pid:

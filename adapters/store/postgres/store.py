@@ -57,7 +57,7 @@ from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
-from dunscaith.ports.job_store import JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
+from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
 
 # An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
 # summary and the commit. The job's row is locked first, in a statement of its own, so that under READ
@@ -246,25 +246,43 @@ class PostgresStore:
         when, encoded = encode_time(at), encode_data(data)
         try:
             with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
-                found = conn.execute(_SQL_LOCK_ROW, (job,))
-                last = conn.execute(_SQL_LAST_SEQ, (job,))
-                row = found.fetchone()  # one round trip for both
-                if row is None:
-                    raise UnknownJob(f"no job named {job} is recorded")
-                if lock is not None:
-                    lock.verify_pid(row[1])
-                job_id, seq = row[0], int(_one(last)[0]) + 1
-                summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
-                conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
-                conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-                if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
-                    conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-                # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
-                # holder's own appends wake only those following the record (``watch``), on a channel of theirs
-                conn.execute(SQL_NOTIFY, (channel(job) if lock is None else followers_channel(job),))
+                return self._add(conn, lock, job, at, when, kind, encoded)
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
+
+    def append_many(self, appends: Sequence[Append]) -> list[int]:
+        lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
+        if not lines:
+            return []
+        jobs = list(dict.fromkeys(line[0] for line in lines))
+        try:
+            with self._errors(), self._writing_all(jobs) as (conn, locks):
+                return [self._add(conn, locks.get(line[0]), *line) for line in lines]
+        except BaseException:
+            for job in jobs:
+                self._carries.forget(job)  # not committed (or not known to be): fold again next time
+            raise
+
+    def _add(self, conn: psycopg.Connection[Any], lock: PgJobLock | None, job: JobId, at: datetime, when: str,
+             kind: str, encoded: str) -> int:
+        """One event appended in the transaction at hand, with its summary (and snapshot when due)."""
+        found = conn.execute(_SQL_LOCK_ROW, (job,))
+        last = conn.execute(_SQL_LAST_SEQ, (job,))
+        row = found.fetchone()  # one round trip for both
+        if row is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        if lock is not None:
+            lock.verify_pid(row[1])
+        job_id, seq = row[0], int(_one(last)[0]) + 1
+        summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
+        conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
+        conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+        if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+            conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
+        # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
+        # holder's own appends wake only those following the record (``watch``), on a channel of theirs
+        conn.execute(SQL_NOTIFY, (channel(job) if lock is None else followers_channel(job),))
         return seq
 
     def read(self, job: JobId) -> JobRecord:
@@ -620,6 +638,26 @@ class PostgresStore:
             conn = self._general()
             with conn.pipeline() if pipelined else nullcontext(), conn.transaction():
                 yield conn, None
+
+    @contextmanager
+    def _writing_all(self, jobs: Sequence[JobId]
+                     ) -> Iterator[tuple[psycopg.Connection[Any], dict[JobId, PgJobLock]]]:
+        """One transaction for writes to every one of ``jobs``, committed on leaving: on their locks'
+        one session when this process holds every one of their locks (each proven not lost first), on the
+        general connection when it holds none. Some held and some not cannot be one transaction: refused."""
+        with self._mutex:
+            locks = {job: lock for job in jobs if (lock := self._held.get(job)) is not None}
+        if not locks:
+            with self._mutex:
+                general = self._general()
+                with general.pipeline(), general.transaction():
+                    yield general, locks
+            return
+        if len(locks) != len(jobs):
+            raise StoreError(f"record store {self._where}: one transaction cannot write both jobs whose lock "
+                             "this process holds and jobs whose lock it does not")
+        with PgJobLock.writing_all(list(locks.values()), pipelined=True) as conn:
+            yield conn, locks
 
     def _reading(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
         """One statement (autocommit: one snapshot). A read found the connection broken (the server

@@ -51,7 +51,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob, unreadable
 from dunscaith.ports.host import HostInfo
-from dunscaith.ports.job_store import JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
+from dunscaith.ports.job_store import Append, JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
 
 DB_FILE = STORE_FILE
 SCHEMA_LOCK = "schema.lock"
@@ -237,16 +237,32 @@ class SqliteStore:
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
         with self._errors(), self._writing(job) as db:
-            found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
-            if found is None:
-                raise UnknownJob(f"no job named {job} is recorded")
-            job_id, seq = found[0], int(found[1] or 0) + 1
-            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
-            db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
-            db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
-                db.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-        return seq
+            return self._add(db, job, at, when, kind, encoded)
+
+    def append_many(self, appends: Sequence[Append]) -> list[int]:
+        lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
+        if not lines:
+            return []
+        try:
+            with self._errors(), self._writing() as db:  # one BEGIN IMMEDIATE ... COMMIT: one sync for all
+                return [self._add(db, *line) for line in lines]
+        except BaseException:
+            for job in dict.fromkeys(line[0] for line in lines):
+                self._carries.forget(job)  # not committed (or not known to be): fold again next time
+            raise
+
+    def _add(self, db: sqlite3.Connection, job: JobId, at: datetime, when: str, kind: str, encoded: str) -> int:
+        """One event appended in the transaction at hand, with its summary (and snapshot when due)."""
+        found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
+        if found is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        job_id, seq = found[0], int(found[1] or 0) + 1
+        summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
+        db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
+        db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+        if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+            db.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
+        return int(seq)
 
     def read(self, job: JobId) -> JobRecord:
         # Nothing committed since this job's rows were last read (by any connection, this process's writer

@@ -64,6 +64,14 @@ class SupervisionEnd:
     detail: str = ""
 
 
+def output_paths(scheduler: Scheduler, object_id: ObjectId) -> OutputPaths:
+    """Where the released object's output goes, for the record; display only, so never fatal."""
+    try:
+        return scheduler.output_paths(object_id) or OutputPaths(None, None)
+    except Exception:  # a scheduler that could not say: the record just lacks the paths
+        return OutputPaths(None, None)
+
+
 def new_nonce() -> Nonce:
     return Nonce(secrets.token_hex(8))
 
@@ -639,12 +647,6 @@ class Supervisor:
                 if cancel.pending() is not None or not self._step(job, loop, step):
                     return
 
-    def _output_paths(self, object_id: ObjectId) -> OutputPaths:
-        """Where the released object's output goes, for the record; display only, so never fatal."""
-        try:
-            return self._scheduler.output_paths(object_id) or OutputPaths(None, None)
-        except Exception:  # a scheduler that could not say: the record just lacks the paths
-            return OutputPaths(None, None)
 
     def _step(self, job: JobId, loop: Loop, step: sv.Step) -> bool:
         match step:
@@ -664,7 +666,7 @@ class Supervisor:
                 finally:
                     self._acted(loop)
                 self._crash.reached("release-sent")
-                paths = self._output_paths(oid)
+                paths = output_paths(self._scheduler, oid)
                 return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
             case sv.Cancel(attempt=n, object_id=oid):
                 if not self._still_held(loop):

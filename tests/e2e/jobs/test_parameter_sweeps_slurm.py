@@ -57,10 +57,12 @@ def test_above_the_clusters_array_size_it_says_so_and_sends_one_job_per_element(
     assert _ran(on_slurm) == Counter({"1000": 1, "1001": 1, "1002": 1})
 
 
-# The steps of an array's way (every element's "submitting", the one sbatch, each answer, the release of the
-# array, the observations), and a few reached mid-batch.
-CRASHES = ["submitting-committed#3", "create-answered", "answer-committed#2", "release-sent",
-           "release-committed#3", "observation-committed#4", "outcome-committed#2"]
+# The steps of an array's way: every element's "submitting" (one transaction), the one sbatch, every answer
+# (one transaction), the one release of the array, every "released" (one transaction), then the observations
+# and outcomes, element by element (a few reached mid-way). A phase's events are one commit: no point falls
+# between two elements' events of it any more.
+CRASHES = ["submitting-committed", "create-answered", "answer-committed", "release-sent",
+           "release-committed", "observation-committed#4", "outcome-committed#2"]
 
 
 @pytest.mark.parametrize("point", CRASHES)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
 from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.adapters.residual.memory import InMemoryResidualList
@@ -36,6 +38,7 @@ from dunscaith.domain.services.jobs.sweep import Sweep
 from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.domain.services.jobs.sweep_status import SweepStatus
 from dunscaith.ports.job_progress import JobProgress
+from dunscaith.ports.job_store import Append, StoreError
 from dunscaith.ports.scheduler import Scheduler
 from tests.unit.jobs.helpers import NoCrash, StopAfter
 from tests.unit.jobs.test_host_binding import LOGIN1
@@ -323,6 +326,77 @@ def test_a_sweep_is_one_array_created_and_released_in_one_request_each() -> None
     assert any("20 elements sent as job array fake-1" in line for line in r.view.lines)
 
 
+class Transactions(InMemoryStore):
+    """Each transaction's events as (job, kind), in order; ``fail`` makes the transactions whose kinds it
+    names fail once each, whole (nothing kept), as a store that could not commit."""
+
+    def __init__(self, fail: set[str] | None = None) -> None:
+        super().__init__()
+        self.commits: list[list[tuple[str, str]]] = []
+        self.fail = fail if fail is not None else set()
+
+    def append_many(self, appends: Sequence[Append]) -> list[int]:
+        kinds = {a.kind for a in appends}
+        if kinds & self.fail:
+            self.fail -= kinds
+            raise StoreError("the store could not commit")
+        self.commits.append([(a.job, a.kind) for a in appends])
+        return super().append_many(appends)
+
+
+def test_each_phase_of_an_array_is_one_transaction_for_every_element_before_the_request_after_it() -> None:
+    store = Transactions()
+    r = _rig(arrays=True, store=store)
+    names = _record(r, 5)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 5
+    phases = [c for c in store.commits if {kind for _, kind in c} & {"submitting", "created", "released"}]
+    assert phases == [[(name, kind) for name in names] for kind in ("submitting", "created", "released")]
+    assert r.scheduler.calls["create_array_held"] == 1 and r.scheduler.calls["release"] == 1
+
+
+def test_an_arrays_element_pointer_is_written_once_for_its_phases_not_at_each() -> None:
+    # each pointer write is synced: a 500-element array spent most of its time in them, three an element
+    r = _rig(arrays=True)
+    names = _record(r, 5)
+    r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    for name in names:
+        states = [p.state for p in r.pointers.writes if p.job == name]
+        assert states[:2] == ["recorded", "pending"], states
+        assert "submitting" not in states and "held" not in states
+
+
+@pytest.mark.parametrize("phase", ["submitting", "created", "released"])
+def test_a_phase_the_store_could_not_commit_keeps_none_of_it_and_every_element_runs_once(phase: str) -> None:
+    # "submitting": nothing sent, each element sent by its own loop; "created": the array made, its answers
+    # lost, each element's task found by name and nonce; "released": each element's loop releases its task
+    store = Transactions(fail={phase})
+    r = _rig(arrays=True, store=store)
+    names = _record(r, 5)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 5
+    assert r.scheduler.calls["create_array_held"] == (phase != "submitting")
+    if phase == "released":  # released, not recorded so: released again by the first element's loop, whole
+        assert r.scheduler.calls["release"] == 2
+    made = r.scheduler.objects()
+    assert all(sum(1 for o in made.values() if o.view.name == name) == 1 for name in names)
+    assert all(len(_state(r, name).attempts) == 1 for name in names)
+
+
+@pytest.mark.parametrize("point", ["answer-committed", "release-sent", "release-committed"])
+def test_kill_9_after_a_phase_then_supervise_runs_every_element_once(point: str) -> None:
+    store = InMemoryStore()
+    first = _rig(arrays=True, crash=Crash(point), store=store)
+    names = _record(first, 5)
+    with pytest.raises(Killed):
+        first.use_case(SWEEP, StopAfter(first.clock), fresh=True)
+    again = _rig(arrays=True, store=store, scheduler=first.scheduler)
+    done = again.use_case(SWEEP, StopAfter(again.clock), fresh=False)
+    assert [e.outcome for e in done.elements] == ["succeeded"] * 5
+    assert first.scheduler.calls["create_array_held"] == 1 and first.scheduler.calls["create_held"] == 0
+    assert all(len(_state(again, name).attempts) == 1 for name in names)
+
+
 def test_a_sweep_above_the_clusters_array_size_is_one_held_job_per_element_and_says_so() -> None:
     r = _rig(arrays=True, max_array_size=10)
     _record(r, 12)
@@ -379,21 +453,24 @@ def test_kill_9_after_the_array_was_made_and_before_its_answers_then_reattach_fi
 
 def test_kill_9_between_submitting_and_the_send_never_sends_the_array_twice() -> None:
     store = InMemoryStore()
-    first = _rig(arrays=True, crash=Crash("submitting-committed", at=3), store=store)
+    first = _rig(arrays=True, crash=Crash("submitting-committed"), store=store)
     names = _record(first, 5)
     try:
         first.use_case(SWEEP, StopAfter(first.clock), fresh=True)
     except Killed:
         pass
     assert first.scheduler.calls["create_array_held"] == 0
+    assert all([line.kind for line in store.read(name).events].count("submitting") == 1 for name in names)
     again = _rig(arrays=True, store=store, scheduler=first.scheduler)
     done = again.use_case(SWEEP, StopAfter(again.clock), fresh=False)
     assert [e.outcome for e in done.elements] == ["succeeded"] * 5
-    # the three whose "submitting" was durable are unknown, never found, and tried again as attempt 2, each
-    # on its own; the two that were still fresh go as one new array
+    # every element's "submitting" was durable (one transaction): each is unknown, never found, and tried again
+    # as attempt 2, on its own; none is sent as a new array
+    assert again.scheduler.calls["create_array_held"] == 0
     made = first.scheduler.objects()
     assert all(sum(1 for o in made.values() if o.view.name == name and o.view.state is ObjectState.COMPLETED) == 1
                for name in names)
+    assert all(len(_state(again, name).attempts) == 2 for name in names)
 
 
 def test_a_round_answer_asked_before_an_objects_change_is_not_given_to_the_job_it_woke() -> None:
