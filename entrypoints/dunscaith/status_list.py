@@ -12,7 +12,7 @@ import shutil
 import sys
 from datetime import datetime
 from difflib import get_close_matches
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
@@ -31,6 +31,10 @@ from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
+if TYPE_CHECKING:
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.services.jobs.status import JobView
+
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
@@ -48,72 +52,76 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
     edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     edge.open_store(ctx)
     if state is not None:
-        with edge.store_errors(ctx, job):
-            try:
-                chosen = edge.use_cases(ctx).sweep_status().of(JobId(job), state)
-            except NotASweep as exc:
-                raise BadInput(str(exc)) from None
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, words)
-                raise
-        return _sweep_status(ctx, chosen, as_json)
-    with edge.store_errors(ctx, job):
-        try:
-            view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
-        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
-            try:
-                sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, words)
-                raise unknown from None  # the store's own words, and where its pointer says it is
-            return _sweep_status(ctx, sweep, as_json)
-        except (JobsError, RecordDamaged) as exc:
-            raise BadInput(f"the record of job {job} does not read: {exc}") from None
-    try:  # its own pointer: display only, the record here is what counts, and it read
-        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
-            edge.say(edge.damaged_pointer_line(problem))
-    except Exception as exc:
-        edge.say(f"pointers not read: {reason(exc)}")
+        return _sweep_status(ctx, _chosen_elements(ctx, job, state, words), as_json)
+    view = _job_or_sweep(ctx, job, words)
+    if isinstance(view, SweepStanding):
+        with edge.store_errors(ctx, job):  # the sweep of that name is shown under the store's refusals, as read
+            return _sweep_status(ctx, view, as_json)
+    _own_pointer(ctx, job)
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
     if as_json:
-        shown = render.view_json(view, now)
-        if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
-            shown["live"] = {"state": view.live.state, "detail": view.live.detail,
-                             "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
-        shown.update(render.scheduler_json(view))
-        print(json.dumps(shown, indent=2))
-        return for_status(view.state.outcome)
+        print(json.dumps(_status_json(view, now), indent=2))
+    else:
+        _status_lines(view, now, job)
+    return for_status(view.state.outcome)
+
+
+def _chosen_elements(ctx: CommandContext, job: str, state: str, words: list[str]) -> SweepStanding:
+    """``status NAME --state STATE``: the sweep's elements in that state (a job's name is refused)."""
+    with edge.store_errors(ctx, job):
+        try:
+            return edge.use_cases(ctx).sweep_status().of(JobId(job), state)
+        except NotASweep as exc:
+            raise BadInput(str(exc)) from None
+        except UnknownJob:
+            edge.sweep_owned_elsewhere(ctx, job, words)
+            raise
+
+
+def _job_or_sweep(ctx: CommandContext, job: str, words: list[str]) -> JobView | SweepStanding:
+    """The job of that name, asked of its scheduler if Unattended; else the sweep of that name."""
+    with edge.store_errors(ctx, job):
+        try:
+            return edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
+        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
+            try:
+                return edge.use_cases(ctx).sweep_status().of(JobId(job))
+            except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, words)
+                raise unknown from None  # the store's own words, and where its pointer says it is
+        except (JobsError, RecordDamaged) as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}") from None
+
+
+def _own_pointer(ctx: CommandContext, job: str) -> None:
+    """Its own pointer: display only, the record here is what counts, and it read."""
+    try:
+        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
+            edge.say(edge.damaged_pointer_line(problem))
+    except Exception as exc:
+        edge.say(f"pointers not read: {reason(exc)}")
+
+
+def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
+    shown = render.view_json(view, now)
+    if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
+        shown["live"] = {"state": view.live.state, "detail": view.live.detail,
+                         "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+    shown.update(render.scheduler_json(view))
+    return shown
+
+
+def _status_lines(view: JobView, now: datetime, job: str) -> None:
     s = view.state
     _line(render.view_line(view, now))
     if view.live is not None:
         _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     _line(f"  command: {render.command_text(s.spec)}")
-    t = render.times(s, now)
-    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
-          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
-          "  (as dunscaith saw them)")
-    by_scheduler = render.scheduler_times(view)
-    if by_scheduler is not None:
-        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
-    elif view.scheduler_times is not None and view.scheduler_times.problem:
-        _line(f"  scheduler times: {view.scheduler_times.problem}")
-    _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
-    if s.spec.resources or s.spec.options:
-        _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
-    if s.spec.env:
-        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
-    for a in s.attempts:
-        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
-        _line(f"  attempt {a.number}: {a.order}{obj}")
-        known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
-        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
-            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
-        if a.stdout:
-            _line(f"    stdout: {a.stdout}")
-        if a.stderr and a.stderr != a.stdout:
-            _line(f"    stderr: {a.stderr}")
+    _times_lines(view, now)
+    _spec_lines(s.spec)
+    _attempt_lines(view, now)
     for e in s.escalations:
         _line(f"  escalation ({e.reason}): {e.detail}")
     for failure in s.failures:
@@ -124,9 +132,43 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
         _line(f"  outstanding: {o.what}")
     if view.unattended:
         _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
-    return for_status(s.outcome)
 
 
+def _times_lines(view: JobView, now: datetime) -> None:
+    """The times as dunscaith saw them, then its scheduler's (or why they are not known)."""
+    s = view.state
+    t = render.times(s, now)
+    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
+          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
+          "  (as dunscaith saw them)")
+    by_scheduler = render.scheduler_times(view)
+    if by_scheduler is not None:
+        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
+    elif view.scheduler_times is not None and view.scheduler_times.problem:
+        _line(f"  scheduler times: {view.scheduler_times.problem}")
+
+
+def _spec_lines(spec: JobSpec) -> None:
+    _line(f"  cluster {spec.cluster} ({spec.adapter})  workdir {spec.workdir or '-'}")
+    if spec.resources or spec.options:
+        _line(f"  resources: {' '.join([*spec.resources.shown(), *spec.options])}")
+    if spec.env:
+        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in spec.env)}")
+
+
+def _attempt_lines(view: JobView, now: datetime) -> None:
+    """Each attempt, with its scheduler's times when there were several, and its output files."""
+    s = view.state
+    known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
+    for a in s.attempts:
+        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
+        _line(f"  attempt {a.number}: {a.order}{obj}")
+        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
+            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
+        if a.stdout:
+            _line(f"    stdout: {a.stdout}")
+        if a.stderr and a.stderr != a.stdout:
+            _line(f"    stderr: {a.stderr}")
 
 
 def _known_state(state: str) -> None:
