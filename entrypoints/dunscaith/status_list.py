@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import dataclass, field
 from datetime import datetime
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,11 @@ from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
 if TYPE_CHECKING:
+    from dunscaith.domain.model.jobs.residual import ResidualEntry
     from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.services.jobs.listing import JobListing
     from dunscaith.domain.services.jobs.status import JobView
+    from dunscaith.domain.services.jobs.sweep import SweepReport
 
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
@@ -238,10 +242,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
               limit: int | None = None, columns: str | None = None, noheader: bool = False,
               expand: bool = False) -> int:
     """``list`` with its options (commands/status.py declares them, with their help)."""
-    try:
-        keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
-    except table.UnknownColumn as exc:
-        raise BadInput(str(exc)) from None
+    keys = _columns(columns, wide)
     if state is not None:
         _known_state(state)
     # A login node where nothing was ever recorded has no store: list shows what the pointers say and makes
@@ -258,58 +259,100 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     now = listing.now() if listing is not None else datetime.now().astimezone()
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
-    unreadable: list[Unreadable] = []
-    shown = 0
-    shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
     rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
                                             header=not noheader)
-    covered = Covered()
+    page = _Page()
     with edge.store_errors():
-        try:
-            # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
-            for v in listing.rows(query, covered, expand=expand or as_json) if listing is not None else ():
-                shown += 1
-                if isinstance(v, SweepRow):
-                    if rows is not None:  # its elements' pointers are checked with --expand
-                        rows.sweep_row(v, now)
-                    continue
-                if isinstance(v, Unreadable):
-                    unreadable.append(v)
-                    if rows is not None:
-                        rows.line(f"{v.job}  damaged: {v.problem}")
-                elif out is not None:
-                    out.job(render.view_json(v, now))
-                elif rows is not None:
-                    rows.row(v, now)
-                shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
-        finally:  # the rows held back to set the widths are shown even when the store fails midway
-            if rows is not None:
-                rows.close()
-        full = query.limit is not None and covered.rows >= query.limit
-        more = listing.count(query) - covered.jobs if full and listing is not None else 0
-    if more > 0:
-        edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
-                 "for all")
-    survey = early if early is not None and not here else _pointers(ctx, show_all, shown_here)
-    damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
+        if listing is not None:
+            _write_rows(listing, query, page, out, rows, now, expand=expand or as_json)
+        elif rows is not None:
+            rows.close()
+    if page.more > 0:
+        edge.say(f"{page.more} older job{'s' if page.more != 1 else ''} not shown (newest first): --limit N, or "
+                 "--limit 0 for all")
+    survey = early if early is not None and not here else _pointers(ctx, show_all, page.shown)
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
+    residual = _residual(expired, show_all)
+    if out is not None:
+        out.rest(_rest_json(page, survey, expired, residual))
+        return 0
+    _rest_lines(survey, expired, residual, expand)
+    edge.notice_unattended(ctx, survey=survey)
+    return 0
+
+
+def _columns(columns: str | None, wide: bool) -> tuple[str, ...]:
+    try:
+        return table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
+    except table.UnknownColumn as exc:
+        raise BadInput(str(exc)) from None
+
+
+@dataclass
+class _Page:
+    """What list's rows leave for the rest of it: the records that did not read, the jobs shown (whose
+    pointers are checked for damage: the ones this page shows), and how many older ones the limit left out."""
+
+    unreadable: list[Unreadable] = field(default_factory=list)
+    shown: list[JobId] = field(default_factory=list)
+    more: int = 0
+
+
+def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _JsonJobs | None,
+                rows: table.Table | None, now: datetime, *, expand: bool) -> None:
+    """The rows, written as they are read: memory flat in the number of jobs; --json lists every job,
+    elements too."""
+    covered = Covered()
+    try:
+        for v in listing.rows(query, covered, expand=expand):
+            if isinstance(v, SweepRow):
+                if rows is not None:  # its elements' pointers are checked with --expand
+                    rows.sweep_row(v, now)
+                continue
+            if isinstance(v, Unreadable):
+                page.unreadable.append(v)
+                if rows is not None:
+                    rows.line(f"{v.job}  damaged: {v.problem}")
+            elif out is not None:
+                out.job(render.view_json(v, now))
+            elif rows is not None:
+                rows.row(v, now)
+            page.shown.append(v.job if isinstance(v, Unreadable) else v.state.name)
+    finally:  # the rows held back to set the widths are shown even when the store fails midway
+        if rows is not None:
+            rows.close()
+    if query.limit is not None and covered.rows >= query.limit:
+        page.more = listing.count(query) - covered.jobs
+
+
+def _residual(expired: SweepReport | None, show_all: bool) -> list[tuple[ResidualEntry, bool]]:
+    """The residual entries list shows, each with whether it was just dropped as expired."""
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
-    residual = [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
-    if out is not None:
-        out.rest({
-            "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in unreadable]
-                        + [{"job": job, "what": "pointer", "problem": problem} for job, problem in damaged]
-                        + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
-                           for job, key, problem in (expired.damaged if expired else [])]),
-            "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
-                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None,
-                          "sweep": p.sweep}
-                         for p, u in elsewhere],
-            "residual": [render.entry_json(e, gone) for e, gone in residual],
-        })
-        return 0
+    return [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
+
+
+def _rest_json(page: _Page, survey: PointerSurvey, expired: SweepReport | None,
+               residual: list[tuple[ResidualEntry, bool]]) -> dict[str, Any]:
+    return {
+        "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in page.unreadable]
+                    + [{"job": job, "what": "pointer", "problem": problem} for job, problem in survey.damaged]
+                    + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
+                       for job, key, problem in (expired.damaged if expired else [])]),
+        "pointers": [{"job": p.pointer.job, "host": p.pointer.host, "state": p.pointer.state,
+                      "unattended": p.unattended,
+                      "supervised_at": p.pointer.supervised_at.isoformat() if p.pointer.supervised_at else None,
+                      "sweep": p.pointer.sweep}
+                     for p in survey.elsewhere],
+        "residual": [render.entry_json(e, gone) for e, gone in residual],
+    }
+
+
+def _rest_lines(survey: PointerSurvey, expired: SweepReport | None, residual: list[tuple[ResidualEntry, bool]],
+                expand: bool) -> None:
+    """After the table: other hosts' jobs (a sweep's elements as one line unless --expand), then what is
+    damaged, then the residual entries."""
     for row in (survey.elsewhere if expand else by_sweep(survey.elsewhere)):
         if isinstance(row, PointedSweep):
             looks = sum(1 for e in row.elements if e.unattended)
@@ -319,14 +362,12 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
         else:
             p, u = row.pointer, row.unattended
             _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
-    for job, problem in damaged:
+    for job, problem in survey.damaged:
         _line(f"{job}  damaged pointer: {problem}")
     for job, key, problem in expired.damaged if expired else []:
         _line(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
         _line(render.entry_line(e, gone))
-    edge.notice_unattended(ctx, survey=survey)
-    return 0
 
 
 def _did_you_mean(given: str, known: list[str]) -> str:
