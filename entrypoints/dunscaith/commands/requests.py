@@ -28,7 +28,7 @@ from dunscaith.domain.model.shown import shown
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
 from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
 from dunscaith.domain.services.jobs.supervise import Supervisor
-from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepCommands
+from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
@@ -177,42 +177,61 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     codes = [_code(r.answer, r.problem) for r in answer.results]
     code = max(codes, default=ExitCode.SUCCEEDED)
-    which = f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
-    for r, c in zip(answer.results, codes, strict=True):  # on stderr, with --json too (docs/json.md)
-        if c == ExitCode.SUCCEEDED or _ended(r):
-            continue  # an element refused for having ended already is counted in the summary line
-        why = r.problem if r.answer is Answer.CONFIRMED else r.detail
-        print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}", file=sys.stderr)
+    _element_problems(answer, codes, action)
     if as_json:
-        counts = Counter(str(r.answer) for r in answer.results)
-        print(json.dumps({
-            "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
-            "elements_total": chosen.total, "chosen": len(answer.results),
-            "counts": {str(a): counts.get(str(a), 0) for a in Answer},
-            "exit_code": code,
-            "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
-            "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
-        }))
-        if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
-            print(f"{PROG}: sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}",
-                  file=sys.stderr)
+        _sweep_json(chosen, action, failed, answer, codes, code)
     else:
-        for line in _skipped_lines(answer.skipped, action):
-            print(f"{PROG}: {line}", file=sys.stderr)
-        if not answer.results:
-            what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
-            print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
-        else:
-            print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
-        waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
-                   and r.by is Answerer.THIS_COMMAND]
-        if waiting:  # a command makes no attempt: the sweep's supervisor does
-            print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
-                  f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
+        _sweep_lines(chosen, action, failed, answer)
     edge.notice_unattended(ctx, skip=chosen.word)
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code
+
+
+def _which(chosen: Chosen, failed: bool) -> str:
+    """The option that chose the elements, as the summary line names it."""
+    return f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
+
+
+def _element_problems(answer: SweepAnswer, codes: list[int], action: Action) -> None:
+    """A line for each element not confirmed and carried out: on stderr, with --json too (docs/json.md)."""
+    for r, c in zip(answer.results, codes, strict=True):
+        if c == ExitCode.SUCCEEDED or _ended(r):
+            continue  # an element refused for having ended already is counted in the summary line
+        why = r.problem if r.answer is Answer.CONFIRMED else r.detail
+        print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}", file=sys.stderr)
+
+
+def _sweep_json(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswer, codes: list[int],
+                code: int) -> None:
+    counts = Counter(str(r.answer) for r in answer.results)
+    print(json.dumps({
+        "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
+        "elements_total": chosen.total, "chosen": len(answer.results),
+        "counts": {str(a): counts.get(str(a), 0) for a in Answer},
+        "exit_code": code,
+        "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
+        "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
+    }))
+    if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
+        print(f"{PROG}: sweep {chosen.sweep}{_which(chosen, failed)}: {answers_line(str(action), answer.results)}",
+              file=sys.stderr)
+
+
+def _sweep_lines(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswer) -> None:
+    which = _which(chosen, failed)
+    for line in _skipped_lines(answer.skipped, action):
+        print(f"{PROG}: {line}", file=sys.stderr)
+    if not answer.results:
+        what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
+        print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
+    else:
+        print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
+    waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
+               and r.by is Answerer.THIS_COMMAND]
+    if waiting:  # a command makes no attempt: the sweep's supervisor does
+        print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
+              f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
 
 
 def _ended(result: CommandResult) -> bool:
