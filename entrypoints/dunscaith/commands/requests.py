@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
@@ -264,19 +264,32 @@ def answers_line(action: str, results: tuple[CommandResult, ...] | list[CommandR
         count = answers.get(answer, 0)
         if not count:
             continue
-        word = f"{count} {answer}"
-        if answer is Answer.CONFIRMED:
-            failed = sum(1 for r in results if r.answer is answer and r.problem)
-            stopping = sum(1 for r in results if r.answer is answer and not r.problem and r.stopped is False)
-            notes = [f"{failed} not carried out"] if failed else []
-            notes += [f"{stopping} still stopping"] if stopping else []
-            word += f" ({', '.join(notes)})" if notes else ""
-        if answer is Answer.REFUSED:
-            ended = sum(1 for r in results if _ended(r))
-            why = ["already ended" if ended == count else f"{ended} already ended"] if ended else []
-            word += f" ({why[0]})" if why else ""
-        parts.append(word)
+        notes = _ANSWER_NOTES.get(answer, _no_notes)(results, count)
+        parts.append(f"{count} {answer}" + (f" ({', '.join(notes)})" if notes else ""))
     return f"{action}: {', '.join(parts)}"
+
+
+def _confirmed_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    """Of the confirmed: how many were not carried out, and how many objects are still stopping."""
+    failed = sum(1 for r in results if r.answer is Answer.CONFIRMED and r.problem)
+    stopping = sum(1 for r in results if r.answer is Answer.CONFIRMED and not r.problem and r.stopped is False)
+    notes = [f"{failed} not carried out"] if failed else []
+    return notes + ([f"{stopping} still stopping"] if stopping else [])
+
+
+def _refused_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    """Of the refused: how many had ended already (all of them, said as such)."""
+    ended = sum(1 for r in results if _ended(r))
+    return ["already ended" if ended == count else f"{ended} already ended"] if ended else []
+
+
+def _no_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    return []
+
+
+# what answers_line says in brackets after each answer's count
+_ANSWER_NOTES: dict[Answer, Callable[[Sequence[CommandResult], int], list[str]]] = {
+    Answer.CONFIRMED: _confirmed_notes, Answer.REFUSED: _refused_notes}
 
 
 def _object(result: CommandResult) -> str:
