@@ -14,6 +14,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import typer
@@ -26,7 +27,7 @@ from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
-from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
+from dunscaith.domain.services.jobs.prune import Prune, PruneResult, Pruning
 from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
@@ -385,28 +386,14 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     --older-than."""
     if job is not None and older_than is not None:
         raise BadInput("give JOB or --older-than, not both")
-    try:
-        age = DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
-    except BadDuration as exc:
-        raise BadInput(str(exc)) from None
+    age = _age(older_than)
     edge.open_store(ctx)
     edge.check_writable(ctx)  # the residual entry is added before the record's event: both, or neither
     pruning = edge.use_cases(ctx).prune()
     if job is not None:
-        edge.owned_elsewhere(ctx, job, ["prune", job])
-        with edge.store_errors(ctx, job):
-            try:
-                result = pruning.one(JobId(job))
-            except (JobsError, RecordDamaged) as exc:
-                raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
+        result = _prune_one(ctx, pruning, job)
         if result.result is Pruning.REFUSED:
-            if as_json:
-                print(json.dumps({"action": "prune", **_pruning_json(result), "outputs_removed": [],
-                                  "error": {"code": "refused", "message": f"prune refused: {result.detail}",
-                                            "exit_code": ExitCode.BAD_INPUT}}))
-                print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
-                return ExitCode.BAD_INPUT
-            raise BadInput(f"prune refused: {result.detail}")
+            return _prune_refused(result, as_json)
         done, problems = [result], list[str]()
     else:
         with edge.store_errors():
@@ -414,22 +401,58 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
     removed = _remove_outputs(ctx, [r.job for r in done if r.result is not Pruning.REFUSED]) if outputs else []
     if as_json:
-        body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
-                                {"action": "prune", "older_than": older_than or "30d",
-                                 "pruned": [_pruning_json(r) for r in done], "problems": problems})
-        body["outputs_removed"] = removed
-        print(json.dumps(body))
+        _pruned_json(job, older_than, done, problems, removed)
     else:
-        for result in done:
-            print(result.detail)
-        if job is None and not done:
-            print(f"no settled job older than {older_than or '30d'} to prune")
-        for folder in removed:
-            print(f"removed output folder {folder}")
+        _pruned_lines(job, older_than, done, removed)
     for line in problems + [r.problem for r in done if r.problem]:
         print(f"{PROG}: {line}", file=sys.stderr)
     edge.notice_unattended(ctx)
     return ExitCode.SUCCEEDED
+
+
+def _age(older_than: str | None) -> timedelta:
+    try:
+        return DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
+    except BadDuration as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _prune_one(ctx: typer.Context, pruning: Prune, job: str) -> PruneResult:
+    """The one job named, pruned here (run on its own host if its record is another's)."""
+    edge.owned_elsewhere(ctx, job, ["prune", job])
+    with edge.store_errors(ctx, job):
+        try:
+            return pruning.one(JobId(job))
+        except (JobsError, RecordDamaged) as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
+
+
+def _prune_refused(result: PruneResult, as_json: bool) -> int:
+    if not as_json:
+        raise BadInput(f"prune refused: {result.detail}")
+    print(json.dumps({"action": "prune", **_pruning_json(result), "outputs_removed": [],
+                      "error": {"code": "refused", "message": f"prune refused: {result.detail}",
+                                "exit_code": ExitCode.BAD_INPUT}}))
+    print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
+    return ExitCode.BAD_INPUT
+
+
+def _pruned_json(job: str | None, older_than: str | None, done: list[PruneResult], problems: list[str],
+                 removed: list[str]) -> None:
+    body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
+                            {"action": "prune", "older_than": older_than or "30d",
+                             "pruned": [_pruning_json(r) for r in done], "problems": problems})
+    body["outputs_removed"] = removed
+    print(json.dumps(body))
+
+
+def _pruned_lines(job: str | None, older_than: str | None, done: list[PruneResult], removed: list[str]) -> None:
+    for result in done:
+        print(result.detail)
+    if job is None and not done:
+        print(f"no settled job older than {older_than or '30d'} to prune")
+    for folder in removed:
+        print(f"removed output folder {folder}")
 
 
 def register(app: typer.Typer) -> None:
