@@ -151,27 +151,37 @@ def describe_error(first: Any, model: type[BaseModel], table_of: Mapping[str, An
         loc = loc[:-2]
     where = ".".join(loc) or "settings"
     if first["type"] == "extra_forbidden" and loc:
-        holder = model_at(model, loc)
-        known = list(holder.model_fields) if isinstance(holder, type) and issubclass(holder, BaseModel) else []
-        value = _value_at(table_of, loc)
-        suggestion = nearest(loc[-1], known)
-        if isinstance(value, dict):
-            hint = f" (did you mean [{'.'.join([*loc[:-1], suggestion])}]?)" if suggestion else ""
-            return f"unknown table [{where}]{hint}"
-        if suggestion == loc[-1]:  # a key of another kind of table ([clusters.NAME] of another adapter)
-            table = _value_at(table_of, loc[:-1])
-            kind = table.get("adapter") if isinstance(table, Mapping) else None
-            return f"{where}: not a key of a table with adapter = {kind!r}" if kind else f"{where}: unknown key"
-        hint = f" (did you mean {suggestion}?)" if suggestion else ""
-        return f"{where}: unknown key{hint}"
-    message = plain(first)
-    if first["type"] == "literal_error" and isinstance(first.get("input"), str):
-        suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
-        message += f" (did you mean {suggestion}?)" if suggestion else ""
-    if first["type"] in ("int_type", "float_type", "bool_type") and isinstance(first.get("input"), str):
-        message += " (a string in TOML: write the value without quotes)"  # strict: only a file's can be
+        return _unknown_name(loc, where, model, table_of)
+    message = plain(first) + _hint(first)
     # a rule across keys names them itself (supervise.poll ... supervise.poll_max): not "supervise: supervise.poll"
     return message if message.startswith(f"{where}.") else f"{where}: {message}"
+
+
+def _unknown_name(loc: list[str], where: str, model: type[BaseModel], table_of: Mapping[str, Any]) -> str:
+    """An unknown table or key, with the nearest known name; a key of another kind of table, said as such."""
+    holder = model_at(model, loc)
+    known = list(holder.model_fields) if isinstance(holder, type) and issubclass(holder, BaseModel) else []
+    value = _value_at(table_of, loc)
+    suggestion = nearest(loc[-1], known)
+    if isinstance(value, dict):
+        hint = f" (did you mean [{'.'.join([*loc[:-1], suggestion])}]?)" if suggestion else ""
+        return f"unknown table [{where}]{hint}"
+    if suggestion == loc[-1]:  # a key of another kind of table ([clusters.NAME] of another adapter)
+        table = _value_at(table_of, loc[:-1])
+        kind = table.get("adapter") if isinstance(table, Mapping) else None
+        return f"{where}: not a key of a table with adapter = {kind!r}" if kind else f"{where}: unknown key"
+    hint = f" (did you mean {suggestion}?)" if suggestion else ""
+    return f"{where}: unknown key{hint}"
+
+
+def _hint(first: Any) -> str:
+    """What follows pydantic's own words: the nearest allowed value, or that a quoted number is a string."""
+    if first["type"] == "literal_error" and isinstance(first.get("input"), str):
+        suggestion = nearest(first["input"], re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected"))))
+        return f" (did you mean {suggestion}?)" if suggestion else ""
+    if first["type"] in ("int_type", "float_type", "bool_type") and isinstance(first.get("input"), str):
+        return " (a string in TOML: write the value without quotes)"  # strict: only a file's can be
+    return ""
 
 
 def _value_at(table: Mapping[str, Any], loc: Sequence[str]) -> Any:

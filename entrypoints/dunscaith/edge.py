@@ -26,6 +26,7 @@ from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, Unkno
 # dependency-injector and pydantic on the start-up path of every wrapped process.
 if TYPE_CHECKING:
     # types only: the supervision's use case (and its supervisor) is imported by the commands that supervise
+    from dunscaith.domain.model.jobs.summary import UnattendedJob
     from dunscaith.domain.services.jobs.owning_host import Owner
     from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
     from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
@@ -310,8 +311,20 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
-    told: list[str] = []  # written at once: 10,000 Unattended jobs are one write, not 10,000
-    sweeps: dict[str, int] = {}  # a sweep's Unattended elements are one line, naming the sweep
+    # written at once: 10,000 Unattended jobs are one write, not 10,000
+    told = [*_unattended_here(listed, skip), *_unattended_elsewhere(others, skip)]
+    for name, problem in others.damaged if survey is None else ():
+        if name != skip:
+            told.append(damaged_pointer_line(problem))
+    if told:  # stderr is line-buffered: flushed as say's prints are
+        sys.stderr.write("".join(f"{PROG}: {one_line(line)}\n" for line in told))
+
+
+def _unattended_here(listed: Sequence[UnattendedJob], skip: str | None) -> list[str]:
+    """This store's Unattended jobs, one line each; a sweep's Unattended elements are one line, naming the
+    sweep."""
+    told: list[str] = []
+    sweeps: dict[str, int] = {}
     for name, state, sweep in listed:
         if sweep is not None:
             if sweep != skip and name != skip:
@@ -322,9 +335,15 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
     for whole, count in sweeps.items():
         told.append(f"sweep {whole}: {count} element{'s are' if count != 1 else ' is'} Unattended "
                     f"(no supervisor); reattach with: {PROG} supervise {whole}")
+    return told
+
+
+def _unattended_elsewhere(others: PointerSurvey, skip: str | None) -> list[str]:
+    """Other hosts' jobs that look Unattended by their pointers; another host's sweep is one line too (its
+    elements' pointers name it), naming the host it runs on."""
     from dunscaith.domain.services.jobs.pointer_survey import PointedJob, by_sweep  # loaded: others was read
 
-    # another host's sweep is one line too (its elements' pointers name it), naming the host it runs on
+    told: list[str] = []
     alone = [p for p in others.elsewhere
              if p.unattended and (skip is None or skip not in (p.pointer.job, p.pointer.sweep))]
     for row in by_sweep(alone):
@@ -338,11 +357,7 @@ def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: Poin
             told.append(f"sweep {row.sweep} on host {row.host}: {count} "
                         f"element{'s look' if count != 1 else ' looks'} Unattended (their pointers: no supervisor "
                         f"seen recently); reattach with: {PROG} supervise {row.sweep} (it runs on {row.host})")
-    for name, problem in others.damaged if survey is None else ():
-        if name != skip:
-            told.append(damaged_pointer_line(problem))
-    if told:  # stderr is line-buffered: flushed as say's prints are
-        sys.stderr.write("".join(f"{PROG}: {one_line(line)}\n" for line in told))
+    return told
 
 
 # --- sweeps ----------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack, closing
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -246,6 +247,17 @@ def _table(cluster: str) -> ClusterSettings:
     return load_settings().cluster(cluster)
 
 
+def _adapter_of(settings: ReadSettings, cluster: str) -> str:
+    """A cluster's adapter (its kind), from the remembered settings; a cluster not configured: the settings'
+    own refusal, word for word."""
+    known = dict(settings.clusters)
+    if cluster in known:
+        return known[cluster]
+    from dunscaith.entrypoints.dunscaith.settings import load_settings
+
+    return load_settings().cluster(cluster).adapter
+
+
 class _Provided:
     """What ``edge.container_of(ctx).use_cases.container`` is to the commands: here, the read root itself."""
 
@@ -299,20 +311,12 @@ class ReadRoot:
 
     def schedulers(self) -> Callable[[str], Scheduler]:
         def opened() -> ClusterSchedulers:
-            made = ClusterSchedulers(self._adapter_of, scheduler_kinds(self._settings.root, _table, self.clock,
-                                                                       self.crash))
+            made = ClusterSchedulers(partial(_adapter_of, self._settings),
+                                     scheduler_kinds(self._settings.root, _table, self.clock, self.crash))
             self._closing.callback(made.close)
             return made
 
         return self._once("schedulers", opened)
-
-    def _adapter_of(self, cluster: str) -> str:
-        known = dict(self._settings.clusters)
-        if cluster in known:
-            return known[cluster]
-        from dunscaith.entrypoints.dunscaith.settings import load_settings
-
-        return load_settings().cluster(cluster).adapter  # a cluster not configured: its refusal, word for word
 
     # --- the use cases (container.UseCases' providers of the same names)
     def status(self) -> JobStatus:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from dataclasses import dataclass, field
 from datetime import datetime
 from difflib import get_close_matches
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
@@ -31,6 +32,13 @@ from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
+if TYPE_CHECKING:
+    from dunscaith.domain.model.jobs.residual import ResidualEntry
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.services.jobs.listing import JobListing
+    from dunscaith.domain.services.jobs.status import JobView
+    from dunscaith.domain.services.jobs.sweep import SweepReport
+
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
@@ -48,72 +56,76 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
     edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     edge.open_store(ctx)
     if state is not None:
-        with edge.store_errors(ctx, job):
-            try:
-                chosen = edge.use_cases(ctx).sweep_status().of(JobId(job), state)
-            except NotASweep as exc:
-                raise BadInput(str(exc)) from None
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, words)
-                raise
-        return _sweep_status(ctx, chosen, as_json)
-    with edge.store_errors(ctx, job):
-        try:
-            view = edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
-        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
-            try:
-                sweep = edge.use_cases(ctx).sweep_status().of(JobId(job))
-            except UnknownJob:
-                edge.sweep_owned_elsewhere(ctx, job, words)
-                raise unknown from None  # the store's own words, and where its pointer says it is
-            return _sweep_status(ctx, sweep, as_json)
-        except (JobsError, RecordDamaged) as exc:
-            raise BadInput(f"the record of job {job} does not read: {exc}") from None
-    try:  # its own pointer: display only, the record here is what counts, and it read
-        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
-            edge.say(edge.damaged_pointer_line(problem))
-    except Exception as exc:
-        edge.say(f"pointers not read: {reason(exc)}")
+        return _sweep_status(ctx, _chosen_elements(ctx, job, state, words), as_json)
+    view = _job_or_sweep(ctx, job, words)
+    if isinstance(view, SweepStanding):
+        with edge.store_errors(ctx, job):  # the sweep of that name is shown under the store's refusals, as read
+            return _sweep_status(ctx, view, as_json)
+    _own_pointer(ctx, job)
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
     now = _now(ctx)
     if as_json:
-        shown = render.view_json(view, now)
-        if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
-            shown["live"] = {"state": view.live.state, "detail": view.live.detail,
-                             "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
-        shown.update(render.scheduler_json(view))
-        print(json.dumps(shown, indent=2))
-        return for_status(view.state.outcome)
+        print(json.dumps(_status_json(view, now), indent=2))
+    else:
+        _status_lines(view, now, job)
+    return for_status(view.state.outcome)
+
+
+def _chosen_elements(ctx: CommandContext, job: str, state: str, words: list[str]) -> SweepStanding:
+    """``status NAME --state STATE``: the sweep's elements in that state (a job's name is refused)."""
+    with edge.store_errors(ctx, job):
+        try:
+            return edge.use_cases(ctx).sweep_status().of(JobId(job), state)
+        except NotASweep as exc:
+            raise BadInput(str(exc)) from None
+        except UnknownJob:
+            edge.sweep_owned_elsewhere(ctx, job, words)
+            raise
+
+
+def _job_or_sweep(ctx: CommandContext, job: str, words: list[str]) -> JobView | SweepStanding:
+    """The job of that name, asked of its scheduler if Unattended; else the sweep of that name."""
+    with edge.store_errors(ctx, job):
+        try:
+            return edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
+        except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
+            try:
+                return edge.use_cases(ctx).sweep_status().of(JobId(job))
+            except UnknownJob:
+                edge.sweep_owned_elsewhere(ctx, job, words)
+                raise unknown from None  # the store's own words, and where its pointer says it is
+        except (JobsError, RecordDamaged) as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}") from None
+
+
+def _own_pointer(ctx: CommandContext, job: str) -> None:
+    """Its own pointer: display only, the record here is what counts, and it read."""
+    try:
+        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
+            edge.say(edge.damaged_pointer_line(problem))
+    except Exception as exc:
+        edge.say(f"pointers not read: {reason(exc)}")
+
+
+def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
+    shown = render.view_json(view, now)
+    if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
+        shown["live"] = {"state": view.live.state, "detail": view.live.detail,
+                         "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
+    shown.update(render.scheduler_json(view))
+    return shown
+
+
+def _status_lines(view: JobView, now: datetime, job: str) -> None:
     s = view.state
     _line(render.view_line(view, now))
     if view.live is not None:
         _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     _line(f"  command: {render.command_text(s.spec)}")
-    t = render.times(s, now)
-    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
-          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
-          "  (as dunscaith saw them)")
-    by_scheduler = render.scheduler_times(view)
-    if by_scheduler is not None:
-        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
-    elif view.scheduler_times is not None and view.scheduler_times.problem:
-        _line(f"  scheduler times: {view.scheduler_times.problem}")
-    _line(f"  cluster {s.spec.cluster} ({s.spec.adapter})  workdir {s.spec.workdir or '-'}")
-    if s.spec.resources or s.spec.options:
-        _line(f"  resources: {' '.join([*s.spec.resources.shown(), *s.spec.options])}")
-    if s.spec.env:
-        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in s.spec.env)}")
-    for a in s.attempts:
-        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
-        _line(f"  attempt {a.number}: {a.order}{obj}")
-        known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
-        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
-            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
-        if a.stdout:
-            _line(f"    stdout: {a.stdout}")
-        if a.stderr and a.stderr != a.stdout:
-            _line(f"    stderr: {a.stderr}")
+    _times_lines(view, now)
+    _spec_lines(s.spec)
+    _attempt_lines(view, now)
     for e in s.escalations:
         _line(f"  escalation ({e.reason}): {e.detail}")
     for failure in s.failures:
@@ -124,9 +136,43 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
         _line(f"  outstanding: {o.what}")
     if view.unattended:
         _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
-    return for_status(s.outcome)
 
 
+def _times_lines(view: JobView, now: datetime) -> None:
+    """The times as dunscaith saw them, then its scheduler's (or why they are not known)."""
+    s = view.state
+    t = render.times(s, now)
+    _line(f"  submitted {render.local_time(t['submitted'])}  started {render.local_time(t['started'])}  "
+          f"ended {render.local_time(t['ended'])}  elapsed {render.elapsed_text(render.elapsed_seconds(s, now))}"
+          "  (as dunscaith saw them)")
+    by_scheduler = render.scheduler_times(view)
+    if by_scheduler is not None:
+        _line(f"  scheduler ({by_scheduler.source}): {render.times_words(by_scheduler, now)}")
+    elif view.scheduler_times is not None and view.scheduler_times.problem:
+        _line(f"  scheduler times: {view.scheduler_times.problem}")
+
+
+def _spec_lines(spec: JobSpec) -> None:
+    _line(f"  cluster {spec.cluster} ({spec.adapter})  workdir {spec.workdir or '-'}")
+    if spec.resources or spec.options:
+        _line(f"  resources: {' '.join([*spec.resources.shown(), *spec.options])}")
+    if spec.env:
+        _line(f"  environment: {', '.join(pair.split('=', 1)[0] for pair in spec.env)}")
+
+
+def _attempt_lines(view: JobView, now: datetime) -> None:
+    """Each attempt, with its scheduler's times when there were several, and its output files."""
+    s = view.state
+    known = view.scheduler_times.by_object if view.scheduler_times is not None else {}
+    for a in s.attempts:
+        obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
+        _line(f"  attempt {a.number}: {a.order}{obj}")
+        if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
+            _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
+        if a.stdout:
+            _line(f"    stdout: {a.stdout}")
+        if a.stderr and a.stderr != a.stdout:
+            _line(f"    stderr: {a.stderr}")
 
 
 def _known_state(state: str) -> None:
@@ -196,10 +242,7 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
               limit: int | None = None, columns: str | None = None, noheader: bool = False,
               expand: bool = False) -> int:
     """``list`` with its options (commands/status.py declares them, with their help)."""
-    try:
-        keys = table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
-    except table.UnknownColumn as exc:
-        raise BadInput(str(exc)) from None
+    keys = _columns(columns, wide)
     if state is not None:
         _known_state(state)
     # A login node where nothing was ever recorded has no store: list shows what the pointers say and makes
@@ -216,58 +259,100 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     now = listing.now() if listing is not None else datetime.now().astimezone()
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
                          limit=_limit(limit, as_json))
-    unreadable: list[Unreadable] = []
-    shown = 0
-    shown_here: list[JobId] = []  # whose pointers are checked for damage: the ones this page shows
     out = _JsonJobs() if as_json else None
     rows = None if as_json else table.Table(keys, None if wide else table.output_width(), print,
                                             header=not noheader)
-    covered = Covered()
+    page = _Page()
     with edge.store_errors():
-        try:
-            # written as it is read: memory flat in the number of jobs; --json lists every job, elements too
-            for v in listing.rows(query, covered, expand=expand or as_json) if listing is not None else ():
-                shown += 1
-                if isinstance(v, SweepRow):
-                    if rows is not None:  # its elements' pointers are checked with --expand
-                        rows.sweep_row(v, now)
-                    continue
-                if isinstance(v, Unreadable):
-                    unreadable.append(v)
-                    if rows is not None:
-                        rows.line(f"{v.job}  damaged: {v.problem}")
-                elif out is not None:
-                    out.job(render.view_json(v, now))
-                elif rows is not None:
-                    rows.row(v, now)
-                shown_here.append(v.job if isinstance(v, Unreadable) else v.state.name)
-        finally:  # the rows held back to set the widths are shown even when the store fails midway
-            if rows is not None:
-                rows.close()
-        full = query.limit is not None and covered.rows >= query.limit
-        more = listing.count(query) - covered.jobs if full and listing is not None else 0
-    if more > 0:
-        edge.say(f"{more} older job{'s' if more != 1 else ''} not shown (newest first): --limit N, or --limit 0 "
-                 "for all")
-    survey = early if early is not None and not here else _pointers(ctx, show_all, shown_here)
-    damaged, elsewhere = survey.damaged, [(p.pointer, p.unattended) for p in survey.elsewhere]
+        if listing is not None:
+            _write_rows(listing, query, page, out, rows, now, expand=expand or as_json)
+        elif rows is not None:
+            rows.close()
+    if page.more > 0:
+        edge.say(f"{page.more} older job{'s' if page.more != 1 else ''} not shown (newest first): --limit N, or "
+                 "--limit 0 for all")
+    survey = early if early is not None and not here else _pointers(ctx, show_all, page.shown)
     expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
+    residual = _residual(expired, show_all)
+    if out is not None:
+        out.rest(_rest_json(page, survey, expired, residual))
+        return 0
+    _rest_lines(survey, expired, residual, expand)
+    edge.notice_unattended(ctx, survey=survey)
+    return 0
+
+
+def _columns(columns: str | None, wide: bool) -> tuple[str, ...]:
+    try:
+        return table.parse_format(columns) if columns is not None else table.WIDE if wide else table.DEFAULT
+    except table.UnknownColumn as exc:
+        raise BadInput(str(exc)) from None
+
+
+@dataclass
+class _Page:
+    """What list's rows leave for the rest of it: the records that did not read, the jobs shown (whose
+    pointers are checked for damage: the ones this page shows), and how many older ones the limit left out."""
+
+    unreadable: list[Unreadable] = field(default_factory=list)
+    shown: list[JobId] = field(default_factory=list)
+    more: int = 0
+
+
+def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _JsonJobs | None,
+                rows: table.Table | None, now: datetime, *, expand: bool) -> None:
+    """The rows, written as they are read: memory flat in the number of jobs; --json lists every job,
+    elements too."""
+    covered = Covered()
+    try:
+        for v in listing.rows(query, covered, expand=expand):
+            if isinstance(v, SweepRow):
+                if rows is not None:  # its elements' pointers are checked with --expand
+                    rows.sweep_row(v, now)
+                continue
+            if isinstance(v, Unreadable):
+                page.unreadable.append(v)
+                if rows is not None:
+                    rows.line(f"{v.job}  damaged: {v.problem}")
+            elif out is not None:
+                out.job(render.view_json(v, now))
+            elif rows is not None:
+                rows.row(v, now)
+            page.shown.append(v.job if isinstance(v, Unreadable) else v.state.name)
+    finally:  # the rows held back to set the widths are shown even when the store fails midway
+        if rows is not None:
+            rows.close()
+    if query.limit is not None and covered.rows >= query.limit:
+        page.more = listing.count(query) - covered.jobs
+
+
+def _residual(expired: SweepReport | None, show_all: bool) -> list[tuple[ResidualEntry, bool]]:
+    """The residual entries list shows, each with whether it was just dropped as expired."""
     residual = [(e, True) for e in expired.expired] + [(e, False) for e in expired.kept] if expired else []
     # a pruned job has left the list (docs/job-commands.md): its entry is only for sweeps, shown with --all
-    residual = [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
-    if out is not None:
-        out.rest({
-            "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in unreadable]
-                        + [{"job": job, "what": "pointer", "problem": problem} for job, problem in damaged]
-                        + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
-                           for job, key, problem in (expired.damaged if expired else [])]),
-            "pointers": [{"job": p.job, "host": p.host, "state": p.state, "unattended": u,
-                          "supervised_at": p.supervised_at.isoformat() if p.supervised_at else None,
-                          "sweep": p.sweep}
-                         for p, u in elsewhere],
-            "residual": [render.entry_json(e, gone) for e, gone in residual],
-        })
-        return 0
+    return [(e, gone) for e, gone in residual if show_all or gone or e.reason is not ResidualReason.PRUNED]
+
+
+def _rest_json(page: _Page, survey: PointerSurvey, expired: SweepReport | None,
+               residual: list[tuple[ResidualEntry, bool]]) -> dict[str, Any]:
+    return {
+        "damaged": ([{"job": v.job, "what": "record", "problem": v.problem} for v in page.unreadable]
+                    + [{"job": job, "what": "pointer", "problem": problem} for job, problem in survey.damaged]
+                    + [{"job": job, "what": "residual entry", "key": key, "problem": problem}
+                       for job, key, problem in (expired.damaged if expired else [])]),
+        "pointers": [{"job": p.pointer.job, "host": p.pointer.host, "state": p.pointer.state,
+                      "unattended": p.unattended,
+                      "supervised_at": p.pointer.supervised_at.isoformat() if p.pointer.supervised_at else None,
+                      "sweep": p.pointer.sweep}
+                     for p in survey.elsewhere],
+        "residual": [render.entry_json(e, gone) for e, gone in residual],
+    }
+
+
+def _rest_lines(survey: PointerSurvey, expired: SweepReport | None, residual: list[tuple[ResidualEntry, bool]],
+                expand: bool) -> None:
+    """After the table: other hosts' jobs (a sweep's elements as one line unless --expand), then what is
+    damaged, then the residual entries."""
     for row in (survey.elsewhere if expand else by_sweep(survey.elsewhere)):
         if isinstance(row, PointedSweep):
             looks = sum(1 for e in row.elements if e.unattended)
@@ -277,14 +362,12 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
         else:
             p, u = row.pointer, row.unattended
             _line(f"{p.job}  {p.state}  on host {p.host} (from its pointer{'; looks Unattended' if u else ''})")
-    for job, problem in damaged:
+    for job, problem in survey.damaged:
         _line(f"{job}  damaged pointer: {problem}")
     for job, key, problem in expired.damaged if expired else []:
         _line(f"{job}  damaged residual entry {key}: {problem}")
     for e, gone in residual:
         _line(render.entry_line(e, gone))
-    edge.notice_unattended(ctx, survey=survey)
-    return 0
 
 
 def _did_you_mean(given: str, known: list[str]) -> str:

@@ -38,6 +38,7 @@ from dunscaith.entrypoints.dunscaith.edge import CommandContext
 from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
+    from dunscaith.domain.model.jobs.ids import JobId
     from dunscaith.ports.interrupts import Interrupts
 
 
@@ -50,9 +51,32 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
            job_exit: bool | None = None) -> int:
     """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
     drain = edge.interrupts(ctx)
+    sweeping = array is not None or each is not None
+    _options_together(as_json=as_json, parsable=parsable, array=array, each=each, max_running=max_running,
+                      name=name, job_exit=job_exit, follow=follow)
+    edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
+    try:
+        needs = resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
+                           "--gpus": gpus, "--account": account, "--qos": qos}, export)
+    except BadSpec as exc:
+        raise BadInput(str(exc)) from None
+    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env)
+    if sweeping:
+        return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
+                             parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
+    job = _record_job(ctx, spec)
+    if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
+        print(job, flush=True)
+    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
+                                 stream=sys.stderr if parsable else None, job_exit=exit_of_job(ctx, job_exit))
+
+
+def _options_together(*, as_json: bool, parsable: bool, array: str | None, each: Path | None,
+                      max_running: str | None, name: str | None, job_exit: bool | None, follow: bool) -> None:
+    """The options that cannot go together, or that one needs another: refused before anything is read."""
+    sweeping = array is not None or each is not None
     if as_json and parsable:
         raise BadInput("give --json or --parsable, not both: each is what stdout holds")
-    sweeping = array is not None or each is not None
     if array is not None and each is not None:
         raise BadInput("give --array or --each, not both: either one describes the sweep's elements")
     if not sweeping and max_running is not None:
@@ -65,19 +89,13 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
     if sweeping and follow:
         raise BadInput("--follow shows one job's output, not a sweep's: follow an element with "
                        "dunscaith logs NAME-INDEX --follow")
-    edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
-    try:
-        needs = resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
-                           "--gpus": gpus, "--account": account, "--qos": qos}, export)
-    except BadSpec as exc:
-        raise BadInput(str(exc)) from None
-    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env)
-    if sweeping:
-        return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
-                             parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
+
+
+def _record_job(ctx: CommandContext, spec: JobSpec) -> JobId:
+    """The job recorded, once every check that can refuse it has passed: nothing is recorded otherwise."""
     edge.open_store(ctx)
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
-        refused = edge.use_cases(ctx).record_job().ready(cluster, spec.resources, spec.options)
+        refused = edge.use_cases(ctx).record_job().ready(spec.cluster, spec.resources, spec.options)
     if refused is not None:  # what the cluster's scheduler cannot honour, refused before anything is recorded
         raise BadInput(refused)
     try:  # a job without a pointer is one no other login node can find: refused before it is recorded
@@ -91,15 +109,11 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
         raise BadInput(f"{exc}; nothing was recorded") from None
     edge.notice_unattended(ctx)
     try:
-        job = edge.use_cases(ctx).record_job()(spec)
+        return edge.use_cases(ctx).record_job()(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
-    if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
-        print(job, flush=True)
-    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
-                                 stream=sys.stderr if parsable else None, job_exit=exit_of_job(ctx, job_exit))
 
 
 def _submit_sweep(ctx: CommandContext, drain: Interrupts, template: JobSpec, elements: list[JobSpec], *,

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from typing import IO, Any, cast
 
 import typer
@@ -77,46 +78,67 @@ def _named(jobs: list[JobSummary]) -> str:
 def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
          again: str, stdout_kept: bool = False) -> int:
     """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else."""
+    words = Counter(e.state for e in done.elements)
+    end = _drained(drain, what, again) if done.drained else _settled(done, what, again)
+    if end.message:
+        print(f"{PROG}: {end.message}" if end.code else end.message,
+              file=sys.stderr if end.code or as_json or stdout_kept else sys.stdout, flush=True)
+    if as_json:
+        print(json.dumps(_result(done, words, end.ending, end.code, end.message), indent=2), flush=True)
+    if end.by_signal:
+        edge.end_by_signal(ctx)
+    return end.code
+
+
+@dataclass(frozen=True)
+class _SweepEnd:
+    """How a supervised sweep ended: its exit code, the result object's ``ending``, the line said."""
+
+    code: int
+    ending: str
+    message: str
+    by_signal: bool = False
+
+
+def _drained(drain: Interrupts, what: str, again: str) -> _SweepEnd:
+    """Stopped by a signal: the code of that signal (3 if it is not one Python knows)."""
+    name = drain.pending()
+    known = name is not None and name in signal.Signals.__members__
+    code = int(for_signal(signal.Signals[name].value)) if known and name is not None else int(ExitCode.INTERNAL)
+    return _SweepEnd(code, "drained",
+                     f"{what}: supervisor stopped by signal; everything received is committed; started elements "
+                     f"continue Unattended and the others have not been sent; reattach with: {again}",
+                     by_signal=True)
+
+
+def _settled(done: SweepSupervised, what: str, again: str) -> _SweepEnd:
+    """Not stopped by a signal: every element succeeded, some work is left (or gave up), or some failed."""
     elements = list(done.elements)
-    words = Counter(e.state for e in elements)
     succeeded = [e for e in elements if e.outcome == "succeeded"]
     unsettled = [e for e in elements if not e.settled]
     not_ok = [e for e in elements if e.outcome is not None and e.outcome != "succeeded"]
     gave_up = [end.job for end in done.ends if end.end.ending is Ending.GAVE_UP]
-    by_signal = False
-    if done.drained:
-        name = drain.pending()
-        known = name is not None and name in signal.Signals.__members__
-        code = int(for_signal(signal.Signals[name].value)) if known and name is not None else int(ExitCode.INTERNAL)
-        ending = "drained"
-        message = (f"{what}: supervisor stopped by signal; everything received is committed; started elements "
-                   f"continue Unattended and the others have not been sent; reattach with: {again}")
-        by_signal = True
-    elif not elements:
-        code, ending, message = int(ExitCode.SUCCEEDED), "outcome", ""
-    elif len(succeeded) == len(elements):
-        code, ending, message = int(ExitCode.SUCCEEDED), "outcome", f"{what}: all {len(elements)} succeeded"
-    elif gave_up or unsettled:
-        code = int(ExitCode.GAVE_UP if gave_up else ExitCode.OUTSTANDING)
-        ending = "gave-up" if gave_up else "outstanding"
+    if not elements:
+        return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", "")
+    if len(succeeded) == len(elements):
+        return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", f"{what}: all {len(elements)} succeeded")
+    if gave_up or unsettled:
         held = [f"{job} ({why})" for job, why in done.elsewhere]
-        message = (f"{what}: {len(succeeded)} succeeded, {len(not_ok)} did not, {len(unsettled)} not settled"
-                   f"{': ' + _named(unsettled) if unsettled else ''}"
-                   f"{'; not taken: ' + ', '.join(held[:_NAMED]) if held else ''}; carry it on with: {again}")
-    else:
-        code, ending = int(ExitCode.NOT_SUCCESS), "outcome"
-        said = counts_words(str(e.outcome) for e in not_ok)  # the outcomes other than success, as status says them
-        message = f"{what}: {len(succeeded)} succeeded, {said}: {_named(not_ok)}"
-        if what.startswith("sweep "):
-            message += f" ({PROG} status {what.removeprefix('sweep ')} --state {not_ok[0].outcome})"
-    if message:
-        print(f"{PROG}: {message}" if code else message,
-              file=sys.stderr if code or as_json or stdout_kept else sys.stdout, flush=True)
-    if as_json:
-        print(json.dumps(_result(done, words, ending, code, message), indent=2), flush=True)
-    if by_signal:
-        edge.end_by_signal(ctx)
-    return code
+        return _SweepEnd(int(ExitCode.GAVE_UP if gave_up else ExitCode.OUTSTANDING),
+                         "gave-up" if gave_up else "outstanding",
+                         f"{what}: {len(succeeded)} succeeded, {len(not_ok)} did not, {len(unsettled)} not settled"
+                         f"{': ' + _named(unsettled) if unsettled else ''}"
+                         f"{'; not taken: ' + ', '.join(held[:_NAMED]) if held else ''}; carry it on with: {again}")
+    return _not_success(what, succeeded, not_ok)
+
+
+def _not_success(what: str, succeeded: list[JobSummary], not_ok: list[JobSummary]) -> _SweepEnd:
+    """Every element settled, some not succeeded: their outcomes counted and named."""
+    said = counts_words(str(e.outcome) for e in not_ok)  # the outcomes other than success, as status says them
+    message = f"{what}: {len(succeeded)} succeeded, {said}: {_named(not_ok)}"
+    if what.startswith("sweep "):
+        message += f" ({PROG} status {what.removeprefix('sweep ')} --state {not_ok[0].outcome})"
+    return _SweepEnd(int(ExitCode.NOT_SUCCESS), "outcome", message)
 
 
 def _result(done: SweepSupervised, words: Counter[str], ending: str, code: int, message: str) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import typer
@@ -26,9 +27,9 @@ from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
-from dunscaith.domain.services.jobs.prune import PruneResult, Pruning
+from dunscaith.domain.services.jobs.prune import Prune, PruneResult, Pruning
 from dunscaith.domain.services.jobs.supervise import Supervisor
-from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepCommands
+from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
@@ -177,42 +178,61 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
     codes = [_code(r.answer, r.problem) for r in answer.results]
     code = max(codes, default=ExitCode.SUCCEEDED)
-    which = f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
-    for r, c in zip(answer.results, codes, strict=True):  # on stderr, with --json too (docs/json.md)
-        if c == ExitCode.SUCCEEDED or _ended(r):
-            continue  # an element refused for having ended already is counted in the summary line
-        why = r.problem if r.answer is Answer.CONFIRMED else r.detail
-        print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}", file=sys.stderr)
+    _element_problems(answer, codes, action)
     if as_json:
-        counts = Counter(str(r.answer) for r in answer.results)
-        print(json.dumps({
-            "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
-            "elements_total": chosen.total, "chosen": len(answer.results),
-            "counts": {str(a): counts.get(str(a), 0) for a in Answer},
-            "exit_code": code,
-            "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
-            "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
-        }))
-        if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
-            print(f"{PROG}: sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}",
-                  file=sys.stderr)
+        _sweep_json(chosen, action, failed, answer, codes, code)
     else:
-        for line in _skipped_lines(answer.skipped, action):
-            print(f"{PROG}: {line}", file=sys.stderr)
-        if not answer.results:
-            what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
-            print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
-        else:
-            print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
-        waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
-                   and r.by is Answerer.THIS_COMMAND]
-        if waiting:  # a command makes no attempt: the sweep's supervisor does
-            print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
-                  f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
+        _sweep_lines(chosen, action, failed, answer)
     edge.notice_unattended(ctx, skip=chosen.word)
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code
+
+
+def _which(chosen: Chosen, failed: bool) -> str:
+    """The option that chose the elements, as the summary line names it."""
+    return f" --state {chosen.state}" if chosen.state is not None and not failed else (" --failed" if failed else "")
+
+
+def _element_problems(answer: SweepAnswer, codes: list[int], action: Action) -> None:
+    """A line for each element not confirmed and carried out: on stderr, with --json too (docs/json.md)."""
+    for r, c in zip(answer.results, codes, strict=True):
+        if c == ExitCode.SUCCEEDED or _ended(r):
+            continue  # an element refused for having ended already is counted in the summary line
+        why = r.problem if r.answer is Answer.CONFIRMED else r.detail
+        print(f"{PROG}: job {r.job}: {action} {r.answer}{f' by {r.by}' if r.by else ''}: {why}", file=sys.stderr)
+
+
+def _sweep_json(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswer, codes: list[int],
+                code: int) -> None:
+    counts = Counter(str(r.answer) for r in answer.results)
+    print(json.dumps({
+        "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
+        "elements_total": chosen.total, "chosen": len(answer.results),
+        "counts": {str(a): counts.get(str(a), 0) for a in Answer},
+        "exit_code": code,
+        "elements": [_body(r.job, action, r, c) for r, c in zip(answer.results, codes, strict=True)],
+        "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
+    }))
+    if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
+        print(f"{PROG}: sweep {chosen.sweep}{_which(chosen, failed)}: {answers_line(str(action), answer.results)}",
+              file=sys.stderr)
+
+
+def _sweep_lines(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswer) -> None:
+    which = _which(chosen, failed)
+    for line in _skipped_lines(answer.skipped, action):
+        print(f"{PROG}: {line}", file=sys.stderr)
+    if not answer.results:
+        what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
+        print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
+    else:
+        print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
+    waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
+               and r.by is Answerer.THIS_COMMAND]
+    if waiting:  # a command makes no attempt: the sweep's supervisor does
+        print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
+              f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
 
 
 def _ended(result: CommandResult) -> bool:
@@ -245,19 +265,32 @@ def answers_line(action: str, results: tuple[CommandResult, ...] | list[CommandR
         count = answers.get(answer, 0)
         if not count:
             continue
-        word = f"{count} {answer}"
-        if answer is Answer.CONFIRMED:
-            failed = sum(1 for r in results if r.answer is answer and r.problem)
-            stopping = sum(1 for r in results if r.answer is answer and not r.problem and r.stopped is False)
-            notes = [f"{failed} not carried out"] if failed else []
-            notes += [f"{stopping} still stopping"] if stopping else []
-            word += f" ({', '.join(notes)})" if notes else ""
-        if answer is Answer.REFUSED:
-            ended = sum(1 for r in results if _ended(r))
-            why = ["already ended" if ended == count else f"{ended} already ended"] if ended else []
-            word += f" ({why[0]})" if why else ""
-        parts.append(word)
+        notes = _ANSWER_NOTES.get(answer, _no_notes)(results, count)
+        parts.append(f"{count} {answer}" + (f" ({', '.join(notes)})" if notes else ""))
     return f"{action}: {', '.join(parts)}"
+
+
+def _confirmed_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    """Of the confirmed: how many were not carried out, and how many objects are still stopping."""
+    failed = sum(1 for r in results if r.answer is Answer.CONFIRMED and r.problem)
+    stopping = sum(1 for r in results if r.answer is Answer.CONFIRMED and not r.problem and r.stopped is False)
+    notes = [f"{failed} not carried out"] if failed else []
+    return notes + ([f"{stopping} still stopping"] if stopping else [])
+
+
+def _refused_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    """Of the refused: how many had ended already (all of them, said as such)."""
+    ended = sum(1 for r in results if _ended(r))
+    return ["already ended" if ended == count else f"{ended} already ended"] if ended else []
+
+
+def _no_notes(results: Sequence[CommandResult], count: int) -> list[str]:
+    return []
+
+
+# what answers_line says in brackets after each answer's count
+_ANSWER_NOTES: dict[Answer, Callable[[Sequence[CommandResult], int], list[str]]] = {
+    Answer.CONFIRMED: _confirmed_notes, Answer.REFUSED: _refused_notes}
 
 
 def _object(result: CommandResult) -> str:
@@ -353,28 +386,14 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     --older-than."""
     if job is not None and older_than is not None:
         raise BadInput("give JOB or --older-than, not both")
-    try:
-        age = DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
-    except BadDuration as exc:
-        raise BadInput(str(exc)) from None
+    age = _age(older_than)
     edge.open_store(ctx)
     edge.check_writable(ctx)  # the residual entry is added before the record's event: both, or neither
     pruning = edge.use_cases(ctx).prune()
     if job is not None:
-        edge.owned_elsewhere(ctx, job, ["prune", job])
-        with edge.store_errors(ctx, job):
-            try:
-                result = pruning.one(JobId(job))
-            except (JobsError, RecordDamaged) as exc:
-                raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
+        result = _prune_one(ctx, pruning, job)
         if result.result is Pruning.REFUSED:
-            if as_json:
-                print(json.dumps({"action": "prune", **_pruning_json(result), "outputs_removed": [],
-                                  "error": {"code": "refused", "message": f"prune refused: {result.detail}",
-                                            "exit_code": ExitCode.BAD_INPUT}}))
-                print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
-                return ExitCode.BAD_INPUT
-            raise BadInput(f"prune refused: {result.detail}")
+            return _prune_refused(result, as_json)
         done, problems = [result], list[str]()
     else:
         with edge.store_errors():
@@ -382,22 +401,58 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
     removed = _remove_outputs(ctx, [r.job for r in done if r.result is not Pruning.REFUSED]) if outputs else []
     if as_json:
-        body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
-                                {"action": "prune", "older_than": older_than or "30d",
-                                 "pruned": [_pruning_json(r) for r in done], "problems": problems})
-        body["outputs_removed"] = removed
-        print(json.dumps(body))
+        _pruned_json(job, older_than, done, problems, removed)
     else:
-        for result in done:
-            print(result.detail)
-        if job is None and not done:
-            print(f"no settled job older than {older_than or '30d'} to prune")
-        for folder in removed:
-            print(f"removed output folder {folder}")
+        _pruned_lines(job, older_than, done, removed)
     for line in problems + [r.problem for r in done if r.problem]:
         print(f"{PROG}: {line}", file=sys.stderr)
     edge.notice_unattended(ctx)
     return ExitCode.SUCCEEDED
+
+
+def _age(older_than: str | None) -> timedelta:
+    try:
+        return DEFAULT_OLDER_THAN if older_than is None else parse_duration(older_than)
+    except BadDuration as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _prune_one(ctx: typer.Context, pruning: Prune, job: str) -> PruneResult:
+    """The one job named, pruned here (run on its own host if its record is another's)."""
+    edge.owned_elsewhere(ctx, job, ["prune", job])
+    with edge.store_errors(ctx, job):
+        try:
+            return pruning.one(JobId(job))
+        except (JobsError, RecordDamaged) as exc:
+            raise BadInput(f"the record of job {job} does not read: {exc}; nothing was done") from None
+
+
+def _prune_refused(result: PruneResult, as_json: bool) -> int:
+    if not as_json:
+        raise BadInput(f"prune refused: {result.detail}")
+    print(json.dumps({"action": "prune", **_pruning_json(result), "outputs_removed": [],
+                      "error": {"code": "refused", "message": f"prune refused: {result.detail}",
+                                "exit_code": ExitCode.BAD_INPUT}}))
+    print(f"{PROG}: prune refused: {result.detail}", file=sys.stderr)
+    return ExitCode.BAD_INPUT
+
+
+def _pruned_json(job: str | None, older_than: str | None, done: list[PruneResult], problems: list[str],
+                 removed: list[str]) -> None:
+    body: dict[str, Any] = ({"action": "prune", **_pruning_json(done[0])} if job is not None else
+                            {"action": "prune", "older_than": older_than or "30d",
+                             "pruned": [_pruning_json(r) for r in done], "problems": problems})
+    body["outputs_removed"] = removed
+    print(json.dumps(body))
+
+
+def _pruned_lines(job: str | None, older_than: str | None, done: list[PruneResult], removed: list[str]) -> None:
+    for result in done:
+        print(result.detail)
+    if job is None and not done:
+        print(f"no settled job older than {older_than or '30d'} to prune")
+    for folder in removed:
+        print(f"removed output folder {folder}")
 
 
 def register(app: typer.Typer) -> None:
