@@ -117,12 +117,13 @@ def _vanished(state: JobState, attempt: Attempt, now: datetime, policy: Policy) 
     return attempt.absent_since is not None and now - attempt.absent_since > policy.absence_deadline
 
 
-def _observed(attempt: Attempt, obj: ObjectView) -> ev.Observed | None:
+def _observed(attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """The object as the answer shows it, when that differs from the record (none when nothing changed)."""
     same = (attempt.object_state is obj.state and attempt.exit_code == obj.exit_code
             and attempt.signal == obj.signal and attempt.absent_since is None)
     if same:
-        return None
-    return ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)
+        return []
+    return [ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)]
 
 
 def stale(result: QueryResult, last_action: datetime | None) -> bool:
@@ -138,43 +139,64 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
         if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
             continue  # final, or the residual list's now; a scheduler forgetting an ended object says nothing
         mine = [o for o in result.objects if o.name == state.name and o.nonce == attempt.nonce]
-        if len(mine) > 1:
-            if not _escalated(state, EscalationReason.DUPLICATE, attempt.number):
-                ids = ", ".join(sorted(o.object_id for o in mine))
-                out.append(ev.Escalated(str(EscalationReason.DUPLICATE), attempt.number,
-                                        f"objects {ids} all carry attempt {attempt.number}'s nonce"))
-            continue
-        if not mine:
-            if not result.complete:
-                continue  # an incomplete answer proves nothing about absence
-            if attempt.absent_since is None:
-                out.append(ev.Absent(attempt.number))
-            elif _vanished(state, attempt, now, policy) and not _escalated(
-                    state, EscalationReason.VANISHED, attempt.number):
-                what = f"object {attempt.object_id}" if attempt.has_object else "no object"
-                since = f"{attempt.absent_since:%Y-%m-%dT%H:%M:%SZ}"
-                out.append(ev.Escalated(str(EscalationReason.VANISHED), attempt.number,
-                                        f"attempt {attempt.number}: {what} listed since {since}"))
-            continue
-        obj = mine[0]
-        if attempt.order in _FINDABLE:
-            out += [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id)]
-            attempt_now = Attempt(attempt.number, attempt.nonce, AttemptState.CONFIRMED, obj.object_id,
-                                  ObjectState.HELD)
-            seen = _observed(attempt_now, obj)
-            out += [seen] if seen else []
-            continue
-        if obj.object_id != attempt.object_id:
-            if not _escalated(state, EscalationReason.MISMATCH, attempt.number):
-                out.append(ev.Escalated(str(EscalationReason.MISMATCH), attempt.number,
-                                        f"recorded object {attempt.object_id}, but {obj.object_id} carries "
-                                        f"attempt {attempt.number}'s nonce"))
-            continue
-        if attempt.order is AttemptState.CREATED:
-            out.append(ev.Confirmed(attempt.number, obj.object_id))
-        seen = _observed(attempt, obj)
-        out += [seen] if seen else []
+        out += _attempt_events(state, attempt, mine, result.complete, now, policy)
     return out
+
+
+def _attempt_events(state: JobState, attempt: Attempt, mine: list[ObjectView], complete: bool, now: datetime,
+                    policy: Policy) -> list[ev.Event]:
+    """What the objects carrying one open attempt's nonce say of it: one case per count and kind of match."""
+    if len(mine) > 1:
+        return _duplicate_events(state, attempt, mine)
+    if not mine:
+        return _absence_events(state, attempt, now, policy) if complete else []
+    obj = mine[0]
+    if attempt.order in _FINDABLE:
+        return _found_events(attempt, obj)
+    if obj.object_id != attempt.object_id:
+        return _mismatch_events(state, attempt, obj)
+    if attempt.order is AttemptState.CREATED:
+        return [ev.Confirmed(attempt.number, obj.object_id), *_observed(attempt, obj)]
+    return _observed(attempt, obj)
+
+
+def _duplicate_events(state: JobState, attempt: Attempt, mine: list[ObjectView]) -> list[ev.Event]:
+    """Duplicate: more than one object carries the attempt's nonce; escalate once."""
+    if _escalated(state, EscalationReason.DUPLICATE, attempt.number):
+        return []
+    ids = ", ".join(sorted(o.object_id for o in mine))
+    return [ev.Escalated(str(EscalationReason.DUPLICATE), attempt.number,
+                         f"objects {ids} all carry attempt {attempt.number}'s nonce")]
+
+
+def _absence_events(state: JobState, attempt: Attempt, now: datetime, policy: Policy) -> list[ev.Event]:
+    """Absence, from a complete answer only (an incomplete answer proves nothing about absence): the first
+    one is recorded, and one longer than the absence deadline escalates once as vanished."""
+    if attempt.absent_since is None:
+        return [ev.Absent(attempt.number)]
+    if _vanished(state, attempt, now, policy) and not _escalated(state, EscalationReason.VANISHED, attempt.number):
+        what = f"object {attempt.object_id}" if attempt.has_object else "no object"
+        since = f"{attempt.absent_since:%Y-%m-%dT%H:%M:%SZ}"
+        return [ev.Escalated(str(EscalationReason.VANISHED), attempt.number,
+                             f"attempt {attempt.number}: {what} listed since {since}")]
+    return []
+
+
+def _found_events(attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """Found: an attempt whose create's answer never came (submitting, unknown) shows its object, which is
+    confirmed, held as made, and observed from there."""
+    attempt_now = Attempt(attempt.number, attempt.nonce, AttemptState.CONFIRMED, obj.object_id, ObjectState.HELD)
+    return [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id),
+            *_observed(attempt_now, obj)]
+
+
+def _mismatch_events(state: JobState, attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """Mismatch: another object than the recorded one carries the attempt's nonce; escalate once."""
+    if _escalated(state, EscalationReason.MISMATCH, attempt.number):
+        return []
+    return [ev.Escalated(str(EscalationReason.MISMATCH), attempt.number,
+                         f"recorded object {attempt.object_id}, but {obj.object_id} carries "
+                         f"attempt {attempt.number}'s nonce")]
 
 
 def _blocking_escalation(state: JobState) -> str | None:
