@@ -211,40 +211,84 @@ def _blocking_escalation(state: JobState) -> str | None:
     return None
 
 
-def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
-    """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs)."""
+def _open_object(current: Attempt) -> bool:
+    """The current attempt has an object that may still run: one it made, not ended, not refused."""
+    return current.object_id is not None and not current.ended and current.order is not AttemptState.REFUSED
+
+
+def _cancel_steps(current: Attempt) -> list[Step]:
+    """A confirmed ``cancel``: stop the open object once, then conclude "cancelled" when none is open (never
+    while a create is in flight); until then wait for the stop to show in a query."""
     oid = current.object_id
-    open_object = oid is not None and not current.ended and current.order is not AttemptState.REFUSED
-    if state.cancel_wanted:
-        if open_object and not current.cancelling:
-            assert oid is not None
-            return [Cancel(current.number, oid)]
-        if not open_object and current.order is not AttemptState.SUBMITTING:
-            return [Conclude(JobOutcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
-                                                            f"{current.order})"))]
-        return []  # wait for the stop to show in a query
-    if state.resubmit_of == current.number:
-        if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
-            assert oid is not None
-            return [] if current.cancelling else [Cancel(current.number, oid)]
-        replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
-        if not open_object and replaced:
-            return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
-        # it started before the cancel: the resubmit is void and the attempt is judged as always
-    if state.requeue_wanted and open_object:
+    open_object = _open_object(current)
+    if open_object and not current.cancelling:
         assert oid is not None
-        return [Requeue(current.number, oid)]
-    if state.hold_wanted and open_object and current.order is AttemptState.RELEASED:
+        return [Cancel(current.number, oid)]
+    if not open_object and current.order is not AttemptState.SUBMITTING:
+        return [Conclude(JobOutcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
+                                                        f"{current.order})"))]
+    return []  # wait for the stop to show in a query
+
+
+def _resubmit_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``resubmit`` of the current attempt: cancel its object while it has not started, then
+    start the next attempt once it is gone (or was never made). None: no resubmit, or a void one."""
+    if state.resubmit_of != current.number:
+        return None
+    oid = current.object_id
+    open_object = _open_object(current)
+    if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
+        assert oid is not None
+        return [] if current.cancelling else [Cancel(current.number, oid)]
+    replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
+    if not open_object and replaced:
+        return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
+    return None  # it started before the cancel: the resubmit is void and the attempt is judged as always
+
+
+def _requeue_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``requeue``: requeue the open object."""
+    if state.requeue_wanted and _open_object(current):
+        assert current.object_id is not None
+        return [Requeue(current.number, current.object_id)]
+    return None
+
+
+def _hold_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``hold``: hold a released object that is still pending, and wait while it is held; an
+    attempt created held stays held. None otherwise (a started object is judged as always; the release
+    rule cannot apply to it either, as it is not held)."""
+    if not state.hold_wanted:
+        return None
+    if _open_object(current) and current.order is AttemptState.RELEASED:
         if current.object_state is ObjectState.PENDING:
-            assert oid is not None
-            return [Hold(current.number, oid)]
+            assert current.object_id is not None
+            return [Hold(current.number, current.object_id)]
         return [] if current.object_state is ObjectState.HELD else None
-    if state.hold_wanted and current.order is AttemptState.CONFIRMED:
+    if current.order is AttemptState.CONFIRMED:
         return []  # created held: it stays held
-    if (state.release_wanted and open_object and current.order is AttemptState.RELEASED
+    return None
+
+
+def _release_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``release``: release the object the user's hold held."""
+    if (state.release_wanted and _open_object(current) and current.order is AttemptState.RELEASED
             and current.object_state is ObjectState.HELD):
-        assert oid is not None
-        return [Release(current.number, oid)]
+        assert current.object_id is not None
+        return [Release(current.number, current.object_id)]
+    return None
+
+
+def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs).
+
+    A cancel decides alone; the other requests are asked in order, and the first that decides wins."""
+    if state.cancel_wanted:
+        return _cancel_steps(current)
+    for request_steps in (_resubmit_steps, _requeue_steps, _hold_steps, _release_steps):
+        steps = request_steps(state, current)
+        if steps is not None:
+            return steps
     return None
 
 
