@@ -325,28 +325,56 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
 def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = None, *,
          delivering: bool = False) -> list[Step]:
     """The steps to take now, in order. ``sending`` is the attempt whose create this process has in flight."""
+    steps = _loose_ends(state, sending)
+    if steps:
+        return steps
+    if state.abandoned:
+        return _abandon(state)
+    if state.outcome is None:
+        return _before_outcome(state, now, policy)
+    return _after_outcome(state, policy, delivering)
+
+
+def _loose_ends(state: JobState, sending: int | None) -> list[Step]:
+    """What is owed before any decision, whatever the job's state: a create whose sender is gone is marked
+    unknown, a late object still held is stopped, a requeue whose answer never came is reported."""
     steps: list[Step] = [MarkUnknown(a.number) for a in state.attempts
                          if a.order is AttemptState.SUBMITTING and a.number != sending]
+    steps += _late_held_objects(state)
+    if state.requeue_in_flight is not None:
+        steps.append(ReportUncertain(state.requeue_in_flight))
+    return steps
+
+
+def _late_held_objects(state: JobState) -> list[Step]:
+    """An object that never started and never will be released (an old attempt's, or any after the
+    outcome) is cancelled, once."""
     current = state.current
+    steps: list[Step] = []
     for attempt in state.attempts:
         late = state.outcome is not None or attempt is not current
         if (late and attempt.has_object and attempt.order is not AttemptState.RELEASED
                 and attempt.object_state is ObjectState.HELD and not attempt.cancelling):
             assert attempt.object_id is not None
             steps.append(Cancel(attempt.number, attempt.object_id))
-    if state.requeue_in_flight is not None:
-        steps.append(ReportUncertain(state.requeue_in_flight))
-    if steps:
-        return steps
-    if state.abandoned:
-        return _abandon(state)
-    if state.outcome is None:
-        if current is None:
-            if state.given_up:
-                return [Conclude(JobOutcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
-                                         "given up by the user before the first attempt"))]
-            return [StartAttempt(1, "first attempt")]
-        return _next_for_current(state, current, now, policy)
+    return steps
+
+
+def _before_outcome(state: JobState, now: datetime, policy: Policy) -> list[Step]:
+    """A job with no outcome yet: its first attempt (or, given up before it, its outcome), else what its
+    current attempt asks for."""
+    current = state.current
+    if current is None:
+        if state.given_up:
+            return [Conclude(JobOutcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
+                                     "given up by the user before the first attempt"))]
+        return [StartAttempt(1, "first attempt")]
+    return _next_for_current(state, current, now, policy)
+
+
+def _after_outcome(state: JobState, policy: Policy, delivering: bool) -> list[Step]:
+    """A job with its outcome: its unknown attempts are dealt with by the residual policy, then the record
+    settles once nothing is outstanding."""
     unknown = [a for a in state.attempts if a.order is AttemptState.UNKNOWN and not a.residual]
     if unknown and not state.settled:
         return _unknown_after_outcome(state, unknown, policy)
