@@ -3,7 +3,7 @@ command that holds the job's lock alike, so the answer never depends on who give
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.kinds import SchedulerCapabilities
@@ -54,6 +54,67 @@ def rerun_refusal(state: JobState) -> str | None:
     return None
 
 
+def _hold_refusal(state: JobState) -> str | None:
+    """``hold``: not while a cancel is wanted, and only an object that has not started."""
+    current = state.current
+    if state.cancel_wanted:
+        return f"job {state.name} is being cancelled"
+    if current is not None and current.object_state is not None and current.object_state not in NOT_STARTED:
+        return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; "
+                "only an object that has not started can be held")
+    return None
+
+
+def _release_refusal(state: JobState) -> str | None:
+    """``release``: only a hold of the user's own is released."""
+    if not state.hold_wanted:
+        return f"job {state.name} is not held by a hold of yours; nothing to release"
+    return None
+
+
+def _no_refusal(state: JobState) -> str | None:
+    """``cancel`` and ``give-up``: nothing more to refuse once the job is open."""
+    return None
+
+
+def _resubmit_refusal(state: JobState) -> str | None:
+    """``resubmit`` of a job with no outcome: one request at a time, and only an attempt whose object
+    has not started (or has ended) is replaced."""
+    current = state.current
+    if state.cancel_wanted or state.resubmit_of is not None:
+        return f"job {state.name} is being cancelled or resubmitted already"
+    if current is None or current.order is AttemptState.SUBMITTING:
+        return f"job {state.name} has no attempt to replace yet"
+    if current.object_state is not None and current.object_state not in NOT_STARTED and not current.ended:
+        return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; only an "
+                "object that has not started is replaced (cancel or requeue a running one)")
+    return None
+
+
+def _requeue_refusal(state: JobState) -> str | None:
+    """``requeue``: one request at a time, and only a started object that has not ended."""
+    current = state.current
+    if state.cancel_wanted or state.requeue_wanted or state.requeue_in_flight is not None:
+        return f"job {state.name} is being cancelled or requeued already"
+    started = current is not None and current.object_state is not None and (
+        current.object_state not in NOT_STARTED and current.object_state is not ObjectState.REQUEUED)
+    if current is None or not started or current.ended:
+        what = "no object" if current is None or current.object_state is None else current.object_state
+        return f"only a started object that has not ended can be requeued (the current one: {what})"
+    return None
+
+
+# each action's own rule, asked once the rules common to every action have let it through
+_ACTION_REFUSALS: dict[Action, Callable[[JobState], str | None]] = {
+    Action.HOLD: _hold_refusal,
+    Action.RELEASE: _release_refusal,
+    Action.CANCEL: _no_refusal,
+    Action.GIVE_UP: _no_refusal,
+    Action.RESUBMIT: _resubmit_refusal,
+    Action.REQUEUE: _requeue_refusal,
+}
+
+
 def refusal(state: JobState, action: Action, kind: SchedulerCapabilities) -> str | None:
     """Why ``action`` cannot be confirmed on ``state`` now, or None when it can (``kind``: what the job's
     scheduler kind declared it cannot do at all)."""
@@ -70,40 +131,10 @@ def refusal(state: JobState, action: Action, kind: SchedulerCapabilities) -> str
     unsupported = kind.refuses(action)
     if unsupported is not None:
         return unsupported
-    current = state.current
-    match action:
-        case Action.HOLD:
-            if state.cancel_wanted:
-                return f"job {state.name} is being cancelled"
-            if current is not None and current.object_state is not None and current.object_state not in NOT_STARTED:
-                return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; "
-                        "only an object that has not started can be held")
-            return None
-        case Action.RELEASE:
-            if not state.hold_wanted:
-                return f"job {state.name} is not held by a hold of yours; nothing to release"
-            return None
-        case Action.CANCEL | Action.GIVE_UP:
-            return None
-        case Action.RESUBMIT:
-            if state.cancel_wanted or state.resubmit_of is not None:
-                return f"job {state.name} is being cancelled or resubmitted already"
-            if current is None or current.order is AttemptState.SUBMITTING:
-                return f"job {state.name} has no attempt to replace yet"
-            if current.object_state is not None and current.object_state not in NOT_STARTED and not current.ended:
-                return (f"attempt {current.number}'s object {current.object_id} is {current.object_state}; only an "
-                        "object that has not started is replaced (cancel or requeue a running one)")
-            return None
-        case Action.REQUEUE:
-            if state.cancel_wanted or state.requeue_wanted or state.requeue_in_flight is not None:
-                return f"job {state.name} is being cancelled or requeued already"
-            started = current is not None and current.object_state is not None and (
-                current.object_state not in NOT_STARTED and current.object_state is not ObjectState.REQUEUED)
-            if current is None or not started or current.ended:
-                what = "no object" if current is None or current.object_state is None else current.object_state
-                return f"only a started object that has not ended can be requeued (the current one: {what})"
-            return None
-    return f"unknown action {action}"
+    action_refusal = _ACTION_REFUSALS.get(action)
+    if action_refusal is None:
+        return f"unknown action {action}"
+    return action_refusal(state)
 
 
 def confirmation(state: JobState, action: Action) -> str:

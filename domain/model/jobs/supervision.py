@@ -117,12 +117,13 @@ def _vanished(state: JobState, attempt: Attempt, now: datetime, policy: Policy) 
     return attempt.absent_since is not None and now - attempt.absent_since > policy.absence_deadline
 
 
-def _observed(attempt: Attempt, obj: ObjectView) -> ev.Observed | None:
+def _observed(attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """The object as the answer shows it, when that differs from the record (none when nothing changed)."""
     same = (attempt.object_state is obj.state and attempt.exit_code == obj.exit_code
             and attempt.signal == obj.signal and attempt.absent_since is None)
     if same:
-        return None
-    return ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)
+        return []
+    return [ev.Observed(attempt.number, obj.object_id, str(obj.state), obj.exit_code, obj.signal, obj.reason)]
 
 
 def stale(result: QueryResult, last_action: datetime | None) -> bool:
@@ -138,43 +139,64 @@ def observe(state: JobState, result: QueryResult, now: datetime, policy: Policy)
         if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
             continue  # final, or the residual list's now; a scheduler forgetting an ended object says nothing
         mine = [o for o in result.objects if o.name == state.name and o.nonce == attempt.nonce]
-        if len(mine) > 1:
-            if not _escalated(state, EscalationReason.DUPLICATE, attempt.number):
-                ids = ", ".join(sorted(o.object_id for o in mine))
-                out.append(ev.Escalated(str(EscalationReason.DUPLICATE), attempt.number,
-                                        f"objects {ids} all carry attempt {attempt.number}'s nonce"))
-            continue
-        if not mine:
-            if not result.complete:
-                continue  # an incomplete answer proves nothing about absence
-            if attempt.absent_since is None:
-                out.append(ev.Absent(attempt.number))
-            elif _vanished(state, attempt, now, policy) and not _escalated(
-                    state, EscalationReason.VANISHED, attempt.number):
-                what = f"object {attempt.object_id}" if attempt.has_object else "no object"
-                since = f"{attempt.absent_since:%Y-%m-%dT%H:%M:%SZ}"
-                out.append(ev.Escalated(str(EscalationReason.VANISHED), attempt.number,
-                                        f"attempt {attempt.number}: {what} listed since {since}"))
-            continue
-        obj = mine[0]
-        if attempt.order in _FINDABLE:
-            out += [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id)]
-            attempt_now = Attempt(attempt.number, attempt.nonce, AttemptState.CONFIRMED, obj.object_id,
-                                  ObjectState.HELD)
-            seen = _observed(attempt_now, obj)
-            out += [seen] if seen else []
-            continue
-        if obj.object_id != attempt.object_id:
-            if not _escalated(state, EscalationReason.MISMATCH, attempt.number):
-                out.append(ev.Escalated(str(EscalationReason.MISMATCH), attempt.number,
-                                        f"recorded object {attempt.object_id}, but {obj.object_id} carries "
-                                        f"attempt {attempt.number}'s nonce"))
-            continue
-        if attempt.order is AttemptState.CREATED:
-            out.append(ev.Confirmed(attempt.number, obj.object_id))
-        seen = _observed(attempt, obj)
-        out += [seen] if seen else []
+        out += _attempt_events(state, attempt, mine, result.complete, now, policy)
     return out
+
+
+def _attempt_events(state: JobState, attempt: Attempt, mine: list[ObjectView], complete: bool, now: datetime,
+                    policy: Policy) -> list[ev.Event]:
+    """What the objects carrying one open attempt's nonce say of it: one case per count and kind of match."""
+    if len(mine) > 1:
+        return _duplicate_events(state, attempt, mine)
+    if not mine:
+        return _absence_events(state, attempt, now, policy) if complete else []
+    obj = mine[0]
+    if attempt.order in _FINDABLE:
+        return _found_events(attempt, obj)
+    if obj.object_id != attempt.object_id:
+        return _mismatch_events(state, attempt, obj)
+    if attempt.order is AttemptState.CREATED:
+        return [ev.Confirmed(attempt.number, obj.object_id), *_observed(attempt, obj)]
+    return _observed(attempt, obj)
+
+
+def _duplicate_events(state: JobState, attempt: Attempt, mine: list[ObjectView]) -> list[ev.Event]:
+    """Duplicate: more than one object carries the attempt's nonce; escalate once."""
+    if _escalated(state, EscalationReason.DUPLICATE, attempt.number):
+        return []
+    ids = ", ".join(sorted(o.object_id for o in mine))
+    return [ev.Escalated(str(EscalationReason.DUPLICATE), attempt.number,
+                         f"objects {ids} all carry attempt {attempt.number}'s nonce")]
+
+
+def _absence_events(state: JobState, attempt: Attempt, now: datetime, policy: Policy) -> list[ev.Event]:
+    """Absence, from a complete answer only (an incomplete answer proves nothing about absence): the first
+    one is recorded, and one longer than the absence deadline escalates once as vanished."""
+    if attempt.absent_since is None:
+        return [ev.Absent(attempt.number)]
+    if _vanished(state, attempt, now, policy) and not _escalated(state, EscalationReason.VANISHED, attempt.number):
+        what = f"object {attempt.object_id}" if attempt.has_object else "no object"
+        since = f"{attempt.absent_since:%Y-%m-%dT%H:%M:%SZ}"
+        return [ev.Escalated(str(EscalationReason.VANISHED), attempt.number,
+                             f"attempt {attempt.number}: {what} listed since {since}")]
+    return []
+
+
+def _found_events(attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """Found: an attempt whose create's answer never came (submitting, unknown) shows its object, which is
+    confirmed, held as made, and observed from there."""
+    attempt_now = Attempt(attempt.number, attempt.nonce, AttemptState.CONFIRMED, obj.object_id, ObjectState.HELD)
+    return [ev.Found(attempt.number, obj.object_id), ev.Confirmed(attempt.number, obj.object_id),
+            *_observed(attempt_now, obj)]
+
+
+def _mismatch_events(state: JobState, attempt: Attempt, obj: ObjectView) -> list[ev.Event]:
+    """Mismatch: another object than the recorded one carries the attempt's nonce; escalate once."""
+    if _escalated(state, EscalationReason.MISMATCH, attempt.number):
+        return []
+    return [ev.Escalated(str(EscalationReason.MISMATCH), attempt.number,
+                         f"recorded object {attempt.object_id}, but {obj.object_id} carries "
+                         f"attempt {attempt.number}'s nonce")]
 
 
 def _blocking_escalation(state: JobState) -> str | None:
@@ -189,40 +211,84 @@ def _blocking_escalation(state: JobState) -> str | None:
     return None
 
 
-def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
-    """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs)."""
+def _open_object(current: Attempt) -> bool:
+    """The current attempt has an object that may still run: one it made, not ended, not refused."""
+    return current.object_id is not None and not current.ended and current.order is not AttemptState.REFUSED
+
+
+def _cancel_steps(current: Attempt) -> list[Step]:
+    """A confirmed ``cancel``: stop the open object once, then conclude "cancelled" when none is open (never
+    while a create is in flight); until then wait for the stop to show in a query."""
     oid = current.object_id
-    open_object = oid is not None and not current.ended and current.order is not AttemptState.REFUSED
-    if state.cancel_wanted:
-        if open_object and not current.cancelling:
-            assert oid is not None
-            return [Cancel(current.number, oid)]
-        if not open_object and current.order is not AttemptState.SUBMITTING:
-            return [Conclude(JobOutcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
-                                                            f"{current.order})"))]
-        return []  # wait for the stop to show in a query
-    if state.resubmit_of == current.number:
-        if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
-            assert oid is not None
-            return [] if current.cancelling else [Cancel(current.number, oid)]
-        replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
-        if not open_object and replaced:
-            return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
-        # it started before the cancel: the resubmit is void and the attempt is judged as always
-    if state.requeue_wanted and open_object:
+    open_object = _open_object(current)
+    if open_object and not current.cancelling:
         assert oid is not None
-        return [Requeue(current.number, oid)]
-    if state.hold_wanted and open_object and current.order is AttemptState.RELEASED:
+        return [Cancel(current.number, oid)]
+    if not open_object and current.order is not AttemptState.SUBMITTING:
+        return [Conclude(JobOutcome(OutcomeKind.CANCELLED, f"cancelled by the user (attempt {current.number}: "
+                                                        f"{current.order})"))]
+    return []  # wait for the stop to show in a query
+
+
+def _resubmit_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``resubmit`` of the current attempt: cancel its object while it has not started, then
+    start the next attempt once it is gone (or was never made). None: no resubmit, or a void one."""
+    if state.resubmit_of != current.number:
+        return None
+    oid = current.object_id
+    open_object = _open_object(current)
+    if open_object and current.object_state in (ObjectState.HELD, ObjectState.PENDING, None):
+        assert oid is not None
+        return [] if current.cancelling else [Cancel(current.number, oid)]
+    replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
+    if not open_object and replaced:
+        return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
+    return None  # it started before the cancel: the resubmit is void and the attempt is judged as always
+
+
+def _requeue_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``requeue``: requeue the open object."""
+    if state.requeue_wanted and _open_object(current):
+        assert current.object_id is not None
+        return [Requeue(current.number, current.object_id)]
+    return None
+
+
+def _hold_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``hold``: hold a released object that is still pending, and wait while it is held; an
+    attempt created held stays held. None otherwise (a started object is judged as always; the release
+    rule cannot apply to it either, as it is not held)."""
+    if not state.hold_wanted:
+        return None
+    if _open_object(current) and current.order is AttemptState.RELEASED:
         if current.object_state is ObjectState.PENDING:
-            assert oid is not None
-            return [Hold(current.number, oid)]
+            assert current.object_id is not None
+            return [Hold(current.number, current.object_id)]
         return [] if current.object_state is ObjectState.HELD else None
-    if state.hold_wanted and current.order is AttemptState.CONFIRMED:
+    if current.order is AttemptState.CONFIRMED:
         return []  # created held: it stays held
-    if (state.release_wanted and open_object and current.order is AttemptState.RELEASED
+    return None
+
+
+def _release_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """A confirmed ``release``: release the object the user's hold held."""
+    if (state.release_wanted and _open_object(current) and current.order is AttemptState.RELEASED
             and current.object_state is ObjectState.HELD):
-        assert oid is not None
-        return [Release(current.number, oid)]
+        assert current.object_id is not None
+        return [Release(current.number, current.object_id)]
+    return None
+
+
+def _user_steps(state: JobState, current: Attempt) -> list[Step] | None:
+    """What the user's confirmed requests ask of the current attempt now (None: nothing of theirs).
+
+    A cancel decides alone; the other requests are asked in order, and the first that decides wins."""
+    if state.cancel_wanted:
+        return _cancel_steps(current)
+    for request_steps in (_resubmit_steps, _requeue_steps, _hold_steps, _release_steps):
+        steps = request_steps(state, current)
+        if steps is not None:
+            return steps
     return None
 
 
@@ -259,28 +325,56 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
 def plan(state: JobState, now: datetime, policy: Policy, sending: int | None = None, *,
          delivering: bool = False) -> list[Step]:
     """The steps to take now, in order. ``sending`` is the attempt whose create this process has in flight."""
+    steps = _loose_ends(state, sending)
+    if steps:
+        return steps
+    if state.abandoned:
+        return _abandon(state)
+    if state.outcome is None:
+        return _before_outcome(state, now, policy)
+    return _after_outcome(state, policy, delivering)
+
+
+def _loose_ends(state: JobState, sending: int | None) -> list[Step]:
+    """What is owed before any decision, whatever the job's state: a create whose sender is gone is marked
+    unknown, a late object still held is stopped, a requeue whose answer never came is reported."""
     steps: list[Step] = [MarkUnknown(a.number) for a in state.attempts
                          if a.order is AttemptState.SUBMITTING and a.number != sending]
+    steps += _late_held_objects(state)
+    if state.requeue_in_flight is not None:
+        steps.append(ReportUncertain(state.requeue_in_flight))
+    return steps
+
+
+def _late_held_objects(state: JobState) -> list[Step]:
+    """An object that never started and never will be released (an old attempt's, or any after the
+    outcome) is cancelled, once."""
     current = state.current
+    steps: list[Step] = []
     for attempt in state.attempts:
         late = state.outcome is not None or attempt is not current
         if (late and attempt.has_object and attempt.order is not AttemptState.RELEASED
                 and attempt.object_state is ObjectState.HELD and not attempt.cancelling):
             assert attempt.object_id is not None
             steps.append(Cancel(attempt.number, attempt.object_id))
-    if state.requeue_in_flight is not None:
-        steps.append(ReportUncertain(state.requeue_in_flight))
-    if steps:
-        return steps
-    if state.abandoned:
-        return _abandon(state)
-    if state.outcome is None:
-        if current is None:
-            if state.given_up:
-                return [Conclude(JobOutcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
-                                         "given up by the user before the first attempt"))]
-            return [StartAttempt(1, "first attempt")]
-        return _next_for_current(state, current, now, policy)
+    return steps
+
+
+def _before_outcome(state: JobState, now: datetime, policy: Policy) -> list[Step]:
+    """A job with no outcome yet: its first attempt (or, given up before it, its outcome), else what its
+    current attempt asks for."""
+    current = state.current
+    if current is None:
+        if state.given_up:
+            return [Conclude(JobOutcome(OutcomeKind.CANCELLED if state.cancel_wanted else OutcomeKind.FAILED,
+                                     "given up by the user before the first attempt"))]
+        return [StartAttempt(1, "first attempt")]
+    return _next_for_current(state, current, now, policy)
+
+
+def _after_outcome(state: JobState, policy: Policy, delivering: bool) -> list[Step]:
+    """A job with its outcome: its unknown attempts are dealt with by the residual policy, then the record
+    settles once nothing is outstanding."""
     unknown = [a for a in state.attempts if a.order is AttemptState.UNKNOWN and not a.residual]
     if unknown and not state.settled:
         return _unknown_after_outcome(state, unknown, policy)

@@ -46,36 +46,46 @@ class TerminateInstance:
         if problem is not None:  # before the directory is read: the answer must not depend on its state
             raise BadTerminateArguments(problem)
         deadline = self.clock.monotonic() + wait_seconds
-        live, records = self.files.read()
-        while records.instance is None and records.failure is None and live:  # right after `run` started
-            if self.clock.monotonic() >= deadline:
-                return Answer.UNREQUESTED
-            self.clock.sleep(POLL_SECONDS)
-            live, records = self.files.read()
+        live, records = self._await_instance(deadline)
         if records.instance is None:
             return Answer.UNREQUESTED
         own_id = records.instance.id if nonce is None else records.instance.id._replace(nonce=nonce)
         own = TerminateRequest(own_id, float(grace_seconds))
+        refused_before = self._place_request(own, live, records, deadline)
+        if refused_before is None:
+            return Answer.UNREQUESTED
+        return self._await_answer(own, refused_before, deadline)
+
+    def _await_instance(self, deadline: float) -> tuple[bool, InstanceRecords]:
+        """The directory's state once its instance is recorded, or its run has failed, or no wrapper is live
+        (right after `run` started, the instance is not recorded yet), or at the deadline."""
+        live, records = self.files.read()
+        while records.instance is None and records.failure is None and live:
+            if self.clock.monotonic() >= deadline:
+                break
+            self.clock.sleep(POLL_SECONDS)
+            live, records = self.files.read()
+        return live, records
+
+    def _place_request(self, own: TerminateRequest, live: bool, records: InstanceRecords,
+                       deadline: float) -> set[int] | None:
+        """Make ``own`` the request in place, once: the refusals seen before it was written (to tell its own
+        refusal from older ones), or None when it cannot be placed (``_request_shut_out``), or a foreign
+        request is still not refused at the deadline."""
         refused_before = {r.number for r in records.refused}
-        while True:
-            if records.request == own:
-                break  # ours, written by this call or an earlier one: wait for its answer
-            if records.request is not None and mismatch(records.request, records.instance) is None:
-                return Answer.UNREQUESTED  # another request is admitted, and it stays
-            if not live or records.outcome is not None or records.failure is not None:
-                return Answer.UNREQUESTED
-            if records.blocked is not None and records.blocked.file == OUTCOME:
-                return Answer.UNREQUESTED  # the worker has ended; only its outcome waits to be written
+        while records.request != own:  # ours, written by this call or an earlier one: wait for its answer
+            if _request_shut_out(live, records):
+                return None
             if records.request is None:
                 refused_before = {r.number for r in records.refused}
                 if self.files.publish_request(own):
-                    break
+                    return refused_before
             elif self.clock.monotonic() >= deadline:  # a foreign request the wrapper has yet to refuse
-                return Answer.UNREQUESTED
+                return None
             else:
                 self.clock.sleep(POLL_SECONDS)
             live, records = self.files.read()
-        return self._await_answer(own, refused_before, deadline)
+        return refused_before
 
     def _await_answer(self, own: TerminateRequest, refused_before: set[int], deadline: float) -> Answer:
         while True:
@@ -90,3 +100,16 @@ class TerminateInstance:
 
 def _may_still_answer(live: bool, records: InstanceRecords) -> bool:
     return live and records.outcome is None
+
+
+def _request_shut_out(live: bool, records: InstanceRecords) -> bool:
+    """No request of ours is written, now or later: another request is admitted (and it stays), no wrapper
+    is live, the run has its outcome or failed, or the worker has ended and only its outcome waits to be
+    written."""
+    if records.request is not None:
+        assert records.instance is not None  # read once before the request was made, and never removed
+        if mismatch(records.request, records.instance) is None:
+            return True
+    if not live or records.outcome is not None or records.failure is not None:
+        return True
+    return records.blocked is not None and records.blocked.file == OUTCOME
