@@ -61,12 +61,18 @@ def _module(path: str) -> object:
     return sys.modules[path]
 
 
+def _registered(kinds: dict[str, str], name: str, unknown: str) -> object:
+    """The kind module registered as ``name``; UnknownKind saying ``unknown`` when none is."""
+    module = kinds.get(name)
+    if module is None:
+        raise UnknownKind(unknown)
+    return _module(module)
+
+
 def scheduler(name: str) -> SchedulerKind:
     """The kind module of scheduler kind ``name``; UnknownKind when none is registered."""
-    module = SCHEDULER_KINDS.get(name)
-    if module is None:
-        raise UnknownKind(f"no scheduler of kind {name!r} (kinds: {', '.join(SCHEDULER_KINDS)})")
-    return cast("SchedulerKind", _module(module))
+    unknown = f"no scheduler of kind {name!r} (kinds: {', '.join(SCHEDULER_KINDS)})"
+    return cast("SchedulerKind", _registered(SCHEDULER_KINDS, name, unknown))
 
 
 def capabilities(adapter: str) -> SchedulerCapabilities:
@@ -92,10 +98,8 @@ def open_probe(kind: str, opening: Opening) -> ClusterProbe:
 
 def store(name: str) -> StoreKind:
     """The kind module of store kind ``name``; UnknownKind when none is registered (never taken for shared)."""
-    module = STORE_KINDS.get(name)
-    if module is None:
-        raise UnknownKind(f"no store of kind {name!r} (records.backend: {', '.join(STORE_KINDS)})")
-    return cast("StoreKind", _module(module))
+    unknown = f"no store of kind {name!r} (records.backend: {', '.join(STORE_KINDS)})"
+    return cast("StoreKind", _registered(STORE_KINDS, name, unknown))
 
 
 def records_shared(backend: str) -> bool:
