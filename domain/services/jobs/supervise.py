@@ -656,60 +656,20 @@ class Supervisor:
                 return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
                                                              "reading the reply"), "unknown-committed")
             case sv.Release(attempt=n, object_id=oid):
-                if not self._still_held(loop):
-                    return False
-                try:
-                    self._scheduler.release(oid)
-                except SchedulerError as exc:
-                    loop.problem = f"release of {oid} failed: {exc}"
-                    return False
-                finally:
-                    self._acted(loop)
-                self._crash.reached("release-sent")
-                paths = output_paths(self._scheduler, oid)
-                return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
+                return self._release(job, loop, n, oid)
             case sv.Cancel(attempt=n, object_id=oid):
-                if not self._still_held(loop):
-                    return False
-                try:
-                    self._scheduler.cancel(oid)
-                except SchedulerError as exc:
-                    loop.problem = f"cancel of {oid} failed: {exc}"
-                    return False
-                finally:
-                    self._acted(loop)
-                return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
+                return self._cancel(job, loop, n, oid)
             case sv.MoveToResidual(attempt=n, reason=reason):
                 return self._move_to_residual(job, loop, n, reason)
             case sv.Requeue(attempt=n, object_id=oid):
-                if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
-                    return False  # not durable: nothing is sent
-                if not self._still_held(loop):
-                    return False
-                try:
-                    self._scheduler.requeue(oid)
-                except SchedulerError as exc:
-                    return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
-                                        "requeue-failed-committed")
-                finally:
-                    self._acted(loop)
-                return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
+                return self._requeue(job, loop, n, oid)
             case sv.ReportUncertain(attempt=n):
                 return self._commit(job, loop, ev.ActionFailed(
                     "requeue", n, f"attempt {n}: the requeue's sender stopped before its answer: it may or may "
                                   "not have reached the scheduler, and is never sent again; look at `status` and "
                                   "requeue again if it did not"), "uncertain-committed")
             case sv.Hold(attempt=n, object_id=oid):
-                if not self._still_held(loop):
-                    return False
-                try:
-                    self._scheduler.hold(oid)
-                except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
-                    return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
-                                        "hold-failed-committed")
-                finally:
-                    self._acted(loop)
-                return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
+                return self._hold(job, loop, n, oid)
             case sv.Escalate(reason=reason, attempt=n, detail=detail):
                 return self._commit(job, loop, ev.Escalated(str(reason), n, detail), "escalation-committed")
             case sv.Conclude(outcome=outcome):
@@ -718,6 +678,61 @@ class Supervisor:
             case sv.Settle():
                 return self._commit(job, loop, ev.Settled(), "settled-committed")
         raise AssertionError(f"unplanned step {step!r}")
+
+    def _release(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
+        """Sent under the lock; a refusal is this step's problem and nothing is committed."""
+        if not self._still_held(loop):
+            return False
+        try:
+            self._scheduler.release(oid)
+        except SchedulerError as exc:
+            loop.problem = f"release of {oid} failed: {exc}"
+            return False
+        finally:
+            self._acted(loop)
+        self._crash.reached("release-sent")
+        paths = output_paths(self._scheduler, oid)
+        return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
+
+    def _cancel(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
+        if not self._still_held(loop):
+            return False
+        try:
+            self._scheduler.cancel(oid)
+        except SchedulerError as exc:
+            loop.problem = f"cancel of {oid} failed: {exc}"
+            return False
+        finally:
+            self._acted(loop)
+        return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
+
+    def _requeue(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
+        """"Requeueing" is durable before the request goes out: a crash after it reports the requeue uncertain
+        (``sv.ReportUncertain``) and never sends it again."""
+        if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
+            return False  # not durable: nothing is sent
+        if not self._still_held(loop):
+            return False
+        try:
+            self._scheduler.requeue(oid)
+        except SchedulerError as exc:
+            return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
+                                "requeue-failed-committed")
+        finally:
+            self._acted(loop)
+        return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
+
+    def _hold(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
+        if not self._still_held(loop):
+            return False
+        try:
+            self._scheduler.hold(oid)
+        except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
+            return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
+                                "hold-failed-committed")
+        finally:
+            self._acted(loop)
+        return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
 
     def _move_to_residual(self, job: JobId, loop: Loop, n: int, reason: ResidualReason) -> bool:
         """The entry is durable in the list before the record says the attempt moved: a crash between
