@@ -101,6 +101,33 @@ class Loop:
 Rounds = Generator[tuple[Loop, float], bool, SupervisionEnd]
 
 
+def _acts_at_once(loop: Loop) -> bool:
+    """Something unsaved, in doubt, unsent, lost or asked again, or no whole answer yet: a step would write,
+    read or ask at once (``Supervisor._carriable``)."""
+    return bool(loop.unsaved or loop.doubt or loop.unsent is not None or loop.lost or loop.ask_now
+                or not loop.answered)
+
+
+def _waits_beyond_answer(state: JobState, retrying_delivery: bool, delivering: bool) -> bool:
+    """An outcome or settlement (the wait after it has its own deadline), an escalation's delivery retried or
+    still to make (retries have their own times), or a request unanswered: a step depends on more than the
+    scheduler's answer (``Supervisor._carriable``)."""
+    return bool(state.outcome is not None or state.settled or retrying_delivery
+                or (delivering and any(not e.delivered for e in state.escalations))
+                or state.unanswered)
+
+
+def _attempts_released_and_present(state: JobState) -> bool:
+    """Every attempt that ``sv.observe`` does not pass by is released and not absent: observing the same
+    objects again adds nothing, whatever the time (``Supervisor._carriable``)."""
+    for attempt in state.attempts:
+        if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
+            continue  # observe passes these by
+        if attempt.order is not AttemptState.RELEASED or attempt.absent_since is not None:
+            return False
+    return True
+
+
 class Supervisor:
     def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
                  progress: JobProgress, settings: SuperviseSettings, policy: Policy,
@@ -377,18 +404,10 @@ class Supervisor:
         - no outcome (the wait after it has its own deadline), no request unanswered, no escalation waiting
           for its delivery (retries have their own times)."""
         state = loop.state
-        if (loop.unsaved or loop.doubt or loop.unsent is not None or loop.lost or loop.ask_now or not loop.answered
-                or self._planned is not state or self._seen is None or self._seen[0] is not state
-                or state.outcome is not None or state.settled or self._next_delivery
-                or (self._delivering and any(not e.delivered for e in state.escalations))
-                or state.unanswered):
+        if (_acts_at_once(loop) or self._planned is not state or self._seen is None or self._seen[0] is not state
+                or _waits_beyond_answer(state, bool(self._next_delivery), self._delivering)):
             return False
-        for attempt in state.attempts:
-            if attempt.order is AttemptState.REFUSED or attempt.ended or attempt.residual:
-                continue  # observe passes these by
-            if attempt.order is not AttemptState.RELEASED or attempt.absent_since is not None:
-                return False
-        return True
+        return _attempts_released_and_present(state)
 
     def carry(self, loop: Loop, now: datetime, now_m: float,
               answer: Callable[[JobId], tuple[QueryResult, tuple[ObjectView, ...]]]) -> float | None:
