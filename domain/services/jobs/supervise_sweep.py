@@ -26,8 +26,8 @@ from datetime import datetime
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.ids import JobId, ObjectId
-from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome
+from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState, apply, fold
@@ -145,6 +145,33 @@ class _Active:
     index: int | None  # its index in its sweep
     loop: Loop | None = None
     due: float = 0.0  # monotonic: when its loop means to run again
+
+
+def _array_elements(taken: list[_Taken], nonce: Nonce) -> tuple[int | None, list[tuple[int, ObjectSpec]]]:
+    """The array's bound on running tasks (its sweep's, the same in every element) and each element's
+    (index, spec), every spec carrying the array's one nonce."""
+    bound = next((t.state.spec.member.max_running for t in taken if t.state.spec.member is not None), None)
+    elements = [(t.state.spec.member.index if t.state.spec.member else 0, t.state.spec.object_spec(nonce))
+                for t in taken]
+    return bound, elements
+
+
+def _answer_events(scheduler: CreatesArrays, answer: CreateAnswer, elements: list[tuple[int, ObjectSpec]],
+                   ) -> tuple[dict[ObjectId, ObjectId], list[ev.Event]]:
+    """Each element's event of the array's answer, in the elements' order, and the tasks created (task ->
+    array): created as its own task, refused, or unknown as the array is."""
+    tasks: dict[ObjectId, ObjectId] = {}
+    events: list[ev.Event] = []
+    for index, _ in elements:
+        if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
+            task = scheduler.task_object(answer.object_id, index)
+            tasks[task] = answer.object_id
+            events.append(ev.Created(1, task))
+        elif answer.outcome is CreateOutcome.REFUSED:
+            events.append(ev.Refused(1, answer.detail or "refused"))
+        else:
+            events.append(ev.Unknown(1, answer.detail or "no reply"))
+    return tasks, events
 
 
 class SuperviseSweep:
@@ -535,25 +562,13 @@ class SuperviseSweep:
         except (LockLost, StoreError) as exc:
             view.line(f"sweep {sweep}: not sent: {reason(exc)}")
             return
-        bound = next((t.state.spec.member.max_running for t in taken if t.state.spec.member is not None), None)
-        elements = [(t.state.spec.member.index if t.state.spec.member else 0, t.state.spec.object_spec(nonce))
-                    for t in taken]
+        bound, elements = _array_elements(taken, nonce)
         try:
             answer = scheduler.create_array_held(sweep, elements, bound)
         except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
             answer = CreateAnswer(CreateOutcome.UNKNOWN, None, f"{type(exc).__name__}: {exc}")
         self._crash.reached("create-answered")
-        tasks: dict[ObjectId, ObjectId] = {}
-        events: list[ev.Event] = []
-        for index, _ in elements:
-            if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
-                task = scheduler.task_object(answer.object_id, index)
-                tasks[task] = answer.object_id
-                events.append(ev.Created(1, task))
-            elif answer.outcome is CreateOutcome.REFUSED:
-                events.append(ev.Refused(1, answer.detail or "refused"))
-            else:
-                events.append(ev.Unknown(1, answer.detail or "no reply"))
+        tasks, events = _answer_events(scheduler, answer, elements)
         every = self._append_all(taken, events, "answer-committed")
         if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
             view.line(f"sweep {sweep}: {len(taken)} elements sent as job array {answer.object_id}")
