@@ -174,6 +174,15 @@ def _answer_events(scheduler: CreatesArrays, answer: CreateAnswer, elements: lis
     return tasks, events
 
 
+def _fresh_by_sweep(waiting: deque[JobSummary]) -> dict[str, list[JobSummary]]:
+    """The waiting elements with no attempt yet, by sweep, in their waiting order."""
+    fresh_by_sweep: dict[str, list[JobSummary]] = {}
+    for member in waiting:
+        if member.sweep is not None and member.attempts == 0:
+            fresh_by_sweep.setdefault(member.sweep, []).append(member)
+    return fresh_by_sweep
+
+
 class SuperviseSweep:
     def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
                  views: Callable[..., SweepSupervisionView], schedulers: Callable[[str], Scheduler], clock: Clock,
@@ -494,24 +503,9 @@ class SuperviseSweep:
                 elsewhere: list[tuple[JobId, str]], began: _Pass) -> None:
         """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
         array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
-        fresh_by_sweep: dict[str, list[JobSummary]] = {}
-        for member in waiting:
-            if member.sweep is not None and member.attempts == 0:
-                fresh_by_sweep.setdefault(member.sweep, []).append(member)
-        for sweep, members in fresh_by_sweep.items():
-            cluster = members[0].cluster
-            if any(m.cluster != cluster for m in members):
-                continue
-            scheduler = self._schedulers(cluster)
-            if not isinstance(scheduler, CreatesArrays):
-                continue
-            largest = max(m.sweep_index or 0 for m in members)
-            try:
-                refused = scheduler.array_refusal(len(members), largest, self._scripts(members))
-            except Exception as exc:  # asking only decides the way: one object per element is always sound
-                refused = f"the scheduler could not be asked: {reason(exc)}"
-            if refused is not None:
-                view.line(f"sweep {sweep}: not one job array ({refused}): one held job per element")
+        for sweep, members in _fresh_by_sweep(waiting).items():
+            scheduler = self._array_scheduler(sweep, members, view)
+            if scheduler is None:
                 continue
             if drain.pending() is not None:
                 return
@@ -531,6 +525,27 @@ class SuperviseSweep:
                     self._tell(sent)
                 for t in sent:
                     active[t.member.job] = self._begin(t, drain, began)
+
+    def _array_scheduler(self, sweep: str, members: list[JobSummary], view: SweepSupervisionView,
+                         ) -> CreatesArrays | None:
+        """The scheduler that makes these fresh elements of one sweep in one request, or None (said on the view
+        when the scheduler refuses): they are on more than one cluster, its scheduler makes no arrays, or it
+        refuses this one."""
+        cluster = members[0].cluster
+        if any(m.cluster != cluster for m in members):
+            return None
+        scheduler = self._schedulers(cluster)
+        if not isinstance(scheduler, CreatesArrays):
+            return None
+        largest = max(m.sweep_index or 0 for m in members)
+        try:
+            refused = scheduler.array_refusal(len(members), largest, self._scripts(members))
+        except Exception as exc:  # asking only decides the way: one object per element is always sound
+            refused = f"the scheduler could not be asked: {reason(exc)}"
+        if refused is not None:
+            view.line(f"sweep {sweep}: not one job array ({refused}): one held job per element")
+            return None
+        return scheduler
 
     def _scripts(self, members: list[JobSummary]) -> list[str | None]:
         """Each element's batch script (None: a command), for the scheduler to say whether they can share one
