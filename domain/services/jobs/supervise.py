@@ -700,29 +700,21 @@ class Supervisor:
 
     def _release(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
         """Sent under the lock; a refusal is this step's problem and nothing is committed."""
-        if not self._still_held(loop):
+        sent, refused = self._ask_scheduler(loop, self._scheduler.release, oid)
+        if refused is not None:
+            loop.problem = f"release of {oid} failed: {refused}"
+        if not sent or refused is not None:
             return False
-        try:
-            self._scheduler.release(oid)
-        except SchedulerError as exc:
-            loop.problem = f"release of {oid} failed: {exc}"
-            return False
-        finally:
-            self._acted(loop)
         self._crash.reached("release-sent")
         paths = output_paths(self._scheduler, oid)
         return self._commit(job, loop, ev.Released(n, oid, paths.stdout, paths.stderr), "release-committed")
 
     def _cancel(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
-        if not self._still_held(loop):
+        sent, refused = self._ask_scheduler(loop, self._scheduler.cancel, oid)
+        if refused is not None:
+            loop.problem = f"cancel of {oid} failed: {refused}"
+        if not sent or refused is not None:
             return False
-        try:
-            self._scheduler.cancel(oid)
-        except SchedulerError as exc:
-            loop.problem = f"cancel of {oid} failed: {exc}"
-            return False
-        finally:
-            self._acted(loop)
         return self._commit(job, loop, ev.Cancelling(n, oid), "cancel-committed")
 
     def _requeue(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
@@ -730,28 +722,36 @@ class Supervisor:
         (``sv.ReportUncertain``) and never sends it again."""
         if not self._commit(job, loop, ev.Requeueing(n, oid), "requeueing-committed"):
             return False  # not durable: nothing is sent
-        if not self._still_held(loop):
+        sent, refused = self._ask_scheduler(loop, self._scheduler.requeue, oid)
+        if not sent:
             return False
-        try:
-            self._scheduler.requeue(oid)
-        except SchedulerError as exc:
-            return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {exc}"),
+        if refused is not None:
+            return self._commit(job, loop, ev.ActionFailed("requeue", n, f"requeue of {oid}: {refused}"),
                                 "requeue-failed-committed")
-        finally:
-            self._acted(loop)
         return self._commit(job, loop, ev.Requeued(n, oid), "requeued-committed")
 
     def _hold(self, job: JobId, loop: Loop, n: int, oid: ObjectId) -> bool:
-        if not self._still_held(loop):
+        sent, refused = self._ask_scheduler(loop, self._scheduler.hold, oid)
+        if not sent:
             return False
-        try:
-            self._scheduler.hold(oid)
-        except SchedulerError as exc:  # it started meanwhile, or the scheduler refused: reported
-            return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {exc}"),
+        if refused is not None:  # it started meanwhile, or the scheduler refused: reported
+            return self._commit(job, loop, ev.ActionFailed("hold", n, f"hold of {oid}: {refused}"),
                                 "hold-failed-committed")
+        return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
+
+    def _ask_scheduler(self, loop: Loop, request: Callable[[ObjectId], None],
+                       oid: ObjectId) -> tuple[bool, SchedulerError | None]:
+        """One request that changes an object, sent only while the lock is still ours: (False, None) when it
+        is not (nothing sent); else (True, the scheduler's refusal or None). Either way the loop has acted."""
+        if not self._still_held(loop):
+            return False, None
+        try:
+            request(oid)
+        except SchedulerError as exc:
+            return True, exc
         finally:
             self._acted(loop)
-        return self._commit(job, loop, ev.HeldByUser(n, oid), "hold-committed")
+        return True, None
 
     def _move_to_residual(self, job: JobId, loop: Loop, n: int, reason: ResidualReason) -> bool:
         """The entry is durable in the list before the record says the attempt moved: a crash between
