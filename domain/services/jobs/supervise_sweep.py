@@ -259,9 +259,7 @@ class SuperviseSweep:
             view.show(members)
             attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
-            # elements with attempts first: they may be running and must be watched whatever the bound
-            waiting = deque(sorted((m for m in members if not m.settled),
-                                   key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
+            waiting = _unsettled_in_order(members)
             bounds = self._max_running(waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
             self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
@@ -270,11 +268,8 @@ class SuperviseSweep:
             unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
             while True:
                 stopping = stopping or drain.pending() is not None
-                while not stopping and waiting and self._room(waiting[0], active, bounds):
-                    member = waiting.popleft()
-                    started = self._start(member, drain, fresh, view, rounds, active, elsewhere, began)
-                    if started is not None:
-                        active[member.job] = started
+                if not stopping:
+                    self._fill(waiting, bounds, drain, fresh, view, rounds, active, elsewhere, began)
                 if not active:
                     if waiting and not stopping:
                         continue  # every started one failed to start: the next ones are tried
@@ -288,56 +283,65 @@ class SuperviseSweep:
                 # a beat that failed. Every other element is looked at only when its own time comes.
                 woken = self._woken(began.notices, active, must_step)
                 for element in list(active.values()):
-                    loop = element.loop
-                    woke = element.job in woken
-                    moved = False
-                    if woke and loop is not None:
-                        _, moved = element.supervisor.resume_now(loop)
-                    if not (stopping or loop is None or woke or now + _EARLY >= element.due):
-                        continue
-                    if not (stopping or loop is None or woke):
-                        # Its time came with nothing told of it: at its query, when the round's answer for it is
-                        # the one it last found nothing new in, its step would provably do nothing but count a
-                        # quiet poll (Supervisor.carry says which steps those are): its schedule is carried on
-                        # instead, at a fraction of a step's cost. Anything else is stepped.
-                        pause = element.supervisor.carry(loop, began.wall, began.mono, element.query.round_answer)
-                        if pause is not None:
-                            element.due = began.mono + pause
-                            continue
-                    if moved:  # an object changed, perhaps after this round's answer was asked: it cannot tell
-                        element.query.older_than(self._clock.monotonic())
-                    try:
-                        element.loop, pause = (next(element.rounds) if loop is None
-                                               else element.rounds.send(stopping))
-                        element.due = began.mono + pause  # the pause counts from the pass's start
-                        unarmed.add(element.job)
-                    except StopIteration as done:
-                        end: SupervisionEnd = done.value
-                        ends.append(ElementEnd(element.job, end))
+                    ended = self._step_one(element, element.job in woken, stopping, began, now, unarmed)
+                    if ended is not None:
+                        ends.append(ElementEnd(element.job, ended))
                         del active[element.job]
                         unarmed.discard(element.job)
                         element.stack.close()
-                        view.ended(element.job, str(end.ending), end.state)
+                        view.ended(element.job, str(ended.ending), ended.state)
                 view.refresh()
                 if not stopping:
                     self._attend(attendance, active, began, must_step)
-                if stopping or not active or must_step or (waiting and self._room(waiting[0], active, bounds)):
-                    continue
-                # The watches of an element's objects change only when it steps: armed once then, not each pass.
-                for job in unarmed:
-                    armed = active.get(job)
-                    if armed is not None and armed.loop is not None:
-                        armed.supervisor.await_change(armed.loop, drain)
-                unarmed.clear()
-                due = min(e.due for e in active.values())
-                refresh = attendance.next_at()
-                if refresh is not None:
-                    due = min(due, began.mono + (refresh - began.wall).total_seconds())
-                drain.wait(max(0.0, due - self._clock.monotonic()))
+                if stopping or not active or must_step or self._room_for_next(waiting, active, bounds):
+                    continue  # another pass at once: nothing to wait for
+                _arm(unarmed, active, drain)
+                drain.wait(max(0.0, _next_due(active, attendance.next_at(), began) - self._clock.monotonic()))
             after = again()
             view.show(after)
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()))
+
+    def _fill(self, waiting: deque[JobSummary], bounds: dict[str, int | None], drain: Interrupts, fresh: bool,
+              view: SweepSupervisionView,
+              rounds: dict[str, RoundQuery], active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]],
+              began: _Pass) -> None:
+        """Waiting elements started, in order, while their sweep's --max-running leaves room."""
+        while waiting and self._room(waiting[0], active, bounds):
+            member = waiting.popleft()
+            started = self._start(member, drain, fresh, view, rounds, active, elsewhere, began)
+            if started is not None:
+                active[member.job] = started
+
+    def _step_one(self, element: _Active, woke: bool, stopping: bool, began: _Pass, now: float,
+                  unarmed: set[JobId]) -> SupervisionEnd | None:
+        """One element's turn in a pass: stepped when it woke, its time came or the sweep stops (carried on
+        instead where its step would provably do nothing); its end when that step ended its supervision."""
+        loop = element.loop
+        moved = False
+        if woke and loop is not None:
+            _, moved = element.supervisor.resume_now(loop)
+        if not (stopping or loop is None or woke or now + _EARLY >= element.due):
+            return None
+        if not (stopping or loop is None or woke):
+            # Its time came with nothing told of it: at its query, when the round's answer for it is the one it
+            # last found nothing new in, its step would provably do nothing but count a quiet poll
+            # (Supervisor.carry says which steps those are): its schedule is carried on instead, at a fraction
+            # of a step's cost. Anything else is stepped.
+            pause = element.supervisor.carry(loop, began.wall, began.mono, element.query.round_answer)
+            if pause is not None:
+                element.due = began.mono + pause
+                return None
+        if moved:  # an object changed, perhaps after this round's answer was asked: it cannot tell
+            element.query.older_than(self._clock.monotonic())
+        try:
+            element.loop, pause = next(element.rounds) if loop is None else element.rounds.send(stopping)
+        except StopIteration as done:
+            end: SupervisionEnd = done.value
+            return end
+        element.due = began.mono + pause  # the pause counts from the pass's start
+        unarmed.add(element.job)
+        return None
 
     def _woken(self, notices: _Notices, active: dict[JobId, _Active], must_step: set[JobId]) -> set[JobId]:
         """The elements to step now whatever their time: those whose watched object changed, those whose
@@ -422,6 +426,11 @@ class SuperviseSweep:
         busy = sum(1 for e in active.values() if e.sweep == member.sweep
                    and (e.loop is None or e.loop.state.outcome is None))
         return busy < bound
+
+    def _room_for_next(self, waiting: deque[JobSummary], active: dict[JobId, _Active],
+                       bounds: dict[str, int | None]) -> bool:
+        """Whether the next waiting element may be started now."""
+        return bool(waiting) and self._room(waiting[0], active, bounds)
 
     def _max_running(self, waiting: deque[JobSummary]) -> dict[str, int | None]:
         """Each sweep's --max-running, from the first of its elements whose record reads."""
@@ -657,3 +666,28 @@ class SuperviseSweep:
         except StoreError as exc:
             self._on_problem(f"the sweep's elements could not be read again: {reason(exc)}")
             return members
+
+
+def _next_due(active: dict[JobId, _Active], refresh: datetime | None, began: _Pass) -> float:
+    """When the sweep's next pass is due (monotonic): the soonest element's time, or the attendance file's
+    refresh (``refresh``, wall time) when that is sooner."""
+    due = min(e.due for e in active.values())
+    if refresh is not None:
+        due = min(due, began.mono + (refresh - began.wall).total_seconds())
+    return due
+
+
+def _arm(unarmed: set[JobId], active: dict[JobId, _Active], drain: Interrupts) -> None:
+    """The watches of an element's objects change only when it steps: armed once then, not each pass."""
+    for job in unarmed:
+        armed = active.get(job)
+        if armed is not None and armed.loop is not None:
+            armed.supervisor.await_change(armed.loop, drain)
+    unarmed.clear()
+
+
+def _unsettled_in_order(members: list[JobSummary]) -> deque[JobSummary]:
+    """The elements to supervise, those with attempts first: they may be running and must be watched whatever
+    the bound; then by sweep and index."""
+    return deque(sorted((m for m in members if not m.settled),
+                        key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))
