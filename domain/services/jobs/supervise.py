@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -274,7 +274,6 @@ class Supervisor:
     def _supervise(self, job: JobId, lock: JobLock, cancel: Interrupts, bound: float | None, *,
                    watch: AppendWatch | None, first: tuple[JobState, int] | None,
                    pace: Callable[[], datetime] | None, attended: bool = False) -> Rounds:
-        s = self._settings
         first = first or self._read_until_giveup(job, cancel)
         if first is None:
             return SupervisionEnd(Ending.GAVE_UP, None, detail=f"the record of {job} stayed unreadable")
@@ -285,6 +284,7 @@ class Supervisor:
         supervised_at: float | None = None  # monotonic: when supervised-at was last reported
         watching = watch is not None
         must_read = True  # the record was read before the watch began: an append in between is read now
+        clock_now = pace if pace is not None else self._clock.now  # the caller's pace, when it sets one
         while True:
             if cancel.pending() is not None:
                 return self._drain(job, loop)
@@ -294,94 +294,142 @@ class Supervisor:
             # While the store tells of every append (a live watch), the record is read only when one was
             # told of: its requests come in that way, and this loop's own appends are in its state already.
             # A watch that was lost and is back may have missed some: read once then.
-            if appended or not watching or not was_watching or must_read:
-                read = self._refresh(job, loop)
-                must_read = not read
-            else:
-                read = True
+            read = self._refresh(job, loop) if _read_due(appended, watching, was_watching, must_read) else True
+            must_read = not read  # (a read not due leaves it False, as it was)
             self._answer(job, loop)
             self._deliver(job, loop)
             self._act(job, loop, cancel)
-            if loop.lost:
-                return self._lost(loop)
-            if cancel.pending() is not None:
-                return self._drain(job, loop)
+            ended = self._end_after_acting(job, loop, cancel)
+            if ended is not None:
+                return ended
             state = loop.state
-            if state.settled:
-                return SupervisionEnd(Ending.OUTCOME, state)
-            left = outstanding(state, delivering=self._delivering)
-            if stop_at is not None and self._clock.monotonic() >= stop_at:
-                return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left) or (Outstanding(0, "no outcome yet"),))
-            if state.outcome is not None and left:
-                now_m = self._clock.monotonic()
-                wait_until = now_m + s.wait if wait_until is None else wait_until
-                if now_m >= wait_until:
-                    return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left))
-            now = pace() if pace is not None else self._clock.now()
+            ended, wait_until = self._end_in_time(state, stop_at, wait_until)
+            if ended is not None:
+                return ended
+            now = clock_now()
             if self._query_due(loop, now):
-                loop.asked_at = now
-                loop.ask_now = False
-                loop.answered = not loop.unsaved and self._observe(job, loop)
-                if loop.answered and not loop.lost:  # what the answer makes possible is done now
-                    self._act(job, loop, cancel)
-                    if loop.lost:
-                        return self._lost(loop)
-                    if cancel.pending() is not None:
-                        return self._drain(job, loop)
-                    if loop.state.settled:
-                        return SupervisionEnd(Ending.OUTCOME, loop.state)
-            if loop.lost:
-                return self._lost(loop)
+                ended = self._query(job, loop, cancel, now)
+                if ended is not None:
+                    return ended
             # A loop advances only when it read its record (requests come in that way), was answered by the
             # scheduler and holds nothing unsaved; and its health advances only when the beat is recorded.
-            healthy = read and loop.answered and not loop.unsaved
+            healthy = _advanced(loop, read)
             now_m = self._clock.monotonic()
-            if supervised_at is None or (not attended and now_m - supervised_at >= s.supervised_every * s.poll):
-                self._progress.supervised(loop.state, now)
-                supervised_at = now_m
+            supervised_at = self._report_supervised(loop, now, now_m, supervised_at, attended)
             if healthy:
                 loop.problem = ""
             # Asleep to the next query only while all is well; anything amiss is looked at every poll.
-            paced = pace() if pace is not None else self._clock.now()
-            to_query = watching and healthy and not loop.doubt
-            pause = to_next_query = self._until_next(loop, paced, to_query=to_query)
-            refresh = None if attended else supervised_at + s.supervised_every * s.poll
-            for due in (wait_until, stop_at, refresh, self._delivery_due()):
-                if due is not None:
-                    pause = min(pause, max(due - now_m, 0.0))
+            to_query = _asleep_to_query(loop, watching, healthy)
+            pause = to_next_query = self._until_next(loop, clock_now(), to_query=to_query)
+            refresh = self._next_report(supervised_at, attended)
+            pause = _soonest(pause, now_m, (wait_until, stop_at, refresh, self._delivery_due()))
             if healthy:
-                try:
-                    lock.beat(now, self._announce(loop, self._clock.now() + timedelta(seconds=pause)))
-                except LockLost as exc:
-                    loop.lost = str(exc)
+                healthy = self._beat(lock, loop, now, now_m, pause)
+                if loop.lost:
                     return self._lost(loop)
-                except StoreError as exc:
-                    loop.problem = f"the lock could not record the loop: {exc}"
-                    healthy = False
-                else:
-                    loop.last_ok = now_m
             # Whether the caller may carry this loop to its next query without running it (``carry``): only a
             # loop whose next step would provably do nothing but ask and find the same answer.
-            self._quiet = (self._seen if attended and bound is None and healthy and to_query and not must_read
-                           and pause == to_next_query and self._carriable(loop) else None)
-            if self._quiet is not None:
-                self._next_at = self._next_query(loop)  # what to_next_query counts to
+            self._note_quiet(loop, self._may_carry(loop, attended=attended, bounded=bound is not None,
+                                                   healthy=healthy, to_query=to_query, must_read=must_read,
+                                                   exact=pause == to_next_query))
             if not healthy:
-                # A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off
-                # from the scheduler and the store at once (its login node's network) learns that it lost
-                # the job within the lock's own detection time, not at giveup.
-                try:
-                    lock.check()
-                except LockLost as exc:
-                    loop.lost = str(exc)
-                    return self._lost(loop)
-                except StoreError as exc:
-                    loop.problem = loop.problem or f"the lock could not be checked: {exc}"
-                if self._clock.monotonic() - loop.last_ok > s.giveup:
-                    return SupervisionEnd(Ending.GAVE_UP, loop.state,
-                                          detail=loop.problem or "the loop stopped advancing")
+                ended = self._end_unhealthy(lock, loop)
+                if ended is not None:
+                    return ended
             if (yield loop, pause):  # the pause, waited out by the caller: True when a stop was requested
                 return self._drain(job, loop)
+
+    def _end_in_time(self, state: JobState, stop_at: float | None,
+                     wait_until: float | None) -> tuple[SupervisionEnd | None, float | None]:
+        """How supervision ends for time: its bound reached (``stop_at``), or supervise.wait over since the
+        outcome with work still outstanding; and the end of that wait (set at the first loop that needs it)."""
+        left = outstanding(state, delivering=self._delivering)
+        if stop_at is not None and self._clock.monotonic() >= stop_at:
+            return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left) or (Outstanding(0, "no outcome yet"),)), \
+                wait_until
+        if state.outcome is not None and left:
+            now_m = self._clock.monotonic()
+            wait_until = now_m + self._settings.wait if wait_until is None else wait_until
+            if now_m >= wait_until:
+                return SupervisionEnd(Ending.OUTSTANDING, state, tuple(left)), wait_until
+        return None, wait_until
+
+    def _query(self, job: JobId, loop: Loop, cancel: Interrupts, now: datetime) -> SupervisionEnd | None:
+        """The scheduler asked (unless something is unsaved), and what its answer makes possible done now."""
+        loop.asked_at = now
+        loop.ask_now = False
+        loop.answered = not loop.unsaved and self._observe(job, loop)
+        if loop.answered and not loop.lost:
+            self._act(job, loop, cancel)
+            return self._end_after_acting(job, loop, cancel)
+        return self._lost(loop) if loop.lost else None
+
+    def _beat(self, lock: JobLock, loop: Loop, now: datetime, now_m: float, pause: float) -> bool:
+        """The loop's health recorded in its lock, announcing the next loop; whether it was (a lost lock is
+        ``loop.lost``)."""
+        try:
+            lock.beat(now, self._announce(loop, self._clock.now() + timedelta(seconds=pause)))
+        except LockLost as exc:
+            loop.lost = str(exc)
+            return False
+        except StoreError as exc:
+            loop.problem = f"the lock could not record the loop: {exc}"
+            return False
+        loop.last_ok = now_m
+        return True
+
+    def _report_supervised(self, loop: Loop, now: datetime, now_m: float, supervised_at: float | None,
+                           attended: bool) -> float:
+        """supervised-at told to the pointer at the first loop, then every supervise.supervised_every polls
+        (unless the caller tells it, ``attended``); when it was last told (monotonic)."""
+        s = self._settings
+        if supervised_at is None or (not attended and now_m - supervised_at >= s.supervised_every * s.poll):
+            self._progress.supervised(loop.state, now)
+            return now_m
+        return supervised_at
+
+    def _may_carry(self, loop: Loop, *, attended: bool, bounded: bool, healthy: bool, to_query: bool,
+                   must_read: bool, exact: bool) -> bool:
+        """Whether the caller may carry this loop to its next query without running it (``carry``): only a
+        loop whose next step would provably do nothing but ask and find the same answer."""
+        return (attended and not bounded and healthy and to_query and not must_read and exact
+                and self._carriable(loop))
+
+    def _next_report(self, supervised_at: float, attended: bool) -> float | None:
+        """When supervised-at is next told (monotonic); None when the caller tells it."""
+        s = self._settings
+        return None if attended else supervised_at + s.supervised_every * s.poll
+
+    def _note_quiet(self, loop: Loop, quiet: bool) -> None:
+        """What ``carry`` reads: the answer last seen with nothing new in it, and the next query's time."""
+        self._quiet = self._seen if quiet else None
+        if self._quiet is not None:
+            self._next_at = self._next_query(loop)  # what to_next_query counts to
+
+    def _end_after_acting(self, job: JobId, loop: Loop, cancel: Interrupts) -> SupervisionEnd | None:
+        """How supervision ends once the loop acted: its lock lost, a stop requested, or its record settled."""
+        if loop.lost:
+            return self._lost(loop)
+        if cancel.pending() is not None:
+            return self._drain(job, loop)
+        if loop.state.settled:
+            return SupervisionEnd(Ending.OUTCOME, loop.state)
+        return None
+
+    def _end_unhealthy(self, lock: JobLock, loop: Loop) -> SupervisionEnd | None:
+        """A loop that did not complete beats nothing, so ask the lock itself: a supervisor cut off from the
+        scheduler and the store at once (its login node's network) learns that it lost the job within the
+        lock's own detection time, not at giveup. It gives up once it has not advanced for supervise.giveup."""
+        try:
+            lock.check()
+        except LockLost as exc:
+            loop.lost = str(exc)
+            return self._lost(loop)
+        except StoreError as exc:
+            loop.problem = loop.problem or f"the lock could not be checked: {exc}"
+        if self._clock.monotonic() - loop.last_ok > self._settings.giveup:
+            return SupervisionEnd(Ending.GAVE_UP, loop.state, detail=loop.problem or "the loop stopped advancing")
+        return None
 
     def _announce(self, loop: Loop, next_at: datetime) -> datetime:
         """The next loop a beat announces: its own, or later when the caller beats the lock itself by then."""
@@ -948,3 +996,27 @@ class Supervisor:
         return SupervisionEnd(Ending.DRAINED, loop.state,
                               tuple(outstanding(loop.state, delivering=self._delivering)))
 
+
+def _soonest(pause: float, now: float, dues: Iterable[float | None]) -> float:
+    """``pause`` shortened to the first of ``dues`` (monotonic times; None: not due) that comes sooner."""
+    for due in dues:
+        if due is not None:
+            pause = min(pause, max(due - now, 0.0))
+    return pause
+
+
+def _read_due(appended: bool, watching: bool, was_watching: bool, must_read: bool) -> bool:
+    """While the store tells of every append (a live watch), the record is read only when one was told of;
+    a watch lost, or lost and back (it may have missed some), or a read that failed: read now."""
+    return appended or not watching or not was_watching or must_read
+
+
+def _advanced(loop: Loop, read: bool) -> bool:
+    """A loop advances only when it read its record (requests come in that way), was answered by the
+    scheduler and holds nothing unsaved."""
+    return read and loop.answered and not loop.unsaved
+
+
+def _asleep_to_query(loop: Loop, watching: bool, healthy: bool) -> bool:
+    """Asleep to the next query only while all is well (a live watch, a healthy loop, nothing in doubt)."""
+    return watching and healthy and not loop.doubt
