@@ -124,7 +124,9 @@ def test_a_pointers_folder_that_is_a_file_refuses_submit_before_anything_is_reco
 
 def test_a_pointer_that_stops_being_writable_while_a_job_runs_is_said_once(cli: Cli) -> None:
     jobs = cli.tmp / "home" / ".config" / "dunscaith" / "jobs"
-    script = f"rm -rf {jobs} && touch {jobs} && sleep 1"
+    # the folder goes once the job runs and its pointer says so: removed during that write, the staging file
+    # would vanish under it (a second, different line) rather than the folder be found not to be one
+    script = f"sleep 1 && rm -rf {jobs} && touch {jobs} && sleep 1"
     done = cli.run("submit", "--name", "p2", "--", "sh", "-c", script)
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "pointer of p2" in line]
