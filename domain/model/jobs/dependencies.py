@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.pipelines import Dependency, DependencyKind
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 
 BLOCKED = "blocked"  # the word ``Blocked.why`` says of a dependency that is itself blocked
 

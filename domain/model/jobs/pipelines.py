@@ -17,7 +17,6 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
-from enum import StrEnum
 from typing import Any
 
 from dunscaith.domain.model.jobs.errors import BadSpec
@@ -42,6 +41,7 @@ from dunscaith.domain.model.jobs.sweeps import (
     parse_array,
     parse_each,
 )
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 from dunscaith.domain.model.program import program_problem
 from dunscaith.domain.model.shown import escaped, shown
 
@@ -49,22 +49,6 @@ from dunscaith.domain.model.shown import escaped, shown
 class PipelineRefused(BadSpec):
     """The pipeline file cannot be run as written: one line naming the file, the step and the key.
     Nothing of it is recorded."""
-
-
-class DependencyKind(StrEnum):
-    """How a job waits for another job or a sweep (docs/pipelines.md, "Waiting for other steps")."""
-
-    AFTER = "after"  # until every job of it succeeded (a sweep: every element)
-    AFTER_ANY = "after_any"  # until every job of it has its outcome, whatever it is
-    AFTER_EACH = "after_each"  # element i of a sweep waits until element i of another sweep succeeded
-
-
-@dataclass(frozen=True, slots=True)
-class Dependency:
-    """One job or sweep a job waits for, and how: recorded with the job, read by ``dependencies.readiness``."""
-
-    on: JobId  # a job's name, or a sweep's (then its elements are what is waited for)
-    kind: DependencyKind
 
 
 STEP_KEYS = (

@@ -25,9 +25,10 @@ from dunscaith.domain.model.jobs.dependencies import (
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.pipelines import Dependency, DependencyKind, parse_pipeline
+from dunscaith.domain.model.jobs.pipelines import parse_pipeline
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 
 A, S = JobId("p.a"), JobId("p.s")
 AFTER, ANY, EACH = DependencyKind.AFTER, DependencyKind.AFTER_ANY, DependencyKind.AFTER_EACH

@@ -11,8 +11,6 @@ from hypothesis import strategies as st
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import (
-    Dependency,
-    DependencyKind,
     PipelineRefused,
     PipelineSpec,
     parse_pipeline,
@@ -21,6 +19,7 @@ from dunscaith.domain.model.jobs.pipelines import (
 )
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 
 STUDY = """
 name = "study"
