@@ -16,6 +16,7 @@ from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
 
@@ -58,6 +59,11 @@ class JobRecorded:
     sweep: str | None = None
     sweep_index: int | None = None
     max_running: int | None = None
+    # what the job waits for before it may be created, by name (domain/model/jobs/waits.py): written only
+    # when given, so the first event of a job that waits for nothing is what builds before them wrote
+    after: tuple[str, ...] = ()
+    after_any: tuple[str, ...] = ()
+    after_each: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
@@ -68,14 +74,21 @@ class JobRecorded:
                    where.backend, where.location, where.device, where.inode, spec.options, spec.env,
                    **{f.name: getattr(spec.resources, f.name) for f in fields(Resources)},
                    sweep=member.sweep if member else None, sweep_index=member.index if member else None,
-                   max_running=member.max_running if member else None)
+                   max_running=member.max_running if member else None, after=_on(spec, DependencyKind.AFTER),
+                   after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH))
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
         member = (SweepMember(JobId(self.sweep), self.sweep_index, self.max_running)
                   if self.sweep is not None and self.sweep_index is not None else None)
+        waits = tuple(Dependency(JobId(on), kind) for kind in DependencyKind for on in getattr(self, kind.value))
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
-                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member)
+                       self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member,
+                       waits)
+
+
+def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
+    return tuple(w.on for w in spec.waits if w.kind is kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,13 +319,15 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 # Fields written only when set: a job of its own records none of them, so its first event stays what
 # builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
 _ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running"})
+_ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind)  # omitted when empty, for the same reason
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
     data: dict[str, JsonValue] = {}
     for f in fields(event):
         value = getattr(event, f.name)
-        if value is None and f.name in _ONLY_WHEN_SET and isinstance(event, JobRecorded):
+        if isinstance(event, JobRecorded) and ((value is None and f.name in _ONLY_WHEN_SET)
+                                               or (value == () and f.name in _ONLY_WHEN_GIVEN)):
             continue
         data[f.name] = list(value) if isinstance(value, tuple) else value
     return event.KIND, data
@@ -334,5 +349,7 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in ("command", "options", "env")
                                             for a in values[field]):
         raise EventUndecodable("event job-recorded: command, options or env holds a non-string")
+    if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in _ONLY_WHEN_GIVEN for a in values[field]):
+        raise EventUndecodable("event job-recorded: after, after_any or after_each holds a non-string")
     recorded: Event = cls(**values)
     return recorded

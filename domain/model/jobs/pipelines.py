@@ -201,9 +201,10 @@ def step_jobs(
     pipeline: PipelineSpec, step: StepSpec, *, cluster: str, adapter: str, workdir: str | None, max_attempts: int
 ) -> tuple[JobSpec, ...]:
     """The spec of ``step``'s job, or of each element of its sweep (in the elements' order), as submit makes
-    them: the cluster chosen (``step.cluster`` or the pipeline's, else the caller's default), its adapter and
-    the job's folder the caller's. PipelineRefused naming the step for a command an element cannot be made of
-    (a ``{key}`` no line gives...). Needs the elements: ``with_elements`` first for an ``each`` step."""
+    them, each with what the step waits for (``JobSpec.waits``): the cluster chosen (``step.cluster`` or the
+    pipeline's, else the caller's default), its adapter and the job's folder the caller's. PipelineRefused
+    naming the step for a command an element cannot be made of (a ``{key}`` no line gives...). Needs the
+    elements: ``with_elements`` first for an ``each`` step."""
     where = f'{escaped(pipeline.file)}: step "{step.name}"'
     try:
         template = JobSpec(
@@ -212,12 +213,15 @@ def step_jobs(
         problem = submission_problem(template)
         if problem is not None:
             raise BadSpec(problem)
+        waits = pipeline.dependencies(step)
         if not step.is_sweep:
-            return (template,)
+            return (replace(template, waits=waits),)
         if step.elements is None:
             raise BadSpec("its elements are not read yet (with_elements)")
         source = f"array {shown(step.array)}" if step.array is not None else f"each {shown(step.each or '')}"
-        return tuple(element_specs(template, SweepPlan(step.job, step.elements, step.max_running, source)))
+        plan = SweepPlan(step.job, step.elements, step.max_running, source)
+        # the waits go on each element: after_each is an element's own (element i waits for element i)
+        return tuple(replace(element, waits=waits) for element in element_specs(template, plan))
     except PipelineRefused:
         raise
     except BadSpec as exc:

@@ -42,6 +42,7 @@ from dunscaith.domain.model.jobs.state import (
     resume,
 )
 from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -77,7 +78,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
                  s.spec.max_attempts, list(s.spec.options), list(s.spec.env),
                  [getattr(s.spec.resources, f.name) for f in fields(Resources)],
                  None if s.spec.member is None else [s.spec.member.sweep, s.spec.member.index,
-                                                     s.spec.member.max_running]],
+                                                     s.spec.member.max_running],
+                 [[w.on, w.kind.value] for w in s.spec.waits]],
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
@@ -225,14 +227,19 @@ def _member(v: Any) -> SweepMember:
     return SweepMember(JobId(_str(sweep)), _int(index), _opt_int(max_running))
 
 
+def _wait(v: Any) -> Dependency:
+    on, kind = _list(v)
+    return Dependency(JobId(_str(on)), DependencyKind(_str(kind)))
+
+
 def _state(d: Mapping[str, Any]) -> JobState:
-    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep = _list(d["spec"])
+    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep, waits = _list(d["spec"])
     cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(needs)
     resources = Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
                           _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
                    _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
-                   None if sweep is None else _member(sweep))
+                   None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)

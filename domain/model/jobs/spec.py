@@ -9,6 +9,7 @@ from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 from dunscaith.domain.model.program import program_problem
 
 
@@ -27,6 +28,8 @@ class JobSpec:
     env: tuple[str, ...] = ()  # NAME=VALUE pairs set in the job's environment
     resources: Resources = NO_NEEDS  # what the job needs, in no scheduler's words
     member: SweepMember | None = None  # the sweep this job is an element of (domain/model/jobs/sweeps.py)
+    # the jobs and sweeps it waits for before it may be created (domain/model/jobs/waits.py, dependencies.py)
+    waits: tuple[Dependency, ...] = ()
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):
@@ -36,6 +39,8 @@ class JobSpec:
             raise BadSpec(problem)
         if self.max_attempts < 1:
             raise BadSpec("max_attempts must be at least 1")
+        if self.member is None and any(w.kind is DependencyKind.AFTER_EACH for w in self.waits):
+            raise BadSpec("after_each is for an element of a sweep: element i waits for element i of another")
         for pair in self.env:
             name, eq, _ = pair.partition("=")
             if not eq or not name or not (name[0].isalpha() or name[0] == "_") or not all(
