@@ -155,8 +155,11 @@ def parse_pipeline(text: str, file: str, name: str | None = None) -> PipelineSpe
         raise PipelineRefused(f"{where}: step: no step given; a pipeline has at least one [[step]] table")
     if isinstance(raw_steps, dict):
         raise PipelineRefused(f"{where}: step: write each step as [[step]] (an array of tables), not [step]")
-    if not isinstance(raw_steps, list) or not all(isinstance(s, dict) for s in raw_steps):
+    if not isinstance(raw_steps, list):
         raise PipelineRefused(f"{where}: step: an array of tables ([[step]]), not {_kind(raw_steps)}")
+    odd = next((s for s in raw_steps if not isinstance(s, dict)), None)
+    if odd is not None:
+        raise PipelineRefused(f"{where}: step: each step is a table ([[step]]), not {_kind(odd)}")
     if not raw_steps:
         raise PipelineRefused(f"{where}: step: no step given; a pipeline has at least one [[step]] table")
     steps: list[StepSpec] = []

@@ -170,6 +170,7 @@ REFUSALS = [
         "study.toml: step: write each step as [[step]] (an array of tables), not [step]",
     ),
     ('name = "study"\nstep = 3\n', "study.toml: step: an array of tables ([[step]]), not an integer"),
+    ('name = "study"\nstep = [1]\n', "study.toml: step: each step is a table ([[step]]), not an integer"),
     ('nmae = "study"\n', 'study.toml: nmae: unknown key (did you mean "name"? the file takes name, cluster, step)'),
     (
         '[[step]]\nname = "a"\ncommand = "true"\n',
