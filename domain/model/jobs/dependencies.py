@@ -23,6 +23,7 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 
 BLOCKED = "blocked"  # the word ``Blocked.why`` says of a dependency that is itself blocked
@@ -215,3 +216,39 @@ def pipeline_end(name: str, steps: Sequence[StepEnd]) -> PipelineEnd | None:
         ExitCode.NOT_SUCCESS,
         f"pipeline {name}: {len(steps) - len(bad)} of {len(steps)} steps succeeded; {said} (dunscaith status {name})",
     )
+
+
+# --- how status says a step ----------------------------------------------------------------------------
+
+WAITING = "waiting"  # the state word of a job not created because what it waits for has not ended
+
+
+def state_word(summary: JobSummary, answer: Readiness | None) -> str:
+    """A job's state as ``status`` and ``list`` would say it in a pipeline: ``waiting`` or ``blocked`` for a
+    job its gate holds back (its record says only ``recorded``), else its summary's own word."""
+    if summary.attempts == 0 and summary.outcome is None:
+        if isinstance(answer, Blocked):
+            return BLOCKED
+        if isinstance(answer, Waiting):
+            return WAITING
+    return summary.state
+
+
+def step_line(job: JobId, summaries: Sequence[JobSummary], answers: Mapping[JobId, Readiness]) -> str:
+    """One line of ``status PIPELINE`` for a step: ``study.reduce  blocked by study.train (study.train-12
+    failed)``, ``study.train  100 elements: 97 succeeded, 3 failed``; a sweep's counts in sweep_counts' words
+    and order, then what blocks or holds back its first element that waits."""
+    words = [state_word(s, answers.get(s.job)) for s in summaries]
+    held = next(
+        (
+            answers[s.job]
+            for s in summaries
+            if isinstance(answers.get(s.job), Waiting | Blocked) and s.attempts == 0 and s.outcome is None
+        ),
+        None,
+    )
+    why = f" ({held.line()})" if held is not None else ""
+    if len(summaries) == 1 and summaries[0].sweep is None:
+        said = held.line() if held is not None else words[0]
+        return f"{job}  {said}"
+    return f"{job}  {len(summaries):,} elements: {counts_words(words)}{why}"

@@ -16,11 +16,13 @@ from dunscaith.domain.model.jobs.dependencies import (
     Blocked,
     Gated,
     JobFacts,
+    Readiness,
     Waiting,
     gates,
     pipeline_end,
     readiness,
     step_end,
+    step_line,
 )
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
@@ -277,3 +279,49 @@ def test_never_ready_before_every_after_dependency_succeeded(outcomes: dict[str,
                 assert all(f.outcome is not None or isinstance(answers.get(f.job), Blocked) for f in jobs)
             else:
                 assert jobs and all(f.outcome is OK for f in jobs)
+
+
+def _summary(
+    name: str, state: str, outcome: str | None = None, attempts: int = 1, index: int | None = None
+) -> JobSummary:
+    at = datetime(2026, 12, 7, tzinfo=UTC)
+    return JobSummary(
+        job=JobId(name),
+        seq=1,
+        state=state,
+        cluster="local",
+        adapter="local",
+        outcome=outcome,
+        outcome_detail="",
+        settled=outcome is not None,
+        attempts=attempts,
+        object_id=None,
+        recorded_at=at,
+        updated_at=at,
+        pruned_at=None,
+        outstanding=0,
+        undelivered=0,
+        sweep=JobId(name.rpartition("-")[0]) if index is not None else None,
+        sweep_index=index,
+    )
+
+
+def test_status_says_a_step_in_one_line_and_what_holds_it_back() -> None:
+    r = JobId("p.r")
+    blocked = Blocked(JobId("p.s"), "failed", JobId("p.s-1"))
+    assert step_line(r, [_summary("p.r", "recorded", attempts=0)], {r: blocked}) == (
+        "p.r  blocked by p.s (p.s-1 failed)"
+    )
+    assert step_line(r, [_summary("p.r", "recorded", attempts=0)], {r: Waiting(JobId("p.s"))}) == (
+        "p.r  waiting for p.s"
+    )
+    assert step_line(r, [_summary("p.r", "running")], {}) == "p.r  running"
+    elements = [
+        _summary("p.e-0", "succeeded", "succeeded", index=0),
+        _summary("p.e-1", "recorded", attempts=0, index=1),
+        _summary("p.e-2", "recorded", attempts=0, index=2),
+    ]
+    answers: dict[JobId, Readiness] = {JobId("p.e-1"): blocked, JobId("p.e-2"): Waiting(JobId("p.s"))}
+    assert step_line(JobId("p.e"), elements, answers) == (
+        "p.e  3 elements: 1 succeeded, 1 blocked, 1 waiting (blocked by p.s (p.s-1 failed))"
+    )
