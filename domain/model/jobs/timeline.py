@@ -129,7 +129,9 @@ def _recorded(e: ev.JobRecorded, actions: Mapping[str, str]) -> str:
     what = shlex.join(e.command) if e.command else (e.script or "")
     most = f"at most {e.max_attempts} attempt{'s' if e.max_attempts != 1 else ''}"
     workdir = f", in {e.workdir}" if e.workdir else ""
-    return f"recorded: {what} (cluster {e.cluster}, {e.adapter}; {most}{workdir})"
+    waits = "".join(f"; {key} {', '.join(names)}" for key, names in
+                    (("after", e.after), ("after_any", e.after_any), ("after_each", e.after_each)) if names)
+    return f"recorded: {what} (cluster {e.cluster}, {e.adapter}; {most}{workdir}{waits})"
 
 
 def _released(e: ev.Released, actions: Mapping[str, str]) -> str:

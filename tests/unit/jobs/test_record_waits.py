@@ -3,6 +3,7 @@ job that waits for nothing writes the first event builds before it wrote, and a 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -12,10 +13,11 @@ from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
-from dunscaith.domain.model.jobs.record import StoreIdentity
+from dunscaith.domain.model.jobs.record import EventLine, JobRecord, StoreIdentity
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold_events
 from dunscaith.domain.model.jobs.sweeps import SweepMember
+from dunscaith.domain.model.jobs.timeline import lines, timeline
 from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
 
 T0 = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
@@ -78,3 +80,13 @@ after_each = ["s"]
     assert [j.waits for j in jobs] == [(Dependency(JobId("p.s"), DependencyKind.AFTER_EACH),)] * 2
     kind, data = ev.encode(ev.JobRecorded.of(jobs[1], WHERE))
     assert ev.decode(kind, data).spec() == jobs[1]  # type: ignore[union-attr]
+
+
+def test_events_says_what_the_job_waits_for_on_its_first_line() -> None:
+    first = replace(ev.JobRecorded.of(ELEMENT, WHERE), workdir="/w")
+    record = JobRecord(JobId("p.e-3"), (EventLine(1, T0, *ev.encode(first)),))
+    shown = list(lines(timeline(record), UTC))
+    assert shown[1].endswith(
+        "recorded: true (cluster local, local; at most 3 attempts, in /w; after p.a, p.b; "
+        "after_any p.c; after_each p.s)"
+    )
