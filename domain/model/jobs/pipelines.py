@@ -41,7 +41,7 @@ from dunscaith.domain.model.jobs.sweeps import (
     parse_array,
     parse_each,
 )
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, same_indices_problem
 from dunscaith.domain.model.program import program_problem
 from dunscaith.domain.model.shown import escaped, shown
 
@@ -525,13 +525,8 @@ def _check_elements(pipeline: PipelineSpec, where: str) -> None:
             other = pipeline.step(dep)
             if step.elements is None or other.elements is None:
                 continue
-            mine, theirs = {e.index for e in step.elements}, {e.index for e in other.elements}
-            if mine != theirs:
-                only = sorted(mine - theirs)
-                missing = sorted(theirs - mine)
-                said = f'index {only[0]} is in "{step.name}" only' if only else f'index {missing[0]} is in "{dep}" only'
-                raise PipelineRefused(
-                    f'{where}: step "{step.name}": after_each: "{step.name}" has {len(mine):,} '
-                    f'elements and "{dep}" {len(theirs):,}, not the same indices ({said}); '
-                    "element i waits for element i, so both need the same indices"
-                )
+            problem = same_indices_problem(
+                step.name, dep, {e.index for e in step.elements}, {e.index for e in other.elements}
+            )
+            if problem is not None:
+                raise PipelineRefused(f'{where}: step "{step.name}": after_each: {problem}')

@@ -27,3 +27,29 @@ class Dependency:
 
     on: JobId  # a job's name, or a sweep's (then its elements are what is waited for)
     kind: DependencyKind
+
+
+def same_indices_problem(mine: str, theirs: str, my_indices: set[int], their_indices: set[int]) -> str | None:
+    """Why sweep ``mine`` cannot wait element by element (after_each) for sweep ``theirs``: their indices
+    differ (the first index only one has is named); None when they are the same."""
+    if my_indices == their_indices:
+        return None
+    only_mine, only_theirs = sorted(my_indices - their_indices), sorted(their_indices - my_indices)
+    said = f'index {only_mine[0]} is in "{mine}" only' if only_mine else f'index {only_theirs[0]} is in "{theirs}" only'
+    return (
+        f'"{mine}" has {len(my_indices):,} elements and "{theirs}" {len(their_indices):,}, not the same indices '
+        f"({said}); element i waits for element i, so both need the same indices"
+    )
+
+
+def not_here_problem(flag: str, dependency: str, pointer_host: str | None) -> str:
+    """Why ``--after A`` (``flag``, ``dependency``) is refused when this store holds no record of A:
+    ``pointer_host`` is the host a pointer of the user's says A is recorded on, if any. A store of one host
+    cannot show another host's records, so the waiting job could never see A's outcome."""
+    if pointer_host is None:
+        return f"{flag} {dependency}: no job or sweep of that name is recorded (dunscaith list shows them)"
+    return (
+        f"{flag} {dependency}: it is recorded on host {pointer_host}, in that host's own store, where this "
+        f"job could never see its outcome: submit this job on {pointer_host}, or share one store between "
+        "the login nodes (PostgreSQL: docs/record-backing.md)"
+    )

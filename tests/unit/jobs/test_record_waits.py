@@ -18,7 +18,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold_events
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.timeline import lines, timeline
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, not_here_problem, same_indices_problem
 
 T0 = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 WHERE = StoreIdentity("memory", "here")
@@ -89,4 +89,23 @@ def test_events_says_what_the_job_waits_for_on_its_first_line() -> None:
     assert shown[1].endswith(
         "recorded: true (cluster local, local; at most 3 attempts, in /w; after p.a, p.b; "
         "after_any p.c; after_each p.s)"
+    )
+
+
+def test_after_each_between_sweeps_of_other_indices_is_said_in_one_line() -> None:
+    assert same_indices_problem("b", "a", {0, 1}, {0, 1}) is None
+    assert same_indices_problem("b", "a", {0, 1, 5}, {0, 1, 2}) == (
+        '"b" has 3 elements and "a" 3, not the same indices (index 5 is in "b" only); element i waits for '
+        "element i, so both need the same indices"
+    )
+
+
+def test_a_dependency_this_store_does_not_hold_is_refused_saying_where_it_is() -> None:
+    assert not_here_problem("--after", "train", None) == (
+        "--after train: no job or sweep of that name is recorded (dunscaith list shows them)"
+    )
+    assert not_here_problem("--after-any", "train", "login2") == (
+        "--after-any train: it is recorded on host login2, in that host's own store, where this job could never "
+        "see its outcome: submit this job on login2, or share one store between the login nodes (PostgreSQL: "
+        "docs/record-backing.md)"
     )
