@@ -139,16 +139,25 @@ def gates(jobs: Sequence[Gated]) -> dict[JobId, Readiness]:
     """For every job not started and without an outcome, the rule's answer, a blocked job blocking in turn
     what waits for it (so a failure three steps up blocks the whole chain below it at once).
 
-    ``jobs`` in dependency order: a job's dependencies come before it. Jobs of one group are one sweep."""
+    ``jobs`` in dependency order (``PipelineSpec.order``): a job's dependencies come before it, so what blocks
+    them is known when it is asked. Jobs of one group are one sweep. Every job's facts are known from the
+    start, so a job listed out of order is never taken for one not recorded: only what blocks it may be
+    seen a pass late."""
     groups: dict[JobId, list[JobFacts]] = {}
+    where: dict[JobId, tuple[JobId, int]] = {}
+    for gated in jobs:
+        members = groups.setdefault(gated.group, [])
+        where[gated.facts.job] = gated.group, len(members)
+        members.append(gated.facts)
     answers: dict[JobId, Readiness] = {}
     for gated in jobs:
         facts = gated.facts
         if not facts.started and facts.outcome is None:
             answer = readiness(gated.dependencies, groups, facts.index)
             answers[facts.job] = answer
-            facts = replace(facts, blocked=answer if isinstance(answer, Blocked) else None)
-        groups.setdefault(gated.group, []).append(facts)
+            if isinstance(answer, Blocked):
+                group, at = where[facts.job]
+                groups[group][at] = replace(facts, blocked=answer)
     return answers
 
 

@@ -325,3 +325,9 @@ def test_status_says_a_step_in_one_line_and_what_holds_it_back() -> None:
     assert step_line(JobId("p.e"), elements, answers) == (
         "p.e  3 elements: 1 succeeded, 1 blocked, 1 waiting (blocked by p.s (p.s-1 failed))"
     )
+
+
+def test_jobs_listed_out_of_order_are_never_taken_for_ones_not_recorded() -> None:
+    answers = gates(list(reversed(_gated({}, set()))))
+    assert answers[JobId("p.r")] == Waiting(JobId("p.e"))
+    assert not any(isinstance(a, Blocked) for a in answers.values())
