@@ -79,7 +79,7 @@ class StepSpec:
     name: str  # the step's own name ("train"); its job or sweep is ``job``
     job: JobId  # PIPELINE.STEP: the job's name, or the sweep's (its elements PIPELINE.STEP-<i>)
     command: tuple[str, ...]
-    cluster: str | None = None  # None: the pipeline's cluster, else the configured default
+    cluster: str | None = None  # None: the pipeline's cluster, else submit's default (local)
     resources: Resources = NO_NEEDS
     array: str | None = None  # submit --array's SPEC, as written
     each: str | None = None  # submit --each's FILE, as written: relative to the pipeline file's folder
@@ -124,6 +124,10 @@ class PipelineSpec:
     def dependencies(self, step: StepSpec) -> tuple[Dependency, ...]:
         """What ``step``'s job (every element of it, for a sweep) records it waits for, by job name."""
         return tuple(Dependency(self.step(dep).job, DependencyKind(key)) for key, dep in step.waits_for())
+
+    def cluster_of(self, step: StepSpec, default: str = "local") -> str:
+        """The cluster ``step`` runs on: its own, else the pipeline's, else ``default`` (submit's)."""
+        return step.cluster or self.cluster or default
 
     def each_files(self) -> tuple[str, ...]:
         """The ``each`` files the steps name, as written (once each): the caller reads them for ``with_elements``."""

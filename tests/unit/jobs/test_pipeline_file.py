@@ -66,6 +66,9 @@ def test_the_example_reads_as_three_steps_with_submits_own_values() -> None:
     assert reduce.command == ("python", "reduce.py", "--out", "the results")  # split as a shell would
     assert reduce.resources == Resources(cpus=4) and reduce.cluster is None
     assert plot.cluster == "local"
+    assert [pipeline.cluster_of(s) for s in pipeline.steps] == ["hpc", "hpc", "local"]
+    bare = parse_pipeline(_step('command = "true"'), "s.toml")
+    assert bare.cluster_of(bare.steps[0]) == "local" and bare.cluster_of(bare.steps[0], "hpc") == "hpc"
     assert pipeline.dependencies(reduce) == (Dependency(JobId("study.train"), DependencyKind.AFTER),)
     assert pipeline.dependencies(plot) == (Dependency(JobId("study.reduce"), DependencyKind.AFTER_ANY),)
     assert pipeline.complete and pipeline.each_files() == ()
