@@ -16,7 +16,7 @@ from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.sweeps import SweepMember
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
 from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dataclass_spec
 
 
@@ -64,6 +64,9 @@ class JobRecorded:
     after: tuple[str, ...] = ()
     after_any: tuple[str, ...] = ()
     after_each: tuple[str, ...] = ()
+    # the pipeline the job is a step of, and the step's name (domain/model/jobs/waits.py); None for others
+    pipeline: str | None = None
+    pipeline_step: str | None = None
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
@@ -75,16 +78,20 @@ class JobRecorded:
                    **{f.name: getattr(spec.resources, f.name) for f in fields(Resources)},
                    sweep=member.sweep if member else None, sweep_index=member.index if member else None,
                    max_running=member.max_running if member else None, after=_on(spec, DependencyKind.AFTER),
-                   after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH))
+                   after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH),
+                   pipeline=spec.step_of.pipeline if spec.step_of else None,
+                   pipeline_step=spec.step_of.step if spec.step_of else None)
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
         member = (SweepMember(JobId(self.sweep), self.sweep_index, self.max_running)
                   if self.sweep is not None and self.sweep_index is not None else None)
         waits = tuple(Dependency(JobId(on), kind) for kind in DependencyKind for on in getattr(self, kind.value))
+        step_of = (PipelineMember(JobId(self.pipeline), self.pipeline_step)
+                   if self.pipeline is not None and self.pipeline_step is not None else None)
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
                        self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member,
-                       waits)
+                       waits, step_of)
 
 
 def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
@@ -318,7 +325,7 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 
 # Fields written only when set: a job of its own records none of them, so its first event stays what
 # builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
-_ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running"})
+_ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"})
 _ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind)  # omitted when empty, for the same reason
 
 

@@ -41,7 +41,7 @@ from dunscaith.domain.model.jobs.sweeps import (
     parse_array,
     parse_each,
 )
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, same_indices_problem
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember, same_indices_problem
 from dunscaith.domain.model.program import program_problem
 from dunscaith.domain.model.shown import escaped, shown
 
@@ -220,15 +220,15 @@ def step_jobs(
         problem = submission_problem(template)
         if problem is not None:
             raise BadSpec(problem)
-        waits = pipeline.dependencies(step)
+        waits, step_of = pipeline.dependencies(step), PipelineMember(pipeline.name, step.name)
         if not step.is_sweep:
-            return (replace(template, waits=waits),)
+            return (replace(template, waits=waits, step_of=step_of),)
         if step.elements is None:
             raise BadSpec("its elements are not read yet (with_elements)")
         source = f"array {shown(step.array)}" if step.array is not None else f"each {shown(step.each or '')}"
         plan = SweepPlan(step.job, step.elements, step.max_running, source)
         # the waits go on each element: after_each is an element's own (element i waits for element i)
-        return tuple(replace(element, waits=waits) for element in element_specs(template, plan))
+        return tuple(replace(element, waits=waits, step_of=step_of) for element in element_specs(template, plan))
     except PipelineRefused:
         raise
     except BadSpec as exc:

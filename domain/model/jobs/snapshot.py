@@ -42,7 +42,7 @@ from dunscaith.domain.model.jobs.state import (
     resume,
 )
 from dunscaith.domain.model.jobs.sweeps import SweepMember
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -79,7 +79,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
                  [getattr(s.spec.resources, f.name) for f in fields(Resources)],
                  None if s.spec.member is None else [s.spec.member.sweep, s.spec.member.index,
                                                      s.spec.member.max_running],
-                 [[w.on, w.kind.value] for w in s.spec.waits]],
+                 [[w.on, w.kind.value] for w in s.spec.waits],
+                 None if s.spec.step_of is None else [s.spec.step_of.pipeline, s.spec.step_of.step]],
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
@@ -232,14 +233,21 @@ def _wait(v: Any) -> Dependency:
     return Dependency(JobId(_str(on)), DependencyKind(_str(kind)))
 
 
+def _step_of(v: Any) -> PipelineMember:
+    pipeline, step = _list(v)
+    return PipelineMember(JobId(_str(pipeline)), _str(step))
+
+
 def _state(d: Mapping[str, Any]) -> JobState:
-    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep, waits = _list(d["spec"])
+    name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep, waits, step_of = (
+        _list(d["spec"]))
     cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(needs)
     resources = Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
                           _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
                    _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
-                   None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)))
+                   None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)),
+                   None if step_of is None else _step_of(step_of))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)

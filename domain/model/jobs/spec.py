@@ -9,7 +9,7 @@ from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 from dunscaith.domain.model.jobs.sweeps import SweepMember
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
 from dunscaith.domain.model.program import program_problem
 
 
@@ -30,6 +30,7 @@ class JobSpec:
     member: SweepMember | None = None  # the sweep this job is an element of (domain/model/jobs/sweeps.py)
     # the jobs and sweeps it waits for before it may be created (domain/model/jobs/waits.py, dependencies.py)
     waits: tuple[Dependency, ...] = ()
+    step_of: PipelineMember | None = None  # the pipeline this job is a step of (its elements too)
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):

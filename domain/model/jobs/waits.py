@@ -22,6 +22,15 @@ class DependencyKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineMember:
+    """That a job is a step of a pipeline (or an element of a step's sweep): recorded in its first event,
+    never changed, so the pipeline's jobs are found by what they recorded, never by their names' prefix."""
+
+    pipeline: JobId  # the pipeline's name: what the user gives status, supervise, cancel...
+    step: str  # the step's own name ("reduce"): its job is PIPELINE.STEP
+
+
+@dataclass(frozen=True, slots=True)
 class Dependency:
     """One job or sweep a job waits for, and how."""
 

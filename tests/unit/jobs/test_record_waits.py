@@ -18,7 +18,13 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold_events
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.timeline import lines, timeline
-from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, not_here_problem, same_indices_problem
+from dunscaith.domain.model.jobs.waits import (
+    Dependency,
+    DependencyKind,
+    PipelineMember,
+    not_here_problem,
+    same_indices_problem,
+)
 
 T0 = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 WHERE = StoreIdentity("memory", "here")
@@ -28,19 +34,30 @@ WAITS = (
     Dependency(JobId("p.c"), DependencyKind.AFTER_ANY),
     Dependency(JobId("p.s"), DependencyKind.AFTER_EACH),
 )
-ELEMENT = JobSpec(JobId("p.e-3"), "local", "local", ("true",), member=SweepMember(JobId("p.e"), 3), waits=WAITS)
+ELEMENT = JobSpec(
+    JobId("p.e-3"),
+    "local",
+    "local",
+    ("true",),
+    member=SweepMember(JobId("p.e"), 3),
+    waits=WAITS,
+    step_of=PipelineMember(JobId("p"), "e"),
+)
 
 
 def test_what_a_job_waits_for_round_trips_through_its_first_event() -> None:
     kind, data = ev.encode(ev.JobRecorded.of(ELEMENT, WHERE))
     assert data["after"] == ["p.a", "p.b"] and data["after_any"] == ["p.c"] and data["after_each"] == ["p.s"]
+    assert data["pipeline"] == "p" and data["pipeline_step"] == "e"
     assert ev.decode(kind, data).spec() == ELEMENT  # type: ignore[union-attr]
 
 
 def test_a_job_that_waits_for_nothing_writes_no_such_field_and_an_older_first_event_reads() -> None:
     plain = JobSpec(JobId("j"), "local", "local", ("true",))
     kind, data = ev.encode(ev.JobRecorded.of(plain, WHERE))
-    assert not {"after", "after_any", "after_each"} & set(data)  # what an older build on another node reads
+    assert not {"after", "after_any", "after_each", "pipeline", "pipeline_step"} & set(
+        data
+    )  # what an older build on another node reads
     assert ev.decode(kind, data).spec() == plain  # type: ignore[union-attr]
 
 
@@ -58,7 +75,7 @@ def test_after_each_is_for_an_element_only() -> None:
 def test_the_snapshot_keeps_what_the_job_waits_for() -> None:
     state = fold_events([(T0, ev.JobRecorded.of(ELEMENT, WHERE))])
     kept = snapshot.encode(state, 32)
-    assert snapshot.decode(kept, 32).spec.waits == WAITS
+    assert snapshot.decode(kept, 32).spec == ELEMENT
 
 
 def test_a_pipelines_step_jobs_record_what_the_step_waits_for() -> None:
@@ -78,6 +95,7 @@ after_each = ["s"]
     step = pipeline.step("e")
     jobs = step_jobs(pipeline, step, cluster="local", adapter="local", workdir=None, max_attempts=1)
     assert [j.waits for j in jobs] == [(Dependency(JobId("p.s"), DependencyKind.AFTER_EACH),)] * 2
+    assert {j.step_of for j in jobs} == {PipelineMember(JobId("p"), "e")}
     kind, data = ev.encode(ev.JobRecorded.of(jobs[1], WHERE))
     assert ev.decode(kind, data).spec() == jobs[1]  # type: ignore[union-attr]
 
