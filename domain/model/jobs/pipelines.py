@@ -51,6 +51,8 @@ class PipelineRefused(BadSpec):
     Nothing of it is recorded."""
 
 
+MAX_STEPS = 500  # steps of one pipeline at most (docs/pipelines.md): each may be a sweep of 10,000 elements
+
 STEP_KEYS = (
     "name",
     "command",
@@ -166,6 +168,11 @@ def parse_pipeline(text: str, file: str, name: str | None = None) -> PipelineSpe
         raise PipelineRefused(f"{where}: step: each step is a table ([[step]]), not {_kind(odd)}")
     if not raw_steps:
         raise PipelineRefused(f"{where}: step: no step given; a pipeline has at least one [[step]] table")
+    if len(raw_steps) > MAX_STEPS:
+        raise PipelineRefused(
+            f"{where}: step: {len(raw_steps):,} steps, more than the {MAX_STEPS} a pipeline may "
+            "have: split it into several pipelines"
+        )
     steps: list[StepSpec] = []
     for number, raw in enumerate(raw_steps, start=1):
         step = _step(raw, number, pipeline_name, where)
@@ -471,7 +478,10 @@ def _check_dependencies(pipeline: PipelineSpec, where: str) -> None:
     if cycle is not None:
         first = pipeline.step(cycle[0])
         key = next(key for key, dep in first.waits_for() if dep == cycle[1])
-        path = " -> ".join(f'"{name}"' for name in cycle)
+        names = [f'"{name}"' for name in cycle]
+        if len(names) > 8:  # one line stays readable: the cycle's start and end, and how long it is
+            names = [*names[:4], f"... ({len(cycle) - 1} steps)", *names[-2:]]
+        path = " -> ".join(names)
         raise PipelineRefused(f'{where}: step "{first.name}": {key}: a cycle: {path}; no step of it could ever start')
 
 

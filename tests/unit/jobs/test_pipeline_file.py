@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import (
+    MAX_STEPS,
     PipelineRefused,
     PipelineSpec,
     parse_pipeline,
@@ -459,3 +460,25 @@ def _quoted(value: str | list[str]) -> str:
     import json
 
     return json.dumps(value)  # a JSON string is a TOML basic string, \u escapes included
+
+
+def test_a_chain_of_the_most_steps_reads_a_cycle_through_all_is_named_and_one_more_is_refused() -> None:
+    def chain(n: int, loop: bool = False) -> str:
+        first = f'after = ["s{n - 1}"]\n' if loop else ""
+        return 'name = "p"\n' + "".join(
+            f'[[step]]\nname = "s{i}"\ncommand = "true"\n' + (f'after = ["s{i - 1}"]\n' if i else first)
+            for i in range(n)
+        )
+
+    assert len(parse_pipeline(chain(MAX_STEPS), "p.toml").order()) == MAX_STEPS
+    with pytest.raises(PipelineRefused) as caught:  # walked without running out of stack
+        parse_pipeline(chain(MAX_STEPS, loop=True), "p.toml")
+    assert str(caught.value) == (
+        'p.toml: step "s0": after: a cycle: "s0" -> "s499" -> "s498" -> "s497" -> ... (500 steps) -> "s1" -> "s0"; '
+        "no step of it could ever start"
+    )
+    with pytest.raises(PipelineRefused) as caught:
+        parse_pipeline(chain(MAX_STEPS + 1), "p.toml")
+    assert str(caught.value) == (
+        "p.toml: step: 501 steps, more than the 500 a pipeline may have: split it into several pipelines"
+    )
