@@ -15,8 +15,9 @@ outcome again), so what it blocked waits again, and becomes ready once the new a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
@@ -88,27 +89,37 @@ def readiness(
 ) -> Readiness:
     """Whether a job that waits for ``dependencies`` may be created now.
 
-    ``facts``: by each dependency's name, the facts of its jobs (one for a job, every element for a sweep).
+    ``facts``: by each dependency's name, the facts of its jobs (one for a job, every element for a sweep);
+    an element may also be given under its own name (``S-i``), which ``after_each`` then reads at once.
     ``index``: the job's own index in its sweep, which ``after_each`` needs. A dependency with no facts (not
     recorded, or pruned) blocks: it will never end. The first dependency that blocks, in the recorded order,
     is the one named; else the first still waited for."""
+    return _all(dependencies, lambda dep: _dependency(dep, facts, index))
+
+
+def _all(dependencies: Sequence[Dependency], answer_of: Callable[[Dependency], Readiness]) -> Readiness:
     waiting: Waiting | None = None
     for dep in dependencies:
-        jobs = facts.get(dep.on, ())
-        if dep.kind is DependencyKind.AFTER_EACH:
-            if index is None:
-                raise BadSpec(f"after_each {dep.on}: only an element of a sweep waits for element i of another")
-            jobs = [job for job in jobs if job.index == index]
-            if not jobs:
-                return Blocked(dep.on, f"has no element {index}", dep.on)
-        if not jobs:
-            return Blocked(dep.on, "not recorded", dep.on)
-        answer = _one(dep, jobs)
+        answer = answer_of(dep)
         if isinstance(answer, Blocked):
             return answer
         if isinstance(answer, Waiting) and waiting is None:
             waiting = answer
     return waiting or READY
+
+
+def _dependency(dep: Dependency, facts: Mapping[JobId, Sequence[JobFacts]], index: int | None) -> Readiness:
+    jobs = facts.get(dep.on, ())
+    if dep.kind is DependencyKind.AFTER_EACH:
+        if index is None:
+            raise BadSpec(f"after_each {dep.on}: only an element of a sweep waits for element i of another")
+        own = facts.get(JobId(f"{dep.on}-{index}"))  # element_name(dep.on, index), when given by its name
+        jobs = [job for job in (own if own is not None else jobs) if job.index == index]
+        if not jobs:
+            return Blocked(dep.on, f"has no element {index}", dep.on)
+    if not jobs:
+        return Blocked(dep.on, "not recorded", dep.on)
+    return _one(dep, jobs)
 
 
 def _one(dep: Dependency, jobs: Iterable[JobFacts]) -> Readiness:
@@ -142,23 +153,52 @@ def gates(jobs: Sequence[Gated]) -> dict[JobId, Readiness]:
     ``jobs`` in dependency order (``PipelineSpec.order``): a job's dependencies come before it, so what blocks
     them is known when it is asked. Jobs of one group are one sweep. Every job's facts are known from the
     start, so a job listed out of order is never taken for one not recorded: only what blocks it may be
-    seen a pass late."""
+    seen a pass late. Each dependency is judged once per group and kind (``after`` of a 10,000-element sweep
+    by each of 10,000 elements costs one judgement, not 10^8), ``after_each`` once per element."""
     groups: dict[JobId, list[JobFacts]] = {}
     where: dict[JobId, tuple[JobId, int]] = {}
     for gated in jobs:
         members = groups.setdefault(gated.group, [])
         where[gated.facts.job] = gated.group, len(members)
         members.append(gated.facts)
+    by_name: dict[JobId, list[JobFacts]] = {name: [groups[group][at]] for name, (group, at) in where.items()}
+    view = _View(groups, by_name)
+    judged: dict[tuple[JobId, DependencyKind], Readiness] = {}
+
+    def answer_of(dep: Dependency, index: int | None) -> Readiness:
+        if dep.kind is DependencyKind.AFTER_EACH:
+            return _dependency(dep, view, index)
+        key = (dep.on, dep.kind)
+        if key not in judged:
+            judged[key] = _dependency(dep, view, index)
+        return judged[key]
+
     answers: dict[JobId, Readiness] = {}
     for gated in jobs:
         facts = gated.facts
         if not facts.started and facts.outcome is None:
-            answer = readiness(gated.dependencies, groups, facts.index)
+            answer = _all(gated.dependencies, partial(answer_of, index=facts.index))
             answers[facts.job] = answer
             if isinstance(answer, Blocked):
                 group, at = where[facts.job]
-                groups[group][at] = replace(facts, blocked=answer)
+                groups[group][at] = by_name[facts.job][0] = replace(facts, blocked=answer)
     return answers
+
+
+class _View(Mapping[JobId, Sequence[JobFacts]]):
+    """The facts by group (a sweep's or a job's name) and, for ``after_each``, by each element's own name."""
+
+    def __init__(self, groups: dict[JobId, list[JobFacts]], by_name: dict[JobId, list[JobFacts]]) -> None:
+        self._groups, self._by_name = groups, by_name
+
+    def __getitem__(self, key: JobId) -> Sequence[JobFacts]:
+        return self._groups[key] if key in self._groups else self._by_name[key]
+
+    def __iter__(self) -> Iterator[JobId]:
+        return iter(self._groups)
+
+    def __len__(self) -> int:
+        return len(self._groups)
 
 
 # --- how a pipeline ends -------------------------------------------------------------------------------
