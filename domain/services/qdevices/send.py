@@ -239,6 +239,7 @@ class _LiveCall:
         self.views: list[OrderView] = []
         self.others_bound = 0.0
         self.under_way: UnderWay | None = None
+        self.prepared = False  # the site's init job finished in this call
 
     # --- the record ---------------------------------------------------------------------------
     def _line(self, kind: LineType, **data: Any) -> Line:
@@ -330,7 +331,7 @@ class _LiveCall:
         if may_send:
             for view in list(self.views):
                 if view.state is OrderState.UNSENT and view.index <= limit:
-                    self._send(m.order(view.index))
+                    _SendOrder(self, m.order(view.index)).run()
         return self._end(limit)
 
     def _end(self, limit: int) -> SendOutcome:
@@ -352,53 +353,6 @@ class _LiveCall:
                 "site": self.m.site.value, "device": self.m.device, "job": view.job,
                 "outcome": view.outcome.value if view.outcome else None, "seconds": view.seconds, **extra}
 
-    def _bound(self) -> float:
-        return self.others_bound + sum(charge(v, self.m.limits.job_seconds_limit) for v in self.views)
-
-    def _send(self, spec: OrderSpec) -> None:
-        self._check_signal(None)
-        budget = BudgetCheck(self._bound(), self.m.limits.job_seconds_limit, self.m.limits.budget_seconds)
-        why = generic_rules.before_order(spec, self.m.limits, budget)
-        if why is not None:
-            raise self.stop(StopReason.BUDGET if not budget.allowed else StopReason.RULE, why, None)
-        why = self.o.user_rules.before_order(self._order_dict(spec))
-        if why is not None:
-            raise self.stop(StopReason.RULE, f"rules file: {why}", None)
-        traits = TRAITS[self.m.site]
-        if traits.needs_init_job and not getattr(self, "_prepared", False):
-            prep = self.site.prepare(self.m.device)
-            if prep.kind is not JobAnswer.OK:
-                self.under_way = UnderWay(spec.index, spec.name, prep.job, "init job") if prep.job else None
-                self._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
-                raise self.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
-            self._prepared = True
-        request = JobRequest(spec.index, spec.name, self.m.device, self.req.circuits[spec.index], spec.shots)
-        self.under_way = UnderWay(spec.index, spec.name, None)
-        self.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
-        answer = self.site.create(request)
-        if not self._job_answer(spec, Step.CREATE, answer.kind, answer.status, answer.detail):
-            return
-        job = answer.job
-        assert job is not None
-        self.under_way = UnderWay(spec.index, spec.name, job)
-        if traits.steps == (Step.CREATE,):
-            self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {shown(self.views[spec.index - 1].job or '')}")
-        else:
-            self.write(LineType.CREATED, order=spec.index, job=job)
-            self._unreadable_id_stops(self.views[spec.index - 1])
-            self._check_signal(self.views[spec.index - 1])
-            up = self.site.upload(job, request)
-            if not self._job_answer(spec, Step.UPLOAD, up.kind, up.status, up.detail):
-                return
-            self.write(LineType.UPLOADED, order=spec.index, job=job)  # just before SubmitJob, no check between
-            sub = self.site.submit(job)
-            if not self._job_answer(spec, Step.SUBMIT, sub.kind, sub.status, sub.detail):
-                return
-            self.write(LineType.SUBMITTED, order=spec.index, job=job)
-            self.say(f"order {spec.index} ({spec.name}): job {shown(self.views[spec.index - 1].job or '')}")
-        _Wait(self, self.views[spec.index - 1]).run()
-
     def _unreadable_id_stops(self, view: OrderView) -> None:
         """The job id as recorded is what every later request uses: one that no URL can hold, or that
         held a secret (recorded with it taken out), is never put in a request."""
@@ -410,39 +364,6 @@ class _LiveCall:
                else "its job id held a secret and is recorded without it")
         raise self.stop(StopReason.STATUS_ERROR, f"{why}: it is never put in a request; resolve with --job ID "
                         "(the id the site shows) or --none", view)
-
-    def _job_answer(self, spec: OrderSpec, step: Step, kind: JobAnswer, status: int | None, detail: str) -> bool:
-        """True when the step succeeded; a refusal, a request not sent or an unknown answer is written here."""
-        if kind is JobAnswer.OK:
-            return True
-        view = self.views[spec.index - 1]
-        if kind is JobAnswer.NOT_SENT:
-            self._not_sent(spec, step, detail)
-        if kind is JobAnswer.REFUSED:
-            self.write(LineType.REFUSED, order=spec.index, status=status, detail=detail)
-            self.say(f"order {spec.index} ({spec.name}): refused ({detail})")
-            self.under_way = None
-            if self.o.user_rules.on_refusal(self._order_dict(spec, detail=detail)):
-                return False
-            raise self.stop(StopReason.REFUSAL, f"order {spec.index} ({spec.name}) was refused: {detail}", None)
-        then = "" if view.job is not None else f"; {lost_hint(self.m.site.value, self._path(), spec.index)}"
-        raise self.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
-                        f"it is never sent again{then}", view)
-
-    def _not_sent(self, spec: OrderSpec, step: Step, detail: str) -> None:
-        """Nothing of this request left the machine: the step did not happen, and the call stops (the
-        network is down; the next order would fare no better). Never a retry."""
-        job = self.views[spec.index - 1].job
-        self.write(LineType.NOT_SENT, order=spec.index, job=job, step=step.value, detail=detail)
-        label = f"order {spec.index} ({spec.name})"
-        if job is None:
-            self.under_way = None
-            limit = self.req.max_order or len(self.m.orders)
-            then = f"it stays unsent, and a resume sends it (--resume RECORD --max-order {limit})"
-        else:
-            then = (f"job {job} was made and never submitted: a resume finds it Configuring and records it "
-                    "not submitted (no device time)")
-        raise self.stop(StopReason.NOT_SENT, f"{label}: {step.value} {detail}; {then}", self.views[spec.index - 1])
 
     def _path(self) -> str | None:
         return self.appender.path if self.appender else None
@@ -484,6 +405,108 @@ class _LiveCall:
         why = self.o.user_rules.after_result(self._order_dict(spec))
         if why is not None:
             raise self.stop(StopReason.RULE, f"rules file: {why}", None)
+
+
+class _SendOrder:
+    """Sending one order: the rules and the budget checked, the init job made once per call, then the
+    site's steps (create; or create, upload, submit), each line durable before the next request, and
+    the wait for its job. A refusal, a request not sent or an unknown answer is written here."""
+
+    def __init__(self, call: _LiveCall, spec: OrderSpec) -> None:
+        self.call, self.spec = call, spec
+        self.label = f"order {spec.index} ({spec.name})"
+
+    def _view(self) -> OrderView:
+        return self.call.views[self.spec.index - 1]
+
+    def run(self) -> None:
+        call, spec = self.call, self.spec
+        call._check_signal(None)
+        self._check_rules()
+        traits = TRAITS[call.m.site]
+        if traits.needs_init_job and not call.prepared:
+            self._prepare()
+        request = JobRequest(spec.index, spec.name, call.m.device, call.req.circuits[spec.index], spec.shots)
+        call.under_way = UnderWay(spec.index, spec.name, None)
+        call.write(LineType.SUBMITTING, order=spec.index, name=spec.name)
+        answer = call.site.create(request)
+        if not self._answered(Step.CREATE, answer.kind, answer.status, answer.detail):
+            return
+        job = answer.job
+        assert job is not None
+        call.under_way = UnderWay(spec.index, spec.name, job)
+        if traits.steps == (Step.CREATE,):
+            call.write(LineType.SUBMITTED, order=spec.index, job=job)
+        else:
+            call.write(LineType.CREATED, order=spec.index, job=job)
+            call._unreadable_id_stops(self._view())
+            call._check_signal(self._view())
+            up = call.site.upload(job, request)
+            if not self._answered(Step.UPLOAD, up.kind, up.status, up.detail):
+                return
+            call.write(LineType.UPLOADED, order=spec.index, job=job)  # just before SubmitJob, no check between
+            sub = call.site.submit(job)
+            if not self._answered(Step.SUBMIT, sub.kind, sub.status, sub.detail):
+                return
+            call.write(LineType.SUBMITTED, order=spec.index, job=job)
+        call.say(f"{self.label}: job {shown(self._view().job or '')}")
+        _Wait(call, self._view()).run()
+
+    def _check_rules(self) -> None:
+        """The generic rules with the budget's upper bound, then the user's rules file: a stop before any request."""
+        call, spec, limits = self.call, self.spec, self.call.m.limits
+        spent = call.others_bound + sum(charge(v, limits.job_seconds_limit) for v in call.views)
+        budget = BudgetCheck(spent, limits.job_seconds_limit, limits.budget_seconds)
+        why = generic_rules.before_order(spec, limits, budget)
+        if why is not None:
+            raise call.stop(StopReason.BUDGET if not budget.allowed else StopReason.RULE, why, None)
+        why = call.o.user_rules.before_order(call._order_dict(spec))
+        if why is not None:
+            raise call.stop(StopReason.RULE, f"rules file: {why}", None)
+
+    def _prepare(self) -> None:
+        """The site's init job, once per call, before its first order."""
+        call, spec = self.call, self.spec
+        prep = call.site.prepare(call.m.device)
+        if prep.kind is not JobAnswer.OK:
+            call.under_way = UnderWay(spec.index, spec.name, prep.job, "init job") if prep.job else None
+            call._check_signal(None)  # a signal that ended the init job's wait is the stop's reason
+            raise call.stop(StopReason.PREPARE, f"the init job failed: {prep.detail}", None)
+        call.prepared = True
+
+    def _answered(self, step: Step, kind: JobAnswer, status: int | None, detail: str) -> bool:
+        """True when the step succeeded; False when a refusal the rules file accepts ends this order."""
+        call, spec = self.call, self.spec
+        if kind is JobAnswer.OK:
+            return True
+        view = self._view()
+        if kind is JobAnswer.NOT_SENT:
+            self._not_sent(step, detail)
+        if kind is JobAnswer.REFUSED:
+            call.write(LineType.REFUSED, order=spec.index, status=status, detail=detail)
+            call.say(f"{self.label}: refused ({detail})")
+            call.under_way = None
+            if call.o.user_rules.on_refusal(call._order_dict(spec, detail=detail)):
+                return False
+            raise call.stop(StopReason.REFUSAL, f"{self.label} was refused: {detail}", None)
+        then = "" if view.job is not None else f"; {lost_hint(call.m.site.value, call._path(), spec.index)}"
+        raise call.stop(StopReason.UNKNOWN, f"no good answer to a job request ({detail}): a job may exist; "
+                        f"it is never sent again{then}", view)
+
+    def _not_sent(self, step: Step, detail: str) -> None:
+        """Nothing of this request left the machine: the step did not happen, and the call stops (the
+        network is down; the next order would fare no better). Never a retry."""
+        call, spec = self.call, self.spec
+        job = self._view().job
+        call.write(LineType.NOT_SENT, order=spec.index, job=job, step=step.value, detail=detail)
+        if job is None:
+            call.under_way = None
+            limit = call.req.max_order or len(call.m.orders)
+            then = f"it stays unsent, and a resume sends it (--resume RECORD --max-order {limit})"
+        else:
+            then = (f"job {job} was made and never submitted: a resume finds it Configuring and records it "
+                    "not submitted (no device time)")
+        raise call.stop(StopReason.NOT_SENT, f"{self.label}: {step.value} {detail}; {then}", self._view())
 
 
 class _Wait:
