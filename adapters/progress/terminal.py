@@ -31,9 +31,15 @@ def _request_action(state: JobState | None, request_id: str) -> str:
 
 
 def describe(event: ev.Event, state: JobState | None = None) -> str:
+    """One event in plain words: what happened to an attempt, or what a person asked and how the job ended."""
+    if isinstance(event, ev.JobRecorded):
+        return f"recorded job {event.name} for cluster {event.cluster}"
+    return _attempt_words(event) or _request_or_end_words(event, state) or event.KIND
+
+
+def _attempt_words(event: ev.Event) -> str | None:
+    """An attempt's object: made, found, released, seen, stopped; None for any other event."""
     match event:
-        case ev.JobRecorded(name=name, cluster=cluster):
-            return f"recorded job {name} for cluster {cluster}"
         case ev.Submitting(attempt=n):
             return f"attempt {n}: submitting (the scheduler keeps it on hold until it is confirmed)"
         case ev.Created(attempt=n, object_id=oid):
@@ -58,6 +64,12 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
             return f"attempt {n}: stopping {oid}"
         case ev.MovedToResidual(attempt=n, reason=reason):
             return f"attempt {n}: moved to the residual list ({reason}); sweeps stop its object if it shows, unstarted"
+    return None
+
+
+def _request_or_end_words(event: ev.Event, state: JobState | None) -> str | None:
+    """A request from another terminal and what came of it, an escalation, the outcome; None for any other."""
+    match event:
         case ev.Requested(action=action):
             return f"{action} requested from another terminal"
         case ev.Answered(request=rid, result=result, detail=detail):
@@ -81,7 +93,7 @@ def describe(event: ev.Event, state: JobState | None = None) -> str:
             return "done: nothing left to do"
         case ev.Pruned():
             return "pruned"
-    return event.KIND
+    return None
 
 
 def plain_output(stream: IO[str]) -> bool:
