@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 
 from dunscaith.adapters.scheduler.local.instance import InstanceReading
 from dunscaith.adapters.scheduler.local.layout import StoredSpec
@@ -57,6 +58,11 @@ def view_of(
     if state is State.LAUNCHING:
         return view(ObjectState.PENDING)
     assert reading is not None
+    return _instance_view(view, state, reading)
+
+
+def _instance_view(view: Callable[..., ObjectView], state: State, reading: InstanceReading) -> ObjectView:
+    """The object once its process owner wrote an instance: from its state and records."""
     records = reading.records
     if state is State.FAILED:
         failure = records.failure
@@ -75,6 +81,12 @@ def view_of(
         return view(ObjectState.UNKNOWN, started=records.instance is not None, reason=blocked_text(note, False))
     if state is State.LOST:
         return view(ObjectState.FAILED, started=records.instance is not None, reason=LOST_OWNER)
+    return _ended_view(view, reading)
+
+
+def _ended_view(view: Callable[..., ObjectView], reading: InstanceReading) -> ObjectView:
+    """An object with an outcome: terminated on request (the grace kill named), or ended by itself."""
+    records = reading.records
     outcome = records.outcome
     assert outcome is not None
     if records.terminated is not None:
