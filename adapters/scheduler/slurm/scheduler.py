@@ -471,21 +471,12 @@ class SlurmCliScheduler:
             ids = [i for i in ids if i not in tasks or i in sendable]
         answered: set[str] = set()
         for group in chunk(ids, prefix=""):
-            result = self._run("scancel", ["-v", "--state=PENDING", f"--user={self._user}",
-                                           *self._clusters_arg(), *group])
-            if result.timed_out or result.spawn_error or result.killed_by is not None:
-                problems.append(f"scancel --state=PENDING {' '.join(group)}: {result.failure()}; "
-                                "it may or may not have stopped them")
-                continue
-            signalled, failed, other = _scancel_verbose(result.stderr)
-            stopped += [ObjectId(i) for i in group if i in signalled and i not in failed]
-            answered.update(group)
-            unexplained = [f for f in failed.values() if not any(n in f for n in _NOTHING_TO_STOP)] + other
-            quiet_failure = result.returncode != 0 and not failed and "No active jobs match" not in result.stderr
-            if not unexplained and quiet_failure:
-                unexplained = [result.failure()]  # a failure that names no job: nothing says what happened
-            if unexplained:
-                problems.append(f"scancel --state=PENDING: {unexplained[0]}")
+            group_stopped, problem = self._scancel_pending(group)
+            if group_stopped is not None:
+                stopped += group_stopped
+                answered.update(group)
+            if problem:
+                problems.append(problem)
         # a task held above that scancel did not stop had started meanwhile: its hold is taken back, or a
         # requeue would bring it back held
         started = [i for i in held if i in answered and i not in stopped]
@@ -494,6 +485,22 @@ class SlurmCliScheduler:
         if problems:
             raise SchedulerError(f"stopped {', '.join(stopped) or 'nothing'}; {'; '.join(problems)}")
         return stopped
+
+    def _scancel_pending(self, group: Sequence[str]) -> tuple[list[ObjectId] | None, str]:
+        """One ``scancel -v --state=PENDING`` of ``group``: the ids it stopped (None when its answer was not
+        read: it may or may not have stopped them), and the problem to report ("" when none)."""
+        result = self._run("scancel", ["-v", "--state=PENDING", f"--user={self._user}",
+                                       *self._clusters_arg(), *group])
+        if result.timed_out or result.spawn_error or result.killed_by is not None:
+            return None, (f"scancel --state=PENDING {' '.join(group)}: {result.failure()}; "
+                          "it may or may not have stopped them")
+        signalled, failed, other = _scancel_verbose(result.stderr)
+        stopped = [ObjectId(i) for i in group if i in signalled and i not in failed]
+        unexplained = [f for f in failed.values() if not any(n in f for n in _NOTHING_TO_STOP)] + other
+        quiet_failure = result.returncode != 0 and not failed and "No active jobs match" not in result.stderr
+        if not unexplained and quiet_failure:
+            unexplained = [result.failure()]  # a failure that names no job: nothing says what happened
+        return stopped, f"scancel --state=PENDING: {unexplained[0]}" if unexplained else ""
 
     def _hold_tasks(self, task_ids: Sequence[str]) -> tuple[list[str], list[str], str]:
         """Hold the user's pending ones of ``task_ids``, so that each is a record of its own before scancel's
