@@ -199,14 +199,23 @@ class VlqSite:
             return self._context
         if not self._project:
             raise _Failed(JobAnswer.UNKNOWN, "no LEXIS project given (the manifest's project)")
-        now = datetime.now(UTC)
-        projects = self._get(self._userorg, "api/Project", "LEXIS project", ProjectShortName=self._project)
-        project = next((p for p in projects if isinstance(p, dict) and p.get("ShortName") == self._project), None) \
-            if isinstance(projects, list) else None
-        if project is None:
-            raise _Failed(JobAnswer.UNKNOWN, f"LEXIS knows no project {self._project} for this token")
-        if not _in_dates(project, now):
-            raise _Failed(JobAnswer.UNKNOWN, f"LEXIS project {self._project} is not active now")
+        resource, assignment = self._vlq_resource(datetime.now(UTC))
+        cluster_name = assignment.get("LocationName")
+        cluster = self._cluster(cluster_name)
+        try:
+            init, project_id = self._node(cluster, "init_queue", "RunQInit", resource["Name"])
+            run, _ = self._node(cluster, "compute_queue", "RunQExecute", resource["Name"])
+            self._context = _Context(str(resource["Name"]), str(assignment["ProjectResourceId"]), int(cluster["Id"]),
+                                     project_id, init, run)
+        except (KeyError, TypeError, ValueError, StopIteration):
+            raise _Failed(JobAnswer.UNKNOWN, f"HEAppE cluster {cluster_name!r} has no RunQInit and RunQExecute "
+                          f"templates for {resource.get('Name')!r}") from None
+        return self._context
+
+    def _vlq_resource(self, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+        """LEXIS UserOrg: the project active now, its active VLQ resource and that resource's first assignment,
+        whose HEAPPE_URL must be this build's VLQ address."""
+        self._check_project(now)
         resources = self._get(self._userorg, "api/ProjectResource", "LEXIS project resources",
                               ProjectShortName=self._project)
         found = [r for r in resources if isinstance(r, dict) and r.get("LocationTypeId") == 7
@@ -219,22 +228,27 @@ class VlqSite:
         if not isinstance(heappe, str) or not same_address(heappe, self._heappe_url):
             raise _Failed(JobAnswer.UNKNOWN, f"the project's HEAPPE_URL {heappe!r} is not this build's VLQ address "
                           f"{self._heappe_url}: nothing is sent there (report it to IT4I support)")
-        cluster_name = assignment.get("LocationName")
+        return resource, assignment
+
+    def _check_project(self, now: datetime) -> None:
+        """LEXIS knows the project for this token, and it is active now."""
+        projects = self._get(self._userorg, "api/Project", "LEXIS project", ProjectShortName=self._project)
+        project = next((p for p in projects if isinstance(p, dict) and p.get("ShortName") == self._project), None) \
+            if isinstance(projects, list) else None
+        if project is None:
+            raise _Failed(JobAnswer.UNKNOWN, f"LEXIS knows no project {self._project} for this token")
+        if not _in_dates(project, now):
+            raise _Failed(JobAnswer.UNKNOWN, f"LEXIS project {self._project} is not active now")
+
+    def _cluster(self, cluster_name: Any) -> dict[str, Any]:
+        """HEAppE's cluster of that name, as it lists it."""
         clusters = self._get(self._heappe, "heappe/ClusterInformation/ListAvailableClusters", "HEAppE clusters",
                              ClusterName=cluster_name)
         cluster = next((c for c in clusters if isinstance(c, dict) and c.get("Name") == cluster_name), None) \
             if isinstance(clusters, list) else None
         if cluster is None:
             raise _Failed(JobAnswer.UNKNOWN, f"HEAppE lists no cluster {cluster_name!r}")
-        try:
-            init, project_id = self._node(cluster, "init_queue", "RunQInit", resource["Name"])
-            run, _ = self._node(cluster, "compute_queue", "RunQExecute", resource["Name"])
-            self._context = _Context(str(resource["Name"]), str(assignment["ProjectResourceId"]), int(cluster["Id"]),
-                                     project_id, init, run)
-        except (KeyError, TypeError, ValueError, StopIteration):
-            raise _Failed(JobAnswer.UNKNOWN, f"HEAppE cluster {cluster_name!r} has no RunQInit and RunQExecute "
-                          f"templates for {resource.get('Name')!r}") from None
-        return self._context
+        return cluster
 
     @staticmethod
     def _node(cluster: dict[str, Any], queue: str, template: str, accounting: str) -> tuple[_NodeType, int]:
