@@ -295,21 +295,11 @@ class ParamikoTransport:
             except OSError:
                 continue
             for line in lines:
-                text = line.strip()
-                if not text or text.startswith("#"):
+                read = _known_hosts_line(line)
+                if read is None:
                     continue
-                marker = None
-                if text.startswith("@"):
-                    marker, _, text = text.partition(" ")
-                    if marker != "@revoked":
-                        continue  # @cert-authority: paramiko cannot check host certificates
-                try:
-                    entry = paramiko.hostkeys.HostKeyEntry.from_line(text)
-                except (paramiko.SSHException, ValueError, TypeError):
-                    continue
-                if entry is None or entry.key is None:
-                    continue
-                if marker == "@revoked":
+                entry, is_revoked = read
+                if is_revoked:
                     revoked.append(entry.key)
                     continue
                 for name in entry.hostnames:
@@ -350,3 +340,23 @@ class ParamikoTransport:
             if transport.is_authenticated():
                 return
         raise _Refused(Failure.AUTH, f"{user}: Permission denied (publickey)")
+
+
+def _known_hosts_line(line: str) -> tuple[paramiko.hostkeys.HostKeyEntry, bool] | None:
+    """One known_hosts line: its entry and whether it is marked ``@revoked``; None for a blank line, a
+    comment, an ``@cert-authority`` line (paramiko cannot check host certificates) or one it cannot read."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    marker = None
+    if text.startswith("@"):
+        marker, _, text = text.partition(" ")
+        if marker != "@revoked":
+            return None
+    try:
+        entry = paramiko.hostkeys.HostKeyEntry.from_line(text)
+    except (paramiko.SSHException, ValueError, TypeError):
+        return None
+    if entry is None or entry.key is None:
+        return None
+    return entry, marker == "@revoked"
