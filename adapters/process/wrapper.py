@@ -451,19 +451,11 @@ class PosixWrapper:
             # a request is read only once every earlier answer is written: one refusal at a time
             if admitted is None and not self._request_blocked and not self._waiting and not (
                     leader_done and stdout.done):
-                found = self._read_request()
-                if found is not None:
-                    verdict = (admit_request(found, instance) if isinstance(found, bytes)
-                               else Refusal(None, f"unreadable request: {found}"))
-                    if isinstance(verdict, Admitted):
-                        admitted = verdict.request
-                        if self._signal(instance, admitted, signal.SIGTERM, TERMINATED):
-                            terminated = admitted
-                        # The grace starts once terminated.json is stamped, so no outcome can carry a time
-                        # less than the grace after the termination it records.
-                        kill_at = self.clock.monotonic() + admitted.grace_seconds
-                    else:
-                        refusals = self._refuse(instance, verdict.request, verdict.reason, refusals)
+                admitted, terminated, refusals = self._answer_request(instance, refusals)
+                if admitted is not None:
+                    # The grace starts once terminated.json is stamped, so no outcome can carry a time
+                    # less than the grace after the termination it records.
+                    kill_at = self.clock.monotonic() + admitted.grace_seconds
             if kill_at is not None and self.clock.monotonic() >= kill_at:
                 if terminated is not None:
                     self._signal(instance, terminated, signal.SIGKILL, KILLED)
@@ -474,15 +466,35 @@ class PosixWrapper:
             if watch is None and self.clock.monotonic() >= watch_at:
                 self._watch = self._make_watch()
                 continue  # look for a request once more, now that a new one wakes the wait
-            timeout = watch.poll_seconds if watch is not None else min(
-                EARLY_POLL, max(0.0, watch_at - self.clock.monotonic()))
-            for due in (kill_at, self._retry_at if self._waiting else None):
-                if due is not None:
-                    left = max(0.0, due - self.clock.monotonic())
-                    timeout = left if timeout is None else min(timeout, left)
-            _wait(wake_r, watch, timeout)
+            _wait(wake_r, watch, self._sleep(watch, watch_at, kill_at))
         _, status = os.waitpid(pid, 0)
         return status
+
+    def _answer_request(self, instance: Instance, refusals: int
+                        ) -> tuple[TerminateRequest | None, TerminateRequest | None, int]:
+        """The request under its name, if any, admitted (and TERM sent) or refused: (the admitted request,
+        that request again once TERM was delivered, the refusals written so far)."""
+        found = self._read_request()
+        if found is None:
+            return None, None, refusals
+        verdict = (admit_request(found, instance) if isinstance(found, bytes)
+                   else Refusal(None, f"unreadable request: {found}"))
+        if isinstance(verdict, Admitted):
+            admitted = verdict.request
+            delivered = self._signal(instance, admitted, signal.SIGTERM, TERMINATED)
+            return admitted, admitted if delivered else None, refusals
+        return None, None, self._refuse(instance, verdict.request, verdict.reason, refusals)
+
+    def _sleep(self, watch: DirectoryWatch | None, watch_at: float, kill_at: float | None) -> float | None:
+        """How long the loop may wait: the watch's poll (before it, the early poll until the watch begins),
+        cut short by the KILL due and the next retry of a record not yet written."""
+        timeout = watch.poll_seconds if watch is not None else min(
+            EARLY_POLL, max(0.0, watch_at - self.clock.monotonic()))
+        for due in (kill_at, self._retry_at if self._waiting else None):
+            if due is not None:
+                left = max(0.0, due - self.clock.monotonic())
+                timeout = left if timeout is None else min(timeout, left)
+        return timeout
 
     def _make_watch(self) -> DirectoryWatch:
         from pathlib import Path  # here: a worker that ends within WATCH_AFTER never pays for it
