@@ -266,102 +266,15 @@ class ForwardedSide:
             lock.release()
 
     def _own(self, request: ForwardRequest, out: _Out, child: OwnerProcess, folder: Path) -> int:
-        rid = request.request_id
-        kept = {child.stdout: open(folder / "stdout", "wb"),  # noqa: SIM115
-                child.stderr: open(folder / "stderr", "wb")}  # noqa: SIM115
-        kinds = {child.stdout: FrameKind.OUT, child.stderr: FrameKind.ERR}
-        digest = new_digest()
-        count = 0
-        reader = FrameReader(rid)
-        to_child = bytearray()
-        child_in = child.stdin
-        if child_in is not None:
-            os.set_blocking(child_in, False)
-        watch_input = not request.terminal
-        input_ended = False
-        for frame in reader.feed(self._input):  # what followed the token at once on stdin
-            if frame.kind is FrameKind.IN:
-                to_child += frame.payload
-            elif frame.kind is FrameKind.IN_END:
-                input_ended = True
-        beat = request.heartbeat_seconds
-        last_heard = time.monotonic()
-        next_beat = time.monotonic() + beat
-        caller_gone = False
-        open_fds = set(kinds)
-        instance = folder / "instance"
-        while open_fds:
-            for signum in self._drain_signals():
-                if signum != signal.SIGHUP:
-                    self._wanted.append(signum)  # Ctrl-C at the caller's terminal, or a TERM: passed on
-                elif not caller_gone:
-                    caller_gone = True
-                    self._wanted.append(signal.SIGHUP)
-            silent = watch_input and time.monotonic() - last_heard > SILENCE_BEATS * beat
-            if (silent or out.gone) and not caller_gone:
-                caller_gone = True
-                self._wanted.append(signal.SIGHUP)
-            if self._wanted:
-                self._deliver(instance)
-            readers = list(open_fds)
-            if watch_input and not caller_gone:
-                readers.append(0)
-            writers = [1] if out.pending and not out.gone else []
-            if to_child and child_in is not None:
-                writers.append(child_in)
-            timeout = max(0.0, min(next_beat - time.monotonic(), 0.5))
-            try:
-                ready_r, ready_w, _ = select.select(readers, writers, [], timeout)
-            except InterruptedError:
-                continue
-            if 1 in ready_w:
-                out.flush()
-            if child_in is not None and child_in in ready_w:
-                try:
-                    del to_child[:os.write(child_in, to_child)]
-                except BlockingIOError:
-                    pass
-                except OSError:  # the command closed its stdin: what it did not read is dropped
-                    to_child.clear()
-            if input_ended and not to_child and child_in is not None:
-                child.close_input()
-                child_in = None
-            for fd in ready_r:
-                if fd == 0:
-                    try:
-                        data = os.read(0, 65536)
-                    except OSError:
-                        data = b""
-                    if not data:
-                        caller_gone = True  # end of input: the caller went away (its stdin is held open)
-                        self._wanted.append(signal.SIGHUP)
-                        continue
-                    last_heard = time.monotonic()
-                    for frame in reader.feed(data):
-                        if frame.kind is FrameKind.IN:
-                            to_child += frame.payload
-                        elif frame.kind is FrameKind.IN_END:
-                            input_ended = True  # the command's stdin ends once what came before is in
-                    continue
-                data = os.read(fd, MAX_PAYLOAD)
-                if not data:
-                    open_fds.discard(fd)
-                    continue
-                kept[fd].write(data)
-                kept[fd].flush()
-                if kinds[fd] is FrameKind.OUT:
-                    digest.update(data)
-                    count += len(data)
-                out.put(b"".join(encode_data(rid, kinds[fd], data)))
-            if time.monotonic() >= next_beat:
-                next_beat = time.monotonic() + beat
-                out.put(encode_frame(rid, FrameKind.BEAT))
-        for f in kept.values():
-            f.close()
+        relay = _Relay(self, request, out, child, folder)
+        try:
+            relay.run()
+        finally:
+            relay.close_files()
         child.close_input()
         code = child.wait()
         code = code if code >= 0 else 128 - code
-        return self._final(out, rid, code, count, finish(digest))
+        return self._final(out, request.request_id, code, relay.count, finish(relay.digest))
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._signals.append(signum)
@@ -389,6 +302,125 @@ class ForwardedSide:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(records.instance.process_group, signum)
         self._wanted.clear()
+
+
+class _Relay:
+    """One command's streams, relayed until both its stdout and stderr end: each chunk kept in its file and
+    sent in a frame (stdout counted and digested), the caller's input frames written to the command's stdin,
+    a heartbeat each interval, and the caller's going (end of input, silence, SIGHUP) passed on as SIGHUP."""
+
+    def __init__(self, side: ForwardedSide, request: ForwardRequest, out: _Out, child: OwnerProcess,
+                 folder: Path) -> None:
+        self.side, self.out, self.child, self.rid = side, out, child, request.request_id
+        self.kept = {child.stdout: open(folder / "stdout", "wb"),  # noqa: SIM115
+                     child.stderr: open(folder / "stderr", "wb")}  # noqa: SIM115
+        self.kinds = {child.stdout: FrameKind.OUT, child.stderr: FrameKind.ERR}
+        self.digest = new_digest()
+        self.count = 0
+        self.reader = FrameReader(self.rid)
+        self.to_child = bytearray()
+        self.child_in = child.stdin
+        if self.child_in is not None:
+            os.set_blocking(self.child_in, False)
+        self.watch_input = not request.terminal
+        self.input_ended = False
+        self.beat = request.heartbeat_seconds
+        self.last_heard = time.monotonic()
+        self.next_beat = time.monotonic() + self.beat
+        self.caller_gone = False
+        self.open_fds = set(self.kinds)
+        self.instance = folder / "instance"
+        self._take_input(side._input)  # what followed the token at once on stdin
+
+    def close_files(self) -> None:
+        for f in self.kept.values():
+            f.close()
+
+    def run(self) -> None:
+        side, out = self.side, self.out
+        while self.open_fds:
+            self._note_the_caller()
+            if side._wanted:
+                side._deliver(self.instance)
+            readers = list(self.open_fds)
+            if self.watch_input and not self.caller_gone:
+                readers.append(0)
+            writers = [1] if out.pending and not out.gone else []
+            if self.to_child and self.child_in is not None:
+                writers.append(self.child_in)
+            timeout = max(0.0, min(self.next_beat - time.monotonic(), 0.5))
+            try:
+                ready_r, ready_w, _ = select.select(readers, writers, [], timeout)
+            except InterruptedError:
+                continue
+            if 1 in ready_w:
+                out.flush()
+            self._write_child(ready_w)
+            for fd in ready_r:
+                if fd == 0:
+                    self._read_caller()
+                else:
+                    self._read_command(fd)
+            if time.monotonic() >= self.next_beat:
+                self.next_beat = time.monotonic() + self.beat
+                out.put(encode_frame(self.rid, FrameKind.BEAT))
+
+    def _caller_goes(self) -> None:
+        self.caller_gone = True
+        self.side._wanted.append(signal.SIGHUP)
+
+    def _note_the_caller(self) -> None:
+        """The signals that came, passed on; the caller gone (a hangup, silence, a stalled stdout) once."""
+        for signum in self.side._drain_signals():
+            if signum != signal.SIGHUP:
+                self.side._wanted.append(signum)  # Ctrl-C at the caller's terminal, or a TERM: passed on
+            elif not self.caller_gone:
+                self._caller_goes()
+        silent = self.watch_input and time.monotonic() - self.last_heard > SILENCE_BEATS * self.beat
+        if (silent or self.out.gone) and not self.caller_gone:
+            self._caller_goes()
+
+    def _take_input(self, data: bytes) -> None:
+        for frame in self.reader.feed(data):
+            if frame.kind is FrameKind.IN:
+                self.to_child += frame.payload
+            elif frame.kind is FrameKind.IN_END:
+                self.input_ended = True  # the command's stdin ends once what came before is in
+
+    def _write_child(self, ready_w: list[int]) -> None:
+        if self.child_in is not None and self.child_in in ready_w:
+            try:
+                del self.to_child[:os.write(self.child_in, self.to_child)]
+            except BlockingIOError:
+                pass
+            except OSError:  # the command closed its stdin: what it did not read is dropped
+                self.to_child.clear()
+        if self.input_ended and not self.to_child and self.child_in is not None:
+            self.child.close_input()
+            self.child_in = None
+
+    def _read_caller(self) -> None:
+        try:
+            data = os.read(0, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            self._caller_goes()  # end of input: the caller went away (its stdin is held open)
+            return
+        self.last_heard = time.monotonic()
+        self._take_input(data)
+
+    def _read_command(self, fd: int) -> None:
+        data = os.read(fd, MAX_PAYLOAD)
+        if not data:
+            self.open_fds.discard(fd)
+            return
+        self.kept[fd].write(data)
+        self.kept[fd].flush()
+        if self.kinds[fd] is FrameKind.OUT:
+            self.digest.update(data)
+            self.count += len(data)
+        self.out.put(b"".join(encode_data(self.rid, self.kinds[fd], data)))
 
 
 __all__ = ["FORWARDED_ENV", "ForwardedSide", "instances_base"]
