@@ -40,7 +40,8 @@ from __future__ import annotations
 import getpass
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -133,57 +134,29 @@ class FakeScheduler:
             return CreateAnswer(CreateOutcome.CREATED, self._make(spec))
 
     def release(self, object_id: ObjectId) -> None:
-        with self._lock:
-            self._count("release", object_id)
-            obj = self._known(object_id)
-            fault = self._fault("release")
-            if fault and not fault.applied:
-                raise SchedulerError(fault.detail)
+        with self._acting("release", object_id) as obj:
             if obj.view.state is ObjectState.CANCELLED and not obj.view.started:
                 raise SchedulerError(f"{object_id} was cancelled; it will never start")
             if obj.view.state is ObjectState.HELD:
                 obj.releases += 1
                 self._set(obj, ObjectState.PENDING)
-            if fault:
-                raise SchedulerError(fault.detail)
 
     def hold(self, object_id: ObjectId) -> None:
-        with self._lock:
-            self._count("hold", object_id)
-            obj = self._known(object_id)
-            fault = self._fault("hold")
-            if fault and not fault.applied:
-                raise SchedulerError(fault.detail)
+        with self._acting("hold", object_id) as obj:
             if obj.view.state not in NOT_STARTED:
                 raise SchedulerError(f"{object_id} is {obj.view.state}; only a held or pending object can be held")
             self._set(obj, ObjectState.HELD)
-            if fault:
-                raise SchedulerError(fault.detail)
 
     def requeue(self, object_id: ObjectId) -> None:
-        with self._lock:
-            self._count("requeue", object_id)
-            obj = self._known(object_id)
-            fault = self._fault("requeue")
-            if fault and not fault.applied:
-                raise SchedulerError(fault.detail)
+        with self._acting("requeue", object_id) as obj:
             if obj.view.state in NOT_STARTED:
                 raise SchedulerError(f"{object_id} is {obj.view.state}; only a started object can be requeued")
             obj.view = replace(obj.view, state=ObjectState.PENDING, exit_code=None, signal=None, reason="requeued")
             obj.stamp(datetime.now(UTC))
-            if fault:
-                raise SchedulerError(fault.detail)
 
     def cancel(self, object_id: ObjectId) -> None:
-        with self._lock:
-            self._count("cancel", object_id)
-            obj = self._known(object_id)
-            fault = self._fault("cancel")
-            if fault and not fault.applied:
-                raise SchedulerError(fault.detail)
+        with self._acting("cancel", object_id) as obj:
             self._cancel(obj)
-            if fault:
-                raise SchedulerError(fault.detail)
 
     def query(self, names: Sequence[JobId], *, confirm_absent: bool) -> QueryResult:
         with self._lock:
@@ -391,6 +364,20 @@ class FakeScheduler:
         if obj.view.owner != self.owner:
             raise SchedulerError(f"{object_id} belongs to {obj.view.owner}; not yours to change")
         return obj
+
+    @contextmanager
+    def _acting(self, action: str, object_id: ObjectId) -> Iterator[FakeObject]:
+        """One action on a known object of this owner, under the lock and its scripted fault: a fault not
+        applied raises before the change; an applied one raises after it (the change stands, its answer lost)."""
+        with self._lock:
+            self._count(action, object_id)
+            obj = self._known(object_id)
+            fault = self._fault(action)
+            if fault and not fault.applied:
+                raise SchedulerError(fault.detail)
+            yield obj
+            if fault:
+                raise SchedulerError(fault.detail)
 
     def _fault(self, action: str) -> _ActionFault | None:
         queue = self._action_faults.get(action)
