@@ -13,7 +13,14 @@ from enum import Enum
 from typing import Any
 
 from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged, same_algorithm
-from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import (
+    DecodeError,
+    aware_time,
+    check_fields,
+    decode_exact,
+    dumps_canonical,
+    loads_object,
+)
 
 SENT_VERSION = 1
 # 2: the stdout's digest tagged with its algorithm, in ``stdout_digest``; 1 (still read): a bare SHA-256 in
@@ -56,7 +63,7 @@ def decode_sent(text: bytes) -> SentRequest:
     if obj["version"] != SENT_VERSION or not all(isinstance(w, str) for w in obj["argv"]):
         raise DecodeError("forwarded request: another version, or argv is not strings")
     return SentRequest(obj["request_id"], obj["host"], obj["binary"], tuple(obj["argv"]),
-                       _time(obj["sent_at"]))
+                       aware_time(obj["sent_at"], "forwarded request: sent_at"))
 
 
 def encode_received(got: Received) -> bytes:
@@ -83,17 +90,8 @@ def decode_received(text: bytes) -> Received:
             raise DecodeError(f"{what}: another version, or stdout_digest is not a digest")
         digest = obj["stdout_digest"]
     return Received(obj["request_id"], obj["verdict"], obj["reason"], obj["stdout_bytes"], digest,
-                    _time(obj["ended_at"]))
+                    aware_time(obj["ended_at"], f"{what}: ended_at"))
 
-
-def _time(text: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise DecodeError(f"not a time: {text!r}") from None
-    if at.utcoffset() is None:
-        raise DecodeError("a time without a zone")
-    return at
 
 
 class HostState(Enum):

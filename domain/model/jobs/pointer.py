@@ -15,7 +15,14 @@ from datetime import datetime, timedelta
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import (
+    DecodeError,
+    aware_time,
+    check_fields,
+    decode_exact,
+    dumps_canonical,
+    loads_object,
+)
 
 POINTER_VERSION = 1
 # supervised-at is refreshed at most once per this many poll intervals: homes are often NFS.
@@ -191,8 +198,8 @@ def decode_pointer(job: str, text: bytes | str) -> Pointer:
             cluster=fields["cluster"],
             adapter=fields["adapter"],
             state=fields["state"],
-            state_at=_time(fields["state_at"], "state_at"),
-            supervised_at=None if supervised is None else _time(supervised, "supervised_at"),
+            state_at=aware_time(fields["state_at"], "state_at"),
+            supervised_at=None if supervised is None else aware_time(supervised, "supervised_at"),
             sweep=None if sweep is None else JobId(sweep),
         )
     except DecodeError as exc:
@@ -205,11 +212,3 @@ def _time_text(at: datetime) -> str:
     return at.isoformat()
 
 
-def _time(text: str, name: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise DecodeError(f"{name} is not a time: {text!r}") from None
-    if at.utcoffset() is None:
-        raise DecodeError(f"{name} has no time zone")
-    return at

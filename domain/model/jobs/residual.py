@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectView
-from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
+from dunscaith.domain.model.strict_json import DecodeError, aware_time, decode_exact, dumps_canonical
 
 RESIDUAL_VERSION = 1
 EXPIRY = timedelta(days=30)
@@ -124,11 +124,9 @@ def decode_entry(job: str, text: bytes | str) -> ResidualEntry:
         raise DecodeError(f"it names job {fields['job']}")
     try:
         reason = ResidualReason(fields["reason"])
-        added = datetime.fromisoformat(fields["added_at"])
     except ValueError as exc:
         raise DecodeError(str(exc)) from None
-    if added.utcoffset() is None:
-        raise DecodeError("added_at has no time zone")
+    added = aware_time(fields["added_at"], "added_at")
     if (fields["nonce"] is None) != (reason is ResidualReason.PRUNED):
         raise DecodeError("only a pruned job's entry has no nonce")
     return ResidualEntry(JobId(fields["job"]), fields["cluster"], fields["adapter"], reason, fields["attempt"],

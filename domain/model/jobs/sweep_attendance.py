@@ -22,7 +22,7 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import DecodeError, aware_time, check_fields, dumps_canonical, loads_object
 
 ATTENDANCE_VERSION = 1
 _RANGE = re.compile(r"(\d{1,9})(?:-(\d{1,9}))?\Z", re.ASCII)
@@ -122,12 +122,7 @@ def decode_attendance(data: bytes | str) -> SweepAttendance:
         check_fields(fields, _FIELDS, "attendance")
         if fields["version"] != ATTENDANCE_VERSION:
             raise DecodeError(f"version {fields['version']}, this dunscaith reads version {ATTENDANCE_VERSION}")
-        try:
-            at = datetime.fromisoformat(fields["supervised_at"])
-        except ValueError:
-            raise DecodeError("supervised_at is not a time") from None
-        if at.utcoffset() is None:
-            raise DecodeError("supervised_at has no time zone")
+        at = aware_time(fields["supervised_at"], "supervised_at")
         return SweepAttendance(sweep=JobId(fields["sweep"]), holder=fields["holder"],
                                root_host=HostIdentity(fields["root_machine_id"], fields["root_hostname"]),
                                supervised_at=at, indices=parse_indices(fields["indices"]))

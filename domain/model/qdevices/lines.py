@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import (
+    DecodeError,
+    FieldSpec,
+    aware_time,
+    check_fields,
+    dumps_canonical,
+    loads_object,
+)
 
 APP = "qdevices"
 FORMAT = 1
@@ -93,12 +100,7 @@ def decode(text: str | bytes, where: str) -> Line:
         raise DecodeError(f"{where}: unknown line type {kind_text!r}") from None
     if not isinstance(at_text, str):
         raise DecodeError(f"{where}: missing or bad field at")
-    try:
-        at = datetime.fromisoformat(at_text)
-    except ValueError:
-        raise DecodeError(f"{where}: field at is not a time: {at_text!r}") from None
-    if at.tzinfo is None:
-        raise DecodeError(f"{where}: field at has no time zone")
+    at = aware_time(at_text, f"{where}: field at")
     check_fields(obj, SPECS[kind], f"{where} ({kind.value})")
     if kind is LineType.START and not all(isinstance(n, str) for n in obj["orders"]):
         raise DecodeError(f"{where} (start): orders must be names")

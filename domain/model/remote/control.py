@@ -20,7 +20,7 @@ from datetime import datetime
 
 from dunscaith.domain.model.remote.errors import RemoteError
 from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged
-from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import DecodeError, aware_time, check_fields, dumps_canonical, loads_object
 
 # ``typing`` (~3.5 ms) is not imported on the wrapper's path: the records are made by named_tuple.py's
 # NamedTuple, which mypy checks as typing's (and which keeps the annotations as written)
@@ -288,13 +288,7 @@ def _fields(obj: Mapping[str, Any], kind: str, spec: Mapping[str, tuple[type, ..
 
 
 def _at(value: str, what: str) -> datetime:
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        raise ControlError(f"{what}: field at is not a time: {value!r}") from None
-    if at.tzinfo is None:
-        raise ControlError(f"{what}: field at has no time zone")
-    return at
+    return aware_time(value, f"{what}: field at", ControlError)
 
 
 def _pid(value: int, name: str, what: str) -> int:
