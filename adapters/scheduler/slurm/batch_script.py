@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from dunscaith.adapters.scheduler.slurm.config import clusters_args
 from dunscaith.adapters.scheduler.slurm.sbatch_options import check_sbatch_options
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.objects import ObjectSpec
@@ -85,7 +86,5 @@ def sbatch_args(spec: ObjectSpec, clusters: str | None) -> list[str]:
     args = [*needs_args(spec.resources), *spec.options]
     if spec.workdir is not None:
         args.append(f"--chdir={spec.workdir}")
-    args += ["--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}"]
-    if clusters:
-        args.append(f"--clusters={clusters}")
-    return args
+    return [*args, "--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}",
+            *clusters_args(clusters)]

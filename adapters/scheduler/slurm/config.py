@@ -24,3 +24,9 @@ class SlurmClusterConfig:
     accounting_lookback: timedelta = timedelta(days=30)  # sacct --starttime when confirming absence
     user: str | None = None  # whose objects are ours; None: the user running dunscaith
     workdir: Path | None = None  # where sbatch runs (so where a job without its own workdir runs); None: cwd
+
+
+def clusters_args(clusters: str | None) -> list[str]:
+    """``--clusters=…`` when the cluster's table names them (``clusters``): every Slurm command of the cluster
+    takes it, or it would ask the local controller's own cluster."""
+    return [f"--clusters={clusters}"] if clusters else []

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from dunscaith.adapters.scheduler.slurm.config import clusters_args
 from dunscaith.adapters.scheduler.slurm.states import UnknownState, object_state
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState, ObjectTimes
 
@@ -25,10 +26,8 @@ _NO_NODES = ("", "None assigned", "(null)", "None")
 
 def sacct_args(job_ids: Sequence[str], clusters: str | None) -> list[str]:
     """With ``--jobs`` and no ``--starttime`` sacct looks back to the epoch, never-eligible jobs too."""
-    args = ["-X", "--parsable2", "--noheader", f"--format={FIELDS}", f"--jobs={','.join(job_ids)}"]
-    if clusters:
-        args.append(f"--clusters={clusters}")
-    return args
+    return ["-X", "--parsable2", "--noheader", f"--format={FIELDS}", f"--jobs={','.join(job_ids)}",
+            *clusters_args(clusters)]
 
 
 def slurm_time(text: str) -> datetime | None:

@@ -11,7 +11,7 @@ import re
 
 from dunscaith.adapters.scheduler.slurm import scontrol
 from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
-from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig, clusters_args
 from dunscaith.adapters.scheduler.slurm.controller import Controller, cluster_env, controller
 from dunscaith.domain.model.jobs.check import Probe, Result
 
@@ -27,7 +27,7 @@ class SlurmProbe:
         self._runner = CommandRunner(config.bin_dir, config.env)
 
     def _clusters(self) -> list[str]:
-        return [f"--clusters={self.config.clusters}"] if self.config.clusters else []
+        return clusters_args(self.config.clusters)
 
     def _where(self) -> Controller:
         return controller(cluster_env(self.config.env))

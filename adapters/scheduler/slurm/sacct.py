@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dunscaith.adapters.scheduler.slurm.config import clusters_args
 from dunscaith.adapters.scheduler.slurm.states import object_state
 
 ENDED_STATES = "CA,CD,F,TO,NF,OOM,DL,PR,BF"
@@ -19,13 +20,11 @@ _N = 7
 
 
 def sacct_args(names: Sequence[str], lookback_seconds: int, clusters: str | None) -> list[str]:
-    args = [
+    return [
         "-X", "--parsable2", "--noheader", f"--format={FIELDS}", f"--name={','.join(names)}",
         f"--starttime=now-{max(1, lookback_seconds)}", "--endtime=now", f"--state={ENDED_STATES}",
+        *clusters_args(clusters),
     ]
-    if clusters:
-        args.append(f"--clusters={clusters}")
-    return args
 
 
 class SacctParseError(ValueError):

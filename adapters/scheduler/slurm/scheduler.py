@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dunscaith.adapters.scheduler.slurm import arrays, batch_script, job_times, sacct, scontrol, squeue
 from dunscaith.adapters.scheduler.slurm.chunking import chunk
 from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
-from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig
+from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig, clusters_args
 from dunscaith.adapters.scheduler.slurm.controller import cluster_env, controller
 from dunscaith.adapters.scheduler.slurm.sbatch_answers import classify
 from dunscaith.adapters.scheduler.slurm.states import UnknownState, ended_exit_code, object_state
@@ -590,7 +590,7 @@ class SlurmCliScheduler:
 
     # ---- helpers --------------------------------------------------------------------------------
     def _clusters_arg(self) -> list[str]:
-        return [f"--clusters={self.config.clusters}"] if self.config.clusters else []
+        return clusters_args(self.config.clusters)
 
     def _run(self, program: str, args: Sequence[str], stdin: str | None = None) -> CommandResult:
         return self._runner.run(program, args, timeout=self.config.command_timeout, stdin=stdin)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dunscaith.adapters.scheduler.slurm.arrays import task_index
+from dunscaith.adapters.scheduler.slurm.config import clusters_args
 from dunscaith.adapters.scheduler.slurm.states import object_state
 
 RS, US = "\x1e", "\x1f"
@@ -28,18 +29,14 @@ _NO_HOST = ("", "n/a", "(null)", "None")
 
 
 def squeue_args(names: Sequence[str], clusters: str | None) -> list[str]:
-    args = ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--name={','.join(names)}"]
-    if clusters:
-        args.append(f"--clusters={clusters}")
-    return args
+    return ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--name={','.join(names)}",
+            *clusters_args(clusters)]
 
 
 def squeue_job_args(job_ids: Sequence[str], clusters: str | None) -> list[str]:
     """The same fields for exact ids (``A_i`` names one task of an array)."""
-    args = ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--jobs={','.join(job_ids)}"]
-    if clusters:
-        args.append(f"--clusters={clusters}")
-    return args
+    return ["--states=all", "--array", "--noheader", f"--Format={FORMAT}", f"--jobs={','.join(job_ids)}",
+            *clusters_args(clusters)]
 
 
 class SqueueParseError(ValueError):
