@@ -110,19 +110,22 @@ class InMemoryStore:
             kept.snapshot = (kept.carry.seq, encode_data(made))
         return len(kept.events)
 
+    def _kept(self, job: JobId) -> _Kept:
+        """The job's record, under the mutex the caller holds; UnknownJob when no job of that name is recorded."""
+        kept = self._jobs.get(job)
+        if kept is None:
+            raise UnknownJob(f"no job named {job} is recorded")
+        return kept
+
     def read(self, job: JobId) -> JobRecord:
         with self._mutex:
-            kept = self._jobs.get(job)
-            if kept is None:
-                raise UnknownJob(f"no job named {job} is recorded")
+            kept = self._kept(job)
             lines = list(kept.events)
         return JobRecord(job=job, events=tuple(self._lines(lines)))
 
     def read_tail(self, job: JobId) -> RecordTail:
         with self._mutex:
-            kept = self._jobs.get(job)
-            if kept is None:
-                raise UnknownJob(f"no job named {job} is recorded")
+            kept = self._kept(job)
             after, text = kept.snapshot or (0, None)
             lines = list(kept.events)
         events = tuple(self._lines(lines))[after:]
@@ -134,9 +137,7 @@ class InMemoryStore:
 
     def summary(self, job: JobId) -> JobSummary:
         with self._mutex:
-            kept = self._jobs.get(job)
-            if kept is None:
-                raise UnknownJob(f"no job named {job} is recorded")
+            kept = self._kept(job)
             return kept.carry.summary()
 
     def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
