@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime
 
 TYPE_CHECKING = False  # ``typing`` (~3.5 ms) is not imported on the wrapper's path: a control file's writer
 if TYPE_CHECKING:
@@ -107,18 +106,6 @@ def decode_exact(text: str | bytes, spec: FieldSpec, what: str) -> dict[str, Any
     obj = loads_object(text)
     check_fields(obj, spec, what)
     return obj
-
-
-def aware_time(text: str, name: str, error: type[DecodeError] = DecodeError) -> datetime:
-    """``text`` as an ISO 8601 time that names its zone; ``error`` (naming the field ``name``) when it is not a
-    time, or is one without a zone, which no writer of this project makes."""
-    try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise error(f"{name} is not a time: {text!r}") from None
-    if at.utcoffset() is None:
-        raise error(f"{name} has no time zone")
-    return at
 
 
 def dumps_canonical(obj: Mapping[str, Any]) -> bytes:

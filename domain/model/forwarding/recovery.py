@@ -12,15 +12,9 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
+from dunscaith.domain.model.recorded_time import aware_time
 from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged, same_algorithm
-from dunscaith.domain.model.strict_json import (
-    DecodeError,
-    aware_time,
-    check_fields,
-    decode_exact,
-    dumps_canonical,
-    loads_object,
-)
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
 
 SENT_VERSION = 1
 # 2: the stdout's digest tagged with its algorithm, in ``stdout_digest``; 1 (still read): a bare SHA-256 in

@@ -15,14 +15,8 @@ from datetime import datetime, timedelta
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.strict_json import (
-    DecodeError,
-    aware_time,
-    check_fields,
-    decode_exact,
-    dumps_canonical,
-    loads_object,
-)
+from dunscaith.domain.model.recorded_time import aware_time
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical, loads_object
 
 POINTER_VERSION = 1
 # supervised-at is refreshed at most once per this many poll intervals: homes are often NFS.

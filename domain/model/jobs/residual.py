@@ -15,7 +15,8 @@ from enum import StrEnum
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import NOT_STARTED, ObjectView
-from dunscaith.domain.model.strict_json import DecodeError, aware_time, decode_exact, dumps_canonical
+from dunscaith.domain.model.recorded_time import aware_time
+from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_canonical
 
 RESIDUAL_VERSION = 1
 EXPIRY = timedelta(days=30)

@@ -22,7 +22,8 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.strict_json import DecodeError, aware_time, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.recorded_time import aware_time
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 ATTENDANCE_VERSION = 1
 _RANGE = re.compile(r"(\d{1,9})(?:-(\d{1,9}))?\Z", re.ASCII)

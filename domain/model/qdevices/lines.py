@@ -12,14 +12,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from dunscaith.domain.model.strict_json import (
-    DecodeError,
-    FieldSpec,
-    aware_time,
-    check_fields,
-    dumps_canonical,
-    loads_object,
-)
+from dunscaith.domain.model.recorded_time import aware_time
+from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fields, dumps_canonical, loads_object
 
 APP = "qdevices"
 FORMAT = 1

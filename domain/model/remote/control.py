@@ -18,9 +18,10 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from dunscaith.domain.model.recorded_time import aware_time
 from dunscaith.domain.model.remote.errors import RemoteError
 from dunscaith.domain.model.stdout_digest import from_legacy, is_legacy_hex, is_tagged
-from dunscaith.domain.model.strict_json import DecodeError, aware_time, check_fields, dumps_canonical, loads_object
+from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical, loads_object
 
 # ``typing`` (~3.5 ms) is not imported on the wrapper's path: the records are made by named_tuple.py's
 # NamedTuple, which mypy checks as typing's (and which keeps the annotations as written)
