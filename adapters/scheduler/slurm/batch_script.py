@@ -86,5 +86,5 @@ def sbatch_args(spec: ObjectSpec, clusters: str | None) -> list[str]:
     args = [*needs_args(spec.resources), *spec.options]
     if spec.workdir is not None:
         args.append(f"--chdir={spec.workdir}")
-    return [*args, "--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}",
-            *clusters_args(clusters)]
+    args += ["--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}"]
+    return [*args, *clusters_args(clusters)]
