@@ -162,6 +162,28 @@ def make_slurm(tmp_path: Path) -> SchedulerHarness:
     )
 
 
+def make_gridengine(tmp_path: Path) -> SchedulerHarness:
+    """The Grid Engine adapter on the real single-node SGE 8.1.9 the test setup starts (tests/infra/gridengine.py)."""
+    from dunscaith.adapters.scheduler.gridengine import GridEngineConfig, GridEngineScheduler
+    from tests.infra.gridengine import GridEngineUnavailable, shared_cluster
+
+    try:
+        cluster = shared_cluster()
+    except GridEngineUnavailable as exc:
+        pytest.skip(str(exc))
+    workdir = tmp_path / "sge-work"  # jobs without a workdir write NAME.oID where qsub runs
+    workdir.mkdir()
+    return SchedulerHarness(
+        scheduler=GridEngineScheduler(
+            GridEngineConfig(name="contract", env=cluster.env, workdir=workdir, ledger_dir=tmp_path / "sge-ledger")
+        ),
+        command_exiting=_command_exiting,
+        command_running=("sleep", "300"),
+        unknown_id=ObjectId("999999999"),
+        requeues=False,  # Grid Engine requeues only a running job submitted rerunnable: an ended one is refused
+    )
+
+
 def shared(make: Callable[[Path], SchedulerHarness]) -> Callable[[Path], SchedulerHarness]:
     """The same scheduler behind a SharedQueryScheduler, as every Slurm cluster runs in dunscaith.
 
@@ -183,6 +205,8 @@ FACTORIES: dict[str, Callable[[Path], SchedulerHarness]] = {
     "shared-fake": shared(make_fake),
     "shared-local": shared(make_local),
     "shared-slurm": shared(make_slurm),
+    "gridengine": make_gridengine,
+    "shared-gridengine": shared(make_gridengine),
 }
 PARAMS = [
     "fake",
@@ -191,4 +215,6 @@ PARAMS = [
     "shared-fake",
     pytest.param("shared-local", marks=pytest.mark.slow),
     pytest.param("shared-slurm", marks=[pytest.mark.slow, pytest.mark.slurm]),
+    pytest.param("gridengine", marks=pytest.mark.slow),
+    pytest.param("shared-gridengine", marks=pytest.mark.slow),
 ]
