@@ -45,6 +45,7 @@ def store_kind(name: str, module: str) -> None:
 # --- the scheduler kinds: one line each -------------------------------------------------------------------
 scheduler_kind("local", "dunscaith.adapters.scheduler.local.kind")
 scheduler_kind("slurm", "dunscaith.adapters.scheduler.slurm.kind")
+scheduler_kind("gridengine", "dunscaith.adapters.scheduler.gridengine.kind")
 # --- the store kinds: one line each (the first is records.backend's default) -------------------------------
 store_kind("sqlite", "dunscaith.adapters.store.sqlite.kind")
 store_kind("postgresql", "dunscaith.adapters.store.postgres.kind")

@@ -28,6 +28,8 @@ from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.rules.python_file import NoUserRules, PythonRulesFile
 from dunscaith.adapters.run_records.jsonl import JsonlRecordStore
 from dunscaith.adapters.scheduler.fake import FakeArrayScheduler, FakeScheduler
+from dunscaith.adapters.scheduler.gridengine.probe import GridEngineProbe
+from dunscaith.adapters.scheduler.gridengine.scheduler import GridEngineScheduler
 from dunscaith.adapters.scheduler.local.probe import LocalProbe
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 from dunscaith.adapters.scheduler.shared_query import SharedArrayQueryScheduler, SharedQueryScheduler
@@ -178,6 +180,7 @@ def slurm_array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQuerySch
 
 def kinds() -> None:
     """Each kind module against the protocol the registry reads it by (entrypoints/dunscaith/kinds.py)."""
+    from dunscaith.adapters.scheduler.gridengine import kind as gridengine
     from dunscaith.adapters.scheduler.local import kind as local
     from dunscaith.adapters.scheduler.opening import SchedulerKind
     from dunscaith.adapters.scheduler.slurm import kind as slurm
@@ -187,6 +190,14 @@ def kinds() -> None:
     from tests.fixtures.pbs import kind as pbs
     from tests.fixtures.scratch import kind as scratch
 
-    scheduler_kinds: list[SchedulerKind] = [local, slurm, pbs]
+    scheduler_kinds: list[SchedulerKind] = [local, slurm, gridengine, pbs]
     store_kinds: list[StoreKind] = [sqlite, postgres, scratch]
     assert scheduler_kinds and store_kinds
+
+
+def gridengine_bindings(scheduler: GridEngineScheduler, probe: GridEngineProbe) -> None:
+    """Grid Engine: the scheduler port, arrays for sweeps, and the cluster probe."""
+    as_scheduler: Scheduler = scheduler
+    as_arrays: CreatesArrays = scheduler
+    as_probe: ClusterProbe = probe
+    del as_scheduler, as_arrays, as_probe

@@ -76,7 +76,7 @@ def test_without_its_registration_line_the_console_script_refuses_the_kind(hpc: 
     for args in (["list"], ["status", "on-pbs"], ["submit", "--cluster", "hpc", "--", "true"]):
         done = hpc.run(*args)
         assert done.returncode == 2, (args, done.stderr)
-        assert "clusters.hpc.adapter" in done.stderr and "'local' or 'slurm'" in done.stderr
+        assert "clusters.hpc.adapter" in done.stderr and "'local', 'slurm' or 'gridengine'" in done.stderr
         assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
 
 

@@ -98,7 +98,7 @@ def test_the_added_kinds_table_is_validated_by_its_own_model(with_pbs: Container
 def test_without_its_registration_line_the_kind_is_refused_naming_the_kinds(
         with_pbs: Container, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(kinds.SCHEDULER_KINDS, "pbs")
-    with pytest.raises(BadInput, match=r"clusters\.hpc\.adapter: .*'local' or 'slurm'"):
+    with pytest.raises(BadInput, match=r"clusters\.hpc\.adapter: .*'local', 'slurm' or 'gridengine'"):
         load_settings()
 
 

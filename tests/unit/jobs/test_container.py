@@ -37,7 +37,7 @@ def test_every_registered_scheduler_kind_has_its_own_model_an_opening_and_a_prob
 
 
 def test_an_unknown_scheduler_kind_is_refused_by_name() -> None:
-    with pytest.raises(kinds.UnknownKind, match="no scheduler of kind 'pbs' \\(kinds: local, slurm\\)"):
+    with pytest.raises(kinds.UnknownKind, match="no scheduler of kind 'pbs' \\(kinds: local, slurm, gridengine\\)"):
         kinds.scheduler("pbs")
 
 
