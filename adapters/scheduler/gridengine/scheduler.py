@@ -22,6 +22,7 @@ from __future__ import annotations
 import getpass
 import itertools
 import math
+import os
 import re
 import threading
 import time
@@ -112,9 +113,10 @@ class GridEngineScheduler:
             args = qsub.qsub_args(spec, shell, self.config.parallel_environment)
         except qsub.SpecRefused as exc:
             return CreateAnswer(CreateOutcome.REFUSED, detail=f"{exc}; nothing was sent")
-        return self._submit(args, script, spec, None)
+        return self._submit(args, script, spec, spec.name)
 
-    def _submit(self, args: list[str], script: str, spec: ObjectSpec, tasks: list[int] | None) -> CreateAnswer:
+    def _submit(self, args: list[str], script: str, spec: ObjectSpec, name: str) -> CreateAnswer:
+        cwd = spec.workdir or self.config.workdir or os.getcwd()
         runner = self._runner.with_env(spec.env) if spec.env else self._runner
         # One request, never retried.
         result = runner.run("qsub", args, timeout=self.config.submit_timeout, stdin=script, cwd=self.config.workdir)
@@ -122,9 +124,11 @@ class GridEngineScheduler:
             result.returncode, result.stdout, result.stderr, timed_out=result.timed_out, spawn_error=result.spawn_error
         )
         if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
-            # the nonce kept now, so the job's end still carries it (the submission time is learnt later)
+            # the nonce kept at once, in this host's ledger too: a job that ends before anyone lists it (a
+            # supervisor killed right after the qrls) still carries it (the submission time is learnt later)
             with self._lock:
                 self._nonces[(answer.object_id, None)] = spec.nonce
+            self._ledger.put(Entry(answer.object_id, name, spec.nonce, None, cwd=str(cwd) if cwd else None))
         return answer
 
     # ---- a sweep as one array job (CreatesArrays) --------------------------------------------------
@@ -197,7 +201,7 @@ class GridEngineScheduler:
         except qsub.SpecRefused as exc:
             return CreateAnswer(CreateOutcome.REFUSED, detail=f"{exc}; nothing was sent")
         tasks = ["-t", spec_text] + (["-tc", str(max_running)] if max_running else [])
-        return self._submit(tasks + args, script, first, indices)
+        return self._submit(tasks + args, script, first, sweep)
 
     def task_object(self, array_id: ObjectId, index: int) -> ObjectId:
         return ObjectId(f"{array_id}.{index}")
@@ -254,7 +258,7 @@ class GridEngineScheduler:
                 )
         return ""
 
-    def _nonce_of(self, job_id: str, listed: datetime | None) -> tuple[bool, str | None]:
+    def _nonce_of(self, job_id: str, name: str, listed: datetime | None) -> tuple[bool, str | None]:
         """(known, nonce) of the job ``job_id`` the list shows with time ``listed`` (its submission, or its start
         while it runs): the newest job of that id submitted by then (ids repeat after a qmaster restart)."""
         at = listed.timestamp() + 1 if listed is not None else None
@@ -267,7 +271,7 @@ class GridEngineScheduler:
         if mine:
             return True, max(mine, key=lambda m: m[0] or 0)[1]
         for entry in self._ledger.of(job_id):  # newest first
-            if at is None or entry.submitted is None or entry.submitted <= at:
+            if entry.name == name and (at is None or entry.submitted is None or entry.submitted <= at):
                 with self._lock:
                     self._nonces[(job_id, entry.submitted)] = entry.nonce
                 return True, entry.nonce
@@ -292,7 +296,7 @@ class GridEngineScheduler:
                 i.row.job_id
                 for i in live
                 if i.row.job_id not in self._details
-                or not self._nonce_of(i.row.job_id, qstat.list_time(i.row.submitted))[0]
+                or not self._nonce_of(i.row.job_id, i.row.name, qstat.list_time(i.row.submitted))[0]
             }
         )
         problems = []
@@ -302,7 +306,7 @@ class GridEngineScheduler:
                 problems.append(learnt)
         views: list[ObjectView] = []
         for item in live:
-            known, nonce = self._nonce_of(item.row.job_id, qstat.list_time(item.row.submitted))
+            known, nonce = self._nonce_of(item.row.job_id, item.row.name, qstat.list_time(item.row.submitted))
             if not known:
                 problems.append(f"the nonce of job {item.row.job_id} could not be read")
                 continue  # left out, and the answer is incomplete
@@ -382,7 +386,7 @@ class GridEngineScheduler:
                 if name not in wanted or (record.owner != self._user and record.owner):
                     continue
                 state, code, sig, reason = qacct.outcome(record)
-                _, nonce = self._nonce_of(record.job_id, record.submitted)
+                _, nonce = self._nonce_of(record.job_id, record.name, record.submitted)
                 offer(
                     ObjectView(
                         object_id=ObjectId(record.object_id),
@@ -491,7 +495,7 @@ class GridEngineScheduler:
             whole = [i for i in live if i.row.job_id == object_id and i.object_id != object_id]
             for item in [by_id[object_id]] if object_id in by_id else whole:
                 submitted = qstat.list_time(item.row.submitted)
-                _, nonce = self._nonce_of(item.row.job_id, submitted)
+                _, nonce = self._nonce_of(item.row.job_id, item.row.name, submitted)
                 self._ledger.put(
                     Entry(
                         item.object_id, item.name, nonce, int(submitted.timestamp()) if submitted else None, deleted=now
