@@ -290,13 +290,13 @@ class GridEngineScheduler:
         live = [item for item in self._live(rows) if item.name in wanted]
         for item in live:
             self._seen.setdefault(item.row.name, set()).add(item.object_id)
-        # a job seen for the first time: its nonce (and paths) from qstat -j, once per process
+        # a job whose nonce neither this process nor the host's ledger knows (made elsewhere, or its qsub's
+        # answer lost): its nonce from one qstat -j for all of them, then kept
         unknown = sorted(
             {
                 i.row.job_id
                 for i in live
-                if i.row.job_id not in self._details
-                or not self._nonce_of(i.row.job_id, i.row.name, qstat.list_time(i.row.submitted))[0]
+                if not self._nonce_of(i.row.job_id, i.row.name, qstat.list_time(i.row.submitted))[0]
             }
         )
         problems = []
@@ -571,10 +571,8 @@ class GridEngineScheduler:
         neither qstat nor this host's ledger knows."""
         task = split_task(object_id)
         job_id = task[0] if task else object_id
+        self._learn([job_id])  # while it lives, qstat -j says (-o and -e as given); after, the ledger
         detail = self._details.get(job_id)
-        if detail is None:
-            self._learn([job_id])
-            detail = self._details.get(job_id)
         if detail is None:
             entry = next(iter(self._ledger.of(job_id)), None)
             if entry is None:
