@@ -168,3 +168,13 @@ def test_kill_9_on_the_way_of_an_array_then_supervise_runs_every_element_once(on
     assert again.returncode == 0, again.stdout + again.stderr
     await_condition(lambda: sum(_ran(on_sge).values()) >= 4, timeout=60, what="every element to have run")
     assert _ran(on_sge) == Counter(str(i) for i in range(1, 5)), point
+
+
+def test_emergency_stop_deletes_every_job_of_the_name_running_and_held(on_sge: Cli, sge: GridEngineTestCluster) -> None:
+    for flags in (["-b", "y"], ["-h", "-b", "y"]):  # one running, one held: made by hand, no record of either
+        sge.run("qsub", "-terse", "-N", "runaway", "-o", "/dev/null", "-j", "y", *flags, "sleep", "300")
+    await_condition(lambda: " r " in f" {sge.run('qstat', '-u', '*').stdout} ", timeout=60, what="one to run")
+    done = on_sge.run("stop", "--emergency", "runaway", "--cluster", "test")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "stopped 2 object(s) of runaway on cluster test" in done.stdout
+    await_condition(lambda: "runaway" not in sge.run("qstat", "-u", "*").stdout, timeout=60, what="both gone")
