@@ -101,32 +101,36 @@ def _detail(element: ET.Element) -> Detail | None:
     job_id = (element.findtext("JB_job_number") or "").strip()
     if not job_id.isdigit():
         return None
-    nonce = None
-    context = element.find("JB_context")
-    if context is not None:
-        for var in list(context):  # <context_list> (SGE 8.1.9) or <element>
-            if (var.findtext("VA_variable") or "").strip() == NONCE_VARIABLE:
-                nonce = (var.findtext("VA_value") or "").strip() or None
-    starts = {}
-    tasks = element.find("JB_ja_tasks")
-    if tasks is not None:
-        for task in list(tasks):  # <ulong_sublist> (SGE 8.1.9) or <element>
-            number, start = task.findtext("JAT_task_number"), task.findtext("JAT_start_time")
-            if number and number.strip().isdigit() and start and start.strip().isdigit() and int(start) > 0:
-                starts[int(number)] = int(start)
     submitted = (element.findtext("JB_submission_time") or "").strip()
     return Detail(
         job_id=job_id,
         name=(element.findtext("JB_job_name") or "").strip(),
         owner=(element.findtext("JB_owner") or "").strip(),
-        nonce=nonce,
+        nonce=_context_nonce(element.find("JB_context")),
         submitted=int(submitted) if submitted.isdigit() else None,
         cwd=(element.findtext("JB_cwd") or "").strip() or None,
         stdout=_path(element, "JB_stdout_path_list"),
         stderr=_path(element, "JB_stderr_path_list"),
-        starts=starts,
+        starts=_starts(element.find("JB_ja_tasks")),
         array=_has_children(element.find("JB_ja_structure")),
     )
+
+
+def _context_nonce(context: ET.Element | None) -> str | None:
+    """The nonce in the job's ``-ac`` context (never its environment, which may carry the same name)."""
+    for var in list(context) if context is not None else []:  # <context_list> (SGE 8.1.9) or <element>
+        if (var.findtext("VA_variable") or "").strip() == NONCE_VARIABLE:
+            return (var.findtext("VA_value") or "").strip() or None
+    return None
+
+
+def _starts(tasks: ET.Element | None) -> dict[int, int]:
+    starts = {}
+    for task in list(tasks) if tasks is not None else []:  # <ulong_sublist> (SGE 8.1.9) or <element>
+        number, start = task.findtext("JAT_task_number"), task.findtext("JAT_start_time")
+        if number and number.strip().isdigit() and start and start.strip().isdigit() and int(start) > 0:
+            starts[int(number)] = int(start)
+    return starts
 
 
 def _has_children(element: ET.Element | None) -> bool:

@@ -288,28 +288,37 @@ class GridEngineScheduler:
         bases = {found[0] for n in wanted if (found := element_of(n)) is not None}
         rows = [r for r in rows if r.name in wanted or r.name in bases]
         live = [item for item in self._live(rows) if item.name in wanted]
+        views, problems = self._live_views(live)
+        if confirm_absent:
+            seen: set[str] = {v.object_id for v in views}
+            live_names: set[str] = {v.name for v in views}
+            ended, ended_problem = self._ended(wanted, live_names, [r for r in rows if r.zombie], seen)
+            views += ended
+            if ended_problem:
+                problems.append(ended_problem)
+        return QueryResult(tuple(views), complete=not problems, detail="; ".join(problems))
+
+    def _live_views(self, live: Sequence[_Live]) -> tuple[list[ObjectView], list[str]]:
+        """Each live job's or task's view, and what could not be said. A job whose nonce neither this process
+        nor the host's ledger knows (made elsewhere, or its qsub's answer lost) is asked of one ``qstat -j``
+        for all of them; one whose nonce is still unknown is left out (the answer is then incomplete)."""
         for item in live:
             self._seen.setdefault(item.row.name, set()).add(item.object_id)
-        # a job whose nonce neither this process nor the host's ledger knows (made elsewhere, or its qsub's
-        # answer lost): its nonce from one qstat -j for all of them, then kept
-        unknown = sorted(
-            {
-                i.row.job_id
-                for i in live
-                if not self._nonce_of(i.row.job_id, i.row.name, qstat.list_time(i.row.submitted))[0]
-            }
-        )
+        known = {i.row.job_id: self._nonce_of(i.row.job_id, i.row.name, qstat.list_time(i.row.submitted)) for i in live}
         problems = []
+        unknown = sorted(job_id for job_id, (found, _) in known.items() if not found)
         if unknown:
             learnt = self._learn(unknown)
             if learnt:
                 problems.append(learnt)
         views: list[ObjectView] = []
         for item in live:
-            known, nonce = self._nonce_of(item.row.job_id, item.row.name, qstat.list_time(item.row.submitted))
-            if not known:
+            found, nonce = known[item.row.job_id]
+            if not found:
+                found, nonce = self._nonce_of(item.row.job_id, item.row.name, qstat.list_time(item.row.submitted))
+            if not found:
                 problems.append(f"the nonce of job {item.row.job_id} could not be read")
-                continue  # left out, and the answer is incomplete
+                continue
             state, started, reason = qstat.object_state(item.row.state)
             views.append(
                 ObjectView(
@@ -322,28 +331,19 @@ class GridEngineScheduler:
                     started=started,
                 )
             )
-        if confirm_absent:
-            seen: set[str] = {v.object_id for v in views}
-            live_names: set[str] = {v.name for v in views}
-            zombies = [r for r in rows if r.zombie]
-            ended, ended_problem = self._ended(wanted, live_names, zombies, seen)
-            views += ended
-            if ended_problem:
-                problems.append(ended_problem)
-        return QueryResult(tuple(views), complete=not problems, detail="; ".join(problems))
+        return views, problems
 
     def _ended(
         self, wanted: set[str], live_names: set[str], zombies: Sequence[qstat.Row], live_ids: set[str]
     ) -> tuple[list[ObjectView], str]:
         """The ended objects of ``wanted``: those deleted before they started (the ledger), and those the
-        accounting file has (one ``qacct -j NAME`` per name, or per sweep for its elements, while a zombie of
-        it or a name with no live object is not explained by what was read before)."""
+        accounting file has (``_read_accounting``). Ids repeat: of two views of one id, the newest job's."""
         views: dict[str, ObjectView] = {}
         newest: dict[str, float] = {}
 
         def offer(view: ObjectView, submitted: float) -> None:
             if view.object_id in live_ids or newest.get(view.object_id, -1.0) > submitted:
-                return  # ids repeat: the newest job of an id is the one it names now
+                return
             views[view.object_id], newest[view.object_id] = view, submitted
 
         for entry in self._ledger.named(wanted):
@@ -360,7 +360,25 @@ class GridEngineScheduler:
                     ),
                     float(entry.submitted or 0),
                 )
-        explained = set(views)
+        problem = self._read_accounting(wanted, live_names, zombies, live_ids, set(views))
+        for records in self._accounting.values():
+            for record in records:
+                name = record.name if record.task is None else f"{record.name}-{record.task}"
+                if name in wanted and record.owner in (self._user, ""):
+                    offer(self._ended_view(record, name), record.submitted.timestamp() if record.submitted else 0.0)
+        return list(views.values()), problem
+
+    def _read_accounting(
+        self,
+        wanted: set[str],
+        live_names: set[str],
+        zombies: Sequence[qstat.Row],
+        live_ids: set[str],
+        explained: set[str],
+    ) -> str:
+        """One ``qacct -j NAME`` per name (per sweep for its elements) whose zombies, or jobs seen live and gone
+        since, are not explained by what was read before, or a name with no live object not asked yet. What
+        went wrong."""
         ask: set[str] = set()
         for name in wanted:
             base = element_of(name)
@@ -380,28 +398,22 @@ class GridEngineScheduler:
                 self._accounting[job] = []
             else:
                 problem = f"qacct -j {job}: {result.failure()}"
-        for records in self._accounting.values():
-            for record in records:
-                name = record.name if record.task is None else f"{record.name}-{record.task}"
-                if name not in wanted or (record.owner != self._user and record.owner):
-                    continue
-                state, code, sig, reason = qacct.outcome(record)
-                _, nonce = self._nonce_of(record.job_id, record.name, record.submitted)
-                offer(
-                    ObjectView(
-                        object_id=ObjectId(record.object_id),
-                        name=JobId(name),
-                        nonce=Nonce(nonce) if nonce else None,
-                        state=state,
-                        owner=record.owner,
-                        exit_code=code,
-                        signal=sig,
-                        reason=reason or "from accounting (qacct)",
-                        started=record.started is not None,
-                    ),
-                    record.submitted.timestamp() if record.submitted else 0.0,
-                )
-        return list(views.values()), problem
+        return problem
+
+    def _ended_view(self, record: qacct.Record, name: str) -> ObjectView:
+        state, code, sig, reason = qacct.outcome(record)
+        _, nonce = self._nonce_of(record.job_id, record.name, record.submitted)
+        return ObjectView(
+            object_id=ObjectId(record.object_id),
+            name=JobId(name),
+            nonce=Nonce(nonce) if nonce else None,
+            state=state,
+            owner=record.owner,
+            exit_code=code,
+            signal=sig,
+            reason=reason or "from accounting (qacct)",
+            started=record.started is not None,
+        )
 
     # ---- actions on one object ------------------------------------------------------------------
     def _row_of(self, object_id: str) -> tuple[_Live | None, bool]:
@@ -530,16 +542,13 @@ class GridEngineScheduler:
         """Hold each first (a held job cannot start), then delete those the list shows not started; one that
         had started gets its hold taken back. Another user's, an ended one or an unknown id is left alone."""
         ids = list(dict.fromkeys(object_ids))
-        if not ids:
-            return []
-        rows, problem = self._list()
+        rows, problem = self._list() if ids else ([], "")
         if rows is None:
             raise SchedulerError(f"stopped nothing; {problem}")
         before = {i.object_id: i for i in self._live(rows) if i.row.owner == self._user}
         candidates = [i for i in ids if i in before]
         if not candidates:
             return []
-        was_held = {i for i in candidates if "h" in before[i].row.state}
         for group in _chunks(candidates):
             self._run("qhold", group)  # an id that ended meanwhile is "denied ... does not exist": nothing to stop
         rows, problem = self._list()
@@ -547,16 +556,21 @@ class GridEngineScheduler:
             raise SchedulerError(f"stopped nothing; {problem}; the objects {', '.join(candidates)} may be held")
         now = {i.object_id: i for i in self._live(rows)}
         not_started = [i for i in candidates if i in now and qstat.object_state(now[i].row.state)[0] in NOT_STARTED]
-        started = [i for i in candidates if i in now and i not in not_started and i not in was_held]
+        started = [i for i in candidates if i in now and i not in not_started and "h" not in before[i].row.state]
         for group in _chunks(started):
             self._run("qrls", group)  # the hold was ours: taken back
+        return self._delete_not_started([now[i] for i in not_started])
+
+    def _delete_not_started(self, items: Sequence[_Live]) -> list[ObjectId]:
         stopped: list[str] = []
         problems: list[str] = []
-        for group in _chunks(not_started):
-            result = self._run("qdel", group)
-            stopped += [i for i in self._record_deleted(result, [now[i] for i in group]) if i in group]
+        for start in range(0, len(items), _CHUNK):
+            group = items[start : start + _CHUNK]
+            ids = [i.object_id for i in group]
+            result = self._run("qdel", ids)
+            stopped += [i for i in self._record_deleted(result, group) if i in ids]
             if not result.ran:
-                problems.append(f"qdel {' '.join(group)}: {_failure(result)}; it may or may not have stopped them")
+                problems.append(f"qdel {' '.join(ids)}: {_failure(result)}; it may or may not have stopped them")
         if problems:
             raise SchedulerError(f"stopped {', '.join(stopped) or 'nothing'}; {'; '.join(problems)}")
         return [ObjectId(i) for i in stopped]
