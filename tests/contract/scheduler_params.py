@@ -215,6 +215,7 @@ PARAMS = [
     "shared-fake",
     pytest.param("shared-local", marks=pytest.mark.slow),
     pytest.param("shared-slurm", marks=[pytest.mark.slow, pytest.mark.slurm]),
-    pytest.param("gridengine", marks=pytest.mark.slow),
+    # Grid Engine as every cluster runs it, behind the shared query (the adapter alone: "gridengine" in FACTORIES,
+    # and tests/integration/gridengine); one variant keeps its share of CI to a couple of minutes
     pytest.param("shared-gridengine", marks=pytest.mark.slow),
 ]

@@ -6,6 +6,7 @@ qrls went out, ...) then ``supervise``: the command ran exactly once every time.
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections import Counter
 from pathlib import Path
@@ -105,7 +106,18 @@ def test_a_sweep_on_grid_engine_is_one_array_each_element_its_own_task(on_sge: C
 
 
 # kill -9 of the supervisor at each durable step of a job's way: "create-answered" is the qsub reply in flight
-# (answered, not yet committed), "release-sent" right after the qrls went out.
+# (answered, not yet committed), "release-sent" right after the qrls went out. CI runs the steps the issue names
+# (and the qsub SIGKILLs of tests/integration/gridengine/test_faults.py); DUNSCAITH_GRIDENGINE_ALL_TRIALS=1 runs
+# every step (15 here + 5 there: the 20 trials of issue 41), about two minutes more.
+ALL_TRIALS = os.environ.get("DUNSCAITH_GRIDENGINE_ALL_TRIALS") == "1"
+IN_CI = ("create-answered", "release-sent", "answer-committed")
+
+
+def _trials(points: list[str]) -> list[object]:
+    more = pytest.mark.skipif(not ALL_TRIALS, reason="one of every step: DUNSCAITH_GRIDENGINE_ALL_TRIALS=1")
+    return [p if p in IN_CI else pytest.param(p, marks=more) for p in points]
+
+
 JOB_POINTS = [
     "job-recorded",
     "submitting-committed",
@@ -120,7 +132,7 @@ JOB_POINTS = [
 ]
 
 
-@pytest.mark.parametrize("point", JOB_POINTS)
+@pytest.mark.parametrize("point", _trials(JOB_POINTS))
 def test_kill_9_at_each_step_then_supervise_runs_the_command_once(on_sge: Cli, point: str) -> None:
     job = f"k9-{point.replace('#', '-')}"
     crashed = on_sge.run(
@@ -145,10 +157,10 @@ def test_kill_9_at_each_step_then_supervise_runs_the_command_once(on_sge: Cli, p
     assert len([a for a in status["attempts"] if a["object_state"] == "completed"]) == 1, status["attempts"]
 
 
-ARRAY_POINTS = ["create-answered", "release-sent", "release-committed", "observation-committed#3"]
+ARRAY_POINTS = ["create-answered", "answer-committed", "release-sent", "release-committed", "observation-committed#3"]
 
 
-@pytest.mark.parametrize("point", ARRAY_POINTS)
+@pytest.mark.parametrize("point", _trials(ARRAY_POINTS))
 def test_kill_9_on_the_way_of_an_array_then_supervise_runs_every_element_once(on_sge: Cli, point: str) -> None:
     first = on_sge.run(
         "submit",
