@@ -16,12 +16,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-_KEPT_DAYS = 60  # entries older than this are removed when a new one is written
+_KEPT_DAYS = 60  # entries not written for this long are removed, now and then, as a new one is written
+_PRUNE_EVERY = 0.01  # the chance that a new entry's write looks for old ones (a listing of the folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,21 +51,23 @@ class Ledger:
         return f"{entry.name}~{entry.object_id}~{entry.submitted or 0}.json"
 
     def put(self, entry: Entry) -> None:
+        """Add ``entry``, or complete the entry of the same job (another process's too) with what it adds."""
         key = self._file(entry)
         with self._lock:
             old = self._memory.get(key)
-            merged = entry if old is None else replace(old, **{k: v for k, v in asdict(entry).items() if v is not None})
-            if merged == old:
-                return
+        if old is None and self._dir is not None:
+            old = self._read(self._dir / key)
+        merged = entry if old is None else replace(old, **{k: v for k, v in asdict(entry).items() if v is not None})
+        with self._lock:
             self._memory[key] = merged
-        if self._dir is None:
+        if merged == old or self._dir is None:
             return
         with contextlib.suppress(OSError):  # the ledger helps; Grid Engine stays the truth
             self._dir.mkdir(parents=True, exist_ok=True)
             tmp = self._dir / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps(asdict(merged)))
             tmp.replace(self._dir / key)
-            if old is None and entry.deleted is None:
+            if old is None and random.random() < _PRUNE_EVERY:
                 self._prune()
 
     def named(self, names: set[str]) -> list[Entry]:
@@ -101,10 +105,11 @@ class Ledger:
             return None
 
     def _prune(self) -> None:
+        """Remove the entries not written for ``_KEPT_DAYS`` (now and then, as a new one is written)."""
         assert self._dir is not None
         cutoff = time.time() - _KEPT_DAYS * 86400
         for file in os.listdir(self._dir):
-            with contextlib.suppress(OSError, ValueError):
-                submitted = int(file.rsplit("~", 1)[-1].removesuffix(".json"))
-                if 0 < submitted < cutoff:
-                    (self._dir / file).unlink()
+            with contextlib.suppress(OSError):
+                path = self._dir / file
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
