@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.commands import JobCommands
     from dunscaith.domain.services.jobs.doctor import Doctor
     from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
     from dunscaith.domain.services.jobs.pointer_notes import PointerNotes
     from dunscaith.domain.services.jobs.prune import Prune
     from dunscaith.domain.services.jobs.submit import RecordSweep
@@ -98,6 +99,16 @@ def _sweep_view(sweep: JobId, stream: IO[str] | None = None) -> SweepSupervision
     return SweepLiveView(sweep, stream)
 
 
+def _notify_sweep(**ports: Any) -> NotifySweep:
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+
+    return NotifySweep(**ports)
+
+
+def _hostname(host: HostInfo) -> str:
+    return host.identity().hostname
+
+
 def _store_opening(settings: DunscaithSettings, host: HostInfo, pointers: Pointers) -> StoreOpening:
     return built.store_opening(settings.records.root, host, pointers, lambda: settings.records)
 
@@ -144,6 +155,7 @@ class Adapters(containers.DeclarativeContainer):
         built.doctor_check, settings.provided.records.backend)
     residual = providers.Singleton(built.residual)
     delivery = providers.Singleton(built_submit.delivery, settings=settings)
+    notices = providers.Singleton(built_submit.notices, settings=settings)  # notify.command (docs/notifications.md)
     interrupts = providers.Singleton(built_submit.interrupts, settings=settings)
     progress = providers.Factory(built_submit.progress)  # the live view of one supervision (job=, stream=, follow=)
     sweep_view = providers.Factory(_sweep_view)  # the live view of one sweep's supervision (sweep=, stream=)
@@ -257,7 +269,11 @@ class UseCases(containers.DeclarativeContainer):
     # the supervisor of one job (cluster=, progress=)
     supervisor = providers.Factory(built_submit.supervisor, settings=settings, store=adapters.store,
                                    schedulers=adapters.schedulers, clock=adapters.clock, crash=adapters.crash,
-                                   delivery=adapters.delivery, residual=adapters.residual)
+                                   delivery=adapters.delivery, residual=adapters.residual,
+                                   notifier=providers.Factory(built_submit.notifier, settings=settings,
+                                                              delivery=adapters.notices, clock=adapters.clock,
+                                                              store=adapters.store,
+                                                              here=providers.Callable(_hostname, adapters.host)))
     # the job commands (supervisor=: how to make the supervisor a command acts with under the lock)
     job_commands = providers.Factory(_job_commands, store=adapters.store, clock=adapters.clock,
                                      crash=adapters.crash, wait=settings.provided.commands.wait)
@@ -322,6 +338,11 @@ class UseCases(containers.DeclarativeContainer):
     supervise_sweep = providers.Factory(_supervise_sweep, store=adapters.store, supervisor=supervisor.provider,
                                         views=adapters.sweep_view.provider, schedulers=adapters.schedulers,
                                         clock=adapters.clock, crash=adapters.crash)
+    # a sweep's one notice for its outcome (docs/notifications.md)
+    notify_sweep = providers.Factory(_notify_sweep, store=adapters.store, delivery=adapters.notices,
+                                     clock=adapters.clock, crash=adapters.crash,
+                                     wait=settings.provided.supervise.wait,
+                                     first_backoff=settings.provided.supervise.poll)
 
 
 class Container(containers.DeclarativeContainer):

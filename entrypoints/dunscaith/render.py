@@ -201,24 +201,8 @@ def entry_line(entry: ResidualEntry, expired: bool) -> str:
 
 def result_json(result: JobResult | None, job: str, ending: str, outstanding: list[str], exit_code: int,
                 source: ExitFrom) -> dict[str, Any]:
-    """What ``submit --json`` and ``supervise --json`` print when the supervision ends (docs/json.md)."""
-    return {
-        "job": result.job if result is not None else job,
-        "cluster": result.cluster if result is not None else None,
-        "ending": ending,
-        "outcome": None if result is None or result.outcome is None
-        else {"result": str(result.outcome.kind), "detail": result.outcome.detail},
-        "job_exit_code": result.exit_code if result is not None else None,
-        "job_signal": result.signal if result is not None else None,
-        "exit_code": exit_code,
-        "exit_code_from": str(source),
-        "attempts": [] if result is None else [
-            {"attempt": a.number, "object_id": a.object_id, "order": str(a.order),
-             "object_state": str(a.object_state) if a.object_state is not None else None,
-             "exit_code": a.exit_code, "signal": a.signal} for a in result.attempts],
-        "stdout": result.stdout if result is not None else None,
-        "stderr": result.stderr if result is not None else None,
-        "record": None if result is None else {"store": result.record.store, "backend": result.record.backend,
-                                                 "host": result.record.host},
-        "outstanding": outstanding,
-    }
+    """What ``submit --json`` and ``supervise --json`` print when the supervision ends (docs/json.md); a notice
+    to notify.command carries the same object (domain/model/jobs/notices.py)."""
+    from dunscaith.domain.model.jobs.notices import result_document
+
+    return result_document(result, job, ending, outstanding, exit_code, source)

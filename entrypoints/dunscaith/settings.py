@@ -159,6 +159,27 @@ class EscalationsSection(_Strict):
         return command
 
 
+class NotifySection(_Strict):
+    command: list[str] = Field(default_factory=list,
+                               description="argv told when a job or a sweep ends, its --json object on stdin "
+                                           "(docs/notifications.md)")
+    on: list[str] = Field(default_factory=lambda: ["outcome"],
+                          description="what it is told of: outcome, escalation, gave-up")
+    timeout: Seconds = Field(default=10.0, gt=0, le=600, description="seconds the command may take")
+
+    _program = field_validator("command")(EscalationsSection._program_found_from_anywhere.__func__)  # type: ignore[attr-defined]
+
+    @field_validator("on")
+    @classmethod
+    def _known_kinds(cls, on: list[str]) -> list[str]:
+        from dunscaith.domain.model.jobs.notices import notice_kinds_problem
+
+        problem = notice_kinds_problem(on)
+        if problem is not None:
+            raise ValueError(problem.removeprefix("notify.on: "))
+        return on
+
+
 class CommandsSection(_Strict):
     wait: Seconds = Field(default=60.0, gt=0, description="seconds a job command waits for a live supervisor's answer")
 
@@ -244,6 +265,7 @@ class DunscaithSettings(_Strict):
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
     recovery: RecoverySection = Field(default_factory=RecoverySection)
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)
+    notify: NotifySection = Field(default_factory=NotifySection)
     residual: ResidualSection = Field(default_factory=ResidualSection)
     commands: CommandsSection = Field(default_factory=CommandsSection)
     forwarding: ForwardingSection = Field(default_factory=ForwardingSection)

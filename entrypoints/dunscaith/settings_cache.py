@@ -207,7 +207,9 @@ def submit_values(settings: DunscaithSettings) -> dict[str, Any]:
     return {"poll": s.poll, "poll_max": s.poll_max, "giveup": s.giveup, "drain": s.drain, "wait": s.wait,
             "absence": s.absence, "exit_code": s.exit_code, "attempts": settings.recovery.attempts,
             "escalations_command": list(settings.escalations.command),
-            "escalations_timeout": settings.escalations.timeout, "residual_policy": settings.residual.policy}
+            "escalations_timeout": settings.escalations.timeout, "residual_policy": settings.residual.policy,
+            "notify_command": list(settings.notify.command), "notify_on": list(settings.notify.on),
+            "notify_timeout": settings.notify.timeout}
 
 
 def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None,

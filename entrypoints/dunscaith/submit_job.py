@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dunscaith.domain.model.jobs.notices import chosen_kinds
 from dunscaith.domain.model.jobs.pointer import PointerError
 from dunscaith.domain.model.jobs.resources import (
     Resources,
@@ -48,7 +49,7 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
            qos: str | None = None, export: str | None = None, sbatch: tuple[str, ...] = (),
            env: tuple[str, ...] = (), chdir: str | None = None, as_json: bool = False, parsable: bool = False,
            array: str | None = None, each: Path | None = None, max_running: str | None = None,
-           job_exit: bool | None = None) -> int:
+           job_exit: bool | None = None, notify: bool | None = None) -> int:
     """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
     drain = edge.interrupts(ctx)
     sweeping = array is not None or each is not None
@@ -60,7 +61,7 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
                            "--gpus": gpus, "--account": account, "--qos": qos}, export)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env)
+    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, notify)
     if sweeping:
         return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
                              parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
@@ -174,8 +175,12 @@ def resources(given: dict[str, str | None], export: str | None) -> Resources:
 
 
 def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str | None, cluster_name: str,
-             chdir: str | None, needs: Resources, options: tuple[str, ...], env: tuple[str, ...]) -> JobSpec:
+             chdir: str | None, needs: Resources, options: tuple[str, ...], env: tuple[str, ...],
+             notify: bool | None = None) -> JobSpec:
     settings = edge.settings(ctx)
+    if notify and not settings.notify.command:
+        raise BadInput("--notify: no notify.command is configured, so there is nothing to tell "
+                       "(docs/notifications.md)")
     if not words:
         raise BadInput("nothing to run: give a command after -- (submit -- sh -c 'echo hi') or a script")
     script: str | None = None
@@ -200,7 +205,8 @@ def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str 
     try:
         job = check_name(name if name is not None else default_name(words))
         spec = JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
-                       settings.recovery.attempts, options, env, needs)
+                       settings.recovery.attempts, options, env, needs,
+                       notify=chosen_kinds(settings.notify.on, bool(settings.notify.command), notify))
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
     problem = submission_problem(spec)

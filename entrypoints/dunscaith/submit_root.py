@@ -25,11 +25,13 @@ from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
 
 if TYPE_CHECKING:
     from dunscaith.adapters.escalation.command import CommandEscalationDelivery
+    from dunscaith.adapters.escalation.notice_command import CommandNoticeDelivery
     from dunscaith.adapters.progress.output_files import OutputFiles
     from dunscaith.adapters.progress.terminal import TerminalProgress
     from dunscaith.adapters.signals.posix import SignalInterrupts
     from dunscaith.domain.model.jobs.ids import JobId
     from dunscaith.domain.services.jobs.job_output import JobOutputs
+    from dunscaith.domain.services.jobs.notify import Notifier
     from dunscaith.domain.services.jobs.submit import RecordJob
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from dunscaith.ports.escalation_delivery import EscalationDelivery
     from dunscaith.ports.job_progress import JobProgress
     from dunscaith.ports.job_store import JobStore
+    from dunscaith.ports.notice_delivery import NoticeDelivery
     from dunscaith.ports.residual import ResidualList
     from dunscaith.ports.scheduler import Scheduler
 
@@ -52,6 +55,18 @@ def delivery(settings: Settings) -> CommandEscalationDelivery:
     from dunscaith.adapters.escalation.command import CommandEscalationDelivery
 
     return CommandEscalationDelivery(settings.escalations.command, settings.escalations.timeout)
+
+
+def notices(settings: Settings) -> CommandNoticeDelivery:
+    from dunscaith.adapters.escalation.notice_command import CommandNoticeDelivery
+
+    return CommandNoticeDelivery(settings.notify.command, settings.notify.timeout)
+
+
+def notifier(settings: Settings, delivery: NoticeDelivery, clock: Clock, store: JobStore, here: str) -> Notifier:
+    from dunscaith.domain.services.jobs.notify import Notifier
+
+    return Notifier(delivery, clock, store, here, first_backoff=settings.supervise.poll)
 
 
 def interrupts(settings: Settings) -> SignalInterrupts:
@@ -75,7 +90,7 @@ def output_files() -> OutputFiles:
 
 def supervisor(settings: Settings, store: JobStore, schedulers: Callable[[str], Scheduler], clock: Clock,
                crash: CrashPoints, delivery: EscalationDelivery, residual: ResidualList, *, cluster: str,
-               progress: JobProgress) -> Supervisor:
+               progress: JobProgress, notifier: Notifier | None = None) -> Supervisor:
     from dunscaith.domain.model.jobs.policy import Policy
     from dunscaith.domain.model.jobs.residual import ResidualPolicy
     from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
@@ -86,7 +101,7 @@ def supervisor(settings: Settings, store: JobStore, schedulers: Callable[[str], 
                                                  drain=s.drain),
                       policy=Policy(absence_deadline=timedelta(seconds=s.absence),
                                     residual=ResidualPolicy(settings.residual.policy)),
-                      delivery=delivery, residual=residual, capabilities=kinds.capabilities)
+                      delivery=delivery, residual=residual, capabilities=kinds.capabilities, notifier=notifier)
 
 
 def record_job(**ports: Any) -> RecordJob:
@@ -129,13 +144,18 @@ class SubmitRoot(ReadRoot):
     def delivery(self) -> CommandEscalationDelivery:
         return self._once("delivery", lambda: delivery(self._submit))
 
+    def notices(self) -> CommandNoticeDelivery:
+        return self._once("notices", lambda: notices(self._submit))
+
     def output_files(self) -> OutputFiles:
         return self._once("output_files", output_files)
 
     # --- the use cases (container.UseCases' providers of the same names)
     def supervisor(self, *, cluster: str, progress: JobProgress) -> Supervisor:
         return supervisor(self._submit, self.store(), self.schedulers(), self.clock(), self.crash(), self.delivery(),
-                          self.residual(), cluster=cluster, progress=progress)
+                          self.residual(), cluster=cluster, progress=progress,
+                          notifier=notifier(self._submit, self.notices(), self.clock(), self.store(),
+                                            self.host().identity().hostname))
 
     def record_job(self) -> RecordJob:
         return record_job(store=self.store(), clock=self.clock(), crash=self.crash(), host=self.host(),

@@ -40,6 +40,12 @@ class EscalationsPlace(NamedTuple):
     timeout: float  # escalations.timeout
 
 
+class NotifyPlace(NamedTuple):
+    command: list[str]  # notify.command
+    on: list[str]  # notify.on
+    timeout: float  # notify.timeout
+
+
 class ResidualPlace(NamedTuple):
     policy: str  # residual.policy
 
@@ -58,6 +64,7 @@ class SubmitSettings(NamedTuple):
     recovery: RecoveryPlace
     escalations: EscalationsPlace
     residual: ResidualPlace
+    notify: NotifyPlace
 
     @property
     def records(self) -> RecordsPlace:
@@ -101,6 +108,9 @@ def of_values(reads: ReadSettings, values: Any) -> SubmitSettings | None:
         command = values["escalations_command"]
         if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
             return None
+        notify = NotifyPlace(values["notify_command"], values["notify_on"], float(values["notify_timeout"]))
+        if not all(isinstance(words, list) and all(isinstance(w, str) for w in words) for words in notify[:2]):
+            return None
         if not isinstance(values["exit_code"], str) or not isinstance(values["residual_policy"], str):
             return None
         supervise = SupervisePlace(float(values["poll"]), float(values["poll_max"]), float(values["giveup"]),
@@ -108,6 +118,6 @@ def of_values(reads: ReadSettings, values: Any) -> SubmitSettings | None:
                                    values["exit_code"])
         return SubmitSettings(reads, supervise, RecoveryPlace(int(values["attempts"])),
                               EscalationsPlace(command, float(values["escalations_timeout"])),
-                              ResidualPlace(values["residual_policy"]))
+                              ResidualPlace(values["residual_policy"]), notify)
     except (ValueError, KeyError, TypeError):
         return None

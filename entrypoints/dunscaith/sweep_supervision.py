@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, cast
 
@@ -55,8 +56,12 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fres
             raise BadInput(f"no job or sweep named {sweep} is recorded") from None
         except SweepSupervisedElsewhere as exc:  # one supervisor per sweep: --max-running holds
             raise BadInput(str(exc)) from None
+    def notify(document: dict[str, Any]) -> str:  # the sweep's one notice for its outcome (docs/notifications.md)
+        with edge.store_errors(ctx):
+            return str(edge.use_cases(ctx).notify_sweep()(sweep, done.elements, document, drain))
+
     return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
-                stdout_kept=as_json or stream is sys.stderr)
+                stdout_kept=as_json or stream is sys.stderr, notify=notify)
 
 
 def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool = False) -> int:
@@ -76,10 +81,16 @@ def _named(jobs: list[JobSummary]) -> str:
 
 
 def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
-         again: str, stdout_kept: bool = False) -> int:
-    """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else."""
+         again: str, stdout_kept: bool = False, notify: Callable[[dict[str, Any]], str] | None = None) -> int:
+    """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else.
+    ``notify``: hands the sweep's result to notify.command at its outcome; what is left undelivered, or ""."""
     words = Counter(e.state for e in done.elements)
     end = _drained(drain, what, again) if done.drained else _settled(done, what, again)
+    if notify is not None and end.ending == "outcome" and done.elements:
+        problem = notify(_result(done, words, end.ending, end.code, end.message))
+        if problem:
+            end = _SweepEnd(int(ExitCode.OUTSTANDING), "outstanding",
+                            f"{what}: {end.message.removeprefix(what + ': ')}; {problem}; carry it on with: {again}")
     if end.message:
         print(f"{PROG}: {end.message}" if end.code else end.message,
               file=sys.stderr if end.code or as_json or stdout_kept else sys.stdout, flush=True)

@@ -67,6 +67,8 @@ class JobRecorded:
     # the pipeline the job is a step of, and the step's name (domain/model/jobs/waits.py); None for others
     pipeline: str | None = None
     pipeline_step: str | None = None
+    # the notices the job's record owes (domain/model/jobs/notices.py); written only when there are some
+    notify: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
@@ -80,7 +82,7 @@ class JobRecorded:
                    max_running=member.max_running if member else None, after=_on(spec, DependencyKind.AFTER),
                    after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH),
                    pipeline=spec.step_of.pipeline if spec.step_of else None,
-                   pipeline_step=spec.step_of.step if spec.step_of else None)
+                   pipeline_step=spec.step_of.step if spec.step_of else None, notify=spec.notify)
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
@@ -91,7 +93,7 @@ class JobRecorded:
                    if self.pipeline is not None and self.pipeline_step is not None else None)
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
                        self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member,
-                       waits, step_of)
+                       waits, step_of, notify=tuple(self.notify))
 
 
 def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
@@ -212,6 +214,14 @@ class Delivered:
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeDelivered:
+    """The notice ``id`` (domain/model/jobs/notices.py) reached notify.command: it is never delivered again."""
+
+    KIND: ClassVar[str] = "notice-delivered"
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
 class MovedToResidual:
     """An attempt of unknown outcome is on the residual list now (the default residual policy): sweeps
     look for its object by nonce, and it no longer keeps the record from settling."""
@@ -303,13 +313,13 @@ class Pruned:
 
 Event = (JobRecorded | Submitting | Created | Refused | Unknown | Found | Confirmed | Released | Observed
          | Absent | Cancelling | Escalated | Delivered | MovedToResidual | Requested | Answered | HeldByUser
-         | Requeueing | Requeued | ActionFailed | OutcomeReached | Settled | Pruned)
+         | Requeueing | Requeued | ActionFailed | OutcomeReached | Settled | Pruned | NoticeDelivered)
 
 _BY_KIND: Mapping[str, type[Any]] = {
     cls.KIND: cls
     for cls in (JobRecorded, Submitting, Created, Refused, Unknown, Found, Confirmed, Released, Observed,
                 Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
-                Requeueing, Requeued, ActionFailed, OutcomeReached, Settled, Pruned)
+                Requeueing, Requeued, ActionFailed, OutcomeReached, Settled, Pruned, NoticeDelivered)
 }
 # What each kind's data must hold, read off its dataclass: a field added to an event is decoded with it.
 _FIELDS: Mapping[str, FieldSpec] = {kind: dataclass_spec(cls) for kind, cls in _BY_KIND.items()}
@@ -326,7 +336,8 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 # Fields written only when set: a job of its own records none of them, so its first event stays what
 # builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
 _ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"})
-_ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind)  # omitted when empty, for the same reason
+# omitted when empty, for the same reason
+_ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind) | {"notify"}
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
@@ -353,9 +364,9 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
         event: Event = cls(**data)
         return event
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}
-    if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in ("command", "options", "env")
+    if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in ("command", "options", "env", "notify")
                                             for a in values[field]):
-        raise EventUndecodable("event job-recorded: command, options or env holds a non-string")
+        raise EventUndecodable("event job-recorded: command, options, env or notify holds a non-string")
     if kind == JobRecorded.KIND and not all(isinstance(a, str) for field in _ONLY_WHEN_GIVEN for a in values[field]):
         raise EventUndecodable("event job-recorded: after, after_any or after_each holds a non-string")
     recorded: Event = cls(**values)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dunscaith.domain.model.jobs.notices import owed
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from dunscaith.domain.model.jobs.state import AttemptState, JobState
 
@@ -16,8 +17,9 @@ class Outstanding:
 
 def outstanding(state: JobState, *, delivering: bool = False) -> list[Outstanding]:
     """What keeps the record open: objects not ended, attempts whose object may exist unseen, and
-    (when an escalation command is configured) escalations it has not yet received."""
-    left: list[Outstanding] = []
+    (when an escalation command is configured) escalations it has not yet received, and the notices the
+    job was submitted to give (domain/model/jobs/notices.py) that notify.command has not yet received."""
+    left: list[Outstanding] = [Outstanding(0, f"notice {n.id} not yet delivered") for n in owed(state)]
     if delivering:
         for i, esc in enumerate(state.escalations):
             if not esc.delivered:

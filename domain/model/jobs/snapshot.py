@@ -96,6 +96,7 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
                   s.requeue_wanted],
         "resubmit_of": s.resubmit_of, "rerun_of": s.rerun_of, "requeue_in_flight": s.requeue_in_flight,
         "failures": list(s.failures),
+        "notify": list(s.spec.notify), "notified": list(s.notified),
     }
 
 
@@ -247,7 +248,8 @@ def _state(d: Mapping[str, Any]) -> JobState:
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
                    _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
                    None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)),
-                   None if step_of is None else _step_of(step_of))
+                   None if step_of is None else _step_of(step_of),
+                   notify=_strs(d["notify"]))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)
@@ -257,7 +259,8 @@ def _state(d: Mapping[str, Any]) -> JobState:
         spec=spec, host=_str(d["host"]), recorded_at=_at(d["recorded_at"]),
         attempts=tuple(_attempt(a) for a in _list(d["attempts"])), outcome=outcome,
         escalations=tuple(_escalation(e) for e in _list(d["escalations"])), settled=settled,
-        updated_at=_opt_at(d["updated_at"]), requests=tuple(_request(r) for r in _list(d["requests"])),
+        notified=_strs(d["notified"]), updated_at=_opt_at(d["updated_at"]),
+        requests=tuple(_request(r) for r in _list(d["requests"])),
         hold_wanted=hold, release_wanted=release, cancel_wanted=cancel, given_up=given_up, abandoned=abandoned,
         requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]),
         rerun_of=_opt_int(d["rerun_of"]), machine_id=_opt_str(d["machine_id"]),

@@ -31,6 +31,7 @@ class JobSpec:
     # the jobs and sweeps it waits for before it may be created (domain/model/jobs/waits.py, dependencies.py)
     waits: tuple[Dependency, ...] = ()
     step_of: PipelineMember | None = None  # the pipeline this job is a step of (its elements too)
+    notify: tuple[str, ...] = ()  # what notify.command is told of this job (domain/model/jobs/notices.py)
 
     def __post_init__(self) -> None:
         if bool(self.command) == (self.script is not None):

@@ -124,6 +124,7 @@ class JobState:
     attempts: tuple[Attempt, ...] = ()
     outcome: JobOutcome | None = None
     escalations: tuple[Escalation, ...] = ()
+    notified: tuple[str, ...] = ()  # the ids of the notices delivered (domain/model/jobs/notices.py)
     settled: bool = False
     updated_at: datetime | None = None
     requests: tuple[Request, ...] = ()
@@ -225,6 +226,7 @@ class _Fold:
     def __init__(self, state: JobState) -> None:
         self._base = state
         self.outcome = state.outcome
+        self.notified = state.notified
         self.settled = state.settled
         self.updated_at = state.updated_at
         self.hold_wanted = state.hold_wanted
@@ -334,7 +336,7 @@ class _Fold:
         return JobState(
             spec=base.spec, host=base.host, recorded_at=base.recorded_at, attempts=attempts, outcome=self.outcome,
             escalations=base.escalations if self._escalations is None else tuple(self._escalations),
-            settled=self.settled, updated_at=self.updated_at,
+            notified=self.notified, settled=self.settled, updated_at=self.updated_at,
             requests=base.requests if self._requests is None else tuple(self._requests),
             hold_wanted=self.hold_wanted, release_wanted=self.release_wanted, cancel_wanted=self.cancel_wanted,
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
@@ -468,6 +470,11 @@ def _delivered(f: _Fold, e: ev.Delivered, at: datetime) -> None:
     escalations[e.index] = replace(escalations[e.index], delivered=True)
 
 
+def _notice_delivered(f: _Fold, e: ev.NoticeDelivered, at: datetime) -> None:
+    if e.id not in f.notified:
+        f.notified = (*f.notified, e.id)
+
+
 def _outcome_reached(f: _Fold, e: ev.OutcomeReached, at: datetime) -> None:
     if f.outcome is not None:
         raise RecordInconsistent("a second outcome")
@@ -496,6 +503,7 @@ _TRANSITIONS: dict[type[ev.Event], Callable[[_Fold, Any, datetime], None]] = {
     ev.HeldByUser: _held_by_user, ev.Requeueing: _requeueing, ev.Requeued: _requeued,
     ev.ActionFailed: _action_failed, ev.Escalated: _escalated, ev.Delivered: _delivered,
     ev.OutcomeReached: _outcome_reached, ev.Settled: _settled, ev.Pruned: _pruned,
+    ev.NoticeDelivered: _notice_delivered,
 }
 
 

@@ -122,6 +122,7 @@ _TEMPLATES: dict[type[ev.Event], str] = {
     ev.ActionFailed: "{e.action} not carried out: {e.detail}",
     ev.Settled: "settled: nothing outstanding",
     ev.Pruned: "pruned: the job leaves list (its record is kept)",
+    ev.NoticeDelivered: "notice {e.id} delivered to notify.command",
 }
 
 

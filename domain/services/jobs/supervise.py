@@ -25,6 +25,7 @@ from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmatio
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, apply, fold
+from dunscaith.domain.services.jobs.notify import Notifier
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.escalation_delivery import EscalationDelivery
@@ -132,8 +133,10 @@ class Supervisor:
     def __init__(self, store: JobStore, scheduler: Scheduler, clock: Clock, crash: CrashPoints,
                  progress: JobProgress, settings: SuperviseSettings, policy: Policy,
                  nonces: Callable[[], Nonce] = new_nonce, delivery: EscalationDelivery | None = None,
-                 residual: ResidualList | None = None, capabilities: Capabilities = declared_nothing) -> None:
+                 residual: ResidualList | None = None, capabilities: Capabilities = declared_nothing,
+                 notifier: Notifier | None = None) -> None:
         self._store = store
+        self._notifier = notifier  # notices to notify.command (domain/services/jobs/notify.py), by the same path
         self._capabilities = capabilities  # a job's adapter -> what its scheduler kind declares it cannot do
         self._scheduler = scheduler
         self._clock = clock
@@ -189,7 +192,15 @@ class Supervisor:
                     loop, pause = rounds.send(self._pause(loop, pause, cancel) is not None)
             except StopIteration as done:
                 end: SupervisionEnd = done.value
+                self.tell_gave_up(job, end)
                 return end
+
+    def tell_gave_up(self, job: JobId, end: SupervisionEnd) -> None:
+        """A supervision that gave up is told to notify.command once, when the job asked for it."""
+        if end.ending is Ending.GAVE_UP and self._notifier is not None:
+            problem = self._notifier.gave_up(job, end.state, end.detail, self._clock.now())
+            if problem:
+                self._progress.note(problem)
 
     @contextlib.contextmanager
     def rounds(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
@@ -453,7 +464,8 @@ class Supervisor:
           for its delivery (retries have their own times)."""
         state = loop.state
         if (_acts_at_once(loop) or self._planned is not state or self._seen is None or self._seen[0] is not state
-                or _waits_beyond_answer(state, bool(self._next_delivery), self._delivering)):
+                or _waits_beyond_answer(state, bool(self._next_delivery), self._delivering)
+                or (self._notifier is not None and self._notifier.waiting(state))):
             return False
         return _attempts_released_and_present(state)
 
@@ -563,6 +575,7 @@ class Supervisor:
         """Hand undelivered escalations to the configured command; a failure is retried later, backing
         off, and never holds up supervision."""
         if self._delivery is None or loop.unsaved:
+            self._notify(job, loop)
             return
         now = self._clock.monotonic()
         for index, esc in enumerate(loop.state.escalations):
@@ -579,6 +592,16 @@ class Supervisor:
                 continue
             self._next_delivery.pop(index, None)
             self._commit(job, loop, ev.Delivered(index), "delivery-committed")
+        self._notify(job, loop)
+
+    def _notify(self, job: JobId, loop: Loop) -> None:
+        """The notices the record owes, handed to notify.command as escalations are (domain/services/jobs/notify.py)."""
+        if self._notifier is None or loop.unsaved:
+            return
+        problem = self._notifier.deliver_owed(loop.state, lambda event: self._commit(job, loop, event,
+                                                                                       "notice-committed"))
+        if problem:
+            loop.problem = problem
 
     # ------------------------------------------------------------------ pacing
 
@@ -621,7 +644,9 @@ class Supervisor:
 
     def _delivery_due(self) -> float | None:
         """When the next retry of an undelivered escalation is due (monotonic), if one is waiting."""
-        return min((due for due, _ in self._next_delivery.values()), default=None) if self._delivering else None
+        escalation = min((due for due, _ in self._next_delivery.values()), default=None) if self._delivering else None
+        notice = self._notifier.next_due() if self._notifier is not None else None
+        return min((d for d in (escalation, notice) if d is not None), default=None)
 
     def _pause(self, loop: Loop, seconds: float, cancel: Interrupts) -> str | None:
         """Sleep until the next query, waking early when the scheduler says a started object changed

@@ -84,6 +84,9 @@ def submit(
     max_running: str | None = typer.Option(None, "--max-running", metavar="N",
                                            help="a sweep: at most N of its elements run at once"),
     job_exit: bool | None = _exit_option(),
+    notify: bool | None = typer.Option(None, "--notify/--no-notify",
+                                       help="tell notify.command when the job (or the sweep) ends, or do not; "
+                                            "default: when notify.command is set (docs/notifications.md)"),
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
@@ -100,7 +103,7 @@ def submit(
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
                              chdir=chdir, as_json=as_json, parsable=parsable, array=array, each=each,
-                             max_running=max_running, job_exit=job_exit)
+                             max_running=max_running, job_exit=job_exit, notify=notify)
 
 
 def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP"),

@@ -217,7 +217,8 @@ EVERY_EVENT: list[ev.Event] = [ev.JobRecorded.of(SPEC, StoreIdentity("sqlite", "
                ev.Cancelling(1, ObjectId("o")), ev.Escalated("vanished", None, "d"), ev.Delivered(0),
                ev.MovedToResidual(1, "unknown"), ev.Requested("r1", "hold"), ev.Answered("r1", "confirmed", ""),
                ev.HeldByUser(1, ObjectId("o")), ev.Requeueing(1, ObjectId("o")), ev.Requeued(1, ObjectId("o")),
-               ev.ActionFailed("hold", 1, "started"), OUTCOME, ev.Settled(), ev.Pruned()]
+               ev.ActionFailed("hold", 1, "started"), OUTCOME, ev.Settled(), ev.Pruned(),
+               ev.NoticeDelivered("j@2026-01-01T00:00:00+00:00/outcome@2026-01-01T00:00:01+00:00")]
 
 
 def test_every_kind_of_event_has_a_round_trip_case() -> None:
