@@ -602,6 +602,7 @@ class Supervisor:
                                                                                        "notice-committed"))
         if problem:
             loop.problem = problem
+            self._progress.note(problem)  # said at each failed try (they back off), the job goes on meanwhile
 
     # ------------------------------------------------------------------ pacing
 
