@@ -161,3 +161,15 @@ def test_notify_flags_take_no_value(cli: Cli) -> None:
     done = cli.run("submit", "--name", "bad", "--notify=yes", "--", "true", env=_notifier(cli))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert not (cli.root / "records.db").exists()
+
+
+@pytest.mark.slurm
+def test_a_job_on_slurm_is_told_once_after_a_failed_try(on_slurm: Cli) -> None:
+    env = _notifier(on_slurm, failures=1)
+    done = on_slurm.run("submit", "--cluster", "test", "--name", "slurm-told", "--json", "--", "sh", "-c", "exit 4",
+                        env=env, timeout=180, DUNSCAITH_SUPERVISE__WAIT="60")
+    assert done.returncode == 1, done.stderr
+    (notice,) = _delivered(on_slurm)
+    assert notice["cluster"] == "test" and notice["outcome"]["result"] == "failed" and notice["job_exit_code"] == 4
+    assert notice["attempts"][0]["object_id"] == json.loads(done.stdout)["attempts"][0]["object_id"]
+    assert _tries(on_slurm) == 2 and on_slurm.status("slurm-told")["settled"]
