@@ -87,14 +87,14 @@ def _request_or_end_words(event: ev.Event, state: JobState | None) -> str | None
             return f"ESCALATION ({reason}), a person must decide: {detail}"
         case ev.Delivered(index=i):
             return f"escalation {i + 1} passed to the escalation command"
-        case ev.NoticeDelivered():
-            return "notice passed to notify.command"
         case ev.OutcomeReached(result=result, detail=detail):
             return f"outcome: {result} ({detail})"
         case ev.Settled():
             return "done: nothing left to do"
         case ev.Pruned():
             return "pruned"
+        case ev.NoticeDelivered():
+            return "notice passed to notify.command"
     return None
 
 

@@ -70,7 +70,7 @@ def test_every_kind_in_record_order_keeps_the_summary_equal_to_the_fold(backend:
              ev.Requeued(1, ObjectId("o1")), ev.ActionFailed("hold", 1, "started"), ev.Cancelling(1, ObjectId("o1")),
              ev.Submitting(2, Nonce("n2")), ev.Unknown(2, "u"), ev.Found(2, ObjectId("o2")),
              ev.Submitting(3, Nonce("n3")), ev.Refused(3, "r"), ev.MovedToResidual(2, "unknown"),
-             ev.OutcomeReached("succeeded", ""), ev.Settled(), ev.Pruned()]
+             ev.OutcomeReached("succeeded", ""), ev.NoticeDelivered("n"), ev.Settled(), ev.Pruned()]
     assert {e.KIND for e in steps} | {HEAD.KIND} == {e.KIND for e in EVERY_EVENT}
     job = JobId(next(names))
     _append_all(store, other, job, [(e, i % 3 == 2) for i, e in enumerate(steps)])

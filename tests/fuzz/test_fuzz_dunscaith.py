@@ -113,7 +113,7 @@ def test_fuzz_submit_needs(template: Home, flag: str, value: str) -> None:
 
 TOML_KEYS = ["records", "record", "supervise", "supervize", "recovery", "escalations", "residual", "commands",
              "clusters", "root", "poll", "poll_max", "giveup", "drain", "wait", "absence", "attempts", "command",
-             "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods"]
+             "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods", "notify", "on"]
 TOML_VALUES = st.one_of(
     st.sampled_from(["0", "-1", "1e300", "inf", "nan", "true", "false", '""', '"~/x"', '"relative"', '"/tmp/x"',
                      '"slurm"', '"local"', "[]", '["/bin/true"]', "{}", '{ SLURM_CONF = "/x" }', "1", "0.2"]),
@@ -151,6 +151,9 @@ def config_text(draw: st.DrawFn) -> str:
 @example(text="", argv=["list"], as_directory=True)
 @example(text="[supervise]\npoll = 100\npoll_max = 5\n", argv=["list"], as_directory=False)
 @example(text='[escalations]\ncommand = ["./notify"]\n', argv=["list"], as_directory=False)
+@example(text='[notify]\ncommand = ["./notify"]\n', argv=["list"], as_directory=False)
+@example(text='[notify]\non = ["outcome", "done"]\n', argv=["list"], as_directory=False)
+@example(text='[notify]\ntimeout = 0\n', argv=["list"], as_directory=False)
 @example(text='[records]\nroot = "/var/tmp/a\\nb"\n', argv=["list"], as_directory=False)
 @example(text='[records]\nbackend = "sqlit"\n', argv=["status", "j1"], as_directory=False)
 @given(text=config_text(), argv=st.sampled_from(READ_COMMANDS), as_directory=st.booleans())
@@ -170,6 +173,7 @@ ENV_NAMES = st.one_of(
                      "DUNSCAITH_CLUSTERS__BIG__ADAPTER", "DUNSCAITH_CLUSTERS__LOCAL__ADAPTER", "DUNSCAITH_RECORDS",
                      "DUNSCAITH_SUPERVISE", "DUNSCAITH_RECOVERY__ATTEMPTS", "DUNSCAITH_ESCALATIONS__COMMAND",
                      "DUNSCAITH_RESIDUAL__POLICY", "DUNSCAITH_COMMANDS__WAIT", "DUNSCAITH_RECORDS__ROT",
+                     "DUNSCAITH_NOTIFY__COMMAND", "DUNSCAITH_NOTIFY__ON", "DUNSCAITH_NOTIFY__TIMEOUT", "DUNSCAITH_NOTIFY",
                      "XDG_CONFIG_HOME", "HOME"]),
     st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=1, max_size=10).map(lambda s: "DUNSCAITH_" + s),
 )
@@ -186,6 +190,8 @@ ENV_VALUES = st.one_of(st.sampled_from(["", "0", "true", "nan", "inf", "1e300", 
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/x\ny"}, argv=["list"])
 @example(variables={"DUNSCAITH_ESCALATIONS__COMMAND": '["./notify"]'}, argv=["status", "j1"])
 @example(variables={"DUNSCAITH_SUPERVISE__POLL": "abc"}, argv=["list"])
+@example(variables={"DUNSCAITH_NOTIFY__ON": '["later"]'}, argv=["status", "j1"])
+@example(variables={"DUNSCAITH_NOTIFY__TIMEOUT": "1e300"}, argv=["list"])
 @example(variables={"DUNSCAITH_RECORDS__ROOT": f"/var/tmp/{'n' * 256}"}, argv=["status", "j1"])  # issue 22 item 8
 @example(variables={"DUNSCAITH_RECORDS__ROOT": "/var/tmp/" + "d/" * 2100}, argv=["list"])
 @given(variables=st.dictionaries(ENV_NAMES, ENV_VALUES, min_size=1, max_size=3),

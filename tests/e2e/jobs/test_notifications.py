@@ -123,6 +123,27 @@ def test_a_sweep_whose_notice_is_not_delivered_exits_5_and_supervise_delivers_it
     assert [d["sweep"] for d in _delivered(cli)] == ["sl"]
 
 
+def test_a_sweep_killed_before_its_outcome_is_told_once_by_the_next_supervisor(cli: Cli) -> None:
+    env = _notifier(cli)
+    crashed = cli.run("submit", "--name", "sk", "--array", "0-2", "--", "true", env=env,
+                      DUNSCAITH_TEST_CRASH_AT="outcome-committed")
+    assert crashed.returncode == -signal.SIGKILL and _delivered(cli) == []
+    assert cli.run("supervise", "sk", env=env).returncode == 0
+    assert cli.run("supervise", "sk", env=env).returncode == 0
+    assert [d["sweep"] for d in _delivered(cli)] == ["sk"]
+
+
+def test_a_sweep_killed_between_its_delivery_and_its_commit_is_told_again_with_the_same_id(cli: Cli) -> None:
+    env = _notifier(cli)
+    crashed = cli.run("submit", "--name", "sd", "--array", "0-1", "--", "true", env=env,
+                      DUNSCAITH_TEST_CRASH_AT="notice-delivered")
+    assert crashed.returncode == -signal.SIGKILL
+    assert cli.run("supervise", "sd", env=env).returncode == 0
+    assert cli.run("supervise", "sd", env=env).returncode == 0
+    first, second = _delivered(cli)  # at least once: the receiver tells a repeat by its delivery_id
+    assert first["delivery_id"] == second["delivery_id"]
+
+
 # --- bad input: one line, exit 2, nothing recorded ------------------------------------------------------
 
 @pytest.mark.parametrize(("env", "said"), [

@@ -220,3 +220,21 @@ def test_the_notice_carries_what_json_prints() -> None:
     assert {k: v for k, v in told.items() if k in printed} == printed
     assert told["delivery_id"] == notice.id
 
+
+
+def test_an_escalation_and_the_outcome_it_makes_are_told_once_each_when_asked_for() -> None:
+    from dunscaith.domain.model.jobs.ids import Nonce, ObjectId
+
+    notices = FlakyNotices(failures=1)
+    r = _notifying(rig(exit_code=0, wait=100.0), notices)
+    job = _record(r, notify=("outcome", "escalation"))
+    for event in (ev.Submitting(1, Nonce("n-real")), ev.Created(1, ObjectId("someone-else"))):
+        kind, data = ev.encode(event)
+        r.store.append(job, r.clock.now(), kind, data)
+    r.scheduler.add_foreign(JobId(job), nonce=Nonce("n-real"))  # mismatch: escalated
+    end = r.run(job)
+    assert present(present(end.state).outcome).kind is OutcomeKind.ESCALATED
+    # the escalation's first try failed: the outcome's notice did not wait for its retry
+    assert [g["notice"] for g in notices.got] == ["outcome", "escalation"]
+    assert notices.got[1]["notice_detail"].startswith("escalation 1 (mismatch): ")
+    assert r.kinds(job).count("notice-delivered") == 2
