@@ -72,7 +72,28 @@ def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool
         done = use.unattended(drain, title=JobId("all"), stream=shown)
     if not done.elements:
         print(f"{PROG}: no Unattended job: nothing to supervise", file=sys.stderr)
-    return _end(ctx, done, drain, as_json, what="supervise --all", again=f"{PROG} supervise --all")
+    return _end(ctx, done, drain, as_json, what="supervise --all", again=f"{PROG} supervise --all",
+                notify=lambda _: _notify_each(ctx, use, done, drain))
+
+
+def _notify_each(ctx: typer.Context, use: SuperviseSweep, done: SweepSupervised, drain: Interrupts) -> str:
+    """``supervise --all``: each sweep it took that reached its outcome gets its one notice, its own result
+    object as ``supervise NAME`` would print it; what is left undelivered, or ""."""
+    problems = []
+    for sweep in sorted({e.sweep for e in done.elements if e.sweep is not None}):
+        with edge.store_errors(ctx):
+            members = tuple(use.elements(sweep))
+        part = SweepSupervised(sweep, tuple(x for x in done.ends if x.job.startswith(f"{sweep}-")), (), False,
+                               members, 0)
+        end = _settled(part, f"sweep {sweep}", f"{PROG} supervise {sweep}")
+        if end.ending != "outcome":
+            continue
+        document = _result(part, Counter(e.state for e in members), end.ending, end.code, end.message)
+        with edge.store_errors(ctx):
+            problem = edge.use_cases(ctx).notify_sweep()(sweep, members, document, drain)
+        if problem:
+            problems.append(problem)
+    return "; ".join(problems)
 
 
 def _named(jobs: list[JobSummary]) -> str:

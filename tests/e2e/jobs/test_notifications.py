@@ -133,6 +133,18 @@ def test_a_sweep_killed_before_its_outcome_is_told_once_by_the_next_supervisor(c
     assert [d["sweep"] for d in _delivered(cli)] == ["sk"]
 
 
+def test_supervise_all_tells_each_sweep_it_takes_to_its_outcome_once(cli: Cli) -> None:
+    env = _notifier(cli)
+    crashed = cli.run("submit", "--name", "sa", "--array", "0-1", "--", "true", env=env,
+                      DUNSCAITH_TEST_CRASH_AT="outcome-committed")
+    assert crashed.returncode == -signal.SIGKILL
+    every = cli.run("supervise", "--all", env=env)
+    assert every.returncode == 0, every.stderr
+    assert cli.run("supervise", "sa", env=env).returncode == 0
+    (notice,) = _delivered(cli)
+    assert notice["sweep"] == "sa" and [e["job"] for e in notice["elements"]] == ["sa-0", "sa-1"]
+
+
 def test_a_sweep_killed_between_its_delivery_and_its_commit_is_told_again_with_the_same_id(cli: Cli) -> None:
     env = _notifier(cli)
     crashed = cli.run("submit", "--name", "sd", "--array", "0-1", "--", "true", env=env,
