@@ -32,7 +32,7 @@ from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, supervision
+from dunscaith.entrypoints.dunscaith import edge, render, supervision, sweep_supervision
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
@@ -337,7 +337,13 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
     with a live supervisor, say so (it carries it on)."""
     drain = edge.interrupts(ctx)
-    state = _open(ctx, job, ["reconcile", job])
+    try:
+        state = _open(ctx, job, ["reconcile", job])
+    except BadInput:  # a sweep's name: its supervision carries on what is left, its notice included
+        if sweep_supervision.recorded_as(ctx, job) != "sweep":
+            raise
+        edge.notice_unattended(ctx, skip=job)
+        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
     view = edge.use_cases(ctx).status().one(state.name)
     if view.health.held or view.sweep_held:
         edge.sweep(ctx)

@@ -115,10 +115,12 @@ def test_a_sweep_gets_one_notice_for_its_outcome(cli: Cli) -> None:
     assert cli.run("supervise", "sw", env=env).returncode == 1 and len(_delivered(cli)) == 1  # once
 
 
-def test_a_sweep_whose_notice_is_not_delivered_exits_5_and_supervise_delivers_it(cli: Cli) -> None:
+def test_a_sweep_whose_notice_is_not_delivered_exits_5_and_reconcile_delivers_it(cli: Cli) -> None:
     failing = {"DUNSCAITH_NOTIFY__COMMAND": json.dumps(["sh", "-c", "exit 7"]), "DUNSCAITH_SUPERVISE__WAIT": "1"}
     left = cli.run("submit", "--name", "sl", "--array", "0-1", "--", "true", env=failing)
     assert left.returncode == 5 and "not yet delivered" in left.stderr, left.stderr
+    assert "carry it on with: dunscaith supervise sl" in left.stderr
+    assert cli.run("reconcile", "sl", env=_notifier(cli)).returncode == 0
     assert cli.run("supervise", "sl", env=_notifier(cli)).returncode == 0
     assert [d["sweep"] for d in _delivered(cli)] == ["sl"]
 
