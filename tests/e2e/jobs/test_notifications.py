@@ -79,17 +79,22 @@ def test_a_notify_command_that_hangs_is_killed_at_its_timeout_and_supervision_go
     assert _delivered(cli) == []
 
 
-def test_a_supervisor_killed_between_the_outcome_and_the_delivery_leaves_it_to_reconcile_once(cli: Cli) -> None:
+@pytest.mark.parametrize(("point", "trials"), [("outcome-committed", 10), ("notice-committed", 2)])
+def test_a_supervisor_killed_around_the_delivery_leaves_it_to_reconcile_once(cli: Cli, point: str,
+                                                                            trials: int) -> None:
+    """kill -9 between the outcome's commit and the delivery (and right after the delivery's commit): the next
+    reconcile delivers what is owed, and nothing is ever delivered twice."""
     env = _notifier(cli)
-    crashed = cli.run("submit", "--name", "crashed", "--", "true", env=env,
-                      DUNSCAITH_TEST_CRASH_AT="outcome-committed")
-    assert crashed.returncode == -signal.SIGKILL
-    assert _delivered(cli) == [] and not cli.status("crashed")["settled"]
-    reconciled = cli.run("reconcile", "crashed", env=env)
-    assert reconciled.returncode == 0, reconciled.stderr
-    assert [d["delivery_id"] for d in _delivered(cli)] == [_delivered(cli)[0]["delivery_id"]]
-    again = cli.run("supervise", "crashed", env=env)
-    assert again.returncode == 0 and len(_delivered(cli)) == 1  # committed: never again
+    for trial in range(trials):
+        job = f"crashed-{trial}"
+        crashed = cli.run("submit", "--name", job, "--", "true", env=env, DUNSCAITH_TEST_CRASH_AT=point)
+        assert crashed.returncode == -signal.SIGKILL
+        assert not cli.status(job)["settled"]
+        reconciled = cli.run("reconcile", job, env=env)
+        assert reconciled.returncode == 0, reconciled.stderr
+        assert cli.run("supervise", job, env=env).returncode == 0 and cli.status(job)["settled"]
+        told = [d["job"] for d in _delivered(cli)]
+        assert told.count(job) == 1, told  # delivered once, committed: never again
 
 
 def test_an_undelivered_notice_is_outstanding_work_exit_5_and_reconcile_delivers_it(cli: Cli) -> None:
