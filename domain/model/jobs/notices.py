@@ -8,7 +8,9 @@ settling (domain/model/jobs/settlement.py), as an undelivered escalation does. E
 is the same whoever works it out, so a notice is delivered once per record whichever process delivers it.
 
 A sweep's element owes no outcome notice of its own: the sweep gets one notice for its outcome
-(``sweep_owed``), recorded in its first element's record.
+(``sweep_owed``), recorded in its first element's record. Nor does a pipeline's step: a pipeline is to get
+one notice for its outcome the same way (``sweep_owed`` takes any group of jobs: its name, the record that
+keeps the notice, every member's outcome); its supervision is not built yet, so it is not given one yet.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def owed(state: JobState) -> list[OwedNotice]:
             nid = escalation_notice_id(state, index)
             if nid not in done:
                 left.append(OwedNotice(nid, NoticeKind.ESCALATION, index))
-    if str(NoticeKind.OUTCOME) in wanted and state.outcome is not None and state.spec.member is None:
+    if (str(NoticeKind.OUTCOME) in wanted and state.outcome is not None and state.spec.member is None
+            and state.spec.step_of is None):
         nid = outcome_notice_id(state)
         if nid not in done:
             left.append(OwedNotice(nid, NoticeKind.OUTCOME))

@@ -80,6 +80,11 @@ def test_an_outcome_owes_one_notice_until_it_is_delivered_and_it_keeps_the_recor
 def test_a_job_not_told_and_a_sweeps_element_owe_no_notice_of_their_own() -> None:
     assert owed(_ended(_state(notify=()))) == []
     assert owed(_ended(_state(member=SweepMember(JobId("s"), 0)))) == []
+    from dunscaith.domain.model.jobs.waits import PipelineMember
+
+    step = _state()
+    step = replace(step, spec=replace(step.spec, step_of=PipelineMember(JobId("p"), "train")))
+    assert owed(_ended(step)) == []  # a pipeline is told once, for its outcome, not per step
 
 
 def test_escalations_owe_a_notice_each_when_asked_for() -> None:
