@@ -129,7 +129,10 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
         "attempts": [{"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
                       "object_state": str(a.object_state) if a.object_state else None,
                       "exit_code": a.exit_code, "signal": a.signal, "stdout": a.stdout, "stderr": a.stderr,
-                      "released": _iso(a.released_at), "started": _iso(a.started_at), "ended": _iso(a.ended_at)}
+                      "released": _iso(a.released_at), "started": _iso(a.started_at), "ended": _iso(a.ended_at),
+                      # this attempt's own needs (docs/json.md), and what gave it them ("" : the job's)
+                      "needs": (a.needs if a.needs is not None else s.spec.resources).shown(),
+                      "cause": a.cause or None, "why": a.why or None}
                      for a in s.attempts],
         "outstanding": [o.what for o in view.left],
         "escalations": [{"reason": str(e.reason), "attempt": e.attempt, "detail": e.detail,

@@ -105,6 +105,20 @@ class Submitting:
     KIND: ClassVar[str] = "submitting"
     attempt: int
     nonce: Nonce
+    # Added later, written only when set (domain/model/jobs/attempt_needs.py): an attempt whose needs differ
+    # from the job's records them all here, with what made it (cause) and why, in words; an attempt
+    # without them has the job's needs, and a record without them reads as before.
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
+    cause: str | None = None  # an AttemptCause value: resubmit, out-of-memory, time-limit, checkpoint
+    why: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +243,17 @@ class Requested:
     KIND: ClassVar[str] = "request"
     request: str  # the request's id: it is answered once, never acted on twice
     action: str  # an Action value
+    # Added later, written only when set: the needs a ``resubmit --memory ...`` gives the new attempt
+    # (only the needs named; the others stay the current attempt's)
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,17 +349,24 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 
 
 # Fields written only when set: a job of its own records none of them, so its first event stays what
-# builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
-_ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"})
+# builds before sweeps wrote and read (a login node with an older dunscaith reads it as before). The same
+# for an attempt's own needs and a request's: an attempt with the job's needs is written as before.
+_NEED_FIELDS = frozenset(f.name for f in fields(Resources))
+_ONLY_WHEN_SET: Mapping[type[Any], frozenset[str]] = {
+    JobRecorded: frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"}),
+    Submitting: _NEED_FIELDS | {"cause", "why"},
+    Requested: _NEED_FIELDS,
+}
 _ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind)  # omitted when empty, for the same reason
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
     data: dict[str, JsonValue] = {}
+    only_when_set = _ONLY_WHEN_SET.get(type(event), frozenset())
     for f in fields(event):
         value = getattr(event, f.name)
-        if isinstance(event, JobRecorded) and ((value is None and f.name in _ONLY_WHEN_SET)
-                                               or (value == () and f.name in _ONLY_WHEN_GIVEN)):
+        if (value is None and f.name in only_when_set) or (
+                isinstance(event, JobRecorded) and value == () and f.name in _ONLY_WHEN_GIVEN):
             continue
         data[f.name] = list(value) if isinstance(value, tuple) else value
     return event.KIND, data

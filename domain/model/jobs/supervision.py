@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.attempt_needs import AttemptCause
 from dunscaith.domain.model.jobs.ids import ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy, TryAgain, judge_end
 from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.settlement import outstanding
 from dunscaith.domain.model.jobs.state import (
     Attempt,
@@ -38,6 +40,8 @@ class MarkUnknown:
 class StartAttempt:
     attempt: int
     reason: str
+    needs: Resources | None = None  # None: the job's needs (attempt_needs.py)
+    cause: str | None = None  # an AttemptCause value when something gave it needs of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,8 +246,19 @@ def _resubmit_steps(state: JobState, current: Attempt) -> list[Step] | None:
         return [] if current.cancelling else [Cancel(current.number, oid)]
     replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
     if not open_object and replaced:
-        return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
+        return [_resubmitted(state, current, f"attempt {current.number} resubmitted by the user")]
     return None  # it started before the cancel: the resubmit is void and the attempt is judged as always
+
+
+def _resubmitted(state: JobState, current: Attempt, reason: str) -> StartAttempt:
+    """The attempt a confirmed resubmit makes: with the needs it gave (recorded with why), else the current
+    attempt's own (an attempt that grew keeps what it grew to)."""
+    if state.next_needs is not None:
+        shown = " ".join(state.next_needs.shown()) or "the job's needs"
+        return StartAttempt(current.number + 1, f"{reason} with {shown}", state.next_needs, AttemptCause.RESUBMIT)
+    if current.needs is not None and current.needs != state.spec.resources:
+        return StartAttempt(current.number + 1, reason, current.needs, AttemptCause.RESUBMIT)
+    return StartAttempt(current.number + 1, reason)
 
 
 def _requeue_steps(state: JobState, current: Attempt) -> list[Step] | None:
@@ -298,7 +313,7 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
     if mine is not None:
         return mine
     if state.rerun_of == current.number:  # a failed, settled element the user resubmitted: run it again
-        return [StartAttempt(current.number + 1, f"attempt {current.number} failed; resubmitted by the user")]
+        return [_resubmitted(state, current, f"attempt {current.number} failed; resubmitted by the user")]
     max_attempts = current.number if state.given_up else spec.max_attempts
     if current.order is AttemptState.REFUSED:
         why = f": {current.reason}" if current.reason else ""

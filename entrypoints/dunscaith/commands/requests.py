@@ -23,6 +23,7 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
@@ -33,6 +34,7 @@ from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, 
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision
+from dunscaith.entrypoints.dunscaith.commands import resubmit_needs
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
@@ -63,18 +65,19 @@ def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
-def _sweep_commands(ctx: typer.Context) -> SweepCommands:
+def _sweep_commands(ctx: typer.Context, needs: Resources | None = None) -> SweepCommands:
     """The use case acting on a sweep's elements, each through the job commands of that element."""
     cases = edge.use_cases(ctx)
 
     def commands_of(element: JobId) -> JobCommands:
-        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)))
+        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)),
+                                  needs=needs)
 
     return cases.sweep_commands(commands=commands_of)
 
 
 def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: str | None = None,
-            failed: bool = False) -> int:
+            failed: bool = False, needs: Resources | None = None, need_flags: Sequence[str] = ()) -> int:
     drain = edge.interrupts(ctx)
     if failed and state is not None:
         raise BadInput("--failed chooses the failed elements (those the rule lets run again): it does not go "
@@ -83,11 +86,11 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         raise BadInput(f"--state {shown(state)}: no job is ever in that state; the states are "
                        f"{', '.join(state_words())}")
     words = [str(action), job]
-    typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else [])]
+    typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else []), *need_flags]
     # before the store: another host's job (or sweep, where this host has no store) needs nothing of this one
     edge.owned_elsewhere(ctx, job, typed, follow=True, sweeps=True)
     edge.open_store(ctx)
-    sweeps = _sweep_commands(ctx)
+    sweeps = _sweep_commands(ctx, needs)
     with edge.store_errors(ctx, job):
         try:
             chosen = sweeps.choose(job, state, failed=failed)
@@ -97,12 +100,14 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
             edge.sweep_owned_elsewhere(ctx, job, typed)
             raise
     if chosen.sweep is not None:
-        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed)
+        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed, needs)
     found = edge.read_state(ctx, JobId(job))
     edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
     if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
-    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found))
+    if needs is not None:  # a need the cluster refuses: exit 2 before anything is recorded
+        resubmit_needs.refuse_unhonoured(ctx, needs, [found])
+    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found), needs=needs)
 
     said: list[CommandResult] = []
 
@@ -127,6 +132,8 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         print(json.dumps(_body(job, action, result, code)))
     elif result.answer is Answer.CONFIRMED:
         _confirmed_lines(ctx, job, action, result, word, said=bool(said))
+        if action is Action.RESUBMIT and result.by is Answerer.THIS_COMMAND:  # a command makes no attempt
+            print(f"job {job}: the new attempt is made by its supervisor: {PROG} supervise {job}")
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
     edge.notice_unattended(ctx, skip=job)
@@ -167,12 +174,14 @@ def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[st
 
 
 def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
-              drain: Interrupts, failed: bool) -> int:
+              drain: Interrupts, failed: bool, needs: Resources | None = None) -> int:
     """The request made of each chosen element (docs/sweeps.md, "Commands on a sweep"): one summary line,
     a line for each element not confirmed, and the largest of the elements' codes (0 when every one was
     confirmed and carried out, or when none was chosen)."""
     if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
         edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
+    if needs is not None:  # a need the cluster refuses: exit 2 before anything is recorded
+        resubmit_needs.refuse_unhonoured(ctx, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
     with edge.store_errors(ctx, chosen.word):
         answer = sweeps(chosen, action, drain, failed=failed)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
@@ -316,8 +325,13 @@ def _command(action: Action) -> Callable[..., int]:
                      state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP),
                      failed: bool = typer.Option(False, "--failed", help=(
                          "the sweep JOB's failed, settled elements, run again as new attempts (never one that "
-                         "succeeded or may still run)"))) -> int:
-            return request(ctx, job, action, as_json, state, failed)
+                         "succeeded or may still run)")),
+                     cpus: str | None = resubmit_needs.CPUS, memory: str | None = resubmit_needs.MEMORY,
+                     time: str | None = resubmit_needs.TIME, gpus: str | None = resubmit_needs.GPUS,
+                     queue: str | None = resubmit_needs.QUEUE, account: str | None = resubmit_needs.ACCOUNT) -> int:
+            needs = resubmit_needs.parsed(cpus, memory, time, gpus, queue, account)
+            return request(ctx, job, action, as_json, state, failed, needs,
+                           resubmit_needs.typed(cpus, memory, time, gpus, queue, account))
 
         resubmit.__doc__ = _HELP[action]
         return resubmit
