@@ -13,6 +13,14 @@ from typing import Any, ClassVar
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
+from dunscaith.domain.model.jobs.recovery_settings import (
+    NO_RECOVERY,
+    Recovery,
+    SignalBefore,
+    parse_signal_before,
+    recovery_from_values,
+    recovery_values,
+)
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.sweeps import SweepMember
@@ -22,6 +30,18 @@ from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fie
 
 class EventUndecodable(JobsError, DecodeError):
     """A record line this build cannot read: an unknown kind, or data that is not exactly its kind's."""
+
+
+def recovery_fields(spec: JobSpec) -> dict[str, Any]:
+    """The first event's fields of a job's recovery settings (None where not set)."""
+    return {**recovery_values(spec.recovery),
+            "signal_before": str(spec.signal_before) if spec.signal_before else None}
+
+
+def recovery_of(e: JobRecorded) -> tuple[Recovery, SignalBefore | None]:
+    """A job's recovery settings from its first event (BadSpec when they are no such settings)."""
+    signal = parse_signal_before(e.signal_before, "signal_before") if e.signal_before is not None else None
+    return recovery_from_values({name: getattr(e, name) for name in recovery_values(NO_RECOVERY)}), signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +87,16 @@ class JobRecorded:
     # the pipeline the job is a step of, and the step's name (domain/model/jobs/waits.py); None for others
     pipeline: str | None = None
     pipeline_step: str | None = None
+    # the opt-in recovery (domain/model/jobs/recovery_settings.py), written only when set: a job without it
+    # is written as before
+    oom_memory_factor: float | int | None = None  # JSON may carry 2.0 as 2
+    oom_max_memory_mb: int | None = None
+    oom_attempts: int | None = None
+    time_factor: float | int | None = None
+    time_max_s: int | None = None
+    time_attempts: int | None = None
+    requeue_on_time_limit: int | None = None
+    signal_before: str | None = None  # SIGNAL@SECONDS
 
     @classmethod
     def of(cls, spec: JobSpec, where: StoreIdentity) -> JobRecorded:
@@ -80,7 +110,8 @@ class JobRecorded:
                    max_running=member.max_running if member else None, after=_on(spec, DependencyKind.AFTER),
                    after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH),
                    pipeline=spec.step_of.pipeline if spec.step_of else None,
-                   pipeline_step=spec.step_of.step if spec.step_of else None)
+                   pipeline_step=spec.step_of.step if spec.step_of else None,
+                   **recovery_fields(spec))
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
@@ -91,7 +122,7 @@ class JobRecorded:
                    if self.pipeline is not None and self.pipeline_step is not None else None)
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
                        self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member,
-                       waits, step_of)
+                       waits, step_of, *recovery_of(self))
 
 
 def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
@@ -353,7 +384,9 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 # for an attempt's own needs and a request's: an attempt with the job's needs is written as before.
 _NEED_FIELDS = frozenset(f.name for f in fields(Resources))
 _ONLY_WHEN_SET: Mapping[type[Any], frozenset[str]] = {
-    JobRecorded: frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"}),
+    JobRecorded: frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step", "oom_memory_factor",
+                            "oom_max_memory_mb", "oom_attempts", "time_factor", "time_max_s", "time_attempts",
+                            "requeue_on_time_limit", "signal_before"}),
     Submitting: _NEED_FIELDS | {"cause", "why"},
     Requested: _NEED_FIELDS,
 }

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import JsonValue, RecordTail
+from dunscaith.domain.model.jobs.recovery_settings import Growth, Recovery, SignalBefore
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import (
@@ -43,6 +45,7 @@ from dunscaith.domain.model.jobs.state import (
 )
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
+from dunscaith.domain.model.strict_json import check_fields, dataclass_spec
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -52,7 +55,11 @@ FORMAT = "job-state/1"
 # left a command's append beside a long record up to 4x one beside a short record (the tail's fold); 128
 # still 1.95x on SQLite and 1.54x on PostgreSQL (a tail of up to 127 events folded, ~20 us each).
 EVERY = 32
-_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources)
+_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources, Recovery, Growth, SignalBefore)
+# the first event's fields that hold the recovery settings, and an event to put them in (recovery_of reads it)
+_RECOVERY_FIELDS = {name: types for name, types in dataclass_spec(ev.JobRecorded).items()
+                    if name in ev.recovery_fields(JobSpec(JobId("x"), "x", "x", ("x",)))}
+_NO_JOB = ev.JobRecorded("x", "x", "x", ("x",), None, None, 1, "", None, "", "", None, None)
 # The fields of every class a snapshot encodes: a build whose state has other fields reads none of
 # another's snapshots, whatever its version says (a checksum, not a seal: nothing here is adversarial;
 # zlib rather than hashlib, whose OpenSSL costs every status 3 ms to import).
@@ -81,6 +88,8 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
                                                      s.spec.member.max_running],
                  [[w.on, w.kind.value] for w in s.spec.waits],
                  None if s.spec.step_of is None else [s.spec.step_of.pipeline, s.spec.step_of.step]],
+        # the job's recovery settings, as its first event holds them (events.recovery_fields)
+        "recovery": ev.recovery_fields(s.spec),
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
@@ -260,10 +269,15 @@ def _state(d: Mapping[str, Any]) -> JobState:
     name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep, waits, step_of = (
         _list(d["spec"]))
     resources = _whole_needs(needs)
+    recovery = d["recovery"]
+    if not isinstance(recovery, Mapping) or set(recovery) != set(_RECOVERY_FIELDS):
+        raise TypeError("the recovery settings are no mapping of theirs")
+    check_fields(recovery, _RECOVERY_FIELDS, "snapshot recovery")
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
                    _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
                    None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)),
-                   None if step_of is None else _step_of(step_of))
+                   None if step_of is None else _step_of(step_of),
+                   *ev.recovery_of(replace(_NO_JOB, **recovery)))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)
