@@ -719,6 +719,7 @@ class Supervisor:
     def _step(self, job: JobId, loop: Loop, step: sv.Step) -> bool:
         match step:
             case sv.StartAttempt(attempt=n, reason=why, needs=needs, cause=cause):
+                self._crash.reached("start-decided")  # the last end is durable, the next attempt's intent not yet
                 return self._create(job, loop, needs_.submitting(n, self._nonces(), loop.state.spec, needs, cause, why))
             case sv.MarkUnknown(attempt=n):
                 return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
