@@ -124,7 +124,7 @@ def check_one_regrown(cli: Cli, job: str, cause: str) -> None:
         assert attempt.object_id == obj.object_id or attempt.order is AttemptState.UNKNOWN
     ran = [o for o in objects if o.state is not ObjectState.HELD]
     assert len(ran) == 2, [(o.object_id, o.state) for o in objects]
-    made = [by_nonce[o.nonce] for o in ran if o.nonce is not None]  # type: ignore[index]
+    made = [by_nonce[o.nonce] for o in ran if o.nonce is not None]
     assert sorted(a.cause for a in made) == sorted(["", cause]), [(a.number, a.cause) for a in made]
 
 

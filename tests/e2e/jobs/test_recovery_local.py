@@ -126,3 +126,29 @@ def test_a_bad_recovery_key_is_one_line_and_exit_2(cli: Cli, toml: str, says: st
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and f": {says}" in lines[0], done.stderr
     assert not Path(cli.root / "records.db").exists()
+
+
+def test_a_plain_submit_records_the_configured_rules_from_the_settings_cache_too(cli: Cli) -> None:
+    config = cli.tmp / "home" / ".config" / "dunscaith"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[recovery]\non_out_of_memory = { max_memory = "8G" }\n')
+    for job in ("p1", "p2"):  # the second reads its settings from the cache the first remembered
+        assert cli.run("submit", "--name", job, "--", "true").returncode == 0
+        recorded = json.loads(cli.run("events", job, "--json").stdout.splitlines()[0])["data"]
+        assert (recorded["oom_memory_factor"], recorded["oom_max_memory_mb"], recorded["oom_attempts"]) == (
+            2.0, 8192, 2)
+
+
+def test_each_element_of_a_sweep_is_requeued_at_its_checkpoint(cli: Cli) -> None:
+    script = cli.tmp / "train.sh"
+    script.write_text(CHECKPOINTING)
+    script.chmod(0o755)
+
+    done = cli.run("submit", "--name", "sw", "--array", "0-1", "--time", "0:03", "--signal-before", "USR1@2",
+                   "--requeue-on-time-limit", "1", "--", str(script), str(cli.tmp / "ck-{}"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    for index in (0, 1):
+        assert [(a["object_state"], a["cause"]) for a in cli.status(f"sw-{index}")["attempts"]] == [
+            ("timeout", None), ("completed", "checkpoint")]
+        assert (cli.tmp / f"ck-{index}").read_text() == "step-5\n"
