@@ -105,8 +105,7 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
     edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
     if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
-    if needs is not None:  # a need the cluster refuses: exit 2 before anything is recorded
-        resubmit_needs.refuse_unhonoured(ctx, needs, [found])
+    resubmit_needs.refuse_unhonoured(ctx, needs, [found])  # a need the cluster refuses: exit 2, nothing recorded
     commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found), needs=needs)
 
     said: list[CommandResult] = []
@@ -132,8 +131,6 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         print(json.dumps(_body(job, action, result, code)))
     elif result.answer is Answer.CONFIRMED:
         _confirmed_lines(ctx, job, action, result, word, said=bool(said))
-        if action is Action.RESUBMIT and result.by is Answerer.THIS_COMMAND:  # a command makes no attempt
-            print(f"job {job}: the new attempt is made by its supervisor: {PROG} supervise {job}")
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
     edge.notice_unattended(ctx, skip=job)
@@ -147,6 +144,8 @@ def _confirmed_lines(ctx: typer.Context, job: str, action: Action, result: Comma
     """A confirmed answer on stdout; a cancel carried out: "stopping" (``said`` already), then "stopped"."""
     if result.stopped is None:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+        if action is Action.RESUBMIT and result.by is Answerer.THIS_COMMAND:  # a command makes no attempt
+            print(f"job {job}: the new attempt is made by its supervisor: {PROG} supervise {job}")
         return
     if not said:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
@@ -180,8 +179,7 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
     confirmed and carried out, or when none was chosen)."""
     if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
         edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
-    if needs is not None:  # a need the cluster refuses: exit 2 before anything is recorded
-        resubmit_needs.refuse_unhonoured(ctx, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
+    resubmit_needs.refuse_unhonoured(ctx, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
     with edge.store_errors(ctx, chosen.word):
         answer = sweeps(chosen, action, drain, failed=failed)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start

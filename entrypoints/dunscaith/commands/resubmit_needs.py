@@ -55,9 +55,12 @@ def typed(cpus: str | None, memory: str | None, time: str | None, gpus: str | No
     return [word for flag, value in pairs if value is not None for word in (flag, value)]
 
 
-def refuse_unhonoured(ctx: typer.Context, needs: Resources, states: Iterable[JobState]) -> None:
+def refuse_unhonoured(ctx: typer.Context, needs: Resources | None, states: Iterable[JobState]) -> None:
     """BadInput naming the first job whose cluster refuses its new attempt's needs (nothing recorded yet):
-    each job's current needs with those given, asked of its cluster's own rules (no request is sent)."""
+    each job's current needs with those given, asked of its cluster's own rules (no request is sent).
+    Nothing to ask when no need is given."""
+    if needs is None:
+        return
     asked: set[tuple[str, Resources, tuple[str, ...]]] = set()
     recording = edge.use_cases(ctx).record_job()
     for state in states:
