@@ -47,7 +47,9 @@ _HELP = {
     Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
     Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
     Action.REQUEUE: "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses).",
-    Action.RESUBMIT: "Replace the job's object that has not started by a new attempt (a new object, a new nonce).",
+    Action.RESUBMIT: ("Replace the job's object that has not started by a new attempt (a new object, a new nonce), "
+                      "or run a job that failed again as a new attempt; --cpus, --memory, --time, --gpus, --queue "
+                      "and --account give the new attempt other needs."),
 }
 
 
