@@ -75,7 +75,7 @@ def _size(value: Any) -> str:
     from dunscaith.domain.model.jobs.resources import parse_memory
 
     if not isinstance(value, str):
-        raise ValueError("a size as a string (\"64G\")")
+        raise ValueError('a size as a string ("64G")')
     try:
         parse_memory(value, "max_memory")
     except BadSpec as exc:
@@ -88,7 +88,7 @@ def _time_limit(value: Any) -> str:
     from dunscaith.domain.model.jobs.resources import parse_time_limit
 
     if not isinstance(value, str):
-        raise ValueError("a time limit as a string (\"2-00:00:00\")")
+        raise ValueError('a time limit as a string ("2-00:00:00")')
     try:
         parse_time_limit(value, "max_time")
     except BadSpec as exc:
@@ -122,13 +122,21 @@ class RecoveryRules(StrictSection):
     """The opt-in recovery of the known causes, as ``[recovery]`` and a cluster's ``recovery`` table hold it;
     a key a cluster's table gives replaces ``[recovery]``'s for its jobs."""
 
-    on_out_of_memory: OnOutOfMemory | None = Field(default=None, description="grow the memory after an end "
-                                                   "out of memory (off unless set)")
-    on_time_limit: OnTimeLimit | None = Field(default=None, description="grow the time limit after an end at it "
-                                              "(off unless set)")
-    requeue_on_time_limit: Count | None = Field(default=None, ge=0, le=1000, description=(
-        "with submit --signal-before: an attempt that reached its time limit after its signal is run again with "
-        "the same needs, up to this many times (a checkpoint requeue); 0: never"))
+    on_out_of_memory: OnOutOfMemory | None = Field(
+        default=None, description="grow the memory after an end out of memory (off unless set)"
+    )
+    on_time_limit: OnTimeLimit | None = Field(
+        default=None, description="grow the time limit after an end at it (off unless set)"
+    )
+    requeue_on_time_limit: Count | None = Field(
+        default=None,
+        ge=0,
+        le=1000,
+        description=(
+            "with submit --signal-before: an attempt that reached its time limit after its signal is run again with "
+            "the same needs, up to this many times (a checkpoint requeue); 0: never"
+        ),
+    )
 
 
 class ClusterSettings(StrictSection):
@@ -136,8 +144,9 @@ class ClusterSettings(StrictSection):
     (with ``adapter: Literal["<its name>"]``), and a table is validated by the model its ``adapter`` names."""
 
     adapter: str
-    recovery: RecoveryRules = Field(default_factory=RecoveryRules,
-                                    description="this cluster's recovery of the known causes, key by key over "
-                                                "[recovery]'s")
+    recovery: RecoveryRules = Field(
+        default_factory=RecoveryRules,
+        description="this cluster's recovery of the known causes, key by key over [recovery]'s",
+    )
     bin_dir: UserPath | None = Field(default=None, description="directory of the scheduler's commands")
     env: dict[str, str] = Field(default_factory=dict, description="environment for the scheduler's commands")

@@ -43,14 +43,17 @@ def of_rules(general: Any, cluster: Any) -> Recovery:
     def pick(name: str) -> Any:
         return getattr(cluster, name) if cluster is not None and name in given else getattr(general, name)
 
-    return Recovery(_growth_oom(pick("on_out_of_memory")), _growth_time(pick("on_time_limit")),
-                    pick("requeue_on_time_limit") or 0)
+    return Recovery(
+        _growth_oom(pick("on_out_of_memory")), _growth_time(pick("on_time_limit")), pick("requeue_on_time_limit") or 0
+    )
 
 
 def by_cluster(settings: Any) -> dict[str, dict[str, Any]]:
     """Each configured cluster's recovery as plain values (what the settings cache remembers)."""
-    return {name: recovery_values(of_rules(settings.recovery, getattr(table, "recovery", None)))
-            for name, table in settings.clusters.items()}
+    return {
+        name: recovery_values(of_rules(settings.recovery, getattr(table, "recovery", None)))
+        for name, table in settings.clusters.items()
+    }
 
 
 def recovery_for(settings: Any, cluster: str) -> Recovery:
@@ -71,13 +74,15 @@ def recovery_for(settings: Any, cluster: str) -> Recovery:
 
 # ---- submit's flags -------------------------------------------------------------------------------------
 
+
 def _pairs(text: str, flag: str, keys: tuple[str, ...]) -> dict[str, str]:
     found: dict[str, str] = {}
     for part in text.split(","):
         key, eq, value = part.strip().partition("=")
         if not eq or key not in keys or key in found or not value:
-            raise BadInput(f"{flag} {text[:60]!r}: KEY=VALUE pairs, comma-separated, of {', '.join(keys)} (each "
-                           f"once), or no")
+            raise BadInput(
+                f"{flag} {text[:60]!r}: KEY=VALUE pairs, comma-separated, of {', '.join(keys)} (each once), or no"
+            )
         found[key] = value
     return found
 
@@ -101,8 +106,11 @@ def parse_growth(text: str, flag: str, memory: bool) -> Growth | None:
     if max_key not in pairs:
         raise BadInput(f"{flag} {text[:60]!r}: give {max_key} (the most an attempt is given)")
     try:
-        maximum = (parse_memory(pairs[max_key], f"{flag} {max_key}") if memory
-                   else parse_time_limit(pairs[max_key], f"{flag} {max_key}"))
+        maximum = (
+            parse_memory(pairs[max_key], f"{flag} {max_key}")
+            if memory
+            else parse_time_limit(pairs[max_key], f"{flag} {max_key}")
+        )
         attempts = parse_count(pairs.get("attempts", "2"), f"{flag} attempts", 100)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
@@ -110,8 +118,9 @@ def parse_growth(text: str, flag: str, memory: bool) -> Growth | None:
     return Growth(factor, maximum, attempts)
 
 
-def of_flags(recovery: Recovery, signal_before: str | None, requeue: str | None, on_oom: str | None,
-             on_time: str | None) -> tuple[Recovery, SignalBefore | None]:
+def of_flags(
+    recovery: Recovery, signal_before: str | None, requeue: str | None, on_oom: str | None, on_time: str | None
+) -> tuple[Recovery, SignalBefore | None]:
     """The settings' recovery with submit's flags over it, and the signal before the time limit."""
     try:
         signal = parse_signal_before(signal_before) if signal_before is not None else None

@@ -59,14 +59,20 @@ def submitting_needs(event: ev.Submitting, spec: JobSpec) -> Resources:
     return Resources(*(getattr(event, name) for name in NEED_NAMES))
 
 
-def submitting(attempt: int, nonce: Nonce, spec: JobSpec, needs: Resources | None, cause: str | None,
-               why: str | None) -> ev.Submitting:
+def submitting(
+    attempt: int, nonce: Nonce, spec: JobSpec, needs: Resources | None, cause: str | None, why: str | None
+) -> ev.Submitting:
     """The ``submitting`` of a new attempt: the job's needs unless ``needs`` differ or a cause made it
     (then recorded whole, with the cause and why)."""
     if cause is None and (needs is None or needs == spec.resources):
         return ev.Submitting(attempt, nonce)
-    return ev.Submitting(attempt, nonce, **needs_fields(spec.resources if needs is None else needs),
-                         cause=None if cause is None else str(cause), why=why)
+    return ev.Submitting(
+        attempt,
+        nonce,
+        **needs_fields(spec.resources if needs is None else needs),
+        cause=None if cause is None else str(cause),
+        why=why,
+    )
 
 
 def object_spec(spec: JobSpec, event: ev.Submitting) -> ObjectSpec:

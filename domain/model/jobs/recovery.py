@@ -34,6 +34,7 @@ from dunscaith.domain.model.jobs.state import Attempt, JobOutcome, JobState, Out
 
 # ---- the decision ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Renewal:
     """A new attempt the recovery policy makes: its needs, its cause, and why in words."""
@@ -55,8 +56,9 @@ def by_policy(state: JobState) -> int:
     return sum(1 for a in state.attempts if a.cause not in ruled)
 
 
-def after_end(state: JobState, ended: Attempt, recovery: Recovery,
-              signal_before: SignalBefore | None) -> Renewal | JobOutcome | None:
+def after_end(
+    state: JobState, ended: Attempt, recovery: Recovery, signal_before: SignalBefore | None
+) -> Renewal | JobOutcome | None:
     """What the recovery policy makes of an ended attempt: a new attempt, the outcome (a rule applied and
     could not go on: its attempts used, or its maximum reached), or None (no rule of it applies: the
     recovery policy of node failures judges, as before)."""
@@ -72,25 +74,32 @@ def after_end(state: JobState, ended: Attempt, recovery: Recovery,
     return None
 
 
-def _checkpoint(state: JobState, ended: Attempt, needs: Resources, recovery: Recovery,
-                signal_before: SignalBefore | None) -> Renewal | None:
+def _checkpoint(
+    state: JobState, ended: Attempt, needs: Resources, recovery: Recovery, signal_before: SignalBefore | None
+) -> Renewal | None:
     """A time limit reached after the signal: the same needs again, while requeues are left."""
     if signal_before is None or recovery.requeue_on_time_limit <= 0:
         return None
     done = made_by(state, AttemptCause.CHECKPOINT)
     if done >= recovery.requeue_on_time_limit:
         return None  # every requeue used: the time limit's own rule (or the outcome) decides
-    return Renewal(needs, AttemptCause.CHECKPOINT,
-                   f"attempt {ended.number} reached its time limit after its signal ({signal_before}): checkpoint "
-                   f"requeue {done + 1} of {recovery.requeue_on_time_limit}, same needs")
+    return Renewal(
+        needs,
+        AttemptCause.CHECKPOINT,
+        f"attempt {ended.number} reached its time limit after its signal ({signal_before}): checkpoint "
+        f"requeue {done + 1} of {recovery.requeue_on_time_limit}, same needs",
+    )
 
 
-_WORDS = {AttemptCause.OUT_OF_MEMORY: ("memory", "max_memory", "recovery.on_out_of_memory", "--mem"),
-          AttemptCause.TIME_LIMIT: ("time limit", "max_time", "recovery.on_time_limit", "--time")}
+_WORDS = {
+    AttemptCause.OUT_OF_MEMORY: ("memory", "max_memory", "recovery.on_out_of_memory", "--mem"),
+    AttemptCause.TIME_LIMIT: ("time limit", "max_time", "recovery.on_time_limit", "--time"),
+}
 
 
-def _grow(state: JobState, ended: Attempt, needs: Resources, growth: Growth,
-          cause: AttemptCause) -> Renewal | JobOutcome:
+def _grow(
+    state: JobState, ended: Attempt, needs: Resources, growth: Growth, cause: AttemptCause
+) -> Renewal | JobOutcome:
     need, maximum_key, rule, flag = _WORDS[cause]
     memory = cause is AttemptCause.OUT_OF_MEMORY
     current = needs.memory_mb if memory else needs.time_limit_s
@@ -105,8 +114,11 @@ def _grow(state: JobState, ended: Attempt, needs: Resources, growth: Growth,
     if grown <= current:
         return _failed(f"{end} with {need} {shown(current)}, already at {maximum_key} {shown(growth.maximum)}")
     new = replace(needs, memory_mb=grown) if memory else replace(needs, time_limit_s=grown)
-    return Renewal(new, cause, f"{end}: {need} {shown(current)} -> {shown(grown)} ({rule}, attempt {done + 1} "
-                               f"of {growth.attempts})")
+    return Renewal(
+        new,
+        cause,
+        f"{end}: {need} {shown(current)} -> {shown(grown)} ({rule}, attempt {done + 1} of {growth.attempts})",
+    )
 
 
 def grown_value(current: int, growth: Growth, ceiling: int) -> int:

@@ -56,6 +56,7 @@ NO_RECOVERY = Recovery()
 
 # ---- the signal before the time limit ------------------------------------------------------------------
 
+
 class Signal(StrEnum):
     """The signals a job may ask for before its time limit (those a batch shell can trap)."""
 
@@ -92,8 +93,10 @@ def parse_signal_before(text: str, flag: str = "--signal-before") -> SignalBefor
     match = _SIGNAL_BEFORE.fullmatch(text.strip())
     name = match.group(1).upper() if match else ""
     if not match or name not in Signal.__members__:
-        raise BadSpec(f"{flag} {text[:40]!r}: SIGNAL@SECONDS, a signal of {', '.join(Signal)} and the seconds "
-                      f"before the time limit it is sent (USR1@120)")
+        raise BadSpec(
+            f"{flag} {text[:40]!r}: SIGNAL@SECONDS, a signal of {', '.join(Signal)} and the seconds "
+            f"before the time limit it is sent (USR1@120)"
+        )
     seconds = int(match.group(2))
     if not 1 <= seconds <= MAX_SIGNAL_SECONDS:
         raise BadSpec(f"{flag} {text[:40]!r}: the seconds before the time limit are 1 to {MAX_SIGNAL_SECONDS}")
@@ -106,30 +109,40 @@ def signal_problem(signal_before: SignalBefore | None, resources: Resources) -> 
         if resources.time_limit_s is None:
             return f"--signal-before {signal_before} is sent before the time limit: give --time too"
         if signal_before.seconds >= resources.time_limit_s:
-            return (f"--signal-before {signal_before}: {signal_before.seconds} s is not before the time limit "
-                    f"({format_time_limit(resources.time_limit_s)})")
+            return (
+                f"--signal-before {signal_before}: {signal_before.seconds} s is not before the time limit "
+                f"({format_time_limit(resources.time_limit_s)})"
+            )
     return None
 
 
 def recovery_values(recovery: Recovery) -> dict[str, float | int | None]:
     """The recovery settings as plain values (a job's first event, a settings cache): None where not set."""
     oom, time = recovery.on_out_of_memory, recovery.on_time_limit
-    return {"oom_memory_factor": oom.factor if oom else None, "oom_max_memory_mb": oom.maximum if oom else None,
-            "oom_attempts": oom.attempts if oom else None, "time_factor": time.factor if time else None,
-            "time_max_s": time.maximum if time else None, "time_attempts": time.attempts if time else None,
-            "requeue_on_time_limit": recovery.requeue_on_time_limit or None}
+    return {
+        "oom_memory_factor": oom.factor if oom else None,
+        "oom_max_memory_mb": oom.maximum if oom else None,
+        "oom_attempts": oom.attempts if oom else None,
+        "time_factor": time.factor if time else None,
+        "time_max_s": time.maximum if time else None,
+        "time_attempts": time.attempts if time else None,
+        "requeue_on_time_limit": recovery.requeue_on_time_limit or None,
+    }
 
 
 def recovery_from_values(values: Mapping[str, Any]) -> Recovery:
     """``recovery_values``' answer read back (BadSpec, or TypeError/KeyError, when it is none)."""
+
     def growth(factor: str, maximum: str, attempts: str) -> Growth | None:
         if values[factor] is None or values[maximum] is None or values[attempts] is None:
             return None
         return Growth(float(values[factor]), _whole(values[maximum]), _whole(values[attempts]))
 
-    return Recovery(growth("oom_memory_factor", "oom_max_memory_mb", "oom_attempts"),
-                    growth("time_factor", "time_max_s", "time_attempts"),
-                    _whole(values["requeue_on_time_limit"] or 0))
+    return Recovery(
+        growth("oom_memory_factor", "oom_max_memory_mb", "oom_attempts"),
+        growth("time_factor", "time_max_s", "time_attempts"),
+        _whole(values["requeue_on_time_limit"] or 0),
+    )
 
 
 def _whole(value: Any) -> int:

@@ -30,8 +30,9 @@ QUEUE = typer.Option(None, "--queue", metavar="Q", help="the new attempt's queue
 ACCOUNT = typer.Option(None, "--account", metavar="A", help="the new attempt's account")
 
 
-def parsed(cpus: str | None, memory: str | None, time: str | None, gpus: str | None, queue: str | None,
-           account: str | None) -> Resources | None:
+def parsed(
+    cpus: str | None, memory: str | None, time: str | None, gpus: str | None, queue: str | None, account: str | None
+) -> Resources | None:
     """The needs named by the flags (None when none is): BadInput, one line, for a value that is none."""
     try:
         count, kind = parse_gpus(gpus, "--gpus") if gpus is not None else (None, None)
@@ -39,19 +40,28 @@ def parsed(cpus: str | None, memory: str | None, time: str | None, gpus: str | N
             cpus=parse_count(cpus, "--cpus") if cpus is not None else None,
             memory_mb=parse_memory(memory, "--memory") if memory is not None else None,
             time_limit_s=parse_time_limit(time, "--time") if time is not None else None,
-            gpus=count, gpu_type=kind,
+            gpus=count,
+            gpu_type=kind,
             queue=parse_text(queue, "--queue") if queue is not None else None,
-            account=parse_text(account, "--account") if account is not None else None)
+            account=parse_text(account, "--account") if account is not None else None,
+        )
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
     return needs if needs else None
 
 
-def typed(cpus: str | None, memory: str | None, time: str | None, gpus: str | None, queue: str | None,
-          account: str | None) -> list[str]:
+def typed(
+    cpus: str | None, memory: str | None, time: str | None, gpus: str | None, queue: str | None, account: str | None
+) -> list[str]:
     """The flags as given, for a command forwarded to the host that owns the job."""
-    pairs = (("--cpus", cpus), ("--memory", memory), ("--time", time), ("--gpus", gpus), ("--queue", queue),
-             ("--account", account))
+    pairs = (
+        ("--cpus", cpus),
+        ("--memory", memory),
+        ("--time", time),
+        ("--gpus", gpus),
+        ("--queue", queue),
+        ("--account", account),
+    )
     return [word for flag, value in pairs if value is not None for word in (flag, value)]
 
 

@@ -34,8 +34,10 @@ def test_a_job_out_of_its_memory_resubmitted_with_more_succeeds_as_its_second_at
     assert again.returncode == 0, again.stdout + again.stderr
     body = cli.status("big")
     assert body["outcome"]["result"] == "succeeded"
-    assert [(a["needs"], a["cause"]) for a in body["attempts"]] == [(["memory=100M"], None),
-                                                                    (["memory=1G"], "resubmit")]
+    assert [(a["needs"], a["cause"]) for a in body["attempts"]] == [
+        (["memory=100M"], None),
+        (["memory=1G"], "resubmit"),
+    ]
     shown = cli.run("status", "big").stdout
     assert "    needs: memory=1G  (resubmit: attempt 1 failed; resubmitted by the user with memory=1G)" in shown
     texts = [str(e["text"]) for e in _events(cli, "big")]
@@ -54,21 +56,25 @@ def test_a_need_the_cluster_refuses_is_refused_with_nothing_recorded(cli: Cli) -
     assert refused.stderr.splitlines() == [
         "dunscaith: job f: resubmit refused, nothing was done: the local scheduler cannot honour --gpus (gpus: gpus "
         "are not handed out here); it honours cpus, memory and a time limit; or use --cluster with a cluster whose "
-        "scheduler can"]
+        "scheduler can"
+    ]
     assert _events(cli, "f") == before
 
 
-@pytest.mark.parametrize(("flag", "value", "says"), [
-    ("--memory", "1x", "--memory '1x': a size of at least 1K"),
-    ("--memory", "0", "--memory '0': a size of at least 1K"),
-    ("--cpus", "0", "--cpus '0': a whole number from 1 to 1,000,000"),
-    ("--cpus", "-3", "--cpus '-3': a whole number"),
-    ("--time", "25:61:00", "--time '25:61:00': minutes and seconds after a colon are 0 to 59"),
-    ("--time", "soon", "--time 'soon': a time limit of at least 1 second"),
-    ("--gpus", "a100:0", "--gpus 'a100:0': [TYPE:]COUNT"),
-    ("--queue", "a b", "--queue 'a b': 1 to 200 letters"),
-    ("--account", "", "--account '': 1 to 200 letters"),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "says"),
+    [
+        ("--memory", "1x", "--memory '1x': a size of at least 1K"),
+        ("--memory", "0", "--memory '0': a size of at least 1K"),
+        ("--cpus", "0", "--cpus '0': a whole number from 1 to 1,000,000"),
+        ("--cpus", "-3", "--cpus '-3': a whole number"),
+        ("--time", "25:61:00", "--time '25:61:00': minutes and seconds after a colon are 0 to 59"),
+        ("--time", "soon", "--time 'soon': a time limit of at least 1 second"),
+        ("--gpus", "a100:0", "--gpus 'a100:0': [TYPE:]COUNT"),
+        ("--queue", "a b", "--queue 'a b': 1 to 200 letters"),
+        ("--account", "", "--account '': 1 to 200 letters"),
+    ],
+)
 def test_a_bad_need_is_one_line_and_exit_2(cli: Cli, flag: str, value: str, says: str) -> None:
     done = cli.run("resubmit", "nosuch", flag, value)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -78,8 +84,19 @@ def test_a_bad_need_is_one_line_and_exit_2(cli: Cli, flag: str, value: str, says
 
 
 def test_the_failed_elements_of_a_sweep_run_again_with_the_needs_given(cli: Cli) -> None:
-    done = cli.run("submit", "--name", "exp", "--array", "0-1", "--mem", "100M", "--", "sh", "-c",
-                   'if [ {} = 1 ]; then exec python3 -c "bytearray(300 * 2**20)"; fi')
+    done = cli.run(
+        "submit",
+        "--name",
+        "exp",
+        "--array",
+        "0-1",
+        "--mem",
+        "100M",
+        "--",
+        "sh",
+        "-c",
+        'if [ {} = 1 ]; then exec python3 -c "bytearray(300 * 2**20)"; fi',
+    )
     assert done.returncode == 1, done.stdout + done.stderr
 
     asked = cli.run("resubmit", "exp", "--failed", "--memory", "1G")

@@ -42,37 +42,59 @@ WHERE = StoreIdentity("sqlite", "/r/db", None, 1, 2)
 OOM = Growth(2.0, 16384, 2)  # 2x, at most 16G, two attempts
 TIME = Growth(1.5, 7200, 2)  # 1.5x, at most 2 h
 NEEDS = Resources(memory_mb=4096, time_limit_s=3600)
-JOB = JobSpec(JobId("j"), "local", "fake", ("train",), resources=NEEDS,
-              recovery=Recovery(OOM, TIME, 0))
+JOB = JobSpec(JobId("j"), "local", "fake", ("train",), resources=NEEDS, recovery=Recovery(OOM, TIME, 0))
 USR1 = SignalBefore(Signal.USR1, 120)
 
 
 def _ended(number: int, how: str, needs: Resources | None = None, cause: str | None = None) -> list[ev.Event]:
     oid = ObjectId(f"o{number}")
-    start: ev.Event = ev.Submitting(number, Nonce(f"n{number}")) if needs is None else submitting(
-        number, Nonce(f"n{number}"), JOB, needs, cause, "grew")
-    return [start, ev.Created(number, oid), ev.Confirmed(number, oid), ev.Released(number, oid),
-            ev.Observed(number, oid, how, None, 9 if how != "failed" else None, "")]
+    start: ev.Event = (
+        ev.Submitting(number, Nonce(f"n{number}"))
+        if needs is None
+        else submitting(number, Nonce(f"n{number}"), JOB, needs, cause, "grew")
+    )
+    return [
+        start,
+        ev.Created(number, oid),
+        ev.Confirmed(number, oid),
+        ev.Released(number, oid),
+        ev.Observed(number, oid, how, None, 9 if how != "failed" else None, ""),
+    ]
 
 
 def _state(spec: JobSpec, *events: ev.Event) -> JobState:
-    lines = [EventLine(seq, T0 + timedelta(seconds=seq), *ev.encode(e))
-             for seq, e in enumerate([ev.JobRecorded.of(spec, WHERE), *events], start=1)]
+    lines = [
+        EventLine(seq, T0 + timedelta(seconds=seq), *ev.encode(e))
+        for seq, e in enumerate([ev.JobRecorded.of(spec, WHERE), *events], start=1)
+    ]
     return fold(JobRecord(spec.name, tuple(lines)))
 
 
 def test_out_of_memory_grows_the_memory_twice_then_the_outcome_is_failed() -> None:
     first = _state(JOB, *_ended(1, "out_of_memory"))
     [step] = plan(first, T0, Policy())
-    assert step == StartAttempt(2, "attempt 1 ended out_of_memory: memory 4G -> 8G (recovery.on_out_of_memory, "
-                                   "attempt 1 of 2)", replace(NEEDS, memory_mb=8192), AttemptCause.OUT_OF_MEMORY)
+    assert step == StartAttempt(
+        2,
+        "attempt 1 ended out_of_memory: memory 4G -> 8G (recovery.on_out_of_memory, attempt 1 of 2)",
+        replace(NEEDS, memory_mb=8192),
+        AttemptCause.OUT_OF_MEMORY,
+    )
     second = _state(JOB, *_ended(1, "out_of_memory"), *_ended(2, "out_of_memory", step.needs, step.cause))
     [step2] = plan(second, T0, Policy())
     assert isinstance(step2, StartAttempt) and present(step2.needs).memory_mb == 16384
-    third = _state(JOB, *_ended(1, "out_of_memory"), *_ended(2, "out_of_memory", step.needs, step.cause),
-                   *_ended(3, "out_of_memory", step2.needs, step2.cause))
-    assert plan(third, T0, Policy()) == [Conclude(JobOutcome(
-        OutcomeKind.FAILED, "attempt 3 ended out_of_memory; recovery.on_out_of_memory's 2 attempt(s) are used"))]
+    third = _state(
+        JOB,
+        *_ended(1, "out_of_memory"),
+        *_ended(2, "out_of_memory", step.needs, step.cause),
+        *_ended(3, "out_of_memory", step2.needs, step2.cause),
+    )
+    assert plan(third, T0, Policy()) == [
+        Conclude(
+            JobOutcome(
+                OutcomeKind.FAILED, "attempt 3 ended out_of_memory; recovery.on_out_of_memory's 2 attempt(s) are used"
+            )
+        )
+    ]
     assert by_policy(third) == 1  # the grown attempts are their rule's to count, not recovery.attempts'
 
 
@@ -82,23 +104,38 @@ def test_the_time_limit_grows_and_stops_at_its_maximum() -> None:
     assert present(step.needs) == replace(NEEDS, time_limit_s=5400)
     at_max = replace(NEEDS, time_limit_s=7200)
     state = _state(JOB, *_ended(1, "timeout", at_max, str(AttemptCause.RESUBMIT)))
-    assert plan(state, T0, Policy()) == [Conclude(JobOutcome(
-        OutcomeKind.FAILED, "attempt 1 ended timeout with time limit 02:00:00, already at max_time 02:00:00"))]
+    assert plan(state, T0, Policy()) == [
+        Conclude(
+            JobOutcome(
+                OutcomeKind.FAILED, "attempt 1 ended timeout with time limit 02:00:00, already at max_time 02:00:00"
+            )
+        )
+    ]
 
 
 def test_off_by_default_and_for_any_other_end() -> None:
     plain = replace(JOB, recovery=NO_RECOVERY)
     assert plan(_state(plain, *_ended(1, "out_of_memory")), T0, Policy()) == [
-        Conclude(JobOutcome(OutcomeKind.FAILED, "out_of_memory, signal 9"))]
-    assert after_end(_state(JOB, *_ended(1, "failed")), present(_state(JOB, *_ended(1, "failed")).current),
-                     JOB.recovery, None) is None
+        Conclude(JobOutcome(OutcomeKind.FAILED, "out_of_memory, signal 9"))
+    ]
+    assert (
+        after_end(
+            _state(JOB, *_ended(1, "failed")), present(_state(JOB, *_ended(1, "failed")).current), JOB.recovery, None
+        )
+        is None
+    )
 
 
 def test_a_job_that_asked_no_memory_has_none_to_grow() -> None:
     bare = replace(JOB, resources=Resources(time_limit_s=60))
     [step] = plan(_state(bare, *_ended(1, "out_of_memory")), T0, Policy())
-    assert step == Conclude(JobOutcome(OutcomeKind.FAILED, "attempt 1 ended out_of_memory; recovery.on_out_of_memory "
-                                                           "has no memory to grow (the job gave none: give --mem)"))
+    assert step == Conclude(
+        JobOutcome(
+            OutcomeKind.FAILED,
+            "attempt 1 ended out_of_memory; recovery.on_out_of_memory "
+            "has no memory to grow (the job gave none: give --mem)",
+        )
+    )
 
 
 def test_a_given_up_job_is_not_grown() -> None:
@@ -111,8 +148,12 @@ def test_a_given_up_job_is_not_grown() -> None:
 def test_a_checkpoint_requeue_keeps_the_needs_then_the_time_limit_grows() -> None:
     spec = replace(JOB, recovery=Recovery(None, TIME, 1), signal_before=USR1)
     [step] = plan(_state(spec, *_ended(1, "timeout")), T0, Policy())
-    assert step == StartAttempt(2, "attempt 1 reached its time limit after its signal (USR1@120): checkpoint "
-                                   "requeue 1 of 1, same needs", NEEDS, AttemptCause.CHECKPOINT)
+    assert step == StartAttempt(
+        2,
+        "attempt 1 reached its time limit after its signal (USR1@120): checkpoint requeue 1 of 1, same needs",
+        NEEDS,
+        AttemptCause.CHECKPOINT,
+    )
     again = _state(spec, *_ended(1, "timeout"), *_ended(2, "timeout", NEEDS, str(AttemptCause.CHECKPOINT)))
     [step2] = plan(again, T0, Policy())
     assert isinstance(step2, StartAttempt) and step2.cause == AttemptCause.TIME_LIMIT  # the requeue is used
@@ -154,10 +195,17 @@ def test_the_settings_are_recorded_in_the_spec_and_read_back() -> None:
     assert snapshot.decode(snapshot.encode(state, 6), 6) == state
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("USR1", "SIGNAL@SECONDS"), ("KILL@10", "SIGNAL@SECONDS"), ("USR1@0", "1 to 65535"),
-    ("USR1@99999999", "SIGNAL@SECONDS"), ("USR1@70000", "1 to 65535"), ("", "SIGNAL@SECONDS"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("USR1", "SIGNAL@SECONDS"),
+        ("KILL@10", "SIGNAL@SECONDS"),
+        ("USR1@0", "1 to 65535"),
+        ("USR1@99999999", "SIGNAL@SECONDS"),
+        ("USR1@70000", "1 to 65535"),
+        ("", "SIGNAL@SECONDS"),
+    ],
+)
 def test_a_bad_signal_before_is_one_line(text: str, says: str) -> None:
     with pytest.raises(BadSpec, match=says):
         parse_signal_before(text)
@@ -170,8 +218,10 @@ def test_a_signal_before_needs_a_longer_time_limit() -> None:
     assert submission_problem(replace(JOB, signal_before=USR1)) is None
 
 
-@pytest.mark.parametrize(("factor", "maximum", "attempts"), [(1.0, 10, 1), (0.5, 10, 1), (float("nan"), 10, 1),
-                                                             (2.0, 0, 1), (2.0, 10, 0), (2.0, 10, 101)])
+@pytest.mark.parametrize(
+    ("factor", "maximum", "attempts"),
+    [(1.0, 10, 1), (0.5, 10, 1), (float("nan"), 10, 1), (2.0, 0, 1), (2.0, 10, 0), (2.0, 10, 101)],
+)
 def test_a_growth_out_of_bounds_is_refused(factor: float, maximum: int, attempts: int) -> None:
     with pytest.raises(BadSpec):
         Growth(factor, maximum, attempts)
@@ -181,7 +231,8 @@ def test_on_fakes_a_job_out_of_memory_is_run_again_with_twice_the_memory_and_suc
     r = rig()
     r.scheduler._exit_code_of = lambda spec: 0
     r.scheduler.end_state_of = lambda spec: (
-        ObjectState.OUT_OF_MEMORY if (spec.resources.memory_mb or 0) < 8192 else None)
+        ObjectState.OUT_OF_MEMORY if (spec.resources.memory_mb or 0) < 8192 else None
+    )
     job = RecordJob(r.store, r.clock, NoCrash())(JOB)
     r.run(job)
     state = r.state(job)

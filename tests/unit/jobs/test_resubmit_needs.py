@@ -40,14 +40,21 @@ NEEDS = Resources(cpus=2, memory_mb=4096, time_limit_s=3600, queue="short")
 SOLO = JobSpec(JobId("solo"), "local", "fake", ("false",), max_attempts=1, resources=NEEDS)
 WHERE = StoreIdentity("sqlite", "/r/db", None, 1, 2)
 FAILED: list[ev.Event] = [
-    ev.Submitting(1, Nonce("n1")), ev.Created(1, ObjectId("o1")), ev.Confirmed(1, ObjectId("o1")),
-    ev.Released(1, ObjectId("o1"), None, None), ev.Observed(1, ObjectId("o1"), "failed", 1, None, ""),
-    ev.OutcomeReached("failed", "failed, exit code 1"), ev.Settled()]
+    ev.Submitting(1, Nonce("n1")),
+    ev.Created(1, ObjectId("o1")),
+    ev.Confirmed(1, ObjectId("o1")),
+    ev.Released(1, ObjectId("o1"), None, None),
+    ev.Observed(1, ObjectId("o1"), "failed", 1, None, ""),
+    ev.OutcomeReached("failed", "failed, exit code 1"),
+    ev.Settled(),
+]
 
 
 def _record(spec: JobSpec, *events: ev.Event) -> JobRecord:
-    lines = [EventLine(seq, T0 + timedelta(seconds=seq), *ev.encode(e))
-             for seq, e in enumerate([ev.JobRecorded.of(spec, WHERE), *events], start=1)]
+    lines = [
+        EventLine(seq, T0 + timedelta(seconds=seq), *ev.encode(e))
+        for seq, e in enumerate([ev.JobRecorded.of(spec, WHERE), *events], start=1)
+    ]
     return JobRecord(spec.name, tuple(lines))
 
 
@@ -56,8 +63,13 @@ def _state(spec: JobSpec, *events: ev.Event) -> JobState:
 
 
 _sizes = st.one_of(st.none(), st.integers(1, 1 << 20))
-_needs = st.builds(Resources, cpus=_sizes, memory_mb=_sizes, time_limit_s=_sizes,
-                   queue=st.one_of(st.none(), st.sampled_from(["short", "long"])))
+_needs = st.builds(
+    Resources,
+    cpus=_sizes,
+    memory_mb=_sizes,
+    time_limit_s=_sizes,
+    queue=st.one_of(st.none(), st.sampled_from(["short", "long"])),
+)
 
 
 @given(_needs, _needs)
@@ -99,8 +111,12 @@ def test_a_failed_job_of_its_own_resubmitted_with_more_memory_plans_an_attempt_w
     grown = replace(NEEDS, memory_mb=8192)
     assert state.next_needs == grown and present(state.request("r")).needs == Resources(memory_mb=8192)
     [step] = plan(state, T0, Policy())
-    assert step == StartAttempt(2, "attempt 1 failed; resubmitted by the user with cpus=2 memory=8G "
-                                   "time=01:00:00 queue=short", grown, AttemptCause.RESUBMIT)
+    assert step == StartAttempt(
+        2,
+        "attempt 1 failed; resubmitted by the user with cpus=2 memory=8G time=01:00:00 queue=short",
+        grown,
+        AttemptCause.RESUBMIT,
+    )
     assert snapshot.decode(snapshot.encode(state, 10), 10) == state
     made = submitting(2, Nonce("n2"), SOLO, step.needs, step.cause, step.reason)
     after = _state(SOLO, *FAILED, asked, ev.Answered("r", "confirmed", ""), made)
@@ -115,9 +131,15 @@ def test_a_failed_job_of_its_own_resubmitted_with_more_memory_plans_an_attempt_w
 
 def test_a_resubmit_without_needs_keeps_what_the_current_attempt_grew_to() -> None:
     grown = replace(NEEDS, memory_mb=8192)
-    second: list[ev.Event] = [submitting(2, Nonce("n2"), SOLO, grown, str(AttemptCause.OUT_OF_MEMORY), "grew"),
-              ev.Created(2, ObjectId("o2")), ev.Confirmed(2, ObjectId("o2")), ev.Released(2, ObjectId("o2")),
-              ev.Observed(2, ObjectId("o2"), "failed", 1, None, ""), ev.OutcomeReached("failed", "x"), ev.Settled()]
+    second: list[ev.Event] = [
+        submitting(2, Nonce("n2"), SOLO, grown, str(AttemptCause.OUT_OF_MEMORY), "grew"),
+        ev.Created(2, ObjectId("o2")),
+        ev.Confirmed(2, ObjectId("o2")),
+        ev.Released(2, ObjectId("o2")),
+        ev.Observed(2, ObjectId("o2"), "failed", 1, None, ""),
+        ev.OutcomeReached("failed", "x"),
+        ev.Settled(),
+    ]
     state = _state(SOLO, *FAILED[:5], *second, ev.Requested("r", "resubmit"), ev.Answered("r", "confirmed", ""))
     [step] = plan(state, T0, Policy())
     assert isinstance(step, StartAttempt) and step.needs == grown and step.attempt == 3
