@@ -70,10 +70,83 @@ class StrictSection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _size(value: Any) -> str:
+    from dunscaith.domain.model.jobs.errors import BadSpec
+    from dunscaith.domain.model.jobs.resources import parse_memory
+
+    if not isinstance(value, str):
+        raise ValueError('a size as a string ("64G")')
+    try:
+        parse_memory(value, "max_memory")
+    except BadSpec as exc:
+        raise ValueError(str(exc).removeprefix("max_memory ")) from None
+    return value
+
+
+def _time_limit(value: Any) -> str:
+    from dunscaith.domain.model.jobs.errors import BadSpec
+    from dunscaith.domain.model.jobs.resources import parse_time_limit
+
+    if not isinstance(value, str):
+        raise ValueError('a time limit as a string ("2-00:00:00")')
+    try:
+        parse_time_limit(value, "max_time")
+    except BadSpec as exc:
+        raise ValueError(str(exc).removeprefix("max_time ")) from None
+    return value
+
+
+Factor = Annotated[float, BeforeValidator(_not_bool), Field(gt=1.0, le=100.0)]
+Size = Annotated[str, BeforeValidator(_size)]
+TimeLimit = Annotated[str, BeforeValidator(_time_limit)]
+
+
+class OnOutOfMemory(StrictSection):
+    """``recovery.on_out_of_memory``: an attempt that ended out of memory is run again with more
+    (docs/supervisor.md "Recovery policy")."""
+
+    memory_factor: Factor = Field(default=2.0, description="the memory of the next attempt: times this (above 1)")
+    max_memory: Size = Field(description="never more memory than this (64G)")
+    attempts: Count = Field(default=2, ge=1, le=100, description="at most this many attempts grown so")
+
+
+class OnTimeLimit(StrictSection):
+    """``recovery.on_time_limit``: an attempt that reached its time limit is run again with a longer one."""
+
+    time_factor: Factor = Field(default=1.5, description="the time limit of the next attempt: times this (above 1)")
+    max_time: TimeLimit = Field(description="never a longer time limit than this (2-00:00:00)")
+    attempts: Count = Field(default=2, ge=1, le=100, description="at most this many attempts grown so")
+
+
+class RecoveryRules(StrictSection):
+    """The opt-in recovery of the known causes, as ``[recovery]`` and a cluster's ``recovery`` table hold it;
+    a key a cluster's table gives replaces ``[recovery]``'s for its jobs."""
+
+    on_out_of_memory: OnOutOfMemory | None = Field(
+        default=None, description="grow the memory after an end out of memory (off unless set)"
+    )
+    on_time_limit: OnTimeLimit | None = Field(
+        default=None, description="grow the time limit after an end at it (off unless set)"
+    )
+    requeue_on_time_limit: Count | None = Field(
+        default=None,
+        ge=0,
+        le=1000,
+        description=(
+            "with submit --signal-before: an attempt that reached its time limit after its signal is run again with "
+            "the same needs, up to this many times (a checkpoint requeue); 0: never"
+        ),
+    )
+
+
 class ClusterSettings(StrictSection):
     """What every ``[clusters.NAME]`` table holds whatever its kind; each kind's own model extends it
     (with ``adapter: Literal["<its name>"]``), and a table is validated by the model its ``adapter`` names."""
 
     adapter: str
+    recovery: RecoveryRules = Field(
+        default_factory=RecoveryRules,
+        description="this cluster's recovery of the known causes, key by key over [recovery]'s",
+    )
     bin_dir: UserPath | None = Field(default=None, description="directory of the scheduler's commands")
     env: dict[str, str] = Field(default_factory=dict, description="environment for the scheduler's commands")

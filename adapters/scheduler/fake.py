@@ -115,6 +115,8 @@ class FakeScheduler:
         self.calls: Counter[str] = Counter()
         self.log: list[tuple[str, object]] = []
         self.refuse_needs: str | None = None  # what refusal() says (a test sets it)
+        # how an object that runs ends instead of by its exit code (out_of_memory, timeout), or None: by its code
+        self.end_state_of: Callable[[ObjectSpec], ObjectState | None] | None = None
 
     # ------------------------------------------------------------------ the port
 
@@ -409,6 +411,7 @@ class FakeScheduler:
                 code = self._exit_code_of(obj.spec)
                 if code is not None:
                     ended = ObjectState.COMPLETED if code == 0 else ObjectState.FAILED
+                    ended = (self.end_state_of(obj.spec) if self.end_state_of is not None else None) or ended
                     obj.view = replace(obj.view, state=ended, exit_code=code)
                     obj.stamp(datetime.now(UTC))
 

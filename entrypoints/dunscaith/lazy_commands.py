@@ -48,7 +48,9 @@ LAZY: dict[str, tuple[str, str]] = {
     'requeue': ('dunscaith.entrypoints.dunscaith.commands.requests',
         "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses)."),
     'resubmit': ('dunscaith.entrypoints.dunscaith.commands.requests',
-        "Replace the job's object that has not started by a new attempt (a new object, a new nonce)."),
+        "Replace the job's object that has not started by a new attempt (a new object, a new nonce), or run a "
+        "job that failed again as a new attempt; --cpus, --memory, --time, --gpus, --queue and --account give "
+        "the new attempt other needs."),
     'reconcile': ('dunscaith.entrypoints.dunscaith.commands.requests',
         'Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a '
         'job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left; '

@@ -9,8 +9,9 @@ from typing import Any
 from dunscaith.domain.model.jobs.job_result import ExitFrom, JobResult
 from dunscaith.domain.model.jobs.objects import ObjectTimes
 from dunscaith.domain.model.jobs.residual import ResidualEntry
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
-from dunscaith.domain.model.jobs.state import JobState
+from dunscaith.domain.model.jobs.state import Attempt, JobState
 from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.domain.services.jobs.sweep import SweepReport
 from dunscaith.entrypoints.dunscaith.help_text import EXIT_CODES
@@ -126,11 +127,7 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
                        "last_loop": view.health.last_loop.isoformat() if view.health.last_loop else None,
                        "next_loop": view.health.next_loop.isoformat() if view.health.next_loop else None,
                        "healthy": view.health.held and not view.loop_unhealthy},
-        "attempts": [{"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
-                      "object_state": str(a.object_state) if a.object_state else None,
-                      "exit_code": a.exit_code, "signal": a.signal, "stdout": a.stdout, "stderr": a.stderr,
-                      "released": _iso(a.released_at), "started": _iso(a.started_at), "ended": _iso(a.ended_at)}
-                     for a in s.attempts],
+        "attempts": [_attempt_json(a, s.spec.resources) for a in s.attempts],
         "outstanding": [o.what for o in view.left],
         "escalations": [{"reason": str(e.reason), "attempt": e.attempt, "detail": e.detail,
                          "at": e.at.isoformat(), "delivered": e.delivered} for e in s.escalations],
@@ -142,6 +139,16 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
         "sweep": s.spec.member.sweep if s.spec.member is not None else None,
         "sweep_index": s.spec.member.index if s.spec.member is not None else None,
     }
+
+
+def _attempt_json(a: Attempt, job_needs: Resources) -> dict[str, Any]:
+    return {"attempt": a.number, "order": str(a.order), "object_id": a.object_id,
+            "object_state": str(a.object_state) if a.object_state else None,
+            "exit_code": a.exit_code, "signal": a.signal, "stdout": a.stdout, "stderr": a.stderr,
+            "released": _iso(a.released_at), "started": _iso(a.started_at), "ended": _iso(a.ended_at),
+            # this attempt's own needs (docs/json.md), and what gave it them (null: the job's)
+            "needs": (a.needs if a.needs is not None else job_needs).shown(),
+            "cause": a.cause or None, "why": a.why or None}
 
 
 def view_line(view: JobView, now: datetime | None = None, wide: bool = False) -> str:

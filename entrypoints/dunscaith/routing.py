@@ -49,7 +49,7 @@ ROUTED: dict[str, frozenset[str]] = {
 TYPER_ONLY: dict[str, frozenset[str]] = {
     "status": frozenset({"--state"}),
     **{action: frozenset({"--state"}) for action in ("hold", "release", "cancel", "give-up", "abandon", "requeue")},
-    "resubmit": frozenset({"--state", "--failed"}),
+    "resubmit": frozenset({"--state", "--failed", "--cpus", "--memory", "--time", "--gpus", "--queue", "--account"}),
 }
 
 

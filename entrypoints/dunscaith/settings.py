@@ -28,6 +28,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
+from dunscaith.adapters.kind_settings import RecoveryRules
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
@@ -139,7 +140,10 @@ class SuperviseSection(_Strict):
         return self
 
 
-class RecoverySection(_Strict):
+class RecoverySection(RecoveryRules):
+    """``[recovery]``: the node-failure policy's attempts, and the opt-in recovery of the known causes
+    (on_out_of_memory, on_time_limit, requeue_on_time_limit: each cluster's ``recovery`` table may replace them)."""
+
     attempts: Count = Field(default=3, ge=1, le=100,
                             description="attempts in all for node failure, boot failure, preemption")
 

@@ -203,13 +203,16 @@ def read_cached_part(key: str, part: str, env: Mapping[str, str] | None = None) 
 def submit_values(settings: DunscaithSettings) -> dict[str, Any]:
     """What the front door's plain submit reads of ``load_settings``' answer, as it is remembered
     (``submit_settings.of_values`` reads it back)."""
+    from dunscaith.entrypoints.dunscaith import recovery_rules
+
     s = settings.supervise
     return {"poll": s.poll, "poll_max": s.poll_max, "giveup": s.giveup, "drain": s.drain, "wait": s.wait,
             "absence": s.absence, "exit_code": s.exit_code, "attempts": settings.recovery.attempts,
             "escalations_command": list(settings.escalations.command),
             "escalations_timeout": settings.escalations.timeout, "residual_policy": settings.residual.policy,
             "notify_command": list(settings.notify.command), "notify_on": list(settings.notify.on),
-            "notify_timeout": settings.notify.timeout}
+            "notify_timeout": settings.notify.timeout,
+            "recovery": recovery_rules.by_cluster(settings)}  # each cluster's opt-in recovery (recovery_rules.py)
 
 
 def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None,

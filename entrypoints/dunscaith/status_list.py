@@ -167,6 +167,9 @@ def _attempt_lines(view: JobView, now: datetime) -> None:
     for a in s.attempts:
         obj = f" {a.object_id} {a.object_state or ''}".rstrip() if a.object_id else ""
         _line(f"  attempt {a.number}: {a.order}{obj}")
+        if a.cause or (a.needs is not None and a.needs != s.spec.resources):  # needs of its own: shown, with why
+            needs = " ".join(a.needs.shown()) if a.needs is not None else "-"
+            _line(f"    needs: {needs or '-'}  ({a.cause}{f': {a.why}' if a.why else ''})")
         if len(s.attempts) > 1 and a.object_id is not None and a.object_id in known:
             _line(f"    scheduler ({known[a.object_id].source}): {render.times_words(known[a.object_id], now)}")
         if a.stdout:

@@ -34,7 +34,7 @@ from dunscaith.domain.model.jobs.sweeps import (
 )
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, supervision
+from dunscaith.entrypoints.dunscaith import edge, recovery_rules, supervision
 from dunscaith.entrypoints.dunscaith.edge import CommandContext
 from dunscaith.ports.job_store import JobExists
 
@@ -49,7 +49,8 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
            qos: str | None = None, export: str | None = None, sbatch: tuple[str, ...] = (),
            env: tuple[str, ...] = (), chdir: str | None = None, as_json: bool = False, parsable: bool = False,
            array: str | None = None, each: Path | None = None, max_running: str | None = None,
-           job_exit: bool | None = None, notify: bool | None = None) -> int:
+           job_exit: bool | None = None, recovery_flags: tuple[str | None, ...] = (None, None, None, None),
+           notify: bool | None = None) -> int:
     """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
     drain = edge.interrupts(ctx)
     sweeping = array is not None or each is not None
@@ -61,7 +62,7 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
                            "--gpus": gpus, "--account": account, "--qos": qos}, export)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, notify)
+    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, recovery_flags, notify)
     if sweeping:
         return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
                              parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
@@ -176,6 +177,7 @@ def resources(given: dict[str, str | None], export: str | None) -> Resources:
 
 def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str | None, cluster_name: str,
              chdir: str | None, needs: Resources, options: tuple[str, ...], env: tuple[str, ...],
+             recovery_flags: tuple[str | None, ...] = (None, None, None, None),
              notify: bool | None = None) -> JobSpec:
     settings = edge.settings(ctx)
     if notify and not settings.notify.command:
@@ -202,10 +204,14 @@ def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str 
                        "where submit runs: cd to a directory that exists, or give --chdir") from None
     if chdir is not None and not os.path.isdir(workdir):
         raise BadInput(f"--chdir {chdir}: no such directory")
+    # the opt-in recovery: the cluster's settings, then submit's flags (recovery_rules.py)
+    recovery, signal_before = recovery_rules.of_flags(recovery_rules.recovery_for(settings, cluster_name),
+                                                      *recovery_flags)
     try:
         job = check_name(name if name is not None else default_name(words))
         spec = JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
-                       settings.recovery.attempts, options, env, needs,
+                       settings.recovery.attempts, options, env, needs, recovery=recovery,
+                       signal_before=signal_before,
                        notify=chosen_kinds(settings.notify.on, bool(settings.notify.command), notify))
     except BadSpec as exc:
         raise BadInput(str(exc)) from None

@@ -33,6 +33,7 @@ class SupervisePlace(NamedTuple):
 
 class RecoveryPlace(NamedTuple):
     attempts: int  # recovery.attempts
+    by_cluster: dict[str, Any]  # each cluster's opt-in recovery as plain values (recovery_rules.by_cluster)
 
 
 class EscalationsPlace(NamedTuple):
@@ -116,7 +117,9 @@ def of_values(reads: ReadSettings, values: Any) -> SubmitSettings | None:
         supervise = SupervisePlace(float(values["poll"]), float(values["poll_max"]), float(values["giveup"]),
                                    float(values["drain"]), float(values["wait"]), float(values["absence"]),
                                    values["exit_code"])
-        return SubmitSettings(reads, supervise, RecoveryPlace(int(values["attempts"])),
+        if not isinstance(values["recovery"], dict):
+            return None
+        return SubmitSettings(reads, supervise, RecoveryPlace(int(values["attempts"]), values["recovery"]),
                               EscalationsPlace(command, float(values["escalations_timeout"])),
                               ResidualPlace(values["residual_policy"]), notify)
     except (ValueError, KeyError, TypeError):

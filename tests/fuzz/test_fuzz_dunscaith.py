@@ -111,9 +111,60 @@ def test_fuzz_submit_needs(template: Home, flag: str, value: str) -> None:
     assert ran.code == 2, (flag, value, ran)
 
 
+def _refused_recovery(flag: str, value: str) -> bool:
+    from dunscaith.domain.model.jobs.recovery_settings import NO_RECOVERY
+    from dunscaith.entrypoints.cli_support import BadInput
+    from dunscaith.entrypoints.dunscaith import recovery_rules
+
+    args: dict[str, str | None] = {"--signal-before": None, "--requeue-on-time-limit": None,
+                                   "--on-out-of-memory": None, "--on-time-limit": None, flag: value}
+    try:
+        recovery_rules.of_flags(NO_RECOVERY, *args.values())
+    except BadInput:
+        return True
+    return False
+
+
+RECOVERY_VALUES = st.one_of(
+    st.sampled_from(["USR1@10", "usr1@0", "KILL@5", "USR1", "@", "0", "-1", "1001", "no", "max_memory=8G",
+                     "max_memory=1x", "memory_factor=nan,max_memory=8G", "memory_factor=1e308,max_memory=8G",
+                     "max_time=1:00,attempts=0", "time_factor=inf,max_time=1:00", "max_time=soon", "a=b,c", "",
+                     ",", "max_memory=8G,max_memory=9G"]),
+    st.text(max_size=16).filter(lambda s: "\x00" not in s))
+
+
+# Issue 39: every value of the new flags is a job, or one line and exit 2; resubmit's needs likewise.
+@settings(FUZZ, max_examples=examples(60))
+@example(flag="--signal-before", value="KILL@5")
+@example(flag="--on-out-of-memory", value="memory_factor=nan,max_memory=8G")
+@example(flag="--on-time-limit", value="max_time=soon")
+@example(flag="--requeue-on-time-limit", value="-1")
+@given(flag=st.sampled_from(["--signal-before", "--requeue-on-time-limit", "--on-out-of-memory", "--on-time-limit"]),
+       value=RECOVERY_VALUES)
+def test_fuzz_issue_39_recovery_flags(template: Home, flag: str, value: str) -> None:
+    if not _refused_recovery(flag, value) and flag != "--signal-before":
+        return  # a value a job runs with: not bad input
+    ran = _call(template, ["submit", "--name", "rec", flag, value, "--", "true"])
+    assert ran.code == 2, (flag, value, ran)  # a signal needs --time: refused even when it reads
+
+
+@settings(FUZZ, max_examples=examples(40))
+@example(flag="--memory", value="1x")
+@example(flag="--gpus", value="a100:0")
+@given(flag=st.sampled_from(["--cpus", "--memory", "--time", "--gpus", "--queue", "--account"]),
+       value=st.one_of(st.sampled_from(["0", "-1", "abc", "", "8G", "1:00", "a100:2", "$(x)"]),
+                       st.text(max_size=12).filter(lambda s: "\x00" not in s)))
+def test_fuzz_issue_39_resubmit_needs(template: Home, flag: str, value: str) -> None:
+    ran = _call(template, ["resubmit", "nosuch", flag, value])
+    assert ran.code == 2, (flag, value, ran)  # a bad value, or no such job: either way nothing is asked
+
+
 TOML_KEYS = ["records", "record", "supervise", "supervize", "recovery", "escalations", "residual", "commands",
              "clusters", "root", "poll", "poll_max", "giveup", "drain", "wait", "absence", "attempts", "command",
-             "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods", "notify", "on"]
+             "timeout", "policy", "adapter", "bin_dir", "env", "local", "big", "recods", "notify", "on",
+             # issue 39: the opt-in recovery's keys
+             "on_out_of_memory", "on_time_limit", "requeue_on_time_limit", "memory_factor", "max_memory",
+             "time_factor", "max_time"]
 TOML_VALUES = st.one_of(
     st.sampled_from(["0", "-1", "1e300", "inf", "nan", "true", "false", '""', '"~/x"', '"relative"', '"/tmp/x"',
                      '"slurm"', '"local"', "[]", '["/bin/true"]', "{}", '{ SLURM_CONF = "/x" }', "1", "0.2"]),

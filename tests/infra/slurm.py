@@ -10,7 +10,10 @@ side. Written from ../shared/notes/slurm-local.md and slurm-accounting.md:
   AuthInfo);
 - MariaDB (server-core only, run as root, ``--defaults-file`` first) + slurmdbd, so ``sacct`` is real,
   with ``AccountingStoreFlags=job_comment`` so the attempt nonce survives in accounting;
-- slurmctld and slurmd as root, no cgroups (proctrack/linuxproc, task/none), ``MinJobAge`` short so
+- memory is a consumable (``CR_Core_Memory``, ``DefMemPerCPU=1024``) and ``--mem`` is enforced: by task/cgroup
+  on cgroup v1's memory controller where this machine lets root make cgroups (a job past it ends
+  ``OUT_OF_MEMORY``), else by ``OverMemoryKill`` polling (``memory_enforcement``);
+- slurmctld and slurmd as root, processes tracked without cgroups (proctrack/linuxproc), ``MinJobAge`` short so
   the purge-then-sacct path is exercised, ``cred_expire`` short so a requeue reruns in seconds;
 - two partitions on the one node: ``debug`` (the default) and ``urgent``, whose jobs preempt (cancel)
   ``debug`` jobs, so a preemption can be tested.
@@ -103,6 +106,13 @@ class SlurmTestCluster:
         for name in ("ctld", "slurmd", "dbd", "mysql"):
             self.ports.setdefault(name, free_port())
         self.node = socket.gethostname().split(".")[0]
+        self.extra_conf = ""  # more slurm.conf lines (an experiment's)
+        # how --mem is enforced (memory_enforcement()): "cgroup" (the job's end is OUT_OF_MEMORY) or
+        # "overmemorykill" (polling: FAILED 0:9, which no one can tell from another kill -9)
+        self.memory_enforcement = memory_enforcement()
+        # Jobs number from a random first id: with task/cgroup every test cluster of this machine keeps its
+        # jobs' cgroups under one /sys/fs/cgroup/memory/slurm/uid_N/job_ID, so two clusters' job 1 would meet
+        self.first_job_id = 1000 + secrets.randbelow(50_000_000)
         self.cpus = os.cpu_count() or 1
 
     # ---- paths and environment -------------------------------------------------------------
@@ -282,8 +292,11 @@ SlurmdPidFile={r}/run/slurmd.pid
 SlurmctldLogFile={r}/log/slurmctld.log
 SlurmdLogFile={r}/log/slurmd.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin={"task/cgroup" if self.memory_enforcement == "cgroup" else "task/none"}
 JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
+{"" if self.memory_enforcement == "cgroup" else "JobAcctGatherParams=OverMemoryKill"}
+FirstJobId={self.first_job_id}
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort={self.ports['dbd']}
@@ -291,7 +304,8 @@ AccountingStoragePass={self.munge_socket}
 AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1024
 MinJobAge={self.min_job_age}
 MessageTimeout={self.message_timeout}
 SlurmdTimeout={self.slurmd_timeout}
@@ -308,9 +322,14 @@ PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP PriorityTier=1
 PartitionName=urgent Nodes={self.node} MaxTime=INFINITE State=UP PriorityTier=2
-"""
+{self.extra_conf}"""
         self.conf.write_text(text)
         os.chmod(self.conf, 0o644)
+        if self.memory_enforcement == "cgroup":  # the kernel's limit on the job's memory (cgroup v1)
+            cgroup = self.conf.parent / "cgroup.conf"
+            cgroup.write_text("CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nCgroupAutomount=no\n"
+                              "ConstrainRAMSpace=yes\nConstrainSwapSpace=yes\nAllowedSwapSpace=0\n")
+            os.chmod(cgroup, 0o644)
 
     def start_slurmd(self) -> None:
         self._spawn("slurmd", ["/usr/sbin/slurmd", "-f", str(self.conf), "-N", self.node])
@@ -479,6 +498,24 @@ def _await_gone(pids: Sequence[int], timeout: float) -> None:
         if not alive:
             return
         time.sleep(0.05)
+
+
+def memory_enforcement() -> str:
+    """How the test cluster enforces ``--mem``: ``cgroup`` where cgroup v1's memory controller is mounted at
+    /sys/fs/cgroup/memory and this process may make a cgroup there (task/cgroup with ConstrainRAMSpace: an
+    allocation past --mem is killed by the kernel and Slurm 22.05 reports the job OUT_OF_MEMORY, exit 0:125),
+    else ``overmemorykill`` (JobAcctGatherParams=OverMemoryKill, polled every second: the job is killed and
+    Slurm 22.05 reports it FAILED 0:9, its batch step CANCELLED; an end no one can tell from a kill -9)."""
+    memory = Path("/sys/fs/cgroup/memory")
+    if not (memory / "memory.limit_in_bytes").exists():
+        return "overmemorykill"
+    probe = memory / f"dunscaith-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError:
+        return "overmemorykill"
+    return "cgroup"
 
 
 class SlurmUnavailable(Exception):

@@ -100,11 +100,12 @@ def test_an_answer_remembered_without_the_submit_settings_is_read_again(tmp_path
     env = {"HOME": str(tmp_path)}
     routing = RoutingSettings("sqlite", None, None, 2.5, 7, 9)
     reads = ReadSettings(routing, Path("/r"), 0.5, False, (("local", "local"),))
-    submit = SubmitSettings(reads, SupervisePlace(0.5, 9.0, 60.0, 10.0, 3.0, 2.0, "dunscaith"), RecoveryPlace(3),
+    submit = SubmitSettings(reads, SupervisePlace(0.5, 9.0, 60.0, 10.0, 3.0, 2.0, "dunscaith"), RecoveryPlace(3, {}),
                             EscalationsPlace(["a"], 10.0), ResidualPlace("list"), NotifyPlace(["n"], ["outcome"], 5.0))
     values = {"poll": 0.5, "poll_max": 9.0, "giveup": 60.0, "drain": 10.0, "wait": 3.0, "absence": 2.0,
               "exit_code": "dunscaith", "attempts": 3, "escalations_command": ["a"], "escalations_timeout": 10.0,
-              "residual_policy": "list", "notify_command": ["n"], "notify_on": ["outcome"], "notify_timeout": 5.0}
+              "residual_policy": "list", "notify_command": ["n"], "notify_on": ["outcome"], "notify_timeout": 5.0,
+              "recovery": {}}
     settings_cache.remember("k1", routing, env, reads=reads, submit=values)
     assert submit_settings.read_cached_submit("k1", env) == submit
     assert submit_settings.read_cached_submit("k2", env) is None

@@ -10,7 +10,9 @@ them: ``cpus`` as the CPU affinity (the first N of the CPUs this process may use
 the address-space limit (RLIMIT_AS: without cgroups no resident-memory limit exists), and
 ``time_limit_s`` by a watchdog forked into the job's process group, which at the limit writes
 ``TIME_LIMIT_MARK`` beside the environment file, sends the group SIGTERM, and SIGKILL after
-``GRACE_S``. The watchdog holds none of the job's descriptors and ends as soon as the job does.
+``GRACE_S``. The watchdog holds none of the job's descriptors and ends as soon as the job does. With
+``signal`` and ``signal_s`` (``submit --signal-before USR1@120``) it first sends the group that signal
+``signal_s`` seconds before the limit, once, so the job may checkpoint.
 """
 
 from __future__ import annotations
@@ -93,19 +95,26 @@ def _apply(limits: dict[str, Any], directory: str) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
     time_limit = limits.get("time_limit_s")
     if time_limit is not None:
-        _watchdog(float(time_limit), os.path.join(directory, TIME_LIMIT_MARK))
+        name = limits.get("signal")
+        before = (getattr(signal, "SIG" + str(name)), float(limits.get("signal_s", 0))) if name else None
+        _watchdog(float(time_limit), os.path.join(directory, TIME_LIMIT_MARK), before)
 
 
-def _watchdog(seconds: float, mark: str) -> None:
+def _watchdog(seconds: float, mark: str, before: tuple[int, float] | None = None) -> None:
     job = os.getpid()
+    start = time.monotonic()
     if os.fork() != 0:
         return  # the job itself goes on to exec
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group's SIGTERM is for the job
+        if before is not None:
+            signal.signal(before[0], signal.SIG_IGN)  # and so is the signal before the limit
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # the process owner reads the job's stdout to its end: hold none of it
             os.dup2(devnull, fd)
-        deadline = time.monotonic() + seconds
+        deadline = start + seconds
+        if before is not None and _outlives(job, max(start, deadline - before[1])):
+            os.killpg(os.getpgid(0), before[0])  # once, SECONDS before the limit: the job may checkpoint
         if _outlives(job, deadline):
             with open(mark, "w") as handle:
                 handle.write(f"{seconds:g}\n")

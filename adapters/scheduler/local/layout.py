@@ -113,7 +113,7 @@ def decode_spec(data: bytes, directory: Path) -> StoredSpec:
     )
 
 
-def encode_env(env: Mapping[str, str], limits: Mapping[str, int] | None = None) -> bytes:
+def encode_env(env: Mapping[str, str], limits: Mapping[str, int | str] | None = None) -> bytes:
     """The worker's environment, and the limits exec_shim applies before it execs the job (cpus,
     memory_mb, time_limit_s; only those asked)."""
     return dumps_canonical({"format": ENV_FORMAT, "env": dict(env), "limits": dict(limits or {})})

@@ -90,6 +90,7 @@ from dunscaith.domain.model.jobs.objects import (
     OutputPaths,
     QueryResult,
 )
+from dunscaith.domain.model.jobs.recovery_settings import SignalBefore
 from dunscaith.domain.model.jobs.resources import SUBMIT_FLAG, Need, Resources
 from dunscaith.domain.model.remote.control import OUTCOME
 from dunscaith.domain.model.strict_json import DecodeError
@@ -146,7 +147,7 @@ class LocalScheduler:
         except OSError as exc:
             return CreateAnswer(CreateOutcome.REFUSED, None, f"cannot make {directory}: {exc.strerror}")
         try:
-            publish(directory, ENV, encode_env({**os.environ, **spec.env}, _limits(spec.resources)))
+            publish(directory, ENV, encode_env({**os.environ, **spec.env}, _limits(spec.resources, spec.signal_before)))
             if spec.script is not None:
                 publish(directory, SCRIPT, spec.script.encode(), mode=0o700)
             stored = StoredSpec(
@@ -578,8 +579,11 @@ def needs_refusal(resources: Resources, options: Sequence[str]) -> str | None:
     return None
 
 
-def _limits(resources: Resources) -> dict[str, int]:
-    asked = {"cpus": resources.cpus, "memory_mb": resources.memory_mb, "time_limit_s": resources.time_limit_s}
+def _limits(resources: Resources, signal_before: SignalBefore | None = None) -> dict[str, int | str]:
+    asked: dict[str, int | str | None] = {"cpus": resources.cpus, "memory_mb": resources.memory_mb,
+                                          "time_limit_s": resources.time_limit_s}
+    if signal_before is not None:  # the watchdog sends it this long before the time limit (exec_shim.py)
+        asked.update(signal=str(signal_before.signal), signal_s=signal_before.seconds)
     return {name: value for name, value in asked.items() if value is not None}
 
 

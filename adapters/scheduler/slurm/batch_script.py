@@ -3,7 +3,8 @@
 A job's needs (``Resources``) become sbatch's own options here, and only here: queue → ``--partition``,
 cpus → ``--cpus-per-task``, memory → ``--mem`` (MiB), time limit → ``--time`` (D-HH:MM:SS; Slurm
 rounds up to whole minutes), gpus → ``--gpus``, account, qos and export by their names. The spec's own
-sbatch options follow, checked against the ones dunscaith owns (``sbatch_options``).
+sbatch options follow, checked against the ones dunscaith owns (``sbatch_options``); a signal before the
+time limit (``submit --signal-before USR1@120``) is ``--signal=B:USR1@120``.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def sbatch_args(spec: ObjectSpec, clusters: str | None) -> list[str]:
     check_plain(spec.nonce, "nonce")
     check_options(spec.options)
     args = [*needs_args(spec.resources), *spec.options]
+    if spec.signal_before is not None:  # to the batch shell only (B:), which a command's script execs into
+        args.append(f"--signal=B:{spec.signal_before.signal}@{spec.signal_before.seconds}")
     if spec.workdir is not None:
         args.append(f"--chdir={spec.workdir}")
     args += ["--parsable", "--hold", f"--job-name={spec.name}", f"--comment={spec.nonce}"]

@@ -13,6 +13,14 @@ from typing import Any, ClassVar
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.record import JsonValue, StoreIdentity
+from dunscaith.domain.model.jobs.recovery_settings import (
+    NO_RECOVERY,
+    Recovery,
+    SignalBefore,
+    parse_signal_before,
+    recovery_from_values,
+    recovery_values,
+)
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.sweeps import SweepMember
@@ -22,6 +30,18 @@ from dunscaith.domain.model.strict_json import DecodeError, FieldSpec, check_fie
 
 class EventUndecodable(JobsError, DecodeError):
     """A record line this build cannot read: an unknown kind, or data that is not exactly its kind's."""
+
+
+def recovery_fields(spec: JobSpec) -> dict[str, Any]:
+    """The first event's fields of a job's recovery settings (None where not set)."""
+    return {**recovery_values(spec.recovery),
+            "signal_before": str(spec.signal_before) if spec.signal_before else None}
+
+
+def recovery_of(e: JobRecorded) -> tuple[Recovery, SignalBefore | None]:
+    """A job's recovery settings from its first event (BadSpec when they are no such settings)."""
+    signal = parse_signal_before(e.signal_before, "signal_before") if e.signal_before is not None else None
+    return recovery_from_values({name: getattr(e, name) for name in recovery_values(NO_RECOVERY)}), signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +87,16 @@ class JobRecorded:
     # the pipeline the job is a step of, and the step's name (domain/model/jobs/waits.py); None for others
     pipeline: str | None = None
     pipeline_step: str | None = None
+    # the opt-in recovery (domain/model/jobs/recovery_settings.py), written only when set: a job without it
+    # is written as before
+    oom_memory_factor: float | int | None = None  # JSON may carry 2.0 as 2
+    oom_max_memory_mb: int | None = None
+    oom_attempts: int | None = None
+    time_factor: float | int | None = None
+    time_max_s: int | None = None
+    time_attempts: int | None = None
+    requeue_on_time_limit: int | None = None
+    signal_before: str | None = None  # SIGNAL@SECONDS
     # the notices the job's record owes (domain/model/jobs/notices.py); written only when there are some
     notify: tuple[str, ...] = ()
 
@@ -82,7 +112,8 @@ class JobRecorded:
                    max_running=member.max_running if member else None, after=_on(spec, DependencyKind.AFTER),
                    after_any=_on(spec, DependencyKind.AFTER_ANY), after_each=_on(spec, DependencyKind.AFTER_EACH),
                    pipeline=spec.step_of.pipeline if spec.step_of else None,
-                   pipeline_step=spec.step_of.step if spec.step_of else None, notify=spec.notify)
+                   pipeline_step=spec.step_of.step if spec.step_of else None, notify=spec.notify,
+                   **recovery_fields(spec))
 
     def spec(self) -> JobSpec:
         resources = Resources(*(getattr(self, f.name) for f in fields(Resources)))
@@ -93,7 +124,7 @@ class JobRecorded:
                    if self.pipeline is not None and self.pipeline_step is not None else None)
         return JobSpec(JobId(self.name), self.cluster, self.adapter, tuple(self.command), self.script,
                        self.workdir, self.max_attempts, tuple(self.options), tuple(self.env), resources, member,
-                       waits, step_of, notify=tuple(self.notify))
+                       waits, step_of, *recovery_of(self), notify=tuple(self.notify))
 
 
 def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
@@ -107,6 +138,20 @@ class Submitting:
     KIND: ClassVar[str] = "submitting"
     attempt: int
     nonce: Nonce
+    # Added later, written only when set (domain/model/jobs/attempt_needs.py): an attempt whose needs differ
+    # from the job's records them all here, with what made it (cause) and why, in words; an attempt
+    # without them has the job's needs, and a record without them reads as before.
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
+    cause: str | None = None  # an AttemptCause value: resubmit, out-of-memory, time-limit, checkpoint
+    why: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +284,17 @@ class Requested:
     KIND: ClassVar[str] = "request"
     request: str  # the request's id: it is answered once, never acted on twice
     action: str  # an Action value
+    # Added later, written only when set: the needs a ``resubmit --memory ...`` gives the new attempt
+    # (only the needs named; the others stay the current attempt's)
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,18 +390,27 @@ _WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in ty
 
 
 # Fields written only when set: a job of its own records none of them, so its first event stays what
-# builds before sweeps wrote and read (a login node with an older dunscaith reads it as before).
-_ONLY_WHEN_SET = frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step"})
+# builds before sweeps wrote and read (a login node with an older dunscaith reads it as before). The same
+# for an attempt's own needs and a request's: an attempt with the job's needs is written as before.
+_NEED_FIELDS = frozenset(f.name for f in fields(Resources))
+_ONLY_WHEN_SET: Mapping[type[Any], frozenset[str]] = {
+    JobRecorded: frozenset({"sweep", "sweep_index", "max_running", "pipeline", "pipeline_step", "oom_memory_factor",
+                            "oom_max_memory_mb", "oom_attempts", "time_factor", "time_max_s", "time_attempts",
+                            "requeue_on_time_limit", "signal_before"}),
+    Submitting: _NEED_FIELDS | {"cause", "why"},
+    Requested: _NEED_FIELDS,
+}
 # omitted when empty, for the same reason
 _ONLY_WHEN_GIVEN = frozenset(kind.value for kind in DependencyKind) | {"notify"}
 
 
 def encode(event: Event) -> tuple[str, dict[str, JsonValue]]:
     data: dict[str, JsonValue] = {}
+    only_when_set = _ONLY_WHEN_SET.get(type(event), frozenset())
     for f in fields(event):
         value = getattr(event, f.name)
-        if isinstance(event, JobRecorded) and ((value is None and f.name in _ONLY_WHEN_SET)
-                                               or (value == () and f.name in _ONLY_WHEN_GIVEN)):
+        if (value is None and f.name in only_when_set) or (
+                isinstance(event, JobRecorded) and value == () and f.name in _ONLY_WHEN_GIVEN):
             continue
         data[f.name] = list(value) if isinstance(value, tuple) else value
     return event.KIND, data

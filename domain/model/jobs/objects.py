@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
+from dunscaith.domain.model.jobs.recovery_settings import SignalBefore
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 
 
@@ -27,6 +28,7 @@ class ObjectSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     options: tuple[str, ...] = ()  # the scheduler's own options from the job spec (e.g. sbatch flags)
     resources: Resources = NO_NEEDS  # what the job needs: the adapter translates it, or refuses it
+    signal_before: SignalBefore | None = None  # a signal sent this long before the time limit (--signal-before)
 
 
 class ObjectState(StrEnum):

@@ -31,18 +31,17 @@ _DONE: dict[Action, tuple[type[ev.Event], ...]] = {
 def rerun_refusal(state: JobState) -> str | None:
     """Why ``resubmit`` cannot run a job that has its outcome again, or None when it can: the one rule.
 
-    Only a sweep's element that failed and settled is run again (``resubmit NAME --failed``): as a new
-    attempt of the same element, its failed attempts kept as they ended. Never one that succeeded (its
-    result stands), never one that may still run (no outcome, or not settled: an object of unknown fate),
-    never one a person decided on (cancelled, abandoned, escalated) or the scheduler refused, never a
-    pruned one (let go for good), and never a job of its own (its outcome is final, as before sweeps)."""
+    Only a job (or a sweep's element, ``resubmit NAME --failed``) that failed and settled is run again: as
+    a new attempt of the same job, its failed attempts kept as they ended (``resubmit JOB --memory 8G``
+    gives the new one other needs). Never one that succeeded (its result stands), never one that may still
+    run (no outcome, or not settled: an object of unknown fate), never one a person decided on (cancelled,
+    abandoned, escalated) or the scheduler refused, and never a pruned one (let go for good)."""
     outcome = state.outcome
     if outcome is None:
         return None  # no outcome: ``refusal``'s own table (replace an object that has not started)
-    if state.spec.member is None:
-        return f"job {state.name} already has its outcome ({outcome.kind}); only a sweep's failed element is run again"
     if outcome.kind is not OutcomeKind.FAILED:
-        return f"{state.name} {outcome.kind}: not resubmitted (only a failed element is run again)"
+        what = "element" if state.spec.member is not None else "job"
+        return f"{state.name} {outcome.kind}: not resubmitted (only a failed {what} is run again)"
     if not state.settled:
         return f"{state.name} failed but has not settled: an object of it may still run"
     if state.pruned_at is not None:

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.record import JsonValue, RecordTail
+from dunscaith.domain.model.jobs.recovery_settings import Growth, Recovery, SignalBefore
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import (
@@ -43,6 +45,7 @@ from dunscaith.domain.model.jobs.state import (
 )
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
+from dunscaith.domain.model.strict_json import check_fields, dataclass_spec
 from dunscaith.domain.model.version import VERSION
 
 FORMAT = "job-state/1"
@@ -52,7 +55,11 @@ FORMAT = "job-state/1"
 # left a command's append beside a long record up to 4x one beside a short record (the tail's fold); 128
 # still 1.95x on SQLite and 1.54x on PostgreSQL (a tail of up to 127 events folded, ~20 us each).
 EVERY = 32
-_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources)
+_CLASSES = (JobState, Attempt, Request, Escalation, JobOutcome, JobSpec, Resources, Recovery, Growth, SignalBefore)
+# the first event's fields that hold the recovery settings, and an event to put them in (recovery_of reads it)
+_RECOVERY_FIELDS = {name: types for name, types in dataclass_spec(ev.JobRecorded).items()
+                    if name in ev.recovery_fields(JobSpec(JobId("x"), "x", "x", ("x",)))}
+_NO_JOB = ev.JobRecorded("x", "x", "x", ("x",), None, None, 1, "", None, "", "", None, None)
 # The fields of every class a snapshot encodes: a build whose state has other fields reads none of
 # another's snapshots, whatever its version says (a checksum, not a seal: nothing here is adversarial;
 # zlib rather than hashlib, whose OpenSSL costs every status 3 ms to import).
@@ -81,23 +88,42 @@ def encode(state: JobState, seq: int) -> dict[str, JsonValue]:
                                                      s.spec.member.max_running],
                  [[w.on, w.kind.value] for w in s.spec.waits],
                  None if s.spec.step_of is None else [s.spec.step_of.pipeline, s.spec.step_of.step]],
+        # the job's recovery settings, as its first event holds them (events.recovery_fields)
+        "recovery": ev.recovery_fields(s.spec),
         "host": s.host, "machine_id": s.machine_id, "recorded_at": _time(s.recorded_at),
         "updated_at": _opt_time(s.updated_at), "outcome_at": _opt_time(s.outcome_at),
         "pruned_at": _opt_time(s.pruned_at),
         "attempts": [[a.number, a.nonce, a.order.value, a.object_id,
                       a.object_state.value if a.object_state is not None else None, a.exit_code, a.signal, a.reason,
                       _opt_time(a.absent_since), a.cancelling, a.residual, a.stdout, a.stderr,
-                      _opt_time(a.released_at), _opt_time(a.started_at), _opt_time(a.ended_at)]
+                      _opt_time(a.released_at), _opt_time(a.started_at), _opt_time(a.ended_at), _needs(a.needs),
+                      a.cause, a.why]
                      for a in s.attempts],
         "outcome": None if s.outcome is None else [s.outcome.kind.value, s.outcome.detail],
         "escalations": [[e.reason.value, e.attempt, e.detail, _time(e.at), e.delivered] for e in s.escalations],
-        "requests": [[r.id, r.action.value, _time(r.at), r.result, r.detail] for r in s.requests],
+        "requests": [[r.id, r.action.value, _time(r.at), r.result, r.detail] if r.needs is None
+                     else [r.id, r.action.value, _time(r.at), r.result, r.detail, _needs(r.needs)]
+                     for r in s.requests],
         "flags": [s.settled, s.hold_wanted, s.release_wanted, s.cancel_wanted, s.given_up, s.abandoned,
                   s.requeue_wanted],
         "resubmit_of": s.resubmit_of, "rerun_of": s.rerun_of, "requeue_in_flight": s.requeue_in_flight,
-        "failures": list(s.failures),
+        "failures": list(s.failures), "next_needs": _needs(s.next_needs),
         "notify": list(s.spec.notify), "notified": list(s.notified),
     }
+
+
+def _needs(needs: Resources | None) -> list[Any] | None:
+    return None if needs is None else [getattr(needs, f.name) for f in fields(Resources)]
+
+
+def _resources(v: Any) -> Resources | None:
+    return None if v is None else _whole_needs(v)
+
+
+def _whole_needs(v: Any) -> Resources:
+    cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(v)
+    return Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
+                     _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
 
 
 def decode(data: Mapping[str, JsonValue], seq: int) -> JobState:
@@ -196,12 +222,13 @@ def _list(value: Any) -> list[Any]:
 
 def _attempt(v: Any) -> Attempt:
     (number, nonce, order, object_id, object_state, exit_code, signal, reason, absent_since, cancelling, residual,
-     stdout, stderr, released_at, started_at, ended_at) = _list(v)
+     stdout, stderr, released_at, started_at, ended_at, needs, cause, why) = _list(v)
     oid = _opt_str(object_id)
     return Attempt(_int(number), Nonce(_str(nonce)), AttemptState(_str(order)), None if oid is None else ObjectId(oid),
                    ObjectState(_str(object_state)) if object_state is not None else None, _opt_int(exit_code),
                    _opt_int(signal), _str(reason), _opt_at(absent_since), _bool(cancelling), _bool(residual),
-                   _opt_str(stdout), _opt_str(stderr), _opt_at(released_at), _opt_at(started_at), _opt_at(ended_at))
+                   _opt_str(stdout), _opt_str(stderr), _opt_at(released_at), _opt_at(started_at), _opt_at(ended_at),
+                   _resources(needs), _str(cause), _str(why))
 
 
 _ACTIONS: dict[str, Action] = {action.value: action for action in Action}
@@ -209,12 +236,12 @@ _ACTIONS: dict[str, Action] = {action.value: action for action in Action}
 
 def _request(v: Any) -> Request:
     # the bulk of a snapshot of many requests: checked inline, the action from a table (KeyError if unknown)
-    if type(v) is not list or len(v) != 5:
-        raise TypeError("a request is no list of five")
-    rid, action, at, result, detail = v
+    if type(v) is not list or len(v) not in (5, 6):
+        raise TypeError("a request is no list of five (or six, with needs)")
+    rid, action, at, result, detail = v[:5]
     if type(rid) is not str or type(detail) is not str or (result is not None and type(result) is not str):
         raise TypeError(f"request {rid!r} holds a value of the wrong type")
-    return Request(rid, _ACTIONS[action], _at(at), result, detail)
+    return Request(rid, _ACTIONS[action], _at(at), result, detail, _resources(v[5]) if len(v) == 6 else None)
 
 
 def _escalation(v: Any) -> Escalation:
@@ -242,14 +269,16 @@ def _step_of(v: Any) -> PipelineMember:
 def _state(d: Mapping[str, Any]) -> JobState:
     name, cluster, adapter, command, script, workdir, max_attempts, options, env, needs, sweep, waits, step_of = (
         _list(d["spec"]))
-    cpus, memory_mb, time_limit_s, gpus, gpu_type, queue, account, qos, export = _list(needs)
-    resources = Resources(_opt_int(cpus), _opt_int(memory_mb), _opt_int(time_limit_s), _opt_int(gpus),
-                          _opt_str(gpu_type), _opt_str(queue), _opt_str(account), _opt_str(qos), _opt_str(export))
+    resources = _whole_needs(needs)
+    recovery = d["recovery"]
+    if not isinstance(recovery, Mapping) or set(recovery) != set(_RECOVERY_FIELDS):
+        raise TypeError("the recovery settings are no mapping of theirs")
+    check_fields(recovery, _RECOVERY_FIELDS, "snapshot recovery")
     spec = JobSpec(JobId(_str(name)), _str(cluster), _str(adapter), _strs(command), _opt_str(script),
                    _opt_str(workdir), _int(max_attempts), _strs(options), _strs(env), resources,
                    None if sweep is None else _member(sweep), tuple(_wait(w) for w in _list(waits)),
                    None if step_of is None else _step_of(step_of),
-                   notify=_strs(d["notify"]))
+                   *ev.recovery_of(replace(_NO_JOB, **recovery)), notify=_strs(d["notify"]))
     outcome = d["outcome"]
     if outcome is not None:
         kind, detail = _list(outcome)
@@ -265,4 +294,4 @@ def _state(d: Mapping[str, Any]) -> JobState:
         requeue_wanted=requeue, resubmit_of=_opt_int(d["resubmit_of"]),
         rerun_of=_opt_int(d["rerun_of"]), machine_id=_opt_str(d["machine_id"]),
         requeue_in_flight=_opt_int(d["requeue_in_flight"]), failures=_strs(d["failures"]),
-        pruned_at=_opt_at(d["pruned_at"]), outcome_at=_opt_at(d["outcome_at"]))
+        pruned_at=_opt_at(d["pruned_at"]), outcome_at=_opt_at(d["outcome_at"]), next_needs=_resources(d["next_needs"]))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from dunscaith.domain.model.jobs.errors import BadSpec as BadSpec
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import ObjectSpec
+from dunscaith.domain.model.jobs.recovery_settings import NO_RECOVERY, Recovery, SignalBefore, signal_problem
 from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, PipelineMember
@@ -31,6 +32,10 @@ class JobSpec:
     # the jobs and sweeps it waits for before it may be created (domain/model/jobs/waits.py, dependencies.py)
     waits: tuple[Dependency, ...] = ()
     step_of: PipelineMember | None = None  # the pipeline this job is a step of (its elements too)
+    # the opt-in recovery of ends out of memory and past the time limit (recovery.py), and the signal sent
+    # before the time limit (submit --signal-before): the cluster's settings and submit's flags, at submit
+    recovery: Recovery = NO_RECOVERY
+    signal_before: SignalBefore | None = None
     notify: tuple[str, ...] = ()  # what notify.command is told of this job (domain/model/jobs/notices.py)
 
     def __post_init__(self) -> None:
@@ -56,7 +61,7 @@ class JobSpec:
     def object_spec(self, nonce: Nonce) -> ObjectSpec:
         return ObjectSpec(name=self.name, nonce=nonce, command=self.command, script=self.script,
                           workdir=self.workdir, env=self.environment, options=self.options,
-                          resources=self.resources)
+                          resources=self.resources, signal_before=self.signal_before)
 
 
 def submission_problem(spec: JobSpec) -> str | None:
@@ -68,4 +73,4 @@ def submission_problem(spec: JobSpec) -> str | None:
         return f"--env {twice} is given twice: give each variable once"
     if spec.script is not None and not spec.script.strip():
         return "the script has nothing in it (empty, or blank lines only): there is nothing to run"
-    return None
+    return signal_problem(spec.signal_before, spec.resources)

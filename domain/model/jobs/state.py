@@ -9,10 +9,12 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.attempt_needs import changed, requested_needs, submitting_needs
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import JobSpec
 
 RERUN = "resubmitted"  # the label of a failed element a resubmit reopened, until its next attempt starts
@@ -64,6 +66,7 @@ class Request:
     at: datetime
     result: str | None = None  # "confirmed" | "refused"; None while unanswered
     detail: str = ""
+    needs: Resources | None = None  # a resubmit's needs for the new attempt (only those named)
 
 
 class EscalationReason(StrEnum):
@@ -91,6 +94,9 @@ class Attempt:
     released_at: datetime | None = None
     started_at: datetime | None = None  # first seen running (or ended in a way only a run ends, its run unseen)
     ended_at: datetime | None = None  # first seen ended
+    needs: Resources | None = None  # what this attempt asked for (None: a state made before attempts had needs)
+    cause: str = ""  # what made it with needs of its own (attempt_needs.AttemptCause), "" for none
+    why: str = ""  # that cause in words: "attempt 1 ended out_of_memory: memory 4G -> 8G"
 
     @property
     def ended(self) -> bool:
@@ -144,6 +150,9 @@ class JobState:
     failures: tuple[str, ...] = ()  # confirmed actions that were not carried out, and why
     pruned_at: datetime | None = None  # pruned by the user: off ``list``, on the residual list
     outcome_at: datetime | None = None
+    # the needs a confirmed resubmit gave the next attempt (whole: the current attempt's, changed), until
+    # that attempt's "submitting"
+    next_needs: Resources | None = None
 
     def request(self, request_id: str) -> Request | None:
         return next((r for r in self.requests if r.id == request_id), None)
@@ -175,8 +184,10 @@ class _AttemptDraft:
     __slots__ = (
         "absent_since",
         "cancelling",
+        "cause",
         "ended_at",
         "exit_code",
+        "needs",
         "nonce",
         "number",
         "object_id",
@@ -189,6 +200,7 @@ class _AttemptDraft:
         "started_at",
         "stderr",
         "stdout",
+        "why",
     )
 
     def __init__(self, a: Attempt) -> None:
@@ -208,11 +220,15 @@ class _AttemptDraft:
         self.released_at: datetime | None = a.released_at
         self.started_at: datetime | None = a.started_at
         self.ended_at: datetime | None = a.ended_at
+        self.needs: Resources | None = a.needs
+        self.cause: str = a.cause
+        self.why: str = a.why
 
     def freeze(self) -> Attempt:
         return Attempt(self.number, self.nonce, self.order, self.object_id, self.object_state, self.exit_code,
                        self.signal, self.reason, self.absent_since, self.cancelling, self.residual, self.stdout,
-                       self.stderr, self.released_at, self.started_at, self.ended_at)
+                       self.stderr, self.released_at, self.started_at, self.ended_at, self.needs, self.cause,
+                       self.why)
 
 
 class _Fold:
@@ -240,6 +256,7 @@ class _Fold:
         self.requeue_in_flight = state.requeue_in_flight
         self.pruned_at = state.pruned_at
         self.outcome_at = state.outcome_at
+        self.next_needs = state.next_needs
         self._attempts: list[Attempt | _AttemptDraft] | None = None
         self._requests: list[Request] | None = None
         self._request_index: dict[str, int] | None = None
@@ -293,7 +310,7 @@ class _Fold:
 
     # ---- the transition table ---------------------------------------------------------------------
 
-    def _intent(self, action: Action) -> None:
+    def _intent(self, action: Action, needs: Resources | None = None) -> None:
         """A confirmed request becomes the job's own intent, which the plan then carries out."""
         match action:
             case Action.HOLD:
@@ -310,6 +327,9 @@ class _Fold:
                 self.requeue_wanted = True
             case Action.RESUBMIT:
                 current = self._last()
+                # the next attempt's needs: the current one's, with those given (none given: the current's)
+                base = current.needs if current is not None and current.needs is not None else self._base.spec.resources
+                self.next_needs = None if needs is None else changed(base, needs)
                 if self.outcome is not None:
                     # confirmed only for a failed, settled element (requests.rerun_refusal): its outcome is
                     # withdrawn, the record reopens, and the next attempt runs it again
@@ -342,7 +362,7 @@ class _Fold:
             given_up=self.given_up, abandoned=self.abandoned, requeue_wanted=self.requeue_wanted,
             resubmit_of=self.resubmit_of, rerun_of=self.rerun_of, requeue_in_flight=self.requeue_in_flight,
             failures=base.failures if self._failures is None else tuple(self._failures), pruned_at=self.pruned_at,
-            outcome_at=self.outcome_at, machine_id=base.machine_id)
+            outcome_at=self.outcome_at, machine_id=base.machine_id, next_needs=self.next_needs)
 
 
 # ---- the transition table: one function per kind of event, each changing the fold in place -------------
@@ -363,7 +383,9 @@ def _recorded_again(f: _Fold, e: ev.JobRecorded, at: datetime) -> None:
 def _submitting(f: _Fold, e: ev.Submitting, at: datetime) -> None:
     if e.attempt != f._count() + 1:
         raise RecordInconsistent(f"attempt {e.attempt} started after attempt {f._count()}")
-    f._attempt_list().append(Attempt(e.attempt, e.nonce, AttemptState.SUBMITTING))
+    f._attempt_list().append(Attempt(e.attempt, e.nonce, AttemptState.SUBMITTING,
+                                     needs=submitting_needs(e, f._base.spec), cause=e.cause or "", why=e.why or ""))
+    f.next_needs = None  # a resubmit's needs went to this attempt
 
 
 def _created(f: _Fold, e: ev.Created, at: datetime) -> None:
@@ -418,7 +440,7 @@ def _requested(f: _Fold, e: ev.Requested, at: datetime) -> None:
     if e.request in index:
         raise RecordInconsistent(f"request {e.request} made twice")
     index[e.request] = len(requests)
-    requests.append(Request(e.request, _member(Action, e.action, "request"), at))
+    requests.append(Request(e.request, _member(Action, e.action, "request"), at, needs=requested_needs(e)))
 
 
 def _answered(f: _Fold, e: ev.Answered, at: datetime) -> None:
@@ -429,9 +451,9 @@ def _answered(f: _Fold, e: ev.Answered, at: datetime) -> None:
     req = requests[i]
     if req.result is not None:
         raise RecordInconsistent(f"request {e.request} answered twice")
-    requests[i] = Request(req.id, req.action, req.at, e.result, e.detail)
+    requests[i] = Request(req.id, req.action, req.at, e.result, e.detail, req.needs)
     if e.result == "confirmed":
-        f._intent(req.action)
+        f._intent(req.action, req.needs)
 
 
 def _held_by_user(f: _Fold, e: ev.HeldByUser, at: datetime) -> None:

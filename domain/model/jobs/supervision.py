@@ -10,10 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import recovery
+from dunscaith.domain.model.jobs.attempt_needs import AttemptCause
 from dunscaith.domain.model.jobs.ids import ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectState, ObjectView, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy, TryAgain, judge_end
 from dunscaith.domain.model.jobs.residual import ResidualPolicy, ResidualReason
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.settlement import outstanding
 from dunscaith.domain.model.jobs.state import (
     Attempt,
@@ -38,6 +41,8 @@ class MarkUnknown:
 class StartAttempt:
     attempt: int
     reason: str
+    needs: Resources | None = None  # None: the job's needs (attempt_needs.py)
+    cause: str | None = None  # an AttemptCause value when something gave it needs of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,8 +247,43 @@ def _resubmit_steps(state: JobState, current: Attempt) -> list[Step] | None:
         return [] if current.cancelling else [Cancel(current.number, oid)]
     replaced = current.cancelling or (oid is None and current.order is AttemptState.UNKNOWN)
     if not open_object and replaced:
-        return [StartAttempt(current.number + 1, f"attempt {current.number} resubmitted by the user")]
+        return [_resubmitted(state, current, f"attempt {current.number} resubmitted by the user")]
     return None  # it started before the cancel: the resubmit is void and the attempt is judged as always
+
+
+def _resubmitted(state: JobState, current: Attempt, reason: str) -> StartAttempt:
+    """The attempt a confirmed resubmit makes: with the needs it gave (recorded with why), else the current
+    attempt's own (an attempt that grew keeps what it grew to)."""
+    if state.next_needs is not None:
+        shown = " ".join(state.next_needs.shown()) or "the job's needs"
+        return StartAttempt(current.number + 1, f"{reason} with {shown}", state.next_needs, AttemptCause.RESUBMIT)
+    if current.needs is not None and current.needs != state.spec.resources:
+        return StartAttempt(current.number + 1, reason, current.needs, AttemptCause.RESUBMIT)
+    return StartAttempt(current.number + 1, reason)
+
+
+def _again(state: JobState, current: Attempt, reason: str) -> StartAttempt:
+    """Another attempt in place of one that did not run (it never appeared, a node failed): with what the
+    current attempt asked for, and its cause (a grown attempt that never ran is tried again grown)."""
+    if current.needs is not None and (current.needs != state.spec.resources or current.cause):
+        return StartAttempt(current.number + 1, reason, current.needs, current.cause or None)
+    return StartAttempt(current.number + 1, reason)
+
+
+def _judged(state: JobState, current: Attempt, max_attempts: int, policy: Policy) -> Step:
+    """An ended attempt: the opt-in recovery of its known causes first (recovery.py: out of memory, time
+    limit, checkpoint), then the recovery policy of node failures, counting its own attempts."""
+    if not state.given_up:
+        renewal = recovery.after_end(state, current, state.spec.recovery, state.spec.signal_before)
+        if isinstance(renewal, recovery.Renewal):
+            return StartAttempt(current.number + 1, renewal.why, renewal.needs, renewal.cause)
+        if renewal is not None:
+            return Conclude(renewal)
+    counted = recovery.by_policy(state) if not state.given_up else current.number
+    verdict = judge_end(current, counted, max_attempts if not state.given_up else current.number, policy)
+    if isinstance(verdict, TryAgain):
+        return _again(state, current, verdict.reason)
+    return Conclude(verdict)
 
 
 def _requeue_steps(state: JobState, current: Attempt) -> list[Step] | None:
@@ -298,7 +338,7 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
     if mine is not None:
         return mine
     if state.rerun_of == current.number:  # a failed, settled element the user resubmitted: run it again
-        return [StartAttempt(current.number + 1, f"attempt {current.number} failed; resubmitted by the user")]
+        return [_resubmitted(state, current, f"attempt {current.number} failed; resubmitted by the user")]
     max_attempts = current.number if state.given_up else spec.max_attempts
     if current.order is AttemptState.REFUSED:
         why = f": {current.reason}" if current.reason else ""
@@ -308,14 +348,11 @@ def _next_for_current(state: JobState, current: Attempt, now: datetime, policy: 
         return [Conclude(JobOutcome(OutcomeKind.ESCALATED, blocked))]
     if current.order is AttemptState.UNKNOWN and _escalated(state, EscalationReason.VANISHED, current.number):
         if current.number < max_attempts:
-            return [StartAttempt(current.number + 1, f"attempt {current.number}'s object never appeared")]
+            return [_again(state, current, f"attempt {current.number}'s object never appeared")]
         return [Conclude(JobOutcome(OutcomeKind.ESCALATED,
                                  f"attempt {current.number}: no object appeared and no attempt is left"))]
     if current.ended:  # released and ended, or ended while held (cancelled by someone else): judged alike
-        verdict = judge_end(current, current.number, max_attempts, policy)
-        if isinstance(verdict, TryAgain):
-            return [StartAttempt(current.number + 1, verdict.reason)]
-        return [Conclude(verdict)]
+        return [_judged(state, current, max_attempts, policy)]
     if current.order is AttemptState.CONFIRMED:
         assert current.object_id is not None
         return [Release(current.number, current.object_id)]

@@ -22,7 +22,9 @@ from enum import StrEnum
 from typing import Any
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.attempt_needs import NEED_NAMES
 from dunscaith.domain.model.jobs.record import JobRecord
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.shown import escaped
 
 
@@ -105,7 +107,6 @@ def _actor(event: ev.Event) -> tuple[Actor, str | None]:
 
 # The sentence of each kind of event that only names its fields; the others are worked out below.
 _TEMPLATES: dict[type[ev.Event], str] = {
-    ev.Submitting: "sends the create request, held (nonce {e.nonce}): never sent twice",
     ev.Created: "created {e.object_id}, held",
     ev.Refused: "refused the create, no object made: {e.detail}",
     ev.Unknown: "no answer to the create (an object may exist; never sent again): {e.detail}",
@@ -115,7 +116,6 @@ _TEMPLATES: dict[type[ev.Event], str] = {
     ev.Cancelling: "asks the scheduler to stop {e.object_id}",
     ev.Escalated: "escalated ({e.reason}): {e.detail}",
     ev.MovedToResidual: "moved to the residual list ({e.reason}): sweeps look for its object",
-    ev.Requested: "asks to {e.action} (request {e.request})",
     ev.HeldByUser: "held {e.object_id} until a release",
     ev.Requeueing: "sends the requeue of {e.object_id}: never sent twice",
     ev.Requeued: "requeued {e.object_id}",
@@ -133,6 +133,21 @@ def _recorded(e: ev.JobRecorded, actions: Mapping[str, str]) -> str:
     waits = "".join(f"; {key} {', '.join(names)}" for key, names in
                     (("after", e.after), ("after_any", e.after_any), ("after_each", e.after_each)) if names)
     return f"recorded: {what} (cluster {e.cluster}, {e.adapter}; {most}{workdir}{waits})"
+
+
+def _submitting(e: ev.Submitting, actions: Mapping[str, str]) -> str:
+    """The create's intent, with the attempt's own needs and why when something gave it those."""
+    said = f"sends the create request, held (nonce {e.nonce}): never sent twice"
+    if e.cause is None and all(getattr(e, name) is None for name in NEED_NAMES):
+        return said
+    needs = " ".join(Resources(*(getattr(e, name) for name in NEED_NAMES)).shown()) or "no needs"
+    return f"{said}; needs {needs} ({e.cause or 'its own'}{f': {e.why}' if e.why else ''})"
+
+
+def _requested(e: ev.Requested, actions: Mapping[str, str]) -> str:
+    said = f"asks to {e.action} (request {e.request})"
+    needs = " ".join(Resources(*(getattr(e, name) for name in NEED_NAMES)).shown())
+    return f"{said} with {needs}" if needs else said
 
 
 def _released(e: ev.Released, actions: Mapping[str, str]) -> str:
@@ -165,7 +180,7 @@ def _outcome(e: ev.OutcomeReached, actions: Mapping[str, str]) -> str:
 # looked up in ``actions``: request id -> action).
 _COMPOSED: dict[type[ev.Event], Callable[[Any, Mapping[str, str]], str]] = {
     ev.JobRecorded: _recorded, ev.Released: _released, ev.Observed: _observed, ev.Delivered: _delivered,
-    ev.Answered: _answered, ev.OutcomeReached: _outcome,
+    ev.Answered: _answered, ev.OutcomeReached: _outcome, ev.Submitting: _submitting, ev.Requested: _requested,
 }
 
 

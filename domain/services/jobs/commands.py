@@ -20,10 +20,12 @@ from datetime import datetime
 from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs.attempt_needs import needs_fields
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ENDED
 from dunscaith.domain.model.jobs.record import JobRecord
 from dunscaith.domain.model.jobs.requests import FAILED, carried_out
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.state import Action, JobState, decoded, fold, fold_events
 from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.ports.clock import Clock
@@ -72,8 +74,9 @@ def new_request_id() -> str:
 
 class JobCommands:
     def __init__(self, store: JobStore, clock: Clock, crash: CrashPoints, supervisor: Callable[[], Supervisor],
-                 wait: float = 60.0, ids: Callable[[], str] = new_request_id) -> None:
+                 wait: float = 60.0, ids: Callable[[], str] = new_request_id, needs: Resources | None = None) -> None:
         self._store = store
+        self._needs = needs  # resubmit --memory 8G ...: the needs its requests give the new attempt
         self._clock = clock
         self._crash = crash
         self._supervisor = supervisor
@@ -145,7 +148,7 @@ class JobCommands:
         asked = False
         while True:
             if not asked and self._store.health(job).held:
-                self._append(job, ev.Requested(rid, str(action)))  # the live supervisor answers it
+                self._append(job, self._requested(rid, action))  # the live supervisor answers it
                 asked = True
             if asked:
                 record = self._store.read(job)
@@ -183,7 +186,7 @@ class JobCommands:
     def post(self, job: JobId, action: Action) -> str:
         """A request appended to the job's record for its live supervisor to answer: its id (``look`` at it)."""
         rid = self._ids()
-        self._append(job, ev.Requested(rid, str(action)))
+        self._append(job, self._requested(rid, action))
         return rid
 
     def look(self, job: JobId, action: Action, rid: str) -> CommandResult | None:
@@ -236,7 +239,7 @@ class JobCommands:
         # request adds no failure, so what failed after it is what this fold did not count
         before = len(fold(self._store.read(job)).failures)
         if not asked:
-            self._append(job, ev.Requested(rid, str(action)))
+            self._append(job, self._requested(rid, action))
         self._crash.reached("request-committed")
         state, problem = self._supervisor().carry_out(job, lock, cancel)
         failed = "; ".join(state.failures[before:])
@@ -247,6 +250,12 @@ class JobCommands:
                                  None, state, problem)
         return CommandResult(job, action, rid, Answer(found.result), found.detail, Answerer.THIS_COMMAND, state,
                              problem)
+
+    def _requested(self, rid: str, action: Action) -> ev.Requested:
+        """The request's event: a resubmit's with the needs given for the new attempt."""
+        if action is Action.RESUBMIT and self._needs is not None:
+            return ev.Requested(rid, str(action), **needs_fields(self._needs))
+        return ev.Requested(rid, str(action))
 
     def _append(self, job: JobId, event: ev.Event) -> None:
         kind, data = ev.encode(event)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from dunscaith.domain.model.jobs import attempt_needs as needs_
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -743,8 +744,9 @@ class Supervisor:
 
     def _step(self, job: JobId, loop: Loop, step: sv.Step) -> bool:
         match step:
-            case sv.StartAttempt(attempt=n):
-                return self._create(job, loop, n)
+            case sv.StartAttempt(attempt=n, reason=why, needs=needs, cause=cause):
+                self._crash.reached("start-decided")  # the last end is durable, the next attempt's intent not yet
+                return self._create(job, loop, needs_.submitting(n, self._nonces(), loop.state.spec, needs, cause, why))
             case sv.MarkUnknown(attempt=n):
                 return self._commit(job, loop, ev.Unknown(n, "the supervisor that sent it stopped before "
                                                              "reading the reply"), "unknown-committed")
@@ -842,8 +844,7 @@ class Supervisor:
         self._crash.reached("residual-added")
         return self._commit(job, loop, ev.MovedToResidual(n, str(reason)), "residual-committed")
 
-    def _create(self, job: JobId, loop: Loop, n: int) -> bool:
-        submitting = ev.Submitting(n, self._nonces())
+    def _create(self, job: JobId, loop: Loop, submitting: ev.Submitting) -> bool:
         loop.unsent = submitting  # the request goes out only once this is durable, and then only once
         if not self._commit(job, loop, submitting, "submitting-committed"):
             return False  # kept: once it is durable (or found to be), the request is sent then
@@ -855,7 +856,7 @@ class Supervisor:
         loop.unsent = None
         n = submitting.attempt
         try:
-            answer = self._scheduler.create_held(loop.state.spec.object_spec(submitting.nonce))
+            answer = self._scheduler.create_held(needs_.object_spec(loop.state.spec, submitting))
             event: ev.Event
             if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
                 event = ev.Created(n, answer.object_id)

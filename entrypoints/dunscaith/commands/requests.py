@@ -23,6 +23,7 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.prune import DEFAULT_OLDER_THAN, BadDuration, parse_duration
+from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
@@ -33,6 +34,7 @@ from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, 
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, supervision, sweep_supervision
+from dunscaith.entrypoints.dunscaith.commands import resubmit_needs
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
@@ -45,7 +47,9 @@ _HELP = {
     Action.GIVE_UP: "Make no new attempt: the current attempt's end is the job's outcome.",
     Action.ABANDON: "Let the job go: its open attempts move to the residual list and the record settles.",
     Action.REQUEUE: "Put the job's started object back in the queue, once (Slurm; the local scheduler refuses).",
-    Action.RESUBMIT: "Replace the job's object that has not started by a new attempt (a new object, a new nonce).",
+    Action.RESUBMIT: ("Replace the job's object that has not started by a new attempt (a new object, a new nonce), "
+                      "or run a job that failed again as a new attempt; --cpus, --memory, --time, --gpus, --queue "
+                      "and --account give the new attempt other needs."),
 }
 
 
@@ -63,18 +67,19 @@ def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
     return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
-def _sweep_commands(ctx: typer.Context) -> SweepCommands:
+def _sweep_commands(ctx: typer.Context, needs: Resources | None = None) -> SweepCommands:
     """The use case acting on a sweep's elements, each through the job commands of that element."""
     cases = edge.use_cases(ctx)
 
     def commands_of(element: JobId) -> JobCommands:
-        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)))
+        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)),
+                                  needs=needs)
 
     return cases.sweep_commands(commands=commands_of)
 
 
 def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: str | None = None,
-            failed: bool = False) -> int:
+            failed: bool = False, needs: Resources | None = None, need_flags: Sequence[str] = ()) -> int:
     drain = edge.interrupts(ctx)
     if failed and state is not None:
         raise BadInput("--failed chooses the failed elements (those the rule lets run again): it does not go "
@@ -83,11 +88,11 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         raise BadInput(f"--state {shown(state)}: no job is ever in that state; the states are "
                        f"{', '.join(state_words())}")
     words = [str(action), job]
-    typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else [])]
+    typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else []), *need_flags]
     # before the store: another host's job (or sweep, where this host has no store) needs nothing of this one
     edge.owned_elsewhere(ctx, job, typed, follow=True, sweeps=True)
     edge.open_store(ctx)
-    sweeps = _sweep_commands(ctx)
+    sweeps = _sweep_commands(ctx, needs)
     with edge.store_errors(ctx, job):
         try:
             chosen = sweeps.choose(job, state, failed=failed)
@@ -97,12 +102,13 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
             edge.sweep_owned_elsewhere(ctx, job, typed)
             raise
     if chosen.sweep is not None:
-        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed)
+        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed, needs)
     found = edge.read_state(ctx, JobId(job))
     edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
     if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
-    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found))
+    resubmit_needs.refuse_unhonoured(ctx, needs, [found])  # a need the cluster refuses: exit 2, nothing recorded
+    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found), needs=needs)
 
     said: list[CommandResult] = []
 
@@ -140,6 +146,8 @@ def _confirmed_lines(ctx: typer.Context, job: str, action: Action, result: Comma
     """A confirmed answer on stdout; a cancel carried out: "stopping" (``said`` already), then "stopped"."""
     if result.stopped is None:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
+        if action is Action.RESUBMIT and result.by is Answerer.THIS_COMMAND:  # a command makes no attempt
+            print(f"job {job}: the new attempt is made by its supervisor: {PROG} supervise {job}")
         return
     if not said:
         print(f"job {job}: {action} {result.answer} by {result.by}: {result.detail} (now {word})")
@@ -167,12 +175,13 @@ def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[st
 
 
 def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
-              drain: Interrupts, failed: bool) -> int:
+              drain: Interrupts, failed: bool, needs: Resources | None = None) -> int:
     """The request made of each chosen element (docs/sweeps.md, "Commands on a sweep"): one summary line,
     a line for each element not confirmed, and the largest of the elements' codes (0 when every one was
     confirmed and carried out, or when none was chosen)."""
     if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
         edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
+    resubmit_needs.refuse_unhonoured(ctx, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
     with edge.store_errors(ctx, chosen.word):
         answer = sweeps(chosen, action, drain, failed=failed)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
@@ -316,8 +325,13 @@ def _command(action: Action) -> Callable[..., int]:
                      state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP),
                      failed: bool = typer.Option(False, "--failed", help=(
                          "the sweep JOB's failed, settled elements, run again as new attempts (never one that "
-                         "succeeded or may still run)"))) -> int:
-            return request(ctx, job, action, as_json, state, failed)
+                         "succeeded or may still run)")),
+                     cpus: str | None = resubmit_needs.CPUS, memory: str | None = resubmit_needs.MEMORY,
+                     time: str | None = resubmit_needs.TIME, gpus: str | None = resubmit_needs.GPUS,
+                     queue: str | None = resubmit_needs.QUEUE, account: str | None = resubmit_needs.ACCOUNT) -> int:
+            needs = resubmit_needs.parsed(cpus, memory, time, gpus, queue, account)
+            return request(ctx, job, action, as_json, state, failed, needs,
+                           resubmit_needs.typed(cpus, memory, time, gpus, queue, account))
 
         resubmit.__doc__ = _HELP[action]
         return resubmit

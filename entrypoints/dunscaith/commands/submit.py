@@ -35,6 +35,21 @@ class _WordsCommand(TyperCommand):
         return rest
 
 
+_SIGNAL_BEFORE = typer.Option(None, "--signal-before", metavar="SIGNAL@SECONDS", help=(
+    "send SIGNAL this many seconds before --time (Slurm: --signal=B:SIGNAL@SECONDS, to the batch shell; the local "
+    "scheduler: to the job's process group), to checkpoint; with --requeue-on-time-limit N the job is then run "
+    "again up to N times"))
+_REQUEUE = typer.Option(None, "--requeue-on-time-limit", metavar="N", help=(
+    "run an attempt that reached its time limit after its signal again with the same needs, up to N times "
+    "(default: recovery.requeue_on_time_limit)"))
+_ON_OOM = typer.Option(None, "--on-out-of-memory", metavar="KEY=VALUE,...", help=(
+    "grow the memory after an end out of memory: memory_factor=2.0,max_memory=64G,attempts=2 (default: "
+    "recovery.on_out_of_memory); off: no"))
+_ON_TIME = typer.Option(None, "--on-time-limit", metavar="KEY=VALUE,...", help=(
+    "grow the time limit after an end at it: time_factor=1.5,max_time=2-00:00:00,attempts=2 (default: "
+    "recovery.on_time_limit); off: no"))
+
+
 def _exit_option() -> Any:
     return typer.Option(None, "--job-exit-code/--dunscaith-exit-code",
                         help="once the job has its outcome, exit with the job's own exit code (128+n for a signal "
@@ -87,6 +102,10 @@ def submit(
     notify: bool | None = typer.Option(None, "--notify/--no-notify",
                                        help="tell notify.command when the job (or the sweep) ends, or do not; "
                                             "default: when notify.command is set (docs/notifications.md)"),
+    signal_before: str | None = _SIGNAL_BEFORE,
+    requeue: str | None = _REQUEUE,
+    on_oom: str | None = _ON_OOM,
+    on_time: str | None = _ON_TIME,
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
@@ -103,7 +122,8 @@ def submit(
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
                              chdir=chdir, as_json=as_json, parsable=parsable, array=array, each=each,
-                             max_running=max_running, job_exit=job_exit, notify=notify)
+                             max_running=max_running, job_exit=job_exit, notify=notify,
+                             recovery_flags=(signal_before, requeue, on_oom, on_time))
 
 
 def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP"),

@@ -101,3 +101,68 @@ def test_crashes_on_reattach_too_are_carried_on(cli: Cli) -> None:
     final = cli.run("supervise", job)
     assert final.returncode in (0, 5), final.stderr
     check_invariants(cli, job)
+
+
+# ---- issue 39: the attempt a rule or a resubmit makes with other needs --------------------------------------
+# Each decision point is killed at ten times (the trials differ in their processes' timing): between the
+# ended attempt's record and the new attempt's intent ("start-decided"), and once at each later step.
+REGROW_POINTS = [*(f"start-decided#2@{trial}" for trial in range(10)), "submitting-committed#2",
+                 "create-answered#2", "answer-committed#2", "release-committed#2"]
+
+
+def check_one_regrown(cli: Cli, job: str, cause: str) -> None:
+    """The job succeeded; each attempt released at most one object, every object is recorded (or covered by
+    an unknown attempt); exactly two objects ran: the first attempt's and ONE made by ``cause``."""
+    with SqliteStore.open(cli.root, SystemHost()) as store:
+        state = fold(store.read(JobId(job)))
+    assert state.outcome is not None and state.outcome.kind is OutcomeKind.SUCCEEDED, state.outcome
+    objects = LocalScheduler(cli.root).query([JobId(job)], confirm_absent=True).objects
+    by_nonce = {a.nonce: a for a in state.attempts}
+    for obj in objects:
+        attempt = by_nonce.get(obj.nonce)  # type: ignore[arg-type]
+        assert attempt is not None, f"object {obj.object_id} carries no recorded attempt's nonce"
+        assert attempt.object_id == obj.object_id or attempt.order is AttemptState.UNKNOWN
+    ran = [o for o in objects if o.state is not ObjectState.HELD]
+    assert len(ran) == 2, [(o.object_id, o.state) for o in objects]
+    made = [by_nonce[o.nonce] for o in ran if o.nonce is not None]
+    assert sorted(a.cause for a in made) == sorted(["", cause]), [(a.number, a.cause) for a in made]
+
+
+@pytest.mark.parametrize("point", REGROW_POINTS)
+def test_a_crash_between_a_time_limit_and_its_grown_attempt_never_makes_two(cli: Cli, point: str) -> None:
+    job = "grow-" + point.replace("#", "-").replace("@", "-")
+    crashed = cli.run("submit", "--name", job, "--time", "0:01", "--on-time-limit", "time_factor=8,max_time=1:00",
+                      "--", "sleep", "2", DUNSCAITH_TEST_CRASH_AT=point.partition("@")[0])
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
+    carried = cli.run("supervise", job)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    check_one_regrown(cli, job, "time-limit")
+
+
+@pytest.mark.parametrize("point", REGROW_POINTS)
+def test_a_crash_between_a_time_limit_and_its_checkpoint_requeue_never_makes_two(cli: Cli, point: str) -> None:
+    job = "ckpt-" + point.replace("#", "-").replace("@", "-")
+    script = cli.tmp / "train.sh"
+    script.write_text('#!/bin/sh\nif [ -f "$1" ]; then exit 0; fi\ntrap \'echo 5 > "$1"\' USR1\n'
+                      "while true; do sleep 0.2; done\n")
+    script.chmod(0o755)
+    crashed = cli.run("submit", "--name", job, "--time", "0:02", "--signal-before", "USR1@1",
+                      "--requeue-on-time-limit", "1", "--", str(script), str(cli.tmp / "ck"),
+                      DUNSCAITH_TEST_CRASH_AT=point.partition("@")[0])
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
+    carried = cli.run("supervise", job)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    check_one_regrown(cli, job, "checkpoint")
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_a_crash_between_a_resubmit_with_more_memory_and_its_attempt_never_makes_two(cli: Cli, trial: int) -> None:
+    job = f"more-{trial}"
+    failed = cli.run("submit", "--name", job, "--mem", "100M", "--", "python3", "-c", "bytearray(300 * 2**20)")
+    assert failed.returncode == 1, failed.stderr
+    assert cli.run("resubmit", job, "--memory", "1G").returncode == 0
+    crashed = cli.run("supervise", job, DUNSCAITH_TEST_CRASH_AT="start-decided")
+    assert crashed.returncode == -signal.SIGKILL, (crashed.stdout, crashed.stderr)
+    carried = cli.run("supervise", job)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    check_one_regrown(cli, job, "resubmit")
