@@ -1,0 +1,202 @@
+"""The supervision engine's decision: for any set of jobs, what to do now and when to look again.
+
+Pure: each job's snapshot (``JobView``: its state and what its executor knows of the scheduler's last
+answer), the time and the settings in; the actions to take, in order, and the moment to wake out. The
+executor (``domain/services/jobs/supervise.py``) performs each action through the ports, commits its
+event before the next request, and asks again; a job and a sweep's elements are decided by the same
+function, and one more condition on a release (a pipeline step waiting on other jobs' outcomes) is one
+more field of the snapshot (``release_waits``), not another loop.
+
+The order for one job is the order a supervisor always kept: each user request answered (its answer is
+applied to the state before anything is planned on it), then the steps ``sv.plan`` gives for that state,
+then, when its query is due, one batched query for every job whose query is due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from dunscaith.domain.model.jobs import events as ev
+from dunscaith.domain.model.jobs import supervision as sv
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.kinds import ANY_KIND, SchedulerCapabilities
+from dunscaith.domain.model.jobs.policy import Policy
+from dunscaith.domain.model.jobs.polling import PollBackoff, next_poll, poll_delay
+from dunscaith.domain.model.jobs.requests import CONFIRMED, REFUSED, confirmation, refusal
+from dunscaith.domain.model.jobs.state import JobState, apply
+
+NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How often the engine asks: ``poll`` the tick the record is read on (without a watch of appends), the
+    polls backing off from ``backoff.first`` after a change to the interval of the job's age."""
+
+    poll: timedelta
+    backoff: PollBackoff
+
+    @classmethod
+    def of(cls, poll: float, poll_max: float) -> Pacing:
+        """From the settings' seconds (``supervise.poll``, ``supervise.poll_max``); a poll of 0 asks every time."""
+        base = timedelta(seconds=max(poll, 1e-6))
+        cap = max(base, timedelta(seconds=poll_max))
+        return cls(timedelta(seconds=max(poll, 0.0)), PollBackoff(base=base, cap=cap))
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One job as the engine decides on it."""
+
+    job: JobId
+    state: JobState
+    sending: int | None = None  # the attempt whose create is decided and not yet sent (its event not yet durable)
+    asked_at: datetime | None = None  # when the scheduler was last asked about it
+    answered: bool = False  # whether that question was answered whole
+    ask_now: bool = False  # an object changed, or the answer was older than an action: ask at once
+    quiet: int = 0  # answered queries since the record last changed
+    kind: SchedulerCapabilities = ANY_KIND  # what its scheduler kind declares it cannot do
+    commands_only: bool = False  # a command holding the lock: nothing new is made, a release only if asked for
+    release_waits: bool = False  # its release waits on something outside the job (a pipeline's earlier steps)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRequest:
+    """Commit the answer to a user's request."""
+
+    job: JobId
+    answer: ev.Answered
+
+
+@dataclass(frozen=True, slots=True)
+class TakeStep:
+    """Perform one step of ``sv.plan`` (a create, a release, a cancel, ...) and commit what it brought."""
+
+    job: JobId
+    step: sv.Step
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One batched query of the scheduler for these jobs."""
+
+    jobs: tuple[JobId, ...]
+
+
+Action = AnswerRequest | TakeStep | Ask
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    actions: tuple[Action, ...]
+    wake_at: datetime  # when to decide again if nothing wakes the engine before
+    idle: frozenset[JobId] = field(default_factory=frozenset)  # jobs with nothing to answer or step now
+
+
+def answers(state: JobState, kind: SchedulerCapabilities = ANY_KIND) -> list[ev.Answered]:
+    """Each unanswered request's answer: refused with why, or confirmed with what it will do."""
+    out: list[ev.Answered] = []
+    for req in state.unanswered:
+        reason = refusal(state, req.action, kind)
+        out.append(ev.Answered(req.id, REFUSED, reason) if reason is not None
+                   else ev.Answered(req.id, CONFIRMED, confirmation(state, req.action)))
+    return out
+
+
+def steps(view: JobView, now: datetime, policy: Policy, *, delivering: bool = False) -> list[sv.Step]:
+    """The steps ``sv.plan`` gives for the job's state, less those its snapshot rules out: a command makes
+    nothing new and releases only what the user asked to; a release waiting on something outside the job
+    is not taken yet."""
+    planned = sv.plan(view.state, now, policy, view.sending, delivering=delivering)
+    if view.commands_only:
+        planned = [st for st in planned if not isinstance(st, sv.StartAttempt)
+                   and not (isinstance(st, sv.Release) and not view.state.release_wanted)]
+    if view.release_waits:
+        planned = [st for st in planned if not isinstance(st, sv.Release)]
+    return planned
+
+
+def next_query(view: JobView, pacing: Pacing) -> datetime:
+    """When the job's next query is due, after its last one: short after a change (doubling from
+    ``backoff.first``), then the interval of the time since the job last changed, on ticks since the epoch."""
+    asked = view.asked_at
+    if asked is None:
+        return datetime.min.replace(tzinfo=UTC)
+    since = view.state.updated_at or view.state.recorded_at
+    return next_poll(asked, poll_delay(view.quiet, asked - since, pacing.backoff))
+
+
+def query_due(view: JobView, now: datetime, pacing: Pacing, at: datetime | None = None) -> bool:
+    """Whether the job is asked about now (``at``: its ``next_query`` when the caller has it already)."""
+    if view.asked_at is None or not view.answered or view.ask_now or pacing.poll <= timedelta(0):
+        return True
+    return now >= (next_query(view, pacing) if at is None else at)
+
+
+def wake_at(view: JobView, now: datetime, pacing: Pacing, *, to_query: bool = False,
+            at: datetime | None = None) -> datetime:
+    """When the job's loop next wakes: its next query; unless ``to_query`` (appends wake it and all is
+    well), no later than the next ``poll`` tick, so the record is read for requests that often. An answer
+    older than the last action is asked for again soon."""
+    if pacing.poll <= timedelta(0):
+        return now
+    tick = next_poll(now, pacing.poll)
+    if view.asked_at is not None and not view.answered and view.ask_now:
+        tick = min(tick, now + pacing.backoff.first)
+    elif view.asked_at is not None and view.answered:
+        due = next_query(view, pacing) if at is None else at
+        tick = due if to_query else min(tick, due)
+    return max(tick, now)
+
+
+def _one(view: JobView, now: datetime, policy: Policy, delivering: bool) -> list[Action]:
+    state = view.state
+    acts: list[Action] = []
+    for answer in answers(state, view.kind):
+        acts.append(AnswerRequest(view.job, answer))
+        state = apply(state, answer, now)
+    if acts:
+        view = _with_state(view, state)
+    acts.extend(TakeStep(view.job, st) for st in steps(view, now, policy, delivering=delivering))
+    return acts
+
+
+def _with_state(view: JobView, state: JobState) -> JobView:
+    return JobView(view.job, state, view.sending, view.asked_at, view.answered, view.ask_now, view.quiet,
+                   view.kind, view.commands_only, view.release_waits)
+
+
+def decide(views: Sequence[JobView], now: datetime, policy: Policy, pacing: Pacing, *,
+           delivering: bool = False) -> Decision:
+    """What to do now for every job in ``views``, and when to wake next.
+
+    Each job's answers and steps come first, in the order of ``views``; then one ``Ask`` for every job
+    whose query is due and that has nothing to step (a job stepped now is asked at its next decision, once
+    what it did is committed: an answer asked before an action says nothing of it). The wake is the
+    soonest of every job's (``wake_at``); ``now`` when there is anything to do."""
+    actions: list[Action] = []
+    idle: set[JobId] = set()
+    asked: list[JobId] = []
+    wake = NEVER
+    for view in views:
+        mine = _one(view, now, policy, delivering)
+        actions.extend(mine)
+        if mine:
+            wake = now
+            continue
+        idle.add(view.job)
+        if not view.commands_only and query_due(view, now, pacing):
+            asked.append(view.job)
+        else:
+            wake = min(wake, wake_at(view, now, pacing, to_query=True))
+    if asked:
+        actions.append(Ask(tuple(asked)))
+        wake = now
+    return Decision(tuple(actions), wake, frozenset(idle))
+
+
+def soonest(times: Iterable[datetime | None], default: datetime = NEVER) -> datetime:
+    """The earliest of ``times`` (None: not due)."""
+    return min((t for t in times if t is not None), default=default)
