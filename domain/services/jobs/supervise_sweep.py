@@ -21,30 +21,42 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 
-from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
-from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
-from dunscaith.domain.model.jobs.record import HostIdentity
-from dunscaith.domain.model.jobs.state import JobState, apply, fold
+from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
-from dunscaith.domain.services.jobs.supervise import Loop, Rounds, SupervisionEnd, Supervisor, new_nonce, output_paths
+from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+from dunscaith.domain.services.jobs.sweep_arrays import SweepArrays
+from dunscaith.domain.services.jobs.sweep_elements import (
+    Active,
+    Notices,
+    Pass,
+    Taken,
+    arm,
+    begin,
+    held,
+    next_due,
+    room,
+    room_for_next,
+    unsettled_in_order,
+)
 from dunscaith.domain.services.jobs.sweep_lock import holding_sweep, taken_sweeps
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers, index_key
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
-from dunscaith.ports.job_store import Append, JobLock, JobStore, LockBusy, LockLost, StoreError, UnknownJob
-from dunscaith.ports.scheduler import CreatesArrays, Scheduler, SchedulerError
+from dunscaith.ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
+from dunscaith.ports.scheduler import Scheduler
+
+_Notices = Notices  # the name a test reaches it by
 
 # An element due within this many seconds is stepped in the pass at hand: a due time computed as a sum of
 # floats may fall a rounding error after the moment the wait for it ended, and waiting that out is a spin.
@@ -73,116 +85,6 @@ class SweepSupervised:
     queries: int  # confirming scheduler queries sent for the whole sweep
 
 
-@dataclass(eq=False)
-class _Taken:
-    """An element whose lock is held and whose supervisor is made, its loop not begun yet."""
-
-    member: JobSummary
-    root: HostIdentity
-    state: JobState
-    known: int  # events of its record reflected in ``state``
-    lock: JobLock
-    stack: contextlib.ExitStack
-    supervisor: Supervisor
-    progress: JobProgress
-    query: RoundQuery
-    untold: ev.Event | None = None  # the last event committed and not yet told to ``progress`` (display only)
-
-
-class _Notices:
-    """What the elements' watches told of since the loop last looked (an element, and whether an object of it
-    changed or an append was seen), written from the watches' threads. Each element is told at most once
-    of each kind until the loop takes it: on SQLite every commit wakes every element's watch, hundreds of
-    wakes a commit while a sweep starts, and this stays as small as the sweep."""
-
-    def __init__(self) -> None:
-        self._told: deque[tuple[JobId, bool]] = deque()
-        self._pending: set[tuple[JobId, bool]] = set()
-
-    def tell(self, job: JobId, moved: bool) -> None:
-        key = (job, moved)
-        if key not in self._pending:
-            self._pending.add(key)
-            self._told.append(key)
-
-    def take(self) -> tuple[set[JobId], set[JobId]]:
-        """(the elements whose object changed, those an append woke) since the last take. Each is no longer
-        pending once taken, before the caller looks at what it concerns: a wake after that is told again,
-        and one before it is in what the caller looks at (an append's commit shows before its wake)."""
-        moved: set[JobId] = set()
-        appended: set[JobId] = set()
-        while self._told:
-            key = self._told.popleft()
-            self._pending.discard(key)
-            (moved if key[1] else appended).add(key[0])
-        return moved, appended
-
-
-@dataclass
-class _Pass:
-    """When the loop's current pass over the elements began: every element stepped in it times its polls
-    from this moment, so elements answered by one query stay on the same ticks (one query a round) however
-    long the pass takes. And what the elements' watches told of since the last pass."""
-
-    wall: datetime
-    mono: float
-    notices: _Notices = field(default_factory=_Notices)
-    beats_until: Callable[[], datetime | None] = lambda: None  # when the sweep's loop beats every lock again
-
-    def wall_time(self) -> datetime:
-        return self.wall
-
-
-@dataclass
-class _Active:
-    job: JobId
-    supervisor: Supervisor
-    rounds: Rounds
-    stack: contextlib.ExitStack
-    sweep: str | None  # the sweep it is an element of
-    query: RoundQuery  # the round query of its cluster
-    root: HostIdentity  # the record root its pointer names (the sweep's attendance names the same)
-    index: int | None  # its index in its sweep
-    loop: Loop | None = None
-    due: float = 0.0  # monotonic: when its loop means to run again
-
-
-def _array_elements(taken: list[_Taken], nonce: Nonce) -> tuple[int | None, list[tuple[int, ObjectSpec]]]:
-    """The array's bound on running tasks (its sweep's, the same in every element) and each element's
-    (index, spec), every spec carrying the array's one nonce."""
-    bound = next((t.state.spec.member.max_running for t in taken if t.state.spec.member is not None), None)
-    elements = [(t.state.spec.member.index if t.state.spec.member else 0, t.state.spec.object_spec(nonce))
-                for t in taken]
-    return bound, elements
-
-
-def _answer_events(scheduler: CreatesArrays, answer: CreateAnswer, elements: list[tuple[int, ObjectSpec]],
-                   ) -> tuple[dict[ObjectId, ObjectId], list[ev.Event]]:
-    """Each element's event of the array's answer, in the elements' order, and the tasks created (task ->
-    array): created as its own task, refused, or unknown as the array is."""
-    tasks: dict[ObjectId, ObjectId] = {}
-    events: list[ev.Event] = []
-    for index, _ in elements:
-        if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
-            task = scheduler.task_object(answer.object_id, index)
-            tasks[task] = answer.object_id
-            events.append(ev.Created(1, task))
-        elif answer.outcome is CreateOutcome.REFUSED:
-            events.append(ev.Refused(1, answer.detail or "refused"))
-        else:
-            events.append(ev.Unknown(1, answer.detail or "no reply"))
-    return tasks, events
-
-
-def _fresh_by_sweep(waiting: deque[JobSummary]) -> dict[str, list[JobSummary]]:
-    """The waiting elements with no attempt yet, by sweep, in their waiting order."""
-    fresh_by_sweep: dict[str, list[JobSummary]] = {}
-    for member in waiting:
-        if member.sweep is not None and member.attempts == 0:
-            fresh_by_sweep.setdefault(member.sweep, []).append(member)
-    return fresh_by_sweep
-
-
 class SuperviseSweep:
     def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
                  views: Callable[..., SweepSupervisionView], schedulers: Callable[[str], Scheduler], clock: Clock,
@@ -195,6 +97,7 @@ class SuperviseSweep:
         self._clock = clock
         self._crash = crash
         self._on_problem = on_problem
+        self._arrays = SweepArrays(store, schedulers, clock, crash)  # fresh elements sent as one job array
 
     def is_sweep(self, name: str) -> bool:
         """Whether ``name`` is a recorded sweep's (a job is never recorded under a sweep's name)."""
@@ -251,18 +154,19 @@ class SuperviseSweep:
         view = self._views(sweep=title, **display)
         ends: list[ElementEnd] = []
         elsewhere: list[tuple[JobId, str]] = []
-        active: dict[JobId, _Active] = {}
+        active: dict[JobId, Active] = {}
         rounds: dict[str, RoundQuery] = {}
         attendance = self._one.attendance_notes()
-        began = _Pass(self._clock.now(), self._clock.monotonic(), beats_until=attendance.next_at)
+        began = Pass(self._clock.now(), self._clock.monotonic(), beats_until=attendance.next_at)
         with view, self._closing(active), contextlib.closing(attendance):
             view.show(members)
             attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
-            waiting = _unsettled_in_order(members)
+            waiting = unsettled_in_order(members)
             bounds = self._max_running(waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
-            self._arrays(waiting, drain, fresh, view, rounds, active, elsewhere, began)
+            self._arrays(waiting, drain, view, active, lambda m: self._take(m, fresh, view, rounds, active, elsewhere),
+                         began)
             stopping = False
             must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass
             unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
@@ -293,10 +197,10 @@ class SuperviseSweep:
                 view.refresh()
                 if not stopping:
                     self._attend(attendance, active, began, must_step)
-                if stopping or not active or must_step or self._room_for_next(waiting, active, bounds):
+                if stopping or not active or must_step or room_for_next(waiting, active, bounds):
                     continue  # another pass at once: nothing to wait for
-                _arm(unarmed, active, drain)
-                drain.wait(max(0.0, _next_due(active, attendance.next_at(), began) - self._clock.monotonic()))
+                arm(unarmed, active, drain)
+                drain.wait(max(0.0, next_due(active, attendance.next_at(), began) - self._clock.monotonic()))
             after = again()
             view.show(after)
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
@@ -304,23 +208,23 @@ class SuperviseSweep:
 
     def _fill(self, waiting: deque[JobSummary], bounds: dict[str, int | None], drain: Interrupts, fresh: bool,
               view: SweepSupervisionView,
-              rounds: dict[str, RoundQuery], active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]],
-              began: _Pass) -> None:
+              rounds: dict[str, RoundQuery], active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]],
+              began: Pass) -> None:
         """Waiting elements started, in order, while their sweep's --max-running leaves room."""
-        while waiting and self._room(waiting[0], active, bounds):
+        while waiting and room(waiting[0], active, bounds):
             member = waiting.popleft()
             started = self._start(member, drain, fresh, view, rounds, active, elsewhere, began)
             if started is not None:
                 active[member.job] = started
 
-    def _step_one(self, element: _Active, woke: bool, stopping: bool, began: _Pass, now: float,
+    def _step_one(self, element: Active, woke: bool, stopping: bool, began: Pass, now: float,
                   unarmed: set[JobId]) -> SupervisionEnd | None:
         """One element's turn in a pass: stepped when it woke, its time came or the sweep stops (carried on
         instead where its step would provably do nothing); its end when that step ended its supervision."""
         loop = element.loop
         moved = False
         if woke and loop is not None:
-            _, moved = element.supervisor.resume_now(loop)
+            _, moved = element.supervisor.watches.resume_now(loop)
         if not (stopping or loop is None or woke or now + _EARLY >= element.due):
             return None
         if not (stopping or loop is None or woke):
@@ -328,7 +232,7 @@ class SuperviseSweep:
             # last found nothing new in, its step would provably do nothing but count a quiet poll
             # (Supervisor.carry says which steps those are): its schedule is carried on instead, at a fraction
             # of a step's cost. Anything else is stepped.
-            pause = element.supervisor.carry(loop, began.wall, began.mono, element.query.round_answer)
+            pause = element.supervisor.carrying.carry(loop, began.wall, began.mono, element.query.round_answer)
             if pause is not None:
                 element.due = began.mono + pause
                 return None
@@ -343,7 +247,7 @@ class SuperviseSweep:
         unarmed.add(element.job)
         return None
 
-    def _woken(self, notices: _Notices, active: dict[JobId, _Active], must_step: set[JobId]) -> set[JobId]:
+    def _woken(self, notices: Notices, active: dict[JobId, Active], must_step: set[JobId]) -> set[JobId]:
         """The elements to step now whatever their time: those whose watched object changed, those whose
         record grew past what their loop knows, and those the sweep's beat found amiss.
 
@@ -359,7 +263,7 @@ class SuperviseSweep:
         if not asked:
             return woken
         for job in asked:
-            active[job].supervisor.appends_seen()
+            active[job].supervisor.watches.appends_seen()
         try:
             last = self._store.last_seqs(asked)
         except StoreError:
@@ -367,11 +271,11 @@ class SuperviseSweep:
         for job in asked:
             loop = active[job].loop
             if loop is not None and last.get(job) != loop.known:
-                active[job].supervisor.record_grew()
+                active[job].supervisor.watches.record_grew()
                 woken.add(job)
         return woken
 
-    def _attend(self, attendance: AttendanceNotes, active: dict[JobId, _Active], began: _Pass,
+    def _attend(self, attendance: AttendanceNotes, active: dict[JobId, Active], began: Pass,
                 must_step: set[JobId]) -> None:
         """The sweep's attendance refreshed when due (every ten poll intervals), and with it the lock of every
         element carried on (``Supervisor.carry`` beats nothing) whose last beat announced its next loop before
@@ -382,7 +286,7 @@ class SuperviseSweep:
         before = attendance.next_at()
         if before is not None and began.wall < before:
             return  # not due (and what it would name is not worked out: it is every element's)
-        attendance.refresh(self._held(active), began.wall)
+        attendance.refresh(held(active), began.wall)
         until = attendance.next_at()
         if until is None or until == before:
             return
@@ -391,20 +295,11 @@ class SuperviseSweep:
             loop = element.loop
             if loop is None or (loop.announced is not None and loop.announced >= until):
                 continue
-            if not element.supervisor.beat_carried(loop, began.wall, announce):
+            if not element.supervisor.carrying.beat_carried(loop, began.wall, announce):
                 must_step.add(element.job)
 
-    @staticmethod
-    def _held(active: dict[JobId, _Active]) -> dict[JobId, tuple[HostIdentity, frozenset[int]]]:
-        """Each sweep's root and the indices of its elements supervised now: what its attendance names."""
-        held: dict[JobId, tuple[HostIdentity, set[int]]] = {}
-        for element in active.values():
-            if element.sweep is not None and element.index is not None:
-                held.setdefault(JobId(element.sweep), (element.root, set()))[1].add(element.index)
-        return {sweep: (root, frozenset(indices)) for sweep, (root, indices) in held.items()}
-
     @contextlib.contextmanager
-    def _closing(self, active: dict[JobId, _Active]) -> Iterator[None]:
+    def _closing(self, active: dict[JobId, Active]) -> Iterator[None]:
         """Whatever ends the loop (an error), every element still supervised lets go of its lock and watches."""
         try:
             yield
@@ -414,23 +309,6 @@ class SuperviseSweep:
                     element.rounds.close()
                 element.stack.close()
             active.clear()
-
-    @staticmethod
-    def _room(member: JobSummary, active: dict[JobId, _Active], bounds: dict[str, int | None]) -> bool:
-        """Whether ``member`` may be started now: its sweep's --max-running counts every supervised element
-        of that sweep without an outcome yet. A job of its own, or one with attempts already (it may be
-        running: it is watched whatever the bound), always may."""
-        bound = bounds.get(member.sweep) if member.sweep is not None else None
-        if bound is None or member.attempts > 0:
-            return True
-        busy = sum(1 for e in active.values() if e.sweep == member.sweep
-                   and (e.loop is None or e.loop.state.outcome is None))
-        return busy < bound
-
-    def _room_for_next(self, waiting: deque[JobSummary], active: dict[JobId, _Active],
-                       bounds: dict[str, int | None]) -> bool:
-        """Whether the next waiting element may be started now."""
-        return bool(waiting) and self._room(waiting[0], active, bounds)
 
     def _max_running(self, waiting: deque[JobSummary]) -> dict[str, int | None]:
         """Each sweep's --max-running, from the first of its elements whose record reads."""
@@ -446,13 +324,13 @@ class SuperviseSweep:
         return bounds
 
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepSupervisionView,
-               rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
-               elsewhere: list[tuple[JobId, str]], began: _Pass) -> _Active | None:
+               rounds: dict[str, RoundQuery], active: dict[JobId, Active],
+               elsewhere: list[tuple[JobId, str]], began: Pass) -> Active | None:
         taken = self._take(member, fresh, view, rounds, active, elsewhere)
-        return None if taken is None else self._begin(taken, drain, began)
+        return None if taken is None else begin(taken, drain, began)
 
     def _take(self, member: JobSummary, fresh: bool, view: SweepSupervisionView, rounds: dict[str, RoundQuery],
-              active: dict[JobId, _Active], elsewhere: list[tuple[JobId, str]]) -> _Taken | None:
+              active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]]) -> Taken | None:
         """The element's record read and its lock taken, its supervisor made; None (said why) when it is
         not this process's to supervise."""
         job = member.job
@@ -474,7 +352,7 @@ class SuperviseSweep:
             chosen = query
             supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
                                           schedulers=lambda _cluster: chosen)
-            return _Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
+            return Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
                           query)
         except LockBusy:
             stack.close()
@@ -488,169 +366,6 @@ class SuperviseSweep:
         except BaseException:
             stack.close()
             raise
-
-    @staticmethod
-    def _begin(taken: _Taken, drain: Interrupts, began: _Pass) -> _Active:
-        """The element's loop, from its record as last read (or as the array's commits left it)."""
-        job = taken.member.job
-        notices = began.notices
-        try:
-            steps = taken.stack.enter_context(taken.supervisor.rounds(
-                job, taken.lock, drain, first=(taken.state, taken.known), paced_from=began.wall_time,
-                attended=taken.member.sweep is not None,  # an element's supervised-at: its sweep's attendance
-                on_wake=lambda moved: notices.tell(job, moved), beats_until=began.beats_until))
-        except BaseException:
-            taken.stack.close()
-            raise
-        return _Active(taken.member.job, taken.supervisor, steps, taken.stack, taken.member.sweep, taken.query,
-                       taken.root, taken.member.sweep_index)
-
-    # ------------------------------------------------------------------ a sweep as one array
-
-    def _arrays(self, waiting: deque[JobSummary], drain: Interrupts, fresh: bool, view: SweepSupervisionView,
-                rounds: dict[str, RoundQuery], active: dict[JobId, _Active],
-                elsewhere: list[tuple[JobId, str]], began: _Pass) -> None:
-        """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
-        array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
-        for sweep, members in _fresh_by_sweep(waiting).items():
-            scheduler = self._array_scheduler(sweep, members, view)
-            if scheduler is None:
-                continue
-            if drain.pending() is not None:
-                return
-            tried = {m.job for m in members}  # taken now, or said why not: none is tried again below
-            remaining = [m for m in waiting if m.job not in tried]
-            waiting.clear()
-            waiting.extend(remaining)
-            taken = [t for m in members if (t := self._take(m, fresh, view, rounds, active, elsewhere)) is not None]
-            sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
-            for t in taken:
-                if t not in sent:
-                    active[t.member.job] = self._begin(t, drain, began)
-            if sent:
-                try:
-                    self._send_array(JobId(sweep), scheduler, sent, view, active)
-                finally:
-                    self._tell(sent)
-                for t in sent:
-                    active[t.member.job] = self._begin(t, drain, began)
-
-    def _array_scheduler(self, sweep: str, members: list[JobSummary], view: SweepSupervisionView,
-                         ) -> CreatesArrays | None:
-        """The scheduler that makes these fresh elements of one sweep in one request, or None (said on the view
-        when the scheduler refuses): they are on more than one cluster, its scheduler makes no arrays, or it
-        refuses this one."""
-        cluster = members[0].cluster
-        if any(m.cluster != cluster for m in members):
-            return None
-        scheduler = self._schedulers(cluster)
-        if not isinstance(scheduler, CreatesArrays):
-            return None
-        largest = max(m.sweep_index or 0 for m in members)
-        try:
-            refused = scheduler.array_refusal(len(members), largest, self._scripts(members))
-        except Exception as exc:  # asking only decides the way: one object per element is always sound
-            refused = f"the scheduler could not be asked: {reason(exc)}"
-        if refused is not None:
-            view.line(f"sweep {sweep}: not one job array ({refused}): one held job per element")
-            return None
-        return scheduler
-
-    def _scripts(self, members: list[JobSummary]) -> list[str | None]:
-        """Each element's batch script (None: a command), for the scheduler to say whether they can share one
-        array's options. A sweep is one submit: when its first element runs a command, they all do."""
-        scripts: list[str | None] = []
-        for member in members:
-            script = fold(self._store.read(member.job)).spec.script
-            if script is None and not scripts:
-                return []
-            scripts.append(script)
-        return scripts
-
-    def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[_Taken], view: SweepSupervisionView,
-                    active: dict[JobId, _Active]) -> None:
-        """Every element's "submitting" durable (one nonce, the array's), then ONE request, then every answer
-        committed, then ONE release of the array, then every "released" committed: each phase's events of all
-        elements in one transaction (one commit, one sync), each before the request that follows it. Whatever
-        fails on the way is left to each element's own loop, which finds the attempt unanswered and treats it
-        as any job's: marked unknown, looked for by its name and nonce, never sent again; or created and not
-        released, and releases it (the array whole, by the first element's release)."""
-        nonce = new_nonce()
-        if not self._append_all(taken, [ev.Submitting(1, nonce)] * len(taken), "submitting-committed"):
-            view.line(f"sweep {sweep}: not sent: the records of its elements could not be written; each "
-                      "element is looked after on its own")
-            return
-        try:
-            for t in taken:
-                t.lock.check()  # right before the request: every element is still ours
-        except (LockLost, StoreError) as exc:
-            view.line(f"sweep {sweep}: not sent: {reason(exc)}")
-            return
-        bound, elements = _array_elements(taken, nonce)
-        try:
-            answer = scheduler.create_array_held(sweep, elements, bound)
-        except Exception as exc:  # whatever went wrong, the request may have gone out: unknown, never resent
-            answer = CreateAnswer(CreateOutcome.UNKNOWN, None, f"{type(exc).__name__}: {exc}")
-        self._crash.reached("create-answered")
-        tasks, events = _answer_events(scheduler, answer, elements)
-        every = self._append_all(taken, events, "answer-committed")
-        if answer.outcome is CreateOutcome.CREATED and answer.object_id is not None:
-            view.line(f"sweep {sweep}: {len(taken)} elements sent as job array {answer.object_id}")
-            if every and not self._release_array(answer.object_id, taken, list(tasks)):
-                jobs = {t.member.job for t in taken}
-                taken[0].query.whole_array(answer.object_id, tasks, lambda: not any(
-                    e.loop is not None and e.loop.state.hold_wanted for job, e in active.items() if job in jobs))
-
-    def _release_array(self, array: ObjectId, taken: list[_Taken], tasks: list[ObjectId]) -> bool:
-        """The array released in one request once every element's creation is durable, and every element's
-        "released" committed in one transaction. False when each element's loop is to release as a job's
-        does (the array whole, by the first one, unless one of them is to stay held): nothing was sent (an
-        element's record grew since: a command, a hold, a cancel; a lock not proven held; the release
-        failed), or it was and its "released" could not be committed (released again: one request)."""
-        if any(t.state.hold_wanted for t in taken):
-            return False
-        scheduler = taken[0].query  # the cluster's, as each element's loop asks it
-        try:
-            if self._store.last_seqs([t.member.job for t in taken]) != {t.member.job: t.known for t in taken}:
-                return False
-            for t in taken:
-                t.lock.check()  # right before the request, as every release
-            scheduler.release(array)
-        except (LockLost, StoreError, SchedulerError):
-            return False
-        self._crash.reached("release-sent")
-        released: list[ev.Event] = []
-        for task in tasks:  # each element's, in order
-            paths = output_paths(scheduler, task)
-            released.append(ev.Released(1, task, paths.stdout, paths.stderr))
-        return self._append_all(taken, released, "release-committed")
-
-    def _append_all(self, taken: list[_Taken], events: list[ev.Event], point: str) -> bool:
-        """Each element's event of the array's phase made durable in one transaction (their states carried
-        on), or none of them and False."""
-        now = self._clock.now()
-        try:
-            encoded = [ev.encode(event) for event in events]
-            self._store.append_many([Append(t.member.job, now, kind, data)
-                                     for t, (kind, data) in zip(taken, encoded, strict=True)])
-        except StoreError:
-            return False
-        for t, event in zip(taken, events, strict=True):
-            t.state = apply(t.state, event, now)
-            t.known += 1
-            t.untold = event
-        self._crash.reached(point)
-        return True
-
-    @staticmethod
-    def _tell(taken: list[_Taken]) -> None:
-        """Each element's pointer and live line told its state once the array's phases are done, not at each
-        phase: a pointer write is synced (a 500-element array's 1,500 phase writes took 20 of its 38 s on a
-        loaded test machine), and a pointer is display only, here a moment behind its record."""
-        for t in taken:
-            if t.untold is not None:
-                t.progress.committed(t.state, t.untold)
-                t.untold = None
 
     def _progress(self, state: JobState, pointer: Pointer, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         if fresh:
@@ -668,26 +383,3 @@ class SuperviseSweep:
             return members
 
 
-def _next_due(active: dict[JobId, _Active], refresh: datetime | None, began: _Pass) -> float:
-    """When the sweep's next pass is due (monotonic): the soonest element's time, or the attendance file's
-    refresh (``refresh``, wall time) when that is sooner."""
-    due = min(e.due for e in active.values())
-    if refresh is not None:
-        due = min(due, began.mono + (refresh - began.wall).total_seconds())
-    return due
-
-
-def _arm(unarmed: set[JobId], active: dict[JobId, _Active], drain: Interrupts) -> None:
-    """The watches of an element's objects change only when it steps: armed once then, not each pass."""
-    for job in unarmed:
-        armed = active.get(job)
-        if armed is not None and armed.loop is not None:
-            armed.supervisor.await_change(armed.loop, drain)
-    unarmed.clear()
-
-
-def _unsettled_in_order(members: list[JobSummary]) -> deque[JobSummary]:
-    """The elements to supervise, those with attempts first: they may be running and must be watched whatever
-    the bound; then by sweep and index."""
-    return deque(sorted((m for m in members if not m.settled),
-                        key=lambda m: (m.attempts == 0, m.sweep or "", index_key(m))))

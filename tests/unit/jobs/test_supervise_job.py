@@ -116,7 +116,7 @@ def _setup(here: HostIdentity = LOGIN1, *, exit_code: int = 0, pointers: InMemor
         sweep = broken  # type: ignore[assignment]
 
     def supervisor(*, cluster: str, progress: object) -> object:
-        r.supervisor._progress = progress  # type: ignore[assignment]  # the rig's supervisor, with the fanout
+        r.supervisor.means.progress = progress  # type: ignore[assignment]  # the rig's supervisor, with the fanout
         return r.supervisor
 
     owning = OwningHost(pointers, here, lambda: None, capabilities=capabilities)

@@ -145,7 +145,7 @@ def test_a_supervisor_cut_off_from_scheduler_and_store_learns_of_its_lost_lock_b
     log: list[str] = []
     _spy(r, log)
     job = r.record()
-    r.supervisor._scheduler = UnreachableScheduler(r.scheduler, after=3)
+    r.supervisor.means.scheduler = UnreachableScheduler(r.scheduler, after=3)
     started = r.clock.monotonic()
     end = _run(r, job, lose_at=4, log=log)  # checks 1-2 before create and release, 3 the first silent loop
     assert end.ending is Ending.GAVE_UP and "lost the job's lock" in end.detail
