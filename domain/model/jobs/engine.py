@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
@@ -200,3 +201,37 @@ def decide(views: Sequence[JobView], now: datetime, policy: Policy, pacing: Paci
 def soonest(times: Iterable[datetime | None], default: datetime = NEVER) -> datetime:
     """The earliest of ``times`` (None: not due)."""
     return min((t for t in times if t is not None), default=default)
+
+
+# ---------------------------------------------------------------------- many loops paced by one pass
+
+EARLY = 0.001  # seconds: a due time computed as a sum of floats may fall a rounding error after the wait for it
+
+
+class Turn(StrEnum):
+    """What a pass over many jobs' loops (a sweep) does with one of them."""
+
+    WAIT = "wait"  # not its time, nothing told of it
+    CARRY = "carry"  # its time came with nothing told of it: carried on if its step would do nothing, else stepped
+    STEP = "step"  # stepped: it is not begun, it woke, or the pass stops (every loop drains)
+
+
+def turn(*, begun: bool, woke: bool, stopping: bool, now: float, due: float) -> Turn:
+    """One loop's turn in a pass at ``now`` (monotonic), its own time being ``due``."""
+    if stopping or not begun or woke:
+        return Turn.STEP
+    return Turn.CARRY if now + EARLY >= due else Turn.WAIT
+
+
+def may_start(bound: int | None, attempts: int, busy: int) -> bool:
+    """Whether one more job of a sweep may be started: its --max-running (``bound``) counts the sweep's
+    supervised jobs without an outcome (``busy``). A job with attempts already (it may be running: it is
+    watched whatever the bound) always may."""
+    return bound is None or attempts > 0 or busy < bound
+
+
+def next_pass(dues: Iterable[float], refresh_in: float | None, now: float) -> float:
+    """When the next pass is due (monotonic): the soonest loop's time, or a refresh ``refresh_in`` seconds
+    from ``now`` when that is sooner."""
+    due = min(dues)
+    return due if refresh_in is None else min(due, now + refresh_in)

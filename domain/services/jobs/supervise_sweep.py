@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
@@ -58,9 +59,6 @@ from dunscaith.ports.scheduler import Scheduler
 
 _Notices = Notices  # the name a test reaches it by
 
-# An element due within this many seconds is stepped in the pass at hand: a due time computed as a sum of
-# floats may fall a rounding error after the moment the wait for it ended, and waiting that out is a spin.
-_EARLY = 0.001
 
 
 class UnknownSweep(UnknownJob):
@@ -225,9 +223,10 @@ class SuperviseSweep:
         moved = False
         if woke and loop is not None:
             _, moved = element.supervisor.watches.resume_now(loop)
-        if not (stopping or loop is None or woke or now + _EARLY >= element.due):
+        chosen = en.turn(begun=loop is not None, woke=woke, stopping=stopping, now=now, due=element.due)
+        if chosen is en.Turn.WAIT:
             return None
-        if not (stopping or loop is None or woke):
+        if chosen is en.Turn.CARRY and loop is not None:
             # Its time came with nothing told of it: at its query, when the round's answer for it is the one it
             # last found nothing new in, its step would provably do nothing but count a quiet poll
             # (Supervisor.carry says which steps those are): its schedule is carried on instead, at a fraction

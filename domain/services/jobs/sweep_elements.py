@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import HostIdentity
@@ -105,7 +106,8 @@ def room(member: JobSummary, active: dict[JobId, Active], bounds: dict[str, int 
         return True
     busy = sum(1 for e in active.values() if e.sweep == member.sweep
                and (e.loop is None or e.loop.state.outcome is None))
-    return busy < bound
+    return en.may_start(bound, member.attempts, busy)
+
 
 def room_for_next(waiting: deque[JobSummary], active: dict[JobId, Active], bounds: dict[str, int | None]) -> bool:
     """Whether the next waiting element may be started now."""
@@ -140,10 +142,8 @@ def held(active: dict[JobId, Active]) -> dict[JobId, tuple[HostIdentity, frozens
 def next_due(active: dict[JobId, Active], refresh: datetime | None, began: Pass) -> float:
     """When the sweep's next pass is due (monotonic): the soonest element's time, or the attendance file's
     refresh (``refresh``, wall time) when that is sooner."""
-    due = min(e.due for e in active.values())
-    if refresh is not None:
-        due = min(due, began.mono + (refresh - began.wall).total_seconds())
-    return due
+    refresh_in = None if refresh is None else (refresh - began.wall).total_seconds()
+    return en.next_pass((e.due for e in active.values()), refresh_in, began.mono)
 
 
 def arm(unarmed: set[JobId], active: dict[JobId, Active], drain: Interrupts) -> None:

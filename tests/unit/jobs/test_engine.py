@@ -172,3 +172,29 @@ def test_what_the_record_says_was_done_is_not_decided_again(story: int) -> None:
         again = en.decide([en.JobView(JobId("a"), state)], T0, POLICY, PACING)
         assert not any(isinstance(a, en.TakeStep) and isinstance(a.step, sv.StartAttempt) and a.step.attempt == n
                        for a in again.actions)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.booleans(), st.booleans(), st.booleans(), st.floats(0, 100), st.floats(0, 100))
+def test_a_pass_steps_what_woke_or_is_new_and_carries_only_what_is_due(
+        begun: bool, woke: bool, stopping: bool, now: float, due: float) -> None:
+    chosen = en.turn(begun=begun, woke=woke, stopping=stopping, now=now, due=due)
+    if stopping or not begun or woke:
+        assert chosen is en.Turn.STEP  # a stop drains every loop; a woken or new one is never carried
+    elif now + en.EARLY >= due:
+        assert chosen is en.Turn.CARRY
+    else:
+        assert chosen is en.Turn.WAIT
+
+
+@given(st.none() | st.integers(1, 5), st.integers(0, 3), st.integers(0, 8))
+def test_max_running_bounds_only_fresh_jobs(bound: int | None, attempts: int, busy: int) -> None:
+    assert en.may_start(bound, attempts, busy) == (bound is None or attempts > 0 or busy < bound)
+
+
+@given(st.lists(st.floats(0, 1000), min_size=1, max_size=10), st.none() | st.floats(0, 1000), st.floats(0, 10))
+def test_the_next_pass_is_the_soonest_of_the_loops_and_the_refresh(
+        dues: list[float], refresh_in: float | None, now: float) -> None:
+    due = en.next_pass(dues, refresh_in, now)
+    assert due <= min(dues)
+    assert due == min([*dues, *([] if refresh_in is None else [now + refresh_in])])
