@@ -111,7 +111,7 @@ class RoundQuery:
     def round_answer(self, name: JobId) -> tuple[QueryResult, tuple[ObjectView, ...]]:
         """This round's answer (asked now if the round has none covering ``name``, exactly as ``query``
         would) and ``name``'s objects in it, in the order ``query`` gives them, without a copy of the answer
-        for each job (a sweep's loop looks at every quiet element's this way, ``Supervisor.carry``)."""
+        for each job (a sweep's loop looks at every quiet element's this way, ``Carrying.carry``)."""
         answer = self._answer
         if answer is None or name not in self._covers:
             answer = self._round((name,))

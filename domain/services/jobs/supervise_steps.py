@@ -17,7 +17,7 @@ from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
-from dunscaith.domain.model.jobs.kinds import Capabilities
+from dunscaith.domain.model.jobs.kinds import ANY_KIND, Capabilities
 from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectState, ObjectView, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
@@ -211,7 +211,8 @@ class Executor:
         """The loop as the engine decides on it."""
         return en.JobView(job, loop.state, sending=loop.unsent.attempt if loop.unsent is not None else None,
                           asked_at=loop.asked_at, answered=loop.answered, ask_now=loop.ask_now, quiet=loop.quiet,
-                          kind=self._capabilities(loop.state.spec.adapter), commands_only=commands_only)
+                          kind=self._capabilities(loop.state.spec.adapter) if loop.state.unanswered else ANY_KIND,
+                          commands_only=commands_only)  # (what the kind cannot do matters to answers only)
 
     def perform(self, job: JobId, loop: Loop, action: en.Action) -> bool:
         match action:
