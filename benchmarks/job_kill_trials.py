@@ -26,8 +26,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.sweep_kill_trials import DUNSCAITH, _env, _killed_after
+from sweep_kill_trials import DUNSCAITH, _env, _killed_after
+
 from tests.infra.slurm import shared_cluster
 
 

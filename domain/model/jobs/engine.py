@@ -5,7 +5,8 @@ answer), the time and the settings in; the actions to take, in order, and the mo
 executor (``domain/services/jobs/supervise.py``) performs each action through the ports, commits its
 event before the next request, and asks again; a job and a sweep's elements are decided by the same
 function, and one more condition on a release (a pipeline step waiting on other jobs' outcomes) is one
-more field of the snapshot (``release_waits``), not another loop.
+more field of the snapshot (``start_waits``: what ``dependencies.readiness`` says of a job that waits, the
+pipeline's gate on its first create), not another loop.
 
 The order for one job is the order a supervisor always kept: each user request answered (its answer is
 applied to the state before anything is planned on it), then the steps ``sv.plan`` gives for that state,
@@ -60,7 +61,7 @@ class JobView:
     quiet: int = 0  # answered queries since the record last changed
     kind: SchedulerCapabilities = ANY_KIND  # what its scheduler kind declares it cannot do
     commands_only: bool = False  # a command holding the lock: nothing new is made, a release only if asked for
-    release_waits: bool = False  # its release waits on something outside the job (a pipeline's earlier steps)
+    start_waits: bool = False  # its first create waits for other jobs (``dependencies.readiness`` not Ready)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +109,15 @@ def answers(state: JobState, kind: SchedulerCapabilities = ANY_KIND) -> list[ev.
 
 def steps(view: JobView, now: datetime, policy: Policy, *, delivering: bool = False) -> list[sv.Step]:
     """The steps ``sv.plan`` gives for the job's state, less those its snapshot rules out: a command makes
-    nothing new and releases only what the user asked to; a release waiting on something outside the job
-    is not taken yet."""
+    nothing new and releases only what the user asked to; a job whose first create waits for other jobs (a
+    pipeline's step, ``submit --after``) is not created yet: it stays recorded, nothing is sent or asked.
+    Past its first attempt it is past its gate (a recovery attempt never asks its dependencies again)."""
     planned = sv.plan(view.state, now, policy, view.sending, delivering=delivering)
     if view.commands_only:
         planned = [st for st in planned if not isinstance(st, sv.StartAttempt)
                    and not (isinstance(st, sv.Release) and not view.state.release_wanted)]
-    if view.release_waits:
-        planned = [st for st in planned if not isinstance(st, sv.Release)]
+    if view.start_waits:
+        planned = [st for st in planned if not (isinstance(st, sv.StartAttempt) and st.attempt == 1)]
     return planned
 
 
@@ -166,7 +168,7 @@ def _one(view: JobView, now: datetime, policy: Policy, delivering: bool) -> list
 
 def _with_state(view: JobView, state: JobState) -> JobView:
     return JobView(view.job, state, view.sending, view.asked_at, view.answered, view.ask_now, view.quiet,
-                   view.kind, view.commands_only, view.release_waits)
+                   view.kind, view.commands_only, view.start_waits)
 
 
 def decide(views: Sequence[JobView], now: datetime, policy: Policy, pacing: Pacing, *,

@@ -65,12 +65,17 @@ def test_a_new_job_is_created_and_nothing_is_asked_meanwhile() -> None:
     assert decision.wake_at == T0
 
 
-def test_a_created_object_is_released_unless_its_release_waits() -> None:
-    story = STORIES[2]
-    free = en.decide([view("a", story)], T0, POLICY, PACING)
+def test_a_confirmed_object_is_released() -> None:
+    free = en.decide([view("a", STORIES[2])], T0, POLICY, PACING)
     assert [a.step for a in free.actions if isinstance(a, en.TakeStep)] == [sv.Release(1, ObjectId("7"))]
-    gated = en.decide([view("a", story, release_waits=True)], T0, POLICY, PACING)
-    assert not any(isinstance(a, en.TakeStep) and isinstance(a.step, sv.Release) for a in gated.actions)
+
+
+def test_a_job_whose_first_create_waits_is_not_created_and_not_asked_about() -> None:
+    gated = en.decide([view("a", (), start_waits=True)], T0, POLICY, PACING)
+    assert not any(isinstance(a, en.TakeStep) for a in gated.actions)
+    # past its gate (an attempt recorded) it is any job: the gate is asked for the first create only
+    past = en.decide([view("a", STORIES[2], start_waits=True)], T0, POLICY, PACING)
+    assert [a.step for a in past.actions if isinstance(a, en.TakeStep)] == [sv.Release(1, ObjectId("7"))]
 
 
 def test_a_request_is_answered_before_any_step_and_the_steps_follow_from_the_answer() -> None:
@@ -124,7 +129,7 @@ def test_the_decision_is_each_jobs_own_and_the_wake_is_never_late(
     for i, (story, waits, asked, answered, ask_now, quiet) in enumerate(drawn):
         views.append(en.JobView(JobId(f"j{i}"), after(recorded(f"j{i}"), *STORIES[story]),
                                 asked_at=None if asked is None else min(now, T0 + timedelta(seconds=asked)),
-                                answered=answered, ask_now=ask_now, quiet=quiet, release_waits=waits))
+                                answered=answered, ask_now=ask_now, quiet=quiet, start_waits=waits))
     decision = en.decide(views, now, POLICY, PACING)
     # the same as deciding on each job alone, in order, with the asks gathered into one
     alone = [en.decide([v], now, POLICY, PACING) for v in views]
@@ -134,13 +139,13 @@ def test_the_decision_is_each_jobs_own_and_the_wake_is_never_late(
     asks = [a for a in decision.actions if isinstance(a, en.Ask)]
     assert len(asks) <= 1
     assert (list(asks[0].jobs) if asks else []) == asked_alone
-    # a job with steps is not asked (its answer would predate what it does); a waiting release is never taken
+    # a job with steps is not asked (its answer would predate what it does); a gated first create is never taken
     stepping = {a.job for a in mine}
     assert not stepping & set(asked_alone)
     for v in views:
-        if v.release_waits:
-            assert not any(isinstance(a, en.TakeStep) and a.job == v.job and isinstance(a.step, sv.Release)
-                           for a in decision.actions)
+        if v.start_waits:
+            assert not any(isinstance(a, en.TakeStep) and a.job == v.job and isinstance(a.step, sv.StartAttempt)
+                           and a.step.attempt == 1 for a in decision.actions)
     # the wake: now when anything is to be done, else the soonest job's own, never before now
     assert decision.wake_at >= now
     if decision.actions:
