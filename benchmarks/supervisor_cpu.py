@@ -103,7 +103,7 @@ def _measure(label: str, make_scheduler: Callable[[Path], Any], command: tuple[s
         # A scheduler that watches its objects (the local one) is waited on through its watch, and at poll 0
         # that wait is skipped: _Loops, which counts the waits, would never stop the loop. Each loop's query is
         # what is measured here, so the watch is left out and every loop ends in a (zero) wait that is counted.
-        setattr(supervisor, "_watch_objects", lambda watched, cancel: False)  # noqa: B010
+        setattr(supervisor.watches, "_watch_objects", lambda watched, cancel: False)  # noqa: B010
         with store.lock(job) as lock:
             for _ in range(200):  # warm up until the job runs: created, released, started
                 supervisor.run(job, lock, _Loops(1))
