@@ -62,6 +62,7 @@ class Supervisor:
         self._settings = settings
         self._policy = without_residual(policy, residual)
         self._nonces = nonces
+        self._capabilities = capabilities
         self._record = Record(means, settings)
         self._deliveries = Deliveries(delivery, self._record, means, settings, notifier)
         self._delivering = self._deliveries.delivering
