@@ -63,6 +63,13 @@ class Carries:
     def __init__(self, every: int = snapshot.EVERY) -> None:
         self._kept: OrderedDict[JobId, SummaryCarry] = OrderedDict()
         self.every = every
+        self._room = _KEEP
+
+    def reserve(self, jobs: int) -> None:
+        """Keep at least ``jobs`` carries from now on: a sweep's phases append to each of its elements in
+        one transaction, and then again in the next; with fewer kept than elements, every append of the
+        next phase would fold its record again from the snapshot (~1 ms each, most of a phase's cost)."""
+        self._room = max(self._room, jobs)
 
     def start(self, job: JobId, at: datetime, kind: str, data: str) -> JobSummary:
         carry = SummaryCarry(job, at, kind, decode_data(data), self.every)
@@ -102,7 +109,7 @@ class Carries:
 
     def _keep(self, carry: SummaryCarry) -> None:
         self._kept[carry.job] = carry
-        while len(self._kept) > _KEEP:
+        while len(self._kept) > self._room:
             self._kept.popitem(last=False)
 
 

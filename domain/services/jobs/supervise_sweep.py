@@ -86,6 +86,7 @@ class _Taken:
     supervisor: Supervisor
     progress: JobProgress
     query: RoundQuery
+    pointer: Pointer  # as its supervision began (a fresh element's first one: written with its array's)
     untold: ev.Event | None = None  # the last event committed and not yet told to ``progress`` (display only)
 
 
@@ -475,7 +476,7 @@ class SuperviseSweep:
             supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
                                           schedulers=lambda _cluster: chosen)
             return _Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
-                          query)
+                          query, pointer)
         except LockBusy:
             stack.close()
             elsewhere.append((job, "held by another live supervisor or command"))  # said once, at the end
@@ -522,7 +523,10 @@ class SuperviseSweep:
             remaining = [m for m in waiting if m.job not in tried]
             waiting.clear()
             waiting.extend(remaining)
-            taken = [t for m in members if (t := self._take(m, fresh, view, rounds, active, elsewhere)) is not None]
+            # each fresh element's first pointer is written below with all the others', not as it is taken
+            taken = [t for m in members if (t := self._take(m, False, view, rounds, active, elsewhere)) is not None]
+            if fresh:
+                self._first_pointers(taken)
             sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
             for t in taken:
                 if t not in sent:
@@ -651,6 +655,14 @@ class SuperviseSweep:
             if t.untold is not None:
                 t.progress.committed(t.state, t.untold)
                 t.untold = None
+
+    def _first_pointers(self, taken: list[_Taken]) -> None:
+        """The fresh elements' first pointers written together, every one durable before the array's request
+        (other login nodes route by them): one sync for the batch, not four an element."""
+        try:
+            self._one.write_pointers([t.pointer for t in taken])
+        except Exception as exc:  # display only; the record is what counts
+            self._on_problem(f"pointers of {len(taken)} elements not written: {reason(exc)}")
 
     def _progress(self, state: JobState, pointer: Pointer, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         if fresh:
