@@ -463,7 +463,7 @@ class PostgresStore:
         with self._errors(), self._mutex:
             conn = self._general()
             try:
-                with conn.transaction():
+                with conn.transaction(), self._carries.all_kept():
                     yield
             except BaseException:
                 self._carries.clear()

@@ -492,7 +492,7 @@ class SqliteStore:
     def batch(self) -> Iterator[None]:
         """Every create and append inside is one transaction, committed (durably) on leaving: for tools
         that build large stores. A failure inside rolls them all back."""
-        with self._writing():
+        with self._writing(), self._carries.all_kept():
             self._batch_depth += 1
             try:
                 yield
