@@ -87,7 +87,7 @@ def test_a_signal_before_the_time_limit_is_refused_and_nothing_is_made(on_sge: C
         "submit", "--cluster", "test", "--name", "ckpt", "--time", "1:00", "--signal-before", "USR1@10",
         "--requeue-on-time-limit", "1", "--", "true", timeout=120,
     )  # fmt: skip
-    assert done.returncode != 0, (done.stdout, done.stderr)
+    assert done.returncode == 2, (done.stdout, done.stderr)  # recorded, its create refused: nothing was sent
     assert "Grid Engine cannot send --signal-before's signal" in done.stdout + done.stderr
     assert "ckpt" not in sge.run("qstat", "-u", "*", "-s", "prsz").stdout
 
