@@ -10,6 +10,7 @@ settled or gone), never a pointer not settled without its entry.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from dunscaith.domain.model.jobs.ids import JobId
@@ -27,6 +28,14 @@ class Pointers(Protocol):
         one is written *before* its entry is removed. ``refresh``: only supervised-at changed since this
         pointer was last written, so a power loss may keep the older version (still whole): one sync
         fewer, for the rewrite a supervisor makes of every pointer it holds every ten poll intervals."""
+        ...
+
+    def write_many(self, pointers: Sequence[Pointer]) -> None:
+        """``write`` of each pointer, in order, with the syncs shared: every one whole and durable (its index
+        entry before it, when not settled) when this returns, at the cost of a few syncs for the batch rather
+        than a few each. A sweep's fresh elements, each pointer durable before the one request that makes
+        them all. Every name is checked first (BadPointerName: nothing written); PointerError or OSError
+        on the way may leave some of them written, each whole, and their entries with them."""
         ...
 
     def read(self, job: JobId) -> Pointer:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from dunscaith.adapters.durable.sync import sync_dir, sync_fd
+from dunscaith.adapters.durable.sync import sync_dir, sync_fd, sync_files
 
 STAGING_PREFIX = ".staging."
 
@@ -84,6 +84,43 @@ def replace(directory: str | os.PathLike[str], name: str, data: bytes, mode: int
         raise
     if durable_name:
         sync_dir(directory)
+
+
+def stage(directory: str | os.PathLike[str], name: str, data: bytes, mode: int = 0o600) -> tuple[str, str]:
+    """``data`` written, not synced, to a staging file of its own beside ``directory/name``: (staging path,
+    final path), for ``replace_staged`` once the files of a batch are synced together (``sync_files``)."""
+    staging = os.path.join(directory, staging_name(name))
+    _write_new(staging, data, mode, sync=False)
+    return staging, os.path.join(directory, name)
+
+
+def sync_staged(directory: str | os.PathLike[str], staged: list[tuple[str, str]]) -> None:
+    """The staged files' bytes made durable at once (one sync of their filesystem where it can)."""
+    sync_files(directory, [staging for staging, _ in staged])
+
+
+def replace_staged(directory: str | os.PathLike[str], staged: list[tuple[str, str]], *,
+                   durable_name: bool = True) -> None:
+    """Each staged file (already synced: ``sync_staged``) renamed over its final name, then ``directory``
+    synced once for all the names. A rename that fails leaves the files not yet renamed removed; the
+    ones before it stand, each whole."""
+    for at, (staging, final) in enumerate(staged):
+        try:
+            os.replace(staging, final)
+        except BaseException:
+            discard(staged[at:])
+            raise
+    if durable_name and staged:
+        sync_dir(directory)
+
+
+def discard(staged: list[tuple[str, str]]) -> None:
+    """The staging files of a batch not carried through removed (those already renamed are not there)."""
+    for staging, _ in staged:
+        try:
+            os.unlink(staging)
+        except OSError:
+            pass
 
 
 def replace_cached(directory: str | os.PathLike[str], name: str, data: bytes, mode: int = 0o600) -> None:

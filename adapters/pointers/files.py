@@ -17,13 +17,13 @@ sweep_attendance.py), written whole without the folder's sync (a power loss only
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from dunscaith.adapters.durable.config_dir import config_home, ensure_dunscaith_dir
 from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
 from dunscaith.adapters.durable.private_read import UnsafeFile, read_private
-from dunscaith.adapters.durable.publish import STAGING_PREFIX, replace
+from dunscaith.adapters.durable.publish import STAGING_PREFIX, discard, replace, replace_staged, stage, sync_staged
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import (
     DamagedPointer,
@@ -82,6 +82,48 @@ class FilePointers:
         if settled:
             self._checkpoint("pointer-settled")  # a settled pointer with its entry still there: stale
             self.unindex(pointer.job)
+
+    def write_many(self, pointers: Sequence[Pointer]) -> None:
+        """As ``write`` of each, in the same order of steps, with one sync for the batch at each step: every
+        entry and pointer file staged unsynced, the filesystem synced once (``sync_files``), the new
+        entries renamed into the index and its folder synced, then the pointers renamed and their folder
+        synced. Four syncs for a sweep's 500 fresh elements, where ``write`` makes four each."""
+        if not pointers:
+            return
+        names = [pointer_file_name(p.job) for p in pointers]  # every name checked before anything is written
+        try:
+            ensure_dunscaith_dir(self.directory)
+        except UnsafeDirectory as exc:
+            raise PointerError(f"pointers of {len(pointers)} jobs cannot be written: {exc}") from None
+        from dunscaith.domain.model.jobs.attendance import pointer_settled
+
+        settled = [pointer_settled(p) for p in pointers]
+        fresh = [(name, p) for name, p, done in zip(names, pointers, settled, strict=True)
+                 if not done and not os.path.lexists(self.index_dir / name)]
+        entries: list[tuple[str, str]] = []
+        files: list[tuple[str, str]] = []
+        try:
+            if fresh:
+                self._index_folder()
+            entries = [stage(self.index_dir, name, encode_index_entry(p.job, p.root_host)) for name, p in fresh]
+            files = [stage(self.directory, name, encode_pointer(p)) for name, p in zip(names, pointers, strict=True)]
+            sync_staged(self.directory, entries + files)  # the index is a folder inside: one filesystem
+            replace_staged(self.index_dir, entries)  # every new entry's name durable before any pointer's
+            entries = []
+        except BaseException:
+            discard(entries + files)
+            raise
+        try:
+            if fresh:
+                self._checkpoint("pointer-indexed")  # entries with the older pointers (or none) behind them
+            replace_staged(self.directory, files)
+        except BaseException:
+            discard(files)  # those renamed are not there any more; a kill leaves them, never read as pointers
+            raise
+        for p, done in zip(pointers, settled, strict=True):
+            if done:
+                self._checkpoint("pointer-settled")
+                self.unindex(p.job)
 
     def read(self, job: JobId) -> Pointer:
         path = self.directory / pointer_file_name(job)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dunscaith.domain.model.jobs.attendance import pointer_settled
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import IndexEntry, NoPointer, Pointer, pointer_file_name
@@ -14,6 +16,7 @@ class InMemoryPointers:
     def __init__(self, *, built: bool = False) -> None:
         self.pointers: dict[JobId, Pointer] = {}
         self.writes: list[Pointer] = []  # every write in order, so tests can count them (NFS writes are rare)
+        self.batches: list[list[Pointer]] = []  # every write_many's pointers (each also in ``writes``)
         self.entries: dict[JobId, HostIdentity | None] = {}  # the index of pointers not settled
         self.built = built  # False until index_built(), as a fresh home (or one an older dunscaith wrote)
         self.attending: dict[str, SweepAttendance] = {}  # by file name
@@ -27,6 +30,13 @@ class InMemoryPointers:
         self.writes.append(pointer)
         if pointer_settled(pointer):
             self.entries.pop(pointer.job, None)
+
+    def write_many(self, pointers: Sequence[Pointer]) -> None:
+        for pointer in pointers:
+            pointer_file_name(pointer.job)  # every name checked before any is written, as the files'
+        self.batches.append(list(pointers))
+        for pointer in pointers:
+            self.write(pointer)
 
     def read(self, job: JobId) -> Pointer:
         try:

@@ -12,7 +12,8 @@ and the snapshot that fold makes is kept, so the next one resumes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -63,6 +64,30 @@ class Carries:
     def __init__(self, every: int = snapshot.EVERY) -> None:
         self._kept: OrderedDict[JobId, SummaryCarry] = OrderedDict()
         self.every = every
+        self._room = _KEEP
+        self._growing = 0  # inside all_kept: nothing dropped
+        self._made_inside: set[JobId] = set()
+
+    @contextmanager
+    def all_kept(self) -> Iterator[None]:
+        """Every carry made inside kept, and as many kept from then on: a sweep's elements are recorded in one
+        transaction (``batch``), then each phase appends to every one of them; a carry dropped here would be
+        folded again from the record at the first phase."""
+        self._growing += 1
+        try:
+            yield
+        finally:
+            self._growing -= 1
+            if not self._growing:
+                self.reserve(len(self._made_inside))
+                self._made_inside.clear()
+                self._trim()
+
+    def reserve(self, jobs: int) -> None:
+        """Keep at least ``jobs`` carries from now on: a sweep's phases append to each of its elements in
+        one transaction, and then again in the next; with fewer kept than elements, every append of the
+        next phase would fold its record again from the snapshot (~1 ms each, most of a phase's cost)."""
+        self._room = max(self._room, jobs)
 
     def start(self, job: JobId, at: datetime, kind: str, data: str) -> JobSummary:
         carry = SummaryCarry(job, at, kind, decode_data(data), self.every)
@@ -102,7 +127,13 @@ class Carries:
 
     def _keep(self, carry: SummaryCarry) -> None:
         self._kept[carry.job] = carry
-        while len(self._kept) > _KEEP:
+        if self._growing:
+            self._made_inside.add(carry.job)
+        else:
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._kept) > self._room:
             self._kept.popitem(last=False)
 
 

@@ -24,7 +24,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, summarize, unreadable
 from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
-from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.job_store import Append, JobStore
 from tests.contract.test_job_store import T0, Backend, backend  # noqa: F401 - the store fixture's parameters
 from tests.unit.jobs.test_domain_tables import EVERY_EVENT, SPEC
 
@@ -89,6 +89,30 @@ def test_a_record_that_stops_reading_keeps_a_summary_saying_why(backend: Backend
     summary = store.summary(job)
     assert summary.state == "damaged" and summary.problem and summary.seq == 3
     assert store.unsettled() == []  # a record that does not read is never called Unattended from here
+
+
+def test_phases_of_many_jobs_in_one_transaction_each_keep_every_summary_equal_to_the_fold(
+        backend: Backend) -> None:  # noqa: F811
+    """More jobs than a store carries folds for by default, a job named twice in one phase, and another
+    handle's append between two phases: each summary, written once per job per phase, is still the fold."""
+    store, other = backend.open(), backend.open()
+    jobs = [JobId(next(names)) for _ in range(100)]
+    for job in jobs:
+        store.create(job, T0, *ev.encode(HEAD))
+    phases: list[list[tuple[JobId, ev.Event]]] = [
+        [(job, ev.Submitting(1, Nonce("n"))) for job in jobs],
+        [(job, ev.Created(1, ObjectId(f"o_{i}"))) for i, job in enumerate(jobs)]
+        + [(jobs[0], ev.Requested("r", "hold"))],
+        [(job, ev.Released(1, ObjectId(f"o_{i}"))) for i, job in enumerate(jobs)],
+    ]
+    for number, phase in enumerate(phases, start=1):
+        at = T0 + timedelta(seconds=number)
+        store.append_many([Append(job, at, *ev.encode(event)) for job, event in phase])
+        if number == 2:
+            other.append(jobs[7], at, *ev.encode(ev.Requested("r7", "hold")))
+        for job in jobs:
+            assert store.summary(job) == expected(store, job), f"{job} after phase {number}"
+    assert store.summary(jobs[0]).seq == 5 and store.summary(jobs[7]).seq == 5 and store.summary(jobs[1]).seq == 4
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

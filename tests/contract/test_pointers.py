@@ -155,3 +155,29 @@ def test_a_damaged_attendance_file_is_left_out(tmp_path: Path) -> None:
     files.write_attendance(kept)
     (files.attendance_dir / "exp@login1-zz").write_text("not json")
     assert files.attendances() == [kept]
+
+
+def test_a_batch_is_written_as_each_of_its_pointers_would_be(pointers: Pointers) -> None:
+    pointers.index_built()
+    pointers.write(pointer("old", "running"))
+    pointers.write_many([pointer("s-1", "submitting"), pointer("s-2", "submitting", LOGIN2),
+                         pointer("old", "succeeded"), pointer("s-1", "created")])  # a later one of a name wins
+    assert pointers.read(JobId("s-1")).state == "created"
+    assert pointers.read(JobId("s-2")).root_host == LOGIN2 and pointers.read(JobId("old")).state == "succeeded"
+    assert pointers.indexed() == ["s-1", "s-2"]  # the settled one left the index, the others entered it
+    assert pointers.index_entry(JobId("s-2")) == IndexEntry(JobId("s-2"), LOGIN2)
+    assert [reading.job for reading in pointers.all()] == ["old", "s-1", "s-2"]
+
+
+def test_a_batch_with_a_name_that_cannot_be_a_file_writes_none_of_it(pointers: Pointers) -> None:
+    pointers.index_built()
+    with pytest.raises(BadPointerName):
+        pointers.write_many([pointer("fine"), pointer("../escape")])
+    with pytest.raises(NoPointer):
+        pointers.read(JobId("fine"))
+    assert pointers.indexed() == [] and pointers.all() == []
+
+
+def test_an_empty_batch_writes_nothing(pointers: Pointers) -> None:
+    pointers.write_many([])
+    assert pointers.all() == [] and pointers.indexed() is None

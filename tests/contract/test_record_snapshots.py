@@ -32,7 +32,7 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import JobState, fold
-from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.job_store import Append, JobStore
 from tests.contract.test_job_store import T0
 from tests.contract.test_job_summary import EVENTS, HEAD
 
@@ -143,3 +143,22 @@ def test_a_long_story_of_every_kind_resumes_at_each_snapshot(stores: Snapshottin
     state = status_state(store, job)
     assert state.settled and state.pruned_at is not None and len(state.attempts) == 3
     assert store.read_tail(job).after == (len(steps) + 1) // EVERY * EVERY
+
+
+def test_a_phase_naming_jobs_several_times_keeps_each_ones_newest_snapshot(stores: Snapshotting) -> None:
+    """One transaction of many events (a sweep's phase), some jobs crossing a snapshot, one of them more than
+    once: the snapshot kept (one row per job, written once) is the newest due one."""
+    store, other = stores.open(), stores.open()
+    jobs = [JobId(next(names)) for _ in range(4)]
+    for job in jobs:
+        store.create(job, T0, *ev.encode(HEAD))
+    observed: list[ev.Event] = [ev.Observed(1, ObjectId("o1"), state, None, None, "")
+                                for state in ("running", "pending") * 4]
+    batch: list[tuple[JobId, ev.Event]] = [
+        (jobs[0], ev.Submitting(1, Nonce("n1"))), (jobs[1], ev.Submitting(1, Nonce("n1"))),
+        *((jobs[0], event) for event in observed[:7]), (jobs[2], ev.Submitting(1, Nonce("n1")))]
+    store.append_many([Append(job, T0 + timedelta(seconds=i), *ev.encode(event))
+                       for i, (job, event) in enumerate(batch, start=1)])
+    for job in jobs:
+        _same_as_the_whole_record(store, job)
+        _same_as_the_whole_record(other, job)

@@ -5,7 +5,8 @@ A job's needs become qsub's options here, and only here: cpus → ``-pe <the clu
 ``-l h_vmem=<per slot>M`` (Grid Engine's h_vmem is per slot: the job's memory over its cpus, rounded up),
 time limit → ``-l h_rt=<seconds>``, queue → ``-q``, account → ``-P`` (a project), export → ``-V`` (ALL) or
 ``-v NAMES``. gpus and qos have no Grid Engine word of their own here: refused in one line (the cluster's
-own ``-l`` resource goes under the neutral pass-through option).
+own ``-l`` resource goes under the neutral pass-through option). A signal before the time limit
+(``--signal-before``) is refused too (``SIGNAL_REFUSAL``): SGE 8.1.9 has no way to send it that keeps the limit.
 
 The answers (DESIGN §4a): only an answer that proves nothing was made is a refusal. qmaster's own
 rejections ("Unable to run job: ..." naming the bad queue, resource, PE or value) and qsub's own option
@@ -81,6 +82,16 @@ def check_name(value: str, what: str) -> None:
 def check_nonce(value: str) -> None:
     if not value or len(value) > MAX_NAME or not _PLAIN.match(value) or "," in value:
         raise SpecRefused(f"nonce {value!r} must be 1–{MAX_NAME} characters of letters, digits and ._:@+=-")
+
+
+# Measured on SGE 8.1.9 (docs/gridengine.md): ``-l s_rt=T-S,h_rt=T`` sends SIGUSR1 at s_rt, but once a job has
+# trapped it neither s_rt's kill (``notify`` later) nor h_rt is ever enforced: the job runs on for ever. ``-notify``
+# sends SIGUSR2 at h_rt and SIGKILL the queue's ``notify`` later: the lead is the queue's, not the job's.
+SIGNAL_REFUSAL = (
+    "Grid Engine cannot send --signal-before's signal and still enforce the time limit (with s_rt it never "
+    "kills a job that traps SIGUSR1): drop --signal-before, or pass --scheduler-option=-notify for a SIGUSR2 at "
+    "--time and the kill the queue's notify time later"
+)
 
 
 def needs_refusal(resources: Resources, parallel_environment: str | None) -> str | None:
@@ -164,6 +175,8 @@ def qsub_args(spec: ObjectSpec, shell: str, parallel_environment: str | None) ->
     problem = needs_refusal(spec.resources, parallel_environment)
     if problem:
         raise SpecRefused(problem)
+    if spec.signal_before is not None:
+        raise SpecRefused(SIGNAL_REFUSAL)
     args = [*needs_args(spec.resources, parallel_environment), *spec.options]
     args += ["-wd", spec.workdir] if spec.workdir is not None else ["-cwd"]
     args += ["-S", shell, "-h", "-terse", "-w", "e", "-N", spec.name, "-ac", f"{NONCE_VARIABLE}={spec.nonce}"]

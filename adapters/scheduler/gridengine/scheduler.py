@@ -193,6 +193,7 @@ class GridEngineScheduler:
                     env=first.env,
                     options=first.options,
                     resources=first.resources,
+                    signal_before=first.signal_before,
                     command=("true",),
                 ),
                 "/bin/sh",

@@ -246,7 +246,7 @@ class PostgresStore:
         when, encoded = encode_time(at), encode_data(data)
         try:
             with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
-                return self._add(conn, lock, job, at, when, kind, encoded)
+                return self._add(conn, {job: lock} if lock is not None else {}, [(job, at, when, kind, encoded)])[0]
         except BaseException:
             self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
@@ -256,34 +256,53 @@ class PostgresStore:
         if not lines:
             return []
         jobs = list(dict.fromkeys(line[0] for line in lines))
+        self._carries.reserve(len(jobs))  # the next phase of the same jobs steps each carry on
         try:
             with self._errors(), self._writing_all(jobs) as (conn, locks):
-                return [self._add(conn, locks.get(line[0]), *line) for line in lines]
+                return self._add(conn, locks, lines)
         except BaseException:
             for job in jobs:
                 self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
 
-    def _add(self, conn: psycopg.Connection[Any], lock: PgJobLock | None, job: JobId, at: datetime, when: str,
-             kind: str, encoded: str) -> int:
-        """One event appended in the transaction at hand, with its summary (and snapshot when due)."""
-        found = conn.execute(_SQL_LOCK_ROW, (job,))
-        last = conn.execute(_SQL_LAST_SEQ, (job,))
-        row = found.fetchone()  # one round trip for both
-        if row is None:
-            raise UnknownJob(f"no job named {job} is recorded")
-        if lock is not None:
-            lock.verify_pid(row[1])
-        job_id, seq = row[0], int(_one(last)[0]) + 1
-        summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
-        conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
-        conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-        if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+    def _add(self, conn: psycopg.Connection[Any], locks: Mapping[JobId, PgJobLock],
+             lines: Sequence[tuple[JobId, datetime, str, str, str]]) -> list[int]:
+        """Each event appended in the transaction at hand, in order; each job's summary (and snapshot, when one
+        is due) written once, as its last event of these leaves it, and each job's holder (or followers)
+        woken once: one row per job, not one per event."""
+        seqs: list[int] = []
+        last: dict[JobId, tuple[int, int]] = {}  # job -> (its id, its last seq so far)
+        summaries: dict[int, JobSummary] = {}
+        made_rows: dict[int, tuple[int, str]] = {}
+        for job, at, when, kind, encoded in lines:
+            known = last.get(job)
+            if known is None:
+                found = conn.execute(_SQL_LOCK_ROW, (job,))
+                seq_now = conn.execute(_SQL_LAST_SEQ, (job,))
+                row = found.fetchone()  # one round trip for both
+                if row is None:
+                    raise UnknownJob(f"no job named {job} is recorded")
+                lock = locks.get(job)
+                if lock is not None:
+                    lock.verify_pid(row[1])
+                known = (int(row[0]), int(_one(seq_now)[0]))
+            job_id, seq = known[0], known[1] + 1
+            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
+            conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
+            summaries[job_id] = summary
+            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+                made_rows[job_id] = made  # a later one of the job's replaces it (the snapshot is one row)
+            last[job] = (job_id, seq)
+            seqs.append(seq)
+        for job_id, summary in summaries.items():
+            conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
+        for job_id, made in made_rows.items():
             conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-        # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
-        # holder's own appends wake only those following the record (``watch``), on a channel of theirs
-        conn.execute(SQL_NOTIFY, (channel(job) if lock is None else followers_channel(job),))
-        return seq
+        for job in last:
+            # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
+            # holder's own appends wake only those following the record (``watch``), on a channel of theirs
+            conn.execute(SQL_NOTIFY, (channel(job) if job not in locks else followers_channel(job),))
+        return seqs
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors():
@@ -444,7 +463,7 @@ class PostgresStore:
         with self._errors(), self._mutex:
             conn = self._general()
             try:
-                with conn.transaction():
+                with conn.transaction(), self._carries.all_kept():
                     yield
             except BaseException:
                 self._carries.clear()

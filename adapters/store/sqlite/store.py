@@ -237,32 +237,49 @@ class SqliteStore:
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
         with self._errors(), self._writing(job) as db:
-            return self._add(db, job, at, when, kind, encoded)
+            return self._add(db, [(job, at, when, kind, encoded)])[0]
 
     def append_many(self, appends: Sequence[Append]) -> list[int]:
         lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
         if not lines:
             return []
+        jobs = list(dict.fromkeys(line[0] for line in lines))
+        self._carries.reserve(len(jobs))  # the next phase of the same jobs steps each carry on
         try:
             with self._errors(), self._writing() as db:  # one BEGIN IMMEDIATE ... COMMIT: one sync for all
-                return [self._add(db, *line) for line in lines]
+                return self._add(db, lines)
         except BaseException:
-            for job in dict.fromkeys(line[0] for line in lines):
+            for job in jobs:
                 self._carries.forget(job)  # not committed (or not known to be): fold again next time
             raise
 
-    def _add(self, db: sqlite3.Connection, job: JobId, at: datetime, when: str, kind: str, encoded: str) -> int:
-        """One event appended in the transaction at hand, with its summary (and snapshot when due)."""
-        found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
-        if found is None:
-            raise UnknownJob(f"no job named {job} is recorded")
-        job_id, seq = found[0], int(found[1] or 0) + 1
-        summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
-        db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
-        db.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-        if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
-            db.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-        return int(seq)
+    def _add(self, db: sqlite3.Connection, lines: Sequence[tuple[JobId, datetime, str, str, str]]) -> list[int]:
+        """Each event appended in the transaction at hand, in order; each job's summary (and snapshot, when one
+        is due) written once, as its last event of these leaves it: one row per job, not one per event."""
+        seqs: list[int] = []
+        last: dict[JobId, tuple[int, int]] = {}  # job -> (its id, its last seq so far)
+        summaries: dict[int, JobSummary] = {}
+        made_rows: dict[int, tuple[int, str]] = {}
+        for job, at, when, kind, encoded in lines:
+            known = last.get(job)
+            if known is None:
+                found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
+                if found is None:
+                    raise UnknownJob(f"no job named {job} is recorded")
+                known = (int(found[0]), int(found[1] or 0))
+            job_id, seq = known[0], known[1] + 1
+            # the events are written as they come: a carry that must catch up reads them (_Rows)
+            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
+            db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
+            summaries[job_id] = summary
+            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+                made_rows[job_id] = made  # a later one of the job's replaces it (the snapshot is one row)
+            last[job] = (job_id, seq)
+            seqs.append(seq)
+        db.executemany(_SQL_PUT_SUMMARY, [(job_id, *to_row(summary)) for job_id, summary in summaries.items()])
+        if made_rows:
+            db.executemany(_SQL_PUT_SNAPSHOT, [(job_id, *made) for job_id, made in made_rows.items()])
+        return seqs
 
     def read(self, job: JobId) -> JobRecord:
         # Nothing committed since this job's rows were last read (by any connection, this process's writer
@@ -475,7 +492,7 @@ class SqliteStore:
     def batch(self) -> Iterator[None]:
         """Every create and append inside is one transaction, committed (durably) on leaving: for tools
         that build large stores. A failure inside rolls them all back."""
-        with self._writing():
+        with self._writing(), self._carries.all_kept():
             self._batch_depth += 1
             try:
                 yield

@@ -122,6 +122,10 @@ class SuperviseJob:
     def write_pointer(self, pointer: Pointer) -> None:
         self._pointers.write(pointer)
 
+    def write_pointers(self, pointers: list[Pointer]) -> None:
+        """Many jobs' pointers written at once (a sweep's fresh elements): one sync for them all."""
+        self._pointers.write_many(pointers)
+
     def attendance_notes(self) -> AttendanceNotes:
         """A sweep supervisor's attendances, in place of each element's supervised-at refresh."""
         return AttendanceNotes(self._pointers, self._poll, self._here.hostname, on_problem=self._on_problem)

@@ -163,8 +163,8 @@ class SuperviseSweep:
             waiting = unsettled_in_order(members)
             bounds = self._max_running(waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
-            self._arrays(waiting, drain, view, active, lambda m: self._take(m, fresh, view, rounds, active, elsewhere),
-                         began)
+            self._arrays(waiting, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
+                         began, self._first_pointers if fresh else lambda _taken: None)
             stopping = False
             must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass
             unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
@@ -352,7 +352,7 @@ class SuperviseSweep:
             supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
                                           schedulers=lambda _cluster: chosen)
             return Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
-                          query)
+                         query, pointer)
         except LockBusy:
             stack.close()
             elsewhere.append((job, "held by another live supervisor or command"))  # said once, at the end
@@ -365,6 +365,14 @@ class SuperviseSweep:
         except BaseException:
             stack.close()
             raise
+
+    def _first_pointers(self, taken: list[Taken]) -> None:
+        """The fresh elements' first pointers written together, every one durable before the array's request
+        (other login nodes route by them): one sync for the batch, not four an element."""
+        try:
+            self._one.write_pointers([t.pointer for t in taken])
+        except Exception as exc:  # display only; the record is what counts
+            self._on_problem(f"pointers of {len(taken)} elements not written: {reason(exc)}")
 
     def _progress(self, state: JobState, pointer: Pointer, fresh: bool, view: SweepSupervisionView) -> JobProgress:
         if fresh:

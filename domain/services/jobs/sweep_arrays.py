@@ -74,7 +74,7 @@ class SweepArrays:
 
     def __call__(self, waiting: deque[JobSummary], drain: Interrupts, view: SweepSupervisionView,
                  active: dict[JobId, Active], take: Callable[[JobSummary], Taken | None],
-                 began: Pass) -> None:
+                 began: Pass, first_pointers: Callable[[list[Taken]], None]) -> None:
         """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
         array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
         for sweep, members in fresh_by_sweep(waiting).items():
@@ -87,7 +87,9 @@ class SweepArrays:
             remaining = [m for m in waiting if m.job not in tried]
             waiting.clear()
             waiting.extend(remaining)
+            # each fresh element's first pointer is written with all the others', not as it is taken
             taken = [t for m in members if (t := take(m)) is not None]
+            first_pointers(taken)
             sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
             for t in taken:
                 if t not in sent:

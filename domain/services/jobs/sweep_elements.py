@@ -12,6 +12,7 @@ from datetime import datetime
 from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.model.jobs.summary import JobSummary
@@ -36,6 +37,7 @@ class Taken:
     supervisor: Supervisor
     progress: JobProgress
     query: RoundQuery
+    pointer: Pointer  # as its supervision began (a fresh element's first one: written with its array's)
     untold: ev.Event | None = None  # the last event committed and not yet told to ``progress`` (display only)
 
 

@@ -81,6 +81,29 @@ def test_a_queue_grid_engine_refuses_is_a_refusal(on_sge: Cli, sge: GridEngineTe
     assert "noq" not in sge.run("qstat", "-u", "*", "-s", "prsz").stdout  # nothing was made
 
 
+def test_a_signal_before_the_time_limit_is_refused_and_nothing_is_made(on_sge: Cli, sge: GridEngineTestCluster) -> None:
+    # SGE 8.1.9: s_rt's SIGUSR1, once trapped, leaves h_rt unenforced (measured), so no qsub is sent
+    done = on_sge.run(
+        "submit", "--cluster", "test", "--name", "ckpt", "--time", "1:00", "--signal-before", "USR1@10",
+        "--requeue-on-time-limit", "1", "--", "true", timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.stdout, done.stderr)  # recorded, its create refused: nothing was sent
+    assert "Grid Engine cannot send --signal-before's signal" in done.stdout + done.stderr
+    assert "ckpt" not in sge.run("qstat", "-u", "*", "-s", "prsz").stdout
+
+
+def test_an_attempt_killed_at_h_rt_is_a_timeout_and_runs_again_with_a_longer_limit(on_sge: Cli) -> None:
+    marker = on_sge.tmp / "ran-once"
+    done = on_sge.run(
+        "submit", "--cluster", "test", "--name", "slow", "--time", "0:03", "--on-time-limit",
+        "time_factor=5,max_time=1:00", "--", "sh", "-c", f"test -e {marker} && exit 0; touch {marker}; sleep 60",
+        timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    attempts = [(a["object_state"], a["needs"], a["cause"]) for a in on_sge.status("slow")["attempts"]]
+    assert attempts == [("timeout", ["time=00:00:03"], None), ("completed", ["time=00:00:15"], "time-limit")]
+
+
 def test_a_sweep_on_grid_engine_is_one_array_each_element_its_own_task(on_sge: Cli) -> None:
     done = on_sge.run(
         "submit",

@@ -60,8 +60,10 @@ def test_above_the_clusters_array_size_it_says_so_and_sends_one_job_per_element(
 # The steps of an array's way: every element's "submitting" (one transaction), the one sbatch, every answer
 # (one transaction), the one release of the array, every "released" (one transaction), then the observations
 # and outcomes, element by element (a few reached mid-way). A phase's events are one commit: no point falls
-# between two elements' events of it any more.
-CRASHES = ["submitting-committed", "create-answered", "answer-committed", "release-sent",
+# between two elements' events of it any more. Before all of them, every element's first pointer (written
+# together: one sync for the batch) and its index entry: "pointer-indexed" falls between the entries and the
+# pointers, nothing recorded of an attempt yet.
+CRASHES = ["pointer-indexed", "submitting-committed", "create-answered", "answer-committed", "release-sent",
            "release-committed", "observation-committed#4", "outcome-committed#2"]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dunscaith.adapters.durable.publish import STAGING_PREFIX
 from dunscaith.adapters.pointers.files import FilePointers, default_pointer_dir
 from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.domain.model.jobs.ids import JobId
@@ -209,3 +210,25 @@ def test_a_crash_between_a_settled_pointer_and_its_entry_s_removal_leaves_a_stal
     with pytest.raises(_Crash):
         crashing.write(_pointer("a", "succeeded"))
     assert pointers.read(JobId("a")).state == "succeeded" and pointers.indexed() == ["a"]
+
+
+def test_a_crash_in_a_batch_between_its_entries_and_its_pointers_leaves_every_entry_and_no_pointer(
+        pointers: FilePointers) -> None:
+    pointers.index_built()
+    crashing = _crashing_at(pointers.directory, "pointer-indexed")
+    with pytest.raises(_Crash):
+        crashing.write_many([_pointer("s-1", "submitting"), _pointer("s-2", "submitting")])
+    assert pointers.indexed() == ["s-1", "s-2"]  # at worst entries too many, never a pointer without one
+    assert pointers.all() == []  # a killed writer's staging files are never read as pointers
+
+
+def test_a_batch_syncs_its_files_once_not_once_each(pointers: FilePointers, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dunscaith.adapters.durable.publish as publish
+
+    synced: list[str] = []
+    monkeypatch.setattr(publish, "sync_files", lambda directory, paths: synced.append(f"{len(paths)} files"))
+    pointers.index_built()
+    pointers.write_many([_pointer(f"s-{i}", "submitting") for i in range(1, 51)])
+    assert synced == ["100 files"]  # 50 entries and 50 pointers, one sync for all
+    assert pointers.indexed() == sorted(f"s-{i}" for i in range(1, 51))
+    assert [p.name for p in pointers.directory.iterdir() if p.name.startswith(STAGING_PREFIX)] == []

@@ -3,6 +3,8 @@ qsub's words, qstat's XML and states, qacct's records (texts measured on SGE 8.1
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dunscaith.adapters.scheduler.gridengine import qacct, qstat, qsub
@@ -97,6 +99,32 @@ def test_a_script_runs_with_its_own_interpreter() -> None:
     env = ObjectSpec(JobId("a"), Nonce("n"), script="#!/usr/bin/env python3\nprint(1)\n")
     script, shell = qsub.script_for(env)
     assert shell == "/bin/sh" and "#!/usr/bin/env python3\nprint(1)" in script
+
+
+def test_a_signal_before_the_time_limit_is_refused_before_qsub_runs(tmp_path: Path) -> None:
+    """SGE 8.1.9's s_rt sends SIGUSR1 but then never enforces h_rt on a job that trapped it (measured): no
+    mapping keeps the limit, so the spec is refused; a sweep's array carries the signal to the same refusal."""
+    from dunscaith.adapters.scheduler.gridengine.config import GridEngineConfig
+    from dunscaith.adapters.scheduler.gridengine.scheduler import GridEngineScheduler
+    from dunscaith.domain.model.jobs.ids import JobId, Nonce
+    from dunscaith.domain.model.jobs.objects import ObjectSpec
+    from dunscaith.domain.model.jobs.recovery_settings import Signal, SignalBefore
+
+    needs = Resources(time_limit_s=60)
+    signal = SignalBefore(Signal.USR1, 10)
+    spec = ObjectSpec(JobId("ckpt"), Nonce("n"), command=("true",), resources=needs, signal_before=signal)
+    with pytest.raises(qsub.SpecRefused, match="--signal-before"):
+        qsub.qsub_args(spec, "/bin/sh", "smp")
+    # no qsub on this path: an answer other than the refusal would mean it ran
+    scheduler = GridEngineScheduler(
+        GridEngineConfig(name="c", bin_dir=tmp_path / "no-bin", ledger_dir=tmp_path / "ledger")
+    )
+    answer = scheduler.create_held(spec)
+    assert answer.outcome is CreateOutcome.REFUSED and "--signal-before" in answer.detail
+    element = ObjectSpec(JobId("sw-1"), Nonce("n"), command=("true",), resources=needs, signal_before=signal)
+    array = scheduler.create_array_held(JobId("sw"), [(1, element)], None)
+    assert array.outcome is CreateOutcome.REFUSED and "--signal-before" in array.detail
+    assert not (tmp_path / "ledger").exists() or not any((tmp_path / "ledger").iterdir())
 
 
 _LIST = """<?xml version='1.0'?>

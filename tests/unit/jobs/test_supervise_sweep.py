@@ -366,6 +366,32 @@ def test_an_arrays_element_pointer_is_written_once_for_its_phases_not_at_each() 
         assert "submitting" not in states and "held" not in states
 
 
+class SeeingPointers(CountingArrays):
+    """The pointers there when the array's one request goes out."""
+
+    pointers: InMemoryPointers | None = None
+    seen: set[JobId] | None = None
+
+    def create_array_held(self, sweep: JobId, elements: Sequence[tuple[int, ObjectSpec]],
+                          max_running: int | None) -> CreateAnswer:
+        assert self.pointers is not None
+        self.seen = set(self.pointers.pointers)
+        return super().create_array_held(sweep, elements, max_running)
+
+
+def test_a_fresh_arrays_first_pointers_are_written_together_before_its_request() -> None:
+    # other login nodes route by them: each durable before the request that could make its job, with one
+    # sync for the batch (FilePointers.write_many), not four an element
+    scheduler = SeeingPointers(exit_code_of=lambda spec: 0)
+    r = _rig(arrays=True, scheduler=scheduler)
+    scheduler.pointers = r.pointers
+    names = _record(r, 5)
+    r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert [[p.job for p in batch] for batch in r.pointers.batches] == [names]
+    assert [p.state for p in r.pointers.batches[0]] == ["recorded"] * 5
+    assert scheduler.seen == set(names)
+
+
 @pytest.mark.parametrize("phase", ["submitting", "created", "released"])
 def test_a_phase_the_store_could_not_commit_keeps_none_of_it_and_every_element_runs_once(phase: str) -> None:
     # "submitting": nothing sent, each element sent by its own loop; "created": the array made, its answers
