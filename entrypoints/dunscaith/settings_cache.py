@@ -69,7 +69,7 @@ class RoutingSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on
 
 
 class ReadSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
-    """What the front door's plain ``status``/``list`` read of the settings (``read_root.py``), remembered
+    """What the front door's plain ``status``/``list`` read of the settings (``reads.py``), remembered
     beside the routing settings from the same ``load_settings`` answer."""
 
     routing: RoutingSettings

@@ -2,7 +2,7 @@
 
 The commands' bodies, without typer: the typer commands (``commands/status.py``) declare the arguments and
 call these, and so does the front door's plain read path (``reads.py``) for the lines it takes, with its
-own root (``read_root.py``) in the context: one body, so the two paths cannot print differently.
+own root (``wiring.Root``) in the context: one body, so the two paths cannot print differently.
 """
 
 from __future__ import annotations
