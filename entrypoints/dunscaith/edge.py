@@ -79,10 +79,10 @@ def container_of(ctx: CommandContext) -> Wired:
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
     if root.obj is None:
-        from dunscaith.entrypoints.dunscaith.settings import load_settings
+        from dunscaith.entrypoints.dunscaith.settings_cache import settings_tree
         from dunscaith.entrypoints.dunscaith.wiring import Root
 
-        root.obj = Root(load_settings)
+        root.obj = Root(settings_tree)  # the validated tree, remembered (validated again when anything changed)
         root.call_on_close(root.obj.shutdown_resources)
     return cast("Wired", root.obj)
 
