@@ -80,8 +80,10 @@ def read(argv: list[str]) -> int | None:
                 return None  # another record root of this host: the app follows it (edge._follow_root)
         ctx: Any = edge.RootContext(root)
         if command == "status":
-            return int(status_list.status(ctx, job, as_json, None))
-        return status_list.list_jobs(ctx, as_json)
+            # the root hands the commands' bodies their use cases, as @edge.injected does on the typer path
+            reads = status_list.Reads(root.use_cases.status, root.use_cases.sweep_status, root.use_cases.listing)
+            return int(status_list.status(ctx, reads, job, as_json, None))
+        return status_list.list_jobs(ctx, root.use_cases.listing, as_json)
     except Exception as exc:
         typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)
         if typer is not None and isinstance(exc, typer.Exit):

@@ -21,6 +21,8 @@ from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 
 if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.listing import JobListing
+    from dunscaith.domain.services.jobs.status import JobStatus
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
     from dunscaith.domain.services.jobs.watch import WatchJob
 
 
@@ -35,15 +37,19 @@ def status(
         "a sweep's elements in this state (JOB names a sweep: docs/sweeps.md)")),
     *,
     watch_job: Callable[[], WatchJob] = edge.GIVEN,
+    status: Callable[[], JobStatus] = edge.GIVEN,
+    sweep_status: Callable[[], SweepStatus] = edge.GIVEN,
+    listing: Callable[[], JobListing] = edge.GIVEN,
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if watch:  # the live view, not a snapshot: commands/watch.py
         if state is not None:
             raise BadInput("--watch follows one job: it does not go with --state")
         return watch_status(ctx, watch_job, job, as_json)
-    return status_list.status(ctx, job, as_json, state)
+    return status_list.status(ctx, status_list.Reads(status, sweep_status, listing), job, as_json, state)
 
 
+@edge.injected
 def list_jobs(ctx: typer.Context,
               as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
               show_all: bool = typer.Option(False, "--all", help=(
@@ -66,9 +72,10 @@ def list_jobs(ctx: typer.Context,
               noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)"),
               expand: bool = typer.Option(False, "--expand", help=(
                   "a sweep's elements as rows of their own (without it, a sweep is one row: its name, "
-                  "`sweep of N` and its counts); --json always lists every job"))) -> int:
+                  "`sweep of N` and its counts); --json always lists every job")), *,
+              listing: Callable[[], JobListing] = edge.GIVEN) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
-    return status_list.list_jobs(ctx, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
+    return status_list.list_jobs(ctx, listing, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
                                  expand)
 
 
