@@ -16,10 +16,9 @@ import tomllib
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsError
 
 # the value types of a setting, every kind's too (a kind's package builds its own model from them)
 from dunscaith.adapters.kind_settings import MAX_SECONDS as MAX_SECONDS
@@ -30,6 +29,9 @@ from dunscaith.adapters.kind_settings import UserPath as UserPath
 from dunscaith.adapters.kind_settings import user_path as user_path
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.plain_words import plain
+
+if TYPE_CHECKING:
+    from pydantic_settings import BaseSettings
 
 _MAX_CONFIG_BYTES = 1 << 20
 
@@ -196,6 +198,9 @@ def _value_at(table: Mapping[str, Any], loc: Sequence[str]) -> Any:
 def environment_values(settings_cls: type[BaseSettings], prefix: str) -> dict[str, Any]:
     """The prefixed variables as pydantic-settings reads them, nested; BadInput naming a variable that does
     not parse (a JSON value that is not JSON)."""
+    # imported here: a remembered settings tree is read without pydantic-settings (settings_cache.settings_tree)
+    from pydantic_settings import EnvSettingsSource, SettingsError
+
     try:
         return dict(EnvSettingsSource(settings_cls)())
     except SettingsError as exc:

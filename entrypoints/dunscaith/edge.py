@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
@@ -31,25 +31,38 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
     from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
     from dunscaith.domain.services.jobs.sweep import SweepReport
-    from dunscaith.entrypoints.dunscaith.container import Adapters, Container, UseCases
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.entrypoints.dunscaith.wiring import AdapterMakers, UseCaseMakers
 
 PROG = "dunscaith"
 
 
 class CommandContext(Protocol):
-    """What a job command hands the functions here: typer's ``Context``, or the front door's plain read
-    path's own (``reads.py``), whose root holds the read root (``obj``): no typer is imported here."""
+    """What a job command hands the functions here: typer's ``Context``, or the front door's plain
+    paths' own (``RootContext``), whose root holds the composition root (``obj``)."""
 
     def find_root(self) -> Any: ...
 
 
+class Wired(Protocol):
+    """The composition root a command resolves its parts through: ``wiring.Root`` (the console script's),
+    or the dependency-injector ``container.Container`` a test hands the command (``obj=``); both are made
+    from the one declaration, ``wiring.PARTS``."""
+
+    adapters: Any
+    use_cases: Any
+
+    def settings(self) -> Any: ...
+
+    def shutdown_resources(self) -> Any: ...
+
+
 class RootContext:
     """The front door's plain paths' own root context (``reads.py``, ``submits.py``): ``find_root().obj``
-    is the root they built by hand, as typer's gives the container."""
+    is the composition root they made, as typer's context holds the one a command made."""
 
-    def __init__(self, root: object) -> None:
+    def __init__(self, root: Wired) -> None:
         self.obj = root
 
     def find_root(self) -> RootContext:
@@ -60,29 +73,64 @@ def say(line: str) -> None:
     print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
 
-# --- the container ---------------------------------------------------------------------------------------
-def container_of(ctx: CommandContext) -> Container:
-    """The command's container: the one a test gave (``run(obj=)``), else built now, once per command
+# --- the composition root --------------------------------------------------------------------------------
+def container_of(ctx: CommandContext) -> Wired:
+    """The command's composition root: the one a test gave (``run(obj=)``), else made now, once per command
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
     if root.obj is None:
-        from dunscaith.entrypoints.dunscaith.container import Container
+        from dunscaith.entrypoints.dunscaith.settings_cache import settings_tree
+        from dunscaith.entrypoints.dunscaith.wiring import Root
 
-        root.obj = Container()
+        root.obj = Root(settings_tree)  # the validated tree, remembered (validated again when anything changed)
         root.call_on_close(root.obj.shutdown_resources)
-    return cast("Container", root.obj)
+    return cast("Wired", root.obj)
 
 
-def adapters(ctx: CommandContext) -> Adapters:
-    return container_of(ctx).adapters.container
+# What a command is given: a parameter of a command ``injected`` wraps, keyword-only, defaulting to GIVEN,
+# is handed the maker of the use case of its name (made when the command first calls it: a command that
+# forwards, or is refused, before it needs its use case never opens the store for it).
+GIVEN: Any = object()
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def use_cases(ctx: CommandContext) -> UseCases:
-    return container_of(ctx).use_cases.container
+def injected(command: F) -> F:
+    """A typer command given its use cases: each parameter defaulting to ``GIVEN`` is hidden from typer and
+    handed, when the command runs, the maker of the use case of its name from the command's composition
+    root (``ctx``: the command's first parameter, as typer passes it)."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(command)
+    given = [name for name, parameter in signature.parameters.items() if parameter.default is GIVEN]
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        ctx = kwargs["ctx"] if "ctx" in kwargs else args[0]
+        for name in given:
+            kwargs[name] = _maker(ctx, name)
+        return command(*args, **kwargs)
+
+    shown = signature.replace(parameters=[p for p in signature.parameters.values() if p.default is not GIVEN])
+    run.__signature__ = shown  # type: ignore[attr-defined]
+    run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in given}
+    return cast(F, run)
+
+
+def _maker(ctx: CommandContext, name: str) -> Callable[..., Any]:
+    return lambda **given: getattr(container_of(ctx).use_cases, name)(**given)
+
+
+def adapters(ctx: CommandContext) -> AdapterMakers:
+    return cast("AdapterMakers", container_of(ctx).adapters)
+
+
+def use_cases(ctx: CommandContext) -> UseCaseMakers:
+    return cast("UseCaseMakers", container_of(ctx).use_cases)
 
 
 def settings(ctx: CommandContext) -> DunscaithSettings:
-    return container_of(ctx).settings()
+    return cast("DunscaithSettings", container_of(ctx).settings())
 
 
 def interrupts(ctx: CommandContext) -> Interrupts:
@@ -282,12 +330,22 @@ def _follow_root(ctx: CommandContext, pointer: Pointer) -> None:
     root = root_to_follow(pointer, records.root, records.backend)
     if root is None:
         return
-    from dependency_injector import providers
-
     moved = current.model_copy(update={"records": records.model_copy(update={"root": root})})
-    container_of(ctx).settings.override(providers.Object(moved))
+    _use_settings(container_of(ctx), moved)
     say(f"job {pointer.job} is recorded in {root} on this host (its pointer says so), not in records.root "
         f"{records.root}: that root is used for this command")
+
+
+def _use_settings(wired: Wired, moved: DunscaithSettings) -> None:
+    """The command's parts are made from ``moved`` from now on."""
+    from dunscaith.entrypoints.dunscaith.wiring import Root
+
+    if isinstance(wired, Root):
+        wired.use_settings(moved)
+        return
+    from dependency_injector import providers  # a test's container
+
+    cast(Any, wired).settings.override(providers.Object(moved))
 
 
 def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path | None:

@@ -10,9 +10,9 @@ Each path is the cheapest that can serve the command line:
   does not take as a plain run goes on to the app;
 - a plain job command for another host's job (``routing``): forwarded from here, without the CLI;
 - a plain ``status [JOB] [--json]`` or ``list [--json]`` (``reads``): the commands' own bodies over the
-  read root (``read_root``), no typer, no pydantic, no dependency-injector; any other line goes on;
+  composition root (``wiring.Root``), no typer, no pydantic, no dependency-injector; any other line goes on;
 - a plain ``submit [--name NAME] [--json] [--parsable] [-f] -- COMMAND...`` (``submits``): submit's own
-  body over the submit root (``submit_root``), no typer, no pydantic, no dependency-injector; any other
+  body over the composition root (``wiring.Root``), no typer, no pydantic, no dependency-injector; any other
   line goes on;
 - anything else: the typer app.
 

@@ -3,8 +3,8 @@
 ``status JOB``, ``status JOB --json`` (``--json`` before or after JOB), ``status`` and ``status --json``
 (every job, as list), ``list`` and ``list --json``: these lines are parsed here exactly as click parses them
 (a command word, at most one ``--json``, at most one word that is not an option) and run by the very
-bodies the typer commands run (``status_list.py``), with the read root (``read_root.py``) in the context
-instead of the container. Every other line goes on to the typer app, unchanged: help, an option this
+bodies the typer commands run (``status_list.py``), with the composition root (``wiring.Root``) in the
+context. Every other line goes on to the typer app, unchanged: help, an option this
 does not know (``--state``, ``--watch``, ``--all``, ``--help``, ``--``), a second argument, an empty word.
 So do a line run as a forwarded command (``DUNSCAITH_FORWARDED``: the owning host's side answers through
 the app), a store other than SQLite (``records.backend``: the container opens it), and a job whose
@@ -61,27 +61,29 @@ def read(argv: list[str]) -> int | None:
     line = plain_line(argv)
     if line is None or os.environ.get(FORWARDED_ENV):
         return None
-    from dunscaith.entrypoints.dunscaith.settings_cache import read_settings
+    from dunscaith.entrypoints.dunscaith.submit_settings import submit_settings
 
-    settings = read_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
-    if settings.routing.backend != "sqlite":
-        return None  # the container opens the other stores
+    settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
+    if settings.records.backend != "sqlite":
+        return None  # the other stores are opened on the app's path
     from dunscaith.domain.model.jobs.ids import JobId
     from dunscaith.entrypoints.dunscaith import edge, routing, status_list
-    from dunscaith.entrypoints.dunscaith.read_root import ReadRoot
+    from dunscaith.entrypoints.dunscaith.wiring import Root
 
     command, job, as_json = line
     routing.ARGV[:] = argv  # the user's own words, for a forward and for the refusal naming another root
-    root = ReadRoot(settings)
+    root = Root(settings)
     try:
         if job is not None:
-            pointer = root.owning_host().earlier_root(JobId(job))
-            if pointer is not None and edge.root_to_follow(pointer, settings.root, settings.routing.backend):
+            pointer = root.use_cases.owning_host().earlier_root(JobId(job))
+            if pointer is not None and edge.root_to_follow(pointer, settings.records.root, settings.records.backend):
                 return None  # another record root of this host: the app follows it (edge._follow_root)
         ctx: Any = edge.RootContext(root)
         if command == "status":
-            return int(status_list.status(ctx, job, as_json, None))
-        return status_list.list_jobs(ctx, as_json)
+            # the root hands the commands' bodies their use cases, as @edge.injected does on the typer path
+            reads = status_list.Reads(root.use_cases.status, root.use_cases.sweep_status, root.use_cases.listing)
+            return int(status_list.status(ctx, reads, job, as_json, None))
+        return status_list.list_jobs(ctx, root.use_cases.listing, as_json)
     except Exception as exc:
         typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)
         if typer is not None and isinstance(exc, typer.Exit):

@@ -6,6 +6,7 @@ variables prefixed ``DUNSCAITH_`` with ``__`` for nesting (``DUNSCAITH_SUPERVISE
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 from collections.abc import Mapping
@@ -25,7 +26,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
 from dunscaith.adapters.kind_settings import RecoveryRules
@@ -49,6 +49,9 @@ from dunscaith.entrypoints.settings_support import (
     unknown_variables,
     variable_for,
 )
+
+if TYPE_CHECKING:
+    from pydantic_settings import BaseSettings
 
 LOCAL = "local"
 PREFIX = "DUNSCAITH_"
@@ -292,10 +295,16 @@ class DunscaithSettings(_Strict):
         return found
 
 
-class _Environment(DunscaithSettings, BaseSettings):
-    """The same settings as pydantic-settings reads them from ``DUNSCAITH_*`` variables (``__`` nests)."""
+@functools.cache
+def _environment() -> type[BaseSettings]:
+    """The same settings as pydantic-settings reads them from ``DUNSCAITH_*`` variables (``__`` nests);
+    made when the settings are validated, so that a remembered tree is read without pydantic-settings."""
+    from pydantic_settings import BaseSettings, SettingsConfigDict
 
-    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+    class _Environment(DunscaithSettings, BaseSettings):
+        model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+
+    return _Environment
 
 
 def load_settings(**flags: Any) -> DunscaithSettings:
@@ -308,7 +317,7 @@ def load_settings(**flags: Any) -> DunscaithSettings:
     path = config_file()
     from_file = read_toml(path)
     unknown_variables(PREFIX, os.environ, DunscaithSettings, NOT_SETTINGS, NOT_SETTINGS_PREFIXES)
-    from_env = environment_values(_Environment, PREFIX)
+    from_env = environment_values(_environment(), PREFIX)
     in_file = f"configuration file {path}"
     # strict: what a file writes has its TOML type, and "3" is not the number 3; a variable's value is a
     # string of its own nature, read as the setting's type

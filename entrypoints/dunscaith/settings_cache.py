@@ -69,7 +69,7 @@ class RoutingSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on
 
 
 class ReadSettings(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
-    """What the front door's plain ``status``/``list`` read of the settings (``read_root.py``), remembered
+    """What the front door's plain ``status``/``list`` read of the settings (``reads.py``), remembered
     beside the routing settings from the same ``load_settings`` answer."""
 
     routing: RoutingSettings
@@ -216,7 +216,8 @@ def submit_values(settings: DunscaithSettings) -> dict[str, Any]:
 
 
 def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = None,
-             reads: ReadSettings | None = None, submit: dict[str, Any] | None = None) -> None:
+             reads: ReadSettings | None = None, submit: dict[str, Any] | None = None,
+             tree: dict[str, Any] | None = None) -> None:
     """Keep ``found`` for ``key``; a cache that cannot be written costs only the next command's time.
 
     A cache folder refused as unsafe (open to others, another's, a symlink) is the user's to fix and is
@@ -239,7 +240,8 @@ def remember(key: str, found: RoutingSettings, env: Mapping[str, str] | None = N
         **({} if reads is None else {"read": {
             "root": str(reads.root), "poll": reads.poll, "delivering": reads.delivering,
             "clusters": [list(pair) for pair in reads.clusters]}}),
-        **({} if submit is None else {"submit": submit})}).encode()
+        **({} if submit is None else {"submit": submit}),
+        **({} if tree is None else {"tree": tree})}).encode()
     try:
         make_missing_dirs(path.parent.parent)  # ~/.cache: made if missing (never the home), never changed
         replace(ensure_private_dir(path.parent), path.name, body)
@@ -276,6 +278,11 @@ def _validated(key: str) -> ReadSettings:
 def validated(key: str) -> tuple[ReadSettings, dict[str, Any]]:
     """``load_settings``' answer (the read settings and ``submit_values``), remembered for ``key`` when
     nothing changed while it was read."""
+    _, found, submit = _validated_tree(key)
+    return found, submit
+
+
+def _validated_tree(key: str) -> tuple[DunscaithSettings, ReadSettings, dict[str, Any]]:
     from dunscaith.entrypoints.dunscaith.settings import load_settings
 
     settings = load_settings()
@@ -287,5 +294,25 @@ def validated(key: str) -> tuple[ReadSettings, dict[str, Any]]:
                          tuple((name, cluster.adapter) for name, cluster in settings.clusters.items()))
     submit = submit_values(settings)
     if settings_key() == key:  # nothing changed while it was read
-        remember(key, routing, reads=found, submit=submit)
-    return found, submit
+        # the tree as validated: what was set, each value as validated (a default is made again on reading)
+        tree = settings.model_dump(mode="json", exclude_unset=True)
+        remember(key, routing, reads=found, submit=submit, tree=tree)
+    return settings, found, submit
+
+
+def settings_tree() -> DunscaithSettings:
+    """The settings tree ``load_settings`` validated, remembered for this key and read back by the same
+    model (pydantic, without pydantic-settings and the sources); else validated now, and remembered."""
+    key = settings_key()
+    obj = _remembered(key, None)
+    tree = None if obj is None else obj.get("tree")
+    if isinstance(tree, dict):
+        from pydantic import ValidationError
+
+        from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+
+        try:
+            return DunscaithSettings.model_validate(tree)
+        except (ValidationError, ValueError, TypeError):
+            pass  # not one of ours any more: validated again below
+    return _validated_tree(key)[0]

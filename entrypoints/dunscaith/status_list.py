@@ -2,7 +2,7 @@
 
 The commands' bodies, without typer: the typer commands (``commands/status.py``) declare the arguments and
 call these, and so does the front door's plain read path (``reads.py``) for the lines it takes, with its
-own root (``read_root.py``) in the context: one body, so the two paths cannot print differently.
+own root (``wiring.Root``) in the context: one body, so the two paths cannot print differently.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from difflib import get_close_matches
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_status
@@ -36,35 +37,41 @@ if TYPE_CHECKING:
     from dunscaith.domain.model.jobs.residual import ResidualEntry
     from dunscaith.domain.model.jobs.spec import JobSpec
     from dunscaith.domain.services.jobs.listing import JobListing
-    from dunscaith.domain.services.jobs.status import JobView
+    from dunscaith.domain.services.jobs.status import JobStatus, JobView
     from dunscaith.domain.services.jobs.sweep import SweepReport
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
 
 DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 
-def _now(ctx: CommandContext) -> datetime:
-    return edge.use_cases(ctx).listing().now()
+class Reads(NamedTuple):
+    """The use cases status and list are given (each a maker: made when first called), by the typer
+    commands (``@edge.injected``) or by the plain read path's root."""
+
+    status: Callable[[], JobStatus]
+    sweep_status: Callable[[], SweepStatus]
+    listing: Callable[[], JobListing]
 
 
-def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | None) -> int:
+def status(ctx: CommandContext, reads: Reads, job: str | None, as_json: bool, state: str | None) -> int:
     """``status [JOB] [--json] [--state STATE]`` (not ``--watch``: commands/watch.py)."""
     if job is None:
-        return list_jobs(ctx, as_json, False, False, state, None, None, None, None, False, False)
+        return list_jobs(ctx, reads.listing, as_json, False, False, state, None, None, None, None, False, False)
     if state is not None:
         _known_state(state)
     words = ["status", job, *(["--state", state] if state is not None else []), *(["--json"] if as_json else [])]
     edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     edge.open_store(ctx)
     if state is not None:
-        return _sweep_status(ctx, _chosen_elements(ctx, job, state, words), as_json)
-    view = _job_or_sweep(ctx, job, words)
+        return _sweep_status(ctx, _chosen_elements(ctx, reads.sweep_status, job, state, words), as_json)
+    view = _job_or_sweep(ctx, reads, job, words)
     if isinstance(view, SweepStanding):
         with edge.store_errors(ctx, job):  # the sweep of that name is shown under the store's refusals, as read
             return _sweep_status(ctx, view, as_json)
     _own_pointer(ctx, job)
     edge.notice_unattended(ctx, skip=job)
     edge.sweep(ctx)
-    now = _now(ctx)
+    now = reads.listing().now()
     if as_json:
         print(json.dumps(_status_json(view, now), indent=2))
     else:
@@ -72,11 +79,12 @@ def status(ctx: CommandContext, job: str | None, as_json: bool, state: str | Non
     return for_status(view.state.outcome)
 
 
-def _chosen_elements(ctx: CommandContext, job: str, state: str, words: list[str]) -> SweepStanding:
+def _chosen_elements(ctx: CommandContext, sweep_status: Callable[[], SweepStatus], job: str, state: str,
+                     words: list[str]) -> SweepStanding:
     """``status NAME --state STATE``: the sweep's elements in that state (a job's name is refused)."""
     with edge.store_errors(ctx, job):
         try:
-            return edge.use_cases(ctx).sweep_status().of(JobId(job), state)
+            return sweep_status().of(JobId(job), state)
         except NotASweep as exc:
             raise BadInput(str(exc)) from None
         except UnknownJob:
@@ -84,14 +92,14 @@ def _chosen_elements(ctx: CommandContext, job: str, state: str, words: list[str]
             raise
 
 
-def _job_or_sweep(ctx: CommandContext, job: str, words: list[str]) -> JobView | SweepStanding:
+def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str, words: list[str]) -> JobView | SweepStanding:
     """The job of that name, asked of its scheduler if Unattended; else the sweep of that name."""
     with edge.store_errors(ctx, job):
         try:
-            return edge.use_cases(ctx).status().one(JobId(job), live=True, times=True)
+            return reads.status().one(JobId(job), live=True, times=True)
         except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
             try:
-                return edge.use_cases(ctx).sweep_status().of(JobId(job))
+                return reads.sweep_status().of(JobId(job))
             except UnknownJob:
                 edge.sweep_owned_elsewhere(ctx, job, words)
                 raise unknown from None  # the store's own words, and where its pointer says it is
@@ -240,7 +248,8 @@ def _since(text: str | None, now: datetime) -> datetime | None:
     return at if at.tzinfo is not None else at.astimezone()
 
 
-def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False, wide: bool = False,
+def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json: bool = False,
+              show_all: bool = False, wide: bool = False,
               state: str | None = None, cluster: str | None = None, since: str | None = None,
               limit: int | None = None, columns: str | None = None, noheader: bool = False,
               expand: bool = False) -> int:
@@ -256,8 +265,8 @@ def list_jobs(ctx: CommandContext, as_json: bool = False, show_all: bool = False
     if here:
         edge.open_store(ctx)
     if cluster is not None:
-        _known_cluster(ctx, cluster, here)
-    listing = edge.use_cases(ctx).listing() if here else None
+        _known_cluster(ctx, listing_of, cluster, here)
+    listing = listing_of() if here else None
     # no store: no row is judged at this time (--since is still checked)
     now = listing.now() if listing is not None else datetime.now().astimezone()
     query = SummaryQuery(include_pruned=show_all, state=state, cluster=cluster, since=_since(since, now),
@@ -378,7 +387,7 @@ def _did_you_mean(given: str, known: list[str]) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def _known_cluster(ctx: CommandContext, cluster: str, here: bool) -> None:
+def _known_cluster(ctx: CommandContext, listing: Callable[[], JobListing], cluster: str, here: bool) -> None:
     """A cluster of the configuration, or one some recorded job names (a cluster since removed from it).
     ``here``: this host has a store (none: no job is recorded here)."""
     configured = sorted(edge.settings(ctx).clusters)
@@ -387,7 +396,7 @@ def _known_cluster(ctx: CommandContext, cluster: str, here: bool) -> None:
     recorded = 0
     with edge.store_errors():
         if here:
-            recorded = edge.use_cases(ctx).listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
+            recorded = listing().count(SummaryQuery(include_pruned=True, cluster=cluster))
     if not recorded:
         raise BadInput(f"--cluster {quoted(cluster)}: no such cluster is configured and no job of it is "
                        f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")

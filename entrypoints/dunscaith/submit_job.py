@@ -1,6 +1,6 @@
 """``dunscaith submit``'s body, without typer: the typer command (``commands/submit.py``) declares the
 arguments and calls it, and so does the front door's plain submit (``submits.py``) for the lines it takes,
-with its own root (``submit_root.py``) in the context: one body, so the two paths cannot differ in what
+with the composition root (``wiring.Root``) in the context: one body, so the two paths cannot differ in what
 they check, record, print or exit with."""
 
 from __future__ import annotations

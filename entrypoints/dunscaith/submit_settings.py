@@ -56,7 +56,7 @@ class ClusterPlace(NamedTuple):
 
 
 class SubmitSettings(NamedTuple):
-    """What the front door's plain ``submit -- COMMAND`` reads of the settings (``submit_root.py``), remembered
+    """What the front door's plain ``submit -- COMMAND`` reads of the settings (``submits.py``), remembered
     beside the read path's from the same ``load_settings`` answer, in the shape of ``DunscaithSettings``
     (``.supervise.poll``, ``.cluster(name).adapter``...) so that the same bodies and builders read either."""
 

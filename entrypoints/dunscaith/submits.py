@@ -3,8 +3,8 @@
 ``submit [--name NAME] [--json] [--parsable] [--follow|-f] -- COMMAND ARGS...``: a line of these options
 (each at most once, ``--name NAME`` or ``--name=NAME``), then ``--`` and at least one word, is parsed here
 as click parses it (after ``--`` every word is the command's, options included) and run by the very body
-the typer command runs (``submit_job.submit``), with the submit root (``submit_root.py``) in the context
-instead of the container. Every other line goes on to the typer app, unchanged: help, a SCRIPT (no
+the typer command runs (``submit_job.submit``), with the composition root (``wiring.Root``) in the
+context. Every other line goes on to the typer app, unchanged: help, a SCRIPT (no
 ``--``), any other option (``--cluster``, ``--mem``, ``--array``...), an option given twice, a name that
 is empty or starts with ``-``, nothing after ``--``. So do a line run as a forwarded command
 (``DUNSCAITH_FORWARDED``) and a store other than SQLite (``records.backend``: the container opens it).
@@ -78,15 +78,15 @@ def submit(argv: list[str]) -> int | None:
 
         settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
         if settings.records.backend != "sqlite":
-            return None  # the container opens the other stores
+            return None  # the other stores are opened on the app's path
         from dunscaith.entrypoints.dunscaith import edge, routing, submit_job
-        from dunscaith.entrypoints.dunscaith.submit_root import SubmitRoot
+        from dunscaith.entrypoints.dunscaith.wiring import Root
     finally:
         gc.freeze()
         gc.enable()
 
     routing.ARGV[:] = argv  # the user's own words, for a forward
-    root = SubmitRoot(settings)
+    root = Root(settings)
     try:
         ctx: Any = edge.RootContext(root)
         return submit_job.submit(ctx, line.words, as_command=True, name=line.name, follow=line.follow,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 ENTRYPOINTS = Path(__file__).resolve().parents[2] / "entrypoints"
 # the composition roots, where adapters are wired (pyproject's import-linter contract names the same)
-ROOTS = {"dunscaith/container.py", "dunscaith/remote_container.py", "dunscaith/forwarding_root.py",
-         "dunscaith/remote_run.py", "qdevices/container.py"}
+ROOTS = {"dunscaith/wiring.py", "dunscaith/container.py", "dunscaith/remote_container.py",
+         "dunscaith/forwarding_root.py", "dunscaith/remote_run.py", "qdevices/container.py"}
 ALLOWED = {"interrupts", "container"}  # the drain's; `.adapters.container` is edge's own accessor
 
 

@@ -6,22 +6,29 @@ The use case is ``domain.services.jobs.check.CheckCluster``; this command parses
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from dunscaith.entrypoints.dunscaith import edge
+
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.check import CheckCluster
 
 EPILOG = ("Exit codes: 0 every check passed; 1 a check failed (its line says why); 2 bad input (an unknown "
           "cluster, the configuration). See docs/exit-codes.md.")
 _SHOWN = {"ok": "ok", "failed": "FAILED", "not-kept": "ok", "not-tried": "-"}
 
 
+@edge.injected
 def check(ctx: typer.Context, cluster: str = typer.Argument(..., metavar="CLUSTER"),
-          as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+          as_json: bool = typer.Option(False, "--json", help="one JSON object"), *,
+          check: Callable[..., CheckCluster] = edge.GIVEN) -> int:
     """Check a cluster before submitting to it: its controller answers, it keeps accounting, and it makes and
     cancels a held object of a test name (never started); one line each, in a few seconds."""
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, exit 2
-    report = edge.use_cases(ctx).check(cluster=cluster)()
+    report = check(cluster=cluster)()
     failed = [line for line in report.lines if not line.result.passed]
     summary = (f"cluster {cluster} ({report.adapter}): every check passed" if report.passed else
                f"cluster {cluster} ({report.adapter}): {failed[0].check} failed: {failed[0].detail}")

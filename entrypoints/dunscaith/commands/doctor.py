@@ -3,33 +3,40 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from dunscaith.domain.model.shown import reason
 from dunscaith.entrypoints.dunscaith import edge
 
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.doctor import Doctor
 
+
+@edge.injected
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="a JSON array of findings"),
            rebuild: bool = typer.Option(False, "--rebuild-summaries", help=(
                "first fold every record again into the summary list shows (the records are not changed)")),
            reindex: bool = typer.Option(False, "--rebuild-index", help=(
                "first index this host's pointers again: the index of pointers not settled that status and "
-               "list read (the pointers are not changed)"))
+               "list read (the pointers are not changed)")), *,
+           doctor: Callable[[], Doctor] = edge.GIVEN,
            ) -> int:
     """Check the store (that it opens, its integrity), every record, every pointer and residual entry."""
     if rebuild:
         with edge.store_errors():
-            done = edge.use_cases(ctx).doctor().rebuild_summaries()
+            done = doctor().rebuild_summaries()
         edge.say(f"{done} summar{'y' if done == 1 else 'ies'} folded again from the records")
     if reindex:
         try:
-            changed = edge.use_cases(ctx).doctor().rebuild_index()
+            changed = doctor().rebuild_index()
         except Exception as exc:  # the pointers' folder: one line, the check goes on
             edge.say(f"the index of pointers was not rebuilt: {reason(exc)}")
         else:
             edge.say(f"{changed} entr{'y' if changed == 1 else 'ies'} of the index of pointers added or removed")
-    report = edge.use_cases(ctx).doctor()()
+    report = doctor()()
     if as_json:
         print(json.dumps([{"subject": f.subject, "problem": f.problem, "detail": f.detail}
                           for f in report.findings], indent=2))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -16,15 +18,21 @@ from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
+
 PROG = "dunscaith"
 
 
+@edge.injected
 def stop(
     ctx: typer.Context,
     job: str = typer.Argument(..., metavar="JOB"),
     emergency: bool = typer.Option(False, "--emergency", help="stop every object of JOB's name, running ones too"),
     cluster: str | None = typer.Option(None, "--cluster", help="default: the job's pointer's, else 'local'"),
     as_json: bool = typer.Option(False, "--json", help="one JSON object"),
+    *,
+    emergency_stop: Callable[[], EmergencyStop] = edge.GIVEN,
 ) -> int:
     """Stop every scheduler object that carries JOB's name, with no record and no SSH (needs --emergency)."""
     if not emergency:
@@ -34,7 +42,7 @@ def stop(
         name = check_name(job)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    stop_all = edge.use_cases(ctx).emergency_stop()
+    stop_all = emergency_stop()
     where = cluster if cluster is not None else stop_all.cluster_of(name)
     edge.settings(ctx).cluster(where)  # an unknown cluster: one line, exit 2
     done = stop_all(name, where)

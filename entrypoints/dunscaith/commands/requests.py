@@ -28,7 +28,9 @@ from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
+from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.prune import Prune, PruneResult, Pruning
+from dunscaith.domain.services.jobs.status import JobStatus
 from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
 from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
@@ -345,8 +347,10 @@ def _command(action: Action) -> Callable[..., int]:
     return command
 
 
+@edge.injected
 def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
-              as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+              as_json: bool = typer.Option(False, "--json", help="one JSON object"), *,
+              status: Callable[[], JobStatus] = edge.GIVEN) -> int:
     """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a
     job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
     with a live supervisor, say so (it carries it on)."""
@@ -358,10 +362,10 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
             raise
         edge.notice_unattended(ctx, skip=job)
         return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
-    view = edge.use_cases(ctx).status().one(state.name)
+    view = status().one(state.name)
     if view.health.held or view.sweep_held:
         edge.sweep(ctx)
-        view = edge.use_cases(ctx).status().one(state.name)
+        view = status().one(state.name)
         if as_json:
             print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": render.view_json(view)}))
         else:
@@ -377,7 +381,7 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=wait,
                                  stream=sys.stderr if as_json else None)
     if as_json:
-        view = edge.use_cases(ctx).status().one(state.name)
+        view = status().one(state.name)
         print(json.dumps({"job": job, "exit_code": code, "supervised": False, "status": render.view_json(view)}))
     return code
 
@@ -388,11 +392,12 @@ def _pruning_json(result: PruneResult) -> dict[str, Any]:
             "problem": result.problem or None}
 
 
-def _remove_outputs(ctx: typer.Context, jobs: list[JobId]) -> list[str]:
+def _remove_outputs(ctx: typer.Context, outputs: JobOutputs, jobs: list[JobId]) -> list[str]:
     """The local scheduler's object folders of these pruned jobs, removed (``JobOutputs.remove_folders``)."""
-    return edge.use_cases(ctx).job_outputs().remove_folders(edge.read_state(ctx, job) for job in jobs)
+    return outputs.remove_folders(edge.read_state(ctx, job) for job in jobs)
 
 
+@edge.injected
 def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB"),
           older_than: str | None = typer.Option(None, "--older-than", metavar="DURATION",
                                                 help="prune settled jobs whose record last changed this long "
@@ -400,7 +405,8 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
           outputs: bool = typer.Option(False, "--outputs",
                                        help="also remove the local scheduler's folders (stdout, stderr) of "
                                             "the jobs pruned"),
-          as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
+          as_json: bool = typer.Option(False, "--json", help="one JSON object"), *,
+          prune: Callable[[], Prune] = edge.GIVEN, job_outputs: Callable[[], JobOutputs] = edge.GIVEN) -> int:
     """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
     object of their names that has not started. The one JOB named, or every settled job older than
     --older-than."""
@@ -409,7 +415,7 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     age = _age(older_than)
     edge.open_store(ctx)
     edge.check_writable(ctx)  # the residual entry is added before the record's event: both, or neither
-    pruning = edge.use_cases(ctx).prune()
+    pruning = prune()
     if job is not None:
         result = _prune_one(ctx, pruning, job)
         if result.result is Pruning.REFUSED:
@@ -419,7 +425,8 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
         with edge.store_errors():
             done, problems = pruning.older_than(age)
     edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
-    removed = _remove_outputs(ctx, [r.job for r in done if r.result is not Pruning.REFUSED]) if outputs else []
+    removed = (_remove_outputs(ctx, job_outputs(), [r.job for r in done if r.result is not Pruning.REFUSED])
+               if outputs else [])
     if as_json:
         _pruned_json(job, older_than, done, problems, removed)
     else:

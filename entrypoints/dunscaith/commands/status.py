@@ -7,6 +7,8 @@ bodies, which the front door's plain read path (``reads.py``) runs too, without 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,7 +19,14 @@ from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, status_list, table
 from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.listing import JobListing
+    from dunscaith.domain.services.jobs.status import JobStatus
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
+    from dunscaith.domain.services.jobs.watch import WatchJob
 
+
+@edge.injected
 def status(
     ctx: typer.Context,
     job: str | None = typer.Argument(None, metavar="JOB", help=(
@@ -26,15 +35,21 @@ def status(
     watch: bool = typer.Option(False, "--watch", help="follow the job to its end, as `dunscaith watch JOB`"),
     state: str | None = typer.Option(None, "--state", metavar="STATE", help=(
         "a sweep's elements in this state (JOB names a sweep: docs/sweeps.md)")),
+    *,
+    watch_job: Callable[[], WatchJob] = edge.GIVEN,
+    status: Callable[[], JobStatus] = edge.GIVEN,
+    sweep_status: Callable[[], SweepStatus] = edge.GIVEN,
+    listing: Callable[[], JobListing] = edge.GIVEN,
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if watch:  # the live view, not a snapshot: commands/watch.py
         if state is not None:
             raise BadInput("--watch follows one job: it does not go with --state")
-        return watch_status(ctx, job, as_json)
-    return status_list.status(ctx, job, as_json, state)
+        return watch_status(ctx, watch_job, job, as_json)
+    return status_list.status(ctx, status_list.Reads(status, sweep_status, listing), job, as_json, state)
 
 
+@edge.injected
 def list_jobs(ctx: typer.Context,
               as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
               show_all: bool = typer.Option(False, "--all", help=(
@@ -57,12 +72,14 @@ def list_jobs(ctx: typer.Context,
               noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)"),
               expand: bool = typer.Option(False, "--expand", help=(
                   "a sweep's elements as rows of their own (without it, a sweep is one row: its name, "
-                  "`sweep of N` and its counts); --json always lists every job"))) -> int:
+                  "`sweep of N` and its counts); --json always lists every job")), *,
+              listing: Callable[[], JobListing] = edge.GIVEN) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
-    return status_list.list_jobs(ctx, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
+    return status_list.list_jobs(ctx, listing, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
                                  expand)
 
 
+@edge.injected
 def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB", help=(
              "the job (default: the newest job recorded here, the first that list shows)")),
          stderr: bool = typer.Option(False, "--stderr", help="the job's stderr instead of its stdout"),
@@ -73,6 +90,7 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
                                          help="only the last N lines (with --follow: from them on, as tail -n N -f)"),
          both: bool = typer.Option(False, "--all", help="stdout, then stderr, each under a heading naming it and "
                                                         "its path (a finished job's; not with --follow or --stderr)"),
+         *, job_outputs: Callable[[], JobOutputs] = edge.GIVEN, listing: Callable[[], JobListing] = edge.GIVEN,
          ) -> int:
     """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm).
 
@@ -82,7 +100,7 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
                        f"{'--follow' if follow else '--stderr'}")
     edge.open_store(ctx)
     if job is None:
-        job = _newest(ctx)
+        job = _newest(listing)
     edge.owned_elsewhere(ctx, job, ["logs", job])
     state = edge.read_state(ctx, JobId(job))
     edge.notice_unattended(ctx, skip=job)
@@ -91,7 +109,7 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
     if attempt is not None and attempt > len(state.attempts):
         raise BadInput(f"job {job} has {len(state.attempts)} attempt(s); there is no attempt {attempt}")
     chosen = state.attempt(attempt) if attempt is not None else state.attempts[-1]
-    outputs = edge.use_cases(ctx).job_outputs()
+    outputs = job_outputs()
     out, err = outputs.paths(state.spec.cluster, chosen)
     if both:
         return _both(job, chosen.number, outputs, out, err, tail)
@@ -124,13 +142,13 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
     return 0
 
 
-def _newest(ctx: typer.Context) -> str:
+def _newest(listing: Callable[[], JobListing]) -> str:
     """The newest job recorded in this store (pruned ones aside), said on stderr: stdout is its output."""
     from dunscaith.domain.model.jobs.summary import SummaryQuery
     from dunscaith.domain.services.jobs.listing import Unreadable
 
     with edge.store_errors():
-        newest = next(iter(edge.use_cases(ctx).listing().views(SummaryQuery(limit=1))), None)
+        newest = next(iter(listing().views(SummaryQuery(limit=1))), None)
     if newest is None:
         raise BadInput("no job is recorded here yet: give JOB (dunscaith list shows the jobs)")
     name = str(newest.job if isinstance(newest, Unreadable) else newest.state.name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 
 import typer
 
@@ -19,28 +20,30 @@ from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import OutcomeKind, label
-from dunscaith.domain.services.jobs.watch import WatchEnd, WatchEnding
+from dunscaith.domain.services.jobs.watch import WatchEnd, WatchEnding, WatchJob
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.job_store import RecordDamaged
 
 
-def watch(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help="the job to watch")) -> int:
+@edge.injected
+def watch(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help="the job to watch"), *,
+          watch_job: Callable[[], WatchJob] = edge.GIVEN) -> int:
     """Follow a job supervised elsewhere (another terminal or login node, or nobody), read-only, to its end."""
-    return follow(ctx, job, ["watch", job])
+    return follow(ctx, watch_job, job, ["watch", job])
 
 
-def watch_status(ctx: typer.Context, job: str | None, as_json: bool) -> int:
+def watch_status(ctx: typer.Context, watch_job: Callable[[], WatchJob], job: str | None, as_json: bool) -> int:
     """``status JOB --watch``: the same as ``watch JOB``."""
     if job is None:
         raise BadInput("status --watch: name the job to watch (status JOB --watch)")
     if as_json:
         raise BadInput("status --watch shows the live view as lines; --json is a snapshot: use one or the other")
-    return follow(ctx, job, ["status", job, "--watch"])
+    return follow(ctx, watch_job, job, ["status", job, "--watch"])
 
 
-def follow(ctx: typer.Context, job: str, words: list[str]) -> int:
+def follow(ctx: typer.Context, watch_job: Callable[[], WatchJob], job: str, words: list[str]) -> int:
     """Watch ``job`` here, or where its pointer says it is recorded (``words``: the command, if the argv is
     not known); the exit code its supervisor would have."""
     edge.owned_elsewhere(ctx, job, words, follow=True)
@@ -48,7 +51,7 @@ def follow(ctx: typer.Context, job: str, words: list[str]) -> int:
     edge.open_store(ctx)
     with edge.store_errors(ctx, job):
         try:
-            end = edge.use_cases(ctx).watch_job()(JobId(job), drain)
+            end = watch_job()(JobId(job), drain)
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
     return _ending(job, end)

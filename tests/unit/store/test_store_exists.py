@@ -1,4 +1,4 @@
-"""Whether records.root holds a store to look in, asked without making anything (read_root.sqlite_store_exists,
+"""Whether records.root holds a store to look in, asked without making anything (wiring.store_exists,
 record_root.check_record_root): a login node where nothing was ever recorded has none, and a command that only
 looks a name up, or lists, makes none; a root that could never be one is refused in the words opening it uses."""
 
@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,14 @@ from dunscaith.adapters.store.record_root import HOST_FILE, open_record_root
 from dunscaith.adapters.store.sqlite import store
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
-from dunscaith.entrypoints.dunscaith.read_root import sqlite_store_exists
+from dunscaith.entrypoints.dunscaith import wiring
+from dunscaith.ports.host import HostInfo
+
+
+def sqlite_store_exists(root: Path, host: HostInfo) -> bool:
+    """The composition root's ``store_exists`` of a SQLite store in ``root``."""
+    settings: Any = SimpleNamespace(records=SimpleNamespace(backend="sqlite", root=root))
+    return wiring.store_exists(settings, wiring.store_opening(settings, host))
 
 
 def _listing(path: Path) -> list[str]:
