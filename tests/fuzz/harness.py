@@ -53,6 +53,11 @@ class Home:
         return self.config / "dunscaith"
 
     @property
+    def cache_dir(self) -> Path:
+        """dunscaith's own cache (the remembered settings): a command may write it, bad input included."""
+        return self.home / ".cache" / "dunscaith"
+
+    @property
     def qdevices_dir(self) -> Path:
         return self.config / "qdevices"
 
@@ -199,7 +204,8 @@ def check_promises(ran: Ran, home: Home, before_outside: dict[str, str], before_
     assert ran.code != 3, f"exit 3: {ran.stderr}"
     assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran.stderr
     outside = {k: v for k, v in snapshot(home.base).items()
-               if not k.startswith((str(home.root), str(home.dunscaith_dir), str(home.home / ".local")))}
+               if not k.startswith((str(home.root), str(home.dunscaith_dir), str(home.home / ".local"),
+                                    str(home.cache_dir)))}
     assert outside == before_outside, f"files outside the record root changed: {set(outside) ^ set(before_outside)}"
     if ran.code == 2:
         after = records_of(home.root)
@@ -216,6 +222,7 @@ def check_promises(ran: Ran, home: Home, before_outside: dict[str, str], before_
 
 def before(home: Home) -> tuple[dict[str, str], object, dict[str, str]]:
     outside = {k: v for k, v in snapshot(home.base).items()
-               if not k.startswith((str(home.root), str(home.dunscaith_dir), str(home.home / ".local")))}
+               if not k.startswith((str(home.root), str(home.dunscaith_dir), str(home.home / ".local"),
+                                    str(home.cache_dir)))}
     own = {k: v for k, v in snapshot(home.dunscaith_dir).items() if not k.endswith(".lock")}
     return outside, records_of(home.root), own

@@ -7,6 +7,7 @@ the scheduler made is recorded, or covered by an attempt recorded as unknown.
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -105,8 +106,11 @@ def test_crashes_on_reattach_too_are_carried_on(cli: Cli) -> None:
 
 # ---- issue 39: the attempt a rule or a resubmit makes with other needs --------------------------------------
 # Each decision point is killed at ten times (the trials differ in their processes' timing): between the
-# ended attempt's record and the new attempt's intent ("start-decided"), and once at each later step.
-REGROW_POINTS = [*(f"start-decided#2@{trial}" for trial in range(10)), "submitting-committed#2",
+# ended attempt's record and the new attempt's intent ("start-decided"), and once at each later step. The
+# ten run with DUNSCAITH_ALL_TRIALS=1 (as they did when the rule landed, 38 of 38); the suite runs three of
+# each, to keep CI under its 30 minutes on 2 cores.
+TRIALS = 10 if os.environ.get("DUNSCAITH_ALL_TRIALS") == "1" else 3
+REGROW_POINTS = [*(f"start-decided#2@{trial}" for trial in range(TRIALS)), "submitting-committed#2",
                  "create-answered#2", "answer-committed#2", "release-committed#2"]
 
 
@@ -155,7 +159,7 @@ def test_a_crash_between_a_time_limit_and_its_checkpoint_requeue_never_makes_two
     check_one_regrown(cli, job, "checkpoint")
 
 
-@pytest.mark.parametrize("trial", range(10))
+@pytest.mark.parametrize("trial", range(TRIALS))
 def test_a_crash_between_a_resubmit_with_more_memory_and_its_attempt_never_makes_two(cli: Cli, trial: int) -> None:
     job = f"more-{trial}"
     failed = cli.run("submit", "--name", job, "--mem", "100M", "--", "python3", "-c", "bytearray(300 * 2**20)")

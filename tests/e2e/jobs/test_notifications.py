@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,29 @@ def test_a_notify_command_that_hangs_is_killed_at_its_timeout_and_supervision_go
     status = cli.status("hung")
     assert status["outcome"]["result"] == "succeeded" and not status["settled"]
     child = int((cli.tmp / "child").read_text())
-    with pytest.raises(ProcessLookupError):  # what the command started was killed with it
-        os.kill(child, 0)
+    assert _ended(child)  # what the command started was killed with it
     assert _delivered(cli) == []
 
 
-@pytest.mark.parametrize(("point", "trials"), [("outcome-committed", 10), ("notice-committed", 2)])
+def _ended(pid: int, within: float = 30.0) -> bool:
+    """Whether ``pid`` has ended: gone, or a zombie its new parent has not reaped yet (the killed command's
+    child is reparented, and on a loaded machine the reaping may come a moment after the kill)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            return True
+        time.sleep(0.05)  # nothing to await for another process's reaping: polled within a bound
+    return False
+
+
+# Ten kills at the outcome's commit with DUNSCAITH_ALL_TRIALS=1 (10 of 10 when notices landed); three in the
+# suite, to keep CI under its 30 minutes on 2 cores.
+@pytest.mark.parametrize(("point", "trials"), [
+    ("outcome-committed", 10 if os.environ.get("DUNSCAITH_ALL_TRIALS") == "1" else 3), ("notice-committed", 2)])
 def test_a_supervisor_killed_around_the_delivery_leaves_it_to_reconcile_once(cli: Cli, point: str,
                                                                             trials: int) -> None:
     """kill -9 between the outcome's commit and the delivery (and right after the delivery's commit): the next
