@@ -227,4 +227,7 @@ def where(query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
         if value is not None:
             clauses.append(f"s.{column} {'>=' if column == 'recorded_at' else '='} {mark}")
             args.append(value)
+    if query.prefix is not None:  # the names' table, as count() reads summaries alone (no join to it)
+        clauses.append(f"s.job_id IN (SELECT id FROM jobs WHERE substr(name, 1, {len(query.prefix)}) = {mark})")
+        args.append(query.prefix)
     return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), args

@@ -87,18 +87,19 @@ class SummaryQuery:
     since: datetime | None = None  # recorded at or after
     limit: int | None = None  # None: all of them
     sweep: str | None = None  # the elements of this sweep only
+    prefix: str | None = None  # the jobs whose names begin so only (a pipeline's: ``NAME.``)
 
     def matches(self, s: JobSummary) -> bool:
         """Whether ``s`` is one this query asks for, its limit aside."""
         return ((self.include_pruned or s.pruned_at is None) and self.state in (None, s.state)
                 and self.cluster in (None, s.cluster) and (self.since is None or s.recorded_at >= self.since)
-                and self.sweep in (None, s.sweep))
+                and self.sweep in (None, s.sweep) and (self.prefix is None or s.job.startswith(self.prefix)))
 
     @property
     def filtered(self) -> bool:
         """Whether it asks for some jobs only (a state, a cluster, a time), pruned ones aside."""
         return (self.state is not None or self.cluster is not None or self.since is not None
-                or self.sweep is not None)
+                or self.sweep is not None or self.prefix is not None)
 
 
 def summarize(state: JobState, seq: int, job: JobId | None = None) -> JobSummary:

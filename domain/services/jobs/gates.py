@@ -1,0 +1,233 @@
+"""The gates of jobs that wait for other jobs (``submit --after``, a pipeline's steps), read from the store.
+
+The rule is the domain's (domain/model/jobs/dependencies.py): this reads what it needs, the summaries of
+what is waited for (one ``summaries`` query per sweep, one ``summary`` per job) and, once per job or sweep,
+the first event of one of its jobs for what *it* waits for, and hands them to ``gates``. Never a scheduler
+query: a waiting job costs its supervisor nothing but these reads, and only when something it waits for
+may have changed.
+
+A pipeline is found by what its jobs recorded (``JobSpec.step_of``), never by their names alone: its
+jobs are the ones named ``NAME.<step>`` (a sweep step's elements ``NAME.<step>-<i>``) whose first event
+says they are steps of ``NAME``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from dunscaith.domain.model.jobs.dependencies import Blocked, Gated, JobFacts, Readiness, Ready, gates
+from dunscaith.domain.model.jobs.errors import JobsError
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
+from dunscaith.domain.model.jobs.waits import Dependency
+from dunscaith.domain.services.jobs.sweep_members import by_index
+from dunscaith.ports.job_store import JobStore, StoreError, UnknownJob
+
+MAX_DEPTH = 64  # jobs waiting for jobs waiting for jobs...: a chain is followed this far, then taken as waiting
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A job of its own, or a sweep: what others wait for by name. ``members``: its summaries (the job, or
+    every element by index); ``spec``: the first event's spec of one of them (what they wait for, the
+    pipeline they are a step of), None when no member's record reads."""
+
+    name: JobId
+    members: tuple[JobSummary, ...]
+    spec: JobSpec | None
+
+    @property
+    def is_sweep(self) -> bool:
+        return bool(self.members) and self.members[0].sweep == self.name
+
+    @property
+    def dependencies(self) -> tuple[Dependency, ...]:
+        return self.spec.waits if self.spec is not None else ()
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineStep:
+    """One step of a recorded pipeline: its own name, and its job or sweep."""
+
+    step: str
+    group: Group
+
+    @property
+    def job(self) -> JobId:
+        return self.group.name
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedPipeline:
+    """A pipeline as its jobs' records say it: its steps, each after what it waits for."""
+
+    name: JobId
+    steps: tuple[PipelineStep, ...]
+
+    def members(self) -> list[JobSummary]:
+        """Every job of every step: the steps' jobs and their sweeps' elements."""
+        return [member for step in self.steps for member in step.group.members]
+
+    def step(self, name: str) -> PipelineStep | None:
+        return next((s for s in self.steps if s.step == name), None)
+
+
+class Gates:
+    """Reads the facts the dependency rule needs. The first events it reads are kept: they never change."""
+
+    def __init__(self, store: JobStore) -> None:
+        self._store = store
+        self._specs: dict[JobId, JobSpec | None] = {}
+
+    # ------------------------------------------------------------------ one job, or many jobs at once
+
+    def readiness(self, spec: JobSpec) -> Readiness:
+        """Whether the job ``spec`` describes may be created now (Ready when it waits for nothing)."""
+        if not spec.waits:
+            return Ready()
+        index = spec.member.index if spec.member is not None else None
+        me = JobSummaryStub(spec.name, spec.member.sweep if spec.member is not None else None, index)
+        groups = self._groups([d.on for d in spec.waits], {})
+        gated = _ordered(groups) + [Gated(JobFacts(spec.name, index=index), me.group, spec.waits)]
+        return gates(gated)[spec.name]
+
+    def answers(self, members: Sequence[JobSummary]) -> dict[JobId, Readiness]:
+        """The rule's answer for every member of ``members`` not started and without an outcome, what each
+        waits for read now (a member that waits for nothing is Ready). One summaries query per group."""
+        known: dict[JobId, Group] = {}
+        for name, group_members in _by_group(members).items():
+            known[name] = Group(name, tuple(group_members), self._spec_of(group_members))
+        wanted = [d.on for group in known.values() for d in group.dependencies]
+        groups = self._groups(wanted, known)
+        return gates(_ordered(groups))
+
+    def waits(self, members: Sequence[JobSummary]) -> bool:
+        """Whether any member not started waits for something (its group's first event says so)."""
+        for group_members in _by_group(m for m in members if m.attempts == 0 and m.outcome is None).values():
+            spec = self._spec_of(group_members)
+            if spec is not None and spec.waits:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ pipelines
+
+    def pipeline(self, name: str) -> RecordedPipeline | None:
+        """The pipeline recorded under ``name``, or None when no job records it is a step of one so named."""
+        prefix = f"{name}."
+        found = [s for s in self._store.summaries(SummaryQuery(include_pruned=True, prefix=prefix))
+                 if s.job.startswith(prefix)]
+        steps: list[PipelineStep] = []
+        for group_name, group_members in _by_group(found).items():
+            spec = self._spec_of(group_members)
+            if spec is None or spec.step_of is None or spec.step_of.pipeline != name:
+                continue
+            steps.append(PipelineStep(spec.step_of.step, Group(group_name, tuple(group_members), spec)))
+        if not steps:
+            return None
+        order = {g.name: i for i, g in enumerate(_ordered_groups({s.job: s.group for s in steps}))}
+        return RecordedPipeline(JobId(name), tuple(sorted(steps, key=lambda s: order[s.job])))
+
+    # ------------------------------------------------------------------ reading
+
+    def _spec_of(self, members: Sequence[JobSummary]) -> JobSpec | None:
+        """The first event's spec of the first member whose record reads (kept: it never changes)."""
+        for member in members:
+            if member.job in self._specs:
+                return self._specs[member.job]
+            try:
+                record = self._store.read(member.job)
+                spec: JobSpec | None = fold(replace(record, events=record.events[:1])).spec
+            except UnknownJob:
+                continue
+            except (StoreError, JobsError):
+                spec = None
+            self._specs[member.job] = spec
+            if spec is not None:
+                return spec
+        return None
+
+    def _groups(self, names: Iterable[JobId], known: dict[JobId, Group]) -> dict[JobId, Group]:
+        """``known`` and every group ``names`` reaches (what they wait for, and so on), read now."""
+        groups = dict(known)
+        todo = [n for n in names if n not in groups]
+        depth = 0
+        while todo and depth < MAX_DEPTH * 16:
+            depth += 1
+            name = todo.pop()
+            if name in groups:
+                continue
+            group = self._group(name)
+            groups[name] = group
+            todo.extend(d.on for d in group.dependencies if d.on not in groups)
+        return groups
+
+    def _group(self, name: JobId) -> Group:
+        """What the store holds under ``name``: a job, or a sweep's elements (none: a group with no members,
+        which the rule reads as not recorded)."""
+        try:
+            one = self._store.summary(name)
+            return Group(name, (one,), self._spec_of([one]) if one.attempts == 0 else None)
+        except UnknownJob:
+            pass
+        elements = by_index([s for s in self._store.summaries(SummaryQuery(include_pruned=True, sweep=name))
+                             if s.sweep == name])
+        return Group(name, tuple(elements), self._spec_of(elements) if elements else None)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSummaryStub:
+    """A job being judged before (or without) a summary of its own: its name, sweep and index."""
+
+    job: JobId
+    sweep: JobId | None
+    index: int | None
+
+    @property
+    def group(self) -> JobId:
+        return self.sweep if self.sweep is not None else self.job
+
+
+def _by_group(members: Iterable[JobSummary]) -> dict[JobId, list[JobSummary]]:
+    """Members by what others wait for them by: their sweep's name, or their own."""
+    out: dict[JobId, list[JobSummary]] = {}
+    for member in members:
+        out.setdefault(JobId(member.sweep) if member.sweep is not None else member.job, []).append(member)
+    return out
+
+
+def _ordered_groups(groups: Mapping[JobId, Group]) -> list[Group]:
+    """The groups so that each comes after those it waits for (the given order where free; a cycle, which
+    no recorded job can make, is broken where it is found)."""
+    done: dict[JobId, Group] = {}
+    visiting: set[JobId] = set()
+
+    def visit(name: JobId) -> None:
+        if name in done or name in visiting or name not in groups:
+            return
+        visiting.add(name)
+        for dep in groups[name].dependencies:
+            visit(dep.on)
+        visiting.discard(name)
+        done[name] = groups[name]
+
+    for name in groups:
+        visit(name)
+    return list(done.values())
+
+
+def _ordered(groups: Mapping[JobId, Group]) -> list[Gated]:
+    return [Gated(JobFacts.of(member), group.name, group.dependencies)
+            for group in _ordered_groups(groups) for member in group.members]
+
+
+def blocked_line(answer: Readiness | None) -> str | None:
+    """What ``status`` says of a job its gate holds back, or None."""
+    if answer is None or isinstance(answer, Ready):
+        return None
+    return answer.line()
+
+
+__all__ = ["Blocked", "Gates", "Group", "PipelineStep", "RecordedPipeline", "blocked_line"]
