@@ -113,6 +113,17 @@ def _show_tails(job: str, done: Supervised, out: IO[str]) -> None:
 def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _Exit:
     end = done.end
     state = end.state
+    if end.ending is Ending.BLOCKED:
+        message = (f"job {job}: {end.detail}: nothing was created, and nothing will be while it stays so; "
+                   f"run what blocked it again (dunscaith resubmit NAME --failed) then: {PROG} supervise {job}; "
+                   f"or drop it: {PROG} cancel {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(ExitCode.NOT_SUCCESS, error="blocked", message=message)
+    if end.ending is Ending.DRAINED and state is not None and state.spec.waits and not state.attempts:
+        message = (f"job {job}: supervisor stopped by signal while it waited ({end.detail}); nothing was sent; "
+                   f"carry on with: {PROG} supervise {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(_signal_code(drain), error="interrupted", message=message, by_signal=True)
     if end.ending is Ending.DRAINED:
         current = state.current if state is not None else None
         unreleased = current is None or current.order is not AttemptState.RELEASED
@@ -123,10 +134,7 @@ def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _E
             message = (f"job {job}: supervisor stopped by signal; everything received is committed and the job "
                        f"continues Unattended; reattach with: {PROG} supervise {job}")
         print(f"{PROG}: {message}", file=sys.stderr)
-        name = drain.pending()
-        known = name is not None and name in signal.Signals.__members__
-        code = for_signal(signal.Signals[name].value) if known and name is not None else ExitCode.INTERNAL
-        return _Exit(code, error="interrupted", message=message, by_signal=True)
+        return _Exit(_signal_code(drain), error="interrupted", message=message, by_signal=True)
     if end.ending is Ending.GAVE_UP:
         message = (f"job {job}: the supervisor gave up ({end.detail}); the job is Unattended; "
                    f"reattach with: {PROG} supervise {job}")
@@ -150,6 +158,13 @@ def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _E
     if own is not None:
         return _Exit(own, ExitFrom.JOB)
     return _Exit(for_outcome(state.outcome))
+
+
+def _signal_code(drain: Interrupts) -> int:
+    """The exit code of the signal that stopped the supervisor (3 if it is not one Python knows)."""
+    name = drain.pending()
+    known = name is not None and name in signal.Signals.__members__
+    return for_signal(signal.Signals[name].value) if known and name is not None else ExitCode.INTERNAL
 
 
 class DropWhenClosed:

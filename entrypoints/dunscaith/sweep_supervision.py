@@ -14,10 +14,12 @@ from typing import IO, Any, cast
 
 import typer
 
+from dunscaith.domain.model.jobs.dependencies import Blocked
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_counts import counts_words
+from dunscaith.domain.services.jobs.gates import PipelineReport
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep, SweepSupervised, UnknownSweep
 from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
@@ -64,6 +66,49 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fres
                 stdout_kept=as_json or stream is sys.stderr, notify=notify)
 
 
+def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, *, fresh: bool, as_json: bool = False,
+                       stream: IO[str] | None = None) -> int:
+    """Supervise every step of the pipeline ``name`` in one loop, to its end (docs/pipelines.md): exit 0 only
+    when every step succeeded, 1 when one failed or is blocked by one that did; ``fresh``: just recorded."""
+    use = _use(ctx)
+    shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
+    with edge.store_errors(ctx):
+        try:
+            done = use.pipeline(name, drain, fresh=fresh, stream=shown)
+        except UnknownSweep:
+            raise BadInput(f"no job, sweep or pipeline named {name} is recorded") from None
+        except SweepSupervisedElsewhere as exc:  # one supervisor per pipeline, and per sweep step
+            raise BadInput(str(exc)) from None
+        report = done.report
+    again = f"{PROG} supervise {name}"
+
+    def notify(document: dict[str, Any]) -> str:  # the pipeline's one notice for its outcome
+        with edge.store_errors(ctx):
+            return str(edge.use_cases(ctx).notify_sweep()(name, done.elements, document, drain))
+
+    ended = report.end if report is not None else None
+    if done.drained or ended is None:
+        return _end(ctx, done, drain, as_json, what=f"pipeline {name}", again=again,
+                    stdout_kept=as_json or stream is sys.stderr, steps=_steps_of(report))
+    end = _SweepEnd(int(ended.exit_code), "outcome", ended.line)
+    return _end(ctx, done, drain, as_json, what=f"pipeline {name}", again=again,
+                stdout_kept=as_json or stream is sys.stderr, notify=notify, settled=end, steps=_steps_of(report))
+
+
+def _steps_of(report: PipelineReport | None) -> list[dict[str, Any]]:
+    """Each step's standing in a pipeline's result object (docs/json.md, "A pipeline's result")."""
+    if report is None:
+        return []
+    blocked = {job: answer.line() for job, answer in report.answers.items() if isinstance(answer, Blocked)}
+    out = []
+    for step, end in zip(report.pipeline.steps, report.steps, strict=True):
+        first_blocked = next((blocked[m.job] for m in step.group.members if m.job in blocked), None)
+        out.append({"step": step.step, "job": step.job, "kind": "sweep" if step.group.is_sweep else "job",
+                    "state": end.state, "succeeded": end.succeeded, "not_success": end.not_success,
+                    "blocked": end.blocked, "going": end.going, "blocked_by": first_blocked})
+    return out
+
+
 def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool = False) -> int:
     """``supervise --all``: every Unattended job and sweep element of this store, in one loop."""
     use = _use(ctx)
@@ -102,13 +147,15 @@ def _named(jobs: list[JobSummary]) -> str:
 
 
 def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
-         again: str, stdout_kept: bool = False, notify: Callable[[dict[str, Any]], str] | None = None) -> int:
+         again: str, stdout_kept: bool = False, notify: Callable[[dict[str, Any]], str] | None = None,
+         settled: _SweepEnd | None = None, steps: list[dict[str, Any]] | None = None) -> int:
     """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else.
-    ``notify``: hands the sweep's result to notify.command at its outcome; what is left undelivered, or ""."""
+    ``notify``: hands the sweep's result to notify.command at its outcome; what is left undelivered, or "".
+    ``settled``: how it ended when the caller knows better (a pipeline's rule); ``steps``: a pipeline's."""
     words = Counter(e.state for e in done.elements)
-    end = _drained(drain, what, again) if done.drained else _settled(done, what, again)
+    end = _drained(drain, what, again) if done.drained else (settled or _settled(done, what, again))
     if notify is not None and end.ending == "outcome" and done.elements:
-        problem = notify(_result(done, words, end.ending, end.code, end.message))
+        problem = notify(_result(done, words, end.ending, end.code, end.message, steps))
         if problem:
             end = _SweepEnd(int(ExitCode.OUTSTANDING), "outstanding",
                             f"{what}: {end.message.removeprefix(what + ': ')}; {problem}; carry it on with: {again}")
@@ -116,7 +163,7 @@ def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: 
         print(f"{PROG}: {end.message}" if end.code else end.message,
               file=sys.stderr if end.code or as_json or stdout_kept else sys.stdout, flush=True)
     if as_json:
-        print(json.dumps(_result(done, words, end.ending, end.code, end.message), indent=2), flush=True)
+        print(json.dumps(_result(done, words, end.ending, end.code, end.message, steps), indent=2), flush=True)
     if end.by_signal:
         edge.end_by_signal(ctx)
     return end.code
@@ -152,6 +199,11 @@ def _settled(done: SweepSupervised, what: str, again: str) -> _SweepEnd:
     gave_up = [end.job for end in done.ends if end.end.ending is Ending.GAVE_UP]
     if not elements:
         return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", "")
+    if done.blocked and not gave_up and all(e.settled or e.job in dict(done.blocked) for e in elements):
+        job, why = done.blocked[0]
+        return _SweepEnd(int(ExitCode.NOT_SUCCESS), "blocked",
+                         f"{what}: {len(done.blocked)} not created, {job} {why}; run what blocked it again "
+                         f"({PROG} resubmit NAME --failed), then: {again}")
     if len(succeeded) == len(elements):
         return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", f"{what}: all {len(elements)} succeeded")
     if gave_up or unsettled:
@@ -173,9 +225,12 @@ def _not_success(what: str, succeeded: list[JobSummary], not_ok: list[JobSummary
     return _SweepEnd(int(ExitCode.NOT_SUCCESS), "outcome", message)
 
 
-def _result(done: SweepSupervised, words: Counter[str], ending: str, code: int, message: str) -> dict[str, Any]:
-    """The sweep's result object (docs/json.md, "A sweep's result")."""
-    return {
+def _result(done: SweepSupervised, words: Counter[str], ending: str, code: int, message: str,
+            steps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The sweep's result object (docs/json.md, "A sweep's result"); a pipeline's has its ``steps`` too
+    ("A pipeline's result") and names the pipeline under ``pipeline`` as well as ``sweep``."""
+    shown: dict[str, Any] = {} if steps is None else {"pipeline": done.sweep, "steps": steps}
+    return shown | {
         "sweep": done.sweep,
         "ending": ending,
         "exit_code": code,
@@ -183,6 +238,7 @@ def _result(done: SweepSupervised, words: Counter[str], ending: str, code: int, 
         "counts": dict(sorted(words.items())),
         "queries": done.queries,
         "not_taken": [{"job": job, "why": why} for job, why in done.elsewhere],
+        "blocked": [{"job": job, "why": why} for job, why in done.blocked],
         "elements": [{"job": e.job, "index": e.sweep_index, "state": e.state, "outcome": e.outcome,
                       "outcome_detail": e.outcome_detail, "attempts": e.attempts, "settled": e.settled,
                       "object_id": e.object_id} for e in done.elements],

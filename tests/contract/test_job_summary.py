@@ -144,6 +144,20 @@ def test_list_is_newest_first_filtered_and_limited_and_counts_the_rest(backend: 
     assert [s.job for s in store.unsettled()] == made  # oldest first, none settled
 
 
+def test_a_name_prefix_chooses_the_jobs_whose_names_begin_so(backend: Backend) -> None:  # noqa: F811
+    # a pipeline's jobs (study.train-0, study.reduce) are found by the prefix "study.", and only they: not
+    # study2.x, nor a job whose name holds "study." further on, nor one where '_' or '%' would match in LIKE
+    store = backend.open()
+    names = ["study.train-0", "study.reduce", "study2.x", "a.study.b", "study", "stud_.x", "study_x"]
+    with store.batch():
+        for i, job in enumerate(names):
+            store.create(JobId(job), T0 + timedelta(minutes=i), *ev.encode(HEAD))
+    found = sorted(s.job for s in store.summaries(SummaryQuery(include_pruned=True, prefix="study.")))
+    assert found == ["study.reduce", "study.train-0"]
+    assert store.count(SummaryQuery(prefix="study.")) == 2
+    assert store.count(SummaryQuery(prefix="stud_.")) == 1
+
+
 def _element(sweep: str, index: int) -> ev.JobRecorded:
     spec = JobSpec(element_name(JobId(sweep), index), "local", "local", ("echo", str(index)),
                    member=SweepMember(JobId(sweep), index, 2))

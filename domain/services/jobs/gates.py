@@ -16,7 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from dunscaith.domain.model.jobs.dependencies import Blocked, Gated, JobFacts, Readiness, Ready, gates
+from dunscaith.domain.model.jobs.dependencies import (
+    Blocked,
+    Gated,
+    JobFacts,
+    PipelineEnd,
+    Readiness,
+    Ready,
+    StepEnd,
+    gates,
+    pipeline_end,
+    step_end,
+)
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.spec import JobSpec
@@ -75,6 +86,17 @@ class RecordedPipeline:
         return next((s for s in self.steps if s.step == name), None)
 
 
+@dataclass(frozen=True, slots=True)
+class PipelineReport:
+    """Where a recorded pipeline stands: the rule's answer for every job not started, each step's end so
+    far, and how the pipeline ended (None while a step is still going)."""
+
+    pipeline: RecordedPipeline
+    answers: Mapping[JobId, Readiness]
+    steps: tuple[StepEnd, ...]
+    end: PipelineEnd | None
+
+
 class Gates:
     """Reads the facts the dependency rule needs. The first events it reads are kept: they never change."""
 
@@ -91,7 +113,7 @@ class Gates:
         index = spec.member.index if spec.member is not None else None
         me = JobSummaryStub(spec.name, spec.member.sweep if spec.member is not None else None, index)
         groups = self._groups([d.on for d in spec.waits], {})
-        gated = _ordered(groups) + [Gated(JobFacts(spec.name, index=index), me.group, spec.waits)]
+        gated = [*_ordered(groups), Gated(JobFacts(spec.name, index=index), me.group, spec.waits)]
         return gates(gated)[spec.name]
 
     def answers(self, members: Sequence[JobSummary]) -> dict[JobId, Readiness]:
@@ -129,6 +151,12 @@ class Gates:
             return None
         order = {g.name: i for i, g in enumerate(_ordered_groups({s.job: s.group for s in steps}))}
         return RecordedPipeline(JobId(name), tuple(sorted(steps, key=lambda s: order[s.job])))
+
+    def report(self, pipeline: RecordedPipeline) -> PipelineReport:
+        """``pipeline``'s steps judged from their members' summaries as given (one fold-free pass)."""
+        answers = gates(_ordered({s.job: s.group for s in pipeline.steps}))
+        ends = tuple(step_end(s.step, (JobFacts.of(m) for m in s.group.members), answers) for s in pipeline.steps)
+        return PipelineReport(pipeline, answers, ends, pipeline_end(pipeline.name, ends))
 
     # ------------------------------------------------------------------ reading
 
@@ -230,4 +258,4 @@ def blocked_line(answer: Readiness | None) -> str | None:
     return answer.line()
 
 
-__all__ = ["Blocked", "Gates", "Group", "PipelineStep", "RecordedPipeline", "blocked_line"]
+__all__ = ["Blocked", "Gates", "Group", "PipelineReport", "PipelineStep", "RecordedPipeline", "blocked_line"]

@@ -11,23 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dunscaith.domain.model.jobs.dependencies import Blocked, Ready
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.job_result import JobResult, RecordPlace, job_result
 from dunscaith.domain.model.jobs.pointer import Pointer, PointerError
 from dunscaith.domain.model.jobs.record import HostIdentity
+from dunscaith.domain.model.jobs.settlement import Outstanding
 from dunscaith.domain.model.jobs.state import JobState, fold, label
 from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.job_output import JobOutputs, OutputTail
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerNotes
-from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
+from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
 from dunscaith.domain.services.jobs.sweep_lock import refuse_if_supervised
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SupervisionView
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.pointers import Pointers
+
+GATE_POLL = 1.0  # seconds between readings of what a waiting job waits for (its records only)
 
 
 class BoundElsewhere(JobsError):
@@ -100,8 +105,40 @@ class SuperviseJob:
                 view.line(f"already done: outcome {state.outcome.kind} ({state.outcome.detail})")
             elif not fresh:
                 view.line(f"supervising again (attempts so far: {len(state.attempts)}; now {label(state)})")
+            gated = self._await_gate(state, drain, view, bound)
+            if gated is not None:
+                return self._with_outputs(gated, view)
             end = supervisor.run(job, lock, drain, bound=bound, first=(state, len(record.events)))
         return self._with_outputs(end, view)
+
+    def _await_gate(self, state: JobState, drain: Interrupts, view: SupervisionView,
+                    bound: float | None) -> SupervisionEnd | None:
+        """A job that waits for others (``submit --after``), not created yet: the wait, reading only the
+        records of what it waits for (no scheduler query), until the rule says it may be created (None: go
+        on), blocks it (the ending BLOCKED: nothing was created), a signal drains it, or ``bound`` passes
+        (reconcile: outstanding). Its lock is held meanwhile: no other supervisor creates it either."""
+        if not state.spec.waits or state.attempts or state.outcome is not None:
+            return None
+        gates = Gates(self._store)
+        said = ""
+        waited = 0.0
+        while True:
+            answer = gates.readiness(state.spec)
+            if isinstance(answer, Ready):
+                if said:
+                    view.line("ready: every job it waits for is as it asks; creating it")
+                return None
+            if isinstance(answer, Blocked):
+                view.line(answer.line())
+                return SupervisionEnd(Ending.BLOCKED, state, detail=answer.line())
+            if answer.line() != said:
+                said = answer.line()
+                view.line(f"{said} (nothing is sent until it has its outcome)")
+            if bound is not None and waited >= bound:
+                return SupervisionEnd(Ending.OUTSTANDING, state, (Outstanding(0, said),), detail=said)
+            if drain.wait(GATE_POLL) is not None:
+                return SupervisionEnd(Ending.DRAINED, state, detail=said)
+            waited += GATE_POLL
 
     def for_command(self, state: JobState) -> Supervisor:
         """The supervisor a job command acts with under the lock (no live supervisor holds it); it keeps

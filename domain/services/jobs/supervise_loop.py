@@ -42,6 +42,7 @@ class Ending(StrEnum):
     OUTSTANDING = "outstanding"  # supervise.wait ended with work left
     GAVE_UP = "gave-up"  # the loop could not advance for longer than supervise.giveup
     DRAINED = "drained"  # a stop was requested; everything received is committed
+    BLOCKED = "blocked"  # it waits for jobs one of which ended without success: nothing was created
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,14 @@ from dunscaith.domain.model.jobs import attempt_needs as needs_
 from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs import supervision as sv
+from dunscaith.domain.model.jobs.dependencies import Ready
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.kinds import ANY_KIND, Capabilities
 from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectState, ObjectView, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, apply, fold
+from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.notify import Notifier
 from dunscaith.domain.services.jobs.supervise_loop import Loop, Means, SuperviseSettings, output_paths
 from dunscaith.ports.escalation_delivery import EscalationDelivery
@@ -187,6 +189,7 @@ class Executor:
         self._delivering = delivering
         self.planned: JobState | None = None  # the state whose decision was last found empty (nothing to do)
         self.seen: tuple[JobState, tuple[ObjectView, ...]] | None = None  # a quiet answer: nothing new in it
+        self._gate_open = False  # its dependencies were found as it asks: its first create may be made
 
     # ------------------------------------------------------------------ the decision, performed
 
@@ -212,7 +215,19 @@ class Executor:
         return en.JobView(job, loop.state, sending=loop.unsent.attempt if loop.unsent is not None else None,
                           asked_at=loop.asked_at, answered=loop.answered, ask_now=loop.ask_now, quiet=loop.quiet,
                           kind=self._capabilities(loop.state.spec.adapter) if loop.state.unanswered else ANY_KIND,
-                          commands_only=commands_only)  # (what the kind cannot do matters to answers only)
+                          commands_only=commands_only,  # (what the kind cannot do matters to answers only)
+                          start_waits=self._start_waits(loop))
+
+    def _start_waits(self, loop: Loop) -> bool:
+        """Whether the job's first create still waits for other jobs (``submit --after``, a pipeline's step).
+        Its callers start a loop only once the rule said Ready; this asks again before the create itself, so
+        no path (a ``supervise`` of the job alone, a ``reconcile``) ever creates it early. Ready, once seen,
+        stays so (what it waited for succeeded, or ended); only a job not started that waits is asked."""
+        state = loop.state
+        if not state.spec.waits or state.attempts or state.outcome is not None or self._gate_open:
+            return False
+        self._gate_open = isinstance(Gates(self._means.store).readiness(state.spec), Ready)
+        return not self._gate_open
 
     def perform(self, job: JobId, loop: Loop, action: en.Action) -> bool:
         match action:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -30,6 +30,7 @@ from dunscaith.domain.model.jobs.pointer import Pointer
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.gates import Gates, PipelineReport, RecordedPipeline
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
@@ -48,7 +49,8 @@ from dunscaith.domain.services.jobs.sweep_elements import (
     room_for_next,
     unsettled_in_order,
 )
-from dunscaith.domain.services.jobs.sweep_lock import holding_sweep, taken_sweeps
+from dunscaith.domain.services.jobs.sweep_gate import HeldBack
+from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere, holding_sweep, taken_sweeps
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers, index_key
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
@@ -59,6 +61,19 @@ from dunscaith.ports.scheduler import Scheduler
 
 _Notices = Notices  # the name a test reaches it by
 
+
+
+def _named_jobs(jobs: list[JobId], most: int = 5) -> str:
+    more = f" and {len(jobs) - most:,} more" if len(jobs) > most else ""
+    return ", ".join(jobs[:most]) + more
+
+
+def _gate_lines(gate: HeldBack) -> list[str]:
+    """What the live view says of the jobs held back as supervision starts: how many wait, and each blocked."""
+    waiting = [job for job in gate.held if job not in gate.blocked]
+    lines = [f"waiting: {_named_jobs(waiting)} (nothing is sent for them until what they wait for has its "
+             "outcome)"] if waiting else []
+    return lines + [f"{job}: {answer.line()}: nothing is created for it" for job, answer in gate.blocked.items()]
 
 
 class UnknownSweep(UnknownJob):
@@ -81,6 +96,8 @@ class SweepSupervised:
     drained: bool  # a signal stopped the supervision (every element's answers committed)
     elements: tuple[JobSummary, ...]  # every element as its record says after the supervision, by index
     queries: int  # confirming scheduler queries sent for the whole sweep
+    blocked: tuple[tuple[JobId, str], ...] = ()  # jobs never created: what waits for them failed (and how)
+    report: PipelineReport | None = None  # a pipeline's: each step's standing after the supervision
 
 
 class SuperviseSweep:
@@ -102,16 +119,43 @@ class SuperviseSweep:
         return self._store.count(SummaryQuery(sweep=name, include_pruned=True, limit=1)) > 0
 
     def recorded_as(self, name: str) -> str | None:
-        """"sweep" or "job" for what is recorded under ``name``; None when nothing is."""
+        """"sweep", "job" or "pipeline" for what is recorded under ``name`` (in that order); None when nothing is."""
         if self.is_sweep(name):
             return "sweep"
         try:
             self._store.summary(JobId(name))
         except UnknownJob:
-            return None
+            return "pipeline" if Gates(self._store).pipeline(name) is not None else None
         except StoreError:  # something is recorded under it, damaged: the job's own path says what
             pass
         return "job"
+
+    def pipeline(self, name: JobId, drain: Interrupts, *, fresh: bool, **display: object) -> SweepSupervised:
+        """Supervise every job of every step of the pipeline ``name`` that is not settled, in one loop: each
+        step is created once what it waits for is as it asks (``HeldBack``), never before. The pipeline's
+        name is held as a lock (one supervisor per pipeline), and each sweep step's as ``supervise NAME``
+        of a sweep holds it. UnknownSweep when no pipeline of that name is recorded."""
+        gates = Gates(self._store)
+        found = gates.pipeline(name)
+        if found is None:
+            raise UnknownSweep(f"no job, sweep or pipeline named {name} is recorded")
+        with holding_sweep(self._store, name), contextlib.ExitStack() as sweeps:
+            members = found.members()
+            taken = {m.sweep for m in taken_sweeps(sweeps, self._store, members)}
+            busy = sorted({m.sweep for m in members if m.sweep is not None and m.sweep not in taken})
+            if busy:  # a sweep step another live process supervises (supervise NAME.STEP): nothing is taken
+                raise SweepSupervisedElsewhere(JobId(busy[0]))
+
+            last: list[RecordedPipeline] = [found]
+
+            def again() -> list[JobSummary]:
+                try:
+                    last[0] = Gates(self._store).pipeline(name) or last[0]
+                except StoreError as exc:
+                    self._on_problem(f"the pipeline's jobs could not be read again: {reason(exc)}")
+                return last[0].members()
+            done = self._supervise(name, members, drain, fresh=fresh, again=again, **display)
+            return replace(done, report=gates.report(last[0]))
 
     def elements(self, sweep: JobId) -> list[JobSummary]:
         """Every element of ``sweep`` by index; UnknownSweep when none is recorded."""
@@ -161,8 +205,14 @@ class SuperviseSweep:
             attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
             waiting = unsettled_in_order(members)
-            bounds = self._max_running(waiting)
+            bounds = _max_running(self._store, waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
+            gate = HeldBack(Gates(self._store))  # jobs whose first create waits for other jobs: not taken yet
+            held_out = gate.hold(waiting)
+            if held_out:
+                waiting = deque(m for m in waiting if m.job not in held_out)
+                for line in _gate_lines(gate):
+                    view.line(line)
             self._arrays(waiting, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
                          began, self._first_pointers if fresh else lambda _taken: None)
             stopping = False
@@ -170,11 +220,15 @@ class SuperviseSweep:
             unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
             while True:
                 stopping = stopping or drain.pending() is not None
+                self._open_gates(gate, waiting, ends, active, stopping, drain, view, rounds, elsewhere, began, fresh)
                 if not stopping:
                     self._fill(waiting, bounds, drain, fresh, view, rounds, active, elsewhere, began)
                 if not active:
                     if waiting and not stopping:
                         continue  # every started one failed to start: the next ones are tried
+                    if gate.waiting and not stopping:
+                        drain.wait(max(0.0, gate.due - self._clock.monotonic()))
+                        continue  # nothing runs, something may still start: what it waits for is read again
                     break
                 for query in rounds.values():
                     query.new_round()
@@ -198,11 +252,33 @@ class SuperviseSweep:
                 if stopping or not active or must_step or room_for_next(waiting, active, bounds):
                     continue  # another pass at once: nothing to wait for
                 arm(unarmed, active, drain)
-                drain.wait(max(0.0, next_due(active, attendance.next_at(), began) - self._clock.monotonic()))
+                due = next_due(active, attendance.next_at(), began)
+                if gate.waiting:
+                    due = min(due, gate.due)
+                drain.wait(max(0.0, due - self._clock.monotonic()))
             after = again()
             view.show(after)
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
-                               sum(q.asked for q in rounds.values()))
+                               sum(q.asked for q in rounds.values()), gate.blocked_lines())
+
+    def _open_gates(self, gate: HeldBack, waiting: deque[JobSummary], ends: list[ElementEnd],
+                    active: dict[JobId, Active], stopping: bool, drain: Interrupts, view: SweepSupervisionView,
+                    rounds: dict[str, RoundQuery], elsewhere: list[tuple[JobId, str]], began: Pass,
+                    fresh: bool) -> None:
+        """The held jobs whose gate opened, put in the line to start: a whole sweep's fresh elements sent as
+        one array where its scheduler makes them, the others started one by one as any waiting job."""
+        moved = len(ends) + sum(1 for e in active.values() if e.loop is not None and e.loop.state.outcome is not None)
+        blocked_before = set(gate.blocked)
+        opened = gate.release(self._clock.monotonic(), moved, stopping=stopping)
+        for job in sorted(set(gate.blocked) - blocked_before):
+            view.line(f"{job}: {gate.blocked[job].line()}: nothing is created for it")
+        if not opened:
+            return
+        view.line(f"ready: {_named_jobs([m.job for m in opened])}: every job they wait for is as they ask")
+        line = deque(opened)
+        self._arrays(line, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
+                     began, self._first_pointers if fresh else lambda _taken: None)
+        waiting.extend(line)
 
     def _fill(self, waiting: deque[JobSummary], bounds: dict[str, int | None], drain: Interrupts, fresh: bool,
               view: SweepSupervisionView,
@@ -309,19 +385,6 @@ class SuperviseSweep:
                 element.stack.close()
             active.clear()
 
-    def _max_running(self, waiting: deque[JobSummary]) -> dict[str, int | None]:
-        """Each sweep's --max-running, from the first of its elements whose record reads."""
-        bounds: dict[str, int | None] = {}
-        for member in waiting:
-            if member.sweep is None or member.sweep in bounds:
-                continue
-            try:
-                spec = fold(self._store.read(member.job)).spec
-            except (StoreError, JobsError):
-                continue
-            bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
-        return bounds
-
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepSupervisionView,
                rounds: dict[str, RoundQuery], active: dict[JobId, Active],
                elsewhere: list[tuple[JobId, str]], began: Pass) -> Active | None:
@@ -390,3 +453,15 @@ class SuperviseSweep:
             return members
 
 
+def _max_running(store: JobStore, waiting: deque[JobSummary]) -> dict[str, int | None]:
+    """Each sweep's --max-running, from the first of its elements whose record reads."""
+    bounds: dict[str, int | None] = {}
+    for member in waiting:
+        if member.sweep is None or member.sweep in bounds:
+            continue
+        try:
+            spec = fold(store.read(member.job)).spec
+        except (StoreError, JobsError):
+            continue
+        bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
+    return bounds

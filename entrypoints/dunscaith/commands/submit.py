@@ -126,7 +126,7 @@ def submit(
                              recovery_flags=(signal_before, requeue, on_oom, on_time))
 
 
-def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP"),
+def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP|PIPELINE"),
               every: bool = typer.Option(False, "--all",
                                          help="every Unattended job and sweep element of this host, in one "
                                               "supervisor"),
@@ -159,6 +159,9 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
                            "dunscaith's (docs/sweeps.md); drop it")
         edge.notice_unattended(ctx, skip=job)
         return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
+    if recorded == "pipeline":
+        edge.notice_unattended(ctx, skip=job)
+        return sweep_supervision.supervise_pipeline(ctx, JobId(job), drain, fresh=False, as_json=as_json)
     if recorded is None:  # nothing of that name here: a sweep whose elements' pointers name another host?
         edge.sweep_owned_elsewhere(ctx, job, words)
     edge.notice_unattended(ctx, skip=job)

@@ -1,0 +1,76 @@
+"""The jobs of one supervision (a pipeline's steps, a sweep submitted with ``--after``, ``supervise --all``)
+whose first create waits for other jobs: held out of the line of jobs to start until the dependency rule
+says they may be created.
+
+A job held here is not taken: no lock, no loop, no --max-running slot, no scheduler query. The rule is asked
+again (reading records only, ``Gates.answers``) when something it may read changed: a job of this supervision
+reached an outcome or ended its supervision, or, for what another process supervises, every ``GATE_POLL``
+seconds. A job the rule blocks stays held (a ``resubmit --failed`` of what blocked it, from another terminal,
+makes it wait again); the supervision ends when nothing it holds can still start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from dunscaith.domain.model.jobs.dependencies import Blocked, Ready
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.services.jobs.gates import Gates
+
+GATE_POLL = 1.0  # seconds between readings of what held jobs wait for, while nothing of this supervision moves
+
+
+@dataclass
+class HeldBack:
+    gates: Gates
+    held: dict[JobId, JobSummary] = field(default_factory=dict)  # not created: its gate is not open
+    blocked: dict[JobId, Blocked] = field(default_factory=dict)  # of those, the ones the rule blocks, and why
+    due: float = 0.0  # monotonic: when the rule is asked again with nothing moved
+    _moved: int = -1  # the count of outcomes and ends last seen: a change asks the rule at once
+
+    def hold(self, waiting: Iterable[JobSummary]) -> set[JobId]:
+        """The members of ``waiting`` whose gate is not open (not started, no outcome, waiting for or
+        blocked by other jobs), now held here; what the caller must take out of its line."""
+        fresh = [m for m in waiting if m.attempts == 0 and m.outcome is None]
+        if not fresh or not self.gates.waits(fresh):
+            return set()
+        answers = self.gates.answers(fresh)
+        for member in fresh:
+            answer = answers.get(member.job)
+            if answer is None or isinstance(answer, Ready):
+                continue
+            self.held[member.job] = member
+            if isinstance(answer, Blocked):
+                self.blocked[member.job] = answer
+        return set(self.held)
+
+    def release(self, now: float, moved: int, *, stopping: bool) -> list[JobSummary]:
+        """The held jobs whose gate opened, in the order they were held (a job the rule no longer answers
+        for, started or ended by someone else meanwhile, is let go too: its own supervision says what it
+        is). Asked only when ``moved`` (outcomes reached and supervisions ended so far) changed, or the
+        poll is due."""
+        if not self.held or stopping or (moved == self._moved and now < self.due):
+            return []
+        self._moved, self.due = moved, now + GATE_POLL
+        answers = self.gates.answers(list(self.held.values()))
+        opened: list[JobSummary] = []
+        for job, _member in list(self.held.items()):
+            answer = answers.get(job)
+            if answer is None or isinstance(answer, Ready):
+                opened.append(self.held.pop(job))
+                self.blocked.pop(job, None)
+            elif isinstance(answer, Blocked):
+                self.blocked[job] = answer
+            else:
+                self.blocked.pop(job, None)
+        return opened
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a held job may still start (one not blocked): the supervision waits for it."""
+        return any(job not in self.blocked for job in self.held)
+
+    def blocked_lines(self) -> tuple[tuple[JobId, str], ...]:
+        return tuple((job, answer.line()) for job, answer in self.blocked.items())
