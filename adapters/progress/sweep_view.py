@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 _LAST = 5  # changes kept in the block
 _BAR = 30  # the bar's width in cells
+_STEP_BAR = 20  # a pipeline step's bar
+_STEPS = 12  # a pipeline's steps drawn in the block at most
 _REDRAW = 0.25  # seconds: the block is redrawn at most this often
 _DONE_WORDS = frozenset({"succeeded", "failed", "cancelled", "abandoned", "refused", "escalated", "damaged"})
 
@@ -61,19 +63,46 @@ class _Block:
         v = self._view
         if not v.words:  # nothing to supervise (supervise --all with no Unattended job): no empty block
             return Group()
-        done = sum(1 for word in v.words.values() if word in _DONE_WORDS)
-        filled = round(_BAR * done / len(v.words))
         head = Text(no_wrap=True, overflow="ellipsis")
-        head.append(f"sweep {v.sweep}", style="bold")
-        head.append(f"  {len(v.words)} elements  {elapsed(time.monotonic() - v.began)}")
-        bar = Text(no_wrap=True)
-        bar.append("█" * filled, style="green")
-        bar.append("░" * (_BAR - filled), style="dim")
-        bar.append(f" {done}/{len(v.words)} done  ")
-        bar.append(counts_words(v.words.values(), " · "))
-        lines = [head, bar, *(Text(f"  {change}", style="dim", no_wrap=True, overflow="ellipsis")
-                              for change in v.last)]
+        steps = v.steps()
+        if len(steps) > 1:  # a pipeline (or supervise --all): a line per step, a bar for each sweep
+            head.append(f"pipeline {v.sweep}", style="bold")
+            head.append(f"  {len(steps)} steps  {len(v.words)} jobs  {elapsed(time.monotonic() - v.began)}")
+            body = [_step_line(name, words, v.sweep) for name, words in list(steps.items())[:_STEPS]]
+            if len(steps) > _STEPS:
+                body.append(Text(f"  … and {len(steps) - _STEPS} more steps", style="dim"))
+        else:
+            head.append(f"sweep {v.sweep}", style="bold")
+            head.append(f"  {len(v.words)} elements  {elapsed(time.monotonic() - v.began)}")
+            body = [_bar(list(v.words.values()), _BAR)]
+        lines = [head, *body, *(Text(f"  {change}", style="dim", no_wrap=True, overflow="ellipsis")
+                                for change in v.last)]
         return Group(*lines)
+
+
+def _bar(words: list[str], width: int) -> Any:
+    """A bar of the jobs done, then their counts by state."""
+    from rich.text import Text
+
+    done = sum(1 for word in words if word in _DONE_WORDS)
+    filled = round(width * done / len(words))
+    bar = Text(no_wrap=True, overflow="ellipsis")
+    bar.append("█" * filled, style="green")
+    bar.append("░" * (width - filled), style="dim")
+    bar.append(f" {done}/{len(words)} done  ")
+    bar.append(counts_words(words, " · "))
+    return bar
+
+
+def _step_line(name: str, words: list[str], title: str) -> Any:
+    """One step of a pipeline: its name (less the pipeline's), then its state, or a bar for a sweep."""
+    from rich.text import Text
+
+    shown = name.removeprefix(f"{title}.")
+    line = Text(f"  {shown:<16} ", no_wrap=True, overflow="ellipsis")
+    if len(words) == 1:
+        return line + Text(words[0])
+    return line + _bar(words, _STEP_BAR)
 
 
 class SweepLiveView:
@@ -81,6 +110,7 @@ class SweepLiveView:
         self.sweep = sweep
         self._stream = stream or sys.stdout
         self.words: dict[JobId, str] = {}  # each element's state word, as the last change said
+        self.group: dict[JobId, str] = {}  # each element's step: its sweep's name, or its own
         self.last: deque[str] = deque(maxlen=_LAST)
         self.began = time.monotonic()
         self._console: Console | None = None
@@ -109,9 +139,17 @@ class SweepLiveView:
 
     def show(self, elements: Sequence[JobSummary]) -> None:
         self.words = {e.job: e.state for e in elements}
+        self.group = {e.job: e.sweep or e.job for e in elements}
         if self._live is None and elements:
             self._plain(f"{len(elements)} elements: {counts_words(self.words.values())}")
         self._draw(force=True)
+
+    def steps(self) -> dict[str, list[str]]:
+        """The jobs' state words by step (a sweep, or a job of its own), in the order first shown."""
+        out: dict[str, list[str]] = {}
+        for job, word in self.words.items():
+            out.setdefault(self.group.get(job, job), []).append(word)
+        return out
 
     def element(self, job: JobId) -> _Element:
         return _Element(self, job)

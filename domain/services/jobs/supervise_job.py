@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from dunscaith.domain.model.jobs.dependencies import Blocked, Ready
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -180,11 +181,17 @@ class SuperviseJob:
         try:
             return self._pointers.read(state.name)
         except PointerError:  # display only: no pointer, a damaged one, an unreadable home
-            host = self._store.identity().host or self._here
-            return Pointer(job=state.name, host=host.hostname, record_root=self._store.location(), root_host=host,
-                           binary=self._binary, cluster=state.spec.cluster, adapter=state.spec.adapter,
-                           state="recorded", state_at=state.recorded_at, supervised_at=None,
-                           sweep=state.spec.member.sweep if state.spec.member is not None else None)
+            return self.first_pointer(state.name, state.spec.cluster, state.spec.adapter, state.recorded_at,
+                                      state.spec.member.sweep if state.spec.member is not None else None)
+
+    def first_pointer(self, job: JobId, cluster: str, adapter: str, recorded_at: datetime,
+                      sweep: JobId | None) -> Pointer:
+        """A just-recorded job's first pointer (a pipeline's waiting steps get theirs as it is submitted,
+        so every login node finds them before they start)."""
+        host = self._store.identity().host or self._here
+        return Pointer(job=job, host=host.hostname, record_root=self._store.location(), root_host=host,
+                       binary=self._binary, cluster=cluster, adapter=adapter, state="recorded",
+                       state_at=recorded_at, supervised_at=None, sweep=sweep)
 
     def _sweep_now(self) -> None:
         try:

@@ -211,6 +211,8 @@ class SuperviseSweep:
             held_out = gate.hold(waiting)
             if held_out:
                 waiting = deque(m for m in waiting if m.job not in held_out)
+                if fresh:  # found from any login node while they wait: their pointers now, in one batch
+                    _held_pointers(self._one, gate, self._on_problem)
                 for line in _gate_lines(gate):
                     view.line(line)
             self._arrays(waiting, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
@@ -465,3 +467,13 @@ def _max_running(store: JobStore, waiting: deque[JobSummary]) -> dict[str, int |
             continue
         bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
     return bounds
+
+
+def _held_pointers(one: SuperviseJob, gate: HeldBack, on_problem: Callable[[str], None]) -> None:
+    """The first pointers of the jobs held back as a fresh supervision starts, written in one batch."""
+    try:
+        one.write_pointers([one.first_pointer(m.job, m.cluster, m.adapter, m.recorded_at,
+                                              JobId(m.sweep) if m.sweep is not None else None)
+                            for m in gate.held.values()])
+    except Exception as exc:  # display only; the record is what counts
+        on_problem(f"pointers of {len(gate.held)} waiting jobs not written: {reason(exc)}")
