@@ -82,9 +82,10 @@ def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, *, fr
         report = done.report
     again = f"{PROG} supervise {name}"
 
-    def notify(document: dict[str, Any]) -> str:  # the pipeline's one notice for its outcome
+    def notify(document: dict[str, Any]) -> str:  # the pipeline's one notice for its end (blocked jobs have none)
+        ended_jobs = tuple(e for e in done.elements if e.job not in dict(done.blocked))
         with edge.store_errors(ctx):
-            return str(edge.use_cases(ctx).notify_sweep()(name, done.elements, document, drain))
+            return str(edge.use_cases(ctx).notify_sweep()(name, ended_jobs, document, drain))
 
     ended = report.end if report is not None else None
     if done.drained or ended is None:
