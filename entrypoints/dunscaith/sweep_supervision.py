@@ -154,7 +154,8 @@ def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: 
     ``notify``: hands the sweep's result to notify.command at its outcome; what is left undelivered, or "".
     ``settled``: how it ended when the caller knows better (a pipeline's rule); ``steps``: a pipeline's."""
     words = Counter(e.state for e in done.elements)
-    end = _drained(drain, what, again) if done.drained else (settled or _settled(done, what, again))
+    end = _drained(drain, what, again) if done.drained else (settled or _blocked(done, what, again)
+                                                             or _settled(done, what, again))
     if notify is not None and end.ending == "outcome" and done.elements:
         problem = notify(_result(done, words, end.ending, end.code, end.message, steps))
         if problem:
@@ -200,11 +201,6 @@ def _settled(done: SweepSupervised, what: str, again: str) -> _SweepEnd:
     gave_up = [end.job for end in done.ends if end.end.ending is Ending.GAVE_UP]
     if not elements:
         return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", "")
-    if done.blocked and not gave_up and all(e.settled or e.job in dict(done.blocked) for e in elements):
-        job, why = done.blocked[0]
-        return _SweepEnd(int(ExitCode.NOT_SUCCESS), "blocked",
-                         f"{what}: {len(done.blocked)} not created, {job} {why}; run what blocked it again "
-                         f"({PROG} resubmit NAME --failed), then: {again}")
     if len(succeeded) == len(elements):
         return _SweepEnd(int(ExitCode.SUCCEEDED), "outcome", f"{what}: all {len(elements)} succeeded")
     if gave_up or unsettled:
@@ -215,6 +211,19 @@ def _settled(done: SweepSupervised, what: str, again: str) -> _SweepEnd:
                          f"{': ' + _named(unsettled) if unsettled else ''}"
                          f"{'; not taken: ' + ', '.join(held[:_NAMED]) if held else ''}; carry it on with: {again}")
     return _not_success(what, succeeded, not_ok)
+
+
+def _blocked(done: SweepSupervised, what: str, again: str) -> _SweepEnd | None:
+    """Every job settled but those never created because what they wait for did not succeed (exit 1)."""
+    held = dict(done.blocked)
+    if not held or not all(e.settled or e.job in held for e in done.elements):
+        return None
+    if any(end.end.ending is Ending.GAVE_UP for end in done.ends):
+        return None  # a supervision that gave up says so first (exit 4)
+    job, why = done.blocked[0]
+    return _SweepEnd(int(ExitCode.NOT_SUCCESS), "blocked",
+                     f"{what}: {len(held)} not created, {job} {why}; run what blocked it again "
+                     f"({PROG} resubmit NAME --failed), then: {again}")
 
 
 def _not_success(what: str, succeeded: list[JobSummary], not_ok: list[JobSummary]) -> _SweepEnd:

@@ -208,13 +208,7 @@ class SuperviseSweep:
             bounds = _max_running(self._store, waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
             gate = HeldBack(Gates(self._store))  # jobs whose first create waits for other jobs: not taken yet
-            held_out = gate.hold(waiting)
-            if held_out:
-                waiting = deque(m for m in waiting if m.job not in held_out)
-                if fresh:  # found from any login node while they wait: their pointers now, in one batch
-                    _held_pointers(self._one, gate, self._on_problem)
-                for line in _gate_lines(gate):
-                    view.line(line)
+            waiting = _hold_back(gate, waiting, view, self._one if fresh else None, self._on_problem)
             self._arrays(waiting, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
                          began, self._first_pointers if fresh else lambda _taken: None)
             stopping = False
@@ -226,12 +220,9 @@ class SuperviseSweep:
                 if not stopping:
                     self._fill(waiting, bounds, drain, fresh, view, rounds, active, elsewhere, began)
                 if not active:
-                    if waiting and not stopping:
-                        continue  # every started one failed to start: the next ones are tried
-                    if gate.waiting and not stopping:
-                        drain.wait(max(0.0, gate.due - self._clock.monotonic()))
-                        continue  # nothing runs, something may still start: what it waits for is read again
-                    break
+                    if not _more_to_start(waiting, gate, stopping, drain, self._clock.monotonic):
+                        break
+                    continue
                 for query in rounds.values():
                     query.new_round()
                 began.wall, began.mono = self._clock.now(), self._clock.monotonic()
@@ -254,9 +245,7 @@ class SuperviseSweep:
                 if stopping or not active or must_step or room_for_next(waiting, active, bounds):
                     continue  # another pass at once: nothing to wait for
                 arm(unarmed, active, drain)
-                due = next_due(active, attendance.next_at(), began)
-                if gate.waiting:
-                    due = min(due, gate.due)
+                due = min(next_due(active, attendance.next_at(), began), gate.next_at())
                 drain.wait(max(0.0, due - self._clock.monotonic()))
             after = again()
             view.show(after)
@@ -467,6 +456,33 @@ def _max_running(store: JobStore, waiting: deque[JobSummary]) -> dict[str, int |
             continue
         bounds[member.sweep] = spec.member.max_running if spec.member is not None else None
     return bounds
+
+
+def _more_to_start(waiting: deque[JobSummary], gate: HeldBack, stopping: bool, drain: Interrupts,
+                   monotonic: Callable[[], float]) -> bool:
+    """With nothing supervised now: whether the loop goes on. It does while a job may still start: one in
+    the line (every started one failed to start: the next ones are tried), or one held back whose gate may
+    still open (what it waits for is read again when due, after a wait a signal ends)."""
+    if stopping or not (waiting or gate.waiting):
+        return False
+    if not waiting:
+        drain.wait(max(0.0, gate.due - monotonic()))
+    return True
+
+
+def _hold_back(gate: HeldBack, waiting: deque[JobSummary], view: SweepSupervisionView, fresh: SuperviseJob | None,
+               on_problem: Callable[[str], None]) -> deque[JobSummary]:
+    """``waiting`` less the jobs ``gate`` holds back, which the view names; ``fresh``: the supervision of one
+    just recorded (its waiting jobs' pointers are written now, in one batch, so every login node finds
+    them while they wait)."""
+    held_out = gate.hold(waiting)
+    if not held_out:
+        return waiting
+    if fresh is not None:
+        _held_pointers(fresh, gate, on_problem)
+    for line in _gate_lines(gate):
+        view.line(line)
+    return deque(m for m in waiting if m.job not in held_out)
 
 
 def _held_pointers(one: SuperviseJob, gate: HeldBack, on_problem: Callable[[str], None]) -> None:

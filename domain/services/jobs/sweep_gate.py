@@ -72,5 +72,9 @@ class HeldBack:
         """Whether a held job may still start (one not blocked): the supervision waits for it."""
         return any(job not in self.blocked for job in self.held)
 
+    def next_at(self) -> float:
+        """When the loop must wake for the held jobs (monotonic): the poll while one may still start."""
+        return self.due if self.waiting else float("inf")
+
     def blocked_lines(self) -> tuple[tuple[JobId, str], ...]:
         return tuple((job, answer.line()) for job, answer in self.blocked.items())
