@@ -9,12 +9,16 @@ import os
 import secrets
 import stat
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.notices import chosen_kinds
 from dunscaith.domain.model.jobs.pointer import PointerError
+from dunscaith.domain.model.jobs.recovery_settings import Recovery, SignalBefore
 from dunscaith.domain.model.jobs.resources import (
     Resources,
     parse_count,
@@ -32,6 +36,7 @@ from dunscaith.domain.model.jobs.sweeps import (
     parse_array,
     parse_each,
 )
+from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, not_here_problem, same_indices_problem
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, recovery_rules, supervision
@@ -39,8 +44,11 @@ from dunscaith.entrypoints.dunscaith.edge import CommandContext
 from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
-    from dunscaith.domain.model.jobs.ids import JobId
+    from dunscaith.domain.services.jobs.submit import RecordJob, RecordSweep
     from dunscaith.ports.interrupts import Interrupts
+
+FLAG_OF = {DependencyKind.AFTER: "--after", DependencyKind.AFTER_ANY: "--after-any",
+           DependencyKind.AFTER_EACH: "--after-each"}
 
 
 def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: str = "local",
@@ -50,12 +58,14 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
            env: tuple[str, ...] = (), chdir: str | None = None, as_json: bool = False, parsable: bool = False,
            array: str | None = None, each: Path | None = None, max_running: str | None = None,
            job_exit: bool | None = None, recovery_flags: tuple[str | None, ...] = (None, None, None, None),
-           notify: bool | None = None) -> int:
+           notify: bool | None = None, after: tuple[str, ...] = (), after_any: tuple[str, ...] = (),
+           after_each: tuple[str, ...] = ()) -> int:
     """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
     drain = edge.interrupts(ctx)
     sweeping = array is not None or each is not None
     _options_together(as_json=as_json, parsable=parsable, array=array, each=each, max_running=max_running,
                       name=name, job_exit=job_exit, follow=follow)
+    waits = _waits(after, after_any, after_each, sweeping=sweeping)
     edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
         needs = resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
@@ -64,9 +74,10 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
         raise BadInput(str(exc)) from None
     spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, recovery_flags, notify)
     if sweeping:
-        return _submit_sweep(ctx, drain, spec, _sweep(spec, array, each, max_running), as_json=as_json,
-                             parsable=parsable, job_exit=exit_of_job(ctx, job_exit))
-    job = _record_job(ctx, spec)
+        elements = [replace(e, waits=waits) for e in _sweep(spec, array, each, max_running)]
+        return _submit_sweep(ctx, drain, spec, elements, as_json=as_json, parsable=parsable,
+                             job_exit=exit_of_job(ctx, job_exit))
+    job = _record_job(ctx, replace(spec, waits=waits))
     if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
         print(job, flush=True)
     return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
@@ -93,6 +104,63 @@ def _options_together(*, as_json: bool, parsable: bool, array: str | None, each:
                        "dunscaith logs NAME-INDEX --follow")
 
 
+def _waits(after: tuple[str, ...], after_any: tuple[str, ...], after_each: tuple[str, ...], *,
+           sweeping: bool) -> tuple[Dependency, ...]:
+    """What the job (every element of a sweep) waits for, from --after, --after-any and --after-each, in
+    that order; one line for a name given twice, or --after-each on a job."""
+    if after_each and not sweeping:
+        raise BadInput(f"--after-each {after_each[0]}: only a sweep (--array or --each) waits element by element "
+                       f"(element i for element i of {after_each[0]}); for one job, use --after {after_each[0]}")
+    waits: list[Dependency] = []
+    for kind, names in ((DependencyKind.AFTER, after), (DependencyKind.AFTER_ANY, after_any),
+                        (DependencyKind.AFTER_EACH, after_each)):
+        for given in names:
+            problem = name_problem(FLAG_OF[kind], given)
+            if problem is not None:
+                raise BadInput(problem)
+            twice = next((w for w in waits if w.on == given), None)
+            if twice is not None:
+                same = "twice" if twice.kind is kind else f"with {FLAG_OF[twice.kind]} too"
+                raise BadInput(f"{FLAG_OF[kind]} {given}: given {same}; a job waits for another one way only")
+            waits.append(Dependency(JobId(given), kind))
+    return tuple(waits)
+
+
+def check_waits(ctx: CommandContext, record: RecordJob | RecordSweep, name: JobId, waits: tuple[Dependency, ...],
+                indices: set[int] | None = None) -> None:
+    """Refuse, before anything is recorded, a job (``name``; a sweep's: ``indices``) that waits for itself,
+    for a name this store holds nothing of, or (--after-each) for a job or a sweep of other indices."""
+    for dep in waits:
+        flag = f"{FLAG_OF[dep.kind]} {dep.on}"
+        if dep.on == name:
+            raise BadInput(f"{flag}: {name} would wait for itself, and so never start")
+        with edge.store_errors():
+            found = record.waited(dep.on)
+        if found is None:
+            raise BadInput(not_here_problem(FLAG_OF[dep.kind], dep.on, _pointer_host(ctx, dep.on)))
+        if dep.kind is DependencyKind.AFTER_EACH:
+            if found.indices is None:
+                raise BadInput(f"{flag}: a job, not a sweep: it has no element i for element i to wait for; "
+                               f"use --after {dep.on}")
+            problem = same_indices_problem(name, dep.on, indices or set(), set(found.indices))
+            if problem is not None:
+                raise BadInput(f"{flag}: {problem}")
+
+
+def _pointer_host(ctx: CommandContext, name: JobId) -> str | None:
+    """The host a pointer of the user's says ``name`` (a job, or a sweep's elements) is recorded on, if
+    another: display only, so a pointer that does not read says nothing."""
+    try:
+        owning = edge.use_cases(ctx).owning_host()
+        owner = owning.of_pointer(name)
+        if owner is None:
+            found = owning.of_sweep(name)
+            owner = found[0] if found is not None else None
+    except Exception:  # pointers are display and routing only: the refusal stands without the hint
+        return None
+    return owner.host if owner is not None else None
+
+
 def _record_job(ctx: CommandContext, spec: JobSpec) -> JobId:
     """The job recorded, once every check that can refuse it has passed: nothing is recorded otherwise."""
     edge.open_store(ctx)
@@ -100,6 +168,7 @@ def _record_job(ctx: CommandContext, spec: JobSpec) -> JobId:
         refused = edge.use_cases(ctx).record_job().ready(spec.cluster, spec.resources, spec.options)
     if refused is not None:  # what the cluster's scheduler cannot honour, refused before anything is recorded
         raise BadInput(refused)
+    check_waits(ctx, edge.use_cases(ctx).record_job(), spec.name, spec.waits)
     try:  # a job without a pointer is one no other login node can find: refused before it is recorded
         edge.use_cases(ctx).record_job().pointers_writable()
     except PointerError as exc:
@@ -129,6 +198,9 @@ def _submit_sweep(ctx: CommandContext, drain: Interrupts, template: JobSpec, ele
         refused = record.ready(template.cluster, template.resources, template.options)
     if refused is not None:
         raise BadInput(refused)
+    if elements:
+        check_waits(ctx, record, template.name, elements[0].waits,
+                    {e.member.index for e in elements if e.member is not None})
     try:
         record.pointers_writable()
     except PointerError as exc:
@@ -204,21 +276,30 @@ def job_spec(ctx: CommandContext, words: list[str], as_command: bool, name: str 
                        "where submit runs: cd to a directory that exists, or give --chdir") from None
     if chdir is not None and not os.path.isdir(workdir):
         raise BadInput(f"--chdir {chdir}: no such directory")
-    # the opt-in recovery: the cluster's settings, then submit's flags (recovery_rules.py)
-    recovery, signal_before = recovery_rules.of_flags(recovery_rules.recovery_for(settings, cluster_name),
-                                                      *recovery_flags)
+    recovery, signal_before, notices = cluster_defaults(ctx, cluster_name, recovery_flags, notify)
     try:
         job = check_name(name if name is not None else default_name(words))
         spec = JobSpec(job, cluster_name, settings.cluster(cluster_name).adapter, command, script, workdir,
                        settings.recovery.attempts, options, env, needs, recovery=recovery,
-                       signal_before=signal_before,
-                       notify=chosen_kinds(settings.notify.on, bool(settings.notify.command), notify))
+                       signal_before=signal_before, notify=notices)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
     problem = submission_problem(spec)
     if problem is not None:
         raise BadInput(f"script {words[0]}: {problem}" if script is not None and not script.strip() else problem)
     return spec
+
+
+def cluster_defaults(ctx: CommandContext, cluster: str,
+                     recovery_flags: tuple[str | None, ...] = (None, None, None, None),
+                     notify: bool | None = None) -> tuple[Recovery, SignalBefore | None, tuple[str, ...]]:
+    """What every job submitted to ``cluster`` takes from the settings, with submit's flags over them: the
+    opt-in recovery (the cluster's settings, then the flags: recovery_rules.py), the signal before the time
+    limit, and what notify.command is told."""
+    settings = edge.settings(ctx)
+    recovery, signal_before = recovery_rules.of_flags(recovery_rules.recovery_for(settings, cluster),
+                                                      *recovery_flags)
+    return recovery, signal_before, chosen_kinds(settings.notify.on, bool(settings.notify.command), notify)
 
 
 def _empty() -> str:

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.prune import Prune
     from dunscaith.domain.services.jobs.status import JobStatus
     from dunscaith.domain.services.jobs.store_check import StoreCheck
-    from dunscaith.domain.services.jobs.submit import RecordJob, RecordSweep
+    from dunscaith.domain.services.jobs.submit import RecordJob, RecordPipeline, RecordSweep
     from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
     from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
@@ -405,6 +405,29 @@ def record_sweep(
     )
 
 
+def record_pipeline(
+    store: JobStore,
+    clock: Clock,
+    crash: CrashPoints,
+    host: HostInfo,
+    schedulers: Callable[[str], Scheduler],
+    pointers: Pointers,
+) -> RecordPipeline:
+    """Every job of every step of a pipeline, in one transaction (submit --pipeline)."""
+    from dunscaith.domain.services.jobs.submit import RecordPipeline
+    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+
+    return RecordPipeline(
+        store=store,
+        clock=clock,
+        crash=crash,
+        host=host,
+        schedulers=schedulers,
+        pointers=pointers,
+        capabilities=capabilities,
+    )
+
+
 def notifier(settings: Settings, notices: NoticeDelivery, clock: Clock, store: JobStore, host: HostInfo) -> Notifier:
     """The notices one supervision owes (notify.command: docs/notifications.md)."""
     from dunscaith.domain.services.jobs.notify import Notifier
@@ -736,6 +759,7 @@ USE_CASES: dict[str, Part] = {
     "store_exists": Part(store_here, ("store_exists",)),
     "record_job": Part(record_job, ("store", "clock", "crash", "host", "schedulers", "pointers")),
     "record_sweep": Part(record_sweep, ("store", "clock", "crash", "host", "schedulers", "pointers")),
+    "record_pipeline": Part(record_pipeline, ("store", "clock", "crash", "host", "schedulers", "pointers")),
     "notifier": Part(notifier, ("settings", "notices", "clock", "store", "host")),
     "supervisor": Part(
         supervisor, ("settings", "store", "schedulers", "clock", "crash", "delivery", "residual", "notifier")
@@ -810,6 +834,8 @@ class ActingUseCases(Protocol):
     def record_job(self) -> RecordJob: ...
 
     def record_sweep(self) -> RecordSweep: ...
+
+    def record_pipeline(self) -> RecordPipeline: ...
 
     def supervisor(self, *, cluster: str, progress: JobProgress) -> Supervisor: ...
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
@@ -16,12 +16,26 @@ from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.spec import BadSpec, JobSpec
 from dunscaith.domain.model.jobs.summary import SummaryQuery
 from dunscaith.domain.model.jobs.sweeps import NameTaken
+from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.host import HostInfo
-from dunscaith.ports.job_store import JobExists, JobStore
+from dunscaith.ports.job_store import JobExists, JobStore, UnknownJob
 from dunscaith.ports.pointers import Pointers
 from dunscaith.ports.scheduler import Scheduler
+
+
+@dataclass(frozen=True, slots=True)
+class Waited:
+    """What this store holds under a name a job would wait for: a job (``indices`` None) or a sweep (its
+    elements' indices)."""
+
+    name: JobId
+    indices: frozenset[int] | None = None
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.indices is not None
 
 
 def check_name(name: str) -> JobId:
@@ -66,9 +80,39 @@ class _Recording:
             where = replace(where, host=self._host.identity())
         return ev.encode(ev.JobRecorded.of(spec, where))
 
+    def waited(self, name: JobId) -> Waited | None:
+        """What this store holds under ``name``, a job or a sweep a new job would wait for (pruned ones
+        too: their outcome stays recorded); None when nothing is, here."""
+        try:
+            self._store.summary(name)
+            return Waited(name)
+        except UnknownJob:
+            pass
+        elements = self._store.summaries(SummaryQuery(include_pruned=True, sweep=name))
+        indices = frozenset(s.sweep_index for s in elements if s.sweep == name and s.sweep_index is not None)
+        return Waited(name, indices) if indices else None
+
     def _is_sweep(self, name: JobId) -> bool:
         """Whether a sweep of that name has elements recorded (pruned ones too: their names stay taken)."""
         return self._store.count(SummaryQuery(include_pruned=True, sweep=name)) > 0
+
+    def _sweep_free(self, sweep: JobId, names: Sequence[JobId], recorded: set[JobId], rename: str) -> None:
+        """NameTaken when sweep ``sweep`` (elements ``names``) would take a recorded job's or sweep's name;
+        ``rename``: what the user changes to choose another ("--name for the sweep")."""
+        if self._is_sweep(sweep):
+            raise NameTaken(f"a sweep named {sweep} is already recorded; choose another --name")
+        if sweep in recorded:
+            raise NameTaken(f"a job named {sweep} is already recorded; choose another {rename}")
+        taken = [name for name in names if name in recorded]
+        if taken:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise NameTaken(f"{taken[0]}{more}, an element's name, is already recorded as a job; choose another "
+                            f"{rename}")
+        sweeps = {found[1] for name in recorded if (found := _ELEMENT.fullmatch(name))}  # names sweeps may have
+        for name in names:
+            if name in sweeps and self._is_sweep(name):
+                raise NameTaken(f"{name}, an element's name, is the name of a recorded sweep; choose another "
+                                f"{rename}")
 
 
 class RecordJob(_Recording):
@@ -111,18 +155,46 @@ class RecordSweep(_Recording):
 
     def check_free(self, sweep: JobId, names: Sequence[JobId]) -> None:
         """NameTaken when the sweep cannot be recorded under these names (asked again when recording)."""
-        if self._is_sweep(sweep):
-            raise NameTaken(f"a sweep named {sweep} is already recorded; choose another --name")
+        self._sweep_free(sweep, names, set(self._store.jobs()), "--name for the sweep")
+
+class RecordPipeline(_Recording):
+    def __call__(self, pipeline: JobId, specs: Sequence[JobSpec]) -> list[JobId]:
+        """Record every job of pipeline ``pipeline`` (``specs``: each step's job, or its sweep's elements, from
+        ``pipelines.step_jobs``) in one transaction: all of them or, whatever happens (a refusal, a crash,
+        kill -9), none. NameTaken, with nothing recorded, when the pipeline's name or any step's job, sweep or
+        element name is taken. Durable when this returns."""
+        self.check_free(pipeline, specs)
+        at = self._clock.now()
+        with self._store.batch():
+            for spec in specs:
+                try:
+                    self._store.create(spec.name, at, *self._first_event(spec))
+                except JobExists:  # recorded since the check (another submit): the batch records none
+                    raise NameTaken(f"{spec.name} was recorded by someone else meanwhile; nothing of pipeline "
+                                    f"{pipeline} was recorded: choose another --name") from None
+                self._crash.reached("pipeline-job-recorded")
+        self._crash.reached("pipeline-recorded")
+        return [spec.name for spec in specs]
+
+    def check_free(self, pipeline: JobId, specs: Sequence[JobSpec]) -> None:
+        """NameTaken when the pipeline cannot be recorded under these names: its own name a recorded job's,
+        sweep's or pipeline's, or a step's job, sweep or element name taken (asked again when recording)."""
         recorded = set(self._store.jobs())
-        if sweep in recorded:
-            raise NameTaken(f"a job named {sweep} is already recorded; choose another --name for the sweep")
-        taken = [name for name in names if name in recorded]
-        if taken:
-            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-            raise NameTaken(f"{taken[0]}{more}, an element's name, is already recorded as a job; choose another "
-                            "--name for the sweep")
-        sweeps = {found[1] for name in recorded if (found := _ELEMENT.fullmatch(name))}  # names sweeps may have
-        for name in names:
-            if name in sweeps and self._is_sweep(name):
-                raise NameTaken(f"{name}, an element's name, is the name of a recorded sweep; choose another "
-                                "--name for the sweep")
+        if pipeline in recorded or self._is_sweep(pipeline):
+            raise NameTaken(f"{pipeline} is the name of a recorded job or sweep; choose another --name for the "
+                            "pipeline")
+        if Gates(self._store).pipeline(pipeline) is not None:
+            raise NameTaken(f"a pipeline named {pipeline} is already recorded; choose another --name")
+        sweeps: dict[JobId, list[JobId]] = {}
+        for spec in specs:
+            if spec.member is not None:
+                sweeps.setdefault(spec.member.sweep, []).append(spec.name)
+                continue
+            if spec.name in recorded:
+                raise NameTaken(f"a job named {spec.name} is already recorded; choose another --name for the "
+                                "pipeline")
+            if self._is_sweep(spec.name):
+                raise NameTaken(f"{spec.name} is the name of a recorded sweep; choose another --name for the "
+                                "pipeline")
+        for sweep, names in sweeps.items():
+            self._sweep_free(sweep, names, recorded, "--name for the pipeline")

@@ -98,6 +98,19 @@ def submit(
                                           "the command, or its key=value pairs filling in {key} (docs/sweeps.md)"),
     max_running: str | None = typer.Option(None, "--max-running", metavar="N",
                                            help="a sweep: at most N of its elements run at once"),
+    after: list[str] = typer.Option([], "--after", metavar="NAME",
+                                    help="create the job only once the job or sweep NAME succeeded (a sweep: every "
+                                         "element); repeatable (docs/pipelines.md)"),
+    after_any: list[str] = typer.Option([], "--after-any", metavar="NAME",
+                                        help="create the job once the job or sweep NAME has its outcome, whatever "
+                                             "it is; repeatable"),
+    after_each: list[str] = typer.Option([], "--after-each", metavar="SWEEP",
+                                         help="a sweep: element i waits until element i of SWEEP succeeded (the "
+                                              "same indices); repeatable"),
+    pipeline: Path | None = typer.Option(None, "--pipeline", metavar="FILE", parser=path_arg,
+                                         help="run a pipeline: the steps of a TOML FILE, each a job or a sweep "
+                                              "waiting for others, recorded at once and supervised here "
+                                              "(--name NAME overrides its name; docs/pipelines.md)"),
     job_exit: bool | None = _exit_option(),
     notify: bool | None = typer.Option(None, "--notify/--no-notify",
                                        help="tell notify.command when the job (or the sweep) ends, or do not; "
@@ -114,16 +127,35 @@ def submit(
     is recorded. The supervisor stays in the foreground: a signal stops the supervisor, never the job.
 
     With --array or --each, a sweep: --name NAME's elements NAME-INDEX, each a job with every flag given
-    here, all recorded at once (or none), then supervised by this one process."""
+    here, all recorded at once (or none), then supervised by this one process.
+
+    With --after NAME, the job is recorded at once and created only once NAME succeeded. With --pipeline
+    FILE, every step of the file is recorded at once (or none), then supervised by this one process."""
     if ctx.meta.get(_MIXED):
         raise BadInput("give a SCRIPT or a command after --, not both (submit SCRIPT, or submit -- COMMAND "
                        "ARGS...)")
+    if pipeline is not None:
+        from dunscaith.entrypoints.dunscaith import submit_pipeline
+
+        submit_pipeline.not_with_pipeline({
+            "a command": bool(words), "--array": array is not None, "--each": each is not None,
+            "--max-running": max_running is not None, "--after": bool(after), "--after-any": bool(after_any),
+            "--after-each": bool(after_each), "--partition": partition is not None, "--time": time is not None,
+            "--mem": mem is not None, "--cpus-per-task": cpus is not None, "--gpus": gpus is not None,
+            "--account": account is not None, "--qos": qos is not None, "--export": export is not None,
+            "--scheduler-option": bool(sbatch), "--env": bool(env), "--chdir": chdir is not None,
+            "--follow": follow, "--job-exit-code": bool(job_exit), "--signal-before": signal_before is not None,
+            "--requeue-on-time-limit": requeue is not None, "--on-out-of-memory": on_oom is not None,
+            "--on-time-limit": on_time is not None})
+        return submit_pipeline.submit_pipeline(ctx, pipeline, name, cluster=cluster, notify=notify,
+                                               as_json=as_json, parsable=parsable)
     return submit_job.submit(ctx, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)), cluster=cluster,
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
                              chdir=chdir, as_json=as_json, parsable=parsable, array=array, each=each,
                              max_running=max_running, job_exit=job_exit, notify=notify,
-                             recovery_flags=(signal_before, requeue, on_oom, on_time))
+                             recovery_flags=(signal_before, requeue, on_oom, on_time), after=tuple(after),
+                             after_any=tuple(after_any), after_each=tuple(after_each))
 
 
 def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP|PIPELINE"),
