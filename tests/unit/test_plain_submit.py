@@ -50,6 +50,10 @@ def test_the_plain_lines_are_taken(argv: list[str], taken: PlainSubmit) -> None:
     ["submit", "--name", "--", "true"], ["submit", "--name", "", "--", "true"], ["submit", "--name=", "--", "true"],
     ["submit", "--name", "-x", "--", "true"], ["submit", "--job-exit-code", "--", "true"],
     ["submit", "-fj", "--", "true"], ["Submit", "--", "true"], ["supervise", "--", "j1"],
+    # waiting for other jobs, and a pipeline: the typer path's (submit_job.submit checks them)
+    ["submit", "--after", "a", "--", "true"], ["submit", "--name", "b", "--after-any=a", "--", "true"],
+    ["submit", "--after-each", "s", "--", "true"], ["submit", "--pipeline", "p.toml"],
+    ["submit", "--pipeline", "p.toml", "--", "true"],
 ])
 def test_every_other_line_goes_to_the_app(argv: list[str]) -> None:
     assert submits.plain_line(argv) is None
