@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.e2e.jobs.cli import Cli
+from tests.e2e.jobs.cli import Cli, await_condition, await_state
 from tests.e2e.jobs.test_submit_sweep import one_line
 
 pytestmark = pytest.mark.slow
@@ -63,3 +63,32 @@ def test_every_refusal_of_a_wait_is_one_line_exit_2_and_records_nothing(cli: Cli
         line = one_line(cli.run("submit", *args, "--", "echo", "{}"))
         assert says in line, (args, line)
     assert recorded(cli) == before
+
+
+def test_a_job_after_another_is_created_only_once_that_one_succeeded(cli: Cli) -> None:
+    gate = cli.tmp / "go"
+    first = cli.start("submit", "--name", "A", "--", "sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.1; done")
+    second = first  # until it starts
+    try:
+        await_state(cli, "A", "running", 60)
+        second = cli.start("submit", "--name", "B", "--after", "A", "--", "true")
+        await_condition(lambda: second.stdout is not None and "waiting for A" in second.stdout.readline(),
+                        60, "B to say it waits for A")
+        assert "attempt 1" not in cli.run("events", "B").stdout  # nothing sent for B while A runs
+        gate.touch()
+        assert first.wait(60) == 0 and second.wait(60) == 0
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    events = cli.run("events", "B").stdout
+    assert "attempt 1" in events and ("B", "succeeded") in recorded(cli)
+
+
+def test_a_job_after_one_that_failed_is_blocked_and_never_created(cli: Cli) -> None:
+    assert cli.run("submit", "--name", "A", "--", "false").returncode == 1
+    done = cli.run("submit", "--name", "B", "--after", "A", "--", "true")
+    assert done.returncode == 1, done.stderr
+    assert "job B: blocked by A (failed)" in done.stderr
+    assert "attempt 1" not in cli.run("events", "B").stdout

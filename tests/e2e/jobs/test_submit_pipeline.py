@@ -78,3 +78,28 @@ def test_every_refusal_of_a_pipeline_is_one_line_exit_2_and_records_nothing(cli:
         line = one_line(cli.run("submit", *args))
         assert says in line, (args, line)
     assert recorded(cli) == before
+
+
+def test_a_sweep_reduce_plot_pipeline_runs_to_its_end_in_one_command(cli: Cli) -> None:
+    done = cli.run("submit", "--pipeline", study(cli), "--parsable", timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "study\n"  # the pipeline's name alone, for a script to keep
+    assert "pipeline study: all 3 steps succeeded" in done.stderr
+    assert (cli.tmp / "all").read_text() == "0\n1\n2\n"
+    assert (cli.tmp / "plot").read_text().strip() == "3"
+    assert recorded(cli) == [("study.plot", "succeeded"), ("study.reduce", "succeeded"),
+                             *((f"study.train-{i}", "succeeded") for i in range(3))]
+    again = one_line(cli.run("submit", "--pipeline", "study.toml"))
+    assert "a pipeline named study is already recorded; choose another --name" in again
+
+
+def test_a_failed_step_ends_the_pipeline_1_with_what_waits_on_it_blocked_and_never_created(cli: Cli) -> None:
+    text = STUDY.replace("echo {} > out-{}", "test {} != 1 && echo {} > out-{}")
+    done = cli.run("submit", "--pipeline", study(cli, text=text), "--name", "bad", timeout=180)
+    assert done.returncode == 1, done.stderr
+    assert "pipeline bad: 0 of 3 steps succeeded; train failed, reduce blocked, plot blocked" in done.stderr
+    states = dict(recorded(cli))
+    assert states["bad.train-1"] == "failed" and states["bad.train-0"] == "succeeded"
+    for step in ("bad.reduce", "bad.plot"):
+        assert cli.run("events", step).stdout.count("attempt 1") == 0  # nothing was ever created for it
+    assert not Path(cli.tmp / "all").exists()
