@@ -80,7 +80,12 @@ def submit_pipeline(
     if parsable:  # the pipeline's name alone, once every step is recorded, for a script to keep
         print(pipeline.name, flush=True)
     return sweep_supervision.supervise_pipeline(
-        ctx, pipeline.name, drain, fresh=True, as_json=as_json, stream=sys.stderr if parsable else None
+        ctx,  # type: ignore[arg-type]  # a typer.Context, or the plain path's RootContext: what edge reads
+        pipeline.name,
+        drain,
+        fresh=True,
+        as_json=as_json,
+        stream=sys.stderr if parsable else None,
     )
 
 
