@@ -34,6 +34,8 @@ EXAMPLES: dict[str, list[str]] = {
                "dunscaith submit --parsable -- ./run.sh 2>run.log",
                "dunscaith submit --name exp --array 0-99 --max-running 10 -- python train.py --seed {}",
                "dunscaith submit --name lr --each rates.txt -p short -- python train.py --lr {lr}",
+               "dunscaith submit --name sum --after exp -- python reduce.py",
+               "dunscaith submit --pipeline study.toml",
                "dunscaith submit -t 4:00:00 --signal-before USR1@300 --requeue-on-time-limit 10 -- ./train.sh",
                "dunscaith submit --mem 4G --on-out-of-memory memory_factor=2,max_memory=64G -- ./run.sh"],
     "supervise": [f"dunscaith supervise {_J}", f"dunscaith supervise --follow {_J}",
