@@ -103,3 +103,13 @@ def test_a_failed_step_ends_the_pipeline_1_with_what_waits_on_it_blocked_and_nev
     for step in ("bad.reduce", "bad.plot"):
         assert cli.run("events", step).stdout.count("attempt 1") == 0  # nothing was ever created for it
     assert not Path(cli.tmp / "all").exists()
+
+
+@pytest.mark.parametrize("point", ["pipeline-job-recorded#4", "pipeline-job-recorded#1"])
+def test_kill_9_while_the_steps_are_recorded_leaves_none_of_them(cli: Cli, point: str) -> None:
+    done = cli.run("submit", "--pipeline", study(cli), DUNSCAITH_TEST_CRASH_AT=point)
+    assert done.returncode == -9, done.stderr
+    assert recorded(cli) == []
+    again = cli.run("submit", "--pipeline", "study.toml", timeout=180)
+    assert again.returncode == 0, again.stderr
+    assert len(recorded(cli)) == 5

@@ -99,3 +99,10 @@ def test_another_name_records_the_same_file_again() -> None:
     record(store)
     assert record(store, "again")[-1] == "again.plot"
     assert Gates(store).pipeline("again") is not None
+
+
+def test_an_elements_spec_keeps_what_its_template_waits_for() -> None:
+    waits = (Dependency(JobId("a"), DependencyKind.AFTER), Dependency(JobId("b"), DependencyKind.AFTER_ANY))
+    template = JobSpec(JobId("s"), "local", "local", ("echo", "{}"), waits=waits)
+    elements = list(element_specs(template, SweepPlan(JobId("s"), parse_array("0-2"))))
+    assert [e.waits for e in elements] == [waits] * 3
