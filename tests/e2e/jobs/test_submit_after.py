@@ -43,19 +43,29 @@ def test_every_refusal_of_a_wait_is_one_line_exit_2_and_records_nothing(cli: Cli
     cli.pointer_of_another_host("far", "running")
     before = recorded(cli)
     for args, says in [
-        (["--name", "B", "--after", "nope"],
-         "--after nope: no job or sweep of that name is recorded (dunscaith list shows them)"),
-        (["--name", "B", "--after-any", "far"],
-         "--after-any far: it is recorded on host login2, in that host's own store, where this job could never "
-         "see its outcome: submit this job on login2, or share one store between the login nodes"),
+        (
+            ["--name", "B", "--after", "nope"],
+            "--after nope: no job or sweep of that name is recorded (dunscaith list shows them)",
+        ),
+        (
+            ["--name", "B", "--after-any", "far"],
+            "--after-any far: it is recorded on host login2, in that host's own store, where this job could never "
+            "see its outcome: submit this job on login2, or share one store between the login nodes",
+        ),
         (["--name", "B", "--after", "B"], "--after B: B would wait for itself, and so never start"),
-        (["--name", "B", "--after-each", "S"], "--after-each S: only a sweep (--array or --each) waits element by "
-                                               "element"),
+        (
+            ["--name", "B", "--after-each", "S"],
+            "--after-each S: only a sweep (--array or --each) waits element by element",
+        ),
         (["--name", "T", "--array", "0-2", "--after-each", "A"], "--after-each A: a job, not a sweep"),
-        (["--name", "T", "--array", "0-3", "--after-each", "S"],
-         '--after-each S: "T" has 4 elements and "S" 3, not the same indices (index 3 is in "T" only)'),
-        (["--name", "T", "--array", "0-2", "--after-each", "S", "--after", "S"],
-         "--after-each S: given with --after too; a job waits for another one way only"),
+        (
+            ["--name", "T", "--array", "0-3", "--after-each", "S"],
+            '--after-each S: "T" has 4 elements and "S" 3, not the same indices (index 3 is in "T" only)',
+        ),
+        (
+            ["--name", "T", "--array", "0-2", "--after-each", "S", "--after", "S"],
+            "--after-each S: given with --after too; a job waits for another one way only",
+        ),
         (["--name", "B", "--after", "A", "--after", "A"], "--after A: given twice"),
         (["--name", "B", "--after", "a b"], "--after 'a b': use 1 to 63 letters"),
         (["--name", "S", "--array", "0-2", "--after", "S"], "--after S: S would wait for itself"),
@@ -72,8 +82,11 @@ def test_a_job_after_another_is_created_only_once_that_one_succeeded(cli: Cli) -
     try:
         await_state(cli, "A", "running", 60)
         second = cli.start("submit", "--name", "B", "--after", "A", "--", "true")
-        await_condition(lambda: second.stdout is not None and "waiting for A" in second.stdout.readline(),
-                        60, "B to say it waits for A")
+        await_condition(
+            lambda: second.stdout is not None and "waiting for A" in second.stdout.readline(),
+            60,
+            "B to say it waits for A",
+        )
         assert "attempt 1" not in cli.run("events", "B").stdout  # nothing sent for B while A runs
         gate.touch()
         assert first.wait(60) == 0 and second.wait(60) == 0

@@ -53,12 +53,18 @@ def test_every_refusal_of_a_pipeline_is_one_line_exit_2_and_records_nothing(cli:
     before = recorded(cli)
     good = study(cli)
     for args, says in [
-        (["--pipeline", study(cli, 'cluster = "hpc"', "hpc.toml")],
-         "hpc.toml: step \"reduce\": cluster: no cluster named 'hpc' (configured: local)"),
-        (["--pipeline", study(cli, "gpus = 2", "gpus.toml")],
-         'gpus.toml: step "reduce": the local scheduler cannot honour --gpus'),
-        (["--pipeline", study(cli, 'after_any = ["trian"]', "typo.toml")],
-         'typo.toml: step "reduce": after_any: no step named "trian" (did you mean "train"?)'),
+        (
+            ["--pipeline", study(cli, 'cluster = "hpc"', "hpc.toml")],
+            "hpc.toml: step \"reduce\": cluster: no cluster named 'hpc' (configured: local)",
+        ),
+        (
+            ["--pipeline", study(cli, "gpus = 2", "gpus.toml")],
+            'gpus.toml: step "reduce": the local scheduler cannot honour --gpus',
+        ),
+        (
+            ["--pipeline", study(cli, 'after_any = ["trian"]', "typo.toml")],
+            'typo.toml: step "reduce": after_any: no step named "trian" (did you mean "train"?)',
+        ),
         (["--pipeline", "missing.toml"], "missing.toml: No such file or directory"),
         (["--pipeline", good, "--", "true"], "give --pipeline FILE or a command, not both"),
         (["--pipeline", good, "--array", "0-2"], "--array is not for --pipeline"),
@@ -67,12 +73,16 @@ def test_every_refusal_of_a_pipeline_is_one_line_exit_2_and_records_nothing(cli:
         (["--pipeline", good, "--follow"], "--follow is not for --pipeline"),
         (["--pipeline", good, "--job-exit-code"], "--job-exit-code is not for --pipeline"),
         (["--pipeline", good, "--json", "--parsable"], "give --json or --parsable, not both"),
-        (["--pipeline", good, "--name", "sweep"],
-         "sweep is the name of a recorded job or sweep; choose another --name for the pipeline; nothing was "
-         "recorded"),
-        (["--pipeline", good, "--name", "taken"],
-         "a job named taken.reduce is already recorded; choose another --name for the pipeline; nothing was "
-         "recorded"),
+        (
+            ["--pipeline", good, "--name", "sweep"],
+            "sweep is the name of a recorded job or sweep; choose another --name for the pipeline; nothing was "
+            "recorded",
+        ),
+        (
+            ["--pipeline", good, "--name", "taken"],
+            "a job named taken.reduce is already recorded; choose another --name for the pipeline; nothing was "
+            "recorded",
+        ),
         (["--pipeline", good, "--name", "bad name"], "study.toml: --name 'bad name': use 1 to 63 letters"),
     ]:
         line = one_line(cli.run("submit", *args))
@@ -87,8 +97,11 @@ def test_a_sweep_reduce_plot_pipeline_runs_to_its_end_in_one_command(cli: Cli) -
     assert "pipeline study: all 3 steps succeeded" in done.stderr
     assert (cli.tmp / "all").read_text() == "0\n1\n2\n"
     assert (cli.tmp / "plot").read_text().strip() == "3"
-    assert recorded(cli) == [("study.plot", "succeeded"), ("study.reduce", "succeeded"),
-                             *((f"study.train-{i}", "succeeded") for i in range(3))]
+    assert recorded(cli) == [
+        ("study.plot", "succeeded"),
+        ("study.reduce", "succeeded"),
+        *((f"study.train-{i}", "succeeded") for i in range(3)),
+    ]
     again = one_line(cli.run("submit", "--pipeline", "study.toml"))
     assert "a pipeline named study is already recorded; choose another --name" in again
 

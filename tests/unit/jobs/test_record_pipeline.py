@@ -38,8 +38,11 @@ after_any = ["reduce"]
 
 def pipeline_specs(name: str | None = None) -> tuple[PipelineSpec, list[JobSpec]]:
     pipeline = parse_pipeline(STUDY, "study.toml", name)
-    specs = [spec for step in pipeline.order()
-             for spec in step_jobs(pipeline, step, cluster="local", adapter="local", workdir="/w", max_attempts=3)]
+    specs = [
+        spec
+        for step in pipeline.order()
+        for spec in step_jobs(pipeline, step, cluster="local", adapter="local", workdir="/w", max_attempts=3)
+    ]
     return pipeline, specs
 
 
@@ -57,7 +60,8 @@ def test_every_step_is_recorded_with_what_it_waits_for_and_the_pipeline_found_by
     assert reduce.waits == (Dependency(JobId("study.train"), DependencyKind.AFTER),)
     assert reduce.step_of == PipelineMember(JobId("study"), "reduce")
     assert fold(store.read(JobId("study.plot"))).spec.waits == (
-        Dependency(JobId("study.reduce"), DependencyKind.AFTER_ANY),)
+        Dependency(JobId("study.reduce"), DependencyKind.AFTER_ANY),
+    )
     element = fold(store.read(JobId("study.train-1"))).spec
     assert element.command == ("echo", "1") and element.member is not None and element.waits == ()
     found = Gates(store).pipeline("study")
@@ -74,18 +78,22 @@ def _sweep(name: str) -> Callable[[InMemoryStore], object]:
     return lambda s: RecordSweep(s, FakeClock(), NoCrash())(JobId(name), specs)
 
 
-@pytest.mark.parametrize(("before", "says"), [
-    (_job("study"), "study is the name of a recorded job or sweep; choose another --name for the pipeline"),
-    (_sweep("study"), "study is the name of a recorded job or sweep"),
-    (lambda s: record(s), "a pipeline named study is already recorded; choose another --name"),
-    (_job("study.reduce"), "a job named study.reduce is already recorded; choose another --name for the pipeline"),
-    (_sweep("study.plot"), "study.plot is the name of a recorded sweep"),
-    (_job("study.train"), "a job named study.train is already recorded"),
-    (_sweep("study.train"), "a sweep named study.train is already recorded"),
-    (_job("study.train-2"), "study.train-2, an element's name, is already recorded as a job"),
-])
+@pytest.mark.parametrize(
+    ("before", "says"),
+    [
+        (_job("study"), "study is the name of a recorded job or sweep; choose another --name for the pipeline"),
+        (_sweep("study"), "study is the name of a recorded job or sweep"),
+        (lambda s: record(s), "a pipeline named study is already recorded; choose another --name"),
+        (_job("study.reduce"), "a job named study.reduce is already recorded; choose another --name for the pipeline"),
+        (_sweep("study.plot"), "study.plot is the name of a recorded sweep"),
+        (_job("study.train"), "a job named study.train is already recorded"),
+        (_sweep("study.train"), "a sweep named study.train is already recorded"),
+        (_job("study.train-2"), "study.train-2, an element's name, is already recorded as a job"),
+    ],
+)
 def test_a_taken_name_refuses_the_whole_pipeline_and_records_none_of_it(
-        before: Callable[[InMemoryStore], object], says: str) -> None:
+    before: Callable[[InMemoryStore], object], says: str
+) -> None:
     store = InMemoryStore()
     before(store)
     recorded = set(store.jobs())
