@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -56,6 +56,11 @@ class SweepSupervisionView(Protocol):
         ...
 
     def line(self, text: str) -> None: ...
+
+    def held(self, words: Mapping[JobId, str]) -> None:
+        """Jobs not created because of what they wait for, and the word for each (waiting, blocked): shown
+        so instead of their records' "recorded"."""
+        ...
 
     def refresh(self) -> None:
         """A round of the loop is over: show what changed in it (the elapsed time at least, at a terminal)."""

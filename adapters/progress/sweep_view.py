@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
 
@@ -141,8 +141,14 @@ class SweepLiveView:
         self.words = {e.job: e.state for e in elements}
         self.group = {e.job: e.sweep or e.job for e in elements}
         if self._live is None and elements:
-            self._plain(f"{len(elements)} elements: {counts_words(self.words.values())}")
+            steps = len(self.steps())
+            what = f"{len(elements)} jobs in {steps} steps" if steps > 1 else f"{len(elements)} elements"
+            self._plain(f"{what}: {counts_words(self.words.values())}")
         self._draw(force=True)
+
+    def held(self, words: Mapping[JobId, str]) -> None:
+        self.words.update((job, word) for job, word in words.items() if job in self.words)
+        self._dirty = True
 
     def steps(self) -> dict[str, list[str]]:
         """The jobs' state words by step (a sweep, or a job of its own), in the order first shown."""

@@ -249,6 +249,7 @@ class SuperviseSweep:
                 drain.wait(max(0.0, due - self._clock.monotonic()))
             after = again()
             view.show(after)
+            view.held(gate.words())  # what is still held shows waiting or blocked, not its record's "recorded"
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()), gate.blocked_lines())
 
@@ -263,6 +264,8 @@ class SuperviseSweep:
         opened = gate.release(self._clock.monotonic(), moved, stopping=stopping)
         for job in sorted(set(gate.blocked) - blocked_before):
             view.line(f"{job}: {gate.blocked[job].line()}: nothing is created for it")
+        if set(gate.blocked) != blocked_before:
+            view.held(gate.words())
         if not opened:
             return
         view.line(f"ready: {_named_jobs([m.job for m in opened])}: every job they wait for is as they ask")
@@ -482,6 +485,7 @@ def _hold_back(gate: HeldBack, waiting: deque[JobSummary], view: SweepSupervisio
         _held_pointers(fresh, gate, on_problem)
     for line in _gate_lines(gate):
         view.line(line)
+    view.held(gate.words())
     return deque(m for m in waiting if m.job not in held_out)
 
 

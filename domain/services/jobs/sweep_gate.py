@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from dunscaith.domain.model.jobs.dependencies import Blocked, Ready
+from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Ready
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.services.jobs.gates import Gates
@@ -71,6 +71,10 @@ class HeldBack:
     def waiting(self) -> bool:
         """Whether a held job may still start (one not blocked): the supervision waits for it."""
         return any(job not in self.blocked for job in self.held)
+
+    def words(self) -> dict[JobId, str]:
+        """The word the live view shows for each held job: blocked, or waiting."""
+        return {job: BLOCKED if job in self.blocked else WAITING for job in self.held}
 
     def next_at(self) -> float:
         """When the loop must wake for the held jobs (monotonic): the poll while one may still start."""

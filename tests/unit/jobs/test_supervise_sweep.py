@@ -75,6 +75,9 @@ class SweepLines:
     def line(self, text: str) -> None:
         self.lines.append(text)
 
+    def held(self, words: Mapping[JobId, str]) -> None:
+        self.lines.extend(f"{job} {word}" for job, word in words.items())
+
     def refresh(self) -> None:
         pass
 
