@@ -140,6 +140,11 @@ class GridEngineScheduler:
                 "an element's script carries #$ lines, and an array's tasks share one set of qsub options: "
                 "give them as scheduler options instead"
             )
+        if count != largest_index:  # only 1..N is known to be one range from 1 without the indices themselves
+            return (
+                "Grid Engine's task ids are one range from 1, and these indices are not 1 to "
+                f"{count:,} (an index 0, a step or a gap)"
+            )
         limit = self.max_tasks()
         if limit is None:
             return "the cluster's max_aj_tasks could not be read (qconf -sconf)"
