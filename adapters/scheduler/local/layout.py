@@ -10,7 +10,9 @@
 - ``step.<k>.json``: the decisions taken on the object, in order (see ``steps.py``);
 - ``launch.lock``: held while someone is responsible for starting the object (see ``scheduler.py``);
 - ``stdout``, ``stderr``: what the process owner and its worker wrote;
-- ``instance/``: the instance directory of ``dunscaith remote run``.
+- ``instance/``: the instance directory of ``dunscaith remote run``;
+- ``time-limit-reached``, ``memory-limit-reached``: written by the job's watchdog (``exec_shim.py``) when
+  it ends the job at its time limit or past its memory.
 
 An object id is ``<8 hex of the name's digest>-<UTC time>-<8 random hex>``: the digest lets a query
 for some names skip every other job's objects by directory name alone.
@@ -32,6 +34,7 @@ from dunscaith.domain.model.strict_json import DecodeError, decode_exact, dumps_
 OBJECT = "object.json"
 ENV = "env.json"
 TIME_LIMIT_MARK = "time-limit-reached"  # written by exec_shim's watchdog when it stops the job at its limit
+OOM_MARK = "memory-limit-reached"  # written by the watchdog when it kills the job past its memory: "KiB KiB"
 SCRIPT = "script"
 LAUNCH_LOCK = "launch.lock"
 STDOUT = "stdout"

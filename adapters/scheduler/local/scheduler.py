@@ -64,6 +64,7 @@ from dunscaith.adapters.scheduler.local.layout import (
     INSTANCE_DIR,
     LAUNCH_LOCK,
     OBJECT,
+    OOM_MARK,
     SCRIPT,
     STDERR,
     STDOUT,
@@ -328,9 +329,8 @@ class LocalScheduler:
             view, reading = self._observe(spec, owner, directory)
         if view.state is ObjectState.STOPPING and reading is not None:
             view = _stopped_early(view, reading)
-        if view.state in ENDED and view.signal is not None and os.path.lexists(directory / TIME_LIMIT_MARK):
-            view = replace(view, state=ObjectState.TIMEOUT, reason="its time limit was reached (SIGTERM, then "
-                           "SIGKILL after 10 s)")
+        if view.state in ENDED and view.signal is not None:
+            view = _limit_reached(view, directory)
         if view.state in ENDED:
             self._final[object_id] = view
         return view, reading
@@ -585,6 +585,27 @@ def _limits(resources: Resources, signal_before: SignalBefore | None = None) -> 
     if signal_before is not None:  # the watchdog sends it this long before the time limit (exec_shim.py)
         asked.update(signal=str(signal_before.signal), signal_s=signal_before.seconds)
     return {name: value for name, value in asked.items() if value is not None}
+
+
+def _limit_reached(view: ObjectView, directory: Path) -> ObjectView:
+    """An object a signal ended, as its watchdog (exec_shim.py) says it: out of memory or past its time
+    limit when the watchdog left its mark; else as it is."""
+    try:
+        with open(directory / OOM_MARK, "rb") as handle:
+            mark = handle.read(64).split()
+    except FileNotFoundError:
+        mark = None
+    except OSError:
+        mark = []
+    if mark is not None:
+        shown = len(mark) == 2 and all(k.isdigit() for k in mark)
+        used = f" ({int(mark[0]) // 1024}M resident, its limit {int(mark[1]) // 1024}M)" if shown else ""
+        return replace(view, state=ObjectState.OUT_OF_MEMORY,
+                       reason=f"its memory limit was passed{used}: killed (SIGKILL)")
+    if os.path.lexists(directory / TIME_LIMIT_MARK):
+        return replace(view, state=ObjectState.TIMEOUT, reason="its time limit was reached (SIGTERM, then "
+                       "SIGKILL after 10 s)")
+    return view
 
 
 def _refusal(spec: ObjectSpec) -> str:

@@ -15,6 +15,7 @@ import pytest
 from dunscaith.adapters.scheduler.local import LocalScheduler
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateOutcome, ObjectSpec, ObjectView
+from dunscaith.domain.model.jobs.resources import NO_NEEDS, Resources
 from tests.contract.scheduler_params import remote_run_problem
 
 REPO = Path(__file__).resolve().parents[3]
@@ -41,11 +42,17 @@ class Local:
     children: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def create(
-        self, command: tuple[str, ...], *, env: dict[str, str] | None = None, workdir: str | None = None
+        self,
+        command: tuple[str, ...],
+        *,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        resources: Resources = NO_NEEDS,
     ) -> tuple[JobId, ObjectId]:
         name = JobId(f"it-{uuid.uuid4().hex[:10]}")
         self.names.append(name)
-        spec = ObjectSpec(name=name, nonce=Nonce(uuid.uuid4().hex), command=command, env=env or {}, workdir=workdir)
+        spec = ObjectSpec(name=name, nonce=Nonce(uuid.uuid4().hex), command=command, env=env or {}, workdir=workdir,
+                          resources=resources)
         answer = self.scheduler.create_held(spec)
         assert answer.outcome is CreateOutcome.CREATED and answer.object_id, answer
         return name, answer.object_id
