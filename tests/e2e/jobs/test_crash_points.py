@@ -159,10 +159,28 @@ def test_a_crash_between_a_time_limit_and_its_checkpoint_requeue_never_makes_two
     check_one_regrown(cli, job, "checkpoint")
 
 
+# touches 200 MiB for 3 s (the local scheduler's watchdog samples its memory every second): past 100M, within 400M
+GREEDY = "import time; b = b'x' * (200 * 2**20); time.sleep(3)"
+
+
+@pytest.mark.parametrize("point", REGROW_POINTS)
+def test_a_crash_between_an_out_of_memory_end_and_its_grown_attempt_never_makes_two(cli: Cli, point: str) -> None:
+    job = "oom-" + point.replace("#", "-").replace("@", "-")
+    crashed = cli.run("submit", "--name", job, "--mem", "100M", "--on-out-of-memory",
+                      "memory_factor=4,max_memory=1G,attempts=1", "--", "python3", "-c", GREEDY,
+                      DUNSCAITH_TEST_CRASH_AT=point.partition("@")[0])
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout, crashed.stderr)
+    carried = cli.run("supervise", job)
+    assert carried.returncode == 0, (carried.stdout, carried.stderr)
+    check_one_regrown(cli, job, "out-of-memory")
+    first, *grown = [a["needs"] for a in cli.status(job)["attempts"]]  # a grown attempt never made is made again
+    assert first == ["memory=100M"] and grown and all(needs == ["memory=400M"] for needs in grown), (first, grown)
+
+
 @pytest.mark.parametrize("trial", range(TRIALS))
 def test_a_crash_between_a_resubmit_with_more_memory_and_its_attempt_never_makes_two(cli: Cli, trial: int) -> None:
     job = f"more-{trial}"
-    failed = cli.run("submit", "--name", job, "--mem", "100M", "--", "python3", "-c", "bytearray(300 * 2**20)")
+    failed = cli.run("submit", "--name", job, "--mem", "100M", "--", "python3", "-c", GREEDY)
     assert failed.returncode == 1, failed.stderr
     assert cli.run("resubmit", job, "--memory", "1G").returncode == 0
     crashed = cli.run("supervise", job, DUNSCAITH_TEST_CRASH_AT="start-decided")

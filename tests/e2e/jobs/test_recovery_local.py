@@ -1,4 +1,5 @@
-"""The opt-in recovery on the local scheduler, as a user types it (issue 39): an attempt past its time limit
+"""The opt-in recovery on the local scheduler, as a user types it (issue 39): an attempt past its memory (the
+local scheduler's own resident-memory limit) is run again with more; an attempt past its time limit
 is run again with a longer one; a job signalled before its limit checkpoints, is requeued and resumes on
 its second attempt; off by default; every bad flag and key is one line, exit 2, nothing recorded."""
 
@@ -22,8 +23,40 @@ while true; do sleep 0.2; done
 """
 
 
+# touches 200 MiB for 3 s (the local scheduler's watchdog samples its memory every second): past 100M, within 400M
+GREEDY = ["python3", "-c", "import time; b = b'x' * (200 * 2**20); time.sleep(3); print('done')"]
+
+
 def _attempts(cli: Cli, job: str) -> list[tuple[str | None, list[str], str | None]]:
     return [(a["object_state"], a["needs"], a["cause"]) for a in cli.status(job)["attempts"]]
+
+
+def test_an_attempt_out_of_memory_is_run_again_with_more_and_succeeds(cli: Cli) -> None:
+    done = cli.run("submit", "--name", "oom", "--mem", "100M", "--on-out-of-memory",
+                   "memory_factor=4,max_memory=1G,attempts=1", "--", *GREEDY)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = cli.status("oom")
+    assert body["outcome"]["result"] == "succeeded"
+    assert _attempts(cli, "oom") == [
+        ("out_of_memory", ["memory=100M"], None),
+        ("completed", ["memory=400M"], "out-of-memory"),
+    ]
+    assert body["attempts"][1]["why"] == (
+        "attempt 1 ended out_of_memory: memory 100M -> 400M (recovery.on_out_of_memory, attempt 1 of 1)"
+    )
+    assert cli.run("logs", "oom").stdout == "done\n"
+    shown = cli.run("status", "oom").stdout
+    assert "    needs: memory=400M  (out-of-memory: attempt 1 ended out_of_memory: memory 100M -> 400M " in shown
+
+
+def test_off_by_default_an_end_out_of_memory_is_the_outcome(cli: Cli) -> None:
+    done = cli.run("submit", "--name", "plain-oom", "--mem", "100M", "--", *GREEDY)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    [attempt] = cli.status("plain-oom")["attempts"]
+    assert attempt["object_state"] == "out_of_memory"
+    assert "its memory limit was passed (" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
 def test_an_attempt_past_its_time_limit_is_run_again_with_a_longer_one(cli: Cli) -> None:
