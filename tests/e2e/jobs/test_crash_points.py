@@ -107,7 +107,8 @@ def test_crashes_on_reattach_too_are_carried_on(cli: Cli) -> None:
 # ---- issue 39: the attempt a rule or a resubmit makes with other needs --------------------------------------
 # Each decision point is killed at ten times (the trials differ in their processes' timing): between the
 # ended attempt's record and the new attempt's intent ("start-decided"), and once at each later step. The
-# ten run with DUNSCAITH_ALL_TRIALS=1 (as they did when the rule landed, 38 of 38); the suite runs three of
+# ten run with DUNSCAITH_ALL_TRIALS=1 (as they did when the rule landed, 38 of 38; the local out-of-memory
+# point's 14 of 14 when the local memory limit landed); the suite runs three of
 # each, to keep CI under its 30 minutes on 2 cores.
 TRIALS = 10 if os.environ.get("DUNSCAITH_ALL_TRIALS") == "1" else 3
 REGROW_POINTS = [*(f"start-decided#2@{trial}" for trial in range(TRIALS)), "submitting-committed#2",
