@@ -284,9 +284,8 @@ def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
     (the environment, the dispositions, no descriptor but 0-2), so the shim does here exactly what it does
     there: reads ENV_FILE, applies the limits, and ``execvpe``s the job (or ends the process with its one
     line and 127), without an interpreter's start (~20 ms) on the path of every local job. Else None: it
-    is exec'd; so is a job with a memory limit (RLIMIT_AS, set before the ``execvpe``): this process's
-    address space (the wrapper's, its thread's stack and arena still mapped: ~90 MB) is not a fresh
-    interpreter's (~20 MB), and the limit must leave the shim's last steps room to allocate."""
+    is exec'd. (A memory limit is the shim's watchdog's, sampling the job's resident memory once the job
+    is exec'd, so it runs this way too: no address-space limit is set in this process any more.)"""
     if len(argv) < 7 or argv[0] != sys.executable or argv[1:3] != ["-I", "-S"] or argv[5] != "--":
         return None
     shim_path = _shim()
@@ -295,7 +294,7 @@ def local_shim(argv: list[str], env: dict[str, str]) -> Callable[[], int] | None
             return None
         with open(argv[4], "rb") as file:
             limits = json.load(file).get("limits") or {}
-        if not isinstance(limits, dict) or limits.get("memory_mb") is not None:
+        if not isinstance(limits, dict):
             return None
     except (OSError, ValueError, AttributeError):  # the shim started anew says what is wrong with the file
         return None
