@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
@@ -358,17 +359,23 @@ def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path |
     return root
 
 
-def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
+def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None,
+                      also: Collection[str] = ()) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor: this
     store's records not settled (an index) and their locks, and other hosts' jobs from the index of
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
-    command read them already (and reported their damage)."""
+    command read them already (and reported their damage). ``also``: jobs the command's own output
+    speaks of already (a pipeline's), left out as ``skip`` is."""
     try:
         # the records not settled, by index, and their locks (no store here: none, and none made)
         listed = use_cases(ctx).listing().unattended() if store_exists(ctx) else []
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
     except Exception:  # a notice never stops the command it rides on
         return
+    if also:
+        told_of = set(also)
+        listed = [u for u in listed if u.job not in told_of]
+        others = replace(others, elsewhere=tuple(p for p in others.elsewhere if p.pointer.job not in told_of))
     # written at once: 10,000 Unattended jobs are one write, not 10,000
     told = [*_unattended_here(listed, skip), *_unattended_elsewhere(others, skip)]
     for name, problem in others.damaged if survey is None else ():

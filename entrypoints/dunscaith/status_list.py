@@ -24,12 +24,13 @@ from dunscaith.domain.model.jobs.summary import SummaryQuery, state_words
 from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
-from dunscaith.domain.services.jobs.listing import Covered, SweepRow, Unreadable
+from dunscaith.domain.services.jobs.listing import Covered, PipelineRow, SweepRow, Unreadable
+from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding
 from dunscaith.domain.services.jobs.pointer_survey import PointedSweep, PointerSurvey, by_sweep
 from dunscaith.domain.services.jobs.sweep_members import NotASweep
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
+from dunscaith.entrypoints.dunscaith import edge, render, render_pipeline, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
@@ -65,6 +66,9 @@ def status(ctx: CommandContext, reads: Reads, job: str | None, as_json: bool, st
     if state is not None:
         return _sweep_status(ctx, _chosen_elements(ctx, reads.sweep_status, job, state, words), as_json)
     view = _job_or_sweep(ctx, reads, job, words)
+    if isinstance(view, PipelineStanding):
+        with edge.store_errors(ctx, job):
+            return _pipeline_status(ctx, view, as_json)
     if isinstance(view, SweepStanding):
         with edge.store_errors(ctx, job):  # the sweep of that name is shown under the store's refusals, as read
             return _sweep_status(ctx, view, as_json)
@@ -92,8 +96,10 @@ def _chosen_elements(ctx: CommandContext, sweep_status: Callable[[], SweepStatus
             raise
 
 
-def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str, words: list[str]) -> JobView | SweepStanding:
-    """The job of that name, asked of its scheduler if Unattended; else the sweep of that name."""
+def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str,
+                  words: list[str]) -> JobView | SweepStanding | PipelineStanding:
+    """The job of that name, asked of its scheduler if Unattended; else the sweep of that name; else the
+    pipeline of that name (sweep_members.py: the one rule)."""
     with edge.store_errors(ctx, job):
         try:
             return reads.status().one(JobId(job), live=True, times=True)
@@ -101,6 +107,9 @@ def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str, words: list[str])
             try:
                 return reads.sweep_status().of(JobId(job))
             except UnknownJob:
+                pipeline = reads.sweep_status().pipeline(JobId(job))
+                if pipeline is not None:
+                    return pipeline
                 edge.sweep_owned_elsewhere(ctx, job, words)
                 raise unknown from None  # the store's own words, and where its pointer says it is
         except (JobsError, RecordDamaged) as exc:
@@ -118,6 +127,11 @@ def _own_pointer(ctx: CommandContext, job: str) -> None:
 
 def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
     shown = render.view_json(view, now)
+    if view.state.spec.waits:  # a job that waits for others (docs/json.md): what, and what holds it back now
+        shown["waits_for"] = [{"job": d.on, "kind": str(d.kind)} for d in view.state.spec.waits]
+        shown["held_back"] = render_pipeline.gate_json(view.gate)
+    step_of = view.state.spec.step_of
+    shown["pipeline"] = {"name": step_of.pipeline, "step": step_of.step} if step_of is not None else None
     if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
         shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                          "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
@@ -128,6 +142,8 @@ def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
 def _status_lines(view: JobView, now: datetime, job: str) -> None:
     s = view.state
     _line(render.view_line(view, now))
+    if view.gate is not None:  # a step that waits: what it waits for, or what blocked it
+        _line(f"  {view.gate.line()}")
     if view.live is not None:
         _line(f"  live: {view.live.state or 'unknown'} ({view.live.detail}; the record says {view.label})")
     _line(f"  command: {render.command_text(s.spec)}")
@@ -204,16 +220,18 @@ def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> i
         print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
         return code
     n = len(sweep.elements)
-    _line(f"sweep {name}: {n} element{'s' if n != 1 else ''}: {counts_words(s.state for s in sweep.elements)}  "
+    _line(f"sweep {name}: {n} element{'s' if n != 1 else ''}: {counts_words(sweep.word(s) for s in sweep.elements)}  "
           f"(cluster {', '.join(sweep.clusters)})")
     listed = sweep.listed
     if state is not None and not listed:
         _line(f"  no element is {state}")
     width = max((len(s.job) for s in listed), default=0)
-    states = max((len(s.state) for s in listed), default=0)
+    states = max((len(sweep.word(s)) for s in listed), default=0)
     for s in listed:
-        detail = s.outcome_detail or s.problem or ""
-        _line(f"  {s.job.ljust(width)}  {s.state.ljust(states)}  {detail}".rstrip())
+        gate = sweep.answers.get(s.job)
+        held_back = gate.line() if gate is not None and sweep.word(s) != s.state else ""
+        detail = s.outcome_detail or s.problem or held_back
+        _line(f"  {s.job.ljust(width)}  {sweep.word(s).ljust(states)}  {detail}".rstrip())
     if sweep.unattended:
         n = len(sweep.unattended)
         _line(f"  Unattended: {n} element{'s' if n != 1 else ''} with work left and no supervisor; reattach "
@@ -222,6 +240,38 @@ def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> i
         _line(f"  one element: {PROG} status {listed[0].job}")
     elif state is None:
         _line(f"  every element succeeded; one element: {PROG} status {sweep.elements[0].job}")
+    return code
+
+
+def _pipeline_status(ctx: CommandContext, pipeline: PipelineStanding, as_json: bool) -> int:
+    """``status NAME`` of a pipeline: a header, one line per step (its state, a sweep's counts, what it
+    waits for or what blocked it), and how it ended once it has. 1 when some job's outcome is not success
+    or the pipeline ended without every step succeeding, as status of a sweep."""
+    name = pipeline.name
+    edge.notice_unattended(ctx, skip=name, also=[m.job for m in pipeline.members])
+    edge.sweep(ctx)
+    ending = pipeline.ending
+    failed = pipeline.failed or (ending is not None and ending.exit_code != ExitCode.SUCCEEDED)
+    code = ExitCode.NOT_SUCCESS if failed else ExitCode.SUCCEEDED
+    if as_json:
+        print(json.dumps(render_pipeline.pipeline_json(pipeline), indent=2))
+        return code
+    n = len(pipeline.steps)
+    _line(f"pipeline {name}: {n} step{'s' if n != 1 else ''}: {counts_words(s.state for s in pipeline.steps)}  "
+          f"(cluster {', '.join(pipeline.clusters)})")
+    width = max(len(step.job) for step in pipeline.steps)
+    for step in pipeline.steps:
+        _line(f"  {step.job.ljust(width)}  {step.line[len(step.job) + 2:]}")
+    unattended = pipeline.unattended
+    if unattended and ending is None:
+        k = len(unattended)
+        _line(f"  Unattended: {k} job{'s' if k != 1 else ''} with work left and no supervisor; reattach with: "
+              f"{PROG} supervise {name}")
+    if ending is not None:
+        _line(ending.line)
+    else:
+        first = next((step for step in pipeline.steps if step.state != "succeeded"), pipeline.steps[0])
+        _line(f"  one step: {PROG} status {first.job}")
     return code
 
 
@@ -321,6 +371,10 @@ def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _Jso
             if isinstance(v, SweepRow):
                 if rows is not None:  # its elements' pointers are checked with --expand
                     rows.sweep_row(v, now)
+                continue
+            if isinstance(v, PipelineRow):
+                if rows is not None:
+                    rows.pipeline_row(v, now)
                 continue
             if isinstance(v, Unreadable):
                 page.unreadable.append(v)

@@ -35,13 +35,13 @@ def sweep_json(sweep: SweepStanding) -> dict[str, Any]:
     return {
         "sweep": sweep.sweep,
         "elements_total": len(sweep.elements),
-        "counts": dict(by_state(s.state for s in sweep.elements)),
+        "counts": dict(by_state(sweep.word(s) for s in sweep.elements)),
         "state": sweep.state,
         "clusters": sweep.clusters,
         "recorded_at": sweep.recorded_at.isoformat(),
         "updated_at": sweep.updated_at.isoformat(),
         "unattended": [s.job for s in sweep.unattended],
-        "elements": [element_json(s, s.job in sweep.held) for s in shown],
+        "elements": [{**element_json(s, s.job in sweep.held), "state": sweep.word(s)} for s in shown],
     }
 
 

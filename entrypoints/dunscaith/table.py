@@ -20,9 +20,10 @@ from difflib import get_close_matches
 
 from dunscaith.domain.model.shown import escaped
 from dunscaith.domain.model.shown import shown as quoted
-from dunscaith.domain.services.jobs.listing import SweepRow
+from dunscaith.domain.services.jobs.listing import PipelineRow, SweepRow
 from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.entrypoints.dunscaith import render
+from dunscaith.entrypoints.dunscaith.render_pipeline import pipeline_cell
 from dunscaith.entrypoints.dunscaith.sweep_render import dominant
 
 MEASURED = 100  # rows whose cells set the columns' widths
@@ -117,6 +118,34 @@ SWEEP_CELLS: dict[str, Callable[[SweepRow, datetime], str]] = {
     "stderr": lambda r, now: "-",
     "command": lambda r, now: render.command_text(r.first.spec) if r.first is not None else "-",
 }
+
+
+def _pipeline_supervisor(row: PipelineRow, now: datetime) -> str:
+    view = row.view
+    if all(m.settled for m in view.members):
+        return "-"
+    alone = len(view.unattended)
+    words = (["supervised"] if view.held else []) + ([f"{alone} Unattended"] if alone else [])
+    return ", ".join(words) or "-"
+
+
+# a pipeline's one row (list without --expand): each column's cell from its jobs' summaries
+PIPELINE_CELLS: dict[str, Callable[[PipelineRow, datetime], str]] = {
+    "name": lambda r, now: r.view.name,
+    "state": lambda r, now: pipeline_cell(r.view),
+    "cluster": lambda r, now: ", ".join(r.view.clusters),
+    "adapter": lambda r, now: ", ".join(sorted({s.adapter for s in r.view.members})),
+    "age": lambda r, now: age_text((now - r.view.recorded_at).total_seconds()),
+    "submitted": lambda r, now: render.local_time(r.view.recorded_at),
+    "elapsed": lambda r, now: "-",
+    "supervisor": _pipeline_supervisor,
+    "outcome": lambda r, now: r.view.ending.line if r.view.ending is not None else "-",
+    "attempts": lambda r, now: str(sum(s.attempts for s in r.view.members)),
+    "object": lambda r, now: "-",
+    "stdout": lambda r, now: "-",
+    "stderr": lambda r, now: "-",
+    "command": lambda r, now: render.command_text(r.first.spec) if r.first is not None else "-",
+}
 DEFAULT = ("name", "state", "cluster", "age", "elapsed", "supervisor", "command")
 WIDE = ("name", "state", "cluster", "adapter", "submitted", "age", "elapsed", "supervisor", "outcome", "attempts",
         "object", "stdout", "stderr", "command")
@@ -176,6 +205,10 @@ class Table:
     def sweep_row(self, row: SweepRow, now: datetime) -> None:
         """A sweep as one row: its name, ``sweep of N`` and its counts, ... (``SWEEP_CELLS``)."""
         self._add([escaped(SWEEP_CELLS[c.key](row, now)) for c in self._columns])
+
+    def pipeline_row(self, row: PipelineRow, now: datetime) -> None:
+        """A pipeline as one row: its name, ``pipeline of N`` and its steps' states, ... (``PIPELINE_CELLS``)."""
+        self._add([escaped(PIPELINE_CELLS[c.key](row, now)) for c in self._columns])
 
     def line(self, text: str) -> None:
         """A line that is no job's row (a record that does not read), kept in its place among the rows."""

@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
+from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, candidate
 from dunscaith.domain.services.jobs.status import JobView, judge
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding, SweepStatus
@@ -44,13 +45,25 @@ class SweepRow:
     first: JobState | None
 
 
+@dataclass(frozen=True, slots=True)
+class PipelineRow:
+    """A pipeline as ``list``'s one row: its steps' standing (summaries only) and its first step's first job,
+    folded (the command line the row shows; None when that record does not read)."""
+
+    view: PipelineStanding
+    first: JobState | None
+
+
 @dataclass(slots=True)
 class Covered:
-    """How many of the jobs a query matches the rows given so far stand for (a sweep's row: its elements)."""
+    """How many of the jobs a query matches the rows given so far stand for (a sweep's row: its elements; a
+    pipeline's: every job of its steps)."""
 
     jobs: int = 0
     rows: int = 0
     sweeps: set[str] = field(default_factory=set)
+    in_pipelines: set[str] = field(default_factory=set)  # the jobs a pipeline's row stands for
+    names: dict[str, bool] = field(default_factory=dict)  # each name asked whether it is a pipeline's: is it
 
 
 class JobListing:
@@ -94,10 +107,11 @@ class JobListing:
             yield judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
 
     def rows(self, query: SummaryQuery, covered: Covered, *, expand: bool = False
-             ) -> Iterator[JobView | Unreadable | SweepRow]:
-        """``views``, but a sweep's elements make ONE row (where its newest element would be), unless
-        ``expand``; ``query.limit`` then counts rows. A sweep's row reads its elements' summaries (one
-        query) and folds one record, its first element's; a job of its own is as in ``views``.
+             ) -> Iterator[JobView | Unreadable | SweepRow | PipelineRow]:
+        """``views``, but a sweep's elements make ONE row (where its newest element would be), and so do a
+        pipeline's jobs, unless ``expand``; ``query.limit`` then counts rows. A sweep's row reads its
+        elements' summaries (one query) and folds one record, its first element's; a pipeline's reads its
+        jobs' summaries (one query) and one first event per step; a job of its own is as in ``views``.
         ``covered`` counts the rows given and the jobs matching ``query`` they stand for."""
         if expand:
             for view in self.views(query):
@@ -107,10 +121,21 @@ class JobListing:
             return
         now = self._clock.now()
         members, sweeps = SweepMembers(self._store), SweepStatus(self._store)
+        pipelines = PipelineStatus(self._store)
         page: list[JobSummary] = []
         for summary in self._store.summaries(replace(query, limit=None)):
             if query.limit is not None and covered.rows >= query.limit:
                 break
+            if summary.job in covered.in_pipelines:
+                continue  # its pipeline's row is given already
+            pipeline = self._pipeline_of(summary, pipelines, covered)
+            if pipeline is not None:
+                yield from self._judged(page, query, now)
+                page = []
+                covered.rows += 1
+                covered.jobs += sum(1 for m in pipeline.members if query.matches(m))
+                yield PipelineRow(pipeline, self._first(pipeline.members[:1]))
+                continue
             if summary.sweep is None:
                 page.append(summary)
                 covered.rows += 1
@@ -134,6 +159,24 @@ class JobListing:
             covered.jobs += sum(1 for e in elements if query.matches(e))
             yield SweepRow(sweeps.view(summary.sweep, elements), self._first(elements))
         yield from self._judged(page, query, now)
+
+    def _pipeline_of(self, summary: JobSummary, pipelines: PipelineStatus, covered: Covered
+                     ) -> PipelineStanding | None:
+        """The pipeline ``summary``'s job is a step (or a step's element) of, its jobs then covered; None for a
+        job of no pipeline. Only a name ``NAME.STEP`` (or an element ``NAME.STEP-<i>``) is asked, once per
+        NAME: one summaries query and one first event per step, never a fold."""
+        name = candidate(summary.job, summary.sweep)
+        if name is None or covered.names.get(name) is False:
+            return None
+        recorded = pipelines.recorded(name)
+        covered.names[name] = recorded is not None
+        if recorded is None:
+            return None
+        jobs = {m.job for m in recorded.members()}
+        if summary.job not in jobs:
+            return None  # a job named like a step, but recorded as no step of it
+        covered.in_pipelines |= jobs
+        return pipelines.standing(recorded)
 
     def _first(self, elements: list[JobSummary]) -> JobState | None:
         try:

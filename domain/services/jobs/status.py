@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
+from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Waiting
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectTimes
 from dunscaith.domain.model.jobs.record import LoopHealth
@@ -14,6 +15,7 @@ from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, fold, label
 from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.scheduler import Scheduler
@@ -39,6 +41,8 @@ class JobView:
     live: LiveState | None = None  # asked of the scheduler (status of an Unattended job); None: not asked
     scheduler_times: SchedulerTimes | None = None  # the scheduler's own times of its objects; None: not asked
     sweep_held: bool = False  # an element whose sweep's live supervisor holds it (waiting for a slot)
+    # a job that waits for others (a pipeline's step, submit --after), not started: what holds it back
+    gate: Waiting | Blocked | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,10 @@ class JobStatus:
         member = state.spec.member
         sweep_held = member is not None and not state.settled and self._store.health(member.sweep).held
         view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering, sweep_held)
+        if state.spec.waits and not state.attempts and state.outcome is None:
+            answer = Gates(self._store).readiness(state.spec)
+            if isinstance(answer, Waiting | Blocked):  # its record says recorded: the rule says why
+                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer)
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))
         if times and self._schedulers is not None:

@@ -1,4 +1,6 @@
-"""``cancel / hold / release / give-up / resubmit ...`` on a sweep, or on some of its elements.
+"""``cancel / hold / release / give-up / resubmit ...`` on a sweep, or on some of its elements, or on every
+job of a pipeline's steps (a step that waits, never created, is answered under its lock as any job: a
+cancel settles it cancelled with nothing created).
 
 Each element gets the very request a job would (``JobCommands``), appended to its own record: an
 element whose lock a live supervisor holds is asked through its record, and all of those are asked
@@ -16,6 +18,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import Action, fold
 from dunscaith.domain.model.jobs.sweeps import resubmit_refusal
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
+from dunscaith.domain.services.jobs.pipeline_status import pipeline_members
 from dunscaith.domain.services.jobs.sweep_members import Chosen, SweepMembers
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.interrupts import Interrupts
@@ -48,7 +51,7 @@ class SweepCommands:
         self._clock = clock
         self._commands = commands  # the job commands acting on one element (its supervisor under its lock)
         self._wait = wait
-        self._members = SweepMembers(store)
+        self._members = SweepMembers(store, pipeline_members(store))
 
     def choose(self, word: str, state: str | None = None, *, failed: bool = False) -> Chosen:
         """What the user's words name (sweep_members.py); ``failed``: every element of the sweep, for
@@ -64,6 +67,9 @@ class SweepCommands:
         if failed:
             take = []
             for s in chosen.elements:
+                if chosen.pipeline is not None and s.attempts == 0 and s.outcome is None:
+                    continue  # a step that waits (or is blocked): nothing to run again; it waits again
+
                 why = resubmit_refusal(s.state, s.outcome, s.settled)
                 if why is None:
                     take.append(s.job)

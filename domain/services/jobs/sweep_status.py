@@ -6,15 +6,19 @@ their locks (one query on a server): what ``status`` of one job costs, give or t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
+from dunscaith.domain.model.jobs.dependencies import Readiness, state_word
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
-from dunscaith.domain.services.jobs.sweep_members import SweepMembers
+from dunscaith.domain.services.jobs.gates import Gates
+from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, pipeline_members
+from dunscaith.domain.services.jobs.sweep_members import NotASweep, SweepMembers
 from dunscaith.ports.job_store import JobStore, UnknownJob
 
 
@@ -28,6 +32,12 @@ class SweepStanding:
     held: frozenset[JobId]  # the elements whose lock is held now (a live supervisor or command)
     state: str | None = None  # the state ``listed`` was chosen by (``status NAME --state failed``)
     sweep_held: bool = False  # the sweep's lock is held: a live supervisor of it holds every element not settled
+    # the dependency rule's answer for each element not started, when the sweep waits (a pipeline's step)
+    answers: Mapping[JobId, Readiness] = field(default_factory=dict)
+
+    def word(self, element: JobSummary) -> str:
+        """An element's state: ``waiting`` or ``blocked`` when its gate holds it back, else its summary's."""
+        return state_word(element, self.answers.get(element.job))
 
     @property
     def listed(self) -> tuple[JobSummary, ...]:
@@ -61,10 +71,13 @@ class SweepStanding:
         return any(s.outcome is not None and s.outcome != OutcomeKind.SUCCEEDED for s in self.elements)
 
 
+PROG_HINT = "dunscaith"  # the program's name, in a hint
+
+
 class SweepStatus:
     def __init__(self, store: JobStore) -> None:
         self._store = store
-        self._members = SweepMembers(store)
+        self._members = SweepMembers(store, pipeline_members(store))
 
     def of(self, sweep: JobId, state: str | None = None) -> SweepStanding:
         """Every element of ``sweep`` (one summaries query) and the locks of those not settled; UnknownJob
@@ -72,7 +85,10 @@ class SweepStatus:
         elements = self._members.elements(sweep)
         if not elements:
             if state is not None:
-                self._members.resolve(sweep, state)  # NotASweep for a job of its own, UnknownJob for nothing
+                chosen = self._members.resolve(sweep, state)  # NotASweep for a job, UnknownJob for nothing
+                if chosen.pipeline is not None:
+                    raise NotASweep(f"{sweep} is a pipeline: --state chooses elements of a sweep; give one of its "
+                                    f"steps ({PROG_HINT} status {sweep}.STEP --state {state})")
             raise UnknownJob(f"no job or sweep named {sweep} is recorded")
         return self.view(sweep, elements, state)
 
@@ -87,4 +103,12 @@ class SweepStatus:
         healths = self._store.healths([*open_, sweep]) if open_ else {}
         sweep_health = healths.pop(sweep, None)
         held = frozenset(job for job, health in healths.items() if health.held)
-        return SweepStanding(sweep, tuple(elements), held, state, sweep_health is not None and sweep_health.held)
+        # a sweep that waits (a pipeline's step, submit --after): what holds back its elements not started
+        answers = Gates(self._store).answers(elements) if any(s.attempts == 0 and s.outcome is None
+                                                              for s in elements) else {}
+        return SweepStanding(sweep, tuple(elements), held, state, sweep_health is not None and sweep_health.held,
+                             answers)
+
+    def pipeline(self, name: JobId) -> PipelineStanding | None:
+        """The pipeline ``name``'s standing (pipeline_status.py), or None when none is recorded so named."""
+        return PipelineStatus(self._store).of(name)

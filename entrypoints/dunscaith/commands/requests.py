@@ -103,7 +103,7 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
         except UnknownJob:  # nothing of that name here: a sweep whose elements' pointers name another host?
             edge.sweep_owned_elsewhere(ctx, job, typed)
             raise
-    if chosen.sweep is not None:
+    if not chosen.one:  # a sweep's elements, or a pipeline's jobs
         return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed, needs)
     found = edge.read_state(ctx, JobId(job))
     edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
@@ -194,7 +194,7 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
         _sweep_json(chosen, action, failed, answer, codes, code)
     else:
         _sweep_lines(chosen, action, failed, answer)
-    edge.notice_unattended(ctx, skip=chosen.word)
+    edge.notice_unattended(ctx, skip=chosen.word, also=chosen.jobs if chosen.pipeline is not None else ())
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code
@@ -218,7 +218,8 @@ def _sweep_json(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswe
                 code: int) -> None:
     counts = Counter(str(r.answer) for r in answer.results)
     print(json.dumps({
-        "sweep": chosen.sweep, "action": str(action), "state": chosen.state, "failed": failed,
+        **({"pipeline": chosen.pipeline} if chosen.pipeline is not None else {"sweep": chosen.sweep}),
+        "action": str(action), "state": chosen.state, "failed": failed,
         "elements_total": chosen.total, "chosen": len(answer.results),
         "counts": {str(a): counts.get(str(a), 0) for a in Answer},
         "exit_code": code,
@@ -226,7 +227,7 @@ def _sweep_json(chosen: Chosen, action: Action, failed: bool, answer: SweepAnswe
         "skipped": [{"job": s.job, "state": s.state, "why": s.why} for s in answer.skipped],
     }))
     if code != ExitCode.SUCCEEDED:  # what was not done, in one line on stderr beside the object
-        print(f"{PROG}: sweep {chosen.sweep}{_which(chosen, failed)}: {answers_line(str(action), answer.results)}",
+        print(f"{PROG}: {chosen.what}{_which(chosen, failed)}: {answers_line(str(action), answer.results)}",
               file=sys.stderr)
 
 
@@ -236,14 +237,15 @@ def _sweep_lines(chosen: Chosen, action: Action, failed: bool, answer: SweepAnsw
         print(f"{PROG}: {line}", file=sys.stderr)
     if not answer.results:
         what = f" {chosen.state}" if chosen.state is not None else (" to run again" if failed else "")
-        print(f"sweep {chosen.sweep}{which}: {action}: no element{what}, nothing was asked")
+        print(f"{chosen.what}{which}: {action}: no {'job' if chosen.pipeline else 'element'}{what}, nothing was asked")
     else:
-        print(f"sweep {chosen.sweep}{which}: {answers_line(str(action), answer.results)}")
+        print(f"{chosen.what}{which}: {answers_line(str(action), answer.results)}")
     waiting = [r for r in answer.results if action is Action.RESUBMIT and r.answer is Answer.CONFIRMED
                and r.by is Answerer.THIS_COMMAND]
     if waiting:  # a command makes no attempt: the sweep's supervisor does
-        print(f"{len(waiting)} element{'s' if len(waiting) != 1 else ''} to run again: the new attempts are "
-              f"made by the sweep's supervisor: {PROG} supervise {chosen.sweep}")
+        whose = "pipeline's" if chosen.pipeline is not None else "sweep's"
+        print(f"{len(waiting)} {'job' if chosen.pipeline else 'element'}{'s' if len(waiting) != 1 else ''} to run "
+              f"again: the new attempts are made by the {whose} supervisor: {PROG} supervise {chosen.word}")
 
 
 def _ended(result: CommandResult) -> bool:
@@ -316,7 +318,8 @@ def _code(answer: Answer, problem: str) -> int:
             Answer.NOT_ANSWERED: ExitCode.OUTSTANDING}[answer]
 
 
-_JOB_HELP = "the job (an element NAME-7 too), or a sweep's name: every element of it"
+_JOB_HELP = ("the job (an element NAME-7, a step NAME.STEP too), or a sweep's name: every element of it, or a "
+             "pipeline's: every job of its steps")
 _STATE_HELP = "the elements of the sweep JOB in this state only (docs/sweeps.md)"
 
 

@@ -115,7 +115,7 @@ def test_an_element_is_an_ordinary_job_and_status_of_nothing_says_so(wired: Wire
     assert _json(invoke(container, "status", "--json", "exp-3").stdout)["sweep"] == "exp"
     with pytest.raises(BadInput, match="no job named nope is recorded"):
         invoke(container, "status", "nope")
-    with pytest.raises(BadInput, match="no job or sweep named nope is recorded"):
+    with pytest.raises(BadInput, match="no job, sweep or pipeline named nope is recorded"):
         invoke(container, "cancel", "nope", "--state", "failed")
     with pytest.raises(BadInput, match="solo is a job of its own, not a sweep: --state chooses elements"):
         invoke(container, "status", "solo", "--state", "failed")

@@ -1,0 +1,260 @@
+"""Commands on a pipeline (issue 40): status NAME (lines and --json), list's one row, status of a step that
+waits, and cancel / hold / give-up / resubmit --failed of a whole pipeline, through the CLI on the
+container's fakes (the memory store). The pipeline's jobs are recorded as a pipeline submit records them
+(each step's specs from ``step_jobs``), and its steps that wait for nothing are run by ``supervise``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
+from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith.container import Container
+from tests.unit.jobs.test_cli_wiring import Wired, invoke, wired
+
+__all__ = ["wired"]  # the fixture, shared with the wiring tests
+
+STUDY = """
+name = "study"
+
+[[step]]
+name = "train"
+command = "true"
+array = "0-2"
+
+[[step]]
+name = "reduce"
+command = "true"
+after = ["train"]
+
+[[step]]
+name = "plot"
+command = "true"
+array = "0-1"
+after = ["reduce"]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+def _record(container: Container, text: str = STUDY, failing: tuple[str, ...] = ()) -> None:
+    """Every step's job (or sweep) recorded at once, as `submit --pipeline` records them; ``failing``: the
+    jobs whose command fails (the fake scheduler runs `true` well and anything else badly)."""
+    pipeline = parse_pipeline(text, "study.toml")
+    record_job, record_sweep = container.use_cases.record_job(), container.use_cases.record_sweep()
+    for step in pipeline.order():
+        specs = [
+            replace(spec, command=("false",)) if spec.name in failing else spec
+            for spec in step_jobs(pipeline, step, cluster="local", adapter="local", workdir=None, max_attempts=1)
+        ]
+        if step.is_sweep:
+            record_sweep(step.job, specs)
+        else:
+            record_job(specs[0])
+
+
+def _train(container: Container) -> None:
+    """The first step's elements run to their outcomes (they wait for nothing)."""
+    for index in range(3):
+        invoke(container, "supervise", f"study.train-{index}")
+
+
+def _lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+def _json(output: str) -> Any:
+    return json.loads(output[output.index("{") :])
+
+
+def test_status_of_a_pipeline_just_recorded_says_what_each_step_waits_for(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container)
+
+    result = invoke(container, "status", "study")
+
+    assert result.return_value == 0
+    lines = _lines(result.stdout)
+    assert lines[0] == "pipeline study: 3 steps: 2 waiting, 1 recorded  (cluster local)"
+    assert lines[1].split() == ["study.train", "3", "elements:", "3", "recorded"]
+    assert lines[2].split() == ["study.reduce", "waiting", "for", "study.train"]
+    assert lines[3].split() == ["study.plot", "2", "elements:", "2", "waiting", "(waiting", "for", "study.reduce)"]
+    assert lines[4].strip() == (
+        "Unattended: 6 jobs with work left and no supervisor; reattach with: dunscaith supervise study"
+    )
+    assert "study.reduce" not in result.stderr  # the notice leaves out what the lines said
+    assert lines[-1].strip() == "one step: dunscaith status study.train"
+
+
+def test_a_failed_element_blocks_the_chain_below_it_and_the_pipeline_ends(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container, failing=("study.train-1",))
+    _train(container)
+
+    result = invoke(container, "status", "study")
+
+    assert result.return_value == 1
+    lines = _lines(result.stdout)
+    assert lines[0] == "pipeline study: 3 steps: 1 failed, 2 blocked  (cluster local)"
+    assert lines[1].split() == ["study.train", "3", "elements:", "2", "succeeded,", "1", "failed"]
+    assert lines[2].split() == ["study.reduce", "blocked", "by", "study.train", "(study.train-1", "failed)"]
+    assert lines[3].split()[-4:] == ["(blocked", "by", "study.reduce", "(blocked))"]
+    assert lines[-1] == (
+        "pipeline study: 0 of 3 steps succeeded; train failed, reduce blocked, plot blocked (dunscaith status study)"
+    )
+
+
+def test_status_json_of_a_pipeline_has_every_step(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container, failing=("study.train-1",))
+    _train(container)
+
+    body = _json(invoke(container, "status", "--json", "study").stdout)
+
+    assert body["name"] == "study" and body["kind"] == "pipeline" and body["state"] == "failed"
+    assert body["ended"] == {
+        "exit_code": 1,
+        "line": "pipeline study: 0 of 3 steps succeeded; train failed, "
+        "reduce blocked, plot blocked (dunscaith status study)",
+    }
+    train, reduce, plot = body["steps"]
+    assert (train["step"], train["job"], train["kind"], train["state"]) == ("train", "study.train", "sweep", "failed")
+    assert train["counts"] == {"succeeded": 2, "failed": 1} and train["elements_total"] == 3
+    assert [e["job"] for e in train["elements"]] == ["study.train-0", "study.train-1", "study.train-2"]
+    assert reduce["kind"] == "job" and reduce["state"] == "blocked" and reduce["summary"]["job"] == "study.reduce"
+    assert reduce["waits_for"] == [{"job": "study.train", "kind": "after"}]
+    assert reduce["blocked_by"] == {
+        "blocked_by": "study.train",
+        "job": "study.train-1",
+        "why": "failed",
+        "line": "blocked by study.train (study.train-1 failed)",
+    }
+    assert plot["blocked_by"]["blocked_by"] == "study.reduce" and plot["waiting_for"] is None
+    assert [e["state"] for e in plot["elements"]] == ["blocked", "blocked"]
+
+
+def test_a_step_is_a_job_or_a_sweep_and_says_what_holds_it_back(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container)
+
+    reduce = invoke(container, "status", "study.reduce")
+    assert reduce.return_value == 0
+    assert reduce.stdout.startswith("study.reduce  waiting  ")
+    assert "  waiting for study.train" in reduce.stdout.splitlines()
+    body = _json(invoke(container, "status", "--json", "study.reduce").stdout)
+    assert body["state"] == "waiting" and body["held_back"]["waiting_for"] == "study.train"
+    assert body["pipeline"] == {"name": "study", "step": "reduce"}
+    plot = _lines(invoke(container, "status", "study.plot").stdout)
+    assert plot[0].startswith("sweep study.plot: 2 elements: 2 waiting")
+    assert plot[1].split() == ["study.plot-0", "waiting", "waiting", "for", "study.reduce"]
+    events = invoke(container, "events", "study.reduce")
+    assert events.return_value == 0 and "study.reduce" in events.stdout
+
+
+def test_list_shows_a_pipeline_as_one_row_and_expand_shows_its_jobs(wired: Wired) -> None:
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "solo", "--", "true").return_value == 0
+    assert invoke(container, "submit", "--name", "a.b", "--", "true").return_value == 0  # named like a step
+    _record(container)
+
+    _header, *rows = _lines(invoke(container, "list").stdout)
+
+    assert [row.split()[0] for row in rows] == ["study", "a.b", "solo"]
+    assert rows[0].startswith("study  pipeline of 3: 2 waiting, 1 recorded  local")
+    expanded = [row.split()[0] for row in _lines(invoke(container, "list", "--expand").stdout)[1:]]
+    assert sorted(expanded) == sorted(
+        [
+            "a.b",
+            "solo",
+            "study.reduce",
+            "study.plot-0",
+            "study.plot-1",
+            "study.train-0",
+            "study.train-1",
+            "study.train-2",
+        ]
+    )
+    limited = invoke(container, "list", "--limit", "1")
+    assert [row.split()[0] for row in _lines(limited.stdout)[1:]] == ["study"]
+    assert "2 older jobs not shown" in limited.stderr
+
+
+def test_cancel_of_a_pipeline_settles_its_waiting_steps_with_nothing_created(wired: Wired) -> None:
+    container, scheduler, _ = wired
+    _record(container)
+    made = scheduler.count("create_held")
+
+    result = invoke(container, "cancel", "study")
+
+    assert result.return_value == 0, result.output
+    assert result.stdout.strip() == "pipeline study: cancel: 6 confirmed"
+    assert scheduler.count("create_held") == made  # nothing was created for any of them
+    reduce = _json(invoke(container, "status", "--json", "study.reduce").stdout)
+    assert reduce["outcome"]["result"] == "cancelled" and reduce["settled"] and reduce["attempts"] == []
+    status = invoke(container, "status", "study")
+    assert status.return_value == 1
+    assert _lines(status.stdout)[-1].startswith("pipeline study: 0 of 3 steps succeeded; train failed")
+
+
+def test_cancel_of_one_waiting_step_settles_it_and_blocks_what_waits_for_it(wired: Wired) -> None:
+    container, scheduler, _ = wired
+    _record(container)
+    made = scheduler.count("create_held")
+
+    result = invoke(container, "cancel", "study.reduce")
+
+    assert result.return_value == 0 and result.stdout.startswith("job study.reduce: cancel confirmed by this command")
+    assert scheduler.count("create_held") == made
+    lines = _lines(invoke(container, "status", "study").stdout)
+    assert lines[2].split() == ["study.reduce", "cancelled"]
+    assert lines[3].split()[-4:] == ["(blocked", "by", "study.reduce", "(cancelled))"]
+
+
+def test_hold_and_give_up_of_a_pipeline_ask_every_job(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container)
+
+    held = invoke(container, "hold", "--json", "study")
+
+    body = _json(held.stdout)
+    assert body["pipeline"] == "study" and body["chosen"] == 6 and body["counts"]["confirmed"] == 6
+    assert invoke(container, "release", "study").stdout.strip() == "pipeline study: release: 6 confirmed"
+
+
+def test_resubmit_failed_of_a_pipeline_runs_the_failed_again_and_what_it_blocked_waits_again(wired: Wired) -> None:
+    container, scheduler, _ = wired
+    _record(container, failing=("study.train-1",))
+    _train(container)
+    made = scheduler.count("create_held")
+
+    result = invoke(container, "resubmit", "study", "--failed")
+
+    assert result.return_value == 0, result.output
+    assert "pipeline study --failed: resubmit: 1 confirmed" in result.stdout
+    assert "the new attempts are made by the pipeline's supervisor: dunscaith supervise study" in result.stdout
+    assert "2 elements succeeded: not resubmitted" in result.stderr  # the waiting steps are not named
+    assert "study.reduce" not in result.stderr
+    assert scheduler.count("create_held") == made
+    lines = _lines(invoke(container, "status", "study").stdout)
+    assert lines[2].split() == ["study.reduce", "waiting", "for", "study.train"]
+
+
+def test_a_word_names_a_job_then_a_sweep_then_a_pipeline(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container)
+
+    with pytest.raises(BadInput, match="no job named stud is recorded"):
+        invoke(container, "status", "stud")
+    with pytest.raises(BadInput, match="no job named stud is recorded"):
+        invoke(container, "cancel", "stud")
+    with pytest.raises(BadInput, match="study is a pipeline: --state chooses elements of a sweep"):
+        invoke(container, "status", "study", "--state", "failed")
+    assert invoke(container, "cancel", "study.train-0").stdout.startswith("job study.train-0: cancel confirmed")
+    assert invoke(container, "cancel", "study.plot").stdout.strip() == "sweep study.plot: cancel: 2 confirmed"
