@@ -93,7 +93,7 @@ class PipelineStanding:
 
     name: JobId
     steps: tuple[StepStanding, ...]  # each after what it waits for
-    held: frozenset[JobId]  # the jobs (and sweeps) whose lock is held now: a live supervisor or command
+    held: frozenset[JobId]  # the jobs, sweeps (and the pipeline) whose lock is held now: a live supervisor
 
     @property
     def members(self) -> list[JobSummary]:
@@ -119,7 +119,10 @@ class PipelineStanding:
     @property
     def unattended(self) -> tuple[JobSummary, ...]:
         """The jobs with work left (a waiting one too: it has yet to start; not a blocked one) and no
-        supervisor: neither their lock nor their sweep's is held. ``supervise NAME`` takes them."""
+        supervisor: neither their lock nor their sweep's is held, nor the pipeline's (its supervisor holds back
+        the steps that wait, with no lock of theirs). ``supervise NAME`` takes them."""
+        if self.name in self.held:
+            return ()
         return tuple(
             m
             for step in self.steps
@@ -164,9 +167,9 @@ class PipelineStatus:
         return self.standing(recorded) if recorded is not None else None
 
     def standing(self, recorded: RecordedPipeline) -> PipelineStanding:
-        members = recorded.members()
-        waiting = [m for m in members if m.attempts == 0 and m.outcome is None]
-        answers = self._gates.answers(members) if waiting else {}
+        """The standing of a pipeline already read: the rule asked once for all its jobs (``Gates.report``),
+        and the locks of its jobs not settled, its sweep steps' and its own asked at once."""
+        answers = self._gates.report(recorded).answers
         steps = tuple(
             StepStanding(
                 step.step,
@@ -178,9 +181,10 @@ class PipelineStatus:
             )
             for step in recorded.steps
         )
+        members = recorded.members()
         open_ = [m.job for m in members if not m.settled]
         sweeps = sorted({m.sweep for m in members if m.sweep is not None and not m.settled})
-        healths = self._store.healths([*open_, *sweeps]) if open_ else {}
+        healths = self._store.healths([*open_, *sweeps, recorded.name]) if open_ else {}
         held = frozenset(job for job, health in healths.items() if health.held)
         return PipelineStanding(recorded.name, steps, held)
 
