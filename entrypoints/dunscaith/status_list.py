@@ -340,7 +340,13 @@ def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json
         out.rest(_rest_json(page, survey, expired, residual))
         return 0
     _rest_lines(survey, expired, residual, expand)
-    edge.notice_unattended(ctx, survey=survey)
+    # a pipeline's Unattended jobs are one line, naming the pipeline (its supervisor takes them all)
+    edge.notice_unattended(ctx, survey=survey, also=[m.job for p in page.pipelines for m in p.members])
+    for pipeline in page.pipelines:
+        n = len(pipeline.unattended)
+        if n:
+            edge.say(f"pipeline {pipeline.name}: {n} job{'s are' if n != 1 else ' is'} Unattended (no supervisor); "
+                     f"reattach with: {PROG} supervise {pipeline.name}")
     return 0
 
 
@@ -358,6 +364,7 @@ class _Page:
 
     unreadable: list[Unreadable] = field(default_factory=list)
     shown: list[JobId] = field(default_factory=list)
+    pipelines: list[PipelineStanding] = field(default_factory=list)  # the pipelines shown as one row each
     more: int = 0
 
 
@@ -373,6 +380,7 @@ def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _Jso
                     rows.sweep_row(v, now)
                 continue
             if isinstance(v, PipelineRow):
+                page.pipelines.append(v.view)
                 if rows is not None:
                     rows.pipeline_row(v, now)
                 continue

@@ -155,7 +155,12 @@ def test_a_step_is_a_job_or_a_sweep_and_says_what_holds_it_back(wired: Wired) ->
     assert plot[0].startswith("sweep study.plot: 2 elements: 2 waiting")
     assert plot[1].split() == ["study.plot-0", "waiting", "waiting", "for", "study.reduce"]
     events = invoke(container, "events", "study.reduce")
-    assert events.return_value == 0 and "study.reduce" in events.stdout
+    assert (
+        events.return_value == 0
+        and "recorded: true (cluster local, local; at most 1 attempt; after study.train)" in (events.stdout)
+    )
+    with pytest.raises(BadInput, match=r"job study\.reduce has no attempt yet: nothing has run"):
+        invoke(container, "logs", "study.reduce")
 
 
 def test_list_shows_a_pipeline_as_one_row_and_expand_shows_its_jobs(wired: Wired) -> None:
@@ -181,6 +186,10 @@ def test_list_shows_a_pipeline_as_one_row_and_expand_shows_its_jobs(wired: Wired
             "study.train-2",
         ]
     )
+    notices = [line for line in invoke(container, "list").stderr.splitlines() if "Unattended" in line]
+    assert notices == [
+        "dunscaith: pipeline study: 6 jobs are Unattended (no supervisor); reattach with: dunscaith supervise study"
+    ]
     limited = invoke(container, "list", "--limit", "1")
     assert [row.split()[0] for row in _lines(limited.stdout)[1:]] == ["study"]
     assert "2 older jobs not shown" in limited.stderr
