@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Readiness, Waiting
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
+from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, candidate
 from dunscaith.domain.services.jobs.status import JobView, judge
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
@@ -92,19 +94,34 @@ class JobListing:
 
     def _judged(self, page: list[JobSummary], query: SummaryQuery, now: datetime) -> Iterator[JobView | Unreadable]:
         """A few summaries' jobs, their locks asked at once (one query on a server), each record folded
-        as it is reached."""
+        (a page at a time: the rule is asked once for the page's jobs that wait)."""
         sweeps = {s.sweep for s in page if s.sweep is not None and not s.settled}  # their elements' locks too
         healths = self._store.healths([*(s.job for s in page), *sorted(sweeps)]) if page else {}
+        read: list[tuple[JobSummary, JobState | Unreadable]] = []  # in the page's order
         for summary in page:
             try:
-                state = fold(self._store.read(summary.job))
+                read.append((summary, fold(self._store.read(summary.job))))
             except (JobsError, RecordDamaged) as exc:  # its damage only: every other job still lists
+                read.append((summary, Unreadable(summary.job, f"record does not read: {exc}")))
+        gated = self._gates([(summary, state) for summary, state in read if isinstance(state, JobState)])
+        for summary, state in read:
+            if isinstance(state, Unreadable):
                 if not query.filtered:
-                    yield Unreadable(summary.job, f"record does not read: {exc}")
+                    yield state
                 continue
             health = healths.get(summary.job, LoopHealth(held=False, last_loop=None))
             sweep = healths.get(summary.sweep) if summary.sweep is not None else None
-            yield judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
+            view = judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
+            answer = gated.get(summary.job)
+            if isinstance(answer, Waiting | Blocked):  # a step that waits: the rule's word, not "recorded"
+                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer)
+            yield view
+
+    def _gates(self, folded: list[tuple[JobSummary, JobState]]) -> dict[JobId, Readiness]:
+        """The rule's answer for the jobs of a page not started that wait for others, asked at once (one
+        summaries query per group waited for); none asked when none waits."""
+        waiting = [s for s, state in folded if state.spec.waits and not state.attempts and state.outcome is None]
+        return Gates(self._store).answers(waiting) if waiting else {}
 
     def rows(self, query: SummaryQuery, covered: Covered, *, expand: bool = False
              ) -> Iterator[JobView | Unreadable | SweepRow | PipelineRow]:

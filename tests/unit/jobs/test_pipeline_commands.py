@@ -190,6 +190,10 @@ def test_list_shows_a_pipeline_as_one_row_and_expand_shows_its_jobs(wired: Wired
     assert notices == [
         "dunscaith: pipeline study: 6 jobs are Unattended (no supervisor); reattach with: dunscaith supervise study"
     ]
+    waiting = [row.split()[:2] for row in _lines(invoke(container, "list", "--expand").stdout)[1:]]
+    assert ["study.reduce", "waiting"] in waiting and ["study.plot-0", "waiting"] in waiting
+    jobs = {j["job"]: j for j in _json(invoke(container, "list", "--json").stdout)["jobs"]}
+    assert jobs["study.reduce"]["state"] == "waiting" and jobs["study.train-0"]["state"] == "recorded"
     limited = invoke(container, "list", "--limit", "1")
     assert [row.split()[0] for row in _lines(limited.stdout)[1:]] == ["study"]
     assert "2 older jobs not shown" in limited.stderr
