@@ -138,6 +138,8 @@ def view_json(view: JobView, now: datetime | None = None) -> dict[str, Any]:
         # the sweep it is an element of, and its index (null for a job of its own): docs/sweeps.md
         "sweep": s.spec.member.sweep if s.spec.member is not None else None,
         "sweep_index": s.spec.member.index if s.spec.member is not None else None,
+        # the pipeline it is a step of, and the step (null for a job of no pipeline): docs/pipelines.md
+        "pipeline": {"name": s.spec.step_of.pipeline, "step": s.spec.step_of.step} if s.spec.step_of else None,
     }
 
 

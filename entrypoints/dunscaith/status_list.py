@@ -130,8 +130,6 @@ def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
     if view.state.spec.waits:  # a job that waits for others (docs/json.md): what, and what holds it back now
         shown["waits_for"] = [{"job": d.on, "kind": str(d.kind)} for d in view.state.spec.waits]
         shown["held_back"] = render_pipeline.gate_json(view.gate)
-    step_of = view.state.spec.step_of
-    shown["pipeline"] = {"name": step_of.pipeline, "step": step_of.step} if step_of is not None else None
     if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
         shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                          "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}

@@ -194,6 +194,7 @@ def test_list_shows_a_pipeline_as_one_row_and_expand_shows_its_jobs(wired: Wired
     assert ["study.reduce", "waiting"] in waiting and ["study.plot-0", "waiting"] in waiting
     jobs = {j["job"]: j for j in _json(invoke(container, "list", "--json").stdout)["jobs"]}
     assert jobs["study.reduce"]["state"] == "waiting" and jobs["study.train-0"]["state"] == "recorded"
+    assert jobs["study.plot-1"]["pipeline"] == {"name": "study", "step": "plot"} and jobs["solo"]["pipeline"] is None
     limited = invoke(container, "list", "--limit", "1")
     assert [row.split()[0] for row in _lines(limited.stdout)[1:]] == ["study"]
     assert "2 older jobs not shown" in limited.stderr
