@@ -338,14 +338,19 @@ def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json
         out.rest(_rest_json(page, survey, expired, residual))
         return 0
     _rest_lines(survey, expired, residual, expand)
-    # a pipeline's Unattended jobs are one line, naming the pipeline (its supervisor takes them all)
-    edge.notice_unattended(ctx, survey=survey, also=[m.job for p in page.pipelines for m in p.members])
-    for pipeline in page.pipelines:
+    _notices(ctx, survey, page.pipelines)
+    return 0
+
+
+def _notices(ctx: CommandContext, survey: PointerSurvey, pipelines: list[PipelineStanding]) -> None:
+    """The Unattended notice after list; a pipeline's Unattended jobs are one line naming the pipeline (its
+    supervisor takes them all), not a line per step."""
+    edge.notice_unattended(ctx, survey=survey, also=[m.job for p in pipelines for m in p.members])
+    for pipeline in pipelines:
         n = len(pipeline.unattended)
         if n:
             edge.say(f"pipeline {pipeline.name}: {n} job{'s are' if n != 1 else ' is'} Unattended (no supervisor); "
                      f"reattach with: {PROG} supervise {pipeline.name}")
-    return 0
 
 
 def _columns(columns: str | None, wide: bool) -> tuple[str, ...]:

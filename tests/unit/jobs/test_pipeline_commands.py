@@ -272,3 +272,20 @@ def test_a_word_names_a_job_then_a_sweep_then_a_pipeline(wired: Wired) -> None:
         invoke(container, "status", "study", "--state", "failed")
     assert invoke(container, "cancel", "study.train-0").stdout.startswith("job study.train-0: cancel confirmed")
     assert invoke(container, "cancel", "study.plot").stdout.strip() == "sweep study.plot: cancel: 2 confirmed"
+
+
+def test_cancel_of_a_blocked_step_settles_it(wired: Wired) -> None:
+    container, scheduler, _ = wired
+    _record(container, failing=("study.train-1",))
+    _train(container)
+    made = scheduler.count("create_held")
+
+    result = invoke(container, "cancel", "study.reduce")
+
+    assert result.return_value == 0, result.output
+    assert scheduler.count("create_held") == made
+    reduce = _json(invoke(container, "status", "--json", "study.reduce").stdout)
+    assert reduce["outcome"]["result"] == "cancelled" and reduce["settled"]
+    assert _lines(invoke(container, "status", "study").stdout)[2].split() == ["study.reduce", "cancelled"]
+    wide = _lines(invoke(container, "list", "--wide").stdout)[1]
+    assert "pipeline study: 0 of 3 steps succeeded; train failed, reduce failed, plot blocked" in wide
