@@ -7,7 +7,8 @@ The one rule every command on a sweep uses (status, cancel, hold, release, give-
   the pipeline NAME (docs/pipelines.md), every job of every step of it (``NAME.reduce`` is a job, or a
   sweep, by the first two);
 - ``NAME`` with a state (``--state failed``) names the sweep's elements in that state (a job of its own
-  has no elements to choose from: refused).
+  has no elements to choose from, and a pipeline's steps are chosen by name, ``NAME.STEP --state S``:
+  both refused).
 
 It reads summaries only (kept by the store with every append): one ``summaries`` query for a sweep,
 never a fold per element; a pipeline adds one query by its name's prefix and one first event per step.
@@ -100,6 +101,9 @@ class SweepMembers:
                     raise unknown from None
                 return pipeline
         every = self.whole(word, "--state")
+        if every.pipeline is not None:
+            raise NotASweep(f"{word} is a pipeline: --state chooses elements of a sweep; give one of its steps "
+                            f"({word}.STEP --state {state})")
         return replace(every, elements=tuple(s for s in every.elements if s.state == state), state=state)
 
     def whole(self, word: str, option: str) -> Chosen:

@@ -18,7 +18,7 @@ from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, pipeline_members
-from dunscaith.domain.services.jobs.sweep_members import NotASweep, SweepMembers
+from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.ports.job_store import JobStore, UnknownJob
 
 
@@ -71,9 +71,6 @@ class SweepStanding:
         return any(s.outcome is not None and s.outcome != OutcomeKind.SUCCEEDED for s in self.elements)
 
 
-PROG_HINT = "dunscaith"  # the program's name, in a hint
-
-
 class SweepStatus:
     def __init__(self, store: JobStore) -> None:
         self._store = store
@@ -85,10 +82,7 @@ class SweepStatus:
         elements = self._members.elements(sweep)
         if not elements:
             if state is not None:
-                chosen = self._members.resolve(sweep, state)  # NotASweep for a job, UnknownJob for nothing
-                if chosen.pipeline is not None:
-                    raise NotASweep(f"{sweep} is a pipeline: --state chooses elements of a sweep; give one of its "
-                                    f"steps ({PROG_HINT} status {sweep}.STEP --state {state})")
+                self._members.resolve(sweep, state)  # NotASweep for a job or a pipeline, UnknownJob for nothing
             raise UnknownJob(f"no job or sweep named {sweep} is recorded")
         return self.view(sweep, elements, state)
 

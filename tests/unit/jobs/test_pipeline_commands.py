@@ -270,6 +270,8 @@ def test_a_word_names_a_job_then_a_sweep_then_a_pipeline(wired: Wired) -> None:
         invoke(container, "cancel", "stud")
     with pytest.raises(BadInput, match="study is a pipeline: --state chooses elements of a sweep"):
         invoke(container, "status", "study", "--state", "failed")
+    with pytest.raises(BadInput, match=r"give one of its steps \(study\.STEP --state recorded\)"):
+        invoke(container, "cancel", "study", "--state", "recorded")
     assert invoke(container, "cancel", "study.train-0").stdout.startswith("job study.train-0: cancel confirmed")
     assert invoke(container, "cancel", "study.plot").stdout.strip() == "sweep study.plot: cancel: 2 confirmed"
 
