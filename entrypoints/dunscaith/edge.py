@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
@@ -359,25 +358,25 @@ def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path |
     return root
 
 
-def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None,
-                      also: Collection[str] = ()) -> None:
+def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor: this
     store's records not settled (an index) and their locks, and other hosts' jobs from the index of
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
-    command read them already (and reported their damage). ``also``: jobs the command's own output
-    speaks of already (a pipeline's), left out as ``skip`` is."""
+    command read them already (and reported their damage)."""
     try:
         # the records not settled, by index, and their locks (no store here: none, and none made)
         listed = use_cases(ctx).listing().unattended() if store_exists(ctx) else []
         others = survey if survey is not None else pointer_surveys(ctx).unsettled()
+        # a pipeline's jobs are one line, naming it, counted as status NAME counts them (none while its
+        # supervisor lives: it holds back its waiting steps with no lock of theirs; never a blocked one)
+        of, pipelines = use_cases(ctx).listing().pipelines_of(listed) if listed else ({}, {})
     except Exception:  # a notice never stops the command it rides on
         return
-    if also:
-        told_of = set(also)
-        listed = [u for u in listed if u.job not in told_of]
-        others = replace(others, elsewhere=tuple(p for p in others.elsewhere if p.pointer.job not in told_of))
+    listed = [u for u in listed if u.job not in of]
     # written at once: 10,000 Unattended jobs are one write, not 10,000
     told = [*_unattended_here(listed, skip), *_unattended_elsewhere(others, skip)]
+    told += [f"pipeline {name}: {count} job{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
+             f"reattach with: {PROG} supervise {name}" for name, count in pipelines.items() if count and name != skip]
     for name, problem in others.damaged if survey is None else ():
         if name != skip:
             told.append(damaged_pointer_line(problem))

@@ -246,7 +246,7 @@ def _pipeline_status(ctx: CommandContext, pipeline: PipelineStanding, as_json: b
     waits for or what blocked it), and how it ended once it has. 1 when some job's outcome is not success
     or the pipeline ended without every step succeeding, as status of a sweep."""
     name = pipeline.name
-    edge.notice_unattended(ctx, skip=name, also=[m.job for m in pipeline.members])
+    edge.notice_unattended(ctx, skip=name)
     edge.sweep(ctx)
     ending = pipeline.ending
     failed = pipeline.failed or (ending is not None and ending.exit_code != ExitCode.SUCCEEDED)
@@ -338,19 +338,8 @@ def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json
         out.rest(_rest_json(page, survey, expired, residual))
         return 0
     _rest_lines(survey, expired, residual, expand)
-    _notices(ctx, survey, page.pipelines)
+    edge.notice_unattended(ctx, survey=survey)  # a pipeline's Unattended jobs are one line, naming it
     return 0
-
-
-def _notices(ctx: CommandContext, survey: PointerSurvey, pipelines: list[PipelineStanding]) -> None:
-    """The Unattended notice after list; a pipeline's Unattended jobs are one line naming the pipeline (its
-    supervisor takes them all), not a line per step."""
-    edge.notice_unattended(ctx, survey=survey, also=[m.job for p in pipelines for m in p.members])
-    for pipeline in pipelines:
-        n = len(pipeline.unattended)
-        if n:
-            edge.say(f"pipeline {pipeline.name}: {n} job{'s are' if n != 1 else ' is'} Unattended (no supervisor); "
-                     f"reattach with: {PROG} supervise {pipeline.name}")
 
 
 def _columns(columns: str | None, wide: bool) -> tuple[str, ...]:
@@ -367,7 +356,6 @@ class _Page:
 
     unreadable: list[Unreadable] = field(default_factory=list)
     shown: list[JobId] = field(default_factory=list)
-    pipelines: list[PipelineStanding] = field(default_factory=list)  # the pipelines shown as one row each
     more: int = 0
 
 
@@ -383,7 +371,6 @@ def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _Jso
                     rows.sweep_row(v, now)
                 continue
             if isinstance(v, PipelineRow):
-                page.pipelines.append(v.view)
                 if rows is not None:
                     rows.pipeline_row(v, now)
                 continue

@@ -114,7 +114,8 @@ class JobListing:
             view = judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
             answer = gated.get(summary.job)
             if isinstance(answer, Waiting | Blocked):  # a step that waits: the rule's word, not "recorded"
-                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer)
+                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer,
+                               unattended=view.unattended and isinstance(answer, Waiting))  # blocked: never runs
             yield view
 
     def _gates(self, folded: list[tuple[JobSummary, JobState]]) -> dict[JobId, Readiness]:
@@ -208,3 +209,22 @@ class JobListing:
         """Jobs with work left and no supervisor, by name, state and sweep: the records not settled (an
         index) whose lock no one holds, asked of the store at once (one query on a server)."""
         return self._store.unattended_names()
+
+    def pipelines_of(self, jobs: list[UnattendedJob]) -> tuple[dict[JobId, JobId], dict[JobId, int]]:
+        """Of ``jobs``, those that are a pipeline's (by job: the pipeline's name), and how many jobs of each
+        such pipeline are Unattended as ``status NAME`` counts them: none while its own lock is held (its
+        live supervisor holds back the steps that wait, with no lock of theirs), and never a blocked job
+        (it will not run unless what blocked it runs again). Only a name ``NAME.STEP`` (or an element's) is
+        asked, once per NAME."""
+        names = {name for job in jobs if (name := candidate(job.job, job.sweep)) is not None}
+        of: dict[JobId, JobId] = {}
+        counts: dict[JobId, int] = {}
+        pipelines = PipelineStatus(self._store)
+        for name in sorted(names):
+            recorded = pipelines.recorded(name)
+            if recorded is None:
+                continue
+            for member in recorded.members():
+                of[member.job] = recorded.name
+            counts[recorded.name] = len(pipelines.standing(recorded).unattended)
+        return of, counts

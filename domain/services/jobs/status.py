@@ -91,7 +91,8 @@ class JobStatus:
         if state.spec.waits and not state.attempts and state.outcome is None:
             answer = Gates(self._store).readiness(state.spec)
             if isinstance(answer, Waiting | Blocked):  # its record says recorded: the rule says why
-                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer)
+                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer,
+                               unattended=view.unattended and isinstance(answer, Waiting))  # blocked: never runs
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))
         if times and self._schedulers is not None:

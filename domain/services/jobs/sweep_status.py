@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
-from dunscaith.domain.model.jobs.dependencies import Readiness, state_word
+from dunscaith.domain.model.jobs.dependencies import BLOCKED, Readiness, state_word
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
@@ -49,8 +49,9 @@ class SweepStanding:
     @property
     def unattended(self) -> tuple[JobSummary, ...]:
         """The elements with work left and no supervisor (their lock and the sweep's free): ``supervise NAME``
-        takes them. While the sweep's supervisor lives, none: those it has not started wait for a slot."""
-        return tuple(s for s in self.elements if s.problem is None
+        takes them. While the sweep's supervisor lives, none: those it has not started wait for a slot. Never
+        a blocked element (a sweep that waits): it will not run unless what blocked it runs again."""
+        return tuple(s for s in self.elements if s.problem is None and self.word(s) != BLOCKED
                      and unattended_here(s.settled, LoopHealth(s.job in self.held, None), self.sweep_held))
 
     @property

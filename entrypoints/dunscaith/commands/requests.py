@@ -194,7 +194,7 @@ def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action:
         _sweep_json(chosen, action, failed, answer, codes, code)
     else:
         _sweep_lines(chosen, action, failed, answer)
-    edge.notice_unattended(ctx, skip=chosen.word, also=chosen.jobs if chosen.pipeline is not None else ())
+    edge.notice_unattended(ctx, skip=chosen.word)
     if drain.pending() is not None:
         edge.end_by_signal(ctx)
     return code

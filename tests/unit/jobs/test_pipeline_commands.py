@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith.container import Container
@@ -291,3 +292,32 @@ def test_cancel_of_a_blocked_step_settles_it(wired: Wired) -> None:
     assert _lines(invoke(container, "status", "study").stdout)[2].split() == ["study.reduce", "cancelled"]
     wide = _lines(invoke(container, "list", "--wide").stdout)[1]
     assert "pipeline study: 0 of 3 steps succeeded; train failed, reduce failed, plot blocked" in wide
+
+
+def test_the_notice_names_a_pipeline_once_and_never_while_its_supervisor_lives(wired: Wired) -> None:
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "solo", "--", "true").return_value == 0
+    _record(container)
+
+    told = [line for line in invoke(container, "status", "solo").stderr.splitlines() if "Unattended" in line]
+    assert told == [
+        "dunscaith: pipeline study: 6 jobs are Unattended (no supervisor); reattach with: dunscaith supervise study"
+    ]
+    with container.adapters.store().lock(JobId("study")):  # the pipeline's supervisor holds its lock
+        assert "Unattended" not in invoke(container, "status", "solo").stderr
+        status = invoke(container, "status", "study")
+        assert "Unattended" not in status.stdout + status.stderr
+        assert "6 Unattended" not in invoke(container, "list").stdout
+
+
+def test_a_blocked_job_is_not_unattended(wired: Wired) -> None:
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "solo", "--", "true").return_value == 0
+    _record(container, failing=("study.train-1",))
+    _train(container)
+
+    assert "Unattended" not in invoke(container, "status", "solo").stderr  # every job ended or is blocked
+    reduce = invoke(container, "status", "study.reduce")
+    assert reduce.stdout.startswith("study.reduce  blocked  ") and "Unattended" not in reduce.stdout
+    plot = invoke(container, "status", "study.plot")
+    assert "Unattended" not in plot.stdout + plot.stderr
