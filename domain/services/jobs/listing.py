@@ -224,7 +224,11 @@ class JobListing:
             recorded = pipelines.recorded(name)
             if recorded is None:
                 continue
-            for member in recorded.members():
-                of[member.job] = recorded.name
-            counts[recorded.name] = len(pipelines.standing(recorded).unattended)
+            mine = {member.job for member in recorded.members()}
+            of.update((job, recorded.name) for job in mine)
+            if self._store.health(recorded.name).held:
+                counts[recorded.name] = 0  # its live supervisor holds back what waits
+                continue
+            blocked = pipelines.blocked(recorded)  # the rule over the summaries already read: no more reads
+            counts[recorded.name] = sum(1 for job in jobs if job.job in mine and job.job not in blocked)
         return of, counts

@@ -166,6 +166,12 @@ class PipelineStatus:
         recorded = self._gates.pipeline(name)
         return self.standing(recorded) if recorded is not None else None
 
+    def blocked(self, recorded: RecordedPipeline) -> frozenset[JobId]:
+        """The jobs of a pipeline already read that the rule says are blocked (never created)."""
+        return frozenset(
+            job for job, answer in self._gates.report(recorded).answers.items() if isinstance(answer, Blocked)
+        )
+
     def standing(self, recorded: RecordedPipeline) -> PipelineStanding:
         """The standing of a pipeline already read: the rule asked once for all its jobs (``Gates.report``),
         and the locks of its jobs not settled, its sweep steps' and its own asked at once."""
