@@ -25,12 +25,12 @@ from dunscaith.domain.model.jobs.sweep_counts import counts_words
 from dunscaith.domain.model.shown import escaped, reason
 from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import Covered, PipelineRow, SweepRow, Unreadable
-from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding
 from dunscaith.domain.services.jobs.pointer_survey import PointedSweep, PointerSurvey, by_sweep
+from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.domain.services.jobs.sweep_members import NotASweep
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, render_pipeline, sweep_render, table
+from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.model.jobs.residual import ResidualEntry
     from dunscaith.domain.model.jobs.spec import JobSpec
     from dunscaith.domain.services.jobs.listing import JobListing
-    from dunscaith.domain.services.jobs.status import JobStatus, JobView
+    from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding
+    from dunscaith.domain.services.jobs.status import JobStatus
     from dunscaith.domain.services.jobs.sweep import SweepReport
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
 
@@ -66,7 +67,7 @@ def status(ctx: CommandContext, reads: Reads, job: str | None, as_json: bool, st
     if state is not None:
         return _sweep_status(ctx, _chosen_elements(ctx, reads.sweep_status, job, state, words), as_json)
     view = _job_or_sweep(ctx, reads, job, words)
-    if isinstance(view, PipelineStanding):
+    if not isinstance(view, JobView | SweepStanding):  # a pipeline's name
         with edge.store_errors(ctx, job):
             return _pipeline_status(ctx, view, as_json)
     if isinstance(view, SweepStanding):
@@ -129,7 +130,9 @@ def _status_json(view: JobView, now: datetime) -> dict[str, Any]:
     shown = render.view_json(view, now)
     if view.state.spec.waits:  # a job that waits for others (docs/json.md): what, and what holds it back now
         shown["waits_for"] = [{"job": d.on, "kind": str(d.kind)} for d in view.state.spec.waits]
-        shown["held_back"] = render_pipeline.gate_json(view.gate)
+        from dunscaith.entrypoints.dunscaith.render_pipeline import gate_json  # a job that waits only
+
+        shown["held_back"] = gate_json(view.gate)
     if view.live is not None:  # an Unattended job: what its scheduler says now, beside the record
         shown["live"] = {"state": view.live.state, "detail": view.live.detail,
                          "asked_at": view.live.asked_at.isoformat() if view.live.asked_at else None}
@@ -252,7 +255,9 @@ def _pipeline_status(ctx: CommandContext, pipeline: PipelineStanding, as_json: b
     failed = pipeline.failed or (ending is not None and ending.exit_code != ExitCode.SUCCEEDED)
     code = ExitCode.NOT_SUCCESS if failed else ExitCode.SUCCEEDED
     if as_json:
-        print(json.dumps(render_pipeline.pipeline_json(pipeline), indent=2))
+        from dunscaith.entrypoints.dunscaith.render_pipeline import pipeline_json
+
+        print(json.dumps(pipeline_json(pipeline), indent=2))
         return code
     n = len(pipeline.steps)
     _line(f"pipeline {name}: {n} step{'s' if n != 1 else ''}: {counts_words(s.state for s in pipeline.steps)}  "

@@ -23,7 +23,6 @@ from dunscaith.domain.model.shown import shown as quoted
 from dunscaith.domain.services.jobs.listing import PipelineRow, SweepRow
 from dunscaith.domain.services.jobs.status import JobView
 from dunscaith.entrypoints.dunscaith import render
-from dunscaith.entrypoints.dunscaith.render_pipeline import pipeline_cell
 from dunscaith.entrypoints.dunscaith.sweep_render import dominant
 
 MEASURED = 100  # rows whose cells set the columns' widths
@@ -120,6 +119,12 @@ SWEEP_CELLS: dict[str, Callable[[SweepRow, datetime], str]] = {
 }
 
 
+def _pipeline_cell(row: PipelineRow) -> str:
+    from dunscaith.entrypoints.dunscaith.render_pipeline import pipeline_cell  # once a pipeline is listed
+
+    return pipeline_cell(row.view)
+
+
 def _pipeline_supervisor(row: PipelineRow, now: datetime) -> str:
     view = row.view
     if all(m.settled for m in view.members):
@@ -132,7 +137,7 @@ def _pipeline_supervisor(row: PipelineRow, now: datetime) -> str:
 # a pipeline's one row (list without --expand): each column's cell from its jobs' summaries
 PIPELINE_CELLS: dict[str, Callable[[PipelineRow, datetime], str]] = {
     "name": lambda r, now: r.view.name,
-    "state": lambda r, now: pipeline_cell(r.view),
+    "state": lambda r, now: _pipeline_cell(r),
     "cluster": lambda r, now: ", ".join(r.view.clusters),
     "adapter": lambda r, now: ", ".join(sorted({s.adapter for s in r.view.members})),
     "age": lambda r, now: age_text((now - r.view.recorded_at).total_seconds()),

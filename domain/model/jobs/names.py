@@ -21,3 +21,12 @@ def name_problem(what: str, name: str) -> str | None:
     if NAME.fullmatch(name):
         return None
     return f"{what} {shown(name)}: {NAME_RULE}"
+
+
+def pipeline_candidate(job: str, sweep: str | None = None) -> str | None:
+    """The pipeline a job's name could be a step of: NAME of ``NAME.STEP`` (or of an element's sweep
+    ``NAME.STEP``); None when the name has no '.' (a step's own name has none). Only a guess from the name:
+    what the jobs recorded (their first event's ``pipeline``) says whether it is one."""
+    whole = sweep if sweep is not None else job
+    name, dot, step = whole.rpartition(".")
+    return name if dot and name and step else None

@@ -11,20 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Readiness, Waiting
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.names import pipeline_candidate as candidate
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
-from dunscaith.domain.services.jobs.gates import Gates
-from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, candidate
 from dunscaith.domain.services.jobs.status import JobView, judge
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding, SweepStatus
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore, RecordDamaged
+
+if TYPE_CHECKING:  # the dependency rule's modules are imported only once a job waits or a name may be a step's
+    from dunscaith.domain.model.jobs.dependencies import Readiness
+    from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus
 
 # list asks the locks of this many jobs at once: a page in one query, memory still flat for --json
 _LOCKS_AT_ONCE = 100
@@ -66,6 +69,18 @@ class Covered:
     sweeps: set[str] = field(default_factory=set)
     in_pipelines: set[str] = field(default_factory=set)  # the jobs a pipeline's row stands for
     names: dict[str, bool] = field(default_factory=dict)  # each name asked whether it is a pipeline's: is it
+
+
+def held_back(view: JobView, answer: Readiness) -> JobView:
+    """``view`` of a job that waits (a pipeline's step), not started: ``waiting`` or ``blocked`` as the rule
+    says, not its record's ``recorded``; a blocked one is not Unattended (it runs only once what blocked it
+    runs again)."""
+    from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Waiting
+
+    if not isinstance(answer, Waiting | Blocked):
+        return view
+    return replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer,
+                   unattended=view.unattended and isinstance(answer, Waiting))
 
 
 class JobListing:
@@ -113,16 +128,17 @@ class JobListing:
             sweep = healths.get(summary.sweep) if summary.sweep is not None else None
             view = judge(state, health, now, self._poll, self._delivering, sweep is not None and sweep.held)
             answer = gated.get(summary.job)
-            if isinstance(answer, Waiting | Blocked):  # a step that waits: the rule's word, not "recorded"
-                view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer,
-                               unattended=view.unattended and isinstance(answer, Waiting))  # blocked: never runs
-            yield view
+            yield view if answer is None else held_back(view, answer)
 
     def _gates(self, folded: list[tuple[JobSummary, JobState]]) -> dict[JobId, Readiness]:
         """The rule's answer for the jobs of a page not started that wait for others, asked at once (one
         summaries query per group waited for); none asked when none waits."""
         waiting = [s for s, state in folded if state.spec.waits and not state.attempts and state.outcome is None]
-        return Gates(self._store).answers(waiting) if waiting else {}
+        if not waiting:
+            return {}
+        from dunscaith.domain.services.jobs.gates import Gates
+
+        return Gates(self._store).answers(waiting)
 
     def rows(self, query: SummaryQuery, covered: Covered, *, expand: bool = False
              ) -> Iterator[JobView | Unreadable | SweepRow | PipelineRow]:
@@ -139,7 +155,7 @@ class JobListing:
             return
         now = self._clock.now()
         members, sweeps = SweepMembers(self._store), SweepStatus(self._store)
-        pipelines = PipelineStatus(self._store)
+        pipelines: list[PipelineStatus] = []  # made once a name may be a pipeline step's
         page: list[JobSummary] = []
         for summary in self._store.summaries(replace(query, limit=None)):
             if query.limit is not None and covered.rows >= query.limit:
@@ -178,7 +194,7 @@ class JobListing:
             yield SweepRow(sweeps.view(summary.sweep, elements), self._first(elements))
         yield from self._judged(page, query, now)
 
-    def _pipeline_of(self, summary: JobSummary, pipelines: PipelineStatus, covered: Covered
+    def _pipeline_of(self, summary: JobSummary, made: list[PipelineStatus], covered: Covered
                      ) -> PipelineStanding | None:
         """The pipeline ``summary``'s job is a step (or a step's element) of, its jobs then covered; None for a
         job of no pipeline. Only a name ``NAME.STEP`` (or an element ``NAME.STEP-<i>``) is asked, once per
@@ -186,6 +202,11 @@ class JobListing:
         name = candidate(summary.job, summary.sweep)
         if name is None or covered.names.get(name) is False:
             return None
+        if not made:
+            from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus
+
+            made.append(PipelineStatus(self._store))
+        pipelines = made[0]
         recorded = pipelines.recorded(name)
         covered.names[name] = recorded is not None
         if recorded is None:
@@ -219,6 +240,10 @@ class JobListing:
         names = {name for job in jobs if (name := candidate(job.job, job.sweep)) is not None}
         of: dict[JobId, JobId] = {}
         counts: dict[JobId, int] = {}
+        if not names:
+            return of, counts
+        from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus
+
         pipelines = PipelineStatus(self._store)
         for name in sorted(names):
             recorded = pipelines.recorded(name)

@@ -29,6 +29,7 @@ from dunscaith.domain.model.jobs.dependencies import (
 )
 from dunscaith.domain.model.jobs.dependencies import JobFacts as _Facts
 from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.names import pipeline_candidate as candidate
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.waits import Dependency
@@ -205,15 +206,6 @@ def pipeline_members(store: JobStore) -> Callable[[JobId], list[JobSummary] | No
         return [m for step in recorded.steps for m in by_index(step.group.members)] if recorded is not None else None
 
     return members
-
-
-def candidate(job: JobId, sweep: JobId | None) -> str | None:
-    """The pipeline a job's name could be a step of: NAME of ``NAME.STEP`` (or of an element's sweep
-    ``NAME.STEP``); None when the name has no '.' (a step's own name has none). Only a guess from the name:
-    ``PipelineStatus.of`` says whether the jobs recorded it."""
-    whole = sweep if sweep is not None else job
-    name, dot, step = whole.rpartition(".")
-    return name if dot and name and step else None
 
 
 __all__ = ["GOING", "WAITING", "PipelineStanding", "PipelineStatus", "StepStanding", "candidate", "pipeline_members"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.jobs.attendance import loop_stale, unattended_here
-from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Waiting
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import ObjectTimes
 from dunscaith.domain.model.jobs.record import LoopHealth
@@ -15,10 +15,12 @@ from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, fold, label
 from dunscaith.domain.model.shown import reason
-from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from dunscaith.domain.model.jobs.dependencies import Blocked, Waiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,10 @@ class JobStatus:
         sweep_held = member is not None and not state.settled and self._store.health(member.sweep).held
         view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering, sweep_held)
         if state.spec.waits and not state.attempts and state.outcome is None:
+            # a job that waits (a pipeline's step): the rule's modules only then, off status JOB's fast path
+            from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Waiting
+            from dunscaith.domain.services.jobs.gates import Gates
+
             answer = Gates(self._store).readiness(state.spec)
             if isinstance(answer, Waiting | Blocked):  # its record says recorded: the rule says why
                 view = replace(view, label=WAITING if isinstance(answer, Waiting) else BLOCKED, gate=answer,

@@ -9,17 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
-from dunscaith.domain.model.jobs.dependencies import BLOCKED, Readiness, state_word
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
 from dunscaith.domain.model.jobs.summary import JobSummary
-from dunscaith.domain.services.jobs.gates import Gates
-from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding, PipelineStatus, pipeline_members
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.ports.job_store import JobStore, UnknownJob
+
+if TYPE_CHECKING:  # the dependency rule's modules are imported only once a sweep waits or a name is a pipeline's
+    from dunscaith.domain.model.jobs.dependencies import Readiness
+    from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding
+
+_BLOCKED = "blocked"  # dependencies.BLOCKED: the word of an element its gate blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,10 @@ class SweepStanding:
 
     def word(self, element: JobSummary) -> str:
         """An element's state: ``waiting`` or ``blocked`` when its gate holds it back, else its summary's."""
+        if not self.answers:
+            return element.state
+        from dunscaith.domain.model.jobs.dependencies import state_word
+
         return state_word(element, self.answers.get(element.job))
 
     @property
@@ -51,7 +59,7 @@ class SweepStanding:
         """The elements with work left and no supervisor (their lock and the sweep's free): ``supervise NAME``
         takes them. While the sweep's supervisor lives, none: those it has not started wait for a slot. Never
         a blocked element (a sweep that waits): it will not run unless what blocked it runs again."""
-        return tuple(s for s in self.elements if s.problem is None and self.word(s) != BLOCKED
+        return tuple(s for s in self.elements if s.problem is None and self.word(s) != _BLOCKED
                      and unattended_here(s.settled, LoopHealth(s.job in self.held, None), self.sweep_held))
 
     @property
@@ -75,7 +83,7 @@ class SweepStanding:
 class SweepStatus:
     def __init__(self, store: JobStore) -> None:
         self._store = store
-        self._members = SweepMembers(store, pipeline_members(store))
+        self._members = SweepMembers(store, self._pipeline_jobs)
 
     def of(self, sweep: JobId, state: str | None = None) -> SweepStanding:
         """Every element of ``sweep`` (one summaries query) and the locks of those not settled; UnknownJob
@@ -99,11 +107,23 @@ class SweepStatus:
         sweep_health = healths.pop(sweep, None)
         held = frozenset(job for job, health in healths.items() if health.held)
         # a sweep that waits (a pipeline's step, submit --after): what holds back its elements not started
-        answers = Gates(self._store).answers(elements) if any(s.attempts == 0 and s.outcome is None
-                                                              for s in elements) else {}
+        answers = self._answers(elements) if any(s.attempts == 0 and s.outcome is None for s in elements) else {}
         return SweepStanding(sweep, tuple(elements), held, state, sweep_health is not None and sweep_health.held,
                              answers)
 
+    def _answers(self, elements: list[JobSummary]) -> dict[JobId, Readiness]:
+        from dunscaith.domain.services.jobs.gates import Gates
+
+        return Gates(self._store).answers(elements)
+
     def pipeline(self, name: JobId) -> PipelineStanding | None:
         """The pipeline ``name``'s standing (pipeline_status.py), or None when none is recorded so named."""
+        from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus
+
         return PipelineStatus(self._store).of(name)
+
+    def _pipeline_jobs(self, name: JobId) -> list[JobSummary] | None:
+        """Every job of the pipeline ``name`` (None: none so named): the resolution rule's last step."""
+        from dunscaith.domain.services.jobs.pipeline_status import pipeline_members
+
+        return pipeline_members(self._store)(name)
