@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs import events as ev
@@ -127,3 +129,37 @@ def test_cancel_of_a_waiting_step_settles_it_with_nothing_created(cli: Cli) -> N
         whole.returncode == 2
         and whole.stdout.strip() == "pipeline study: cancel: 5 confirmed, 1 refused (already ended)"
     ), whole.stdout + whole.stderr
+
+
+ROUND_TRIP = """\
+name = "rt"
+
+[[step]]
+name = "train"
+command = ["sh", "-c", "test {} != 1 || test -e fixed"]
+array = "0-2"
+
+[[step]]
+name = "reduce"
+command = "true"
+after = ["train"]
+"""
+
+
+@pytest.mark.slow
+def test_a_failed_element_resubmitted_unblocks_what_waited_and_the_pipeline_finishes(cli: Cli) -> None:
+    (cli.tmp / "rt.toml").write_text(ROUND_TRIP)
+    failed = cli.run("submit", "--pipeline", "rt.toml", timeout=180)
+    assert failed.returncode == 1, failed.stderr
+    shown = cli.run("status", "rt")
+    assert shown.returncode == 1 and "rt.reduce  blocked by rt.train (rt.train-1 failed)" in shown.stdout
+
+    (cli.tmp / "fixed").write_text("")
+    again = cli.run("resubmit", "rt", "--failed")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "pipeline rt --failed: resubmit: 1 confirmed" in again.stdout
+    waiting = cli.run("status", "rt").stdout.splitlines()
+    assert waiting[2].split() == ["rt.reduce", "waiting", "for", "rt.train"], waiting
+    done = cli.run("supervise", "rt", timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert cli.run("status", "rt").stdout.splitlines()[-1] == "pipeline rt: all 2 steps succeeded"
