@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def status(
     ctx: typer.Context,
     job: str | None = typer.Argument(None, metavar="JOB", help=(
-        "the job, or a sweep's name (every job without it, as list)")),
+        "the job, or a sweep's or a pipeline's name (every job without it, as list)")),
     as_json: bool = typer.Option(False, "--json", help="one JSON object (docs/json.md)"),
     watch: bool = typer.Option(False, "--watch", help="follow the job to its end, as `dunscaith watch JOB`"),
     state: str | None = typer.Option(None, "--state", metavar="STATE", help=(
@@ -71,8 +71,9 @@ def list_jobs(ctx: typer.Context,
                   f"{', '.join(table.COLUMNS)} (default: {','.join(table.DEFAULT)})")),
               noheader: bool = typer.Option(False, "--noheader", help="no header line (as squeue's)"),
               expand: bool = typer.Option(False, "--expand", help=(
-                  "a sweep's elements as rows of their own (without it, a sweep is one row: its name, "
-                  "`sweep of N` and its counts); --json always lists every job")), *,
+                  "a sweep's elements and a pipeline's jobs as rows of their own (without it, a sweep is "
+                  "one row: its name, `sweep of N` and its counts; a pipeline too, `pipeline of N`); --json "
+                  "always lists every job")), *,
               listing: Callable[[], JobListing] = edge.GIVEN) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
     return status_list.list_jobs(ctx, listing, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
