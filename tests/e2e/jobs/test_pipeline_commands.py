@@ -19,6 +19,7 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import Nonce, ObjectId
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
 from tests.e2e.jobs.cli import Cli
+from tests.infra.postgres import PostgresTestServer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 STUDY = """
@@ -163,3 +164,27 @@ def test_a_failed_element_resubmitted_unblocks_what_waited_and_the_pipeline_fini
     done = cli.run("supervise", "rt", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert cli.run("status", "rt").stdout.splitlines()[-1] == "pipeline rt: all 2 steps succeeded"
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_status_list_and_resubmit_of_a_pipeline_on_postgresql(
+    cli: Cli, postgres_server: PostgresTestServer, postgres_db: str
+) -> None:
+    env = {"DUNSCAITH_RECORDS__BACKEND": "postgresql", "DUNSCAITH_RECORDS__URL": postgres_server.url(postgres_db)}
+    (cli.tmp / "rt.toml").write_text(ROUND_TRIP)
+    failed = cli.run("submit", "--pipeline", "rt.toml", timeout=180, env=env)
+    assert failed.returncode == 1, failed.stderr
+
+    shown = cli.run("status", "rt", env=env)
+    assert shown.returncode == 1 and "rt.reduce  blocked by rt.train (rt.train-1 failed)" in shown.stdout
+    assert json.loads(cli.run("status", "rt", "--json", env=env).stdout)["state"] == "failed"
+    rows = cli.run("list", env=env).stdout.splitlines()[1:]
+    assert len(rows) == 1 and rows[0].split()[:8] == ["rt", "pipeline", "of", "2:", "1", "failed,", "1", "blocked"], (
+        rows
+    )
+    (cli.tmp / "fixed").write_text("")
+    again = cli.run("resubmit", "rt", "--failed", env=env)
+    assert again.returncode == 0 and "pipeline rt --failed: resubmit: 1 confirmed" in again.stdout, again.stderr
+    assert cli.run("supervise", "rt", timeout=180, env=env).returncode == 0
+    assert cli.run("status", "rt", env=env).stdout.splitlines()[-1] == "pipeline rt: all 2 steps succeeded"
