@@ -102,8 +102,10 @@ class SweepMembers:
                 return pipeline
         every = self.whole(word, "--state")
         if every.pipeline is not None:
-            raise NotASweep(f"{word} is a pipeline: --state chooses elements of a sweep; give one of its steps "
-                            f"({word}.STEP --state {state})")
+            raise NotASweep(
+                f"{word} is a pipeline: --state chooses elements of a sweep; give one of its steps "
+                f"({word}.STEP --state {state})"
+            )
         return replace(every, elements=tuple(s for s in every.elements if s.state == state), state=state)
 
     def whole(self, word: str, option: str) -> Chosen:
@@ -119,8 +121,9 @@ class SweepMembers:
                 if pipeline is not None:
                     return pipeline
                 raise UnknownJob(f"no job, sweep or pipeline named {word} is recorded") from None
-            raise NotASweep(f"{word} is a job of its own, not a sweep: {option} chooses elements of a sweep "
-                            "or jobs of a pipeline")
+            raise NotASweep(
+                f"{word} is a job of its own, not a sweep: {option} chooses elements of a sweep or jobs of a pipeline"
+            )
         return Chosen(name, name, tuple(every), len(every))
 
     def pipeline(self, name: JobId) -> Chosen | None:
