@@ -296,14 +296,19 @@ def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: 
 
 def sweep_owned_elsewhere(ctx: CommandContext, sweep: str, words: list[str]) -> None:
     """Nothing named ``sweep`` is recorded here, but pointers of its elements (``NAME-7``) name another
-    host: this command re-runs itself there, as for one of its elements (docs/sweeps.md)."""
+    host: this command re-runs itself there, as for one of its elements (docs/sweeps.md). Else a
+    pipeline's: pointers of its steps' jobs (``NAME.STEP``, ``NAME.STEP-7``) naming another host."""
     try:
-        found = use_cases(ctx).owning_host().of_sweep(JobId(sweep))
+        hosts = use_cases(ctx).owning_host()
+        found = hosts.of_sweep(JobId(sweep))
+        whose = "its elements'"
+        if found is None:
+            found, whose = hosts.of_pipeline(JobId(sweep)), "its pipeline's jobs'"
     except Exception:  # pointers are display and routing only: the refusal here stands
         return
     if found is not None:
         owner, element = found
-        say(f"no job named {sweep} is recorded here; its elements' pointers (such as {element}'s) name host "
+        say(f"no job named {sweep} is recorded here; {whose} pointers (such as {element}'s) name host "
             f"{owner.host}: the command runs there")
         _forward(ctx, owner, sweep, words)
 

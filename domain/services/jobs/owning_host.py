@@ -72,6 +72,27 @@ class OwningHost:
                 return owner, job
         return None
 
+    def of_pipeline(self, name: JobId) -> tuple[Owner, JobId] | None:
+        """The host a pipeline's jobs' pointers name (``NAME.STEP``, ``NAME.STEP-<index>``), when nothing of
+        that name is recorded here: a pipeline has no pointer of its own, its steps' jobs do. Read as
+        ``of_sweep`` reads a sweep's (the index of pointers not settled first, then every pointer). Only a
+        guess from the names: the host it names decides by its records whether ``name`` is a pipeline."""
+        prefix = f"{name}."
+
+        def member(job: str) -> bool:
+            rest = job[len(prefix):]
+            return job.startswith(prefix) and bool(rest) and "." not in rest  # a step's name has no '.'
+
+        indexed = self._pointers.indexed() or []
+        names = [job for job in indexed if member(job)]
+        if not names:
+            names = [r.job for r in self._pointers.all() if r.pointer is not None and member(r.job)]
+        for job in names:
+            owner = self.of_pointer(job)
+            if owner is not None:
+                return owner, job
+        return None
+
     def earlier_root(self, job: JobId) -> Pointer | None:
         """``job``'s pointer when it names a record root of this host whose HOST file still binds it here
         (records.root may have changed since the job was recorded there); None otherwise."""

@@ -6,16 +6,24 @@ container's fakes (the memory store). The pipeline's jobs are recorded as a pipe
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
+from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
+from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.entrypoints.cli_support import BadInput
+from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
 from tests.unit.jobs.test_cli_wiring import Wired, invoke, wired
+from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2
+from tests.unit.jobs.test_owning_host import NeverOpened, _element
+from tests.unit.jobs.test_sweep_commands import Forwarded, _far, _no_store_here
 
 __all__ = ["wired"]  # the fixture, shared with the wiring tests
 
@@ -321,3 +329,39 @@ def test_a_blocked_job_is_not_unattended(wired: Wired) -> None:
     assert reduce.stdout.startswith("study.reduce  blocked  ") and "Unattended" not in reduce.stdout
     plot = invoke(container, "status", "study.plot")
     assert "Unattended" not in plot.stdout + plot.stderr
+
+
+def test_a_pipeline_recorded_on_another_host_is_found_by_its_jobs_pointers() -> None:
+    pointers = InMemoryPointers()
+    pointers.write(_element("studyx.reduce", LOGIN2))  # another pipeline's job: not study's
+    pointers.write(_element("study.a.b", LOGIN2))  # a step's name has no '.': not study's
+    where = OwningHost(pointers, LOGIN1, NeverOpened())
+    assert where.of_pipeline(JobId("study")) is None
+    pointers.write(_element("study.train-3", LOGIN2, "succeeded"))  # settled: found by reading every pointer
+    assert where.of_pipeline(JobId("study")) == (Owner("login2", "/opt/login2/dunscaith"), JobId("study.train-3"))
+    pointers.write(_element("study.reduce", LOGIN1))  # one of this host's: the record here decides for it
+    assert where.of_pipeline(JobId("study")) == (Owner("login2", "/opt/login2/dunscaith"), JobId("study.train-3"))
+
+
+def test_a_pipeline_whose_jobs_are_another_hosts_is_forwarded_there(
+    wired: Wired, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    container, _, pointers = wired
+    _far(pointers, "far.reduce", "recorded", None)
+    _far(pointers, "far.train-0", "running", "far.train")
+    sent: list[tuple[str, str]] = []
+
+    def forward(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
+        sent.append((host, job))
+        raise Forwarded()
+
+    monkeypatch.setattr(edge, "forward_and_exit", forward)
+    commands = [["status", "far"], ["status", "far", "--json"], ["cancel", "far"], ["resubmit", "far", "--failed"]]
+    for command in commands:
+        with pytest.raises(Forwarded):
+            invoke(container, *command)
+    assert sent == [("login2", "far")] * len(commands)
+    opened = _no_store_here(container)  # a host with no store: found before one would be made
+    with pytest.raises(Forwarded):
+        invoke(container, "hold", "far")
+    assert opened == [] and sent[-1] == ("login2", "far")
