@@ -68,7 +68,7 @@ class Covered:
     rows: int = 0
     sweeps: set[str] = field(default_factory=set)
     in_pipelines: set[str] = field(default_factory=set)  # the jobs a pipeline's row stands for
-    names: dict[str, bool] = field(default_factory=dict)  # each name asked whether it is a pipeline's: is it
+    not_steps: set[str] = field(default_factory=set)  # jobs and sweeps whose first event says: no pipeline's
 
 
 def held_back(view: JobView, answer: Readiness) -> JobView:
@@ -197,23 +197,23 @@ class JobListing:
     def _pipeline_of(self, summary: JobSummary, made: list[PipelineStatus], covered: Covered
                      ) -> PipelineStanding | None:
         """The pipeline ``summary``'s job is a step (or a step's element) of, its jobs then covered; None for a
-        job of no pipeline. Only a name ``NAME.STEP`` (or an element ``NAME.STEP-<i>``) is asked, once per
-        NAME: one summaries query and one first event per step, never a fold."""
+        job of no pipeline. Only a name ``NAME.STEP`` (or an element ``NAME.STEP-<i>``) is asked: its first
+        event (once per job or sweep) says whether it is a step of NAME; then, once per pipeline, one
+        summaries query and one first event per step, never a fold."""
         name = candidate(summary.job, summary.sweep)
-        if name is None or covered.names.get(name) is False:
+        group = summary.sweep if summary.sweep is not None else summary.job
+        if name is None or group in covered.not_steps:
             return None
         if not made:
             from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus
 
             made.append(PipelineStatus(self._store))
         pipelines = made[0]
-        recorded = pipelines.recorded(name)
-        covered.names[name] = recorded is not None
-        if recorded is None:
+        recorded = pipelines.recorded(name) if pipelines.step_of(summary.job) == name else None
+        jobs = {m.job for m in recorded.members()} if recorded is not None else set()
+        if recorded is None or summary.job not in jobs:
+            covered.not_steps.add(group)  # a job (or sweep) named like a step, recorded as no step of it
             return None
-        jobs = {m.job for m in recorded.members()}
-        if summary.job not in jobs:
-            return None  # a job named like a step, but recorded as no step of it
         covered.in_pipelines |= jobs
         return pipelines.standing(recorded)
 
@@ -237,14 +237,20 @@ class JobListing:
         live supervisor holds back the steps that wait, with no lock of theirs), and never a blocked job
         (it will not run unless what blocked it runs again). Only a name ``NAME.STEP`` (or an element's) is
         asked, once per NAME."""
-        names = {name for job in jobs if (name := candidate(job.job, job.sweep)) is not None}
+        groups = {(job.sweep if job.sweep is not None else job.job): job for job in jobs
+                  if candidate(job.job, job.sweep) is not None}
         of: dict[JobId, JobId] = {}
         counts: dict[JobId, int] = {}
-        if not names:
+        if not groups:
             return of, counts
         from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus
 
         pipelines = PipelineStatus(self._store)
+        names = set()
+        for job in groups.values():  # one first event per job or sweep named like a step: is it one?
+            name = candidate(job.job, job.sweep)
+            if name is not None and pipelines.step_of(job.job) == name:
+                names.add(name)
         for name in sorted(names):
             recorded = pipelines.recorded(name)
             if recorded is None:

@@ -10,7 +10,7 @@ or take three short reads. The dependency rule (dependencies.py) says which jobs
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
@@ -28,14 +28,16 @@ from dunscaith.domain.model.jobs.dependencies import (
     step_line,
 )
 from dunscaith.domain.model.jobs.dependencies import JobFacts as _Facts
+from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import pipeline_candidate as candidate
 from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.waits import Dependency
 from dunscaith.domain.services.jobs.gates import Gates, RecordedPipeline
 from dunscaith.domain.services.jobs.sweep_members import by_index
-from dunscaith.ports.job_store import JobStore
+from dunscaith.ports.job_store import JobStore, RecordDamaged, StoreError, UnknownJob
 
 GOING = "going"  # a step (or a pipeline) whose jobs are in several states, not all ended
 
@@ -166,6 +168,16 @@ class PipelineStatus:
         """Where the pipeline ``name`` stands, or None when no job records it is a step of one so named."""
         recorded = self._gates.pipeline(name)
         return self.standing(recorded) if recorded is not None else None
+
+    def step_of(self, job: JobId) -> str | None:
+        """The pipeline ``job``'s first event says it is a step of (None: of none, or its record does not
+        read): one read, no fold of the rest."""
+        try:
+            record = self._store.read(job)
+            spec = fold(replace(record, events=record.events[:1])).spec
+        except (UnknownJob, StoreError, RecordDamaged, JobsError):
+            return None
+        return spec.step_of.pipeline if spec.step_of is not None else None
 
     def blocked(self, recorded: RecordedPipeline) -> frozenset[JobId]:
         """The jobs of a pipeline already read that the rule says are blocked (never created)."""

@@ -15,6 +15,8 @@ import pytest
 from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
+from dunscaith.domain.model.jobs.spec import JobSpec
+from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
@@ -365,3 +367,18 @@ def test_a_pipeline_whose_jobs_are_another_hosts_is_forwarded_there(
     with pytest.raises(Forwarded):
         invoke(container, "hold", "far")
     assert opened == [] and sent[-1] == ("login2", "far")
+
+
+def test_a_sweep_named_like_a_step_is_a_sweep_row(wired: Wired) -> None:
+    container, _, _ = wired
+    _record(container)
+    specs = [
+        JobSpec(JobId(f"study.x-{i}"), "local", "local", ("true",), member=SweepMember(JobId("study.x"), i))
+        for i in range(3)
+    ]
+    container.use_cases.record_sweep()(JobId("study.x"), specs)  # named as a step of study would be, but none
+
+    rows = [row.split()[:4] for row in _lines(invoke(container, "list").stdout)[1:]]
+
+    assert rows == [["study.x", "sweep", "of", "3:"], ["study", "pipeline", "of", "3:"]]
+    assert "pipeline of 3: 2 waiting, 1 recorded" in invoke(container, "list").stdout  # study.x is not counted
