@@ -142,6 +142,8 @@ def _status_lines(view: JobView, now: datetime, job: str) -> None:
         _line(f"  request {r.id} ({r.action}): not answered yet")
     for o in view.left if s.outcome is not None else ():
         _line(f"  outstanding: {o.what}")
+    if view.gate is not None:  # not created: what it waits for, or which dependency blocked it
+        _line(f"  {view.gate}")
     if view.unattended:
         _line(f"  Unattended: no supervisor holds it; reattach with: {PROG} supervise {job}")
 

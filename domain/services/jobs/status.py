@@ -14,6 +14,7 @@ from dunscaith.domain.model.jobs.settlement import Outstanding, outstanding
 from dunscaith.domain.model.jobs.snapshot import resumed
 from dunscaith.domain.model.jobs.state import AttemptState, JobState, fold, label
 from dunscaith.domain.model.shown import reason
+from dunscaith.domain.services.jobs.gates import Gates, blocked_line
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.job_store import JobStore
 from dunscaith.ports.scheduler import Scheduler
@@ -39,6 +40,9 @@ class JobView:
     live: LiveState | None = None  # asked of the scheduler (status of an Unattended job); None: not asked
     scheduler_times: SchedulerTimes | None = None  # the scheduler's own times of its objects; None: not asked
     sweep_held: bool = False  # an element whose sweep's live supervisor holds it (waiting for a slot)
+    # a job not started that waits for other jobs (submit --after, a pipeline's step): the dependency rule's
+    # line, "waiting for study.train" or "blocked by study.train (study.train-1 failed)"; None otherwise
+    gate: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,8 @@ class JobStatus:
         member = state.spec.member
         sweep_held = member is not None and not state.settled and self._store.health(member.sweep).held
         view = judge(state, self._store.health(job), self._clock.now(), self._poll, self._delivering, sweep_held)
+        if state.spec.waits and not state.attempts and state.outcome is None:
+            view = replace(view, gate=blocked_line(Gates(self._store).readiness(state.spec)))
         if live and view.unattended and self._schedulers is not None:
             view = replace(view, live=self._ask(state))
         if times and self._schedulers is not None:

@@ -1,0 +1,162 @@
+"""kill -9 of a pipeline's supervisor, then ``dunscaith supervise NAME``: train (a sweep 0-2) -> reduce -> plot
+on the local scheduler, as real processes (issue 40).
+
+The pipeline is recorded as ``submit --pipeline`` records it (``pipeline_records``), then ``supervise NAME``
+runs it and is killed with SIGKILL: at the durable steps between train's last outcome and reduce's create
+(``outcome-committed``, ``settled-committed``, ``start-decided``), mid-create of reduce
+(``submitting-committed``, ``create-answered``, ``answer-committed``, ``release-sent``), the same for plot,
+and at random moments. Then ``supervise NAME`` again, to the end. Every command appends one line to a file
+(so the file has one line per job that ran); reduce's command checks that every train element's output file
+is there and fails otherwise (reduce never ran before train succeeded); the pipeline ends with exit 0.
+
+The whole series (14 crash points, 10 random moments) runs with ``DUNSCAITH_ALL_TRIALS=1``; the suite runs
+3 of each, to keep CI under its 30 minutes on 2 cores (docs/architecture.md "Tests").
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+from collections import Counter
+
+import pytest
+
+from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.domain.model.jobs.ids import JobId
+from dunscaith.domain.model.jobs.objects import ObjectState
+from tests.e2e.jobs.cli import DUNSCAITH, Cli
+from tests.e2e.jobs.pipeline_records import record_pipeline
+
+pytestmark = pytest.mark.slow
+
+ALL = os.environ.get("DUNSCAITH_ALL_TRIALS") == "1"
+
+JOBS = ("study.train-0", "study.train-1", "study.train-2", "study.reduce", "study.plot")
+LINES = Counter({"train-0": 1, "train-1": 1, "train-2": 1, "reduce": 1, "plot": 1})
+
+# The local scheduler sends each element on its own, so the n-th time a point is reached: 1-3 train's
+# elements, 4 reduce, 5 plot (a point reached once per job). Train's last outcome is the third.
+POINTS = [
+    "outcome-committed#3",  # train's last outcome durable, reduce not yet asked for
+    "settled-committed#3",
+    "start-decided#4",  # reduce's first attempt decided, nothing of it recorded
+    "submitting-committed#4",  # reduce's intent durable, its create not sent
+    "create-answered#4",  # reduce's object made held, the answer not recorded
+    "answer-committed#4",
+    "release-sent#4",  # reduce released, the release not recorded
+    "release-committed#4",
+    "outcome-committed#4",  # reduce's outcome durable, plot not yet asked for
+    "start-decided#5",
+    "submitting-committed#5",
+    "create-answered#5",
+    "answer-committed#5",
+    "release-sent#5",
+]
+CI_POINTS = ["start-decided#4", "create-answered#4", "release-sent#4"]  # one before, two mid-create
+RANDOM_TRIALS = 10 if ALL else 3
+
+
+def study(cli: Cli, *, fail: str | None = None) -> str:
+    """The pipeline's file: each command appends its line to ``ran``; reduce fails unless every train
+    element's output is there; ``fail``: a train element that fails (exit 3) without its output."""
+    ran, out = cli.tmp / "ran", cli.tmp / "out"
+    out.mkdir(exist_ok=True)
+    train = f"sleep 0.3; echo train-{{}} >> {ran} && touch {out}/train-{{}}"
+    if fail is not None:
+        train = f'if [ {{}} = {fail} ]; then echo train-{{}} >> {ran}; exit 3; fi; {train}'
+    checks = " && ".join(f"test -f {out}/train-{i}" for i in range(3))
+    return f"""
+name = "study"
+[[step]]
+name = "train"
+command = ["sh", "-c", "{train}"]
+array = "0-2"
+[[step]]
+name = "reduce"
+command = ["sh", "-c", "echo reduce >> {ran}; {checks}"]
+after = ["train"]
+[[step]]
+name = "plot"
+command = ["sh", "-c", "echo plot >> {ran}"]
+after = ["reduce"]
+"""
+
+
+def ran(cli: Cli) -> Counter[str]:
+    path = cli.tmp / "ran"
+    return Counter(path.read_text().split()) if path.exists() else Counter()
+
+
+def recorded(cli: Cli, **more: str) -> None:
+    names = record_pipeline(cli.root, study(cli, **more), workdir=cli.tmp)
+    assert names == list(JOBS)
+
+
+def killed_after(cli: Cli, delay: float) -> int | None:
+    """``supervise study`` in its own process group, SIGKILLed (the group) after ``delay`` s; its exit
+    code, or None if it was killed."""
+    proc = subprocess.Popen([DUNSCAITH, "supervise", "study"], env=cli.env(NO_COLOR="1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cli.tmp,
+                            start_new_session=True)
+    try:
+        code = proc.wait(delay)
+        return None if code == -signal.SIGKILL else code
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
+
+
+def check_once_in_order(cli: Cli) -> None:
+    """Supervise to the end: exit 0, every job succeeded, ran once (one line each, one object released
+    each), reduce after train (its check passed) and plot after reduce."""
+    last = cli.run("supervise", "study", timeout=180, NO_COLOR="1")
+    assert last.returncode == 0, last.stdout[-3000:] + last.stderr[-2000:]
+    assert "pipeline study: all 3 steps succeeded" in last.stdout, last.stdout[-2000:]
+    assert ran(cli) == LINES
+    for job in JOBS:
+        assert cli.status(job)["state"] == "succeeded", job
+    objects = LocalScheduler(cli.root).query([JobId(j) for j in JOBS], confirm_absent=True).objects
+    released = Counter(o.name for o in objects if o.state is not ObjectState.HELD)
+    assert released == Counter(JOBS), [(o.name, o.object_id, o.state) for o in objects]
+
+
+@pytest.mark.parametrize("point", POINTS if ALL else CI_POINTS)
+def test_a_kill_between_a_steps_outcome_and_the_next_create_never_creates_early_or_twice(
+        cli: Cli, point: str) -> None:
+    recorded(cli)
+    crashed = cli.run("supervise", "study", timeout=180, DUNSCAITH_TEST_CRASH_AT=point)
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
+    check_once_in_order(cli)
+
+
+@pytest.mark.parametrize("trial", range(RANDOM_TRIALS))
+def test_kills_at_random_moments_never_create_early_or_twice(cli: Cli, trial: int) -> None:
+    rng = random.Random(40_000 + trial)  # the moments differ between trials, the same in every run
+    recorded(cli)
+    for _ in range(rng.choice((1, 2))):  # once, or the reattached supervisor killed too
+        if killed_after(cli, rng.uniform(0.0, 3.0)) is not None:
+            break  # it ended first: nothing left to kill
+    check_once_in_order(cli)
+
+
+def test_a_failed_train_element_blocks_reduce_and_plot_and_nothing_is_created_for_them(cli: Cli) -> None:
+    recorded(cli, fail="1")
+    done = cli.run("supervise", "study", timeout=180, NO_COLOR="1")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    said = done.stdout + done.stderr
+    assert "study.reduce" in said and "blocked by study.train (study.train-1 failed)" in said, said[-3000:]
+    assert ran(cli) == Counter({"train-0": 1, "train-1": 1, "train-2": 1})  # reduce and plot never ran
+    objects = LocalScheduler(cli.root).query([JobId(j) for j in JOBS], confirm_absent=True).objects
+    assert {o.name for o in objects} <= {"study.train-0", "study.train-1", "study.train-2"}
+    status = cli.run("status", "study.reduce")
+    assert status.returncode in (0, 1), status.stderr
+    assert "blocked by study.train (study.train-1 failed)" in status.stdout, status.stdout
+    plot = cli.run("status", "study.plot")
+    assert "blocked by study.reduce" in plot.stdout, plot.stdout
+    again = cli.run("supervise", "study", timeout=180, NO_COLOR="1")  # reattached: still blocked, nothing made
+    assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
+    assert ran(cli) == Counter({"train-0": 1, "train-1": 1, "train-2": 1})
+
