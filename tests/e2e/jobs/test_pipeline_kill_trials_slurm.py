@@ -1,0 +1,50 @@
+"""kill -9 of a pipeline's supervisor on the real Slurm 22.05, then ``dunscaith supervise NAME`` (issue 40): the
+local trials' pipeline (train, a sweep 0-2 sent as one job array, -> reduce -> plot), killed between train's
+last outcome and reduce's create, mid-create of reduce, and at random moments. Every job ran once (one line
+each in the file), reduce after every train element succeeded (its check of their outputs passed), exit 0.
+Skipped, naming what is missing, without the Debian packages."""
+
+from __future__ import annotations
+
+import random
+import signal
+
+import pytest
+
+from tests.e2e.jobs.cli import Cli
+from tests.e2e.jobs.pipeline_records import record_pipeline
+from tests.e2e.jobs.test_pipeline_kill_trials import JOBS, LINES, killed_after, ran, study
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+
+# train's three elements are one array: its create and release are each reached once, reduce's second;
+# its outcomes are each element's own (the third is train's last)
+POINTS = ["outcome-committed#3", "create-answered#2", "release-sent#2"]
+
+
+def _recorded(cli: Cli) -> None:
+    assert record_pipeline(cli.root, study(cli), cluster="test", adapter="slurm", workdir=cli.tmp) == list(JOBS)
+
+
+def _check(cli: Cli) -> None:
+    last = cli.run("supervise", "study", timeout=300, NO_COLOR="1")
+    assert last.returncode == 0, last.stdout[-3000:] + last.stderr[-2000:]
+    assert "pipeline study: all 3 steps succeeded" in last.stdout, last.stdout[-2000:]
+    assert ran(cli) == LINES
+    for job in JOBS:
+        assert cli.status(job)["state"] == "succeeded", job
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_kill_between_train_and_reduce_on_slurm_never_creates_early_or_twice(on_slurm: Cli, point: str) -> None:
+    _recorded(on_slurm)
+    crashed = on_slurm.run("supervise", "study", timeout=300, DUNSCAITH_TEST_CRASH_AT=point)
+    assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
+    _check(on_slurm)
+
+
+def test_a_kill_at_a_random_moment_on_slurm_never_creates_early_or_twice(on_slurm: Cli) -> None:
+    rng = random.Random(40_040)
+    _recorded(on_slurm)
+    killed_after(on_slurm, rng.uniform(1.0, 8.0))
+    _check(on_slurm)
