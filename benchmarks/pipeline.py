@@ -156,7 +156,8 @@ def slurm_waiting(work: Path, env: dict[str, str], seconds: float, size: int) ->
     for c in made:
         by_kind[c.split(" ", 1)[0]] = by_kind.get(c.split(" ", 1)[0], 0) + 1
     print(f"  scheduler queries naming the waiting step (big.reduce): {len(naming)} (goal 0)")
-    print(f"  every Slurm call in {window:.0f} s: {len(made)} ({', '.join(f'{k} {v}' for k, v in sorted(by_kind.items()))})")
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(by_kind.items()))
+    print(f"  every Slurm call in {window:.0f} s: {len(made)} ({kinds})")
     if cpu is None:
         print("  CPU: no cgroup could be made here (not measured)")
         return

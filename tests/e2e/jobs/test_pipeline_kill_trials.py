@@ -23,7 +23,9 @@ from collections import Counter
 
 import pytest
 
+from dunscaith.adapters.host.system import SystemHost
 from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
+from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from tests.e2e.jobs.cli import DUNSCAITH, Cli
@@ -38,22 +40,24 @@ LINES = Counter({"train-0": 1, "train-1": 1, "train-2": 1, "reduce": 1, "plot": 
 
 # The local scheduler sends each element on its own, so the n-th time a point is reached: 1-3 train's
 # elements, 4 reduce, 5 plot (a point reached once per job). Train's last outcome is the third.
-POINTS = [
-    "outcome-committed#3",  # train's last outcome durable, reduce not yet asked for
-    "settled-committed#3",
-    "start-decided#4",  # reduce's first attempt decided, nothing of it recorded
-    "submitting-committed#4",  # reduce's intent durable, its create not sent
-    "create-answered#4",  # reduce's object made held, the answer not recorded
-    "answer-committed#4",
-    "release-sent#4",  # reduce released, the release not recorded
-    "release-committed#4",
-    "outcome-committed#4",  # reduce's outcome durable, plot not yet asked for
-    "start-decided#5",
-    "submitting-committed#5",
-    "create-answered#5",
-    "answer-committed#5",
-    "release-sent#5",
-]
+# each point, and where the kill leaves the record: (train's elements with an outcome, reduce's last event,
+# plot's last event; None: not checked), so each trial is known to have killed where it says
+POINTS: dict[str, tuple[int, str | None, str | None]] = {
+    "outcome-committed#3": (3, "job-recorded", "job-recorded"),  # train's last outcome, reduce not yet asked for
+    "settled-committed#3": (3, None, "job-recorded"),
+    "start-decided#4": (3, "job-recorded", "job-recorded"),  # reduce's first attempt decided, nothing recorded
+    "submitting-committed#4": (3, "submitting", "job-recorded"),  # reduce's intent durable, its create not sent
+    "create-answered#4": (3, "submitting", "job-recorded"),  # reduce's object made held, the answer not recorded
+    "answer-committed#4": (3, "created", "job-recorded"),
+    "release-sent#4": (3, "confirmed", "job-recorded"),  # reduce released, the release not recorded
+    "release-committed#4": (3, "released", "job-recorded"),
+    "outcome-committed#4": (3, "outcome", "job-recorded"),  # reduce's outcome durable, plot not yet asked for
+    "start-decided#5": (3, None, "job-recorded"),
+    "submitting-committed#5": (3, None, "submitting"),
+    "create-answered#5": (3, None, "submitting"),
+    "answer-committed#5": (3, None, "created"),
+    "release-sent#5": (3, None, "confirmed"),
+}
 CI_POINTS = ["start-decided#4", "create-answered#4", "release-sent#4"]  # one before, two mid-create
 RANDOM_TRIALS = 10 if ALL else 3
 
@@ -123,12 +127,21 @@ def check_once_in_order(cli: Cli) -> None:
     assert released == Counter(JOBS), [(o.name, o.object_id, o.state) for o in objects]
 
 
-@pytest.mark.parametrize("point", POINTS if ALL else CI_POINTS)
+def killed_where(cli: Cli) -> tuple[int, str, str]:
+    """Where the record stands: train's elements with an outcome, reduce's last event, plot's last event."""
+    with SqliteStore.open(cli.root, SystemHost()) as store:
+        kinds = {job: [e.kind for e in store.read(JobId(job)).events] for job in JOBS}
+    return (sum("outcome" in kinds[job] for job in JOBS[:3]), kinds["study.reduce"][-1], kinds["study.plot"][-1])
+
+
+@pytest.mark.parametrize("point", list(POINTS) if ALL else CI_POINTS)
 def test_a_kill_between_a_steps_outcome_and_the_next_create_never_creates_early_or_twice(
         cli: Cli, point: str) -> None:
     recorded(cli)
     crashed = cli.run("supervise", "study", timeout=180, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
+    where, expected = killed_where(cli), POINTS[point]
+    assert all(e is None or w == e for w, e in zip(where, expected, strict=True)), (point, where)
     check_once_in_order(cli)
 
 

@@ -13,13 +13,17 @@ import pytest
 
 from tests.e2e.jobs.cli import Cli
 from tests.e2e.jobs.pipeline_records import record_pipeline
-from tests.e2e.jobs.test_pipeline_kill_trials import JOBS, LINES, killed_after, ran, study
+from tests.e2e.jobs.test_pipeline_kill_trials import JOBS, LINES, killed_after, killed_where, ran, study
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
 # train's three elements are one array: its create and release are each reached once, reduce's second;
 # its outcomes are each element's own (the third is train's last)
-POINTS = ["outcome-committed#3", "create-answered#2", "release-sent#2"]
+POINTS: dict[str, tuple[int, str | None, str | None]] = {
+    "outcome-committed#3": (3, "job-recorded", "job-recorded"),
+    "create-answered#2": (3, "submitting", "job-recorded"),
+    "release-sent#2": (3, "confirmed", "job-recorded"),
+}
 
 
 def _recorded(cli: Cli) -> None:
@@ -35,11 +39,13 @@ def _check(cli: Cli) -> None:
         assert cli.status(job)["state"] == "succeeded", job
 
 
-@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("point", list(POINTS))
 def test_a_kill_between_train_and_reduce_on_slurm_never_creates_early_or_twice(on_slurm: Cli, point: str) -> None:
     _recorded(on_slurm)
     crashed = on_slurm.run("supervise", "study", timeout=300, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
+    where, expected = killed_where(on_slurm), POINTS[point]
+    assert all(e is None or w == e for w, e in zip(where, expected, strict=True)), (point, where)
     _check(on_slurm)
 
 
