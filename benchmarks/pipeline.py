@@ -1,7 +1,7 @@
 """Pipelines (issue 40): how soon a step is released once what it waits for ended, and what a waiting step costs.
 
-Each pipeline is recorded as ``submit --pipeline`` records it (tests/e2e/jobs/pipeline_records.py), then run by
-the real ``dunscaith supervise NAME`` in a private HOME and record root, with the default settings and bytecode
+Each pipeline is a file run by the real ``dunscaith submit --pipeline FILE`` (which records every step, then
+supervises them all in one loop) in a private HOME and record root, with the default settings and bytecode
 written (PYTHONDONTWRITEBYTECODE unset), as an installed dunscaith runs. Times are read from the records:
 each event's commit time.
 
@@ -13,7 +13,7 @@ each event's commit time.
     ``bin_dir`` (tests/infra/slurm_bin.py, as benchmarks/slurm_calls.py counts them): the calls that name the
     waiting step (goal 0), and all of them. Each supervisor runs in a cgroup of its own, so the kernel sums
     the CPU of its whole process tree (itself and every squeue, sacct, scontrol it starts), sampled each
-    second; the first hour's figure is the CPU of the first 60 s (the start: the records read, the array
+    second; the first hour's figure is the CPU of the first 60 s (the start: the 501 jobs recorded, the array
     sent and released) plus the rate after it times the rest of the hour, an upper bound (the polls back
     off as the jobs age). Goal <= 1 s in the first hour. The baseline, at the same time on the same
     cluster: the same sweep alone (a one-step pipeline), whose CPU over the window the pipeline's is
@@ -52,7 +52,6 @@ from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from dunscaith.domain.model.jobs.record import EventLine
-from tests.e2e.jobs.pipeline_records import record_pipeline
 from tests.infra.slurm import SlurmUnavailable, shared_cluster
 from tests.infra.slurm_bin import calls, make_bin_dir
 
@@ -93,11 +92,17 @@ def _a_then_b(name: str, cluster: str = "") -> str:
             f'[[step]]\nname = "b"\ncommand = "true"\nafter = ["a"]\n')
 
 
-def _run_pipeline(home: Path, name: str, limit: float) -> None:
-    done = subprocess.run([DUNSCAITH, "supervise", name], env=_env(home), capture_output=True, text=True,
-                          timeout=limit)
+def _file(home: Path, name: str, text: str) -> str:
+    path = home / f"{name}.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def _run_pipeline(home: Path, name: str, text: str, limit: float) -> None:
+    done = subprocess.run([DUNSCAITH, "submit", "--pipeline", _file(home, name, text)], env=_env(home),
+                          capture_output=True, text=True, timeout=limit, cwd=home)
     if done.returncode != 0:
-        raise SystemExit(f"supervise {name} ended with exit {done.returncode}: {done.stderr[-1000:]}")
+        raise SystemExit(f"submit --pipeline {name} ended with exit {done.returncode}: {done.stderr[-1000:]}")
 
 
 def _figures(label: str, seconds: list[float]) -> None:
@@ -113,8 +118,7 @@ def local_latency(work: Path, runs: int) -> None:
     seconds = []
     for i in range(runs + 1):
         name = f"p{i}"
-        record_pipeline(home / "records", _a_then_b(name), workdir=home)
-        _run_pipeline(home, name, 120)
+        _run_pipeline(home, name, _a_then_b(name), 120)
         latency = (_at(_events(home, f"{name}.b"), "released") - _at(_events(home, f"{name}.a"), "outcome"))
         if i:  # the first writes the bytecode and the settings cache: dropped
             seconds.append(latency.total_seconds())
@@ -129,7 +133,7 @@ def _slurm_config(env: dict[str, str], bin_dir: Path | None = None) -> str:
 
 @dataclass
 class _Supervised:
-    """One ``supervise NAME`` on the test Slurm, its Slurm calls counted and its process tree in a cgroup."""
+    """One ``submit --pipeline FILE`` on the test Slurm, its Slurm calls counted and its process tree in a cgroup."""
 
     name: str
     count: Path
@@ -150,7 +154,7 @@ def _start_supervised(work: Path, env: dict[str, str], name: str, text: str) -> 
     count = work / f"calls-{name}"
     bin_dir = make_bin_dir(work / f"bin-{name}", count_to=count)
     home = _home(work, name, _slurm_config(env, bin_dir))
-    record_pipeline(home / "records", text, cluster="test", adapter="slurm", workdir=home)
+    file = _file(home, name, text)
     group = _CpuGroup(f"dunscaith-bench-pipeline-{name}-{os.getpid()}")
     cgroup = group.path
 
@@ -158,8 +162,8 @@ def _start_supervised(work: Path, env: dict[str, str], name: str, text: str) -> 
         if cgroup is not None:
             (cgroup / "cgroup.procs").write_text(f"{os.getpid()}\n")
 
-    proc = subprocess.Popen([DUNSCAITH, "supervise", name], env=_env(home), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, preexec_fn=join_group, start_new_session=True)
+    proc = subprocess.Popen([DUNSCAITH, "submit", "--pipeline", file], env=_env(home), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, preexec_fn=join_group, start_new_session=True, cwd=home)
     return _Supervised(name, count, group, proc)
 
 
@@ -184,7 +188,7 @@ def slurm_waiting(work: Path, env: dict[str, str], seconds: float, size: int) ->
             for one in runs:
                 one.sample(started)
                 if one.proc.poll() is not None:
-                    raise SystemExit(f"supervise {one.name} ended early, exit {one.proc.returncode}")
+                    raise SystemExit(f"submit --pipeline {one.name} ended early, exit {one.proc.returncode}")
             time.sleep(1.0)
         for one in runs:
             one.sample(started)
@@ -222,9 +226,7 @@ def slurm_latency(work: Path, env: dict[str, str], runs: int) -> None:
     seconds = []
     for i in range(runs):
         name = f"s{i}"
-        record_pipeline(home / "records", _a_then_b(name, 'cluster = "test"\n'), cluster="test", adapter="slurm",
-                        workdir=home)
-        _run_pipeline(home, name, 600)
+        _run_pipeline(home, name, _a_then_b(name, 'cluster = "test"\n'), 600)
         ended = _at(_events(home, f"{name}.a"), "observed", ENDED)
         seconds.append((_at(_events(home, f"{name}.b"), "released") - ended).total_seconds())
     _figures("latency", seconds)

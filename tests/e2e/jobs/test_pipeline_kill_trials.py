@@ -1,13 +1,14 @@
 """kill -9 of a pipeline's supervisor, then ``dunscaith supervise NAME``: train (a sweep 0-2) -> reduce -> plot
 on the local scheduler, as real processes (issue 40).
 
-The pipeline is recorded as ``submit --pipeline`` records it (``pipeline_records``), then ``supervise NAME``
-runs it and is killed with SIGKILL: at the durable steps between train's last outcome and reduce's create
-(``outcome-committed``, ``settled-committed``, ``start-decided``), mid-create of reduce
-(``submitting-committed``, ``create-answered``, ``answer-committed``, ``release-sent``), the same for plot,
-and at random moments. Then ``supervise NAME`` again, to the end. Every command appends one line to a file
-(so the file has one line per job that ran); reduce's command checks that every train element's output file
-is there and fails otherwise (reduce never ran before train succeeded); the pipeline ends with exit 0.
+``dunscaith submit --pipeline FILE`` records it and supervises it, and is killed with SIGKILL: at the
+durable steps between train's last outcome and reduce's create (``outcome-committed``,
+``settled-committed``, ``start-decided``), mid-create of reduce (``submitting-committed``,
+``create-answered``, ``answer-committed``, ``release-sent``), the same for plot, and at random moments
+(the reattached ``supervise NAME`` killed too in some). Then ``supervise NAME`` again, to the end. Every
+command appends one line to a file (so the file has one line per job that ran); reduce's command checks
+that every train element's output file is there and fails otherwise (reduce never ran before train
+succeeded); the pipeline ends with exit 0.
 
 The whole series (14 crash points, 10 random moments) runs with ``DUNSCAITH_ALL_TRIALS=1``; the suite runs
 3 of each, to keep CI under its 30 minutes on 2 cores (docs/architecture.md "Tests").
@@ -29,7 +30,6 @@ from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ObjectState
 from tests.e2e.jobs.cli import DUNSCAITH, Cli
-from tests.e2e.jobs.pipeline_records import record_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -62,17 +62,19 @@ CI_POINTS = ["start-decided#4", "create-answered#4", "release-sent#4"]  # one be
 RANDOM_TRIALS = 10 if ALL else 3
 
 
-def study(cli: Cli, *, fail: str | None = None) -> str:
-    """The pipeline's file: each command appends its line to ``ran``; reduce fails unless every train
-    element's output is there; ``fail``: a train element that fails (exit 3) without its output."""
+def study(cli: Cli, *, fail: str | None = None, cluster: str | None = None) -> str:
+    """The pipeline's file (its path): each command appends its line to ``ran``; reduce fails unless every
+    train element's output is there; ``fail``: a train element that fails (exit 3) without its output."""
     ran, out = cli.tmp / "ran", cli.tmp / "out"
     out.mkdir(exist_ok=True)
     train = f"sleep 0.3; echo train-{{}} >> {ran} && touch {out}/train-{{}}"
     if fail is not None:
         train = f'if [ {{}} = {fail} ]; then echo train-{{}} >> {ran}; exit 3; fi; {train}'
     checks = " && ".join(f"test -f {out}/train-{i}" for i in range(3))
-    return f"""
+    path = cli.tmp / "study.toml"
+    path.write_text(f"""
 name = "study"
+{f'cluster = "{cluster}"' if cluster else ""}
 [[step]]
 name = "train"
 command = ["sh", "-c", "{train}"]
@@ -85,7 +87,8 @@ after = ["train"]
 name = "plot"
 command = ["sh", "-c", "echo plot >> {ran}"]
 after = ["reduce"]
-"""
+""")
+    return str(path)
 
 
 def ran(cli: Cli) -> Counter[str]:
@@ -93,15 +96,10 @@ def ran(cli: Cli) -> Counter[str]:
     return Counter(path.read_text().split()) if path.exists() else Counter()
 
 
-def recorded(cli: Cli, **more: str) -> None:
-    names = record_pipeline(cli.root, study(cli, **more), workdir=cli.tmp)
-    assert names == list(JOBS)
-
-
-def killed_after(cli: Cli, delay: float) -> int | None:
-    """``supervise study`` in its own process group, SIGKILLed (the group) after ``delay`` s; its exit
+def killed_after(cli: Cli, args: list[str], delay: float) -> int | None:
+    """dunscaith with ``args`` in its own process group, SIGKILLed (the group) after ``delay`` s; its exit
     code, or None if it was killed."""
-    proc = subprocess.Popen([DUNSCAITH, "supervise", "study"], env=cli.env(NO_COLOR="1"),
+    proc = subprocess.Popen([DUNSCAITH, *args], env=cli.env(NO_COLOR="1"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cli.tmp,
                             start_new_session=True)
     try:
@@ -113,15 +111,24 @@ def killed_after(cli: Cli, delay: float) -> int | None:
         return None
 
 
-def check_once_in_order(cli: Cli) -> None:
-    """Supervise to the end: exit 0, every job succeeded, ran once (one line each, one object released
-    each), reduce after train (its check passed) and plot after reduce."""
-    last = cli.run("supervise", "study", timeout=180, NO_COLOR="1")
+def carried_on(cli: Cli, file: str, timeout: float = 180) -> None:
+    """``supervise study`` to the end: exit 0, every job succeeded and ran once (one line each), reduce
+    after train (its check passed) and plot after reduce. Killed before the pipeline was recorded (all of
+    it or nothing): nothing ran, and ``submit --pipeline`` again runs it."""
+    last = cli.run("supervise", "study", timeout=timeout, NO_COLOR="1")
+    if last.returncode == 2 and "named study is recorded" in last.stderr:  # "no job named study is recorded"
+        assert ran(cli) == Counter()
+        last = cli.run("submit", "--pipeline", file, timeout=timeout, NO_COLOR="1")
     assert last.returncode == 0, last.stdout[-3000:] + last.stderr[-2000:]
-    assert "pipeline study: all 3 steps succeeded" in last.stdout, last.stdout[-2000:]
+    assert "pipeline study: all 3 steps succeeded" in last.stdout + last.stderr, last.stdout[-2000:]
     assert ran(cli) == LINES
     for job in JOBS:
         assert cli.status(job)["state"] == "succeeded", job
+
+
+def check_once_in_order(cli: Cli, file: str) -> None:
+    """``carried_on``, and on the local scheduler one object released for each job."""
+    carried_on(cli, file)
     objects = LocalScheduler(cli.root).query([JobId(j) for j in JOBS], confirm_absent=True).objects
     released = Counter(o.name for o in objects if o.state is not ObjectState.HELD)
     assert released == Counter(JOBS), [(o.name, o.object_id, o.state) for o in objects]
@@ -137,27 +144,27 @@ def killed_where(cli: Cli) -> tuple[int, str, str]:
 @pytest.mark.parametrize("point", list(POINTS) if ALL else CI_POINTS)
 def test_a_kill_between_a_steps_outcome_and_the_next_create_never_creates_early_or_twice(
         cli: Cli, point: str) -> None:
-    recorded(cli)
-    crashed = cli.run("supervise", "study", timeout=180, DUNSCAITH_TEST_CRASH_AT=point)
+    file = study(cli)
+    crashed = cli.run("submit", "--pipeline", file, timeout=180, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
     where, expected = killed_where(cli), POINTS[point]
     assert all(e is None or w == e for w, e in zip(where, expected, strict=True)), (point, where)
-    check_once_in_order(cli)
+    check_once_in_order(cli, file)
 
 
 @pytest.mark.parametrize("trial", range(RANDOM_TRIALS))
 def test_kills_at_random_moments_never_create_early_or_twice(cli: Cli, trial: int) -> None:
     rng = random.Random(40_000 + trial)  # the moments differ between trials, the same in every run
-    recorded(cli)
-    for _ in range(rng.choice((1, 2))):  # once, or the reattached supervisor killed too
-        if killed_after(cli, rng.uniform(0.0, 3.0)) is not None:
+    file = study(cli)
+    # submit killed, then (one trial in two) the supervise that reattaches killed too
+    for args in [["submit", "--pipeline", file], ["supervise", "study"]][:rng.choice((1, 2))]:
+        if killed_after(cli, args, rng.uniform(0.0, 4.0)) is not None:
             break  # it ended first: nothing left to kill
-    check_once_in_order(cli)
+    check_once_in_order(cli, file)
 
 
 def test_a_failed_train_element_blocks_reduce_and_plot_and_nothing_is_created_for_them(cli: Cli) -> None:
-    recorded(cli, fail="1")
-    done = cli.run("supervise", "study", timeout=180, NO_COLOR="1")
+    done = cli.run("submit", "--pipeline", study(cli, fail="1"), timeout=180, NO_COLOR="1")
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     said = done.stdout + done.stderr
     assert "study.reduce" in said and "blocked by study.train (study.train-1 failed)" in said, said[-3000:]

@@ -12,8 +12,7 @@ import signal
 import pytest
 
 from tests.e2e.jobs.cli import Cli
-from tests.e2e.jobs.pipeline_records import record_pipeline
-from tests.e2e.jobs.test_pipeline_kill_trials import JOBS, LINES, killed_after, killed_where, ran, study
+from tests.e2e.jobs.test_pipeline_kill_trials import carried_on, killed_after, killed_where, study
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 
@@ -26,31 +25,18 @@ POINTS: dict[str, tuple[int, str | None, str | None]] = {
 }
 
 
-def _recorded(cli: Cli) -> None:
-    assert record_pipeline(cli.root, study(cli), cluster="test", adapter="slurm", workdir=cli.tmp) == list(JOBS)
-
-
-def _check(cli: Cli) -> None:
-    last = cli.run("supervise", "study", timeout=300, NO_COLOR="1")
-    assert last.returncode == 0, last.stdout[-3000:] + last.stderr[-2000:]
-    assert "pipeline study: all 3 steps succeeded" in last.stdout, last.stdout[-2000:]
-    assert ran(cli) == LINES
-    for job in JOBS:
-        assert cli.status(job)["state"] == "succeeded", job
-
-
 @pytest.mark.parametrize("point", list(POINTS))
 def test_a_kill_between_train_and_reduce_on_slurm_never_creates_early_or_twice(on_slurm: Cli, point: str) -> None:
-    _recorded(on_slurm)
-    crashed = on_slurm.run("supervise", "study", timeout=300, DUNSCAITH_TEST_CRASH_AT=point)
+    file = study(on_slurm, cluster="test")
+    crashed = on_slurm.run("submit", "--pipeline", file, timeout=300, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
     where, expected = killed_where(on_slurm), POINTS[point]
     assert all(e is None or w == e for w, e in zip(where, expected, strict=True)), (point, where)
-    _check(on_slurm)
+    carried_on(on_slurm, file, timeout=300)
 
 
 def test_a_kill_at_a_random_moment_on_slurm_never_creates_early_or_twice(on_slurm: Cli) -> None:
     rng = random.Random(40_040)
-    _recorded(on_slurm)
-    killed_after(on_slurm, rng.uniform(1.0, 8.0))
-    _check(on_slurm)
+    file = study(on_slurm, cluster="test")
+    killed_after(on_slurm, ["submit", "--pipeline", file], rng.uniform(1.0, 8.0))
+    carried_on(on_slurm, file, timeout=300)
