@@ -62,8 +62,15 @@ STARTUP = 60.0  # seconds of (b) counted as the supervisor's start (the sweep se
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUNSCAITH_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
-                "DUNSCAITH_RECORDS__ROOT": str(home / "records"), "NO_COLOR": "1"})
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "DUNSCAITH_RECORDS__ROOT": str(home / "records"),
+            "NO_COLOR": "1",
+        }
+    )
     return env
 
 
@@ -88,8 +95,10 @@ def _at(events: tuple[EventLine, ...], kind: str, state: frozenset[ObjectState] 
 
 
 def _a_then_b(name: str, cluster: str = "") -> str:
-    return (f'name = "{name}"\n{cluster}[[step]]\nname = "a"\ncommand = "true"\n'
-            f'[[step]]\nname = "b"\ncommand = "true"\nafter = ["a"]\n')
+    return (
+        f'name = "{name}"\n{cluster}[[step]]\nname = "a"\ncommand = "true"\n'
+        f'[[step]]\nname = "b"\ncommand = "true"\nafter = ["a"]\n'
+    )
 
 
 def _file(home: Path, name: str, text: str) -> str:
@@ -99,17 +108,26 @@ def _file(home: Path, name: str, text: str) -> str:
 
 
 def _run_pipeline(home: Path, name: str, text: str, limit: float) -> None:
-    done = subprocess.run([DUNSCAITH, "submit", "--pipeline", _file(home, name, text)], env=_env(home),
-                          capture_output=True, text=True, timeout=limit, cwd=home)
+    done = subprocess.run(
+        [DUNSCAITH, "submit", "--pipeline", _file(home, name, text)],
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=limit,
+        cwd=home,
+    )
     if done.returncode != 0:
         raise SystemExit(f"submit --pipeline {name} ended with exit {done.returncode}: {done.stderr[-1000:]}")
 
 
 def _figures(label: str, seconds: list[float]) -> None:
     median = statistics.median(seconds)
-    print(f"  {label}: median {median * 1000:.0f} ms of {len(seconds)} (min {min(seconds) * 1000:.0f} ms, "
-          f"max {max(seconds) * 1000:.0f} ms); goal {GOAL:g} s: {GOAL / median:.1f}x under it"
-          if median else f"  {label}: median 0 ms")
+    print(
+        f"  {label}: median {median * 1000:.0f} ms of {len(seconds)} (min {min(seconds) * 1000:.0f} ms, "
+        f"max {max(seconds) * 1000:.0f} ms); goal {GOAL:g} s: {GOAL / median:.1f}x under it"
+        if median
+        else f"  {label}: median 0 ms"
+    )
 
 
 def local_latency(work: Path, runs: int) -> None:
@@ -119,7 +137,7 @@ def local_latency(work: Path, runs: int) -> None:
     for i in range(runs + 1):
         name = f"p{i}"
         _run_pipeline(home, name, _a_then_b(name), 120)
-        latency = (_at(_events(home, f"{name}.b"), "released") - _at(_events(home, f"{name}.a"), "outcome"))
+        latency = _at(_events(home, f"{name}.b"), "released") - _at(_events(home, f"{name}.a"), "outcome")
         if i:  # the first writes the bytecode and the settings cache: dropped
             seconds.append(latency.total_seconds())
     _figures("latency", seconds)
@@ -162,26 +180,36 @@ def _start_supervised(work: Path, env: dict[str, str], name: str, text: str) -> 
         if cgroup is not None:
             (cgroup / "cgroup.procs").write_text(f"{os.getpid()}\n")
 
-    proc = subprocess.Popen([DUNSCAITH, "submit", "--pipeline", file], env=_env(home), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, preexec_fn=join_group, start_new_session=True, cwd=home)
+    proc = subprocess.Popen(
+        [DUNSCAITH, "submit", "--pipeline", file],
+        env=_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=join_group,
+        start_new_session=True,
+        cwd=home,
+    )
     return _Supervised(name, count, group, proc)
 
 
 def _stop_supervised(one: _Supervised, env: dict[str, str]) -> None:
     os.killpg(one.proc.pid, signal.SIGKILL)
     one.proc.wait()
-    subprocess.run(["scancel", f"--name={one.name}.train"], env={**os.environ, **env}, capture_output=True,
-                   check=False)
+    subprocess.run(["scancel", f"--name={one.name}.train"], env={**os.environ, **env}, capture_output=True, check=False)
     one.group.remove()
 
 
 def slurm_waiting(work: Path, env: dict[str, str], seconds: float, size: int) -> None:
-    print(f"(b) test Slurm: a {size}-element sweep (one array of sleep) -> reduce, supervised for {seconds:g} s; "
-          f"beside it, at the same time, the same sweep alone (a one-step pipeline): the baseline")
+    print(
+        f"(b) test Slurm: a {size}-element sweep (one array of sleep) -> reduce, supervised for {seconds:g} s; "
+        f"beside it, at the same time, the same sweep alone (a one-step pipeline): the baseline"
+    )
     sweep = f'cluster = "test"\n[[step]]\nname = "train"\ncommand = "sleep 1800"\narray = "1-{size}"\n'
     reduce = '[[step]]\nname = "reduce"\ncommand = "true"\nafter = ["train"]\n'
-    runs = [_start_supervised(work, env, "big", f'name = "big"\n{sweep}{reduce}'),
-            _start_supervised(work, env, "solo", f'name = "solo"\n{sweep}')]
+    runs = [
+        _start_supervised(work, env, "big", f'name = "big"\n{sweep}{reduce}'),
+        _start_supervised(work, env, "solo", f'name = "solo"\n{sweep}'),
+    ]
     started = time.monotonic()
     try:
         while time.monotonic() - started < seconds:
@@ -213,9 +241,11 @@ def slurm_waiting(work: Path, env: dict[str, str], seconds: float, size: int) ->
         rate = (total - first) / (window - settle)
         hour = first + rate * (3600 - settle)
         verdict = "met" if hour <= GOAL else "NOT met"
-        print(f"  {one.name}: supervisor CPU, whole process tree: {total:.2f} s in {window:.0f} s ({first:.2f} s in "
-              f"the first {settle:.0f} s, then {rate * 3600:.1f} s per hour); the first hour at that rate "
-              f"{hour:.1f} s (an upper bound: the polls back off); goal {GOAL:g} s: {verdict}")
+        print(
+            f"  {one.name}: supervisor CPU, whole process tree: {total:.2f} s in {window:.0f} s ({first:.2f} s in "
+            f"the first {settle:.0f} s, then {rate * 3600:.1f} s per hour); the first hour at that rate "
+            f"{hour:.1f} s (an upper bound: the polls back off); goal {GOAL:g} s: {verdict}"
+        )
     ratio = big.cpu_at(window) / solo.cpu_at(window) if solo.cpu_at(window) else float("nan")
     print(f"  the waiting step's cost: big / solo CPU over the window {ratio:.2f}x (1.00: nothing)")
 
@@ -235,8 +265,13 @@ def slurm_latency(work: Path, env: dict[str, str], runs: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="pipelines timed on the local scheduler")
-    parser.add_argument("--slurm", type=float, default=None, metavar="SECONDS",
-                        help="also the test Slurm (root): the waiting step measured over SECONDS")
+    parser.add_argument(
+        "--slurm",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="also the test Slurm (root): the waiting step measured over SECONDS",
+    )
     parser.add_argument("--size", type=int, default=500, help="the sweep's elements on Slurm")
     parser.add_argument("--slurm-runs", type=int, default=5, help="pipelines timed on the test Slurm")
     parser.add_argument("--only", choices=("a", "b", "c"), default=None, help="one of the three")

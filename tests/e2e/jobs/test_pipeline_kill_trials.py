@@ -69,7 +69,7 @@ def study(cli: Cli, *, fail: str | None = None, cluster: str | None = None) -> s
     out.mkdir(exist_ok=True)
     train = f"sleep 0.3; echo train-{{}} >> {ran} && touch {out}/train-{{}}"
     if fail is not None:
-        train = f'if [ {{}} = {fail} ]; then echo train-{{}} >> {ran}; exit 3; fi; {train}'
+        train = f"if [ {{}} = {fail} ]; then echo train-{{}} >> {ran}; exit 3; fi; {train}"
     checks = " && ".join(f"test -f {out}/train-{i}" for i in range(3))
     path = cli.tmp / "study.toml"
     path.write_text(f"""
@@ -101,12 +101,20 @@ def killed_after(cli: Cli, args: list[str], delay: float, *, once_recorded: bool
     from when the pipeline's jobs are recorded, with ``once_recorded``); its exit code, or None if it was
     killed. (A kill of the first command of a record root while it creates the store leaves an empty
     records.db that every later command refuses: not a pipeline's matter, so these trials kill later.)"""
-    proc = subprocess.Popen([DUNSCAITH, *args], env=cli.env(NO_COLOR="1"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cli.tmp,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [DUNSCAITH, *args],
+        env=cli.env(NO_COLOR="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=cli.tmp,
+        start_new_session=True,
+    )
     if once_recorded:
-        await_condition(lambda: proc.poll() is not None or cli.run("status", "study.plot").returncode == 0,
-                        timeout=120, what="the pipeline recorded")
+        await_condition(
+            lambda: proc.poll() is not None or cli.run("status", "study.plot").returncode == 0,
+            timeout=120,
+            what="the pipeline recorded",
+        )
     try:
         code = proc.wait(delay)
         return None if code == -signal.SIGKILL else code
@@ -147,8 +155,7 @@ def killed_where(cli: Cli) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("point", list(POINTS) if ALL else CI_POINTS)
-def test_a_kill_between_a_steps_outcome_and_the_next_create_never_creates_early_or_twice(
-        cli: Cli, point: str) -> None:
+def test_a_kill_between_a_steps_outcome_and_the_next_create_never_creates_early_or_twice(cli: Cli, point: str) -> None:
     file = study(cli)
     crashed = cli.run("submit", "--pipeline", file, timeout=180, DUNSCAITH_TEST_CRASH_AT=point)
     assert crashed.returncode == -signal.SIGKILL, (point, crashed.stdout[-2000:], crashed.stderr[-2000:])
@@ -162,7 +169,7 @@ def test_kills_at_random_moments_never_create_early_or_twice(cli: Cli, trial: in
     rng = random.Random(40_000 + trial)  # the moments differ between trials, the same in every run
     file = study(cli)
     # submit killed, then (one trial in two) the supervise that reattaches killed too
-    for n, args in enumerate([["submit", "--pipeline", file], ["supervise", "study"]][:rng.choice((1, 2))]):
+    for n, args in enumerate([["submit", "--pipeline", file], ["supervise", "study"]][: rng.choice((1, 2))]):
         if killed_after(cli, args, rng.uniform(0.0, 3.0), once_recorded=n == 0) is not None:
             break  # it ended first: nothing left to kill
     check_once_in_order(cli, file)
@@ -184,4 +191,3 @@ def test_a_failed_train_element_blocks_reduce_and_plot_and_nothing_is_created_fo
     again = cli.run("supervise", "study", timeout=180, NO_COLOR="1")  # reattached: still blocked, nothing made
     assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
     assert ran(cli) == Counter({"train-0": 1, "train-1": 1, "train-2": 1})
-

@@ -29,7 +29,9 @@ def _held() -> tuple[HeldBack, CountingGates]:
     gates = CountingGates(rig.store)
     gate = HeldBack(gates)
     assert gate.hold(rig.store.summary(JobId(j)) for j in ("study.reduce", "study.plot")) == {
-        JobId("study.reduce"), JobId("study.plot")}
+        JobId("study.reduce"),
+        JobId("study.plot"),
+    }
     gates.asked = 0
     return gate, gates
 
