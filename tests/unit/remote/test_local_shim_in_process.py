@@ -1,7 +1,8 @@
 """The wrapper runs the local scheduler's exec shim in its worker's process (``remote_run.local_shim``)
 only when ``execve`` would start this install's shim with this very interpreter (a job with a memory
-limit too: the limit is the watchdog's, on the job's resident memory); a job started that way sees what one started through a new interpreter sees
-(tests/e2e/jobs/test_first_hour_cli.py: the limits, the environment, the directory)."""
+limit too: the limit is the watchdog's, on the job's resident memory); a job started that way sees what
+one started through a new interpreter sees (tests/e2e/jobs/test_first_hour_cli.py: the limits, the
+environment, the directory)."""
 
 from __future__ import annotations
 
