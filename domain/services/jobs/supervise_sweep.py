@@ -247,9 +247,9 @@ class SuperviseSweep:
                 arm(unarmed, active, drain)
                 due = min(next_due(active, attendance.next_at(), began), gate.next_at())
                 drain.wait(max(0.0, due - self._clock.monotonic()))
+            held = gate.words()  # what is still held shows waiting or blocked, not its record's "recorded"
             after = again()
-            view.show(after)
-            view.held(gate.words())  # what is still held shows waiting or blocked, not its record's "recorded"
+            view.show([replace(m, state=held[m.job]) if m.job in held else m for m in after])
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()), gate.blocked_lines())
 
