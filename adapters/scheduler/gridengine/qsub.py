@@ -23,7 +23,6 @@ import shlex
 from collections.abc import Sequence
 
 from dunscaith.adapters.scheduler.create_answer import before_the_words, job_id_on_last_line
-from dunscaith.domain.model.jobs.ids import ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.resources import Need, Resources
 
@@ -215,15 +214,11 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _JOB_ID = re.compile(r"^([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?$")  # -terse: "12", or "12.1-5:1" for an array
 
 
-def parse_job_id(stdout: str) -> ObjectId | None:
-    return job_id_on_last_line(_JOB_ID, stdout)
-
-
 def classify(
     returncode: int | None, stdout: str, stderr: str, *, timed_out: bool = False, spawn_error: str = ""
 ) -> CreateAnswer:
     """What one qsub run says about the job it was asked to make."""
-    job_id = parse_job_id(stdout)
+    job_id = job_id_on_last_line(_JOB_ID, stdout)
     settled = before_the_words("qsub", returncode, job_id, timed_out=timed_out, spawn_error=spawn_error)
     if settled is not None:
         return settled
