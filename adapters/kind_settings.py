@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -70,30 +71,29 @@ class StrictSection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _size(value: Any) -> str:
+def _parsed(value: Any, parse: Callable[[str, str], object], key: str, example: str) -> str:
+    """``value`` when ``parse`` reads it as the setting ``key`` would be read (a ValueError saying why not)."""
     from dunscaith.domain.model.jobs.errors import BadSpec
-    from dunscaith.domain.model.jobs.resources import parse_memory
 
     if not isinstance(value, str):
-        raise ValueError('a size as a string ("64G")')
+        raise ValueError(example)
     try:
-        parse_memory(value, "max_memory")
+        parse(value, key)
     except BadSpec as exc:
-        raise ValueError(str(exc).removeprefix("max_memory ")) from None
+        raise ValueError(str(exc).removeprefix(f"{key} ")) from None
     return value
+
+
+def _size(value: Any) -> str:
+    from dunscaith.domain.model.jobs.resources import parse_memory
+
+    return _parsed(value, parse_memory, "max_memory", 'a size as a string ("64G")')
 
 
 def _time_limit(value: Any) -> str:
-    from dunscaith.domain.model.jobs.errors import BadSpec
     from dunscaith.domain.model.jobs.resources import parse_time_limit
 
-    if not isinstance(value, str):
-        raise ValueError('a time limit as a string ("2-00:00:00")')
-    try:
-        parse_time_limit(value, "max_time")
-    except BadSpec as exc:
-        raise ValueError(str(exc).removeprefix("max_time ")) from None
-    return value
+    return _parsed(value, parse_time_limit, "max_time", 'a time limit as a string ("2-00:00:00")')
 
 
 Factor = Annotated[float, BeforeValidator(_not_bool), Field(gt=1.0, le=100.0)]

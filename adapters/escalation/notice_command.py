@@ -1,62 +1,22 @@
 """``CommandNoticeDelivery``: pass each notice to the user's notify.command (docs/notifications.md).
 
 The command gets one JSON object on stdin and must exit 0 within the timeout; anything else is a failed
-delivery, retried later by whoever supervises or reconciles the job. It runs in a session of its own, never
-through a shell, its output discarded: a command that hangs is killed with everything it started when its
-time is up, so it holds up a supervisor for at most ``timeout`` seconds.
+delivery, retried later by whoever supervises or reconciles the job. It runs as every delivery command does
+(run_command.py): in a session of its own, killed with everything it started when its time is up.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from dunscaith.adapters.escalation.run_command import CommandDelivery
 from dunscaith.ports.escalation_delivery import DeliveryFailed
 
 
-def run_with_input(argv: Sequence[str], payload: bytes, timeout: float) -> None:
-    """Run ``argv`` with ``payload`` on stdin, in its own session; DeliveryFailed unless it exits 0 in time."""
-    try:
-        child = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-    except OSError as exc:
-        raise DeliveryFailed(f"{argv[0]}: {exc.strerror or exc}") from None
-    try:
-        child.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(child)
-        raise DeliveryFailed(f"{argv[0]} did not finish within {timeout:g} s (killed)") from None
-    except BaseException:
-        _kill_group(child)
-        raise
-    if child.returncode != 0:
-        raise DeliveryFailed(f"{argv[0]} exited {child.returncode}")
-
-
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(child.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        child.kill()
-    child.wait()
-
-
-class CommandNoticeDelivery:
-    def __init__(self, argv: Sequence[str] | None, timeout: float = 10.0) -> None:
-        self._argv = list(argv or ())
-        self._timeout = timeout
-
-    @property
-    def configured(self) -> bool:
-        return bool(self._argv)
-
+class CommandNoticeDelivery(CommandDelivery):
     def deliver(self, notice_id: str, document: Mapping[str, Any]) -> None:
         if not self._argv:
             raise DeliveryFailed("no notify.command is configured")
-        payload = json.dumps({**document, "delivery_id": notice_id}).encode() + b"\n"
-        run_with_input(self._argv, payload, self._timeout)
+        self._run(json.dumps({**document, "delivery_id": notice_id}).encode() + b"\n")

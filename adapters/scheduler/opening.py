@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from dunscaith.adapters.kind_settings import ClusterSettings
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.ports.crash_points import CrashPoints
     from dunscaith.ports.scheduler import Scheduler
+
+Table = TypeVar("Table", bound="ClusterSettings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,13 @@ class Opening:
     # run`` (the local scheduler): a cancel answered without starting a Python of its own
     # (instance directory, nonce, grace, wait) -> the wrapper's answer (adapters/scheduler/local/spawn.py's)
     terminate_here: Callable[[Path, str | None, float, float], Any] | None = None
+
+    def table_as(self, model: type[Table]) -> Table:
+        """Its table, as the kind's own settings model (the table was validated by the model its adapter
+        names)."""
+        t = self.table()
+        assert isinstance(t, model)
+        return t
 
 
 class SchedulerKind(Protocol):

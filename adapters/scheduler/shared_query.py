@@ -40,10 +40,10 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dunscaith.adapters.durable.liveness import pid_alive
 from dunscaith.adapters.durable.lock import FlockLock
@@ -64,6 +64,9 @@ from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, decode_exact, dumps_canonical
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.scheduler import CreatesArrays, Scheduler
+
+if TYPE_CHECKING:
+    from dunscaith.adapters.scheduler.opening import Opening
 
 ANSWER = "answer.json"
 LOCK = "ask.lock"
@@ -348,6 +351,18 @@ def sharing(inner: Scheduler, directory: Path, clock: Clock, *, max_age: float =
     """``inner`` behind a shared query: a ``SharedArrayQueryScheduler`` when ``inner`` makes arrays."""
     kind = SharedArrayQueryScheduler if isinstance(inner, CreatesArrays) else SharedQueryScheduler
     return kind(inner, directory, clock, max_age=max_age, registration_ttl=registration_ttl, record_root=record_root)
+
+
+@contextlib.contextmanager
+def shared_on_this_host(inner: Scheduler, opening: Opening, folder: str, max_age: float) -> Iterator[Scheduler]:
+    """A cluster's scheduler as a kind opens it when every supervisor of this host shares one query per
+    tick through the record root (in ``folder``/CLUSTER beside the records), closed with the command."""
+    root = opening.records_root
+    shared = sharing(inner, root / folder / opening.cluster, opening.clock(), max_age=max_age, record_root=root)
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:

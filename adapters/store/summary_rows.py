@@ -12,7 +12,7 @@ and the snapshot that fold makes is kept, so the next one resumes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, rebuild, resumed
+from dunscaith.ports.job_store import Append, RecordDamaged
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first event does not read
 
@@ -54,6 +55,23 @@ def lines_of(rows: Iterable[Sequence[Any]]) -> Iterable[EventLine]:
     fields = ReadDecoder().data
     for seq, at, kind, data in rows:
         yield EventLine(seq=int(seq), at=decode_time(at), kind=kind, data=fields(data))
+
+
+def checked_lines(job: JobId, rows: Sequence[Sequence[Any]], after: int, where: object) -> tuple[EventLine, ...]:
+    """A record's event rows (seq, at, kind, data) after ``after``, each checked: a missing seq, or a row that
+    does not read, is that job's damage only (RecordDamaged, saying ``where``): every other job still reads."""
+    events = []
+    fields = ReadDecoder().data  # each distinct text decoded once in this read
+    for expected, (seq, at, kind, data) in enumerate(rows, start=after + 1):
+        if seq != expected:
+            raise RecordDamaged(job, f"event {expected} is missing from {where}", expected)
+        try:
+            if not isinstance(kind, str):
+                raise TypeError(f"its kind is {type(kind).__name__}, not text")
+            events.append(EventLine(seq, decode_time(at), kind, fields(data)))
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise RecordDamaged(job, f"{exc} (in {where})", seq) from None
+    return tuple(events)
 
 
 class Carries:
@@ -122,6 +140,17 @@ class Carries:
         """The transaction did not commit: what this process carries for the job may be ahead of it."""
         self._kept.pop(job, None)
 
+    @contextmanager
+    def forgotten_unless_committed(self, jobs: Iterable[JobId]) -> Iterator[None]:
+        """Around a transaction's appends to ``jobs``: if it does not commit (or is not known to), their carries
+        are forgotten, so the next append folds again."""
+        try:
+            yield
+        except BaseException:
+            for job in jobs:
+                self.forget(job)
+            raise
+
     def clear(self) -> None:
         self._kept.clear()
 
@@ -135,6 +164,50 @@ class Carries:
     def _trim(self) -> None:
         while len(self._kept) > self._room:
             self._kept.popitem(last=False)
+
+
+# One event to append, as the SQL stores write it: (job, at, at encoded, kind, data encoded).
+Line = tuple[JobId, datetime, str, str, str]
+
+
+def append_all(carries: Carries, appends: Sequence[Append], write: Callable[[list[Line], list[JobId]], list[int]]
+               ) -> list[int]:
+    """``JobStore.append_many`` of a SQL store: ``write`` appends the lines of ``appends`` to those jobs in one
+    transaction (``Written``); a carry of theirs that it may not have committed is forgotten."""
+    lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
+    if not lines:
+        return []
+    jobs = list(dict.fromkeys(line[0] for line in lines))
+    carries.reserve(len(jobs))  # the next phase of the same jobs steps each carry on
+    with carries.forgotten_unless_committed(jobs):
+        return write(lines, jobs)
+
+
+class Written:
+    """What one transaction's appends leave to write once each job's last event of them is in: the seq each
+    event got, and each job's summary row and snapshot row (when one is due), one row per job."""
+
+    def __init__(self, carries: Carries) -> None:
+        self._carries = carries
+        self.seqs: list[int] = []
+        self.last: dict[JobId, tuple[int, int]] = {}  # job -> (its id, its last seq so far)
+        self._summaries: dict[int, JobSummary] = {}
+        self._snapshots: dict[int, tuple[int, str]] = {}
+
+    def step(self, job: JobId, job_id: int, seq: int, at: datetime, kind: str, data: str, record: RecordRows) -> None:
+        """The event ``seq`` of ``job`` is appended in this transaction (``record`` reads what came before)."""
+        summary, made = self._carries.step(job, seq - 1, at, kind, data, record)
+        self._summaries[job_id] = summary
+        if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
+            self._snapshots[job_id] = made  # a later one of the job's replaces it (the snapshot is one row)
+        self.last[job] = (job_id, seq)
+        self.seqs.append(seq)
+
+    def summary_rows(self) -> list[tuple[Any, ...]]:
+        return [(job_id, *to_row(summary)) for job_id, summary in self._summaries.items()]
+
+    def snapshot_rows(self) -> list[tuple[Any, ...]]:
+        return [(job_id, *made) for job_id, made in self._snapshots.items()]
 
 
 class RecordRows(Protocol):

@@ -3,8 +3,7 @@ one of its clusters is opened (adapters/scheduler/opening.py). Its scheduler is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.jobs.kinds import SchedulerCapabilities
@@ -31,9 +30,7 @@ def settings_model() -> type[ClusterSettings]:
 def _table(opening: Opening) -> GridEngineClusterSettings:
     from dunscaith.adapters.scheduler.gridengine.settings import GridEngineClusterSettings
 
-    t = opening.table()
-    assert isinstance(t, GridEngineClusterSettings)  # the table was validated by the model its adapter names
-    return t
+    return opening.table_as(GridEngineClusterSettings)
 
 
 def config(opening: Opening) -> GridEngineConfig:
@@ -52,26 +49,13 @@ def config(opening: Opening) -> GridEngineConfig:
     )
 
 
-@contextmanager
-def open_scheduler(opening: Opening) -> Iterator[Scheduler]:
+def open_scheduler(opening: Opening) -> AbstractContextManager[Scheduler]:
     from dunscaith.adapters.scheduler.gridengine.scheduler import GridEngineScheduler
-    from dunscaith.adapters.scheduler.shared_query import sharing
+    from dunscaith.adapters.scheduler.shared_query import shared_on_this_host
 
-    t = _table(opening)
-    inner = GridEngineScheduler(config(opening))
+    max_age = _table(opening).coalesce_max_age
     # every supervisor of this host shares one qstat per tick through the record root, as Slurm's share squeue
-    root = opening.records_root
-    shared = sharing(
-        inner,
-        root / "gridengine-queries" / opening.cluster,
-        opening.clock(),
-        max_age=t.coalesce_max_age,
-        record_root=root,
-    )
-    try:
-        yield shared
-    finally:
-        shared.close()
+    return shared_on_this_host(GridEngineScheduler(config(opening)), opening, "gridengine-queries", max_age)
 
 
 def open_probe(opening: Opening) -> ClusterProbe:

@@ -3,7 +3,8 @@ few seconds each (a qsub that cannot reach qmaster gives up only after ~2 minute
 
 from __future__ import annotations
 
-from dunscaith.adapters.scheduler.gridengine.commands import CommandResult, CommandRunner
+from dunscaith.adapters.scheduler.client_command import CommandResult
+from dunscaith.adapters.scheduler.gridengine.commands import client_runner
 from dunscaith.adapters.scheduler.gridengine.config import GridEngineConfig
 from dunscaith.domain.model.jobs.check import Probe, Result
 
@@ -14,7 +15,7 @@ class GridEngineProbe:
     def __init__(self, config: GridEngineConfig, timeout: float = CHECK_TIMEOUT) -> None:
         self.config = config
         self.timeout = timeout
-        self._runner = CommandRunner(config.bin_dir, config.env)
+        self._runner = client_runner(config.bin_dir, config.env)
 
     def _failed(self, what: str, result: CommandResult) -> Probe:
         if result.timed_out:

@@ -22,7 +22,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from dunscaith.domain.model.jobs.ids import ObjectId
+from dunscaith.adapters.scheduler.create_answer import before_the_words, job_id_on_last_line
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.resources import Need, Resources
 
@@ -214,30 +214,14 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _JOB_ID = re.compile(r"^([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?$")  # -terse: "12", or "12.1-5:1" for an array
 
 
-def parse_job_id(stdout: str) -> ObjectId | None:
-    lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-    if not lines:
-        return None
-    match = _JOB_ID.match(lines[-1])
-    return ObjectId(match.group(1)) if match else None
-
-
 def classify(
     returncode: int | None, stdout: str, stderr: str, *, timed_out: bool = False, spawn_error: str = ""
 ) -> CreateAnswer:
     """What one qsub run says about the job it was asked to make."""
-    if spawn_error:
-        detail = f"qsub could not be started ({spawn_error}); nothing was sent"
-        return CreateAnswer(CreateOutcome.REFUSED, detail=detail)
-    if timed_out:
-        detail = "qsub gave no answer in time and was stopped; the job may exist"
-        return CreateAnswer(CreateOutcome.UNKNOWN, detail=detail)
-    job_id = parse_job_id(stdout)
-    if job_id is not None:
-        return CreateAnswer(CreateOutcome.CREATED, job_id)
-    if returncode is None or returncode < 0:
-        sig = f" by signal {-returncode}" if returncode is not None else ""
-        return CreateAnswer(CreateOutcome.UNKNOWN, detail=f"qsub was killed{sig} before answering; the job may exist")
+    job_id = job_id_on_last_line(_JOB_ID, stdout)
+    settled = before_the_words("qsub", returncode, job_id, timed_out=timed_out, spawn_error=spawn_error)
+    if settled is not None:
+        return settled
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and ln.strip() != "Exiting."]
     said = " / ".join(lines[:10])
     if returncode == 0:

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from dunscaith.adapters.scheduler.client_command import CommandResult
 from dunscaith.adapters.scheduler.gridengine import qacct, qstat, qsub
-from dunscaith.adapters.scheduler.gridengine.commands import CommandResult, CommandRunner
+from dunscaith.adapters.scheduler.gridengine.commands import client_runner
 from dunscaith.adapters.scheduler.gridengine.config import GridEngineConfig
 from dunscaith.adapters.scheduler.gridengine.ledger import Entry, Ledger
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -85,7 +86,7 @@ class _Live:
 class GridEngineScheduler:
     def __init__(self, config: GridEngineConfig) -> None:
         self.config = config
-        self._runner = CommandRunner(config.bin_dir, config.env)
+        self._runner = client_runner(config.bin_dir, config.env)
         self._user = config.user or getpass.getuser()
         self._ledger = Ledger(config.ledger_dir)
         self._lock = threading.Lock()

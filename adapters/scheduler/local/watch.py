@@ -28,6 +28,7 @@ from pathlib import Path
 
 from dunscaith.adapters.durable import inotify
 from dunscaith.adapters.durable.publish import STAGING_PREFIX
+from dunscaith.adapters.durable.stop_pipe import close_fds, stop_thread
 from dunscaith.adapters.scheduler.local.instance import read_instance
 from dunscaith.adapters.scheduler.local.layout import INSTANCE_DIR
 
@@ -112,19 +113,12 @@ class ObjectsWatch:
                 self._changed()
 
     def close(self) -> None:
-        if self._stop_w < 0:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        self._thread.join()
-        self._close_fds(soon=True)
+        if stop_thread(self._stop_w, self._thread):
+            self._close_fds(soon=True)
 
     def _close_fds(self, soon: bool = False) -> None:
         """``soon``: the inotify descriptor is closed on a thread of its own (``inotify.close_soon``)."""
-        for fd in [*self._pids, self._stop_r, self._stop_w]:
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+        close_fds([*self._pids, self._stop_r, self._stop_w])
         if self._fd >= 0:
             if soon:
                 inotify.close_soon(self._fd)

@@ -43,23 +43,14 @@ def check_options(options: Sequence[str]) -> None:
 
 def needs_args(resources: Resources) -> list[str]:
     """The job's needs in sbatch's words, in a fixed order."""
-    r = resources
-    args = []
-    if r.queue is not None:
-        args.append(f"--partition={r.queue}")
-    if r.time_limit_s is not None:
-        args.append(f"--time={format_time_limit(r.time_limit_s)}")
-    if r.memory_mb is not None:
-        args.append(f"--mem={r.memory_mb}M")
-    if r.cpus is not None:
-        args.append(f"--cpus-per-task={r.cpus}")
-    if r.gpus is not None:
-        args.append(f"--gpus={r.gpu_request}")
-    for name in ("account", "qos", "export"):
-        value = getattr(r, name)
-        if value is not None:
-            args.append(f"--{name}={value}")
-    return args
+    return resources.given(
+        ("queue", "--partition={}".format),
+        ("time_limit_s", lambda s: f"--time={format_time_limit(s)}"),
+        ("memory_mb", "--mem={}M".format),
+        ("cpus", "--cpus-per-task={}".format),
+        ("gpus", lambda _: f"--gpus={resources.gpu_request}"),
+        *((name, f"--{name}={{}}".format) for name in ("account", "qos", "export")),
+    )
 
 
 def command_script(command: Sequence[str]) -> str:

@@ -3,8 +3,7 @@ its clusters is opened (adapters/scheduler/opening.py). Its scheduler is importe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -31,9 +30,7 @@ def settings_model() -> type[ClusterSettings]:
 def _table(opening: Opening) -> SlurmClusterSettings:
     from dunscaith.adapters.scheduler.slurm.settings import SlurmClusterSettings
 
-    t = opening.table()
-    assert isinstance(t, SlurmClusterSettings)  # the table was validated by the model its adapter names
-    return t
+    return opening.table_as(SlurmClusterSettings)
 
 
 def _config(opening: Opening) -> SlurmClusterConfig:
@@ -47,22 +44,15 @@ def _config(opening: Opening) -> SlurmClusterConfig:
         accounting_lookback=timedelta(seconds=t.accounting_lookback), workdir=t.workdir)
 
 
-@contextmanager
-def open_scheduler(opening: Opening) -> Iterator[Scheduler]:
-    from dunscaith.adapters.scheduler.shared_query import sharing
+def open_scheduler(opening: Opening) -> AbstractContextManager[Scheduler]:
+    from dunscaith.adapters.scheduler.shared_query import shared_on_this_host
     from dunscaith.adapters.scheduler.slurm.scheduler import SlurmCliScheduler
 
-    t = _table(opening)
+    max_age = _table(opening).coalesce_max_age
     inner = SlurmCliScheduler(_config(opening), say=opening.say)
     # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
     # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
-    root = opening.records_root
-    shared = sharing(inner, root / "slurm-queries" / opening.cluster, opening.clock(), max_age=t.coalesce_max_age,
-                     record_root=root)
-    try:
-        yield shared
-    finally:
-        shared.close()
+    return shared_on_this_host(inner, opening, "slurm-queries", max_age)
 
 
 def open_probe(opening: Opening) -> ClusterProbe:

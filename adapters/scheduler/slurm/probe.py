@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from dunscaith.adapters.scheduler.client_command import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm import scontrol
-from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig, clusters_args
 from dunscaith.adapters.scheduler.slurm.controller import Controller, cluster_env, controller
 from dunscaith.domain.model.jobs.check import Probe, Result

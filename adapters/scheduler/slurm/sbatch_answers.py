@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dunscaith.adapters.scheduler.create_answer import before_the_words, job_id_on_last_line
 from dunscaith.domain.model.jobs.ids import ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome
 
@@ -139,29 +140,20 @@ _JOB_ID = re.compile(r"^(\d+)(?:_\d+)?(?:;\S+)?$")  # --parsable: "id" or "id;cl
 
 
 def parse_job_id(stdout: str) -> ObjectId | None:
-    lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-    if not lines:
-        return None
-    match = _JOB_ID.match(lines[-1])
-    return ObjectId(match.group(1)) if match else None
+    return job_id_on_last_line(_JOB_ID, stdout)
 
 
 def classify(
     returncode: int | None, stdout: str, stderr: str, *, timed_out: bool = False, spawn_error: str = ""
 ) -> CreateAnswer:
     """What one sbatch run says about the job it was asked to make."""
-    if spawn_error:
-        detail = f"sbatch could not be started ({spawn_error}); nothing was sent"
-        return CreateAnswer(CreateOutcome.REFUSED, detail=detail)
-    if timed_out:
-        detail = "sbatch gave no answer in time and was stopped; the job may exist"
-        return CreateAnswer(CreateOutcome.UNKNOWN, detail=detail)
     job_id = parse_job_id(stdout)
-    if job_id is not None:
-        return CreateAnswer(CreateOutcome.CREATED, job_id, detail="" if returncode == 0 else _last_line(stderr))
-    if returncode is None or returncode < 0:
-        sig = f" by signal {-returncode}" if returncode is not None else ""
-        return CreateAnswer(CreateOutcome.UNKNOWN, detail=f"sbatch was killed{sig} before answering; the job may exist")
+    created = "" if job_id is None or returncode == 0 else _last_line(stderr)
+    settled = before_the_words(
+        "sbatch", returncode, job_id, timed_out=timed_out, spawn_error=spawn_error, created_detail=created
+    )
+    if settled is not None:
+        return settled
     if returncode == 0:
         return CreateAnswer(CreateOutcome.UNKNOWN, detail=f"sbatch answered without a job id: {_last_line(stdout)!r}")
     lines = _said(stderr)

@@ -30,9 +30,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from dunscaith.adapters.scheduler.client_command import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm import arrays, batch_script, job_times, sacct, scontrol, squeue
 from dunscaith.adapters.scheduler.slurm.chunking import chunk
-from dunscaith.adapters.scheduler.slurm.commands import CommandResult, CommandRunner
 from dunscaith.adapters.scheduler.slurm.config import SlurmClusterConfig, clusters_args
 from dunscaith.adapters.scheduler.slurm.controller import cluster_env, controller
 from dunscaith.adapters.scheduler.slurm.sbatch_answers import classify
@@ -220,7 +220,7 @@ class SlurmCliScheduler:
         args = ["release", object_id]
         result = self._run("scontrol", [*self._clusters_arg(), *args])
         said = [m for ln in result.stderr.splitlines() if (m := _ARRAY_ANSWER.match(ln.strip()))]
-        if said and arrays.split_task_id(object_id) is None and _ran(result):
+        if said and arrays.split_task_id(object_id) is None and result.ran:
             # an array's id: scontrol answers per group of its tasks ("51_1,3: No error", "51_2: Job has already
             # finished") and exits 1 if any had ended. The others were released all the same, and each element
             # learns of its own ended task from its own query: only another answer is an error.
@@ -271,7 +271,7 @@ class SlurmCliScheduler:
 
     def _check(self, result: CommandResult, program: str, args: list[str], idempotent: Sequence[str] = ()) -> None:
         """Nothing when ``result`` says the action was done; else a SchedulerError saying why not."""
-        if _ran(result) and any(s in result.stderr for s in idempotent):
+        if result.ran and any(s in result.stderr for s in idempotent):
             return
         if result.ok and not _stderr_error(result.stderr):
             return
@@ -606,11 +606,6 @@ def _answered(name: str, asked: set[str]) -> bool:
     """squeue answered for ``name``, and for an element name for its sweep's name too."""
     found = arrays.element_of(name)
     return name in asked and (found is None or found[0] in asked)
-
-
-def _ran(result: CommandResult) -> bool:
-    """The client ran to its end and answered (not timed out, not killed, not unstartable)."""
-    return not result.timed_out and not result.spawn_error and result.killed_by is None
 
 
 def _nonce(comment: str) -> Nonce | None:

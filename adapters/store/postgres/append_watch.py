@@ -38,6 +38,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from dunscaith.adapters.durable.stop_pipe import close_fds, stop_thread
 from dunscaith.adapters.store.postgres.locks import first_line, lock_key
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import StoreError
@@ -209,14 +210,9 @@ class _Listening:
             self._route(heard)
 
     def close(self) -> None:
-        if self._stop_w < 0:
+        if not stop_thread(self._stop_w, self._thread):
             return
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        self._thread.join()
-        for fd in (self._stop_r, self._stop_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        close_fds((self._stop_r, self._stop_w))
         self._stop_w = -1
 
     def _run(self) -> None:

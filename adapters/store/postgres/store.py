@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
-from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.event_codec import decode_time, encode_data, encode_time
 from dunscaith.adapters.store.postgres.append_watch import (
     SQL_NOTIFY,
     ListenSubscription,
@@ -46,6 +46,10 @@ from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTar
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     Carries,
+    Line,
+    Written,
+    append_all,
+    checked_lines,
     from_row,
     grouped,
     rebuilt,
@@ -55,9 +59,9 @@ from dunscaith.adapters.store.summary_rows import (
 )
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.record import JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
-from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, RecordDamaged, StoreError, UnknownJob
+from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, StoreError, UnknownJob
 
 # An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
 # summary and the commit. The job's row is locked first, in a statement of its own, so that under READ
@@ -244,38 +248,27 @@ class PostgresStore:
 
     def append(self, job: JobId, at: datetime, kind: str, data: Mapping[str, Any]) -> int:
         when, encoded = encode_time(at), encode_data(data)
-        try:
-            with self._errors(), self._writing(job, pipelined=True) as (conn, lock):
-                return self._add(conn, {job: lock} if lock is not None else {}, [(job, at, when, kind, encoded)])[0]
-        except BaseException:
-            self._carries.forget(job)  # not committed (or not known to be): fold again next time
-            raise
+        with (
+            self._carries.forgotten_unless_committed([job]),
+            self._errors(),
+            self._writing(job, pipelined=True) as (conn, lock),
+        ):
+            return self._add(conn, {job: lock} if lock is not None else {}, [(job, at, when, kind, encoded)])[0]
 
     def append_many(self, appends: Sequence[Append]) -> list[int]:
-        lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
-        if not lines:
-            return []
-        jobs = list(dict.fromkeys(line[0] for line in lines))
-        self._carries.reserve(len(jobs))  # the next phase of the same jobs steps each carry on
-        try:
-            with self._errors(), self._writing_all(jobs) as (conn, locks):
-                return self._add(conn, locks, lines)
-        except BaseException:
-            for job in jobs:
-                self._carries.forget(job)  # not committed (or not known to be): fold again next time
-            raise
+        return append_all(self._carries, appends, self._add_all)
 
-    def _add(self, conn: psycopg.Connection[Any], locks: Mapping[JobId, PgJobLock],
-             lines: Sequence[tuple[JobId, datetime, str, str, str]]) -> list[int]:
+    def _add_all(self, lines: Sequence[Line], jobs: Sequence[JobId]) -> list[int]:
+        with self._errors(), self._writing_all(jobs) as (conn, locks):
+            return self._add(conn, locks, lines)
+
+    def _add(self, conn: psycopg.Connection[Any], locks: Mapping[JobId, PgJobLock], lines: Sequence[Line]) -> list[int]:
         """Each event appended in the transaction at hand, in order; each job's summary (and snapshot, when one
         is due) written once, as its last event of these leaves it, and each job's holder (or followers)
         woken once: one row per job, not one per event."""
-        seqs: list[int] = []
-        last: dict[JobId, tuple[int, int]] = {}  # job -> (its id, its last seq so far)
-        summaries: dict[int, JobSummary] = {}
-        made_rows: dict[int, tuple[int, str]] = {}
+        written = Written(self._carries)
         for job, at, when, kind, encoded in lines:
-            known = last.get(job)
+            known = written.last.get(job)
             if known is None:
                 found = conn.execute(_SQL_LOCK_ROW, (job,))
                 seq_now = conn.execute(_SQL_LAST_SEQ, (job,))
@@ -287,29 +280,24 @@ class PostgresStore:
                     lock.verify_pid(row[1])
                 known = (int(row[0]), int(_one(seq_now)[0]))
             job_id, seq = known[0], known[1] + 1
-            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(conn, job_id))
+            written.step(job, job_id, seq, at, kind, encoded, _Rows(conn, job_id))
             conn.execute(_SQL_ADD_EVENT, (job_id, seq, when, kind, encoded))
-            summaries[job_id] = summary
-            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
-                made_rows[job_id] = made  # a later one of the job's replaces it (the snapshot is one row)
-            last[job] = (job_id, seq)
-            seqs.append(seq)
-        for job_id, summary in summaries.items():
-            conn.execute(_SQL_PUT_SUMMARY, (job_id, *to_row(summary)))
-        for job_id, made in made_rows.items():
-            conn.execute(_SQL_PUT_SNAPSHOT, (job_id, *made))
-        for job in last:
+        for row in written.summary_rows():
+            conn.execute(_SQL_PUT_SUMMARY, row)
+        for row in written.snapshot_rows():
+            conn.execute(_SQL_PUT_SNAPSHOT, row)
+        for job in written.last:
             # wakes the job's holder once this commits (append_watch.py), when it did not write it; the
             # holder's own appends wake only those following the record (``watch``), on a channel of theirs
             conn.execute(SQL_NOTIFY, (channel(job) if job not in locks else followers_channel(job),))
-        return seqs
+        return written.seqs
 
     def read(self, job: JobId) -> JobRecord:
         with self._errors():
             rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS, (job,)).fetchall())
         if not rows:  # a job is created with its first event, in one transaction
             raise UnknownJob(f"no job named {job} is recorded")
-        return JobRecord(job=job, events=self._lines(job, rows, 0))
+        return JobRecord(job=job, events=checked_lines(job, rows, 0, self._where))
 
     def read_tail(self, job: JobId) -> RecordTail:
         # Statements of their own (each one snapshot): the events are append-only, so the lines read after
@@ -322,7 +310,8 @@ class PostgresStore:
             kept = self._vouched_snapshot(job_id)
             after = kept[0] if kept is not None else 0
             rows = self._reading(lambda conn: conn.execute(_SQL_JOB_EVENTS_AFTER, (job_id, after)).fetchall())
-        return RecordTail(job, kept[1] if kept is not None else None, after, self._lines(job, rows, after))
+        lines = checked_lines(job, rows, after, self._where)
+        return RecordTail(job, kept[1] if kept is not None else None, after, lines)
 
     def _vouched_snapshot(self, job_id: int) -> tuple[int, dict[str, Any]] | None:
         """The job's snapshot, if the events it covers are all there and each still a JSON object (one that
@@ -336,17 +325,6 @@ class PostgresStore:
             return None
         return kept if count == objects == kept[0] else None
 
-    def _lines(self, job: JobId, rows: list[Any], after: int) -> tuple[EventLine, ...]:
-        events = []
-        fields = ReadDecoder().data  # each distinct text decoded once in this read
-        for expected, (seq, at, kind, data) in enumerate(rows, start=after + 1):
-            if seq != expected:  # that job's damage only (RecordDamaged): every other job still reads
-                raise RecordDamaged(job, f"event {expected} is missing from {self._where}", expected)
-            try:
-                events.append(EventLine(seq, decode_time(at), kind, fields(data)))
-            except (ValueError, TypeError, RecursionError) as exc:
-                raise RecordDamaged(job, f"{exc} (in {self._where})", seq) from None
-        return tuple(events)
 
     def jobs(self) -> list[JobId]:
         with self._errors():

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dunscaith.adapters.durable import inotify
+from dunscaith.adapters.durable.stop_pipe import close_fds, stop_thread
 
 _SETTLE = 0.02  # seconds, at least, between two wakes: see "After each wake" above
 _SETTLE_SHARE = 4  # ... or this many times as long as the last wake took
@@ -84,14 +85,9 @@ class DatabaseAppendWatch:
         return self._live
 
     def close(self) -> None:
-        if self._stop_w < 0:
+        if not stop_thread(self._stop_w, self._thread):
             return
-        with contextlib.suppress(OSError):
-            os.write(self._stop_w, b"x")
-        self._thread.join()
-        for fd in (self._stop_r, self._stop_w, self._turn_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        close_fds((self._stop_r, self._stop_w, self._turn_fd))
         inotify.close_soon(self._fd)  # the kernel's grace period is waited on another thread
         self._stop_w = -1
 

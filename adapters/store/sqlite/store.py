@@ -17,7 +17,7 @@ from typing import Any
 
 from dunscaith.adapters.durable.lock import FlockLock, LockHeld, is_held
 from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_private_dir
-from dunscaith.adapters.store.event_codec import ReadDecoder, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.event_codec import encode_data, encode_time
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
 from dunscaith.adapters.store.sqlite import STORE_FILE
 from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
@@ -37,7 +37,11 @@ from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     EPOCH,
     Carries,
+    Line,
+    Written,
+    append_all,
     carry_of,
+    checked_lines,
     from_row,
     grouped,
     rebuilt,
@@ -48,7 +52,7 @@ from dunscaith.adapters.store.summary_rows import (
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
+from dunscaith.domain.model.jobs.record import JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob, unreadable
 from dunscaith.ports.host import HostInfo
 from dunscaith.ports.job_store import Append, JobExists, LockBusy, RecordDamaged, StoreError, StoreMissing, UnknownJob
@@ -240,28 +244,18 @@ class SqliteStore:
             return self._add(db, [(job, at, when, kind, encoded)])[0]
 
     def append_many(self, appends: Sequence[Append]) -> list[int]:
-        lines = [(a.job, a.at, encode_time(a.at), a.kind, encode_data(a.data)) for a in appends]
-        if not lines:
-            return []
-        jobs = list(dict.fromkeys(line[0] for line in lines))
-        self._carries.reserve(len(jobs))  # the next phase of the same jobs steps each carry on
-        try:
-            with self._errors(), self._writing() as db:  # one BEGIN IMMEDIATE ... COMMIT: one sync for all
-                return self._add(db, lines)
-        except BaseException:
-            for job in jobs:
-                self._carries.forget(job)  # not committed (or not known to be): fold again next time
-            raise
+        return append_all(self._carries, appends, self._add_all)
 
-    def _add(self, db: sqlite3.Connection, lines: Sequence[tuple[JobId, datetime, str, str, str]]) -> list[int]:
+    def _add_all(self, lines: Sequence[Line], _jobs: Sequence[JobId]) -> list[int]:
+        with self._errors(), self._writing() as db:  # one BEGIN IMMEDIATE ... COMMIT: one sync for all
+            return self._add(db, lines)
+
+    def _add(self, db: sqlite3.Connection, lines: Sequence[Line]) -> list[int]:
         """Each event appended in the transaction at hand, in order; each job's summary (and snapshot, when one
         is due) written once, as its last event of these leaves it: one row per job, not one per event."""
-        seqs: list[int] = []
-        last: dict[JobId, tuple[int, int]] = {}  # job -> (its id, its last seq so far)
-        summaries: dict[int, JobSummary] = {}
-        made_rows: dict[int, tuple[int, str]] = {}
+        written = Written(self._carries)
         for job, at, when, kind, encoded in lines:
-            known = last.get(job)
+            known = written.last.get(job)
             if known is None:
                 found = db.execute(_SQL_JOB_AND_LAST_SEQ, (job,)).fetchone()
                 if found is None:
@@ -269,17 +263,13 @@ class SqliteStore:
                 known = (int(found[0]), int(found[1] or 0))
             job_id, seq = known[0], known[1] + 1
             # the events are written as they come: a carry that must catch up reads them (_Rows)
-            summary, made = self._carries.step(job, seq - 1, at, kind, encoded, _Rows(db, job_id))
+            written.step(job, job_id, seq, at, kind, encoded, _Rows(db, job_id))
             db.execute(_SQL_APPEND, (job_id, seq, when, kind, encoded))
-            summaries[job_id] = summary
-            if made is not None:  # a fold to keep (snapshot.due, or one made anew): in its transaction
-                made_rows[job_id] = made  # a later one of the job's replaces it (the snapshot is one row)
-            last[job] = (job_id, seq)
-            seqs.append(seq)
-        db.executemany(_SQL_PUT_SUMMARY, [(job_id, *to_row(summary)) for job_id, summary in summaries.items()])
-        if made_rows:
-            db.executemany(_SQL_PUT_SNAPSHOT, [(job_id, *made) for job_id, made in made_rows.items()])
-        return seqs
+        db.executemany(_SQL_PUT_SUMMARY, written.summary_rows())
+        snapshots = written.snapshot_rows()
+        if snapshots:
+            db.executemany(_SQL_PUT_SNAPSHOT, snapshots)
+        return written.seqs
 
     def read(self, job: JobId) -> JobRecord:
         # Nothing committed since this job's rows were last read (by any connection, this process's writer
@@ -294,7 +284,7 @@ class SqliteStore:
             rows = self._read_events(job)
             with self._read_lock:
                 self._read_rows = (version, job, rows)  # one job's only: a walk over every job keeps nothing
-        return JobRecord(job=job, events=self._lines(job, rows, 0))
+        return JobRecord(job=job, events=checked_lines(job, rows, 0, self.db_path))
 
     def read_tail(self, job: JobId) -> RecordTail:
         with self._errors(), self._reading() as conn:
@@ -302,7 +292,8 @@ class SqliteStore:
             kept = self._vouched_snapshot(conn, job_id)
             after = kept[0] if kept is not None else 0
             rows = self._event_rows(conn, job, job_id, after)
-        return RecordTail(job, kept[1] if kept is not None else None, after, self._lines(job, rows, after))
+        lines = checked_lines(job, rows, after, self.db_path)
+        return RecordTail(job, kept[1] if kept is not None else None, after, lines)
 
     def _vouched_snapshot(self, conn: sqlite3.Connection, job_id: int) -> tuple[int, dict[str, Any]] | None:
         """The job's snapshot, if the events it covers are all there and each still a JSON object (a
@@ -317,19 +308,6 @@ class SqliteStore:
             return None
         return kept if count == objects == kept[0] else None
 
-    def _lines(self, job: JobId, rows: list[Any], after: int) -> tuple[EventLine, ...]:
-        events = []
-        fields = ReadDecoder().data  # each distinct text decoded once in this read
-        for expected, (seq, at, kind, data) in enumerate(rows, start=after + 1):
-            if seq != expected:
-                raise RecordDamaged(job, f"event {expected} is missing from {self.db_path}", expected)
-            try:
-                if not isinstance(kind, str):
-                    raise TypeError(f"its kind is {type(kind).__name__}, not text")
-                events.append(EventLine(seq, decode_time(at), kind, fields(data)))
-            except (ValueError, TypeError, RecursionError) as exc:
-                raise RecordDamaged(job, f"{exc} (in {self.db_path})", seq) from None
-        return tuple(events)
 
     def _read_events(self, job: JobId) -> list[Any]:
         with self._errors(), self._reading() as conn:

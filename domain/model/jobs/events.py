@@ -44,8 +44,24 @@ def recovery_of(e: JobRecorded) -> tuple[Recovery, SignalBefore | None]:
     return recovery_from_values({name: getattr(e, name) for name in recovery_values(NO_RECOVERY)}), signal
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NeedFields:
+    """What a job needs (domain/model/jobs/resources.py), one field a need, in the events that carry needs
+    (a job's first event, an attempt's ``submitting``, a request's): keyword-only, each None when not given."""
+
+    cpus: int | None = None
+    memory_mb: int | None = None
+    time_limit_s: int | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    queue: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    export: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
-class JobRecorded:
+class JobRecorded(NeedFields):
     """The first event: what to run, where, and which host's store holds the record."""
 
     KIND: ClassVar[str] = "job-recorded"
@@ -65,16 +81,7 @@ class JobRecorded:
     # Added later, so a record written before them reads with their defaults (see ``decode``).
     options: tuple[str, ...] = ()  # the scheduler's own options, each as one argument
     env: tuple[str, ...] = ()  # NAME=VALUE set in the job's environment
-    # what the job needs (domain/model/jobs/resources.py); a record made before them holds none
-    cpus: int | None = None
-    memory_mb: int | None = None
-    time_limit_s: int | None = None
-    gpus: int | None = None
-    gpu_type: str | None = None
-    queue: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    export: str | None = None
+    # what the job needs: NeedFields (a record made before them holds none)
     # the sweep the job is an element of (domain/model/jobs/sweeps.py); None for a job of its own
     sweep: str | None = None
     sweep_index: int | None = None
@@ -132,24 +139,15 @@ def _on(spec: JobSpec, kind: DependencyKind) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class Submitting:
+class Submitting(NeedFields):
     """Durable before the create request goes out: from here on an object may exist."""
 
     KIND: ClassVar[str] = "submitting"
     attempt: int
     nonce: Nonce
     # Added later, written only when set (domain/model/jobs/attempt_needs.py): an attempt whose needs differ
-    # from the job's records them all here, with what made it (cause) and why, in words; an attempt
+    # from the job's records them all (NeedFields), with what made it (cause) and why, in words; an attempt
     # without them has the job's needs, and a record without them reads as before.
-    cpus: int | None = None
-    memory_mb: int | None = None
-    time_limit_s: int | None = None
-    gpus: int | None = None
-    gpu_type: str | None = None
-    queue: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    export: str | None = None
     cause: str | None = None  # an AttemptCause value: resubmit, out-of-memory, time-limit, checkpoint
     why: str | None = None
 
@@ -277,24 +275,15 @@ class MovedToResidual:
 
 
 @dataclass(frozen=True, slots=True)
-class Requested:
+class Requested(NeedFields):
     """A job command's request (hold, release, cancel, give-up, abandon), answered once by the actor:
     a live supervisor, or the command itself when it holds the job's lock."""
 
     KIND: ClassVar[str] = "request"
     request: str  # the request's id: it is answered once, never acted on twice
     action: str  # an Action value
-    # Added later, written only when set: the needs a ``resubmit --memory ...`` gives the new attempt
-    # (only the needs named; the others stay the current attempt's)
-    cpus: int | None = None
-    memory_mb: int | None = None
-    time_limit_s: int | None = None
-    gpus: int | None = None
-    gpu_type: str | None = None
-    queue: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    export: str | None = None
+    # Added later, written only when set (NeedFields): the needs a ``resubmit --memory ...`` gives the new
+    # attempt (only the needs named; the others stay the current attempt's)
 
 
 @dataclass(frozen=True, slots=True)

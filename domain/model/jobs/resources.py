@@ -14,8 +14,10 @@ is refused here, before anything is recorded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Any
 
 from dunscaith.domain.model.jobs.errors import BadSpec
 
@@ -78,20 +80,17 @@ class Resources:
 
     def shown(self) -> list[str]:
         """Each need given as ``status`` shows it: ``cpus=4 memory=8G time=1-00:00:00 gpus=a100:2``."""
-        out = []
-        if self.cpus is not None:
-            out.append(f"cpus={self.cpus}")
-        if self.memory_mb is not None:
-            out.append(f"memory={format_memory(self.memory_mb)}")
-        if self.time_limit_s is not None:
-            out.append(f"time={format_time_limit(self.time_limit_s)}")
-        if self.gpus is not None:
-            out.append(f"gpus={self.gpu_request}")
-        for name in ("queue", "account", "qos", "export"):
-            value = getattr(self, name)
-            if value is not None:
-                out.append(f"{name}={value}")
-        return out
+        return self.given(
+            ("cpus", "cpus={}".format),
+            ("memory_mb", lambda mb: f"memory={format_memory(mb)}"),
+            ("time_limit_s", lambda s: f"time={format_time_limit(s)}"),
+            ("gpus", lambda _: f"gpus={self.gpu_request}"),
+            *((name, f"{name}={{}}".format) for name in ("queue", "account", "qos", "export")),
+        )
+
+    def given(self, *words: tuple[str, Callable[[Any], str]]) -> list[str]:
+        """The words of each need given, in the order of ``words``: (the need's field, its words from its value)."""
+        return [say(value) for name, say in words if (value := getattr(self, name)) is not None]
 
     def __bool__(self) -> bool:
         return any(getattr(self, f.name) is not None for f in fields(self))

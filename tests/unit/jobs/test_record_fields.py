@@ -102,3 +102,14 @@ def test_options_dunscaith_owns_are_refused_however_spelt(options: list[str]) ->
                                      ["-c", "4"], ["--export=ALL"], ["--constraint=a100"], ["-t10:00"]])
 def test_other_options_pass(options: list[str]) -> None:
     check_sbatch_options(options)  # -pH is the partition "H", not a hold
+
+
+def test_the_events_that_carry_needs_carry_every_need_under_its_own_name() -> None:
+    from dataclasses import fields
+
+    from dunscaith.domain.model.jobs.resources import Resources
+
+    needs = [f.name for f in fields(Resources)]
+    assert [f.name for f in fields(ev.NeedFields)] == needs
+    for kind in (ev.JobRecorded, ev.Submitting, ev.Requested):
+        assert set(needs) <= {f.name for f in fields(kind)}

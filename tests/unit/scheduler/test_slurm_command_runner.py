@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dunscaith.adapters.durable.lock import FlockLock, is_held
-from dunscaith.adapters.scheduler.slurm.commands import CommandRunner
+from dunscaith.adapters.scheduler.client_command import CommandRunner
 
 
 def runner(tmp_path: Path, **scripts: str) -> CommandRunner:

@@ -1,4 +1,7 @@
-"""Run one Slurm client command: an argv list, no shell, a timeout that kills the whole group.
+"""Run one scheduler client command: an argv list, no shell, a timeout that kills the whole group.
+
+Every scheduler kind that drives a batch system through its command-line clients (Slurm, Grid Engine)
+runs them here; what a kind's clients say on a failure is the kind's own rule (``Said``).
 
 A client with no input and no working directory of its own (all but sbatch) is started with
 ``posix_spawn`` and read through one poll of its pipes and its pidfd: a supervisor runs a squeue
@@ -20,8 +23,17 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+# What a client said when it failed, from its (stdout, stderr): one line, "" when it said nothing.
+Said = Callable[[str, str], str]
+
+
+def last_stderr_line(stdout: str, stderr: str) -> str:
+    """Slurm's clients (and the default): the last line written on stderr."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +44,16 @@ class CommandResult:
     stderr: str = ""
     timed_out: bool = False
     spawn_error: str = ""  # set when the program could not be started at all (nothing was sent)
+    said: Said = field(default=last_stderr_line, repr=False, compare=False)  # the kind's rule for its clients
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out and not self.spawn_error
+
+    @property
+    def ran(self) -> bool:
+        """The client ran to its own end (not timed out, not killed, not unstartable)."""
+        return not self.timed_out and not self.spawn_error and self.returncode is not None and self.returncode >= 0
 
     @property
     def killed_by(self) -> int | None:
@@ -51,9 +69,7 @@ class CommandResult:
             return f"{name} gave no answer in time and was stopped"
         if self.killed_by is not None:
             return f"{name} was killed by signal {self.killed_by}"
-        lines = [ln.strip() for ln in self.stderr.splitlines() if ln.strip()]
-        message = lines[-1] if lines else "(no message)"
-        return f"{name} exited with {self.returncode}: {message}"
+        return f"{name} exited with {self.returncode}: {self.said(self.stdout, self.stderr) or '(no message)'}"
 
 
 # A call still unanswered after this long is said to be waited for (``Waiting``), once.
@@ -63,22 +79,24 @@ Waiting = Callable[[str, float, float], None]
 
 
 class CommandRunner:
-    """Finds Slurm's programs (in ``bin_dir`` or on PATH) and runs them with the cluster's environment.
+    """Finds a scheduler's programs (in ``bin_dir`` or on PATH) and runs them with the cluster's environment.
 
     ``waiting``: told once about a call that has not answered for ``notice_after`` seconds, while it
-    still waits (a wrong SLURM_CONF or a controller that is down would otherwise be minutes of silence)."""
+    still waits (a wrong SLURM_CONF or a controller that is down would otherwise be minutes of silence).
+    ``said``: what the kind's clients say on a failure, for ``CommandResult.failure``."""
 
     def __init__(self, bin_dir: Path | None, env: Mapping[str, str], waiting: Waiting | None = None,
-                 notice_after: float = NOTICE_AFTER) -> None:
+                 notice_after: float = NOTICE_AFTER, said: Said = last_stderr_line) -> None:
         self._bin_dir = bin_dir
         self._given = dict(env)
         self._env = {**os.environ, **env}
         self._waiting = waiting
         self._notice_after = notice_after
+        self._said = said
 
     def with_env(self, extra: Mapping[str, str]) -> CommandRunner:
         """The same runner with ``extra`` under the cluster's own environment (which wins)."""
-        return CommandRunner(self._bin_dir, {**extra, **self._given}, self._waiting, self._notice_after)
+        return CommandRunner(self._bin_dir, {**extra, **self._given}, self._waiting, self._notice_after, self._said)
 
     def _notice(self, argv: Sequence[str], timeout: float) -> Callable[[], None] | None:
         if self._waiting is None or timeout <= self._notice_after:
@@ -94,6 +112,12 @@ class CommandRunner:
         return shutil.which(name, path=self._env.get("PATH", os.defpath))
 
     def run(
+        self, name: str, args: Sequence[str], *, timeout: float, stdin: str | None = None, cwd: Path | None = None
+    ) -> CommandResult:
+        result = self._run(name, args, timeout=timeout, stdin=stdin, cwd=cwd)
+        return result if self._said is last_stderr_line else replace(result, said=self._said)
+
+    def _run(
         self, name: str, args: Sequence[str], *, timeout: float, stdin: str | None = None, cwd: Path | None = None
     ) -> CommandResult:
         program = self.program(name)
