@@ -6,6 +6,13 @@ would hide that every record is gone. So such a file is refused with one line sa
 nothing is written to it. The creating call holds ``schema.lock`` from before the file exists until
 its schema is committed, so another opener that meets a file still being made waits for it rather
 than mistaking it for a damaged one.
+
+A creator killed before its schema is committed (kill -9 of the very first command in a new root) would
+leave an empty file every later command refused. So the creator first writes ``records.db.creating``
+(durable before the file exists) and removes it only once the schema is in: an empty or schema-less file
+beside that marker, whose creator no longer holds the schema lock, is one that never held a record, and
+the next opener makes it again (``finish_interrupted_creation``). Without the marker, such a file is
+still refused.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ import os
 import sqlite3
 from pathlib import Path
 
-from dunscaith.adapters.durable.lock import FlockLock
+from dunscaith.adapters.durable.lock import FlockLock, LockHeld
 from dunscaith.adapters.durable.sync import sync_dir
 from dunscaith.ports.job_store import StoreError
 
 MAGIC = b"SQLite format 3\x00"
+_EMPTY = "is empty (0 bytes)"
+_NO_SCHEMA = "has no schema (an empty SQLite database, not a record store)"
 
 
 def recovery_advice(db: Path) -> str:
@@ -35,15 +44,60 @@ class StoreRefused(StoreError):
         self.why = why
 
 
+def creating_marker(db: Path) -> Path:
+    return db.with_name(db.name + ".creating")
+
+
+def finish_interrupted_creation(db: Path, schema_lock: FlockLock) -> None:
+    """A store file whose creator died before its schema was committed (its marker still there, the schema
+    lock free) removed, so that this opener creates it; one with a schema only loses the marker. Anything
+    else is left as it is (``check_existing`` judges it)."""
+    marker = creating_marker(db)
+    if not os.path.lexists(marker):
+        return  # no creation was interrupted
+    try:
+        schema_lock.acquire(blocking=False)
+    except LockHeld:
+        return  # its creator lives: it finishes, and check_existing waits for it
+    try:
+        if not os.path.lexists(marker):
+            return
+        if os.path.lexists(db) and _problem(db) in (_EMPTY, _NO_SCHEMA):
+            for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+                if os.path.lexists(leftover):
+                    os.unlink(leftover)
+        elif os.path.lexists(db):
+            os.unlink(marker)  # its schema was committed: only the marker's removal was cut short
+        sync_dir(db.parent)
+    except OSError as exc:
+        raise StoreError(f"record store {db}: an interrupted creation cannot be finished: "
+                         f"{exc.strerror or exc}") from None
+    finally:
+        schema_lock.release()
+
+
+def created_whole(db: Path) -> None:
+    """The schema of the store this call created is committed: its creation marker goes."""
+    try:
+        os.unlink(creating_marker(db))
+        sync_dir(db.parent)
+    except FileNotFoundError:
+        pass
+
+
 def create_exclusively(db: Path, schema_lock: FlockLock) -> bool:
     """Create ``db`` (0600, never through a symlink) under the schema lock; True if this call made it.
 
-    A True return leaves the lock held: the caller makes the schema, then releases it.
+    A True return leaves the lock held: the caller makes the schema, then calls ``created_whole`` and
+    releases it.
     """
     if os.path.lexists(db):
         return False
     schema_lock.acquire(blocking=True)
     try:
+        if not os.path.lexists(db):  # durable before the file: a kill from here on is seen as one
+            os.close(os.open(creating_marker(db), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+            sync_dir(db.parent)
         fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except FileExistsError:
         schema_lock.release()  # another opener made it first, and finished: it held this lock throughout
@@ -80,7 +134,7 @@ def _problem(db: Path) -> str | None:
         if not _is_regular(st.st_mode):
             raise StoreError(f"record store {db} cannot be used: it is not a regular file; move it aside")
         if st.st_size == 0:
-            return "is empty (0 bytes)"
+            return _EMPTY
         if os.pread(fd, len(MAGIC), 0) != MAGIC:
             return "is not a SQLite database (damaged, or another program's file)"
     finally:
@@ -103,7 +157,7 @@ def _problem(db: Path) -> str | None:
     finally:
         conn.close()
     if not tables:
-        return "has no schema (an empty SQLite database, not a record store)"
+        return _NO_SCHEMA
     if ("alembic_version",) not in tables:
         return "is a SQLite database but not a dunscaith record store (another program's)"
     return None

@@ -27,6 +27,8 @@ from dunscaith.adapters.store.sqlite.opening import (
     StoreRefused,
     check_existing,
     create_exclusively,
+    created_whole,
+    finish_interrupted_creation,
     no_room,
     no_room_said,
     quick_check,
@@ -166,6 +168,8 @@ class SqliteStore:
                 with self._errors(), self._read_lock:
                     ensure_schema(self._read_connection(), self.db_path, root.path / SCHEMA_LOCK,
                                   busy_timeout_ms=busy_timeout_ms, created=created)
+                if created:  # its schema is committed: no longer a creation a kill could cut short
+                    created_whole(self.db_path)
         except BaseException:
             self.close()
             raise
@@ -184,6 +188,7 @@ class SqliteStore:
             locks = ensure_private_dir(self.root.path / LOCKS_DIR)
         except UnsafeDirectory as exc:
             raise StoreError(f"record root {self.root.path}: {exc}") from None
+        finish_interrupted_creation(self.db_path, schema_lock)
         return locks, create_exclusively(self.db_path, schema_lock)
 
     @classmethod

@@ -67,6 +67,37 @@ def test_sqlite_file_without_schema_is_refused_and_nothing_written(tmp_path: Pat
     assert _digest(root) == before
 
 
+@pytest.mark.parametrize("left", ["empty", "no schema"])
+def test_a_creation_killed_before_its_schema_is_made_again_by_the_next_opener(tmp_path: Path, left: str) -> None:
+    # kill -9 of the first command in a new root between the file's creation and its schema's commit: the
+    # marker written before the file says no record was ever in it, and the next command makes it again
+    root = tmp_path / "records"
+    with SqliteStore.open(root, SystemHost()):
+        pass
+    assert not (root / "records.db.creating").exists()  # a whole store leaves no marker
+    for name in ("records.db", "records.db-wal", "records.db-shm"):
+        (root / name).unlink(missing_ok=True)
+    (root / "records.db.creating").write_bytes(b"")
+    if left == "empty":
+        (root / "records.db").write_bytes(b"")
+    else:
+        sqlite3.connect(root / "records.db").execute("PRAGMA user_version=1").connection.close()
+    with SqliteStore.open(root, SystemHost()) as store:
+        store.create(JobId("j1"), T0, "created", {"spec": "x"})
+    assert not (root / "records.db.creating").exists()
+    with SqliteStore.open(root, SystemHost()) as store:
+        assert store.jobs() == [JobId("j1")]
+
+
+def test_a_marker_beside_a_whole_store_goes_and_its_records_stay(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    (root / "records.db.creating").write_bytes(b"")  # killed after its schema, before the marker went
+    with SqliteStore.open(root, SystemHost()) as store:
+        assert sorted(store.jobs()) == ["j1", "j2", "j3"]
+    assert not (root / "records.db.creating").exists()
+
+
 def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None:
     root = tmp_path / "records"
     _three_jobs(root, pad=300)
