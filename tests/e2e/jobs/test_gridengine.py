@@ -155,6 +155,15 @@ JOB_POINTS = [
 ]
 
 
+def test_a_200_element_sweep_on_grid_engine_runs_each_element_once_to_its_outcome(on_sge: Cli) -> None:
+    done = on_sge.run("submit", "--cluster", "test", "--name", "big", "--array", "1-200", "--",
+                      *_command(on_sge), timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "sweep big: all 200 succeeded" in done.stdout
+    assert "200 elements sent as job array" in done.stdout
+    assert _ran(on_sge) == Counter(str(i) for i in range(1, 201))
+
+
 @pytest.mark.parametrize("point", _trials(JOB_POINTS))
 def test_kill_9_at_each_step_then_supervise_runs_the_command_once(on_sge: Cli, point: str) -> None:
     job = f"k9-{point.replace('#', '-')}"
