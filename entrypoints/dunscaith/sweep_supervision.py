@@ -187,8 +187,9 @@ def _drained(drain: Interrupts, what: str, again: str) -> _SweepEnd:
     known = name is not None and name in signal.Signals.__members__
     code = int(for_signal(signal.Signals[name].value)) if known and name is not None else int(ExitCode.INTERNAL)
     return _SweepEnd(code, "drained",
-                     f"{what}: supervisor stopped by signal; everything received is committed; started elements "
-                     f"continue Unattended and the others have not been sent; reattach with: {again}",
+                     f"{what}: supervisor stopped by signal; everything received is committed; started "
+                     f"{'jobs' if what.startswith('pipeline ') else 'elements'} continue Unattended and the others "
+                     f"have not been sent; reattach with: {again}",
                      by_signal=True)
 
 
