@@ -9,10 +9,11 @@ import os
 import secrets
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import name_problem
@@ -44,14 +45,29 @@ from dunscaith.entrypoints.dunscaith.edge import CommandContext
 from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.owning_host import OwningHost
     from dunscaith.domain.services.jobs.submit import RecordJob, RecordSweep
+    from dunscaith.entrypoints.dunscaith.supervision import Supervising
     from dunscaith.ports.interrupts import Interrupts
+
+
+
+class Submitting(NamedTuple):
+    """The use cases ``submit``'s body is given (each a maker: ``@edge.injected`` hands the typer command
+    its use cases, the plain path its root's): recording a job or a sweep, the pointers' hosts for a
+    refusal's hint, and the supervision that follows."""
+
+    record_job: Callable[[], RecordJob]
+    record_sweep: Callable[[], RecordSweep]
+    owning_host: Callable[[], OwningHost]
+    supervising: Supervising
+
 
 FLAG_OF = {DependencyKind.AFTER: "--after", DependencyKind.AFTER_ANY: "--after-any",
            DependencyKind.AFTER_EACH: "--after-each"}
 
 
-def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: str = "local",
+def submit(ctx: CommandContext, cases: Submitting, words: list[str], *, as_command: bool, cluster: str = "local",
            name: str | None = None, follow: bool = False, partition: str | None = None, time: str | None = None,
            mem: str | None = None, cpus: str | None = None, gpus: str | None = None, account: str | None = None,
            qos: str | None = None, export: str | None = None, sbatch: tuple[str, ...] = (),
@@ -75,12 +91,12 @@ def submit(ctx: CommandContext, words: list[str], *, as_command: bool, cluster: 
     spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, recovery_flags, notify)
     if sweeping:
         elements = [replace(e, waits=waits) for e in _sweep(spec, array, each, max_running)]
-        return _submit_sweep(ctx, drain, spec, elements, as_json=as_json, parsable=parsable,
+        return _submit_sweep(ctx, cases, drain, spec, elements, as_json=as_json, parsable=parsable,
                              job_exit=exit_of_job(ctx, job_exit))
-    job = _record_job(ctx, replace(spec, waits=waits))
+    job = _record_job(ctx, cases, replace(spec, waits=waits))
     if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
         print(job, flush=True)
-    return supervision.supervise(ctx, job, drain, fresh=True, follow=follow, as_json=as_json,
+    return supervision.supervise(ctx, job, drain, cases.supervising.job(), fresh=True, follow=follow, as_json=as_json,
                                  stream=sys.stderr if parsable else None, job_exit=exit_of_job(ctx, job_exit))
 
 
@@ -126,8 +142,8 @@ def _waits(after: tuple[str, ...], after_any: tuple[str, ...], after_each: tuple
     return tuple(waits)
 
 
-def check_waits(ctx: CommandContext, record: RecordJob | RecordSweep, name: JobId, waits: tuple[Dependency, ...],
-                indices: set[int] | None = None) -> None:
+def check_waits(owning_host: Callable[[], OwningHost], record: RecordJob | RecordSweep, name: JobId,
+                waits: tuple[Dependency, ...], indices: set[int] | None = None) -> None:
     """Refuse, before anything is recorded, a job (``name``; a sweep's: ``indices``) that waits for itself,
     for a name this store holds nothing of, or (--after-each) for a job or a sweep of other indices."""
     for dep in waits:
@@ -137,7 +153,7 @@ def check_waits(ctx: CommandContext, record: RecordJob | RecordSweep, name: JobI
         with edge.store_errors():
             found = record.waited(dep.on)
         if found is None:
-            raise BadInput(not_here_problem(FLAG_OF[dep.kind], dep.on, _pointer_host(ctx, dep.on)))
+            raise BadInput(not_here_problem(FLAG_OF[dep.kind], dep.on, _pointer_host(owning_host, dep.on)))
         if dep.kind is DependencyKind.AFTER_EACH:
             if found.indices is None:
                 raise BadInput(f"{flag}: a job, not a sweep: it has no element i for element i to wait for; "
@@ -147,11 +163,11 @@ def check_waits(ctx: CommandContext, record: RecordJob | RecordSweep, name: JobI
                 raise BadInput(f"{flag}: {problem}")
 
 
-def _pointer_host(ctx: CommandContext, name: JobId) -> str | None:
+def _pointer_host(owning_host: Callable[[], OwningHost], name: JobId) -> str | None:
     """The host a pointer of the user's says ``name`` (a job, or a sweep's elements) is recorded on, if
     another: display only, so a pointer that does not read says nothing."""
     try:
-        owning = edge.use_cases(ctx).owning_host()
+        owning = owning_host()
         owner = owning.of_pointer(name)
         if owner is None:
             found = owning.of_sweep(name)
@@ -161,45 +177,46 @@ def _pointer_host(ctx: CommandContext, name: JobId) -> str | None:
     return owner.host if owner is not None else None
 
 
-def _record_job(ctx: CommandContext, spec: JobSpec) -> JobId:
+def _record_job(ctx: CommandContext, cases: Submitting, spec: JobSpec) -> JobId:
     """The job recorded, once every check that can refuse it has passed: nothing is recorded otherwise."""
     edge.open_store(ctx)
+    record = cases.record_job()
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
-        refused = edge.use_cases(ctx).record_job().ready(spec.cluster, spec.resources, spec.options)
+        refused = record.ready(spec.cluster, spec.resources, spec.options)
     if refused is not None:  # what the cluster's scheduler cannot honour, refused before anything is recorded
         raise BadInput(refused)
-    check_waits(ctx, edge.use_cases(ctx).record_job(), spec.name, spec.waits)
+    check_waits(cases.owning_host, record, spec.name, spec.waits)
     try:  # a job without a pointer is one no other login node can find: refused before it is recorded
-        edge.use_cases(ctx).record_job().pointers_writable()
+        record.pointers_writable()
     except PointerError as exc:
         raise BadInput(f"{exc}; nothing was recorded: every login node finds a job by its pointer there, so "
                        "fix that folder, then submit again") from None
     try:
-        edge.use_cases(ctx).record_job().check_free(spec.name)
+        record.check_free(spec.name)
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
     edge.notice_unattended(ctx)
     try:
-        return edge.use_cases(ctx).record_job()(spec)
+        return record(spec)
     except JobExists:
         raise BadInput(f"a job named {spec.name} is already recorded; choose another --name") from None
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
 
 
-def _submit_sweep(ctx: CommandContext, drain: Interrupts, template: JobSpec, elements: list[JobSpec], *,
-                  as_json: bool, parsable: bool, job_exit: bool) -> int:
+def _submit_sweep(ctx: CommandContext, cases: Submitting, drain: Interrupts, template: JobSpec,
+                  elements: list[JobSpec], *, as_json: bool, parsable: bool, job_exit: bool) -> int:
     """Record every element of the sweep ``template`` names, at once or not at all, then supervise them."""
     from dunscaith.entrypoints.dunscaith import sweep_supervision
 
     edge.open_store(ctx)
-    record = edge.use_cases(ctx).record_sweep()
+    record = cases.record_sweep()
     with edge.store_errors():  # asked once: every element has the same cluster, needs and options
         refused = record.ready(template.cluster, template.resources, template.options)
     if refused is not None:
         raise BadInput(refused)
     if elements:
-        check_waits(ctx, record, template.name, elements[0].waits,
+        check_waits(cases.owning_host, record, template.name, elements[0].waits,
                     {e.member.index for e in elements if e.member is not None})
     try:
         record.pointers_writable()
@@ -217,7 +234,7 @@ def _submit_sweep(ctx: CommandContext, drain: Interrupts, template: JobSpec, ele
         raise BadInput(f"{exc}; nothing was recorded") from None
     if parsable:  # the sweep's name alone, once every element is recorded, for a script to keep
         print(template.name, flush=True)
-    return sweep_supervision.supervise_sweep(ctx, template.name, drain, fresh=True, as_json=as_json,  # type: ignore[arg-type]
+    return sweep_supervision.supervise_sweep(ctx, template.name, drain, cases.supervising, fresh=True, as_json=as_json,  # type: ignore[arg-type]
                                              stream=sys.stderr if parsable else None, job_exit=job_exit)
 
 

@@ -10,6 +10,7 @@ line naming the file and the step, exit 2, and nothing is recorded.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from dunscaith.entrypoints.pipeline_file import read_pipeline
 if TYPE_CHECKING:
     from dunscaith.domain.model.jobs.spec import JobSpec
     from dunscaith.domain.services.jobs.submit import RecordPipeline
+    from dunscaith.entrypoints.dunscaith.supervision import Supervising
 
 
 def not_with_pipeline(given: dict[str, bool]) -> None:
@@ -46,6 +48,8 @@ def submit_pipeline(
     file: Path,
     name: str | None,
     *,
+    record_pipeline: Callable[[], RecordPipeline],
+    supervising: Supervising,
     cluster: str,
     notify: bool | None,
     as_json: bool,
@@ -59,7 +63,7 @@ def submit_pipeline(
     pipeline = read_pipeline(file, name)
     by_step = _specs(ctx, pipeline, cluster, notify)
     edge.open_store(ctx)
-    record = edge.use_cases(ctx).record_pipeline()
+    record = record_pipeline()
     _ready(record, pipeline, by_step)
     try:
         record.pointers_writable()
@@ -83,6 +87,7 @@ def submit_pipeline(
         ctx,  # type: ignore[arg-type]  # a typer.Context, or the plain path's RootContext: what edge reads
         pipeline.name,
         drain,
+        supervising,
         fresh=True,
         as_json=as_json,
         stream=sys.stderr if parsable else None,

@@ -80,6 +80,7 @@ def submit(argv: list[str]) -> int | None:
         if settings.records.backend != "sqlite":
             return None  # the other stores are opened on the app's path
         from dunscaith.entrypoints.dunscaith import edge, routing, submit_job
+        from dunscaith.entrypoints.dunscaith.supervision import Supervising
         from dunscaith.entrypoints.dunscaith.wiring import Root
     finally:
         gc.freeze()
@@ -89,7 +90,10 @@ def submit(argv: list[str]) -> int | None:
     root = Root(settings)
     try:
         ctx: Any = edge.RootContext(root)
-        return submit_job.submit(ctx, line.words, as_command=True, name=line.name, follow=line.follow,
+        cases = root.use_cases
+        given = submit_job.Submitting(cases.record_job, cases.record_sweep, cases.owning_host,
+                                      Supervising(cases.supervise_job, cases.supervise_sweep, cases.notify_sweep))
+        return submit_job.submit(ctx, given, line.words, as_command=True, name=line.name, follow=line.follow,
                                  as_json=line.as_json, parsable=line.parsable)
     except Exception as exc:
         typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)

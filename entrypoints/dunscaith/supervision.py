@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import IO, NamedTuple, cast
+from typing import IO, TYPE_CHECKING, NamedTuple, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_signal
@@ -25,6 +25,24 @@ from dunscaith.entrypoints.dunscaith import edge, render
 from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
 from dunscaith.ports.interrupts import Interrupts
 
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+
+
+class Supervising(NamedTuple):
+    """The use cases a supervision from the command line is given (each a maker, as ``@edge.injected``
+    hands a command its use case; the plain paths hand their root's): one job's, a sweep's, a sweep's notice."""
+
+    supervise_job: Callable[..., SuperviseJob]
+    supervise_sweep: Callable[..., SuperviseSweep]
+    notify_sweep: Callable[[], NotifySweep]
+
+    def job(self) -> SuperviseJob:
+        """One job's supervision, its problems and the residual sweep's report said on stderr."""
+        return self.supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep)
+
 
 class _Exit(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean path's start
     """How the supervision ends: its code, whose it is, and (not the job's outcome) the error it reports."""
@@ -36,7 +54,8 @@ class _Exit(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean pa
     by_signal: bool = False  # the process ends by the signal that drained it
 
 
-def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
+def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, supervise_job: SuperviseJob, *, fresh: bool,
+              bound: float | None = None,
               stream: IO[str] | None = None, follow: bool = False, as_json: bool = False,
               job_exit: bool = False) -> int:
     """Supervise ``job`` to its ending and return the exit code. ``as_json``: the live view on stderr and
@@ -44,7 +63,6 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, *, fresh: bool
     outcome (--job-exit-code, docs/exit-codes.md)."""
     if as_json:
         stream = sys.stderr
-    supervise_job = edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep)
     shown_in = cast(IO[str], DropWhenClosed(stream or sys.stdout))
     with edge.store_errors(ctx, job):
         try:

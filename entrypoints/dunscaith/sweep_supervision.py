@@ -26,30 +26,29 @@ from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.entrypoints.dunscaith.supervision import DropWhenClosed
+from dunscaith.entrypoints.dunscaith.supervision import DropWhenClosed, Supervising
 from dunscaith.ports.interrupts import Interrupts
 
 _NAMED = 10  # elements named in the one-line summary; the rest are counted
 
 
-def _use(ctx: typer.Context) -> SuperviseSweep:
-    return edge.use_cases(ctx).supervise_sweep(
-        one=edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep),
-        on_problem=edge.say)
+def _use(cases: Supervising) -> SuperviseSweep:
+    return cases.supervise_sweep(one=cases.job(), on_problem=edge.say)
 
 
-def recorded_as(ctx: typer.Context, name: str) -> str | None:
+def recorded_as(ctx: typer.Context, name: str, cases: Supervising) -> str | None:
     """What ``name`` is recorded as here: "sweep", "job", or None (nothing of that name)."""
     with edge.store_errors(ctx):
-        return _use(ctx).recorded_as(name)
+        return _use(cases).recorded_as(name)
 
 
-def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fresh: bool, as_json: bool = False,
+def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
+                    as_json: bool = False,
                     stream: IO[str] | None = None, job_exit: bool = False) -> int:
     """Supervise every element of ``sweep`` that no live supervisor holds, to its outcome; the exit code.
     ``fresh``: the sweep was just recorded. ``as_json``: the live view on stderr, the result on stdout.
     ``job_exit`` has no meaning for many jobs: a sweep's code is dunscaith's (docs/exit-codes.md)."""
-    use = _use(ctx)
+    use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
     with edge.store_errors(ctx):
         try:
@@ -60,17 +59,17 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, *, fres
             raise BadInput(str(exc)) from None
     def notify(document: dict[str, Any]) -> str:  # the sweep's one notice for its outcome (docs/notifications.md)
         with edge.store_errors(ctx):
-            return str(edge.use_cases(ctx).notify_sweep()(sweep, done.elements, document, drain))
+            return str(cases.notify_sweep()(sweep, done.elements, document, drain))
 
     return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
                 stdout_kept=as_json or stream is sys.stderr, notify=notify)
 
 
-def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, *, fresh: bool, as_json: bool = False,
-                       stream: IO[str] | None = None) -> int:
+def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
+                       as_json: bool = False, stream: IO[str] | None = None) -> int:
     """Supervise every step of the pipeline ``name`` in one loop, to its end (docs/pipelines.md): exit 0 only
     when every step succeeded, 1 when one failed or is blocked by one that did; ``fresh``: just recorded."""
-    use = _use(ctx)
+    use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
     with edge.store_errors(ctx):
         try:
@@ -85,7 +84,7 @@ def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, *, fr
     def notify(document: dict[str, Any]) -> str:  # the pipeline's one notice for its end (blocked jobs have none)
         ended_jobs = tuple(e for e in done.elements if e.job not in dict(done.blocked))
         with edge.store_errors(ctx):
-            return str(edge.use_cases(ctx).notify_sweep()(name, ended_jobs, document, drain))
+            return str(cases.notify_sweep()(name, ended_jobs, document, drain))
 
     ended = report.end if report is not None else None
     if done.drained or ended is None:
@@ -110,19 +109,20 @@ def _steps_of(report: PipelineReport | None) -> list[dict[str, Any]]:
     return out
 
 
-def supervise_unattended(ctx: typer.Context, drain: Interrupts, *, as_json: bool = False) -> int:
+def supervise_unattended(ctx: typer.Context, drain: Interrupts, cases: Supervising, *, as_json: bool = False) -> int:
     """``supervise --all``: every Unattended job and sweep element of this store, in one loop."""
-    use = _use(ctx)
+    use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else sys.stdout))
     with edge.store_errors(ctx):
         done = use.unattended(drain, title=JobId("all"), stream=shown)
     if not done.elements:
         print(f"{PROG}: no Unattended job: nothing to supervise", file=sys.stderr)
     return _end(ctx, done, drain, as_json, what="supervise --all", again=f"{PROG} supervise --all",
-                notify=lambda _: _notify_each(ctx, use, done, drain))
+                notify=lambda _: _notify_each(ctx, use, cases, done, drain))
 
 
-def _notify_each(ctx: typer.Context, use: SuperviseSweep, done: SweepSupervised, drain: Interrupts) -> str:
+def _notify_each(ctx: typer.Context, use: SuperviseSweep, cases: Supervising, done: SweepSupervised,
+                 drain: Interrupts) -> str:
     """``supervise --all``: each sweep it took that reached its outcome gets its one notice, its own result
     object as ``supervise NAME`` would print it; what is left undelivered, or ""."""
     problems = []
@@ -136,7 +136,7 @@ def _notify_each(ctx: typer.Context, use: SuperviseSweep, done: SweepSupervised,
             continue
         document = _result(part, Counter(e.state for e in members), end.ending, end.code, end.message)
         with edge.store_errors(ctx):
-            problem = edge.use_cases(ctx).notify_sweep()(sweep, members, document, drain)
+            problem = cases.notify_sweep()(sweep, members, document, drain)
         if problem:
             problems.append(problem)
     return "; ".join(problems)

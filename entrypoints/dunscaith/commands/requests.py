@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
@@ -41,6 +41,12 @@ from dunscaith.entrypoints.dunscaith.edge import PROG
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+    from dunscaith.domain.services.jobs.submit import RecordJob
+    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
     Action.RELEASE: "Release a job held by `hold`.",
@@ -64,23 +70,33 @@ def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
     return state
 
 
-def _supervisor_for(ctx: typer.Context, state: JobState) -> Supervisor:
+class Acting(NamedTuple):
+    """The use cases a job command (hold, release, cancel, resubmit) is given, each a maker (``@edge.injected``):
+    the job commands, their sweep form, the supervision a command acts with under the lock, and the
+    recording's check of a new attempt's needs."""
+
+    job_commands: Callable[..., JobCommands]
+    sweep_commands: Callable[..., SweepCommands]
+    supervise_job: Callable[..., SuperviseJob]
+    record_job: Callable[[], RecordJob]
+
+
+def _supervisor_for(cases: Acting, state: JobState) -> Supervisor:
     """The supervisor a command acts with under the lock; it keeps the pointer's last state."""
-    return edge.use_cases(ctx).supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
+    return cases.supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
-def _sweep_commands(ctx: typer.Context, needs: Resources | None = None) -> SweepCommands:
+def _sweep_commands(ctx: typer.Context, cases: Acting, needs: Resources | None = None) -> SweepCommands:
     """The use case acting on a sweep's elements, each through the job commands of that element."""
-    cases = edge.use_cases(ctx)
 
     def commands_of(element: JobId) -> JobCommands:
-        return cases.job_commands(supervisor=lambda: _supervisor_for(ctx, edge.read_state(ctx, element)),
+        return cases.job_commands(supervisor=lambda: _supervisor_for(cases, edge.read_state(ctx, element)),
                                   needs=needs)
 
     return cases.sweep_commands(commands=commands_of)
 
 
-def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: str | None = None,
+def request(ctx: typer.Context, cases: Acting, job: str, action: Action, as_json: bool, state: str | None = None,
             failed: bool = False, needs: Resources | None = None, need_flags: Sequence[str] = ()) -> int:
     drain = edge.interrupts(ctx)
     if failed and state is not None:
@@ -94,7 +110,7 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
     # before the store: another host's job (or sweep, where this host has no store) needs nothing of this one
     edge.owned_elsewhere(ctx, job, typed, follow=True, sweeps=True)
     edge.open_store(ctx)
-    sweeps = _sweep_commands(ctx, needs)
+    sweeps = _sweep_commands(ctx, cases, needs)
     with edge.store_errors(ctx, job):
         try:
             chosen = sweeps.choose(job, state, failed=failed)
@@ -104,13 +120,14 @@ def request(ctx: typer.Context, job: str, action: Action, as_json: bool, state: 
             edge.sweep_owned_elsewhere(ctx, job, typed)
             raise
     if not chosen.one:  # a sweep's elements, or a pipeline's jobs
-        return _on_sweep(ctx, sweeps, chosen, action, as_json, drain, failed, needs)
+        return _on_sweep(ctx, cases, sweeps, chosen, action, as_json, drain, failed, needs)
     found = edge.read_state(ctx, JobId(job))
     edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
     if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
-    resubmit_needs.refuse_unhonoured(ctx, needs, [found])  # a need the cluster refuses: exit 2, nothing recorded
-    commands = edge.use_cases(ctx).job_commands(supervisor=lambda: _supervisor_for(ctx, found), needs=needs)
+    # a need the cluster refuses: exit 2, nothing recorded
+    resubmit_needs.refuse_unhonoured(cases.record_job, needs, [found])
+    commands = cases.job_commands(supervisor=lambda: _supervisor_for(cases, found), needs=needs)
 
     said: list[CommandResult] = []
 
@@ -176,14 +193,14 @@ def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[st
     return body
 
 
-def _on_sweep(ctx: typer.Context, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
+def _on_sweep(ctx: typer.Context, cases: Acting, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
               drain: Interrupts, failed: bool, needs: Resources | None = None) -> int:
     """The request made of each chosen element (docs/sweeps.md, "Commands on a sweep"): one summary line,
     a line for each element not confirmed, and the largest of the elements' codes (0 when every one was
     confirmed and carried out, or when none was chosen)."""
     if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
         edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
-    resubmit_needs.refuse_unhonoured(ctx, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
+    resubmit_needs.refuse_unhonoured(cases.record_job, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
     with edge.store_errors(ctx, chosen.word):
         answer = sweeps(chosen, action, drain, failed=failed)
     edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
@@ -333,38 +350,52 @@ def _command(action: Action) -> Callable[..., int]:
                          "succeeded or may still run)")),
                      cpus: str | None = resubmit_needs.CPUS, memory: str | None = resubmit_needs.MEMORY,
                      time: str | None = resubmit_needs.TIME, gpus: str | None = resubmit_needs.GPUS,
-                     queue: str | None = resubmit_needs.QUEUE, account: str | None = resubmit_needs.ACCOUNT) -> int:
+                     queue: str | None = resubmit_needs.QUEUE, account: str | None = resubmit_needs.ACCOUNT,
+                     *, job_commands: Callable[..., JobCommands] = edge.GIVEN,
+                     sweep_commands: Callable[..., SweepCommands] = edge.GIVEN,
+                     supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
+                     record_job: Callable[[], RecordJob] = edge.GIVEN) -> int:
             needs = resubmit_needs.parsed(cpus, memory, time, gpus, queue, account)
-            return request(ctx, job, action, as_json, state, failed, needs,
+            cases = Acting(job_commands, sweep_commands, supervise_job, record_job)
+            return request(ctx, cases, job, action, as_json, state, failed, needs,
                            resubmit_needs.typed(cpus, memory, time, gpus, queue, account))
 
         resubmit.__doc__ = _HELP[action]
-        return resubmit
+        return edge.injected(resubmit)
 
     def command(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help=_JOB_HELP),
                 as_json: bool = typer.Option(False, "--json", help="one JSON object"),
-                state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP)) -> int:
-        return request(ctx, job, action, as_json, state)
+                state: str | None = typer.Option(None, "--state", metavar="STATE", help=_STATE_HELP), *,
+                job_commands: Callable[..., JobCommands] = edge.GIVEN,
+                sweep_commands: Callable[..., SweepCommands] = edge.GIVEN,
+                supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
+                record_job: Callable[[], RecordJob] = edge.GIVEN) -> int:
+        return request(ctx, Acting(job_commands, sweep_commands, supervise_job, record_job), job, action, as_json,
+                       state)
 
     command.__doc__ = _HELP[action]
-    return command
+    return edge.injected(command)
 
 
 @edge.injected
 def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               as_json: bool = typer.Option(False, "--json", help="one JSON object"), *,
-              status: Callable[[], JobStatus] = edge.GIVEN) -> int:
+              status: Callable[[], JobStatus] = edge.GIVEN,
+              supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
+              supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
+              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN) -> int:
     """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a
     job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
     with a live supervisor, say so (it carries it on)."""
     drain = edge.interrupts(ctx)
+    cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     try:
         state = _open(ctx, job, ["reconcile", job])
     except BadInput:  # a sweep's name: its supervision carries on what is left, its notice included
-        if sweep_supervision.recorded_as(ctx, job) != "sweep":
+        if sweep_supervision.recorded_as(ctx, job, cases) != "sweep":
             raise
         edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
+        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
     view = status().one(state.name)
     if view.health.held or view.sweep_held:
         edge.sweep(ctx)
@@ -381,7 +412,7 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
         print(f"job {job}: no outcome yet: supervised for at most supervise.wait ({wait:g} s), then exit 5 with "
               f"what is left (to follow it to its outcome: {PROG} supervise {job})",
               file=sys.stderr if as_json else sys.stdout, flush=True)
-    code = supervision.supervise(ctx, state.name, drain, fresh=False, bound=wait,
+    code = supervision.supervise(ctx, state.name, drain, cases.job(), fresh=False, bound=wait,
                                  stream=sys.stderr if as_json else None)
     if as_json:
         view = status().one(state.name)

@@ -4,7 +4,8 @@ made). Only the needs named change; the others stay the current attempt's (docs/
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,7 +21,9 @@ from dunscaith.domain.model.jobs.resources import (
 )
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge
+
+if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.submit import RecordJob
 
 CPUS = typer.Option(None, "--cpus", metavar="N", help="the new attempt's cpus (for its one task)")
 MEMORY = typer.Option(None, "--memory", metavar="SIZE", help="the new attempt's memory (8G, 512M)")
@@ -65,14 +68,14 @@ def typed(
     return [word for flag, value in pairs if value is not None for word in (flag, value)]
 
 
-def refuse_unhonoured(ctx: typer.Context, needs: Resources | None, states: Iterable[JobState]) -> None:
+def refuse_unhonoured(record_job: Callable[[], RecordJob], needs: Resources | None, states: Iterable[JobState]) -> None:
     """BadInput naming the first job whose cluster refuses its new attempt's needs (nothing recorded yet):
     each job's current needs with those given, asked of its cluster's own rules (no request is sent).
     Nothing to ask when no need is given."""
     if needs is None:
         return
     asked: set[tuple[str, Resources, tuple[str, ...]]] = set()
-    recording = edge.use_cases(ctx).record_job()
+    recording = record_job()
     for state in states:
         current = state.current
         base = current.needs if current is not None and current.needs is not None else state.spec.resources

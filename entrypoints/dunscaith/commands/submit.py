@@ -14,7 +14,15 @@ from dunscaith.entrypoints.dunscaith import edge, submit_job, supervision, sweep
 from dunscaith.entrypoints.path_args import path_arg
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from typer._click.core import Context as ParsingContext  # what typer's own click passes to parse_args
+
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+    from dunscaith.domain.services.jobs.owning_host import OwningHost
+    from dunscaith.domain.services.jobs.submit import RecordJob, RecordPipeline, RecordSweep
+    from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
+    from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
 
 _AS_COMMAND = "dunscaith.as_command"
 _MIXED = "dunscaith.script_and_command"
@@ -56,6 +64,7 @@ def _exit_option() -> Any:
                              "n), as srun does; default: supervise.exit_code (docs/exit-codes.md)")
 
 
+@edge.injected
 def submit(
     ctx: typer.Context,
     words: list[str] = typer.Argument(None, metavar="-- COMMAND... | SCRIPT", show_default=False),
@@ -119,6 +128,14 @@ def submit(
     requeue: str | None = _REQUEUE,
     on_oom: str | None = _ON_OOM,
     on_time: str | None = _ON_TIME,
+    *,
+    record_job: Callable[[], RecordJob] = edge.GIVEN,
+    record_sweep: Callable[[], RecordSweep] = edge.GIVEN,
+    record_pipeline: Callable[[], RecordPipeline] = edge.GIVEN,
+    owning_host: Callable[[], OwningHost] = edge.GIVEN,
+    supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
+    supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
+    notify_sweep: Callable[[], NotifySweep] = edge.GIVEN,
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
@@ -131,6 +148,7 @@ def submit(
 
     With --after NAME, the job is recorded at once and created only once NAME succeeded. With --pipeline
     FILE, every step of the file is recorded at once (or none), then supervised by this one process."""
+    supervising = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     if ctx.meta.get(_MIXED):
         raise BadInput("give a SCRIPT or a command after --, not both (submit SCRIPT, or submit -- COMMAND "
                        "ARGS...)")
@@ -148,8 +166,11 @@ def submit(
             "--requeue-on-time-limit": requeue is not None, "--on-out-of-memory": on_oom is not None,
             "--on-time-limit": on_time is not None})
         return submit_pipeline.submit_pipeline(ctx, pipeline, name, cluster=cluster, notify=notify,
-                                               as_json=as_json, parsable=parsable)
-    return submit_job.submit(ctx, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)), cluster=cluster,
+                                               as_json=as_json, parsable=parsable, record_pipeline=record_pipeline,
+                                               supervising=supervising)
+    cases = submit_job.Submitting(record_job, record_sweep, owning_host, supervising)
+    return submit_job.submit(ctx, cases, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)),
+                             cluster=cluster,
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
                              chdir=chdir, as_json=as_json, parsable=parsable, array=array, each=each,
@@ -158,6 +179,7 @@ def submit(
                              after_any=tuple(after_any), after_each=tuple(after_each))
 
 
+@edge.injected
 def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB|SWEEP|PIPELINE"),
               every: bool = typer.Option(False, "--all",
                                          help="every Unattended job and sweep element of this host, in one "
@@ -167,16 +189,20 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
               as_json: bool = typer.Option(False, "--json",
                                            help="when the job ends, one JSON object on stdout (docs/json.md); "
                                                 "the live view on stderr"),
-              job_exit: bool | None = _exit_option()) -> int:
+              job_exit: bool | None = _exit_option(), *,
+              supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
+              supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
+              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN) -> int:
     """Reattach a supervisor to a job, a sweep or (--all) every Unattended job (never one another holds).
 
     A sweep's elements that another live supervisor holds are listed, never taken."""
     if every == (job is not None):
         raise BadInput("give a JOB or SWEEP, or --all")
+    cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     if every:
         drain = edge.interrupts(ctx)
         edge.open_store(ctx)
-        return sweep_supervision.supervise_unattended(ctx, drain, as_json=as_json)
+        return sweep_supervision.supervise_unattended(ctx, drain, cases, as_json=as_json)
     assert job is not None
     # another host's job: supervised there, in the foreground
     words = ["supervise", job, *(["--json"] if as_json else []),
@@ -184,20 +210,20 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
     drain = edge.interrupts(ctx)
     edge.open_store(ctx)
-    recorded = sweep_supervision.recorded_as(ctx, job)
+    recorded = sweep_supervision.recorded_as(ctx, job, cases)
     if recorded == "sweep":
         if job_exit:
             raise BadInput(f"--job-exit-code is one job's code, and {job} is a sweep of many: a sweep's code is "
                            "dunscaith's (docs/sweeps.md); drop it")
         edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, fresh=False, as_json=as_json)
+        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
     if recorded == "pipeline":
         edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_pipeline(ctx, JobId(job), drain, fresh=False, as_json=as_json)
+        return sweep_supervision.supervise_pipeline(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
     if recorded is None:  # nothing of that name here: a sweep whose elements' pointers name another host?
         edge.sweep_owned_elsewhere(ctx, job, words)
     edge.notice_unattended(ctx, skip=job)
-    return supervision.supervise(ctx, JobId(job), drain, fresh=False, follow=follow, as_json=as_json,
+    return supervision.supervise(ctx, JobId(job), drain, cases.job(), fresh=False, follow=follow, as_json=as_json,
                                  job_exit=submit_job.exit_of_job(ctx, job_exit))
 
 
