@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeVar, cast
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
@@ -27,13 +27,17 @@ from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, Unkno
 if TYPE_CHECKING:
     # types only: the supervision's use case (and its supervisor) is imported by the commands that supervise
     from dunscaith.domain.model.jobs.summary import UnattendedJob
-    from dunscaith.domain.services.jobs.owning_host import Owner
+    from dunscaith.domain.services.jobs.listing import JobListing
+    from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
     from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
+    from dunscaith.domain.services.jobs.status import JobStatus
+    from dunscaith.domain.services.jobs.store_check import StoreCheck
     from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
-    from dunscaith.domain.services.jobs.sweep import SweepReport
+    from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
+    from dunscaith.domain.services.jobs.sweep_status import SweepStatus
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
     from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
-    from dunscaith.entrypoints.dunscaith.wiring import AdapterMakers, UseCaseMakers
+    from dunscaith.entrypoints.dunscaith.wiring import AdapterMakers
 
 PROG = "dunscaith"
 
@@ -69,6 +73,32 @@ class RootContext:
         return self
 
 
+class At(NamedTuple):
+    """What the shared helpers below are given by a command: its context (its composition root, for a
+    forward and a followed record root) and the use cases they read, each a maker (made when first called).
+    A typer command receives it as a parameter defaulting to ``AT`` (``@injected``); the plain paths make
+    it from their root (``at_root``). It is a ``CommandContext`` too (``find_root``)."""
+
+    ctx: CommandContext
+    store_check: Callable[[], StoreCheck]
+    store_exists: Callable[[], bool]
+    status: Callable[[], JobStatus]
+    sweep_status: Callable[[], SweepStatus]
+    listing: Callable[[], JobListing]
+    owning_host: Callable[[], OwningHost]
+    pointer_surveys: Callable[..., PointerSurveys]
+    shared_location: Callable[[], Callable[[], str | None]]
+    sweep: Callable[[], Sweep]
+
+    def find_root(self) -> Any:
+        return self.ctx.find_root()
+
+
+def at_root(ctx: CommandContext, makers: Any) -> At:
+    """``At`` over a composition root's use-case makers (``wiring.Root.use_cases``: the plain paths')."""
+    return At(ctx, *(getattr(makers, name) for name in At._fields[1:]))
+
+
 def say(line: str) -> None:
     print(f"{PROG}: {one_line(line)}", file=sys.stderr)
 
@@ -91,6 +121,8 @@ def container_of(ctx: CommandContext) -> Wired:
 # is handed the maker of the use case of its name (made when the command first calls it: a command that
 # forwards, or is refused, before it needs its use case never opens the store for it).
 GIVEN: Any = object()
+# A parameter defaulting to AT is handed the command's ``At`` (the shared helpers' use cases, each a maker).
+AT: Any = object()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -103,17 +135,22 @@ def injected(command: F) -> F:
 
     signature = inspect.signature(command)
     given = [name for name, parameter in signature.parameters.items() if parameter.default is GIVEN]
+    at = [name for name, parameter in signature.parameters.items() if parameter.default is AT]
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         ctx = kwargs["ctx"] if "ctx" in kwargs else args[0]
         for name in given:
             kwargs[name] = _maker(ctx, name)
+        for name in at:
+            kwargs[name] = At(ctx, *(_maker(ctx, case) for case in At._fields[1:]))
         return command(*args, **kwargs)
 
-    shown = signature.replace(parameters=[p for p in signature.parameters.values() if p.default is not GIVEN])
+    hidden = (GIVEN, AT)
+    shown = signature.replace(
+        parameters=[p for p in signature.parameters.values() if all(p.default is not h for h in hidden)])
     run.__signature__ = shown  # type: ignore[attr-defined]
-    run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in given}
+    run.__annotations__ = {k: v for k, v in command.__annotations__.items() if k not in given and k not in at}
     return cast(F, run)
 
 
@@ -123,10 +160,6 @@ def _maker(ctx: CommandContext, name: str) -> Callable[..., Any]:
 
 def adapters(ctx: CommandContext) -> AdapterMakers:
     return cast("AdapterMakers", container_of(ctx).adapters)
-
-
-def use_cases(ctx: CommandContext) -> UseCaseMakers:
-    return cast("UseCaseMakers", container_of(ctx).use_cases)
 
 
 def settings(ctx: CommandContext) -> DunscaithSettings:
@@ -146,19 +179,21 @@ def end_by_signal(ctx: CommandContext) -> None:
 
 # --- errors ----------------------------------------------------------------------------------------------
 @contextmanager
-def store_errors(ctx: CommandContext | None = None, job: str | None = None) -> Iterator[None]:
+def store_errors(at: At | None = None, job: str | None = None) -> Iterator[None]:
+    """The store's refusals as one line each (BadInput); a job not recorded here is refused naming where it
+    is (``at``: the command's, to look for it there), if anything says so."""
     try:
         yield
     except RecordRootRefused as exc:
         raise BadInput(str(exc)) from None
     except UnknownJob as exc:
-        pointer = _pointer_elsewhere(ctx, job) if ctx is not None and job is not None else None
+        pointer = _pointer_elsewhere(at, job) if at is not None and job is not None else None
         if pointer is not None:
             raise BadInput(f"the record of job {job} is on host {pointer.host}, not here") from None
-        moved = _pointer_moved(ctx, job) if ctx is not None and job is not None else None
+        moved = _pointer_moved(at, job) if at is not None and job is not None else None
         if moved is not None:
             raise BadInput(moved) from None
-        sweep = _sweep_named(ctx, job) if ctx is not None and job is not None else None
+        sweep = _sweep_named(at, job) if at is not None and job is not None else None
         if sweep is not None:
             raise BadInput(sweep) from None
         raise BadInput(str(exc)) from None
@@ -170,17 +205,17 @@ def store_errors(ctx: CommandContext | None = None, job: str | None = None) -> I
         raise BadInput(str(exc)) from None
 
 
-def _pointer_elsewhere(ctx: CommandContext, job: str) -> Pointer | None:
+def _pointer_elsewhere(at: At, job: str) -> Pointer | None:
     try:
-        return pointer_surveys(ctx).elsewhere_of(JobId(job))
+        return pointer_surveys(at).elsewhere_of(JobId(job))
     except Exception:  # display only: the refusal names no host then
         return None
 
 
-def _sweep_named(ctx: CommandContext, job: str) -> str | None:
+def _sweep_named(at: At, job: str) -> str | None:
     """A command that acts on one job (logs, events, watch...) given a sweep's name: what to type instead."""
     try:
-        elements = use_cases(ctx).sweep_status().members(JobId(job))
+        elements = at.sweep_status().members(JobId(job))
     except Exception:  # display only: the plain refusal then
         return None
     if not elements:
@@ -189,12 +224,12 @@ def _sweep_named(ctx: CommandContext, job: str) -> str | None:
             f"or see them all with: {PROG} status {job}")
 
 
-def _pointer_moved(ctx: CommandContext, job: str) -> str | None:
+def _pointer_moved(at: At, job: str) -> str | None:
     """The refusal naming where the job is recorded, when its pointer names another record root of this
     host (records.root changed since): issue 22 item 11."""
     try:
-        here = use_cases(ctx).store_check().location()
-        pointer = pointer_surveys(ctx).moved_of(JobId(job), here)
+        here = at.store_check().location()
+        pointer = pointer_surveys(at).moved_of(JobId(job), here)
     except Exception:  # display only: the plain refusal then
         return None
     if pointer is None:
@@ -207,56 +242,56 @@ def _pointer_moved(ctx: CommandContext, job: str) -> str | None:
             f"DUNSCAITH_RECORDS__ROOT={shlex.quote(pointer.record_root)} {again}")
 
 
-def open_store(ctx: CommandContext) -> None:
+def open_store(at: At) -> None:
     """The store, opened now: one that cannot be opened (a newer schema, not a store) refuses the command."""
     with store_errors():
         try:
-            use_cases(ctx).store_check()
+            at.store_check()
         except StoreError as exc:
             raise BadInput(str(exc)) from None
 
 
-def store_exists(ctx: CommandContext) -> bool:
+def store_exists(at: At) -> bool:
     """Whether this host has a store to look in, asked without making one (``Adapters.store_exists``). A
     login node where nothing was ever recorded has none: nothing is recorded here, and a command that only
     looks a name up, or lists, finds nothing here without making one (the first command that opens it
     makes it). A records.root that could never hold one is refused here as opening it would refuse."""
     with store_errors():
-        return use_cases(ctx).store_exists()
+        return at.store_exists()
 
 
-def check_writable(ctx: CommandContext) -> None:
+def check_writable(at: At) -> None:
     """Before a command's first side effect outside the store (prune's residual entry): a store that would
     refuse its write refuses the command now, so nothing else is changed either."""
     with store_errors():
-        problem = use_cases(ctx).store_check().write_refused()
+        problem = at.store_check().write_refused()
     if problem is not None:
         raise BadInput(problem)
 
 
-def read_state(ctx: CommandContext, job: JobId, after: str = "; nothing was done to the job") -> JobState:
+def read_state(at: At, job: JobId, after: str = "; nothing was done to the job") -> JobState:
     """The job's state from this host's record (BadInput when it is not here or does not read)."""
-    with store_errors(ctx, job):
+    with store_errors(at, job):
         try:
-            return use_cases(ctx).status().one(job).state
+            return at.status().one(job).state
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}{after}") from None
 
 
 # --- other hosts' jobs -----------------------------------------------------------------------------------
-def shared_location(ctx: CommandContext) -> str | None:
+def shared_location(at: At) -> str | None:
     """Where the records are when the store is shared by login nodes (bound to no host), else None: a
     pointer naming it points here, whichever host wrote it."""
-    return use_cases(ctx).shared_location()()
+    return at.shared_location()()
 
 
-def bound_elsewhere(ctx: CommandContext, state: JobState, words: list[str] | None = None) -> None:
+def bound_elsewhere(at: At, state: JobState, words: list[str] | None = None) -> None:
     """A job whose objects live on another host (a local-scheduler job in a shared store): this command
     re-runs itself on that host over SSH and exits as it did there, exactly as for a pointer naming
     another host (docs/forwarding.md). ``words``: the command, if the argv is not known."""
-    owner = use_cases(ctx).owning_host().of_record(state)
+    owner = at.owning_host().of_record(state)
     if owner is not None:
-        _forward(ctx, owner, str(state.name), words or [])
+        _forward(at, owner, str(state.name), words or [])
 
 
 def forward_bound(ctx: CommandContext, elsewhere: BoundElsewhere, words: list[str]) -> NoReturn:
@@ -264,16 +299,16 @@ def forward_bound(ctx: CommandContext, elsewhere: BoundElsewhere, words: list[st
     _forward(ctx, elsewhere.owner, str(elsewhere.state.name), words)
 
 
-def pointer_surveys(ctx: CommandContext) -> PointerSurveys:
+def pointer_surveys(at: At) -> PointerSurveys:
     """Other hosts' jobs and damaged pointers, read from the index of pointers not settled."""
-    return use_cases(ctx).pointer_surveys(shared=shared_location(ctx))
+    return at.pointer_surveys(shared=shared_location(at))
 
 
 def damaged_pointer_line(problem: str) -> str:
     return f"{problem}; it is display only: remove it, and the job's next change writes a new one"
 
 
-def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: bool = False,
+def owned_elsewhere(at: At, job: str, words: list[str], *, follow: bool = False,
                     sweeps: bool = False) -> None:
     """A job whose pointer names another host is committed there: this command re-runs itself there over
     SSH and exits as it did there (docs/forwarding.md). ``words``: the command, if the argv is not known.
@@ -283,23 +318,23 @@ def owned_elsewhere(ctx: CommandContext, job: str, words: list[str], *, follow: 
     elements' pointers name another host is found now, before a store would be made
     (``sweep_owned_elsewhere``, which the command asks again if the store here has nothing of the name)."""
     if follow:
-        pointer = use_cases(ctx).owning_host().earlier_root(JobId(job))
+        pointer = at.owning_host().earlier_root(JobId(job))
         if pointer is not None:
-            _follow_root(ctx, pointer)
+            _follow_root(at, pointer)
             return
-    owner = use_cases(ctx).owning_host().of_pointer(JobId(job))
+    owner = at.owning_host().of_pointer(JobId(job))
     if owner is not None:
-        _forward(ctx, owner, job, words)
-    if sweeps and not store_exists(ctx):
-        sweep_owned_elsewhere(ctx, job, words)
+        _forward(at, owner, job, words)
+    if sweeps and not store_exists(at):
+        sweep_owned_elsewhere(at, job, words)
 
 
-def sweep_owned_elsewhere(ctx: CommandContext, sweep: str, words: list[str]) -> None:
+def sweep_owned_elsewhere(at: At, sweep: str, words: list[str]) -> None:
     """Nothing named ``sweep`` is recorded here, but pointers of its elements (``NAME-7``) name another
     host: this command re-runs itself there, as for one of its elements (docs/sweeps.md). Else a
     pipeline's: pointers of its steps' jobs (``NAME.STEP``, ``NAME.STEP-7``) naming another host."""
     try:
-        hosts = use_cases(ctx).owning_host()
+        hosts = at.owning_host()
         found = hosts.of_sweep(JobId(sweep))
         whose = "its elements'"
         if found is None:
@@ -310,7 +345,7 @@ def sweep_owned_elsewhere(ctx: CommandContext, sweep: str, words: list[str]) -> 
         owner, element = found
         say(f"no job named {sweep} is recorded here; {whose} pointers (such as {element}'s) name host "
             f"{owner.host}: the command runs there")
-        _forward(ctx, owner, sweep, words)
+        _forward(at, owner, sweep, words)
 
 
 def _forward(ctx: CommandContext, owner: Owner, job: str, words: Sequence[str]) -> NoReturn:
@@ -363,18 +398,18 @@ def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path |
     return root
 
 
-def notice_unattended(ctx: CommandContext, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
+def notice_unattended(at: At, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor: this
     store's records not settled (an index) and their locks, and other hosts' jobs from the index of
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
     command read them already (and reported their damage)."""
     try:
         # the records not settled, by index, and their locks (no store here: none, and none made)
-        listed = use_cases(ctx).listing().unattended() if store_exists(ctx) else []
-        others = survey if survey is not None else pointer_surveys(ctx).unsettled()
+        listed = at.listing().unattended() if store_exists(at) else []
+        others = survey if survey is not None else pointer_surveys(at).unsettled()
         # a pipeline's jobs are one line, naming it, counted as status NAME counts them (none while its
         # supervisor lives: it holds back its waiting steps with no lock of theirs; never a blocked one)
-        of, pipelines = use_cases(ctx).listing().pipelines_of(listed) if listed else ({}, {})
+        of, pipelines = at.listing().pipelines_of(listed) if listed else ({}, {})
     except Exception:  # a notice never stops the command it rides on
         return
     listed = [u for u in listed if u.job not in of]
@@ -435,10 +470,10 @@ def report_sweep(done: SweepReport) -> None:
         say(line)
 
 
-def sweep(ctx: CommandContext) -> SweepReport | None:
+def sweep(at: At) -> SweepReport | None:
     """One sweep of the whole residual list; its report printed. None when it could not run at all."""
     try:
-        done = use_cases(ctx).sweep()()
+        done = at.sweep()()
     except Exception as exc:  # a sweep rides on a command and never stops it
         say(f"sweep not run: {reason(exc)}")
         return None
@@ -446,10 +481,10 @@ def sweep(ctx: CommandContext) -> SweepReport | None:
     return done
 
 
-def expire(ctx: CommandContext) -> SweepReport | None:
+def expire(at: At) -> SweepReport | None:
     """Drop expired entries only (no scheduler is asked), reporting each."""
     try:
-        done = use_cases(ctx).sweep().expire()
+        done = at.sweep().expire()
     except Exception as exc:
         say(f"residual list not read: {reason(exc)}")
         return None

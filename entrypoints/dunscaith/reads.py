@@ -78,12 +78,12 @@ def read(argv: list[str]) -> int | None:
             pointer = root.use_cases.owning_host().earlier_root(JobId(job))
             if pointer is not None and edge.root_to_follow(pointer, settings.records.root, settings.records.backend):
                 return None  # another record root of this host: the app follows it (edge._follow_root)
-        ctx: Any = edge.RootContext(root)
+        # the root hands the commands' bodies their use cases, as @edge.injected does on the typer path
+        at = edge.at_root(edge.RootContext(root), root.use_cases)
         if command == "status":
-            # the root hands the commands' bodies their use cases, as @edge.injected does on the typer path
             reads = status_list.Reads(root.use_cases.status, root.use_cases.sweep_status, root.use_cases.listing)
-            return int(status_list.status(ctx, reads, job, as_json, None))
-        return status_list.list_jobs(ctx, root.use_cases.listing, as_json)
+            return int(status_list.status(at, reads, job, as_json, None))
+        return status_list.list_jobs(at, root.use_cases.listing, as_json)
     except Exception as exc:
         typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)
         if typer is not None and isinstance(exc, typer.Exit):

@@ -31,7 +31,7 @@ from dunscaith.domain.services.jobs.sweep_members import NotASweep
 from dunscaith.domain.services.jobs.sweep_status import SweepStanding
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render, sweep_render, table
-from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
+from dunscaith.entrypoints.dunscaith.edge import PROG, At
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
 if TYPE_CHECKING:
@@ -55,27 +55,27 @@ class Reads(NamedTuple):
     listing: Callable[[], JobListing]
 
 
-def status(ctx: CommandContext, reads: Reads, job: str | None, as_json: bool, state: str | None) -> int:
+def status(at: At, reads: Reads, job: str | None, as_json: bool, state: str | None) -> int:
     """``status [JOB] [--json] [--state STATE]`` (not ``--watch``: commands/watch.py)."""
     if job is None:
-        return list_jobs(ctx, reads.listing, as_json, False, False, state, None, None, None, None, False, False)
+        return list_jobs(at, reads.listing, as_json, False, False, state, None, None, None, None, False, False)
     if state is not None:
         _known_state(state)
     words = ["status", job, *(["--state", state] if state is not None else []), *(["--json"] if as_json else [])]
-    edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
-    edge.open_store(ctx)
+    edge.owned_elsewhere(at, job, words, follow=True, sweeps=True)
+    edge.open_store(at)
     if state is not None:
-        return _sweep_status(ctx, _chosen_elements(ctx, reads.sweep_status, job, state, words), as_json)
-    view = _job_or_sweep(ctx, reads, job, words)
+        return _sweep_status(at, _chosen_elements(at, reads.sweep_status, job, state, words), as_json)
+    view = _job_or_sweep(at, reads, job, words)
     if not isinstance(view, JobView | SweepStanding):  # a pipeline's name
-        with edge.store_errors(ctx, job):
-            return _pipeline_status(ctx, view, as_json)
+        with edge.store_errors(at, job):
+            return _pipeline_status(at, view, as_json)
     if isinstance(view, SweepStanding):
-        with edge.store_errors(ctx, job):  # the sweep of that name is shown under the store's refusals, as read
-            return _sweep_status(ctx, view, as_json)
-    _own_pointer(ctx, job)
-    edge.notice_unattended(ctx, skip=job)
-    edge.sweep(ctx)
+        with edge.store_errors(at, job):  # the sweep of that name is shown under the store's refusals, as read
+            return _sweep_status(at, view, as_json)
+    _own_pointer(at, job)
+    edge.notice_unattended(at, skip=job)
+    edge.sweep(at)
     now = reads.listing().now()
     if as_json:
         print(json.dumps(_status_json(view, now), indent=2))
@@ -84,24 +84,24 @@ def status(ctx: CommandContext, reads: Reads, job: str | None, as_json: bool, st
     return for_status(view.state.outcome)
 
 
-def _chosen_elements(ctx: CommandContext, sweep_status: Callable[[], SweepStatus], job: str, state: str,
+def _chosen_elements(at: At, sweep_status: Callable[[], SweepStatus], job: str, state: str,
                      words: list[str]) -> SweepStanding:
     """``status NAME --state STATE``: the sweep's elements in that state (a job's name is refused)."""
-    with edge.store_errors(ctx, job):
+    with edge.store_errors(at, job):
         try:
             return sweep_status().of(JobId(job), state)
         except NotASweep as exc:
             raise BadInput(str(exc)) from None
         except UnknownJob:
-            edge.sweep_owned_elsewhere(ctx, job, words)
+            edge.sweep_owned_elsewhere(at, job, words)
             raise
 
 
-def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str,
+def _job_or_sweep(at: At, reads: Reads, job: str,
                   words: list[str]) -> JobView | SweepStanding | PipelineStanding:
     """The job of that name, asked of its scheduler if Unattended; else the sweep of that name; else the
     pipeline of that name (sweep_members.py: the one rule)."""
-    with edge.store_errors(ctx, job):
+    with edge.store_errors(at, job):
         try:
             return reads.status().one(JobId(job), live=True, times=True)
         except UnknownJob as unknown:  # no job of that name: the sweep of that name, if one is recorded here
@@ -111,16 +111,16 @@ def _job_or_sweep(ctx: CommandContext, reads: Reads, job: str,
                 pipeline = reads.sweep_status().pipeline(JobId(job))
                 if pipeline is not None:
                     return pipeline
-                edge.sweep_owned_elsewhere(ctx, job, words)
+                edge.sweep_owned_elsewhere(at, job, words)
                 raise unknown from None  # the store's own words, and where its pointer says it is
         except (JobsError, RecordDamaged) as exc:
             raise BadInput(f"the record of job {job} does not read: {exc}") from None
 
 
-def _own_pointer(ctx: CommandContext, job: str) -> None:
+def _own_pointer(at: At, job: str) -> None:
     """Its own pointer: display only, the record here is what counts, and it read."""
     try:
-        for _, problem in edge.pointer_surveys(ctx).damaged_of([JobId(job)]):
+        for _, problem in edge.pointer_surveys(at).damaged_of([JobId(job)]):
             edge.say(edge.damaged_pointer_line(problem))
     except Exception as exc:
         edge.say(f"pointers not read: {reason(exc)}")
@@ -209,13 +209,13 @@ def _known_state(state: str) -> None:
                        f"the states are {', '.join(state_words())}")
 
 
-def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> int:
+def _sweep_status(at: At, sweep: SweepStanding, as_json: bool) -> int:
     """``status NAME`` of a sweep: its counts by state, then each element not succeeded (or each in the
     state asked for), from the elements' summaries (one query, no fold). 1 when some element's outcome is
     not success, as status of a job."""
     name, state = sweep.sweep, sweep.state
-    edge.notice_unattended(ctx, skip=name)
-    edge.sweep(ctx)
+    edge.notice_unattended(at, skip=name)
+    edge.sweep(at)
     code = ExitCode.NOT_SUCCESS if sweep.failed else ExitCode.SUCCEEDED
     if as_json:
         print(json.dumps(sweep_render.sweep_json(sweep), indent=2))
@@ -244,13 +244,13 @@ def _sweep_status(ctx: CommandContext, sweep: SweepStanding, as_json: bool) -> i
     return code
 
 
-def _pipeline_status(ctx: CommandContext, pipeline: PipelineStanding, as_json: bool) -> int:
+def _pipeline_status(at: At, pipeline: PipelineStanding, as_json: bool) -> int:
     """``status NAME`` of a pipeline: a header, one line per step (its state, a sweep's counts, what it
     waits for or what blocked it), and how it ended once it has. 1 when some job's outcome is not success
     or the pipeline ended without every step succeeding, as status of a sweep."""
     name = pipeline.name
-    edge.notice_unattended(ctx, skip=name)
-    edge.sweep(ctx)
+    edge.notice_unattended(at, skip=name)
+    edge.sweep(at)
     ending = pipeline.ending
     failed = pipeline.failed or (ending is not None and ending.exit_code != ExitCode.SUCCEEDED)
     code = ExitCode.NOT_SUCCESS if failed else ExitCode.SUCCEEDED
@@ -301,7 +301,7 @@ def _since(text: str | None, now: datetime) -> datetime | None:
     return at if at.tzinfo is not None else at.astimezone()
 
 
-def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json: bool = False,
+def list_jobs(at: At, listing_of: Callable[[], JobListing], as_json: bool = False,
               show_all: bool = False, wide: bool = False,
               state: str | None = None, cluster: str | None = None, since: str | None = None,
               limit: int | None = None, columns: str | None = None, noheader: bool = False,
@@ -313,12 +313,12 @@ def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json
     # A login node where nothing was ever recorded has no store: list shows what the pointers say and makes
     # none; unless this host's own pointers name jobs recorded here: then its store is lost, and opening it
     # says so (domain/services/jobs/store_creation.py).
-    early = None if edge.store_exists(ctx) else _pointers(ctx, show_all, [])
+    early = None if edge.store_exists(at) else _pointers(at, show_all, [])
     here = early is None or early.recorded_here
     if here:
-        edge.open_store(ctx)
+        edge.open_store(at)
     if cluster is not None:
-        _known_cluster(ctx, listing_of, cluster, here)
+        _known_cluster(at, listing_of, cluster, here)
     listing = listing_of() if here else None
     # no store: no row is judged at this time (--since is still checked)
     now = listing.now() if listing is not None else datetime.now().astimezone()
@@ -336,14 +336,14 @@ def list_jobs(ctx: CommandContext, listing_of: Callable[[], JobListing], as_json
     if page.more > 0:
         edge.say(f"{page.more} older job{'s' if page.more != 1 else ''} not shown (newest first): --limit N, or "
                  "--limit 0 for all")
-    survey = early if early is not None and not here else _pointers(ctx, show_all, page.shown)
-    expired = edge.expire(ctx)  # list drops expired entries (reported) and asks no scheduler
+    survey = early if early is not None and not here else _pointers(at, show_all, page.shown)
+    expired = edge.expire(at)  # list drops expired entries (reported) and asks no scheduler
     residual = _residual(expired, show_all)
     if out is not None:
         out.rest(_rest_json(page, survey, expired, residual))
         return 0
     _rest_lines(survey, expired, residual, expand)
-    edge.notice_unattended(ctx, survey=survey)  # a pipeline's Unattended jobs are one line, naming it
+    edge.notice_unattended(at, survey=survey)  # a pipeline's Unattended jobs are one line, naming it
     return 0
 
 
@@ -444,10 +444,10 @@ def _did_you_mean(given: str, known: list[str]) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def _known_cluster(ctx: CommandContext, listing: Callable[[], JobListing], cluster: str, here: bool) -> None:
+def _known_cluster(at: At, listing: Callable[[], JobListing], cluster: str, here: bool) -> None:
     """A cluster of the configuration, or one some recorded job names (a cluster since removed from it).
     ``here``: this host has a store (none: no job is recorded here)."""
-    configured = sorted(edge.settings(ctx).clusters)
+    configured = sorted(edge.settings(at).clusters)
     if cluster in configured:
         return
     recorded = 0
@@ -459,11 +459,11 @@ def _known_cluster(ctx: CommandContext, listing: Callable[[], JobListing], clust
                        f"recorded{_did_you_mean(cluster, configured)}; configured: {', '.join(configured)}")
 
 
-def _pointers(ctx: CommandContext, show_all: bool, shown: list[JobId]) -> PointerSurvey:
+def _pointers(at: At, show_all: bool, shown: list[JobId]) -> PointerSurvey:
     """The pointers list shows: other hosts' jobs (not settled, from the index; every one with --all)
     and the damaged pointers among those read and among the shown jobs' own."""
     try:
-        return edge.pointer_surveys(ctx).listed(shown, every=show_all)
+        return edge.pointer_surveys(at).listed(shown, every=show_all)
     except Exception as exc:  # pointers are display only
         edge.say(f"pointers not read: {reason(exc)}")
         return PointerSurvey((), ())

@@ -41,7 +41,7 @@ from dunscaith.domain.model.jobs.waits import Dependency, DependencyKind, not_he
 from dunscaith.domain.services.jobs.submit import check_name
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, recovery_rules, supervision
-from dunscaith.entrypoints.dunscaith.edge import CommandContext
+from dunscaith.entrypoints.dunscaith.edge import At, CommandContext
 from dunscaith.ports.job_store import JobExists
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ FLAG_OF = {DependencyKind.AFTER: "--after", DependencyKind.AFTER_ANY: "--after-a
            DependencyKind.AFTER_EACH: "--after-each"}
 
 
-def submit(ctx: CommandContext, cases: Submitting, words: list[str], *, as_command: bool, cluster: str = "local",
+def submit(at: At, cases: Submitting, words: list[str], *, as_command: bool, cluster: str = "local",
            name: str | None = None, follow: bool = False, partition: str | None = None, time: str | None = None,
            mem: str | None = None, cpus: str | None = None, gpus: str | None = None, account: str | None = None,
            qos: str | None = None, export: str | None = None, sbatch: tuple[str, ...] = (),
@@ -77,27 +77,27 @@ def submit(ctx: CommandContext, cases: Submitting, words: list[str], *, as_comma
            notify: bool | None = None, after: tuple[str, ...] = (), after_any: tuple[str, ...] = (),
            after_each: tuple[str, ...] = ()) -> int:
     """``submit``'s body (its help: commands/submit.py). ``as_command``: the words came after ``--``."""
-    drain = edge.interrupts(ctx)
+    drain = edge.interrupts(at)
     sweeping = array is not None or each is not None
     _options_together(as_json=as_json, parsable=parsable, array=array, each=each, max_running=max_running,
                       name=name, job_exit=job_exit, follow=follow)
     waits = _waits(after, after_any, after_each, sweeping=sweeping)
-    edge.settings(ctx).cluster(cluster)  # an unknown cluster: one line, before anything else is read
+    edge.settings(at).cluster(cluster)  # an unknown cluster: one line, before anything else is read
     try:
         needs = resources({"--partition": partition, "--time": time, "--mem": mem, "--cpus-per-task": cpus,
                            "--gpus": gpus, "--account": account, "--qos": qos}, export)
     except BadSpec as exc:
         raise BadInput(str(exc)) from None
-    spec = job_spec(ctx, words, as_command, name, cluster, chdir, needs, sbatch, env, recovery_flags, notify)
+    spec = job_spec(at, words, as_command, name, cluster, chdir, needs, sbatch, env, recovery_flags, notify)
     if sweeping:
         elements = [replace(e, waits=waits) for e in _sweep(spec, array, each, max_running)]
-        return _submit_sweep(ctx, cases, drain, spec, elements, as_json=as_json, parsable=parsable,
-                             job_exit=exit_of_job(ctx, job_exit))
-    job = _record_job(ctx, cases, replace(spec, waits=waits))
+        return _submit_sweep(at, cases, drain, spec, elements, as_json=as_json, parsable=parsable,
+                             job_exit=exit_of_job(at, job_exit))
+    job = _record_job(at, cases, replace(spec, waits=waits))
     if parsable:  # as sbatch --parsable: the name alone, at once, for a script to keep
         print(job, flush=True)
-    return supervision.supervise(ctx, job, drain, cases.supervising.job(), fresh=True, follow=follow, as_json=as_json,
-                                 stream=sys.stderr if parsable else None, job_exit=exit_of_job(ctx, job_exit))
+    return supervision.supervise(at, job, drain, cases.supervising.job(), fresh=True, follow=follow, as_json=as_json,
+                                 stream=sys.stderr if parsable else None, job_exit=exit_of_job(at, job_exit))
 
 
 def _options_together(*, as_json: bool, parsable: bool, array: str | None, each: Path | None,
@@ -177,9 +177,9 @@ def _pointer_host(owning_host: Callable[[], OwningHost], name: JobId) -> str | N
     return owner.host if owner is not None else None
 
 
-def _record_job(ctx: CommandContext, cases: Submitting, spec: JobSpec) -> JobId:
+def _record_job(at: At, cases: Submitting, spec: JobSpec) -> JobId:
     """The job recorded, once every check that can refuse it has passed: nothing is recorded otherwise."""
-    edge.open_store(ctx)
+    edge.open_store(at)
     record = cases.record_job()
     with edge.store_errors():  # the cluster's scheduler opens (its folders checked) before the job is recorded
         refused = record.ready(spec.cluster, spec.resources, spec.options)
@@ -195,7 +195,7 @@ def _record_job(ctx: CommandContext, cases: Submitting, spec: JobSpec) -> JobId:
         record.check_free(spec.name)
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
-    edge.notice_unattended(ctx)
+    edge.notice_unattended(at)
     try:
         return record(spec)
     except JobExists:
@@ -204,12 +204,12 @@ def _record_job(ctx: CommandContext, cases: Submitting, spec: JobSpec) -> JobId:
         raise BadInput(f"{exc}; nothing was recorded") from None
 
 
-def _submit_sweep(ctx: CommandContext, cases: Submitting, drain: Interrupts, template: JobSpec,
+def _submit_sweep(at: At, cases: Submitting, drain: Interrupts, template: JobSpec,
                   elements: list[JobSpec], *, as_json: bool, parsable: bool, job_exit: bool) -> int:
     """Record every element of the sweep ``template`` names, at once or not at all, then supervise them."""
     from dunscaith.entrypoints.dunscaith import sweep_supervision
 
-    edge.open_store(ctx)
+    edge.open_store(at)
     record = cases.record_sweep()
     with edge.store_errors():  # asked once: every element has the same cluster, needs and options
         refused = record.ready(template.cluster, template.resources, template.options)
@@ -227,14 +227,14 @@ def _submit_sweep(ctx: CommandContext, cases: Submitting, drain: Interrupts, tem
         record.check_free(template.name, [element.name for element in elements])
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
-    edge.notice_unattended(ctx)
+    edge.notice_unattended(at)
     try:
         record(template.name, elements)
     except NameTaken as exc:
         raise BadInput(f"{exc}; nothing was recorded") from None
     if parsable:  # the sweep's name alone, once every element is recorded, for a script to keep
         print(template.name, flush=True)
-    return sweep_supervision.supervise_sweep(ctx, template.name, drain, cases.supervising, fresh=True, as_json=as_json,  # type: ignore[arg-type]
+    return sweep_supervision.supervise_sweep(at, template.name, drain, cases.supervising, fresh=True, as_json=as_json,
                                              stream=sys.stderr if parsable else None, job_exit=job_exit)
 
 

@@ -21,7 +21,7 @@ from dunscaith.domain.model.jobs.sweeps import NameTaken
 from dunscaith.domain.model.shown import escaped
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, submit_job, sweep_supervision
-from dunscaith.entrypoints.dunscaith.edge import CommandContext
+from dunscaith.entrypoints.dunscaith.edge import At, CommandContext
 from dunscaith.entrypoints.pipeline_file import read_pipeline
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def not_with_pipeline(given: dict[str, bool]) -> None:
 
 
 def submit_pipeline(
-    ctx: CommandContext,
+    at: At,
     file: Path,
     name: str | None,
     *,
@@ -59,10 +59,10 @@ def submit_pipeline(
     ``cluster``: submit's --cluster, the cluster of a step that names none in a file that names none."""
     if as_json and parsable:
         raise BadInput("give --json or --parsable, not both: each is what stdout holds")
-    drain = edge.interrupts(ctx)
+    drain = edge.interrupts(at)
     pipeline = read_pipeline(file, name)
-    by_step = _specs(ctx, pipeline, cluster, notify)
-    edge.open_store(ctx)
+    by_step = _specs(at, pipeline, cluster, notify)
+    edge.open_store(at)
     record = record_pipeline()
     _ready(record, pipeline, by_step)
     try:
@@ -76,7 +76,7 @@ def submit_pipeline(
     try:
         with edge.store_errors():
             record.check_free(pipeline.name, specs)
-        edge.notice_unattended(ctx)
+        edge.notice_unattended(at)
         with edge.store_errors():
             record(pipeline.name, specs)
     except NameTaken as exc:
@@ -84,7 +84,7 @@ def submit_pipeline(
     if parsable:  # the pipeline's name alone, once every step is recorded, for a script to keep
         print(pipeline.name, flush=True)
     return sweep_supervision.supervise_pipeline(
-        ctx,  # type: ignore[arg-type]  # a typer.Context, or the plain path's RootContext: what edge reads
+        at,
         pipeline.name,
         drain,
         supervising,

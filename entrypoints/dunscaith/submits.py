@@ -89,11 +89,11 @@ def submit(argv: list[str]) -> int | None:
     routing.ARGV[:] = argv  # the user's own words, for a forward
     root = Root(settings)
     try:
-        ctx: Any = edge.RootContext(root)
+        at = edge.at_root(edge.RootContext(root), root.use_cases)
         cases = root.use_cases
         given = submit_job.Submitting(cases.record_job, cases.record_sweep, cases.owning_host,
                                       Supervising(cases.supervise_job, cases.supervise_sweep, cases.notify_sweep))
-        return submit_job.submit(ctx, given, line.words, as_command=True, name=line.name, follow=line.follow,
+        return submit_job.submit(at, given, line.words, as_command=True, name=line.name, follow=line.follow,
                                  as_json=line.as_json, parsable=line.parsable)
     except Exception as exc:
         typer: Any = sys.modules.get("typer")  # imported only by a forward (edge.forward_and_exit)

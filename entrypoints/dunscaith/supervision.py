@@ -22,7 +22,7 @@ from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervi
 from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, render
-from dunscaith.entrypoints.dunscaith.edge import PROG, CommandContext
+from dunscaith.entrypoints.dunscaith.edge import PROG, At
 from dunscaith.ports.interrupts import Interrupts
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class _Exit(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a lean pa
     by_signal: bool = False  # the process ends by the signal that drained it
 
 
-def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, supervise_job: SuperviseJob, *, fresh: bool,
+def supervise(at: At, job: JobId, drain: Interrupts, supervise_job: SuperviseJob, *, fresh: bool,
               bound: float | None = None,
               stream: IO[str] | None = None, follow: bool = False, as_json: bool = False,
               job_exit: bool = False) -> int:
@@ -64,11 +64,11 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, supervise_job:
     if as_json:
         stream = sys.stderr
     shown_in = cast(IO[str], DropWhenClosed(stream or sys.stdout))
-    with edge.store_errors(ctx, job):
+    with edge.store_errors(at, job):
         try:
             done = supervise_job(job, drain, fresh=fresh, bound=bound, stream=shown_in, follow=follow)
         except BoundElsewhere as elsewhere:  # a local-scheduler job of another host: supervised there
-            edge.forward_bound(ctx, elsewhere, ["supervise", str(job)])
+            edge.forward_bound(at, elsewhere, ["supervise", str(job)])
         except SweepSupervisedElsewhere as exc:  # its sweep's live supervisor holds it, started or not
             raise BadInput(str(exc)) from None
         except JobsError as exc:
@@ -83,7 +83,7 @@ def supervise(ctx: CommandContext, job: JobId, drain: Interrupts, supervise_job:
             shown["error"] = {"code": ended.error, "message": ended.message, "exit_code": ended.code}
         print(json.dumps(shown, indent=2), flush=True)
     if ended.by_signal:
-        edge.end_by_signal(ctx)
+        edge.end_by_signal(at)
         return ExitCode.INTERNAL  # not reached: the signal ends the process
     return ended.code
 

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any, cast
 
-import typer
-
 from dunscaith.domain.model.jobs.dependencies import Blocked
 from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_signal
 from dunscaith.domain.model.jobs.ids import JobId
@@ -36,13 +34,13 @@ def _use(cases: Supervising) -> SuperviseSweep:
     return cases.supervise_sweep(one=cases.job(), on_problem=edge.say)
 
 
-def recorded_as(ctx: typer.Context, name: str, cases: Supervising) -> str | None:
+def recorded_as(ctx: edge.CommandContext, name: str, cases: Supervising) -> str | None:
     """What ``name`` is recorded as here: "sweep", "job", or None (nothing of that name)."""
-    with edge.store_errors(ctx):
+    with edge.store_errors():
         return _use(cases).recorded_as(name)
 
 
-def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
+def supervise_sweep(ctx: edge.CommandContext, sweep: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
                     as_json: bool = False,
                     stream: IO[str] | None = None, job_exit: bool = False) -> int:
     """Supervise every element of ``sweep`` that no live supervisor holds, to its outcome; the exit code.
@@ -50,7 +48,7 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, cases: 
     ``job_exit`` has no meaning for many jobs: a sweep's code is dunscaith's (docs/exit-codes.md)."""
     use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
-    with edge.store_errors(ctx):
+    with edge.store_errors():
         try:
             done = use(sweep, drain, fresh=fresh, stream=shown)
         except UnknownSweep:
@@ -58,20 +56,20 @@ def supervise_sweep(ctx: typer.Context, sweep: JobId, drain: Interrupts, cases: 
         except SweepSupervisedElsewhere as exc:  # one supervisor per sweep: --max-running holds
             raise BadInput(str(exc)) from None
     def notify(document: dict[str, Any]) -> str:  # the sweep's one notice for its outcome (docs/notifications.md)
-        with edge.store_errors(ctx):
+        with edge.store_errors():
             return str(cases.notify_sweep()(sweep, done.elements, document, drain))
 
     return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
                 stdout_kept=as_json or stream is sys.stderr, notify=notify)
 
 
-def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
+def supervise_pipeline(ctx: edge.CommandContext, name: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
                        as_json: bool = False, stream: IO[str] | None = None) -> int:
     """Supervise every step of the pipeline ``name`` in one loop, to its end (docs/pipelines.md): exit 0 only
     when every step succeeded, 1 when one failed or is blocked by one that did; ``fresh``: just recorded."""
     use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else (stream or sys.stdout)))
-    with edge.store_errors(ctx):
+    with edge.store_errors():
         try:
             done = use.pipeline(name, drain, fresh=fresh, stream=shown)
         except UnknownSweep:
@@ -83,7 +81,7 @@ def supervise_pipeline(ctx: typer.Context, name: JobId, drain: Interrupts, cases
 
     def notify(document: dict[str, Any]) -> str:  # the pipeline's one notice for its end (blocked jobs have none)
         ended_jobs = tuple(e for e in done.elements if e.job not in dict(done.blocked))
-        with edge.store_errors(ctx):
+        with edge.store_errors():
             return str(cases.notify_sweep()(name, ended_jobs, document, drain))
 
     ended = report.end if report is not None else None
@@ -109,11 +107,12 @@ def _steps_of(report: PipelineReport | None) -> list[dict[str, Any]]:
     return out
 
 
-def supervise_unattended(ctx: typer.Context, drain: Interrupts, cases: Supervising, *, as_json: bool = False) -> int:
+def supervise_unattended(ctx: edge.CommandContext, drain: Interrupts, cases: Supervising, *,
+                         as_json: bool = False) -> int:
     """``supervise --all``: every Unattended job and sweep element of this store, in one loop."""
     use = _use(cases)
     shown = cast(IO[str], DropWhenClosed(sys.stderr if as_json else sys.stdout))
-    with edge.store_errors(ctx):
+    with edge.store_errors():
         done = use.unattended(drain, title=JobId("all"), stream=shown)
     if not done.elements:
         print(f"{PROG}: no Unattended job: nothing to supervise", file=sys.stderr)
@@ -121,13 +120,13 @@ def supervise_unattended(ctx: typer.Context, drain: Interrupts, cases: Supervisi
                 notify=lambda _: _notify_each(ctx, use, cases, done, drain))
 
 
-def _notify_each(ctx: typer.Context, use: SuperviseSweep, cases: Supervising, done: SweepSupervised,
+def _notify_each(ctx: edge.CommandContext, use: SuperviseSweep, cases: Supervising, done: SweepSupervised,
                  drain: Interrupts) -> str:
     """``supervise --all``: each sweep it took that reached its outcome gets its one notice, its own result
     object as ``supervise NAME`` would print it; what is left undelivered, or ""."""
     problems = []
     for sweep in sorted({e.sweep for e in done.elements if e.sweep is not None}):
-        with edge.store_errors(ctx):
+        with edge.store_errors():
             members = tuple(use.elements(sweep))
         part = SweepSupervised(sweep, tuple(x for x in done.ends if x.job.startswith(f"{sweep}-")), (), False,
                                members, 0)
@@ -135,7 +134,7 @@ def _notify_each(ctx: typer.Context, use: SuperviseSweep, cases: Supervising, do
         if end.ending != "outcome":
             continue
         document = _result(part, Counter(e.state for e in members), end.ending, end.code, end.message)
-        with edge.store_errors(ctx):
+        with edge.store_errors():
             problem = cases.notify_sweep()(sweep, members, document, drain)
         if problem:
             problems.append(problem)
@@ -147,7 +146,7 @@ def _named(jobs: list[JobSummary]) -> str:
     return names + (f", … ({len(jobs) - _NAMED} more)" if len(jobs) > _NAMED else "")
 
 
-def _end(ctx: typer.Context, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
+def _end(ctx: edge.CommandContext, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
          again: str, stdout_kept: bool = False, notify: Callable[[dict[str, Any]], str] | None = None,
          settled: _SweepEnd | None = None, steps: list[dict[str, Any]] | None = None) -> int:
     """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else.

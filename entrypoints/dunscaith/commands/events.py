@@ -23,16 +23,17 @@ def events(
     as_json: bool = typer.Option(False, "--json", help="JSON lines: one object per event (docs/json.md)"),
     *,
     job_events: Callable[[], JobEvents] = edge.GIVEN,
+    at: edge.At = edge.AT,
 ) -> int:
     """The job's record as a timeline: each decision and scheduler answer, when, and who acted, by attempt."""
-    edge.owned_elsewhere(ctx, job, ["events", job, *(["--json"] if as_json else [])], follow=True)
-    edge.open_store(ctx)
-    with edge.store_errors(ctx, job):
+    edge.owned_elsewhere(at, job, ["events", job, *(["--json"] if as_json else [])], follow=True)
+    edge.open_store(at)
+    with edge.store_errors(at, job):
         shown = job_events().of(JobId(job))
     out = json_lines(shown) if as_json else lines(shown)
     sys.stdout.write("".join(f"{text}\n" for text in out))
     sys.stdout.flush()
-    edge.notice_unattended(ctx, skip=job)
+    edge.notice_unattended(at, skip=job)
     return 0
 
 

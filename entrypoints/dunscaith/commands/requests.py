@@ -61,12 +61,12 @@ _HELP = {
 }
 
 
-def _open(ctx: typer.Context, job: str, words: list[str]) -> JobState:
+def _open(at: edge.At, job: str, words: list[str]) -> JobState:
     """The job's state from this host's record (BadInput when it is not here)."""
-    edge.owned_elsewhere(ctx, job, words, follow=True)  # before the store: another host's job needs nothing of this one
-    edge.open_store(ctx)
-    state = edge.read_state(ctx, JobId(job))
-    edge.bound_elsewhere(ctx, state, words)  # a local-scheduler job of another host: run there
+    edge.owned_elsewhere(at, job, words, follow=True)  # before the store: another host's job needs nothing of this one
+    edge.open_store(at)
+    state = edge.read_state(at, JobId(job))
+    edge.bound_elsewhere(at, state, words)  # a local-scheduler job of another host: run there
     return state
 
 
@@ -86,19 +86,19 @@ def _supervisor_for(cases: Acting, state: JobState) -> Supervisor:
     return cases.supervise_job(on_problem=edge.say, on_sweep=edge.report_sweep).for_command(state)
 
 
-def _sweep_commands(ctx: typer.Context, cases: Acting, needs: Resources | None = None) -> SweepCommands:
+def _sweep_commands(at: edge.At, cases: Acting, needs: Resources | None = None) -> SweepCommands:
     """The use case acting on a sweep's elements, each through the job commands of that element."""
 
     def commands_of(element: JobId) -> JobCommands:
-        return cases.job_commands(supervisor=lambda: _supervisor_for(cases, edge.read_state(ctx, element)),
+        return cases.job_commands(supervisor=lambda: _supervisor_for(cases, edge.read_state(at, element)),
                                   needs=needs)
 
     return cases.sweep_commands(commands=commands_of)
 
 
-def request(ctx: typer.Context, cases: Acting, job: str, action: Action, as_json: bool, state: str | None = None,
+def request(at: edge.At, cases: Acting, job: str, action: Action, as_json: bool, state: str | None = None,
             failed: bool = False, needs: Resources | None = None, need_flags: Sequence[str] = ()) -> int:
-    drain = edge.interrupts(ctx)
+    drain = edge.interrupts(at)
     if failed and state is not None:
         raise BadInput("--failed chooses the failed elements (those the rule lets run again): it does not go "
                        "with --state")
@@ -108,21 +108,21 @@ def request(ctx: typer.Context, cases: Acting, job: str, action: Action, as_json
     words = [str(action), job]
     typed = [*words, *(["--state", state] if state else []), *(["--failed"] if failed else []), *need_flags]
     # before the store: another host's job (or sweep, where this host has no store) needs nothing of this one
-    edge.owned_elsewhere(ctx, job, typed, follow=True, sweeps=True)
-    edge.open_store(ctx)
-    sweeps = _sweep_commands(ctx, cases, needs)
-    with edge.store_errors(ctx, job):
+    edge.owned_elsewhere(at, job, typed, follow=True, sweeps=True)
+    edge.open_store(at)
+    sweeps = _sweep_commands(at, cases, needs)
+    with edge.store_errors(at, job):
         try:
             chosen = sweeps.choose(job, state, failed=failed)
         except NotASweep as exc:
             raise BadInput(str(exc)) from None
         except UnknownJob:  # nothing of that name here: a sweep whose elements' pointers name another host?
-            edge.sweep_owned_elsewhere(ctx, job, typed)
+            edge.sweep_owned_elsewhere(at, job, typed)
             raise
     if not chosen.one:  # a sweep's elements, or a pipeline's jobs
-        return _on_sweep(ctx, cases, sweeps, chosen, action, as_json, drain, failed, needs)
-    found = edge.read_state(ctx, JobId(job))
-    edge.bound_elsewhere(ctx, found, words)  # a local-scheduler job of another host: run there
+        return _on_sweep(at, cases, sweeps, chosen, action, as_json, drain, failed, needs)
+    found = edge.read_state(at, JobId(job))
+    edge.bound_elsewhere(at, found, words)  # a local-scheduler job of another host: run there
     if found.pruned_at is not None:  # settled and let go: nothing to ask, and its pointer stays removed
         raise BadInput(f"job {job} was pruned at {found.pruned_at.isoformat()}; {action} refused, nothing was done")
     # a need the cluster refuses: exit 2, nothing recorded
@@ -137,9 +137,9 @@ def request(ctx: typer.Context, cases: Acting, job: str, action: Action, as_json
             print(f"job {job}: {action} {confirmed.answer} by {confirmed.by}: {confirmed.detail} (now stopping)",
                   flush=True)
 
-    with edge.store_errors(ctx, job):
+    with edge.store_errors(at, job):
         result = commands(JobId(job), action, drain, on_confirmed=stopping)
-    edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
+    edge.sweep(at)  # after they act: objects nobody owns are stopped before they start
     word = label(result.state) if result.state is not None else "unknown"
     code = _code(result.answer, result.problem)
     # not carried out: its one line on stderr, with --json too (docs/json.md: the object and the line)
@@ -151,16 +151,16 @@ def request(ctx: typer.Context, cases: Acting, job: str, action: Action, as_json
     if as_json:
         print(json.dumps(_body(job, action, result, code)))
     elif result.answer is Answer.CONFIRMED:
-        _confirmed_lines(ctx, job, action, result, word, said=bool(said))
+        _confirmed_lines(at, job, action, result, word, said=bool(said))
     if result.problem:
         print(f"{PROG}: job {job}: not carried out: {result.problem}", file=sys.stderr)
-    edge.notice_unattended(ctx, skip=job)
+    edge.notice_unattended(at, skip=job)
     if drain.pending() is not None:
-        edge.end_by_signal(ctx)
+        edge.end_by_signal(at)
     return code
 
 
-def _confirmed_lines(ctx: typer.Context, job: str, action: Action, result: CommandResult, word: str, *,
+def _confirmed_lines(ctx: edge.CommandContext, job: str, action: Action, result: CommandResult, word: str, *,
                      said: bool) -> None:
     """A confirmed answer on stdout; a cancel carried out: "stopping" (``said`` already), then "stopped"."""
     if result.stopped is None:
@@ -193,17 +193,17 @@ def _body(job: str, action: Action, result: CommandResult, code: int) -> dict[st
     return body
 
 
-def _on_sweep(ctx: typer.Context, cases: Acting, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
+def _on_sweep(at: edge.At, cases: Acting, sweeps: SweepCommands, chosen: Chosen, action: Action, as_json: bool,
               drain: Interrupts, failed: bool, needs: Resources | None = None) -> int:
     """The request made of each chosen element (docs/sweeps.md, "Commands on a sweep"): one summary line,
     a line for each element not confirmed, and the largest of the elements' codes (0 when every one was
     confirmed and carried out, or when none was chosen)."""
     if chosen.elements:  # the sweep's elements live where its first one does: run there if another host's
-        edge.bound_elsewhere(ctx, edge.read_state(ctx, chosen.elements[0].job), [str(action), chosen.word])
-    resubmit_needs.refuse_unhonoured(cases.record_job, needs, (edge.read_state(ctx, e.job) for e in chosen.elements))
-    with edge.store_errors(ctx, chosen.word):
+        edge.bound_elsewhere(at, edge.read_state(at, chosen.elements[0].job), [str(action), chosen.word])
+    resubmit_needs.refuse_unhonoured(cases.record_job, needs, (edge.read_state(at, e.job) for e in chosen.elements))
+    with edge.store_errors(at, chosen.word):
         answer = sweeps(chosen, action, drain, failed=failed)
-    edge.sweep(ctx)  # after they act: objects nobody owns are stopped before they start
+    edge.sweep(at)  # after they act: objects nobody owns are stopped before they start
     codes = [_code(r.answer, r.problem) for r in answer.results]
     code = max(codes, default=ExitCode.SUCCEEDED)
     _element_problems(answer, codes, action)
@@ -211,9 +211,9 @@ def _on_sweep(ctx: typer.Context, cases: Acting, sweeps: SweepCommands, chosen: 
         _sweep_json(chosen, action, failed, answer, codes, code)
     else:
         _sweep_lines(chosen, action, failed, answer)
-    edge.notice_unattended(ctx, skip=chosen.word)
+    edge.notice_unattended(at, skip=chosen.word)
     if drain.pending() is not None:
-        edge.end_by_signal(ctx)
+        edge.end_by_signal(at)
     return code
 
 
@@ -354,10 +354,10 @@ def _command(action: Action) -> Callable[..., int]:
                      *, job_commands: Callable[..., JobCommands] = edge.GIVEN,
                      sweep_commands: Callable[..., SweepCommands] = edge.GIVEN,
                      supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
-                     record_job: Callable[[], RecordJob] = edge.GIVEN) -> int:
+                     record_job: Callable[[], RecordJob] = edge.GIVEN, at: edge.At = edge.AT) -> int:
             needs = resubmit_needs.parsed(cpus, memory, time, gpus, queue, account)
             cases = Acting(job_commands, sweep_commands, supervise_job, record_job)
-            return request(ctx, cases, job, action, as_json, state, failed, needs,
+            return request(at, cases, job, action, as_json, state, failed, needs,
                            resubmit_needs.typed(cpus, memory, time, gpus, queue, account))
 
         resubmit.__doc__ = _HELP[action]
@@ -369,8 +369,8 @@ def _command(action: Action) -> Callable[..., int]:
                 job_commands: Callable[..., JobCommands] = edge.GIVEN,
                 sweep_commands: Callable[..., SweepCommands] = edge.GIVEN,
                 supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
-                record_job: Callable[[], RecordJob] = edge.GIVEN) -> int:
-        return request(ctx, Acting(job_commands, sweep_commands, supervise_job, record_job), job, action, as_json,
+                record_job: Callable[[], RecordJob] = edge.GIVEN, at: edge.At = edge.AT) -> int:
+        return request(at, Acting(job_commands, sweep_commands, supervise_job, record_job), job, action, as_json,
                        state)
 
     command.__doc__ = _HELP[action]
@@ -383,22 +383,22 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
               status: Callable[[], JobStatus] = edge.GIVEN,
               supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
               supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
-              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN) -> int:
+              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN, at: edge.At = edge.AT) -> int:
     """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a
     job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
     with a live supervisor, say so (it carries it on)."""
-    drain = edge.interrupts(ctx)
+    drain = edge.interrupts(at)
     cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     try:
-        state = _open(ctx, job, ["reconcile", job])
+        state = _open(at, job, ["reconcile", job])
     except BadInput:  # a sweep's name: its supervision carries on what is left, its notice included
-        if sweep_supervision.recorded_as(ctx, job, cases) != "sweep":
+        if sweep_supervision.recorded_as(at, job, cases) != "sweep":
             raise
-        edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
+        edge.notice_unattended(at, skip=job)
+        return sweep_supervision.supervise_sweep(at, JobId(job), drain, cases, fresh=False, as_json=as_json)
     view = status().one(state.name)
     if view.health.held or view.sweep_held:
-        edge.sweep(ctx)
+        edge.sweep(at)
         view = status().one(state.name)
         if as_json:
             print(json.dumps({"job": job, "exit_code": 0, "supervised": True, "status": render.view_json(view)}))
@@ -406,13 +406,13 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
             whose = "its sweep's supervisor is live and starts it" if view.sweep_held else "its supervisor is live"
             print(f"job {job}: {whose} and carries the outstanding work on (now {view.label})")
         return 0
-    edge.notice_unattended(ctx, skip=job)
-    wait = edge.settings(ctx).supervise.wait
+    edge.notice_unattended(at, skip=job)
+    wait = edge.settings(at).supervise.wait
     if state.outcome is None:  # said first: it may take that long, and end with the job still going
         print(f"job {job}: no outcome yet: supervised for at most supervise.wait ({wait:g} s), then exit 5 with "
               f"what is left (to follow it to its outcome: {PROG} supervise {job})",
               file=sys.stderr if as_json else sys.stdout, flush=True)
-    code = supervision.supervise(ctx, state.name, drain, cases.job(), fresh=False, bound=wait,
+    code = supervision.supervise(at, state.name, drain, cases.job(), fresh=False, bound=wait,
                                  stream=sys.stderr if as_json else None)
     if as_json:
         view = status().one(state.name)
@@ -426,9 +426,9 @@ def _pruning_json(result: PruneResult) -> dict[str, Any]:
             "problem": result.problem or None}
 
 
-def _remove_outputs(ctx: typer.Context, outputs: JobOutputs, jobs: list[JobId]) -> list[str]:
+def _remove_outputs(at: edge.At, outputs: JobOutputs, jobs: list[JobId]) -> list[str]:
     """The local scheduler's object folders of these pruned jobs, removed (``JobOutputs.remove_folders``)."""
-    return outputs.remove_folders(edge.read_state(ctx, job) for job in jobs)
+    return outputs.remove_folders(edge.read_state(at, job) for job in jobs)
 
 
 @edge.injected
@@ -440,26 +440,27 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
                                        help="also remove the local scheduler's folders (stdout, stderr) of "
                                             "the jobs pruned"),
           as_json: bool = typer.Option(False, "--json", help="one JSON object"), *,
-          prune: Callable[[], Prune] = edge.GIVEN, job_outputs: Callable[[], JobOutputs] = edge.GIVEN) -> int:
+          prune: Callable[[], Prune] = edge.GIVEN, job_outputs: Callable[[], JobOutputs] = edge.GIVEN,
+          at: edge.At = edge.AT) -> int:
     """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
     object of their names that has not started. The one JOB named, or every settled job older than
     --older-than."""
     if job is not None and older_than is not None:
         raise BadInput("give JOB or --older-than, not both")
     age = _age(older_than)
-    edge.open_store(ctx)
-    edge.check_writable(ctx)  # the residual entry is added before the record's event: both, or neither
+    edge.open_store(at)
+    edge.check_writable(at)  # the residual entry is added before the record's event: both, or neither
     pruning = prune()
     if job is not None:
-        result = _prune_one(ctx, pruning, job)
+        result = _prune_one(at, pruning, job)
         if result.result is Pruning.REFUSED:
             return _prune_refused(result, as_json)
         done, problems = [result], list[str]()
     else:
         with edge.store_errors():
             done, problems = pruning.older_than(age)
-    edge.sweep(ctx)  # after it acts: a pruned job's objects that never started are stopped
-    removed = (_remove_outputs(ctx, job_outputs(), [r.job for r in done if r.result is not Pruning.REFUSED])
+    edge.sweep(at)  # after it acts: a pruned job's objects that never started are stopped
+    removed = (_remove_outputs(at, job_outputs(), [r.job for r in done if r.result is not Pruning.REFUSED])
                if outputs else [])
     if as_json:
         _pruned_json(job, older_than, done, problems, removed)
@@ -467,7 +468,7 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
         _pruned_lines(job, older_than, done, removed)
     for line in problems + [r.problem for r in done if r.problem]:
         print(f"{PROG}: {line}", file=sys.stderr)
-    edge.notice_unattended(ctx)
+    edge.notice_unattended(at)
     return ExitCode.SUCCEEDED
 
 
@@ -478,10 +479,10 @@ def _age(older_than: str | None) -> timedelta:
         raise BadInput(str(exc)) from None
 
 
-def _prune_one(ctx: typer.Context, pruning: Prune, job: str) -> PruneResult:
+def _prune_one(at: edge.At, pruning: Prune, job: str) -> PruneResult:
     """The one job named, pruned here (run on its own host if its record is another's)."""
-    edge.owned_elsewhere(ctx, job, ["prune", job])
-    with edge.store_errors(ctx, job):
+    edge.owned_elsewhere(at, job, ["prune", job])
+    with edge.store_errors(at, job):
         try:
             return pruning.one(JobId(job))
         except (JobsError, RecordDamaged) as exc:

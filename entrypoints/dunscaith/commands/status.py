@@ -40,13 +40,14 @@ def status(
     status: Callable[[], JobStatus] = edge.GIVEN,
     sweep_status: Callable[[], SweepStatus] = edge.GIVEN,
     listing: Callable[[], JobListing] = edge.GIVEN,
+    at: edge.At = edge.AT,
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if watch:  # the live view, not a snapshot: commands/watch.py
         if state is not None:
             raise BadInput("--watch follows one job: it does not go with --state")
-        return watch_status(ctx, watch_job, job, as_json)
-    return status_list.status(ctx, status_list.Reads(status, sweep_status, listing), job, as_json, state)
+        return watch_status(at, watch_job, job, as_json)
+    return status_list.status(at, status_list.Reads(status, sweep_status, listing), job, as_json, state)
 
 
 @edge.injected
@@ -74,9 +75,9 @@ def list_jobs(ctx: typer.Context,
                   "a sweep's elements and a pipeline's jobs as rows of their own (without it, a sweep is "
                   "one row: its name, `sweep of N` and its counts; a pipeline too, `pipeline of N`); --json "
                   "always lists every job")), *,
-              listing: Callable[[], JobListing] = edge.GIVEN) -> int:
+              listing: Callable[[], JobListing] = edge.GIVEN, at: edge.At = edge.AT) -> int:
     """This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."""
-    return status_list.list_jobs(ctx, listing, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
+    return status_list.list_jobs(at, listing, as_json, show_all, wide, state, cluster, since, limit, columns, noheader,
                                  expand)
 
 
@@ -92,6 +93,7 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
          both: bool = typer.Option(False, "--all", help="stdout, then stderr, each under a heading naming it and "
                                                         "its path (a finished job's; not with --follow or --stderr)"),
          *, job_outputs: Callable[[], JobOutputs] = edge.GIVEN, listing: Callable[[], JobListing] = edge.GIVEN,
+         at: edge.At = edge.AT,
          ) -> int:
     """Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm).
 
@@ -99,12 +101,12 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
     if both and (follow or stderr):
         raise BadInput(f"--all prints stdout then stderr, once: it does not go with "
                        f"{'--follow' if follow else '--stderr'}")
-    edge.open_store(ctx)
+    edge.open_store(at)
     if job is None:
         job = _newest(listing)
-    edge.owned_elsewhere(ctx, job, ["logs", job])
-    state = edge.read_state(ctx, JobId(job))
-    edge.notice_unattended(ctx, skip=job)
+    edge.owned_elsewhere(at, job, ["logs", job])
+    state = edge.read_state(at, JobId(job))
+    edge.notice_unattended(at, skip=job)
     if not state.attempts:
         raise BadInput(f"job {job} has no attempt yet: nothing has run")
     if attempt is not None and attempt > len(state.attempts):
@@ -127,7 +129,7 @@ def logs(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JOB
         return 0
 
     def ended() -> bool:
-        current = edge.read_state(ctx, JobId(job))
+        current = edge.read_state(at, JobId(job))
         now_attempt = current.attempt(chosen.number)
         return current.outcome is not None or now_attempt.ended or len(current.attempts) > chosen.number
 

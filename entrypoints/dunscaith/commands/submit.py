@@ -136,6 +136,7 @@ def submit(
     supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
     supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
     notify_sweep: Callable[[], NotifySweep] = edge.GIVEN,
+    at: edge.At = edge.AT,
 ) -> int:
     """Record a job, submit it held, release it once it is confirmed, and supervise it to its outcome.
 
@@ -165,11 +166,11 @@ def submit(
             "--follow": follow, "--job-exit-code": bool(job_exit), "--signal-before": signal_before is not None,
             "--requeue-on-time-limit": requeue is not None, "--on-out-of-memory": on_oom is not None,
             "--on-time-limit": on_time is not None})
-        return submit_pipeline.submit_pipeline(ctx, pipeline, name, cluster=cluster, notify=notify,
+        return submit_pipeline.submit_pipeline(at, pipeline, name, cluster=cluster, notify=notify,
                                                as_json=as_json, parsable=parsable, record_pipeline=record_pipeline,
                                                supervising=supervising)
     cases = submit_job.Submitting(record_job, record_sweep, owning_host, supervising)
-    return submit_job.submit(ctx, cases, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)),
+    return submit_job.submit(at, cases, words or [], as_command=bool(ctx.meta.get(_AS_COMMAND, False)),
                              cluster=cluster,
                              name=name, follow=follow, partition=partition, time=time, mem=mem, cpus=cpus, gpus=gpus,
                              account=account, qos=qos, export=export, sbatch=tuple(sbatch), env=tuple(env),
@@ -192,7 +193,7 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
               job_exit: bool | None = _exit_option(), *,
               supervise_job: Callable[..., SuperviseJob] = edge.GIVEN,
               supervise_sweep: Callable[..., SuperviseSweep] = edge.GIVEN,
-              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN) -> int:
+              notify_sweep: Callable[[], NotifySweep] = edge.GIVEN, at: edge.At = edge.AT) -> int:
     """Reattach a supervisor to a job, a sweep or (--all) every Unattended job (never one another holds).
 
     A sweep's elements that another live supervisor holds are listed, never taken."""
@@ -200,31 +201,31 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
         raise BadInput("give a JOB or SWEEP, or --all")
     cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     if every:
-        drain = edge.interrupts(ctx)
-        edge.open_store(ctx)
-        return sweep_supervision.supervise_unattended(ctx, drain, cases, as_json=as_json)
+        drain = edge.interrupts(at)
+        edge.open_store(at)
+        return sweep_supervision.supervise_unattended(at, drain, cases, as_json=as_json)
     assert job is not None
     # another host's job: supervised there, in the foreground
     words = ["supervise", job, *(["--json"] if as_json else []),
              *([] if job_exit is None else ["--job-exit-code" if job_exit else "--dunscaith-exit-code"])]
-    edge.owned_elsewhere(ctx, job, words, follow=True, sweeps=True)
-    drain = edge.interrupts(ctx)
-    edge.open_store(ctx)
-    recorded = sweep_supervision.recorded_as(ctx, job, cases)
+    edge.owned_elsewhere(at, job, words, follow=True, sweeps=True)
+    drain = edge.interrupts(at)
+    edge.open_store(at)
+    recorded = sweep_supervision.recorded_as(at, job, cases)
     if recorded == "sweep":
         if job_exit:
             raise BadInput(f"--job-exit-code is one job's code, and {job} is a sweep of many: a sweep's code is "
                            "dunscaith's (docs/sweeps.md); drop it")
-        edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_sweep(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
+        edge.notice_unattended(at, skip=job)
+        return sweep_supervision.supervise_sweep(at, JobId(job), drain, cases, fresh=False, as_json=as_json)
     if recorded == "pipeline":
-        edge.notice_unattended(ctx, skip=job)
-        return sweep_supervision.supervise_pipeline(ctx, JobId(job), drain, cases, fresh=False, as_json=as_json)
+        edge.notice_unattended(at, skip=job)
+        return sweep_supervision.supervise_pipeline(at, JobId(job), drain, cases, fresh=False, as_json=as_json)
     if recorded is None:  # nothing of that name here: a sweep whose elements' pointers name another host?
-        edge.sweep_owned_elsewhere(ctx, job, words)
-    edge.notice_unattended(ctx, skip=job)
-    return supervision.supervise(ctx, JobId(job), drain, cases.job(), fresh=False, follow=follow, as_json=as_json,
-                                 job_exit=submit_job.exit_of_job(ctx, job_exit))
+        edge.sweep_owned_elsewhere(at, job, words)
+    edge.notice_unattended(at, skip=job)
+    return supervision.supervise(at, JobId(job), drain, cases.job(), fresh=False, follow=follow, as_json=as_json,
+                                 job_exit=submit_job.exit_of_job(at, job_exit))
 
 
 def register(app: typer.Typer) -> None:

@@ -29,27 +29,27 @@ from dunscaith.ports.job_store import RecordDamaged
 
 @edge.injected
 def watch(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB", help="the job to watch"), *,
-          watch_job: Callable[[], WatchJob] = edge.GIVEN) -> int:
+          watch_job: Callable[[], WatchJob] = edge.GIVEN, at: edge.At = edge.AT) -> int:
     """Follow a job supervised elsewhere (another terminal or login node, or nobody), read-only, to its end."""
-    return follow(ctx, watch_job, job, ["watch", job])
+    return follow(at, watch_job, job, ["watch", job])
 
 
-def watch_status(ctx: typer.Context, watch_job: Callable[[], WatchJob], job: str | None, as_json: bool) -> int:
+def watch_status(at: edge.At, watch_job: Callable[[], WatchJob], job: str | None, as_json: bool) -> int:
     """``status JOB --watch``: the same as ``watch JOB``."""
     if job is None:
         raise BadInput("status --watch: name the job to watch (status JOB --watch)")
     if as_json:
         raise BadInput("status --watch shows the live view as lines; --json is a snapshot: use one or the other")
-    return follow(ctx, watch_job, job, ["status", job, "--watch"])
+    return follow(at, watch_job, job, ["status", job, "--watch"])
 
 
-def follow(ctx: typer.Context, watch_job: Callable[[], WatchJob], job: str, words: list[str]) -> int:
+def follow(at: edge.At, watch_job: Callable[[], WatchJob], job: str, words: list[str]) -> int:
     """Watch ``job`` here, or where its pointer says it is recorded (``words``: the command, if the argv is
     not known); the exit code its supervisor would have."""
-    edge.owned_elsewhere(ctx, job, words, follow=True)
-    drain = edge.interrupts(ctx)  # Ctrl-C from here on ends the watch quietly
-    edge.open_store(ctx)
-    with edge.store_errors(ctx, job):
+    edge.owned_elsewhere(at, job, words, follow=True)
+    drain = edge.interrupts(at)  # Ctrl-C from here on ends the watch quietly
+    edge.open_store(at)
+    with edge.store_errors(at, job):
         try:
             end = watch_job()(JobId(job), drain)
         except (JobsError, RecordDamaged) as exc:

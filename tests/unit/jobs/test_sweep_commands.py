@@ -568,7 +568,7 @@ def test_the_notice_leaves_out_the_sweep_or_element_the_command_names(wired: Wir
     _far(pointers, "near-1", "running", "near")
 
     def notices(skip: str) -> list[str]:
-        edge.notice_unattended(_Root(container), skip=skip)
+        edge.notice_unattended(edge.at_root(_Root(container), container.use_cases), skip=skip)
         return capsys.readouterr().err.splitlines()
 
     assert [line.split(":")[1].strip() for line in notices("far")] == ["sweep near on host login2"]
