@@ -728,6 +728,30 @@ def supervise_sweep(
     )
 
 
+# --- the process owner's typer commands (commands/remote.py): what they reach of its adapters ---------------
+# (the lean `remote run`/`exec` has its own root, remote_run.py; these are the same steps reached through the
+# typer app, and every import of an adapter stays in a composition root)
+def started_by_wrapper() -> bool:
+    """Whether this process is the wrapper's child (``remote exec``): it holds what the wrapper gives it."""
+    from dunscaith.adapters.process import exec_side
+
+    return exec_side.started_by_wrapper()
+
+
+def exec_child() -> None:
+    """``remote exec``: become the worker the wrapper started this process for."""
+    from dunscaith.adapters.process import exec_side
+
+    exec_side.main()
+
+
+def not_an_instance() -> type[Exception]:
+    """The instance-directory reader's refusal of a folder that holds no instance (``remote terminate|status``)."""
+    from dunscaith.adapters.process.instance_dir import NotAnInstance
+
+    return NotAnInstance
+
+
 # --- the one declaration ----------------------------------------------------------------------------------
 # Every technology the job commands use (a test overrides this set as a whole: tests/fakes/dunscaith_adapters.py)
 ADAPTERS: dict[str, Part] = {

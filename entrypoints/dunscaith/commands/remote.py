@@ -57,12 +57,12 @@ def run_command(
 @app.command("exec", hidden=True)
 def exec_command() -> None:
     """Internal: the wrapper's child. Never call it yourself."""
-    from dunscaith.adapters.process import exec_side
+    from dunscaith.entrypoints.dunscaith import wiring
     from dunscaith.entrypoints.dunscaith.remote_run import NOT_BY_HAND
 
-    if not exec_side.started_by_wrapper():
+    if not wiring.started_by_wrapper():
         raise BadInput(NOT_BY_HAND)
-    exec_side.main()
+    wiring.exec_child()
 
 
 @app.command("terminate")
@@ -74,8 +74,8 @@ def terminate_command(
     nonce: str | None = typer.Option(None, "--nonce", help="The instance you mean (default: the one in DIR)."),
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
-    from dunscaith.adapters.process.instance_dir import NotAnInstance
     from dunscaith.domain.model.remote.control import ControlError
+    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
 
     container = _container(ctx)
     use_case: TerminateInstance = container.terminate(files__directory=directory)
@@ -86,7 +86,7 @@ def terminate_command(
         answer = use_case(grace, wait, nonce)
     except BadTerminateArguments as exc:
         raise BadInput(str(exc)) from None
-    except (NotAnInstance, ControlError) as exc:
+    except (not_an_instance(), ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
     except RequestNotWritten as exc:  # its own request is not in place: unrequested, and why
         print(f"dunscaith: {exc}", file=sys.stderr)
@@ -102,14 +102,14 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object (schema dunscaith.remote.status/1)."),
 ) -> None:
     """Report the state of an instance directory."""
-    from dunscaith.adapters.process.instance_dir import NotAnInstance
     from dunscaith.domain.model.remote.control import ControlError
+    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
 
     container = _container(ctx)
     use_case: ReadStatus = container.read_status(files__directory=directory)
     try:
         status = use_case()
-    except (NotAnInstance, ControlError) as exc:
+    except (not_an_instance(), ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
     if as_json:
         print(json.dumps(status, sort_keys=True))
@@ -119,9 +119,9 @@ def status_command(
 
 
 def _located(directory: Path, exc: Exception) -> str:
-    from dunscaith.adapters.process.instance_dir import NotAnInstance
+    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
 
-    return str(exc) if isinstance(exc, NotAnInstance) else f"{directory}/{exc}"
+    return str(exc) if isinstance(exc, not_an_instance()) else f"{directory}/{exc}"
 
 
 def _text_lines(status: dict[str, Any]) -> list[str]:
