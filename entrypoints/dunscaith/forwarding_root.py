@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.entrypoints.dunscaith.install import own_binary
 
 if TYPE_CHECKING:
@@ -95,11 +96,6 @@ def forward_command(section: HopSettings, transport: Transport | None = None,
                           StdioStreams(raw_terminal=terminal), SystemClock(), lambda: secrets.token_hex(16),
                           version(), os.uname().nodename, cancellation=interrupts,
                           heartbeat_seconds=section.heartbeat)
-
-
-# request.FORWARDED_ENV, named here so that routing asks it without importing the request model
-# (tests/unit/forwarding/test_routing.py holds the two together)
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"
 
 
 def forwarded_env() -> str | None:

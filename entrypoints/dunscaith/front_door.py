@@ -26,11 +26,11 @@ from __future__ import annotations
 import os
 import sys
 
+# a forwarded command never forwards again (the hidden flag's one module imports nothing)
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
+
 PROG = "dunscaith"
 COMPLETE_VAR = "_DUNSCAITH_COMPLETE"  # completion.COMPLETE_VAR: typer's name for it, _{PROG}_COMPLETE
-# request.FORWARDED_ENV, named here so that this path imports no domain module: a forwarded command never
-# forwards again (tests/unit/forwarding/test_routing.py holds the two together)
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from pydantic import (
 
 from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
 from dunscaith.adapters.kind_settings import RecoveryRules
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
@@ -57,7 +58,7 @@ LOCAL = "local"
 PREFIX = "DUNSCAITH_"
 # Variables with the prefix that are not settings: read by the program itself or by its tests.
 # (DUNSCAITH_FORWARDED and DUNSCAITH_FORWARDING__INSTANCES: set by the forwarding side for the command it runs.)
-NOT_SETTINGS = ("DUNSCAITH_DEBUG", "DUNSCAITH_FORWARDED", "DUNSCAITH_FORWARDING__INSTANCES")
+NOT_SETTINGS = ("DUNSCAITH_DEBUG", FORWARDED_ENV, "DUNSCAITH_FORWARDING__INSTANCES")
 NOT_SETTINGS_PREFIXES = ("DUNSCAITH_TEST_", "DUNSCAITH_SLURM_TEST_", "DUNSCAITH_PG_TEST_")
 
 

@@ -23,8 +23,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-# request.FORWARDED_ENV (front_door.FORWARDED_ENV): a forwarded command is answered by the app
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"
+# a forwarded command is answered by the app (the hidden flag's one module imports nothing)
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
+
 FLAGS = {"--json": "as_json", "--parsable": "parsable", "--follow": "follow", "-f": "follow"}
 
 

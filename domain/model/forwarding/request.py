@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV as FORWARDED_ENV  # the protocol's flag
 from dunscaith.domain.model.strict_json import DecodeError, check_fields, dumps_canonical
 
 # 2: the exit and result frames carry the stdout's digest tagged with its algorithm (``stdout_digest``,
@@ -168,8 +169,6 @@ TOKEN_ON_STDIN = "-"
 
 
 FORWARDED_ENTRY = "_forwarded"  # hidden: the host's side of forwarding; never typed by a user
-# The hidden flag: set in the forwarded command's environment (the request id), so it never forwards again.
-FORWARDED_ENV = "DUNSCAITH_FORWARDED"
 
 
 def version_warning(caller_version: str, host_version: str, host: str) -> str | None:

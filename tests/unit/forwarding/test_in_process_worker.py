@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.entrypoints.dunscaith import forwarding_root
 
 

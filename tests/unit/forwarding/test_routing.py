@@ -29,11 +29,15 @@ def test_each_routed_command_takes_one_job_argument_and_only_the_flags_routing_k
     assert {flag for o in options for flag in (*o.opts, *o.secondary_opts)} == set(routing.ROUTED[name])
 
 
-def test_the_front_door_knows_the_hidden_flag() -> None:
-    from dunscaith.domain.model.forwarding.request import FORWARDED_ENV
+def test_the_hidden_flag_is_named_once() -> None:
+    from dunscaith.domain.model.forwarding import hidden_flag, request
 
-    assert front_door.FORWARDED_ENV == FORWARDED_ENV
-    assert forwarding_root.FORWARDED_ENV == FORWARDED_ENV
+    assert front_door.FORWARDED_ENV is forwarding_root.FORWARDED_ENV is request.FORWARDED_ENV
+    repository = Path(hidden_flag.__file__).resolve().parents[3]
+    written = [str(path.relative_to(repository)) for layer in ("domain", "ports", "adapters", "entrypoints")
+               for path in sorted((repository / layer).rglob("*.py"))
+               if f'"{hidden_flag.FORWARDED_ENV}"' in path.read_text("utf-8")]
+    assert written == ["domain/model/forwarding/hidden_flag.py"]
 
 
 @pytest.mark.parametrize(("argv", "job"), [
