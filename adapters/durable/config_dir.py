@@ -11,15 +11,24 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dunscaith.adapters.durable.private_dir import ensure_private_dir, make_missing_dirs
+from dunscaith.domain.model.user_paths import xdg_home
+
+
+def user_home(variable: str, fallback: str, env: Mapping[str, str] | None = None) -> Path:
+    """The XDG base folder ``variable`` names, else ``fallback`` under the home (``user_paths.xdg_home``'s rule)."""
+    env = os.environ if env is None else env
+    return Path(xdg_home(variable, fallback, env, env.get("HOME") or str(Path.home())))
 
 
 def config_home(env: Mapping[str, str] | None = None) -> Path:
-    """The user's config home: ``$XDG_CONFIG_HOME``, else ``$HOME/.config``. The one place this rule lives
-    (the configuration file, pointers, the residual list, forwarding's sent requests all start here)."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
-    return Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
+    """The user's config home: ``$XDG_CONFIG_HOME``, else ``$HOME/.config`` (the configuration file,
+    pointers, the residual list, forwarding's sent requests all start here)."""
+    return user_home("XDG_CONFIG_HOME", ".config", env)
+
+
+def cache_home(env: Mapping[str, str] | None = None) -> Path:
+    """The user's cache home: ``$XDG_CACHE_HOME``, else ``$HOME/.cache`` (the remembered settings)."""
+    return user_home("XDG_CACHE_HOME", ".cache", env)
 
 
 def ensure_dunscaith_dir(directory: Path) -> Path:

@@ -54,3 +54,12 @@ def _expand_variables(raw: str, env: Mapping[str, str]) -> str:
         return found
 
     return _VARIABLE.sub(value, raw)
+
+
+def xdg_home(variable: str, fallback: str, env: Mapping[str, str], home: str) -> str:
+    """The XDG base folder ``variable`` names (``XDG_CONFIG_HOME``, ``XDG_CACHE_HOME``, ``XDG_DATA_HOME``...),
+    else ``fallback`` under ``home`` (``.config``, ``.cache``, ``.local/share``). The one place this rule lives:
+    an XDG value that is not absolute is invalid and ignored (the spec's rule: it would follow the current
+    directory). ``home``: ``$HOME``, else the password database's, as the caller finds it."""
+    value = env.get(variable)
+    return value if value and value.startswith("/") else posixpath.join(home, fallback)

@@ -27,6 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from dunscaith.entrypoints.dunscaith.settings_paths import cache_file as cache_file
+from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+
 if TYPE_CHECKING:
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
 
@@ -94,13 +97,6 @@ class RecordsPlace(NamedTuple):  # not a dataclass: ~0.4 ms less to define on a 
     root: Path
 
 
-def cache_file(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and xdg.startswith("/") else Path(env.get("HOME") or Path.home()) / ".cache"
-    return base / "dunscaith" / "settings.json"
-
-
 def _config_part(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -123,8 +119,6 @@ def _config_part(path: Path) -> bytes:
 
 def settings_key(env: Mapping[str, str] | None = None) -> str:
     """The digest of every input ``load_settings`` reads (see the module's docstring)."""
-    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
-
     env = os.environ if env is None else env
     digest = hashlib.sha256(f"format {FORMAT}\0".encode())
     for path in _VALIDATING_CODE:

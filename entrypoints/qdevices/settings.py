@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dunscaith.domain.model.qdevices.programs import PiastqFormat
+from dunscaith.domain.model.user_paths import xdg_home
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.settings_support import (
     Seconds,
@@ -32,18 +33,17 @@ NOT_SETTINGS = ("QDEVICES_DEBUG",)  # read by the program itself (a traceback on
 NOT_SETTINGS_PREFIXES = ("QDEVICES_TEST_",)
 
 
-def _xdg(name: str, default: Path) -> Path:
-    value = os.environ.get(name)
-    # The XDG spec: a relative value is invalid and ignored (it would follow the current directory).
-    return Path(value) if value and value.startswith("/") else default
+def _xdg(variable: str, fallback: str) -> Path:
+    # the XDG rule's one place (a relative value is ignored), under Path.home() as every qdevices folder
+    return Path(xdg_home(variable, fallback, os.environ, str(Path.home())))
 
 
 def config_file() -> Path:
-    return _xdg("XDG_CONFIG_HOME", Path.home() / ".config") / "qdevices" / "config.toml"
+    return _xdg("XDG_CONFIG_HOME", ".config") / "qdevices" / "config.toml"
 
 
 def default_records() -> Path:
-    return _xdg("XDG_DATA_HOME", Path.home() / ".local" / "share") / "qdevices" / "records"
+    return _xdg("XDG_DATA_HOME", ".local/share") / "qdevices" / "records"
 
 
 def state_dir() -> Path:
