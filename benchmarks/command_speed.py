@@ -41,7 +41,7 @@ PIPELINE = "bench-pipe"
 # a 3-step pipeline, a 1,000-element sweep first, recorded as a pipeline submit records it (issue 40)
 RECORD_PIPELINE = """
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
-from dunscaith.entrypoints.dunscaith.submit_settings import submit_settings
+from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
 from dunscaith.entrypoints.dunscaith.wiring import Root
 
 TEXT = '''
@@ -59,7 +59,7 @@ name = "plot"
 command = "true"
 after = ["reduce"]
 '''
-root = Root(submit_settings())
+root = Root(plain_settings())
 try:
     pipeline = parse_pipeline(TEXT, "bench.toml")
     for step in pipeline.order():

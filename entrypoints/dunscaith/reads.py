@@ -62,9 +62,9 @@ def read(argv: list[str]) -> int | None:
     line = plain_line(argv)
     if line is None or os.environ.get(FORWARDED_ENV):
         return None
-    from dunscaith.entrypoints.dunscaith.submit_settings import submit_settings
+    from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
 
-    settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
+    settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
     if settings.records.backend != "sqlite":
         return None  # the other stores are opened on the app's path
     from dunscaith.domain.model.jobs.ids import JobId

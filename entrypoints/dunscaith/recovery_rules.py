@@ -2,8 +2,8 @@
 cluster's ``recovery`` table key by key over ``[recovery]``, then submit's own flags over both. The answer is
 recorded in the job's spec, so every supervisor of the job decides alike whatever its configuration.
 
-A plain ``submit -- COMMAND`` reads its settings from the cache (submit_settings.py): there each configured
-cluster's answer is remembered as plain values (``recovery_values``), read back by ``recovery_for``."""
+A plain ``submit -- COMMAND`` reads the same tree from the cache, as plain data (settings_view.py): the rules
+below read either by the model's names (``model_fields_set`` included)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from dunscaith.domain.model.jobs.recovery_settings import (
     Recovery,
     SignalBefore,
     parse_signal_before,
-    recovery_from_values,
-    recovery_values,
 )
 from dunscaith.domain.model.jobs.resources import parse_count, parse_memory, parse_time_limit
 from dunscaith.entrypoints.cli_support import BadInput
@@ -48,27 +46,8 @@ def of_rules(general: Any, cluster: Any) -> Recovery:
     )
 
 
-def by_cluster(settings: Any) -> dict[str, dict[str, Any]]:
-    """Each configured cluster's recovery as plain values (what the settings cache remembers)."""
-    return {
-        name: recovery_values(of_rules(settings.recovery, getattr(table, "recovery", None)))
-        for name, table in settings.clusters.items()
-    }
-
-
 def recovery_for(settings: Any, cluster: str) -> Recovery:
-    """The recovery of a job on ``cluster`` from the settings (``load_settings``' or the cache's)."""
-    remembered = getattr(settings.recovery, "by_cluster", None)
-    if remembered is not None:
-        values = remembered.get(cluster)
-        if isinstance(values, dict):
-            try:
-                return recovery_from_values(values)
-            except (BadSpec, KeyError, TypeError, ValueError):
-                pass  # a cache not ours: the settings as they are
-        from dunscaith.entrypoints.dunscaith.settings import load_settings
-
-        settings = load_settings()
+    """The recovery of a job on ``cluster`` from the settings (``load_settings``' tree, or the same remembered)."""
     return of_rules(settings.recovery, getattr(settings.cluster(cluster), "recovery", None))
 
 

@@ -14,7 +14,7 @@ only the plain case and hands everything else to the typer app, unchanged:
 - the records are a host's own (what the store chosen by ``records.backend`` declares, in
   ``kinds.py``): a shared store may hold the record here, which only the store can say.
 
-The settings come from ``settings_cache.routing_settings``: the one ``load_settings`` validates them
+The settings come from ``settings_cache.plain_settings``: the one ``load_settings`` validates them
 (its refusal is the same one line), and its answer is remembered for the same inputs.
 """
 
@@ -145,10 +145,10 @@ def route(argv: Sequence[str]) -> int | None:
     if owner is None:
         return None
     from dunscaith.entrypoints.dunscaith.kinds import records_shared
-    from dunscaith.entrypoints.dunscaith.settings_cache import routing_settings
+    from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
 
-    settings = routing_settings()
-    if records_shared(settings.backend):
+    settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
+    if records_shared(settings.records.backend):
         return None  # a store every login node shares may hold the record here: only the store can say
     host, binary = owner
-    return forward(settings, host, binary, argv, job)
+    return forward(settings.forwarding, host, binary, argv, job)

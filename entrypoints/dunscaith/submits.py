@@ -75,9 +75,9 @@ def submit(argv: list[str]) -> int | None:
     # (gc.freeze), before anything runs.
     gc.disable()
     try:
-        from dunscaith.entrypoints.dunscaith.submit_settings import submit_settings
+        from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
 
-        settings = submit_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
+        settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
         if settings.records.backend != "sqlite":
             return None  # the other stores are opened on the app's path
         from dunscaith.entrypoints.dunscaith import edge, routing, submit_job

@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
     from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
-    from dunscaith.entrypoints.dunscaith.submit_settings import SubmitSettings
     from dunscaith.ports.clock import Clock
     from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.ports.crash_points import CrashPoints
@@ -81,8 +80,9 @@ if TYPE_CHECKING:
     from dunscaith.ports.residual import ResidualList
     from dunscaith.ports.scheduler import Scheduler
 
-    # the validated tree, or the front door's remembered answer of it in the same shape (submit_settings.py)
-    Settings = DunscaithSettings | SubmitSettings
+    # the validated tree, or (the front door's plain paths) the same tree remembered, read as plain data
+    # through the model's names (settings_view.py)
+    Settings = DunscaithSettings
 
 # A test seam for "the root is on NFS": a mountinfo file to read instead of the kernel's.
 MOUNTINFO_VARIABLE = "DUNSCAITH_TEST_MOUNTINFO"
@@ -228,10 +228,13 @@ class ClusterSchedulers:
 
 
 def _table(settings: Settings, cluster: str) -> ClusterSettings:
-    """A cluster's table, for a kind that reads its own keys; the front door's remembered answer holds only
-    each cluster's adapter, so its table is then read from ``load_settings`` itself, validated as on every path."""
+    """A cluster's table, for a kind that reads its own keys: the validated model, which a kind's package may
+    ask for more than its values; on the front door's plain paths (the tree read as plain data, settings_view.py)
+    it is read from ``load_settings`` itself, validated as on every path."""
+    from dunscaith.entrypoints.dunscaith.settings_view import Section
+
     found = settings.cluster(cluster)
-    if not isinstance(found, tuple):  # the validated table (a remembered answer's is a NamedTuple)
+    if not isinstance(found, Section):
         return found
     from dunscaith.entrypoints.dunscaith.settings import load_settings
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dunscaith.entrypoints.dunscaith import app, reads, settings_cache
-from dunscaith.entrypoints.dunscaith.settings_cache import ReadSettings, RoutingSettings
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
+from dunscaith.entrypoints.dunscaith import app, reads
 
 
 @pytest.mark.parametrize(("argv", "taken"), [
@@ -42,21 +42,6 @@ def test_the_refusals_are_the_apps() -> None:
     assert reads.refusals() == app._refusals()
 
 
-def test_the_read_settings_are_remembered_beside_the_routing_ones_and_only_from_a_whole_answer(
-        tmp_path: Path) -> None:
-    env = {"HOME": str(tmp_path)}
-    routing = RoutingSettings("sqlite", None, None, 2.5, 7, 9)
-    found = ReadSettings(routing, Path("/r"), 0.5, True, (("local", "local"), ("big", "slurm")))
-    settings_cache.remember("k1", routing, env, reads=found)
-    assert settings_cache.read_cached_reads("k1", env) == found
-    assert settings_cache.read_cached("k1", env) == routing
-    assert settings_cache.read_cached_reads("k2", env) is None
-    assert found.records.root == Path("/r") and found.records.backend == "sqlite" and found.forwarding is routing
-    settings_cache.remember("k1", routing, env)  # remembered by an older dunscaith: routing only
-    assert settings_cache.read_cached("k1", env) == routing
-    assert settings_cache.read_cached_reads("k1", env) is None  # validated again, never guessed
-
-
 def test_a_store_the_container_opens_goes_to_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [n for n in os.environ if n.startswith(("DUNSCAITH_", "XDG_"))]:
         monkeypatch.delenv(name)
@@ -68,7 +53,7 @@ def test_a_store_the_container_opens_goes_to_the_app(tmp_path: Path, monkeypatch
 
 
 def test_a_forwarded_command_goes_to_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(reads.FORWARDED_ENV, "request-1")
+    monkeypatch.setenv(FORWARDED_ENV, "request-1")
     assert reads.read(["status", "j1"]) is None
 
 

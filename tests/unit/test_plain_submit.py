@@ -1,26 +1,20 @@
 """The front door's plain ``submit -- COMMAND`` (issue 26): which lines it takes, what it imports, that
-every other line goes on to the typer app, and that its settings are load_settings' remembered answer.
+every other line goes on to the typer app, and that its settings are load_settings' remembered tree.
 Its output against the app's: tests/e2e/jobs/test_plain_submit.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings_cache, submit_settings, submits
-from dunscaith.entrypoints.dunscaith.settings import load_settings
-from dunscaith.entrypoints.dunscaith.settings_cache import ReadSettings, RoutingSettings
-from dunscaith.entrypoints.dunscaith.submit_settings import (
-    EscalationsPlace,
-    NotifyPlace,
-    RecoveryPlace,
-    ResidualPlace,
-    SubmitSettings,
-    SupervisePlace,
-)
+from dunscaith.entrypoints.dunscaith import recovery_rules, settings_cache, settings_view, submits
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
 from dunscaith.entrypoints.dunscaith.submits import PlainSubmit
 from tests.unit.test_plain_reads import _front_door
 
@@ -73,26 +67,45 @@ def test_a_store_the_container_opens_goes_to_the_app(tmp_path: Path, monkeypatch
 
 
 def test_a_forwarded_command_goes_to_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(submits.FORWARDED_ENV, "request-1")
+    monkeypatch.setenv(FORWARDED_ENV, "request-1")
     assert submits.submit(["submit", "--", "true"]) is None
 
 
-def test_the_submit_settings_are_load_settings_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _values(model: Any, view: Any, place: str = "") -> list[str]:
+    """Every key of the validated tree read through the plain view, as the model reads it: where they differ."""
+    differ = []
+    for name in type(model).model_fields:
+        ours, theirs = getattr(model, name), getattr(view, name)
+        if hasattr(type(ours), "model_fields"):
+            differ += _values(ours, theirs, f"{place}{name}.")
+            differ += [] if ours.model_fields_set == theirs.model_fields_set else [f"{place}{name} (given)"]
+        elif name == "clusters" and not place:
+            assert set(ours) == set(theirs)
+            differ += [d for c in ours for d in _values(ours[c], theirs[c], f"{place}clusters.{c}.")]
+        elif ours != theirs or type(ours) is not type(theirs):
+            differ.append(f"{place}{name}: {ours!r} != {theirs!r}")
+    return differ
+
+
+def test_the_plain_settings_are_the_validated_tree_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _clean(monkeypatch, tmp_path)
     monkeypatch.setenv("DUNSCAITH_SUPERVISE__POLL", "0.7")
     monkeypatch.setenv("DUNSCAITH_SUPERVISE__EXIT_CODE", "job")
     monkeypatch.setenv("DUNSCAITH_RECOVERY__ATTEMPTS", "5")
     monkeypatch.setenv("DUNSCAITH_ESCALATIONS__COMMAND", '["notify", "-x"]')
     monkeypatch.setenv("DUNSCAITH_RESIDUAL__POLICY", "manual")
+    monkeypatch.setenv("DUNSCAITH_FORWARDING__SSH_CONFIG", "~/ssh_config")
+    (tmp_path / ".config" / "dunscaith").mkdir(parents=True)
+    (tmp_path / ".config" / "dunscaith" / "config.toml").write_text(
+        '[clusters.big]\nadapter = "slurm"\nbin_dir = "/opt/slurm/bin"\nenv = { A = "1" }\n'
+        "[clusters.big.recovery]\nrequeue_on_time_limit = 2\n")
     full = load_settings()
-    for found in (submit_settings.submit_settings(), submit_settings.submit_settings()):  # validated, remembered
-        s = full.supervise
-        assert found.supervise == SupervisePlace(s.poll, s.poll_max, s.giveup, s.drain, s.wait, s.absence, "job")
-        assert found.recovery.attempts == 5 and found.residual.policy == "manual"
-        assert found.escalations == EscalationsPlace(["notify", "-x"], full.escalations.timeout)
-        assert found.records.root == full.records.root and found.records.backend == "sqlite"
-        assert found.cluster("local").adapter == full.cluster("local").adapter
-        assert found.read == settings_cache.read_settings()
+    first, found = settings_cache.plain_settings(), settings_cache.plain_settings()  # validated, then remembered
+    assert isinstance(first, DunscaithSettings) and isinstance(found, settings_view.Settings)
+    assert _values(full, found) == []  # every key, a path as a path, a mapping as a mapping, what was given
+    assert found.cluster("big").env == {"A": "1"} and found.forwarding.ssh_config == tmp_path / "ssh_config"
+    for cluster in ("big", "local"):
+        assert recovery_rules.recovery_for(found, cluster) == recovery_rules.recovery_for(full, cluster)
     with pytest.raises(BadInput) as refused:
         found.cluster("nowhere")
     with pytest.raises(BadInput) as by_load:
@@ -100,24 +113,21 @@ def test_the_submit_settings_are_load_settings_remembered(tmp_path: Path, monkey
     assert str(refused.value) == str(by_load.value)  # load_settings' own refusal, word for word
 
 
-def test_an_answer_remembered_without_the_submit_settings_is_read_again(tmp_path: Path) -> None:
+def test_a_remembered_tree_not_ours_is_validated_again(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
-    routing = RoutingSettings("sqlite", None, None, 2.5, 7, 9)
-    reads = ReadSettings(routing, Path("/r"), 0.5, False, (("local", "local"),))
-    submit = SubmitSettings(reads, SupervisePlace(0.5, 9.0, 60.0, 10.0, 3.0, 2.0, "dunscaith"), RecoveryPlace(3, {}),
-                            EscalationsPlace(["a"], 10.0), ResidualPlace("list"), NotifyPlace(["n"], ["outcome"], 5.0))
-    values = {"poll": 0.5, "poll_max": 9.0, "giveup": 60.0, "drain": 10.0, "wait": 3.0, "absence": 2.0,
-              "exit_code": "dunscaith", "attempts": 3, "escalations_command": ["a"], "escalations_timeout": 10.0,
-              "residual_policy": "list", "notify_command": ["n"], "notify_on": ["outcome"], "notify_timeout": 5.0,
-              "recovery": {}}
-    settings_cache.remember("k1", routing, env, reads=reads, submit=values)
-    assert submit_settings.read_cached_submit("k1", env) == submit
-    assert submit_settings.read_cached_submit("k2", env) is None
-    settings_cache.remember("k1", routing, env, reads=reads, submit={**values, "escalations_command": "a"})
-    assert submit_settings.read_cached_submit("k1", env) is None  # not ours: validated again
-    settings_cache.remember("k1", routing, env, reads=reads)  # by a dunscaith before the plain submit
-    assert settings_cache.read_cached_reads("k1", env) == reads
-    assert submit_settings.read_cached_submit("k1", env) is None  # validated again, never guessed
+    settings_cache.remember("k1", DunscaithSettings.model_validate({"supervise": {"poll": 0.5}}), env)
+    found = settings_cache.read_cached("k1", env)
+    assert found is not None and found.supervise.poll == 0.5 and found.supervise.model_fields_set == {"poll"}
+    assert settings_cache.read_cached("k2", env) is None
+    path = settings_cache.cache_file(env)
+    obj = json.loads(path.read_text())
+    damaged: dict[str, Any]
+    for damaged in ({"shape": {"paths": [["records", "nowhere"]], "tables": []}}, {"whole": []},
+                    {"shape": {"paths": [[1]], "tables": []}}, {"shape": None}, {"tree": "x"}):
+        path.write_text(json.dumps({**obj, **damaged}))
+        assert settings_cache.read_cached("k1", env) is None  # damaged or not ours: validated again
+    path.write_text(json.dumps({**obj, "format": 1}))  # an older dunscaith's answer
+    assert settings_cache.read_cached("k1", env) is None
 
 
 def test_a_plain_submit_imports_no_typer_pydantic_nor_dependency_injector(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import typer.main
 
-from dunscaith.entrypoints.dunscaith import forwarding_root, front_door, routing, settings_cache
+from dunscaith.entrypoints.dunscaith import routing, settings_cache
 from dunscaith.entrypoints.dunscaith.app import app
+from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
 
 
 def _command(name: str) -> Any:
@@ -32,7 +33,7 @@ def test_each_routed_command_takes_one_job_argument_and_only_the_flags_routing_k
 def test_the_hidden_flag_is_named_once() -> None:
     from dunscaith.domain.model.forwarding import hidden_flag, request
 
-    assert front_door.FORWARDED_ENV is forwarding_root.FORWARDED_ENV is request.FORWARDED_ENV
+    assert request.FORWARDED_ENV is hidden_flag.FORWARDED_ENV
     repository = Path(hidden_flag.__file__).resolve().parents[3]
     written = [str(path.relative_to(repository)) for layer in ("domain", "ports", "adapters", "entrypoints")
                for path in sorted((repository / layer).rglob("*.py"))
@@ -91,12 +92,15 @@ def test_the_settings_key_changes_with_every_input_of_load_settings(tmp_path: Pa
 
 def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_file(tmp_path: Path) -> None:
     env = _env(tmp_path)
-    found = settings_cache.RoutingSettings("sqlite", "openssh", Path("/x/ssh_config"), 2.5, 7, 9)
+    found = DunscaithSettings.model_validate({"forwarding": {"transport": "openssh", "ssh_config": "/x/ssh_config",
+                                                             "heartbeat": 2.5, "connect_timeout": 7}})
     settings_cache.remember("k1", found, env)
     path = settings_cache.cache_file(env)
     assert path == tmp_path / ".cache" / "dunscaith" / "settings.json"
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    assert settings_cache.read_cached("k1", env) == found
+    remembered = settings_cache.read_cached("k1", env)
+    assert remembered is not None and remembered.forwarding.ssh_config == Path("/x/ssh_config")
+    assert (remembered.forwarding.transport, remembered.forwarding.heartbeat) == ("openssh", 2.5)
     assert settings_cache.read_cached("k2", env) is None
     path.chmod(0o644)  # open to others: not trusted
     assert settings_cache.read_cached("k1", env) is None
