@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 FORMAT = 2  # 2: the whole tree (settings_view.py), not the plain paths' own shapes
 PREFIX = "DUNSCAITH_"
-_MAX_BYTES = 64 * 1024
+_MAX_BYTES = 256 * 1024  # the tree twice and its shape: ~1 KiB a cluster
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
 _HERE = Path(__file__).resolve().parent
 _VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
