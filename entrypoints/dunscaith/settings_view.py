@@ -28,8 +28,9 @@ class Section:
 
     __slots__ = ("_given", "_place", "_tables", "_values")
 
-    def __init__(self, values: dict[str, Any], given: dict[str, Any], place: tuple[str, ...],
-                 tables: frozenset[tuple[str, ...]]) -> None:
+    def __init__(
+        self, values: dict[str, Any], given: dict[str, Any], place: tuple[str, ...], tables: frozenset[tuple[str, ...]]
+    ) -> None:
         self._values = values
         self._given = given  # what of this table was set (the model's model_fields_set)
         self._place = place
@@ -69,8 +70,10 @@ class Settings(Section):
     @property
     def clusters(self) -> dict[str, Section]:
         given = self._given.get("clusters")
-        return {name: self._part(name, table, given.get(name) if isinstance(given, dict) else None, ("clusters",))
-                for name, table in self._values["clusters"].items()}
+        return {
+            name: self._part(name, table, given.get(name) if isinstance(given, dict) else None, ("clusters",))
+            for name, table in self._values["clusters"].items()
+        }
 
     def cluster(self, name: str) -> Section:
         """A configured cluster's table; one not configured is refused by ``load_settings``' own words."""
@@ -106,8 +109,9 @@ def shape(value: Any, place: tuple[str, ...] = ()) -> dict[str, list[list[str]]]
 
 
 def _places(found: Any) -> list[list[str]] | None:
-    if not isinstance(found, list) or not all(isinstance(p, list) and all(isinstance(k, str) for k in p)
-                                              for p in found):
+    if not isinstance(found, list) or not all(
+        isinstance(p, list) and all(isinstance(k, str) for k in p) for p in found
+    ):
         return None
     return found
 
