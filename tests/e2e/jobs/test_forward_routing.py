@@ -68,5 +68,6 @@ def test_the_remembered_settings_are_private(cli: Cli) -> None:
     cache = cli.tmp / "home" / ".cache" / "dunscaith" / "settings.json"
     assert oct(cache.stat().st_mode & 0o777) == "0o600"
     assert oct(os.stat(cache.parent).st_mode & 0o777) == "0o700"
-    assert json.loads(cache.read_text())["settings"]["backend"] == "sqlite"
-    assert Path(json.loads(cache.read_text())["settings"]["ssh_config"]) == cli.ssh_config()
+    remembered = json.loads(cache.read_text())["whole"]  # the validated tree, every value
+    assert remembered["records"]["backend"] == "sqlite"
+    assert Path(remembered["forwarding"]["ssh_config"]) == cli.ssh_config()
