@@ -92,6 +92,19 @@ class _Recording:
         indices = frozenset(s.sweep_index for s in elements if s.sweep == name and s.sweep_index is not None)
         return Waited(name, indices) if indices else None
 
+    def _create_all(self, specs: Sequence[JobSpec], what: str, point: str) -> None:
+        """Every job of ``specs`` recorded in one transaction (a sweep's elements, a pipeline's jobs): all of
+        them or, whatever happens (a refusal, a crash, kill -9), none."""
+        at = self._clock.now()
+        with self._store.batch():
+            for spec in specs:
+                try:
+                    self._store.create(spec.name, at, *self._first_event(spec))
+                except JobExists:  # recorded since the check (another submit): the batch records none
+                    raise NameTaken(f"{spec.name} was recorded by someone else meanwhile; nothing of {what} "
+                                    "was recorded: choose another --name") from None
+                self._crash.reached(point)
+
     def _is_sweep(self, name: JobId) -> bool:
         """Whether a sweep of that name has elements recorded (pruned ones too: their names stay taken)."""
         return self._store.count(SummaryQuery(include_pruned=True, sweep=name)) > 0
@@ -141,15 +154,7 @@ class RecordSweep(_Recording):
         element's name is a recorded job's or sweep's. Durable when this returns."""
         names = [spec.name for spec in specs]
         self.check_free(sweep, names)
-        at = self._clock.now()
-        with self._store.batch():
-            for spec in specs:
-                try:
-                    self._store.create(spec.name, at, *self._first_event(spec))
-                except JobExists:  # recorded since the check (another submit): the batch records none
-                    raise NameTaken(f"{spec.name} was recorded by someone else meanwhile; nothing of sweep "
-                                    f"{sweep} was recorded: choose another --name") from None
-                self._crash.reached("sweep-element-recorded")
+        self._create_all(specs, f"sweep {sweep}", "sweep-element-recorded")
         self._crash.reached("sweep-recorded")
         return names
 
@@ -164,15 +169,7 @@ class RecordPipeline(_Recording):
         kill -9), none. NameTaken, with nothing recorded, when the pipeline's name or any step's job, sweep or
         element name is taken. Durable when this returns."""
         self.check_free(pipeline, specs)
-        at = self._clock.now()
-        with self._store.batch():
-            for spec in specs:
-                try:
-                    self._store.create(spec.name, at, *self._first_event(spec))
-                except JobExists:  # recorded since the check (another submit): the batch records none
-                    raise NameTaken(f"{spec.name} was recorded by someone else meanwhile; nothing of pipeline "
-                                    f"{pipeline} was recorded: choose another --name") from None
-                self._crash.reached("pipeline-job-recorded")
+        self._create_all(specs, f"pipeline {pipeline}", "pipeline-job-recorded")
         self._crash.reached("pipeline-recorded")
         return [spec.name for spec in specs]
 

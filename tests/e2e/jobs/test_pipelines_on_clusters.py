@@ -5,14 +5,13 @@ missing, without the Debian packages."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.jobs.cli import Cli, await_condition
-from tests.infra.gridengine import GridEngineTestCluster, GridEngineUnavailable, shared_cluster
+from tests.e2e.jobs.test_gridengine import on_sge, sge  # noqa: F401 - the fixtures a Grid Engine test takes
 
 pytestmark = [pytest.mark.slow]
 
@@ -83,35 +82,11 @@ def test_after_across_two_terminals_on_slurm(on_slurm: Cli) -> None:
     assert _ran(on_slurm) == Counter({"first": 1, "second": 1})
 
 
-@pytest.fixture(scope="module")
-def sge() -> GridEngineTestCluster:
-    try:
-        return shared_cluster()
-    except GridEngineUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture
-def on_sge(tmp_path: Path, sge: GridEngineTestCluster) -> Cli:
-    """A private home whose configuration has the test Grid Engine as cluster ``test``."""
-    (tmp_path / "home").mkdir()
-    cli = Cli(tmp_path)
-    config = cli.tmp / "home" / ".config" / "dunscaith"
-    config.mkdir(parents=True)
-    env = ", ".join(f"{k} = {json.dumps(v)}" for k, v in sge.env.items())
-    work = tmp_path / "work"
-    work.mkdir()
-    (config / "config.toml").write_text(
-        f'[clusters.test]\nadapter = "gridengine"\nworkdir = "{work}"\nenv = {{ {env} }}\n'
-    )
-    return cli
-
-
-def test_a_sweep_then_its_reduce_then_a_plot_on_grid_engine(on_sge: Cli) -> None:
+def test_a_sweep_then_its_reduce_then_a_plot_on_grid_engine(on_sge: Cli) -> None:  # noqa: F811
     _sweep_reduce_plot_runs_once_each(on_sge)
 
 
-def test_a_failed_element_blocks_the_rest_on_grid_engine_and_nothing_is_created_for_it(on_sge: Cli) -> None:
+def test_a_failed_element_blocks_the_rest_on_grid_engine_and_nothing_is_created_for_it(on_sge: Cli) -> None:  # noqa: F811
     path = _pipeline(on_sge, "broken", fails=1)
     done = on_sge.run("submit", "--pipeline", str(path), timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr
