@@ -362,73 +362,21 @@ def store_here(store_exists: bool) -> bool:
     return bool(store_exists)
 
 
-def record_job(
-    store: JobStore,
-    clock: Clock,
-    crash: CrashPoints,
-    host: HostInfo,
-    schedulers: Callable[[str], Scheduler],
-    pointers: Pointers,
-) -> RecordJob:
-    from dunscaith.domain.services.jobs.submit import RecordJob
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+def recording(kind: str) -> Callable[..., Any]:
+    """The builder of ``domain.services.jobs.submit.<kind>``: ``RecordJob``, ``RecordSweep`` (every element
+    in one transaction, submit --array/--each) or ``RecordPipeline`` (every job of every step, submit
+    --pipeline), each built from the same parts and told what a kind's objects are bound to."""
 
-    # a kind's objects bound to this host: recorded
-    return RecordJob(
-        store=store,
-        clock=clock,
-        crash=crash,
-        host=host,
-        schedulers=schedulers,
-        pointers=pointers,
-        capabilities=capabilities,
-    )
+    def build(**parts: Any) -> Any:
+        from dunscaith.domain.services.jobs import submit
+        from dunscaith.entrypoints.dunscaith.kinds import capabilities
+
+        return getattr(submit, kind)(**parts, capabilities=capabilities)
+
+    return build
 
 
-def record_sweep(
-    store: JobStore,
-    clock: Clock,
-    crash: CrashPoints,
-    host: HostInfo,
-    schedulers: Callable[[str], Scheduler],
-    pointers: Pointers,
-) -> RecordSweep:
-    """Every element of a sweep, in one transaction (submit --array/--each)."""
-    from dunscaith.domain.services.jobs.submit import RecordSweep
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
-
-    return RecordSweep(
-        store=store,
-        clock=clock,
-        crash=crash,
-        host=host,
-        schedulers=schedulers,
-        pointers=pointers,
-        capabilities=capabilities,
-    )
-
-
-def record_pipeline(
-    store: JobStore,
-    clock: Clock,
-    crash: CrashPoints,
-    host: HostInfo,
-    schedulers: Callable[[str], Scheduler],
-    pointers: Pointers,
-) -> RecordPipeline:
-    """Every job of every step of a pipeline, in one transaction (submit --pipeline)."""
-    from dunscaith.domain.services.jobs.submit import RecordPipeline
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
-
-    return RecordPipeline(
-        store=store,
-        clock=clock,
-        crash=crash,
-        host=host,
-        schedulers=schedulers,
-        pointers=pointers,
-        capabilities=capabilities,
-    )
+RECORDING = ("store", "clock", "crash", "host", "schedulers", "pointers")
 
 
 def notifier(settings: Settings, notices: NoticeDelivery, clock: Clock, store: JobStore, host: HostInfo) -> Notifier:
@@ -784,9 +732,9 @@ USE_CASES: dict[str, Part] = {
     "delivering": Part(delivering, ("settings",)),
     # whether there is a store to look in, asked without making one (the adapter of the same name)
     "store_exists": Part(store_here, ("store_exists",)),
-    "record_job": Part(record_job, ("store", "clock", "crash", "host", "schedulers", "pointers")),
-    "record_sweep": Part(record_sweep, ("store", "clock", "crash", "host", "schedulers", "pointers")),
-    "record_pipeline": Part(record_pipeline, ("store", "clock", "crash", "host", "schedulers", "pointers")),
+    "record_job": Part(recording("RecordJob"), RECORDING),
+    "record_sweep": Part(recording("RecordSweep"), RECORDING),
+    "record_pipeline": Part(recording("RecordPipeline"), RECORDING),
     "notifier": Part(notifier, ("settings", "notices", "clock", "store", "host")),
     "supervisor": Part(
         supervisor, ("settings", "store", "schedulers", "clock", "crash", "delivery", "residual", "notifier")
