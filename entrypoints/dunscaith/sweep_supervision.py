@@ -60,7 +60,8 @@ def supervise_sweep(ctx: edge.CommandContext, sweep: JobId, drain: Interrupts, c
             return str(cases.notify_sweep()(sweep, done.elements, document, drain))
 
     return _end(ctx, done, drain, as_json, what=f"sweep {sweep}", again=f"{PROG} supervise {sweep}",
-                stdout_kept=as_json or stream is sys.stderr, notify=notify)
+                stdout_kept=as_json or stream is sys.stderr, notify=notify,
+                gave_up=lambda document, detail: cases.notify_sweep().gave_up(sweep, done.elements, document, detail))
 
 
 def supervise_pipeline(ctx: edge.CommandContext, name: JobId, drain: Interrupts, cases: Supervising, *, fresh: bool,
@@ -87,7 +88,9 @@ def supervise_pipeline(ctx: edge.CommandContext, name: JobId, drain: Interrupts,
     ended = report.end if report is not None else None
     if done.drained or ended is None:
         return _end(ctx, done, drain, as_json, what=f"pipeline {name}", again=again,
-                    stdout_kept=as_json or stream is sys.stderr, steps=_steps_of(report))
+                    stdout_kept=as_json or stream is sys.stderr, steps=_steps_of(report),
+                    gave_up=lambda document, detail: cases.notify_sweep().gave_up(name, done.elements, document,
+                                                                                   detail))
     end = _SweepEnd(int(ended.exit_code), "outcome", ended.line)
     return _end(ctx, done, drain, as_json, what=f"pipeline {name}", again=again,
                 stdout_kept=as_json or stream is sys.stderr, notify=notify, settled=end, steps=_steps_of(report))
@@ -148,10 +151,12 @@ def _named(jobs: list[JobSummary]) -> str:
 
 def _end(ctx: edge.CommandContext, done: SweepSupervised, drain: Interrupts, as_json: bool, *, what: str,
          again: str, stdout_kept: bool = False, notify: Callable[[dict[str, Any]], str] | None = None,
-         settled: _SweepEnd | None = None, steps: list[dict[str, Any]] | None = None) -> int:
+         settled: _SweepEnd | None = None, steps: list[dict[str, Any]] | None = None,
+         gave_up: Callable[[dict[str, Any], str], str] | None = None) -> int:
     """``stdout_kept``: stdout holds what a script reads (--json's object, --parsable's name) and nothing else.
     ``notify``: hands the sweep's result to notify.command at its outcome; what is left undelivered, or "".
-    ``settled``: how it ended when the caller knows better (a pipeline's rule); ``steps``: a pipeline's."""
+    ``settled``: how it ended when the caller knows better (a pipeline's rule); ``steps``: a pipeline's.
+    ``gave_up``: hands the result to notify.command when the supervision gave up; what went wrong, or ""."""
     words = Counter(e.state for e in done.elements)
     end = _drained(drain, what, again) if done.drained else (settled or _blocked(done, what, again)
                                                              or _settled(done, what, again))
@@ -160,6 +165,10 @@ def _end(ctx: edge.CommandContext, done: SweepSupervised, drain: Interrupts, as_
         if problem:
             end = _SweepEnd(int(ExitCode.OUTSTANDING), "outstanding",
                             f"{what}: {end.message.removeprefix(what + ': ')}; {problem}; carry it on with: {again}")
+    if gave_up is not None and end.ending == "gave-up":  # told once, best effort, as a job's give-up is
+        problem = gave_up(_result(done, words, end.ending, end.code, end.message, steps), end.message)
+        if problem:
+            print(f"{PROG}: {problem}", file=sys.stderr, flush=True)
     if end.message:
         print(f"{PROG}: {end.message}" if end.code else end.message,
               file=sys.stderr if end.code or as_json or stdout_kept else sys.stdout, flush=True)

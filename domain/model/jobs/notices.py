@@ -152,10 +152,20 @@ def job_notice(result: JobResult, notice: OwedNotice, at: datetime, *, detail: s
     return document
 
 
-def sweep_notice(sweep: str, document: dict[str, Any], notice_id: str, at: datetime) -> dict[str, Any]:
-    """A sweep's notice: its ``--json`` result (docs/json.md, a sweep's result), with the delivery id."""
-    return {**document, "sweep": sweep, "delivery_id": notice_id, "notice": str(NoticeKind.OUTCOME),
-            "notice_at": at.isoformat(), "notice_detail": ""}
+def sweep_notice(sweep: str, document: dict[str, Any], notice_id: str, at: datetime,
+                 kind: NoticeKind = NoticeKind.OUTCOME, detail: str = "") -> dict[str, Any]:
+    """A sweep's (or a pipeline's) notice: its ``--json`` result (docs/json.md, a sweep's result), with the
+    delivery id; ``kind``: its outcome, or its supervision's give-up (``detail``: what gave up)."""
+    return {**document, "sweep": sweep, "delivery_id": notice_id, "notice": str(kind),
+            "notice_at": at.isoformat(), "notice_detail": detail}
+
+
+def sweep_gave_up_id(sweep: str, first: JobState, at: datetime) -> str | None:
+    """The id of the one notice a sweep's (or a pipeline's) supervision that gave up owes, when its jobs were
+    submitted to tell of a give-up (its first job's record says); None otherwise."""
+    if str(NoticeKind.GAVE_UP) not in first.spec.notify:
+        return None
+    return f"{sweep}@{_stamp(first.recorded_at)}/gave-up@{_stamp(at)}"
 
 
 def sweep_owed(sweep: JobId, first: JobState, outcomes: Sequence[str | None], attempts: int) -> OwedNotice | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.notices import sweep_notice, sweep_owed
+from dunscaith.domain.model.jobs.notices import NoticeKind, sweep_gave_up_id, sweep_notice, sweep_owed
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.services.jobs.sweep_members import index_key
@@ -51,6 +51,23 @@ class NotifySweep:
                 return self._deliver(sweep, first.job, outcomes, attempts, document, drain)
         except LockBusy:
             return f"the notice of sweep {sweep} waits: another supervisor holds {first.job}"
+
+    def gave_up(self, sweep: JobId, elements: Sequence[JobSummary], document: Mapping[str, Any],
+                detail: str) -> str:
+        """The supervision of ``sweep`` (or a pipeline) gave up: told once, now, when its jobs asked for it,
+        as a job's give-up is: best effort, never retried nor recorded (what failed may be the record
+        itself). What went wrong, or ""."""
+        if not elements or not self._delivery.configured:
+            return ""
+        try:
+            at = self._clock.now()
+            nid = sweep_gave_up_id(sweep, fold(self._store.read(min(elements, key=index_key).job)), at)
+            if nid is None:
+                return ""
+            self._delivery.deliver(nid, sweep_notice(sweep, dict(document), nid, at, NoticeKind.GAVE_UP, detail))
+        except Exception as exc:  # best effort: the give-up is on the terminal and in the exit code anyway
+            return f"the give-up of {sweep} not told to notify.command: {exc}"
+        return ""
 
     def _deliver(self, sweep: JobId, first: JobId, outcomes: list[str | None], attempts: int,
                  document: Mapping[str, Any], drain: Interrupts) -> str:

@@ -243,3 +243,43 @@ def test_an_escalation_and_the_outcome_it_makes_are_told_once_each_when_asked_fo
     assert [g["notice"] for g in notices.got] == ["outcome", "escalation"]
     assert notices.got[1]["notice_detail"].startswith("escalation 1 (mismatch): ")
     assert r.kinds(job).count("notice-delivered") == 2
+
+
+class _Told:
+    """A notice delivery that keeps what it was handed."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, Mapping[str, Any]]] = []
+
+    @property
+    def configured(self) -> bool:
+        return True
+
+    def deliver(self, notice_id: str, document: Mapping[str, Any]) -> None:
+        self.told.append((notice_id, document))
+
+
+@pytest.mark.parametrize("wanted", [("outcome", "gave-up"), ("outcome",)])
+def test_a_sweeps_supervision_that_gave_up_is_told_once_when_its_jobs_asked_for_it(
+        wanted: tuple[str, ...]) -> None:
+    from dunscaith.adapters.clock.fake import FakeClock
+    from dunscaith.adapters.store.memory import InMemoryStore
+    from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+    from dunscaith.domain.services.jobs.submit import RecordJob
+    from tests.unit.jobs.helpers import NoCrash
+
+    store, clock, told = InMemoryStore(), FakeClock(), _Told()
+    for index in (1, 2):
+        spec = JobSpec(JobId(f"exp-{index}"), "local", "fake", ("true",), notify=wanted,
+                       member=SweepMember(JobId("exp"), index))
+        RecordJob(store, clock, NoCrash())(spec)
+    elements = [store.summary(JobId("exp-1")), store.summary(JobId("exp-2"))]
+    notify = NotifySweep(store, told, clock, NoCrash(), wait=1.0)
+    assert notify.gave_up(JobId("exp"), elements, {"sweep": "exp", "ending": "gave-up"}, "the store stayed away") == ""
+    if "gave-up" not in wanted:
+        assert told.told == []
+        return
+    [(notice_id, document)] = told.told
+    assert notice_id.startswith("exp@") and "/gave-up@" in notice_id
+    assert document["notice"] == "gave-up" and document["notice_detail"] == "the store stayed away"
+    assert document["sweep"] == "exp" and document["delivery_id"] == notice_id
