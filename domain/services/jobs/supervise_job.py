@@ -89,6 +89,8 @@ class SuperviseJob:
             raise BoundElsewhere(state, owner)
         if state.spec.member is not None:  # an element its sweep's live supervisor may be waiting to start
             refuse_if_supervised(self._store, state.spec.member.sweep)
+        if state.spec.step_of is not None:  # a step its pipeline's live supervisor holds back, or runs
+            refuse_if_supervised(self._store, state.spec.step_of.pipeline, "pipeline")
         pointer = self._current_pointer(state)
         if fresh:
             try:

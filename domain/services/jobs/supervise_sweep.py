@@ -139,7 +139,7 @@ class SuperviseSweep:
         found = gates.pipeline(name)
         if found is None:
             raise UnknownSweep(f"no job, sweep or pipeline named {name} is recorded")
-        with holding_sweep(self._store, name), contextlib.ExitStack() as sweeps:
+        with holding_sweep(self._store, name, "pipeline"), contextlib.ExitStack() as sweeps:
             members = found.members()
             taken = {m.sweep for m in taken_sweeps(sweeps, self._store, members)}
             busy = sorted({m.sweep for m in members if m.sweep is not None and m.sweep not in taken})

@@ -27,19 +27,21 @@ from dunscaith.ports.job_store import JobStore, LockBusy, StoreError
 class SweepSupervisedElsewhere(JobsError):
     """Another live process supervises the sweep (it holds the sweep's lock): nothing is taken."""
 
-    def __init__(self, sweep: JobId) -> None:
-        super().__init__(f"sweep {sweep} is supervised by another live process (the submit or supervise of it "
-                         "still running, which holds every element it has not started yet): nothing was taken, "
-                         f"and its --max-running holds; see it with: dunscaith status {sweep}")
+    def __init__(self, sweep: JobId, what: str = "sweep") -> None:
+        held = ("every element it has not started yet): nothing was taken, and its --max-running holds"
+                if what == "sweep" else "every step it has not started yet): nothing was taken")
+        super().__init__(f"{what} {sweep} is supervised by another live process (the submit or supervise of it "
+                         f"still running, which holds {held}; see it with: dunscaith status {sweep}")
         self.sweep = sweep
 
 
 @contextlib.contextmanager
-def holding_sweep(store: JobStore, sweep: JobId) -> Iterator[None]:
-    """Hold ``sweep``'s lock while inside; SweepSupervisedElsewhere when another live process holds it."""
+def holding_sweep(store: JobStore, sweep: JobId, what: str = "sweep") -> Iterator[None]:
+    """Hold ``sweep``'s lock (or a pipeline's: ``what``) while inside; SweepSupervisedElsewhere when another
+    live process holds it."""
     with contextlib.ExitStack() as stack:
         if not take_sweep(stack, store, sweep):
-            raise SweepSupervisedElsewhere(sweep)
+            raise SweepSupervisedElsewhere(sweep, what)
         yield
 
 
@@ -62,7 +64,7 @@ def taken_sweeps(stack: contextlib.ExitStack, store: JobStore, members: list[Job
     return [m for m in members if m.sweep is None or m.sweep in free]
 
 
-def refuse_if_supervised(store: JobStore, sweep: JobId) -> None:
+def refuse_if_supervised(store: JobStore, sweep: JobId, what: str = "sweep") -> None:
     """For a supervision of one element (``supervise NAME-7``): SweepSupervisedElsewhere while a live
     process supervises its sweep (the element may be one it waits to start). The sweep's lock is only
     looked at, not held, so the sweep's other elements stay Unattended as they are."""
@@ -71,4 +73,4 @@ def refuse_if_supervised(store: JobStore, sweep: JobId) -> None:
     except StoreError:  # not known: the element's own lock still keeps two supervisors off it
         return
     if held:
-        raise SweepSupervisedElsewhere(sweep)
+        raise SweepSupervisedElsewhere(sweep, what)

@@ -138,3 +138,15 @@ def test_a_job_waiting_alone_is_not_created_by_its_own_supervisor_before_its_dep
     assert done.end.ending.value == "drained"
     assert _created(rig, "study.reduce") == 0
     assert any("waiting for study.train" in line for line in rig.view.lines)
+
+
+def test_a_step_alone_or_the_pipeline_again_is_refused_while_its_pipelines_supervisor_lives() -> None:
+    from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
+
+    rig = _pipeline()
+    with rig.store.lock(NAME):  # the pipeline's live supervisor holds its name
+        with pytest.raises(SweepSupervisedElsewhere, match="pipeline study is supervised by another live"):
+            rig.one(JobId("study.reduce"), StopAfter(rig.clock), fresh=False)
+        with pytest.raises(SweepSupervisedElsewhere, match="pipeline study is supervised by another live"):
+            rig.use_case.pipeline(NAME, StopAfter(rig.clock), fresh=False)
+    assert _created(rig, "study.reduce") == 0
