@@ -391,10 +391,13 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     try:
         state = _open(at, job, ["reconcile", job])
-    except BadInput:  # a sweep's name: its supervision carries on what is left, its notice included
-        if sweep_supervision.recorded_as(at, job, cases) != "sweep":
+    except BadInput:  # a sweep's or a pipeline's name: its supervision carries on what is left, its notice included
+        recorded = sweep_supervision.recorded_as(at, job, cases)
+        if recorded not in ("sweep", "pipeline"):
             raise
         edge.notice_unattended(at, skip=job)
+        if recorded == "pipeline":
+            return sweep_supervision.supervise_pipeline(at, JobId(job), drain, cases, fresh=False, as_json=as_json)
         return sweep_supervision.supervise_sweep(at, JobId(job), drain, cases, fresh=False, as_json=as_json)
     view = status().one(state.name)
     if view.health.held or view.sweep_held:

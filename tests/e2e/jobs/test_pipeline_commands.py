@@ -164,6 +164,8 @@ def test_a_failed_element_resubmitted_unblocks_what_waited_and_the_pipeline_fini
     done = cli.run("supervise", "rt", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert cli.run("status", "rt").stdout.splitlines()[-1] == "pipeline rt: all 2 steps succeeded"
+    settled = cli.run("reconcile", "rt", timeout=180)  # nothing left: it says how the pipeline ended
+    assert settled.returncode == 0 and "pipeline rt: all 2 steps succeeded" in settled.stdout, settled.stderr
 
 
 @pytest.mark.postgres
