@@ -17,7 +17,7 @@ from dunscaith.domain.model.jobs.exit_codes import ExitCode, for_outcome, for_si
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.job_result import ExitFrom
 from dunscaith.domain.model.jobs.state import AttemptState, OutcomeKind
-from dunscaith.domain.services.jobs.supervise import Ending
+from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, Supervised
 from dunscaith.domain.services.jobs.sweep_lock import SweepSupervisedElsewhere
 from dunscaith.entrypoints.cli_support import BadInput
@@ -131,17 +131,9 @@ def _show_tails(job: str, done: Supervised, out: IO[str]) -> None:
 def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _Exit:
     end = done.end
     state = end.state
-    if end.ending is Ending.BLOCKED:
-        message = (f"job {job}: {end.detail}: nothing was created, and nothing will be while it stays so; "
-                   f"run what blocked it again (dunscaith resubmit NAME --failed) then: {PROG} supervise {job}; "
-                   f"or drop it: {PROG} cancel {job}")
-        print(f"{PROG}: {message}", file=sys.stderr)
-        return _Exit(ExitCode.NOT_SUCCESS, error="blocked", message=message)
-    if end.ending is Ending.DRAINED and state is not None and state.spec.waits and not state.attempts:
-        message = (f"job {job}: supervisor stopped by signal while it waited ({end.detail}); nothing was sent; "
-                   f"carry on with: {PROG} supervise {job}")
-        print(f"{PROG}: {message}", file=sys.stderr)
-        return _Exit(_signal_code(drain), error="interrupted", message=message, by_signal=True)
+    gated = _gated_ending(job, end, drain)
+    if gated is not None:
+        return gated
     if end.ending is Ending.DRAINED:
         current = state.current if state is not None else None
         unreleased = current is None or current.order is not AttemptState.RELEASED
@@ -176,6 +168,24 @@ def _ending(job: str, done: Supervised, drain: Interrupts, job_exit: bool) -> _E
     if own is not None:
         return _Exit(own, ExitFrom.JOB)
     return _Exit(for_outcome(state.outcome))
+
+
+def _gated_ending(job: str, end: SupervisionEnd, drain: Interrupts) -> _Exit | None:
+    """How a job that waits for others (submit --after) ended before it was created: blocked (exit 1), or
+    stopped by a signal while it waited; None for any other ending."""
+    state = end.state
+    if end.ending is Ending.BLOCKED:
+        message = (f"job {job}: {end.detail}: nothing was created, and nothing will be while it stays so; "
+                   f"run what blocked it again (dunscaith resubmit NAME --failed) then: {PROG} supervise {job}; "
+                   f"or drop it: {PROG} cancel {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(ExitCode.NOT_SUCCESS, error="blocked", message=message)
+    if end.ending is Ending.DRAINED and state is not None and state.spec.waits and not state.attempts:
+        message = (f"job {job}: supervisor stopped by signal while it waited ({end.detail}); nothing was sent; "
+                   f"carry on with: {PROG} supervise {job}")
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return _Exit(_signal_code(drain), error="interrupted", message=message, by_signal=True)
+    return None
 
 
 def _signal_code(drain: Interrupts) -> int:

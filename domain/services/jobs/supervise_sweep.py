@@ -247,9 +247,8 @@ class SuperviseSweep:
                 arm(unarmed, active, drain)
                 due = min(next_due(active, attendance.next_at(), began), gate.next_at())
                 drain.wait(max(0.0, due - self._clock.monotonic()))
-            held = gate.words()  # what is still held shows waiting or blocked, not its record's "recorded"
             after = again()
-            view.show([replace(m, state=held[m.job]) if m.job in held else m for m in after])
+            view.show(_as_held(after, gate.words()))  # what is still held: waiting or blocked, not "recorded"
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
                                sum(q.asked for q in rounds.values()), gate.blocked_lines())
 
@@ -497,3 +496,8 @@ def _held_pointers(one: SuperviseJob, gate: HeldBack, on_problem: Callable[[str]
                             for m in gate.held.values()])
     except Exception as exc:  # display only; the record is what counts
         on_problem(f"pointers of {len(gate.held)} waiting jobs not written: {reason(exc)}")
+
+
+def _as_held(members: list[JobSummary], held: dict[JobId, str]) -> list[JobSummary]:
+    """``members`` with each job still held back shown by its gate's word (waiting, blocked)."""
+    return [replace(m, state=held[m.job]) if m.job in held else m for m in members]
