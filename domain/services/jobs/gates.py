@@ -37,8 +37,6 @@ from dunscaith.domain.model.jobs.waits import Dependency
 from dunscaith.domain.services.jobs.sweep_members import by_index
 from dunscaith.ports.job_store import JobStore, StoreError, UnknownJob
 
-MAX_DEPTH = 64  # jobs waiting for jobs waiting for jobs...: a chain is followed this far, then taken as waiting
-
 
 @dataclass(frozen=True, slots=True)
 class Group:
@@ -111,9 +109,9 @@ class Gates:
         if not spec.waits:
             return Ready()
         index = spec.member.index if spec.member is not None else None
-        me = JobSummaryStub(spec.name, spec.member.sweep if spec.member is not None else None, index)
+        group = spec.member.sweep if spec.member is not None else spec.name  # what others wait for it by
         groups = self._groups([d.on for d in spec.waits], {})
-        gated = [*_ordered(groups), Gated(JobFacts(spec.name, index=index), me.group, spec.waits)]
+        gated = [*_ordered(groups), Gated(JobFacts(spec.name, index=index), group, spec.waits)]
         return gates(gated)[spec.name]
 
     def answers(self, members: Sequence[JobSummary]) -> dict[JobId, Readiness]:
@@ -181,9 +179,7 @@ class Gates:
         """``known`` and every group ``names`` reaches (what they wait for, and so on), read now."""
         groups = dict(known)
         todo = [n for n in names if n not in groups]
-        depth = 0
-        while todo and depth < MAX_DEPTH * 16:
-            depth += 1
+        while todo:  # each name is read once: the walk ends when every one reached is read
             name = todo.pop()
             if name in groups:
                 continue
@@ -203,19 +199,6 @@ class Gates:
         elements = by_index([s for s in self._store.summaries(SummaryQuery(include_pruned=True, sweep=name))
                              if s.sweep == name])
         return Group(name, tuple(elements), self._spec_of(elements) if elements else None)
-
-
-@dataclass(frozen=True, slots=True)
-class JobSummaryStub:
-    """A job being judged before (or without) a summary of its own: its name, sweep and index."""
-
-    job: JobId
-    sweep: JobId | None
-    index: int | None
-
-    @property
-    def group(self) -> JobId:
-        return self.sweep if self.sweep is not None else self.job
 
 
 def _by_group(members: Iterable[JobSummary]) -> dict[JobId, list[JobSummary]]:
@@ -251,11 +234,4 @@ def _ordered(groups: Mapping[JobId, Group]) -> list[Gated]:
             for group in _ordered_groups(groups) for member in group.members]
 
 
-def blocked_line(answer: Readiness | None) -> str | None:
-    """What ``status`` says of a job its gate holds back, or None."""
-    if answer is None or isinstance(answer, Ready):
-        return None
-    return answer.line()
-
-
-__all__ = ["Blocked", "Gates", "Group", "PipelineReport", "PipelineStep", "RecordedPipeline", "blocked_line"]
+__all__ = ["Blocked", "Gates", "Group", "PipelineReport", "PipelineStep", "RecordedPipeline"]
