@@ -13,9 +13,11 @@ each event's commit time.
     ``bin_dir`` (tests/infra/slurm_bin.py, as benchmarks/slurm_calls.py counts them): the calls that name the
     waiting step (goal 0), and all of them. Each supervisor runs in a cgroup of its own, so the kernel sums
     the CPU of its whole process tree (itself and every squeue, sacct, scontrol it starts), sampled each
-    second; the first hour's figure is the CPU of the first 60 s (the start: the 501 jobs recorded, the array
-    sent and released) plus the rate after it times the rest of the hour, an upper bound (the polls back
-    off as the jobs age). Goal <= 1 s in the first hour. The baseline, at the same time on the same
+    second. The start (the first 60 s: the 501 jobs read, the array sent and released, the first polls) is
+    counted apart (issue 37's release figure is its time); the goal, <= 1 s, is the supervising's CPU over
+    the hour after it, as benchmarks/sweep.py measures a sweep's (issue 23): measured with SECONDS >= 3660,
+    else the rate of the window's rest kept for the hour, an upper bound (the polls back off as the jobs
+    age). Both are printed, and their sum. The baseline, at the same time on the same
     cluster: the same sweep alone (a one-step pipeline), whose CPU over the window the pipeline's is
     divided by: what the waiting step costs.
 (c) Slurm: a -> b, both ``true``; from a's first observation that it ended (committed as soon as the query
@@ -236,15 +238,20 @@ def slurm_waiting(work: Path, env: dict[str, str], seconds: float, size: int) ->
         print("  CPU: no cgroup could be made here (not measured)")
         return
     settle = min(STARTUP, window / 2)  # the start: the interpreter, the records read, the array sent and released
+    hour_end = settle + 3600
     for one in runs:
-        first, total = one.cpu_at(settle), one.cpu_at(window)
-        rate = (total - first) / (window - settle)
-        hour = first + rate * (3600 - settle)
-        verdict = "met" if hour <= GOAL else "NOT met"
+        first = one.cpu_at(settle)
+        if window >= hour_end:  # the hour after the start, measured
+            supervising, how = one.cpu_at(hour_end) - first, "measured"
+        else:  # the rate of the window's rest, kept for the whole hour: an upper bound (the polls back off)
+            supervising = (one.cpu_at(window) - first) / (window - settle) * 3600
+            how = f"the rate of {window - settle:.0f} s kept for the hour: an upper bound, the polls back off"
+        verdict = "met" if supervising <= GOAL else "NOT met"
         print(
-            f"  {one.name}: supervisor CPU, whole process tree: {total:.2f} s in {window:.0f} s ({first:.2f} s in "
-            f"the first {settle:.0f} s, then {rate * 3600:.1f} s per hour); the first hour at that rate "
-            f"{hour:.1f} s (an upper bound: the polls back off); goal {GOAL:g} s: {verdict}"
+            f"  {one.name}: supervisor CPU, whole process tree: the start (its first {settle:.0f} s: the records "
+            f"read, the array sent and released, the first polls) {first:.2f} s; then supervising, the first "
+            f"hour {supervising:.2f} s ({how}); goal {GOAL:g} s: {verdict}; start and hour together "
+            f"{first + supervising:.2f} s"
         )
     ratio = big.cpu_at(window) / solo.cpu_at(window) if solo.cpu_at(window) else float("nan")
     print(f"  the waiting step's cost: big / solo CPU over the window {ratio:.2f}x (1.00: nothing)")

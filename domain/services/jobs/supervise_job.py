@@ -24,7 +24,7 @@ from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.job_output import JobOutputs, OutputTail
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
-from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerNotes
+from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerBatch, PointerNotes
 from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
 from dunscaith.domain.services.jobs.sweep_lock import refuse_if_supervised
@@ -74,6 +74,8 @@ class SuperviseJob:
         self._poll = poll
         self._on_problem = on_problem  # display only: a pointer not written, a sweep that could not run
         self._on_sweep = on_sweep
+        # the pointers of the elements one pass steps, written together when it ends (flush_pointers)
+        self._batch = PointerBatch(pointers, on_problem)
 
     def __call__(self, job: JobId, drain: Interrupts, *, fresh: bool, bound: float | None = None,
                  **display: object) -> Supervised:
@@ -171,8 +173,13 @@ class SuperviseJob:
         return AttendanceNotes(self._pointers, self._poll, self._here.hostname, on_problem=self._on_problem)
 
     def pointer_notes(self, pointer: Pointer) -> JobProgress:
-        """The job's pointer kept in step with what its supervisor commits."""
-        return PointerNotes(self._pointers, pointer, self._poll, on_problem=self._on_problem)
+        """The pointer of one of the many jobs a pass steps, kept in step with what its supervisor commits:
+        written with the others' when the pass ends (``flush_pointers``)."""
+        return PointerNotes(self._batch, pointer, self._poll, on_problem=self._on_problem)
+
+    def flush_pointers(self) -> None:
+        """The pointers the pass's jobs changed, written in one batch (display only: a failure is said)."""
+        self._batch.flush()
 
     def sweep_now(self) -> None:
         """The sweep of objects nobody owns, as a supervision starts; its failure is only said."""

@@ -239,6 +239,7 @@ class SuperviseSweep:
                         unarmed.discard(element.job)
                         element.stack.close()
                         view.ended(element.job, str(ended.ending), ended.state)
+                self._one.flush_pointers()  # what the pass's commits changed, in one batch
                 view.refresh()
                 if not stopping:
                     self._attend(attendance, active, began, must_step)
@@ -377,6 +378,7 @@ class SuperviseSweep:
                     element.rounds.close()
                 element.stack.close()
             active.clear()
+            self._one.flush_pointers()  # what the last commits (a drain's) changed
 
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepSupervisionView,
                rounds: dict[str, RoundQuery], active: dict[JobId, Active],
