@@ -213,11 +213,17 @@ def _pointer_elsewhere(at: At, job: str) -> Pointer | None:
 
 
 def _sweep_named(at: At, job: str) -> str | None:
-    """A command that acts on one job (logs, events, watch...) given a sweep's name: what to type instead."""
+    """A command that acts on one job (logs, events, watch...) given a sweep's or a pipeline's name: what to
+    type instead."""
     try:
         elements = at.sweep_status().members(JobId(job))
+        pipeline = None if elements else at.sweep_status().pipeline(JobId(job))
     except Exception:  # display only: the plain refusal then
         return None
+    if pipeline is not None:
+        one = next((s.job for s in reversed(pipeline.steps) if not s.is_sweep), pipeline.steps[-1].job)
+        return (f"{job} is a pipeline of {len(pipeline.steps)} steps, not one job: name one step ({one}), or "
+                f"see them all with: {PROG} status {job}")
     if not elements:
         return None
     return (f"{job} is a sweep of {len(elements)} elements, not one job: name one element ({elements[0].job}), "

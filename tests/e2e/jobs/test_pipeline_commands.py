@@ -111,6 +111,12 @@ def test_a_waiting_step_says_what_it_waits_for_and_list_shows_one_row(cli: Cli) 
     ]
     events = cli.run("events", "study.reduce")
     assert events.returncode == 0 and "recorded: true" in events.stdout, events.stderr
+    for command in ("events", "logs"):  # a command of one job given the pipeline's name says what to name
+        whole = cli.run(command, "study")
+        assert whole.returncode == 2 and whole.stderr == (
+            "dunscaith: study is a pipeline of 3 steps, not one job: name one step (study.reduce), or see them "
+            "all with: dunscaith status study\n"
+        ), whole.stderr
 
 
 def test_cancel_of_a_waiting_step_settles_it_with_nothing_created(cli: Cli) -> None:
