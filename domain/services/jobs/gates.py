@@ -95,6 +95,16 @@ class PipelineReport:
     end: PipelineEnd | None
 
 
+@dataclass(frozen=True, slots=True)
+class GateReading:
+    """What the rule says of the jobs asked about, and the jobs it read that have no outcome yet (a group
+    not recorded is named by its own name): while those are all supervised by the asker, nothing but its
+    own moves can change the answers."""
+
+    answers: dict[JobId, Readiness]
+    open: frozenset[JobId]
+
+
 class Gates:
     """Reads the facts the dependency rule needs. The first events it reads are kept: they never change."""
 
@@ -117,12 +127,22 @@ class Gates:
     def answers(self, members: Sequence[JobSummary]) -> dict[JobId, Readiness]:
         """The rule's answer for every member of ``members`` not started and without an outcome, what each
         waits for read now (a member that waits for nothing is Ready). One summaries query per group."""
+        return self.read(members).answers
+
+    def read(self, members: Sequence[JobSummary]) -> GateReading:
+        """``answers``, and the jobs read on the way that have no outcome yet (what may still change them)."""
         known: dict[JobId, Group] = {}
         for name, group_members in _by_group(members).items():
             known[name] = Group(name, tuple(group_members), self._spec_of(group_members))
         wanted = [d.on for group in known.values() for d in group.dependencies]
         groups = self._groups(wanted, known)
-        return gates(_ordered(groups))
+        asked = {m.job for m in members}
+        open_: set[JobId] = set()
+        for name, group in groups.items():
+            if not group.members:
+                open_.add(name)  # not recorded (yet): whoever records it is not this reader
+            open_.update(m.job for m in group.members if m.outcome is None and m.job not in asked)
+        return GateReading(gates(_ordered(groups)), frozenset(open_))
 
     def waits(self, members: Sequence[JobSummary]) -> bool:
         """Whether any member not started waits for something (its group's first event says so)."""
@@ -234,4 +254,4 @@ def _ordered(groups: Mapping[JobId, Group]) -> list[Gated]:
             for group in _ordered_groups(groups) for member in group.members]
 
 
-__all__ = ["Blocked", "Gates", "Group", "PipelineReport", "PipelineStep", "RecordedPipeline"]
+__all__ = ["Blocked", "GateReading", "Gates", "Group", "PipelineReport", "PipelineStep", "RecordedPipeline"]

@@ -261,7 +261,8 @@ class SuperviseSweep:
         one array where its scheduler makes them, the others started one by one as any waiting job."""
         moved = len(ends) + sum(1 for e in active.values() if e.loop is not None and e.loop.state.outcome is not None)
         blocked_before = set(gate.blocked)
-        opened = gate.release(self._clock.monotonic(), moved, stopping=stopping)
+        opened = gate.release(self._clock.monotonic(), moved, stopping=stopping,
+                              ours=lambda: {*active, *(m.job for m in waiting), *gate.held})
         for job in sorted(set(gate.blocked) - blocked_before):
             view.line(f"{job}: {gate.blocked[job].line()}: nothing is created for it")
         if set(gate.blocked) != blocked_before:

@@ -2,26 +2,26 @@
 backs off (1 s, 2 s, 4 s ... at most ``GATE_POLL_MAX``), not every second for ever: a 500-element sweep ->
 reduce read the sweep's 500 summaries each second (47 s of the supervisor's CPU per hour on the test
 Slurm, benchmarks/pipeline.py (b)). An outcome or an end in this loop asks the rule at once, and the poll
-starts again from 1 s."""
+starts again from 1 s. While every job they wait for that has no outcome yet is one this loop supervises, and
+none is blocked, only this loop's own moves can open a gate: the poll backs off to ``GATE_POLL_OURS``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dunscaith.domain.model.jobs.dependencies import Readiness
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
-from dunscaith.domain.services.jobs.gates import Gates
-from dunscaith.domain.services.jobs.sweep_gate import GATE_POLL, GATE_POLL_MAX, HeldBack
+from dunscaith.domain.services.jobs.gates import GateReading, Gates
+from dunscaith.domain.services.jobs.sweep_gate import GATE_POLL, GATE_POLL_MAX, GATE_POLL_OURS, HeldBack
 from tests.unit.jobs.test_supervise_pipeline import _pipeline
 
 
 class CountingGates(Gates):
     asked = 0
 
-    def answers(self, members: Sequence[JobSummary]) -> dict[JobId, Readiness]:
+    def read(self, members: Sequence[JobSummary]) -> GateReading:
         self.asked += 1
-        return super().answers(members)
+        return super().read(members)
 
 
 def _held() -> tuple[HeldBack, CountingGates]:
@@ -54,3 +54,28 @@ def test_something_moving_asks_at_once_and_the_poll_starts_again() -> None:
     gate.release(15.5, moved=1, stopping=False)  # an outcome in this loop: asked at once
     assert gates.asked == asked + 1
     assert gate.next_at() == 15.5 + GATE_POLL
+
+
+TRAIN = {JobId(f"study.train-{i}") for i in range(3)}  # what study.reduce waits for (plot waits for reduce)
+
+
+def _hour(gate: HeldBack, ours: set[JobId]) -> float:
+    """An hour of passes with nothing moving, each at the time the gate asks: the longest wait it asked for."""
+    now, longest = 0.0, 0.0
+    while now < 3600.0:
+        gate.release(now, moved=0, stopping=False, ours=lambda: ours)
+        longest = max(longest, gate.next_at() - now)
+        now = max(now + 0.001, gate.next_at())
+    return longest
+
+
+def test_while_this_loop_supervises_everything_they_wait_for_the_poll_is_rare() -> None:
+    gate, gates = _held()
+    assert _hour(gate, TRAIN | {JobId("study.reduce"), JobId("study.plot")}) == GATE_POLL_OURS
+    assert gates.asked <= 16, gates.asked  # 1, 2, 4 ... 512 s, then every 10 minutes
+
+
+def test_a_job_they_wait_for_that_another_process_supervises_keeps_the_minute_poll() -> None:
+    gate, gates = _held()
+    assert _hour(gate, TRAIN - {JobId("study.train-1")}) == GATE_POLL_MAX
+    assert gates.asked > 60, gates.asked
