@@ -62,15 +62,7 @@ class OwningHost:
         def element(name: str) -> bool:
             return name.startswith(prefix) and name[len(prefix):].isdigit()
 
-        indexed = self._pointers.indexed() or []
-        names = [job for job in indexed if element(job)]
-        if not names:
-            names = [r.job for r in self._pointers.all() if r.pointer is not None and element(r.job)]
-        for job in names:
-            owner = self.of_pointer(job)
-            if owner is not None:
-                return owner, job
-        return None
+        return self._first_named(element)
 
     def of_pipeline(self, name: JobId) -> tuple[Owner, JobId] | None:
         """The host a pipeline's jobs' pointers name (``NAME.STEP``, ``NAME.STEP-<index>``), when nothing of
@@ -83,10 +75,15 @@ class OwningHost:
             rest = job[len(prefix):]
             return job.startswith(prefix) and bool(rest) and "." not in rest  # a step's name has no '.'
 
+        return self._first_named(member)
+
+    def _first_named(self, wanted: Callable[[str], bool]) -> tuple[Owner, JobId] | None:
+        """The first job ``wanted`` takes whose pointer names another host, and that host: the index of
+        pointers not settled is read first, every pointer only when it holds none of them."""
         indexed = self._pointers.indexed() or []
-        names = [job for job in indexed if member(job)]
+        names = [job for job in indexed if wanted(job)]
         if not names:
-            names = [r.job for r in self._pointers.all() if r.pointer is not None and member(r.job)]
+            names = [r.job for r in self._pointers.all() if r.pointer is not None and wanted(r.job)]
         for job in names:
             owner = self.of_pointer(job)
             if owner is not None:
