@@ -103,23 +103,18 @@ class Fanout:
         self._reporters = tuple(reporters)
 
     def committed(self, state: JobState, event: Event) -> None:
-        for reporter in self._reporters:
-            try:
-                reporter.committed(state, event)
-            except Exception:  # display only
-                pass
+        self._each(lambda reporter: reporter.committed(state, event))
 
     def supervised(self, state: JobState, at: datetime) -> None:
-        for reporter in self._reporters:
-            try:
-                reporter.supervised(state, at)
-            except Exception:  # display only
-                pass
+        self._each(lambda reporter: reporter.supervised(state, at))
 
     def note(self, text: str) -> None:
+        self._each(lambda reporter: reporter.note(text))
+
+    def _each(self, tell: Callable[[JobProgress], None]) -> None:
         for reporter in self._reporters:
             try:
-                reporter.note(text)
+                tell(reporter)
             except Exception:  # display only
                 pass
 
