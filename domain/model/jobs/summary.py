@@ -61,6 +61,34 @@ class JobSummary:
         return self.outstanding + (self.undelivered if delivering else 0)
 
 
+class Summarised:
+    """What the summaries of a group's jobs say together (a sweep's elements, a pipeline's jobs): the one
+    row ``list`` and ``status NAME`` show for the group. A subclass says which summaries are its jobs'."""
+
+    __slots__ = ()
+
+    @property
+    def summaries(self) -> Sequence[JobSummary]:
+        raise NotImplementedError
+
+    @property
+    def clusters(self) -> list[str]:
+        return sorted({s.cluster for s in self.summaries})
+
+    @property
+    def recorded_at(self) -> datetime:
+        return min(s.recorded_at for s in self.summaries)
+
+    @property
+    def updated_at(self) -> datetime:
+        return max(s.updated_at for s in self.summaries)
+
+    @property
+    def failed(self) -> bool:
+        """Whether some job's outcome is not success (what ``status NAME`` exits 1 for)."""
+        return any(s.outcome is not None and s.outcome != OutcomeKind.SUCCEEDED for s in self.summaries)
+
+
 class UnattendedJob(NamedTuple):
     """What the Unattended notice says of a job: its name, its summary's state and its sweep. A tuple, not
     a summary: the notice names every Unattended job, 10,000 of them as cheaply as the query that finds

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
 from dunscaith.domain.model.jobs.dependencies import (
@@ -33,7 +32,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import pipeline_candidate as candidate
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import fold
-from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.summary import JobSummary, Summarised
 from dunscaith.domain.model.jobs.waits import Dependency
 from dunscaith.domain.services.jobs.gates import Gates, RecordedPipeline
 from dunscaith.domain.services.jobs.sweep_members import by_index
@@ -91,7 +90,7 @@ class StepStanding:
 
 
 @dataclass(frozen=True, slots=True)
-class PipelineStanding:
+class PipelineStanding(Summarised):
     """Where a pipeline stands now, as its jobs' summaries and the dependency rule say."""
 
     name: JobId
@@ -101,6 +100,10 @@ class PipelineStanding:
     @property
     def members(self) -> list[JobSummary]:
         return [m for step in self.steps for m in step.members]
+
+    @property
+    def summaries(self) -> list[JobSummary]:
+        return self.members
 
     @property
     def ending(self) -> PipelineEnd | None:
@@ -137,22 +140,6 @@ class PipelineStanding:
             )
         )
 
-    @property
-    def failed(self) -> bool:
-        """Whether some job's outcome is not success (``status NAME`` exits 1 then, as for a sweep)."""
-        return any(m.outcome is not None and m.outcome != "succeeded" for m in self.members)
-
-    @property
-    def clusters(self) -> list[str]:
-        return sorted({m.cluster for m in self.members})
-
-    @property
-    def recorded_at(self) -> datetime:
-        return min(m.recorded_at for m in self.members)
-
-    @property
-    def updated_at(self) -> datetime:
-        return max(m.updated_at for m in self.members)
 
 
 class PipelineStatus:

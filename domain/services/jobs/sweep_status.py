@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.jobs.attendance import unattended_here
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
-from dunscaith.domain.model.jobs.summary import JobSummary
+from dunscaith.domain.model.jobs.summary import JobSummary, Summarised
 from dunscaith.domain.services.jobs.sweep_members import SweepMembers
 from dunscaith.ports.job_store import JobStore, UnknownJob
 
@@ -27,7 +26,7 @@ _BLOCKED = "blocked"  # dependencies.BLOCKED: the word of an element its gate bl
 
 
 @dataclass(frozen=True, slots=True)
-class SweepStanding:
+class SweepStanding(Summarised):
     """Where a sweep stands now, as the store summarises its elements: what ``status NAME`` and ``list``'s
     row of it show (not the live view of its supervision: ports.job_progress.SweepSupervisionView)."""
 
@@ -63,21 +62,8 @@ class SweepStanding:
                      and unattended_here(s.settled, LoopHealth(s.job in self.held, None), self.sweep_held))
 
     @property
-    def clusters(self) -> list[str]:
-        return sorted({s.cluster for s in self.elements})
-
-    @property
-    def recorded_at(self) -> datetime:
-        return min(s.recorded_at for s in self.elements)
-
-    @property
-    def updated_at(self) -> datetime:
-        return max(s.updated_at for s in self.elements)
-
-    @property
-    def failed(self) -> bool:
-        """Whether some element's outcome is not success (what ``status NAME`` exits 1 for)."""
-        return any(s.outcome is not None and s.outcome != OutcomeKind.SUCCEEDED for s in self.elements)
+    def summaries(self) -> tuple[JobSummary, ...]:
+        return self.elements
 
 
 class SweepStatus:
