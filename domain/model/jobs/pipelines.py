@@ -280,42 +280,32 @@ def _unknown_keys(table: Mapping[str, object], known: Sequence[str], where: str,
 
 def _pipeline_name(table: Mapping[str, Any], given: str | None, where: str) -> JobId:
     if given is not None:
-        problem = name_problem("--name", given)
-        if problem is not None:
-            raise PipelineRefused(f"{where}: {problem}")
-        return JobId(given)
+        return JobId(_a_name(given, "--name", where))
     name = table.get("name")
     if name is None:
         raise PipelineRefused(f'{where}: name: missing; give name = "..." in the file, or --name NAME')
-    if not isinstance(name, str):
-        raise PipelineRefused(f"{where}: name: a string (the pipeline's name), not {_kind(name)}")
-    problem = name_problem("name", name)
-    if problem is not None:
-        raise PipelineRefused(f"{where}: {problem}")
-    return JobId(name)
+    return JobId(_a_name(name, "name", where, " (the pipeline's name)"))
 
 
-def _cluster(value: object, where: str) -> str | None:
-    if value is None:
-        return None
+def _a_name(value: object, key: str, where: str, whose: str = "") -> str:
+    """``value`` of ``key`` when it is a string and a name (``whose`` says whose, in the refusal)."""
     if not isinstance(value, str):
-        raise PipelineRefused(f"{where}: cluster: a string (a cluster's name), not {_kind(value)}")
-    problem = name_problem("cluster", value)
+        raise PipelineRefused(f"{where}: {key}: a string{whose}, not {_kind(value)}")
+    problem = name_problem(key, value)
     if problem is not None:
         raise PipelineRefused(f"{where}: {problem}")
     return value
 
 
+def _cluster(value: object, where: str) -> str | None:
+    return None if value is None else _a_name(value, "cluster", where, " (a cluster's name)")
+
+
 def _step(raw: Mapping[str, Any], number: int, pipeline: JobId, where: str) -> StepSpec:
-    name = raw.get("name")
     here = f"{where}: step {number}"
-    if name is None:
+    if raw.get("name") is None:
         raise PipelineRefused(f'{here}: name: missing; every step has one (name = "train")')
-    if not isinstance(name, str):
-        raise PipelineRefused(f"{here}: name: a string, not {_kind(name)}")
-    problem = name_problem("name", name)
-    if problem is not None:
-        raise PipelineRefused(f"{here}: {problem}")
+    name = _a_name(raw["name"], "name", here)
     if "." in name:
         raise PipelineRefused(
             f"{here}: name {shown(name)}: no '.' in a step's name ({pipeline}.STEP names its job, "
