@@ -46,7 +46,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,6 +101,8 @@ DIRECTORY = "local-scheduler"
 MAX_OBJECT_FILE = 16 * 1024 * 1024  # the spec carries argv, which the kernel bounds far below this
 _PROBE_PATIENCE = 0.5  # a status probe holds a shared lock for an instant; a real holder for longer
 _CAS_ATTEMPTS = 20  # each lost compare-and-set means another actor decided; the log is short
+_HELD_OR_AFTER = frozenset({Phase.HELD, Phase.CANCELLED, Phase.STARTED})  # where a hold has nothing to append
+_CANCELLED_OR_STARTED = frozenset({Phase.CANCELLED, Phase.STARTED})  # where a cancel has nothing to append
 
 
 class LocalScheduler:
@@ -215,17 +217,21 @@ class LocalScheduler:
         return True
 
     def hold(self, object_id: ObjectId) -> None:
-        directory = self._directory(object_id)
+        phase = self._decide(object_id, self._directory(object_id), Action.HOLD, _HELD_OR_AFTER)
+        if phase is Phase.CANCELLED:
+            raise SchedulerError(f"{object_id} was cancelled")
+        if phase is Phase.STARTED:
+            raise SchedulerError(f"{object_id} has started; a started local object cannot be held")
+
+    def _decide(self, object_id: ObjectId, directory: Path, action: Action, settled: Container[Phase]) -> Phase | None:
+        """``action`` appended to the object's steps unless they are in a ``settled`` phase, read again each
+        time another actor's decision came first: the phase that settled it, None once ``action`` is in."""
         for _ in range(_CAS_ATTEMPTS):
             steps = self._steps(directory)
-            if steps.phase is Phase.HELD:
-                return
-            if steps.phase is Phase.CANCELLED:
-                raise SchedulerError(f"{object_id} was cancelled")
-            if steps.phase is Phase.STARTED:
-                raise SchedulerError(f"{object_id} has started; a started local object cannot be held")
-            if try_append(directory, steps, Action.HOLD):
-                return
+            if steps.phase in settled:
+                return steps.phase
+            if try_append(directory, steps, action):
+                return None
         raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
 
     def requeue(self, object_id: ObjectId) -> None:
@@ -238,16 +244,8 @@ class LocalScheduler:
 
     def cancel(self, object_id: ObjectId) -> None:
         directory = self._directory(object_id)
-        for _ in range(_CAS_ATTEMPTS):
-            steps = self._steps(directory)
-            if steps.phase is Phase.CANCELLED:
-                return
-            if steps.phase is Phase.STARTED:
-                self._terminate(object_id, directory)
-                return
-            if try_append(directory, steps, Action.CANCEL):
-                return
-        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+        if self._decide(object_id, directory, Action.CANCEL, _CANCELLED_OR_STARTED) is Phase.STARTED:
+            self._terminate(object_id, directory)
 
     def _terminate(self, object_id: ObjectId, directory: Path) -> None:
         view, reading = self._read(object_id, directory)
@@ -382,13 +380,8 @@ class LocalScheduler:
         directory = self.base / object_id
         if self._owner(directory) != self.user:
             return False  # another user's: never touched
-        for _ in range(_CAS_ATTEMPTS):
-            steps = self._steps(directory)
-            if steps.phase in (Phase.CANCELLED, Phase.STARTED):
-                return False  # stopped already, or started meanwhile: left alone
-            if try_append(directory, steps, Action.CANCEL):
-                return True
-        raise SchedulerError(f"{object_id}: too many concurrent decisions; try again")
+        # stopped already, or started meanwhile: left alone
+        return self._decide(object_id, directory, Action.CANCEL, _CANCELLED_OR_STARTED) is None
 
     def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
         """True once the process owner of one of ``object_ids`` is gone (so its outcome is recorded),
