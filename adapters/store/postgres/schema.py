@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
-from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, alembic_config, migrations_dir
+from dunscaith.adapters.store.sql.revisions import HEAD, SQL_VERSIONS, alembic_config, known_revision, migrations_dir
 from dunscaith.ports.job_store import StoreError
 
 # pg_advisory_xact_lock's key for "one migration at a time" (the job locks use another key space).
@@ -21,14 +21,6 @@ _SQL_STATE = (
     "SELECT to_regclass('alembic_version') IS NOT NULL, "
     "(SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema())"
 )
-
-
-class NewerSchema(StoreError):
-    def __init__(self, where: str, found: str) -> None:
-        super().__init__(
-            f"record store {where} was written by a newer dunscaith (schema {found}); this dunscaith knows "
-            f"schemas up to {HEAD}: use the newer dunscaith, or another records.url"
-        )
 
 
 class NotAStore(StoreError):
@@ -45,22 +37,13 @@ def current_revision(conn: Any, where: str) -> str | None:
         if tables:
             raise NotAStore(where)
         return None
-    revisions = [row[0] for row in run("SELECT version_num FROM alembic_version").fetchall()]
-    if len(revisions) != 1:
-        raise StoreError(f"record store {where} has {len(revisions)} schema versions recorded, expected one")
-    return str(revisions[0])
-
-
-def check_revision(found: str | None, where: str) -> None:
-    if found is not None and found not in KNOWN_REVISIONS:
-        raise NewerSchema(where, found)
+    return known_revision(run(SQL_VERSIONS).fetchall(), where, "records.url")
 
 
 def ensure_schema(conn: Any, target: PostgresTarget) -> None:
     """``conn``: the store's psycopg connection (autocommit)."""
     where = target.location()
     found = current_revision(conn, where)
-    check_revision(found, where)
     if found != HEAD:
         _upgrade(target, where)
 
@@ -87,7 +70,6 @@ def _upgrade(target: PostgresTarget, where: str) -> None:
             conn.execute(text(f"SET LOCAL lock_timeout = {long_ms}"))
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
             found = current_revision(conn, where)  # another opener may have migrated while we waited
-            check_revision(found, where)
             if found == HEAD:
                 return
             config = alembic_config(connection=conn)

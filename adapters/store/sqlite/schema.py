@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dunscaith.adapters.durable.lock import FlockLock
-from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, migrations_dir
+from dunscaith.adapters.store.sql.revisions import HEAD, KNOWN_REVISIONS, SQL_VERSIONS, known_revision, migrations_dir
 from dunscaith.adapters.store.sql.revisions import alembic_config as shared_alembic_config
 from dunscaith.adapters.store.sqlite import head_schema
 from dunscaith.adapters.store.sqlite.engine import describe_sqlite_error, make_engine
@@ -32,14 +32,6 @@ def alembic_config(db_path: Path | None = None):  # type: ignore[no-untyped-def]
     return shared_alembic_config(**({"db_path": str(db_path)} if db_path is not None else {}))
 
 
-class NewerSchema(StoreError):
-    def __init__(self, db: Path, found: str) -> None:
-        super().__init__(
-            f"record store {db} was written by a newer dunscaith (schema {found}); this dunscaith knows "
-            f"schemas up to {HEAD}: use the newer dunscaith, or another records.root"
-        )
-
-
 class NotAStore(StoreError):
     def __init__(self, db: Path) -> None:
         super().__init__(f"{db} is a SQLite database but not a dunscaith record store; it is left as it is")
@@ -52,21 +44,12 @@ def current_revision(rows: Rows, db: Path) -> str | None:
         if tables:
             raise NotAStore(db)
         return None
-    revisions = [row[0] for row in rows("SELECT version_num FROM alembic_version")]
-    if len(revisions) != 1:
-        raise StoreError(f"record store {db} has {len(revisions)} schema versions recorded, expected one")
-    return str(revisions[0])
-
-
-def check_revision(found: str | None, db: Path) -> None:
-    if found is not None and found not in KNOWN_REVISIONS:
-        raise NewerSchema(db, found)
+    return known_revision(rows(SQL_VERSIONS), db, "records.root")
 
 
 def require_head(conn: sqlite3.Connection, db: Path, why: str) -> None:
     """A store read without a lock (nothing may be written): its schema must be this build's already."""
     found = current_revision(lambda sql: conn.execute(sql).fetchall(), db)
-    check_revision(found, db)
     if found != HEAD:
         raise StoreError(f"record store {db} needs its schema brought up to date, which cannot be written now: "
                          f"{why}")
@@ -81,7 +64,6 @@ def ensure_schema(conn: sqlite3.Connection, db: Path, lock_path: Path, *, busy_t
         found = current_revision(lambda sql: conn.execute(sql).fetchall(), db)
     finally:
         conn.execute("ROLLBACK")
-    check_revision(found, db)
     if found == HEAD:
         return
     if created:
@@ -140,7 +122,6 @@ def _upgrade(engine: Engine, db: Path, busy_timeout_ms: int) -> None:
         with engine.begin() as conn:  # BEGIN IMMEDIATE: the whole upgrade is one transaction
             # Another process may have migrated while we waited for the lock.
             found = current_revision(lambda sql: conn.exec_driver_sql(sql).fetchall(), db)
-            check_revision(found, db)
             if found == HEAD:
                 return
             conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
