@@ -40,6 +40,7 @@ from psycopg import sql
 
 from dunscaith.adapters.durable.stop_pipe import close_fds, stop_thread
 from dunscaith.adapters.store.postgres.locks import first_line, lock_key
+from dunscaith.adapters.store.subscription import Subscription
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.ports.job_store import StoreError
 
@@ -97,7 +98,7 @@ class SharedPgListener:
         self._next = 0
         self._current: _Listening | None = None
 
-    def subscribe(self, job: JobId, wake: Callable[[], None]) -> ListenSubscription:
+    def subscribe(self, job: JobId, wake: Callable[[], None]) -> Subscription:
         """``wake`` called on each append to ``job`` by anyone but its holder, until the subscription is
         closed; StoreError when no connection can listen now (the caller reads every poll instead)."""
         name = channel(job)
@@ -109,7 +110,7 @@ class SharedPgListener:
                 self._current.listen(name)
             key, self._next = self._next, self._next + 1
             self._wakes.setdefault(name, {})[key] = wake
-            return ListenSubscription(self, self._current, name, key)
+            return Subscription(lambda: self._unsubscribe(name, key), self._current.live)
 
     def close(self) -> None:
         with self._mutex:
@@ -137,28 +138,6 @@ class SharedPgListener:
                      for wake in subscribed.values()]
         for wake in wakes:
             wake()
-
-
-class ListenSubscription:
-    """One job's share of the process's listening connection (an ``AppendWatch``)."""
-
-    def __init__(self, shared: SharedPgListener, listening: _Listening, name: str, key: int) -> None:
-        self._shared = shared
-        self._listening = listening
-        self._name = name
-        self._key = key
-        self._closed = False
-
-    def live(self) -> bool:
-        return not self._closed and self._listening.live()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._shared._unsubscribe(self._name, self._key)
-
-    def release(self) -> None:
-        self.close()
 
 
 class _Listening:

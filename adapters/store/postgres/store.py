@@ -26,7 +26,6 @@ from psycopg import errors as pg_errors
 from dunscaith.adapters.store.event_codec import decode_time, encode_data, encode_time
 from dunscaith.adapters.store.postgres.append_watch import (
     SQL_NOTIFY,
-    ListenSubscription,
     PgAppendWatch,
     SharedPgListener,
     channel,
@@ -43,6 +42,7 @@ from dunscaith.adapters.store.postgres.locks import (
 )
 from dunscaith.adapters.store.postgres.schema import ensure_schema
 from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTarget
+from dunscaith.adapters.store.subscription import Subscription
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     Carries,
@@ -545,7 +545,7 @@ class PostgresStore:
             held, beat, next_beat = self._reading(lambda conn: _one(conn.execute(_SQL_HEALTH, (hi, lo, job, job))))
         return LoopHealth(held=bool(held), last_loop=_beat(beat), next_loop=_beat(next_beat))
 
-    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> ListenSubscription:
+    def watch_appends(self, job: JobId, wake: Callable[[], None]) -> Subscription:
         """The server's notice (LISTEN/NOTIFY, append_watch.py) on the one listening connection this store's
         watches share; StoreError if it cannot listen now (the caller then reads every poll interval)."""
         with self._mutex:

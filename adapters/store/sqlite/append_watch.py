@@ -35,6 +35,7 @@ from pathlib import Path
 
 from dunscaith.adapters.durable import inotify
 from dunscaith.adapters.durable.stop_pipe import close_fds, stop_thread
+from dunscaith.adapters.store.subscription import Subscription
 
 _SETTLE = 0.02  # seconds, at least, between two wakes: see "After each wake" above
 _SETTLE_SHARE = 4  # ... or this many times as long as the last wake took
@@ -128,7 +129,7 @@ class SharedAppendWatches:
                 self._wakes[key] = wake
         if dead is not None:
             dead.close()
-        return None if watch is None else Subscription(self, key, watch)
+        return None if watch is None else Subscription(lambda: self._unsubscribe(key), watch.live)
 
     def _wake_all(self) -> None:
         for wake in list(self._wakes.values()):
@@ -142,21 +143,3 @@ class SharedAppendWatches:
                 last, self._watch = self._watch, None
         if last is not None:
             last.close()
-
-
-class Subscription:
-    """One job's share of the process's watch (an ``AppendWatch``)."""
-
-    def __init__(self, shared: SharedAppendWatches, key: int, watch: DatabaseAppendWatch) -> None:
-        self._shared = shared
-        self._key = key
-        self._watch = watch
-        self._closed = False
-
-    def live(self) -> bool:
-        return not self._closed and self._watch.live()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._shared._unsubscribe(self._key)

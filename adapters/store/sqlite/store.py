@@ -20,7 +20,7 @@ from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_priva
 from dunscaith.adapters.store.event_codec import encode_data, encode_time
 from dunscaith.adapters.store.record_root import RecordRoot, open_record_root
 from dunscaith.adapters.store.sqlite import STORE_FILE
-from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, Subscription, watch_database
+from dunscaith.adapters.store.sqlite.append_watch import SharedAppendWatches, watch_database
 from dunscaith.adapters.store.sqlite.engine import connect, connect_unlocked, describe_sqlite_error, files_now
 from dunscaith.adapters.store.sqlite.locks import FlockJobLock, lock_file_name, read_beat
 from dunscaith.adapters.store.sqlite.opening import (
@@ -35,6 +35,7 @@ from dunscaith.adapters.store.sqlite.opening import (
     recovery_advice,
 )
 from dunscaith.adapters.store.sqlite.schema import ensure_schema, require_head
+from dunscaith.adapters.store.subscription import Subscription
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     EPOCH,
