@@ -31,6 +31,7 @@ from dunscaith.adapters.durable.private_dir import UnsafeDirectory, ensure_priva
 from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess
 from dunscaith.domain.model.forwarding.frames import (
     MAX_PAYLOAD,
+    SILENCE_BEATS,
     ExitStatus,
     FrameKind,
     FrameReader,
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 
 # What only a query or a signal needs (the instance's records) is imported there: every hop pays for
 # what is imported at the top, before its hello.
-SILENCE_BEATS = 4  # the caller is gone after this many heartbeat intervals without a frame
 REFUSED_EXIT = 2
 OUTPUT_BUFFER_LIMIT = 8 << 20  # what is held for a caller that stopped reading, before it counts as gone
 # The caller writes the token as soon as its request is recorded, milliseconds after its ssh started (it

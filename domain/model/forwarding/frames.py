@@ -32,6 +32,8 @@ from dunscaith.domain.model.strict_json import DecodeError, check_fields
 MAGIC = b"DSF1"
 MAX_PAYLOAD = 48 * 1024  # bytes of data per frame before base64
 MAX_LINE = 2 * MAX_PAYLOAD  # longer lines are never frames: discarded without being held whole
+# Either side takes the other for gone after this many heartbeat intervals (the request's) without a frame.
+SILENCE_BEATS = 4
 _LINE = re.compile(rb"DSF1 ([0-9a-f]{32}) ([a-z-]{1,16}) ([A-Za-z0-9+/=]+|-)")
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.forwarding.frames import (
+    SILENCE_BEATS,
     ExitStatus,
     Frame,
     FrameKind,
@@ -51,7 +52,6 @@ from dunscaith.ports.transport import Channel, Transport
 if TYPE_CHECKING:
     from blake3 import blake3
 
-SILENCE_BEATS = 4  # the host is gone after this many heartbeat intervals without a frame
 TICK_SECONDS = 0.1  # how often the user's stdin is looked at
 MAX_EARLIER = 3  # earlier requests asked about before a new one
 
