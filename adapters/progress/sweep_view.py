@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any
 
-from dunscaith.adapters.progress.terminal import describe, elapsed, plain_output
+from dunscaith.adapters.progress.terminal import console_for, describe, elapsed, start_live
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import JobState, label
@@ -24,7 +24,6 @@ from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_counts import counts_words
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.live import Live
 
 _LAST = 5  # changes kept in the block
@@ -113,22 +112,13 @@ class SweepLiveView:
         self.group: dict[JobId, str] = {}  # each element's step: its sweep's name, or its own
         self.last: deque[str] = deque(maxlen=_LAST)
         self.began = time.monotonic()
-        self._console: Console | None = None
+        self._console = console_for(self._stream)
         self._live: Live | None = None
         self._drawn = 0.0
         self._dirty = False
-        if not plain_output(self._stream):
-            from rich.console import Console
-
-            self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> SweepLiveView:
-        if self._console is not None:
-            from rich.live import Live
-
-            self._live = Live(_Block(self), console=self._console, auto_refresh=False, transient=False,
-                              redirect_stdout=False, redirect_stderr=False)
-            self._live.start()
+        self._live = start_live(self._console, _Block(self), auto_refresh=False, transient=False)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -103,6 +103,27 @@ def plain_output(stream: IO[str]) -> bool:
     return not stream.isatty() or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb"
 
 
+def console_for(stream: IO[str]) -> Console | None:
+    """A rich console writing to ``stream`` when it shows escape codes (rich imported only then), else None."""
+    if plain_output(stream):
+        return None
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+def start_live(console: Console | None, shown: Any, **options: Any) -> Live | None:
+    """A live view of ``shown`` at the bottom of ``console``, started (None without a console); it never
+    takes over stdout or stderr."""
+    if console is None:
+        return None
+    from rich.live import Live
+
+    live = Live(shown, console=console, redirect_stdout=False, redirect_stderr=False, **options)
+    live.start()
+    return live
+
+
 def elapsed(seconds: float) -> str:
     """``1:02:03``, ``2:05``: a time elapsed as a live view shows it."""
     seconds = max(0, int(seconds))
@@ -134,25 +155,16 @@ class TerminalProgress:
     def __init__(self, job: str, stream: IO[str] | None = None, *, follow: bool = False) -> None:
         self.job = job
         self._stream = stream or sys.stdout
-        self._console: Console | None = None
+        self._console = console_for(self._stream)
         self._live: Live | None = None
         self._follow = Follower() if follow else None
         self.word = "starting"
         self.last = ""
         self.since: datetime | None = None
-        if not plain_output(self._stream):
-            from rich.console import Console
-
-            self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> TerminalProgress:
-        if self._console is not None:
-            from rich.live import Live
-
-            # one refresh a second: a supervisor lives for hours on a login node that counts its CPU
-            self._live = Live(_StatusLine(self), console=self._console, refresh_per_second=1.0, transient=True,
-                              redirect_stdout=False, redirect_stderr=False)
-            self._live.start()
+        # one refresh a second: a supervisor lives for hours on a login node that counts its CPU
+        self._live = start_live(self._console, _StatusLine(self), refresh_per_second=1.0, transient=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
