@@ -27,7 +27,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from dunscaith.adapters.scheduler.client_command import CommandResult
@@ -191,20 +191,9 @@ class GridEngineScheduler:
             )
         try:
             script = _array_script(elements)
-            args = qsub.qsub_args(
-                ObjectSpec(
-                    name=sweep,
-                    nonce=first.nonce,
-                    workdir=first.workdir,
-                    env=first.env,
-                    options=first.options,
-                    resources=first.resources,
-                    signal_before=first.signal_before,
-                    command=("true",),
-                ),
-                "/bin/sh",
-                self.config.parallel_environment,
-            )
+            # the first element's spec under the sweep's name; what each task runs is in the array's script
+            array_spec = replace(first, name=sweep, command=("true",), script=None)
+            args = qsub.qsub_args(array_spec, "/bin/sh", self.config.parallel_environment)
         except qsub.SpecRefused as exc:
             return CreateAnswer(CreateOutcome.REFUSED, detail=f"{exc}; nothing was sent")
         tasks = ["-t", spec_text] + (["-tc", str(max_running)] if max_running else [])
