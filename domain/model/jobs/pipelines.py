@@ -22,15 +22,7 @@ from typing import Any
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.names import name_problem
-from dunscaith.domain.model.jobs.resources import (
-    NO_NEEDS,
-    Resources,
-    parse_count,
-    parse_gpus,
-    parse_memory,
-    parse_text,
-    parse_time_limit,
-)
+from dunscaith.domain.model.jobs.resources import NO_NEEDS, Need, Resources, parse_count, parse_needs
 from dunscaith.domain.model.jobs.spec import JobSpec, submission_problem
 from dunscaith.domain.model.jobs.sweeps import (
     MAX_ELEMENTS,
@@ -394,30 +386,35 @@ def _parsed(parse: Callable[..., Any], text: str, key: str, here: str, *more: An
         raise PipelineRefused(f"{here}: {key}: {str(exc).removeprefix(key + ' ')}") from None
 
 
+# A step's keys for its needs (submit's flags for them: --cpus-per-task, --mem, --time, ...).
+_STEP_NEEDS = {
+    "cpus": Need.CPUS,
+    "memory": Need.MEMORY,
+    "time": Need.TIME_LIMIT,
+    "gpus": Need.GPUS,
+    "queue": Need.QUEUE,
+    "account": Need.ACCOUNT,
+}
+
+
 def _resources(raw: Mapping[str, Any], here: str) -> Resources:
     """The step's needs, each read by the parser of submit's flag for it (resources.py), so a step takes
     exactly what submit takes: a whole number of cpus, ``8G`` (or 8192: M) of memory, ``1:00:00`` (or 60:
     minutes) of time, ``a100:2`` (or 2) gpus, a queue and an account as plain text."""
-    given: dict[str, str] = {}
-    for key in ("cpus", "memory", "time", "gpus", "queue", "account"):
+    given: dict[Need, tuple[str, str]] = {}
+    for key, need in _STEP_NEEDS.items():
         value = raw.get(key)
         if value is None:
             continue
-        numeric = key in ("cpus", "memory", "time", "gpus")
+        numeric = need not in (Need.QUEUE, Need.ACCOUNT)
         if isinstance(value, bool) or not (isinstance(value, str) or (numeric and isinstance(value, int))):
             kind = "a string or a whole number" if numeric else "a string"
             raise PipelineRefused(f"{here}: {key}: {kind}, not {_kind(value)}")
-        given[key] = str(value)
-    gpus, gpu_type = _parsed(parse_gpus, given["gpus"], "gpus", here) if "gpus" in given else (None, None)
-    return Resources(
-        cpus=_parsed(parse_count, given["cpus"], "cpus", here) if "cpus" in given else None,
-        memory_mb=_parsed(parse_memory, given["memory"], "memory", here) if "memory" in given else None,
-        time_limit_s=_parsed(parse_time_limit, given["time"], "time", here) if "time" in given else None,
-        gpus=gpus,
-        gpu_type=gpu_type,
-        queue=_parsed(parse_text, given["queue"], "queue", here) if "queue" in given else None,
-        account=_parsed(parse_text, given["account"], "account", here) if "account" in given else None,
-    )
+        given[need] = (str(value), f"{key}:")  # a refusal says "cpus: 'x': a whole number ..."
+    try:
+        return parse_needs(given)
+    except BadSpec as exc:
+        raise PipelineRefused(f"{here}: {exc}") from None
 
 
 def _names(raw: Mapping[str, Any], key: str, here: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ is refused here, before anything is recorded.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
@@ -186,3 +186,28 @@ def parse_text(text: str, flag: str) -> str:
     if not _TEXT.fullmatch(text):
         raise BadSpec(f"{flag} {_shown(text)}: 1 to {MAX_TEXT} letters, digits and ._,:@+=/%-")
     return text
+
+
+# Each need but gpus (a count and a type) and the field of Resources its parser fills.
+_PARSED: dict[Need, tuple[str, Callable[[str, str], int | str]]] = {
+    Need.CPUS: ("cpus", parse_count),
+    Need.MEMORY: ("memory_mb", parse_memory),
+    Need.TIME_LIMIT: ("time_limit_s", parse_time_limit),
+    Need.QUEUE: ("queue", parse_text),
+    Need.ACCOUNT: ("account", parse_text),
+    Need.QOS: ("qos", parse_text),
+    Need.EXPORT: ("export", parse_text),
+}
+
+
+def parse_needs(given: Mapping[Need, tuple[str, str]]) -> Resources:
+    """The needs given as text, each read by its parser, in the order given: ``given`` maps a need to its
+    text and the name a refusal starts with (a flag, a key), BadSpec for the first that does not read."""
+    values: dict[str, Any] = {}
+    for need, (text, name) in given.items():
+        if need is Need.GPUS:
+            values["gpus"], values["gpu_type"] = parse_gpus(text, name)
+        else:
+            field, parse = _PARSED[need]
+            values[field] = parse(text, name)
+    return Resources(**values)
