@@ -6,11 +6,13 @@ import pytest
 
 from dunscaith.domain.model.jobs.errors import BadSpec
 from dunscaith.domain.model.jobs.resources import (
+    Need,
     Resources,
     format_time_limit,
     parse_count,
     parse_gpus,
     parse_memory,
+    parse_needs,
     parse_text,
     parse_time_limit,
 )
@@ -93,3 +95,26 @@ def test_needs_are_shown_in_a_fixed_order() -> None:
     assert needs.shown() == ["cpus=4", "memory=8G", "time=01:00:00", "gpus=a100:2", "queue=short", "account=proj",
                              "qos=high", "export=NONE"]
     assert bool(needs) and not Resources()
+
+
+def test_needs_given_as_text_are_read_each_by_its_parser_into_one_resources() -> None:
+    given = {
+        Need.CPUS: ("4", "--cpus"),
+        Need.MEMORY: ("8G", "--mem"),
+        Need.TIME_LIMIT: ("1:30:00", "--time"),
+        Need.GPUS: ("a100:2", "--gpus"),
+        Need.QUEUE: ("gpu", "--partition"),
+        Need.ACCOUNT: ("proj", "--account"),
+        Need.QOS: ("high", "--qos"),
+        Need.EXPORT: ("NONE", "--export"),
+    }
+    assert parse_needs(given) == Resources(
+        cpus=4, memory_mb=8192, time_limit_s=5400, gpus=2, gpu_type="a100", queue="gpu", account="proj",
+        qos="high", export="NONE",
+    )
+    assert parse_needs({}) == Resources()
+
+
+def test_the_first_need_that_does_not_read_is_refused_by_the_name_given_for_it() -> None:
+    with pytest.raises(BadSpec, match=r"^--mem 'lots': a size"):
+        parse_needs({Need.CPUS: ("2", "--cpus"), Need.MEMORY: ("lots", "--mem"), Need.TIME_LIMIT: ("x", "--time")})
