@@ -16,10 +16,10 @@ only truth: a snapshot is a cache of their fold.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.errors import JobsError
@@ -165,10 +165,6 @@ def _time(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()
 
 
-def _opt_time(at: datetime | None) -> str | None:
-    return None if at is None else _time(at)
-
-
 def _at(value: Any) -> datetime:
     if type(value) is not str:
         raise TypeError(f"a time is {type(value).__name__}")
@@ -178,34 +174,29 @@ def _at(value: Any) -> datetime:
     return at
 
 
-def _opt_at(value: Any) -> datetime | None:
-    return None if value is None else _at(value)
+T = TypeVar("T")
 
 
-def _str(value: Any) -> str:
-    if type(value) is not str:
-        raise TypeError(f"{value!r} is no text")
-    return value
+def _exactly(kind: type[T], words: str) -> Callable[[Any], T]:
+    """A reader of a value that must be of type ``kind`` itself (True is no integer here)."""
+
+    def read(value: Any) -> T:
+        if type(value) is not kind:
+            raise TypeError(f"{value!r} is no {words}")
+        return value
+
+    return read
 
 
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
+def _optional(read: Callable[[Any], T]) -> Callable[[Any], T | None]:
+    """``read`` of a value that may be None (null), which stays None."""
+    return lambda value: None if value is None else read(value)
 
 
-def _int(value: Any) -> int:
-    if type(value) is not int:
-        raise TypeError(f"{value!r} is no integer")
-    return value
-
-
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else _int(value)
-
-
-def _bool(value: Any) -> bool:
-    if type(value) is not bool:
-        raise TypeError(f"{value!r} is no true/false")
-    return value
+_str = _exactly(str, "text")
+_int = _exactly(int, "integer")
+_bool = _exactly(bool, "true/false")
+_opt_str, _opt_int, _opt_at, _opt_time = _optional(_str), _optional(_int), _optional(_at), _optional(_time)
 
 
 def _strs(value: Any) -> tuple[str, ...]:
