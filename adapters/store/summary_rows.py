@@ -28,6 +28,11 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the times of a record whose first ev
 
 COLUMNS = ("seq", "state", "cluster", "adapter", "outcome", "outcome_detail", "settled", "attempts", "object_id",
            "recorded_at", "updated_at", "pruned_at", "outstanding", "undelivered", "problem", "sweep", "sweep_index")
+# Every event of every job, by job then seq: what ``Carries.rebuilt`` folds (both SQL dialects read it alike).
+SQL_EVERY_EVENT = (
+    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "ORDER BY j.id, e.seq"
+)
 _KEEP = 64  # carries kept per process: a supervisor needs one; a builder walking many jobs, the last few
 
 
@@ -85,6 +90,12 @@ class Carries:
         self._room = _KEEP
         self._growing = 0  # inside all_kept: nothing dropped
         self._made_inside: set[JobId] = set()
+
+    def rebuilt(self, rows: Iterable[Sequence[Any]]) -> tuple[list[tuple[Any, ...]], list[tuple[int, int, str]]]:
+        """Every record's summary row, and its newest snapshot row where it has one, folded again from all the
+        events: ``rows`` (job_id, name, seq, at, kind, data) ordered by job then seq (``SQL_EVERY_EVENT``)."""
+        made = list(rebuilt(grouped(rows), self.every))
+        return [summary for summary, _ in made], [row for _, row in made if row is not None]
 
     @contextmanager
     def all_kept(self) -> Iterator[None]:

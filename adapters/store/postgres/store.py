@@ -45,14 +45,13 @@ from dunscaith.adapters.store.postgres.target import LONG_STATEMENT, PostgresTar
 from dunscaith.adapters.store.subscription import Subscription
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
+    SQL_EVERY_EVENT,
     Carries,
     Line,
     Written,
     append_all,
     checked_lines,
     from_row,
-    grouped,
-    rebuilt,
     snapshot_of,
     to_row,
     where,
@@ -105,10 +104,6 @@ _SQL_PUT_SUMMARY = (
 )
 _SUMMARIES = "FROM summaries s JOIN jobs j ON j.id = s.job_id"
 _SQL_SUMMARY = f"SELECT j.name, s.{', s.'.join(COLUMNS)} {_SUMMARIES}"
-_SQL_EVERY_EVENT = (
-    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
-    "ORDER BY j.id, e.seq"
-)
 _SQL_HEALTH = (
     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -424,15 +419,14 @@ class PostgresStore:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._mutex:
             with self._whole_store(self._general()) as conn:
-                made = list(rebuilt(grouped(conn.execute(_SQL_EVERY_EVENT).fetchall()), self._carries.every))
+                summaries, snapshots = self._carries.rebuilt(conn.execute(SQL_EVERY_EVENT).fetchall())
                 with conn.cursor() as cursor:
-                    cursor.executemany(_SQL_PUT_SUMMARY, [summary for summary, _ in made])
+                    cursor.executemany(_SQL_PUT_SUMMARY, summaries)
                     cursor.execute(_SQL_DROP_SNAPSHOTS)
-                    snapshots = [row for _, row in made if row is not None]
                     if snapshots:
                         cursor.executemany(_SQL_PUT_SNAPSHOT, snapshots)
             self._carries.clear()
-        return len(made)
+        return len(summaries)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

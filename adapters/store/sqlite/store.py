@@ -39,6 +39,7 @@ from dunscaith.adapters.store.subscription import Subscription
 from dunscaith.adapters.store.summary_rows import (
     COLUMNS,
     EPOCH,
+    SQL_EVERY_EVENT,
     Carries,
     Line,
     Written,
@@ -46,8 +47,6 @@ from dunscaith.adapters.store.summary_rows import (
     carry_of,
     checked_lines,
     from_row,
-    grouped,
-    rebuilt,
     snapshot_of,
     to_row,
     where,
@@ -115,10 +114,6 @@ _SQL_SUMMARY_WITH_ID = _SQL_SUMMARY.replace("SELECT j.name", "SELECT s.job_id, j
 _SQL_SUMMARY_SEQ = "SELECT seq FROM summaries WHERE job_id = ?"
 _SQL_SUMMARY_OF_ID = f"{_SQL_SUMMARY} WHERE s.job_id = ?"
 _SQL_JOBS_NEWEST_FIRST = "SELECT id, name FROM jobs WHERE id < ? ORDER BY id DESC"
-_SQL_EVERY_EVENT = (
-    "SELECT j.id, j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
-    "ORDER BY j.id, e.seq"
-)
 
 
 class SqliteStore:
@@ -465,12 +460,12 @@ class SqliteStore:
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
         with self._errors(), self._writing() as db:
-            made = list(rebuilt(grouped(db.execute(_SQL_EVERY_EVENT)), self._carries.every))
-            db.executemany(_SQL_PUT_SUMMARY, [summary for summary, _ in made])
+            summaries, snapshots = self._carries.rebuilt(db.execute(SQL_EVERY_EVENT))
+            db.executemany(_SQL_PUT_SUMMARY, summaries)
             db.execute(_SQL_DROP_SNAPSHOTS)
-            db.executemany(_SQL_PUT_SNAPSHOT, [row for _, row in made if row is not None])
+            db.executemany(_SQL_PUT_SNAPSHOT, snapshots)
             self._carries.clear()
-        return len(made)
+        return len(summaries)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
