@@ -300,6 +300,15 @@ def grouped(rows: Iterable[Sequence[Any]]) -> Iterable[tuple[int, str, list[Sequ
         yield current[0], current[1], events
 
 
+def newest_first(select: str, query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
+    """``select`` (of ``summaries s``) narrowed by ``query``, newest job first, at most its limit; its arguments."""
+    clause, args = where(query, mark)
+    sql = f"{select}{clause} ORDER BY s.job_id DESC"
+    if query.limit is not None:
+        sql, args = f"{sql} LIMIT {mark}", [*args, query.limit]
+    return sql, args
+
+
 def where(query: SummaryQuery, mark: str) -> tuple[str, list[Any]]:
     """The WHERE clause (on ``summaries s``) of ``query``, its limit aside, with ``mark`` placeholders."""
     clauses: list[str] = []

@@ -52,6 +52,7 @@ from dunscaith.adapters.store.summary_rows import (
     append_all,
     checked_lines,
     from_row,
+    newest_first,
     snapshot_of,
     to_row,
     where,
@@ -375,10 +376,7 @@ class PostgresStore:
         return self._summary(row)
 
     def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
-        clause, args = where(query, "%s")
-        sql = f"{_SQL_SUMMARY}{clause} ORDER BY s.job_id DESC"
-        if query.limit is not None:
-            sql, args = f"{sql} LIMIT %s", [*args, query.limit]
+        sql, args = newest_first(_SQL_SUMMARY, query, "%s")
         # A server-side cursor on a connection of its own, read a page at a time: memory stays flat in the
         # number of jobs, and the caller may use the store between two rows.
         with self._errors():

@@ -47,6 +47,7 @@ from dunscaith.adapters.store.summary_rows import (
     carry_of,
     checked_lines,
     from_row,
+    newest_first,
     snapshot_of,
     to_row,
     where,
@@ -366,10 +367,7 @@ class SqliteStore:
             return self._summary_of(conn, int(found[0]), job)
 
     def summaries(self, query: SummaryQuery) -> Iterator[JobSummary]:
-        clause, args = where(query, "?")
-        sql = f"{_SQL_SUMMARY_WITH_ID}{clause} ORDER BY s.job_id DESC"
-        if query.limit is not None:
-            sql, args = f"{sql} LIMIT ?", [*args, query.limit]
+        sql, args = newest_first(_SQL_SUMMARY_WITH_ID, query, "?")
         # One snapshot, read a page at a time (memory stays flat in the number of jobs), on a connection
         # of its own: the caller may use the store between two rows.
         with self._errors():
