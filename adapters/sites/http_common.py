@@ -8,12 +8,18 @@ the request may have been written (the line between "not sent" and "a job may ex
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
 
-from dunscaith.domain.model.qdevices.answers import NoAnswer
+from dunscaith.domain.model.qdevices.answers import (
+    JobAnswer,
+    JobRequestAnswer,
+    NoAnswer,
+    classify_job_answer,
+    job_answer_without_reply,
+)
 from dunscaith.domain.model.strict_json import loads_bounded
 
 # The httpx failures raised before the first byte of a request is written: the name was not resolved,
@@ -51,11 +57,27 @@ def describe(response: httpx.Response) -> str:
     return f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
 
-def json_or_none(response: httpx.Response) -> Any:
+def json_or_none(response: httpx.Response | NoAnswer) -> Any:
+    if isinstance(response, NoAnswer):
+        return None
     try:
         return loads_bounded(response.content)  # a body nested 200,000 deep is malformed, not a RecursionError
     except ValueError:
         return None
+
+
+def job_answer(response: httpx.Response | NoAnswer, refusals: frozenset[int], job: str | None, no_job: str,
+               problem: Callable[[httpx.Response], str] = describe) -> JobRequestAnswer:
+    """The answer to a job request, as the seed's table reads it. ``job``: what a good answer's body gave
+    (None when it gave none, or not as it should); ``no_job`` follows the status of a success that did not;
+    ``problem`` says what a failure's answer says."""
+    if isinstance(response, NoAnswer):
+        return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
+    kind = classify_job_answer(response.status_code, refusals, job is not None)
+    if kind is not JobAnswer.OK:
+        detail = problem(response) if not response.is_success else f"{describe(response)}{no_job}"
+        return JobRequestAnswer(kind, None, response.status_code, detail)
+    return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
 
 
 def same_address(a: str, b: str) -> bool:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, send
+from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, send
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -26,9 +26,7 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_job_answer,
     classify_read,
-    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -75,16 +73,9 @@ class MqssSite:
         body = {"circuit": request.circuit, "circuit_format": "qasm", "resource_name": request.device,
                 "shots": request.shots, "no_modify": False, "queued": True}
         response = self._send("POST", "job", body)
-        if isinstance(response, NoAnswer):
-            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         uuid = data.get("uuid") if isinstance(data, dict) else None
-        job = uuid if isinstance(uuid, str) and uuid else None
-        kind = classify_job_answer(response.status_code, self._refusals, job is not None)
-        detail = describe(response) if kind is not JobAnswer.OK or job else f"{describe(response)}, no job id"
-        if response.is_success and job is None:
-            detail = f"{describe(response)} with no job id"
-        return JobRequestAnswer(kind, job if kind is JobAnswer.OK else None, response.status_code, detail)
+        return job_answer(response, self._refusals, uuid if isinstance(uuid, str) and uuid else None, " with no job id")
 
     def upload(self, job: str, request: JobRequest) -> JobRequestAnswer:
         raise NotImplementedError("MQSS makes a job in one request")

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, send
+from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, send
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -28,9 +28,7 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_job_answer,
     classify_read,
-    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
@@ -114,17 +112,11 @@ class PiastqSite:
     def create(self, request: JobRequest) -> JobRequestAnswer:
         body = self._body(request)
         response = send(self._client, "POST", "qdmi/", json=body)
-        if isinstance(response, NoAnswer):
-            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         raw = data.get("id") if isinstance(data, dict) else None
         job = str(raw) if (isinstance(raw, int) and not isinstance(raw, bool)) or (isinstance(raw, str) and raw) \
             else None
-        kind = classify_job_answer(response.status_code, self._refusals, job is not None)
-        if kind is not JobAnswer.OK:
-            detail = describe(response) if not response.is_success else f"{describe(response)} with no job id"
-            return JobRequestAnswer(kind, None, response.status_code, detail)
-        return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
+        return job_answer(response, self._refusals, job, " with no job id")
 
     def upload(self, job: str, request: JobRequest) -> JobRequestAnswer:
         raise NotImplementedError("Piast-Q makes a job in one request")

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 from cryptography.fernet import Fernet
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, json_or_none, same_address, send
+from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, same_address, send
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -43,9 +43,7 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_job_answer,
     classify_read,
-    job_answer_without_reply,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -288,22 +286,18 @@ class VlqSite:
         body = self._spec(name, node, INIT_WALLTIME if init else RUN_WALLTIME, 1 if init else 2,
                           "backend_init" if init else "backend_run", device, user_jwt_pwd)
         response = send(self._heappe, "POST", "heappe/JobManagement/CreateJob", json=body)
-        if isinstance(response, NoAnswer):
-            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         job_id = data.get("Id") if isinstance(data, dict) else None
         tasks = data.get("Tasks") if isinstance(data, dict) else None
         task = tasks[0].get("Id") if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) else None
         good = isinstance(job_id, int) and not isinstance(job_id, bool) and isinstance(task, int)
-        kind = classify_job_answer(response.status_code, self._traits.refusals(Step.CREATE), good)
-        if kind is not JobAnswer.OK:
-            detail = _problem(response) if not response.is_success else f"{describe(response)} with no job id"
-            return JobRequestAnswer(kind, None, response.status_code, detail)
-        job = str(job_id)
-        assert isinstance(task, int)
-        self._tasks[job] = task
-        self._envelopes[job] = enc
-        return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
+        answer = job_answer(response, self._traits.refusals(Step.CREATE), str(job_id) if good else None,
+                            " with no job id", _problem)
+        if answer.job is not None:
+            assert isinstance(task, int)
+            self._tasks[answer.job] = task
+            self._envelopes[answer.job] = enc
+        return answer
 
     def _upload(self, job: str, files: list[tuple[str, bytes]]) -> JobRequestAnswer:
         task = self._tasks.get(job)
@@ -312,30 +306,22 @@ class VlqSite:
         parts = [("files", (name, content, "application/octet-stream")) for name, content in files]
         response = send(self._heappe, "POST", "heappe/FileTransfer/UploadFilesToJobExecutionDir",
                         params={"JobId": job, "TaskId": task}, files=parts, timeout=self._upload_timeout)
-        if isinstance(response, NoAnswer):
-            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         taken = isinstance(data, list) and {d.get("FileName") for d in data if isinstance(d, dict)
                                             and d.get("Succeeded") is True} >= {name for name, _ in files}
-        kind = classify_job_answer(response.status_code, self._traits.refusals(Step.UPLOAD), taken)
-        if kind is not JobAnswer.OK:
-            detail = _problem(response) if not response.is_success else f"{describe(response)}, files not taken"
-            return JobRequestAnswer(kind, None, response.status_code, detail)
-        self._envelopes.pop(job, None)
-        return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
+        answer = job_answer(response, self._traits.refusals(Step.UPLOAD), job if taken else None,
+                            ", files not taken", _problem)
+        if answer.kind is JobAnswer.OK:
+            self._envelopes.pop(job, None)
+        return answer
 
     def _submit(self, job: str) -> JobRequestAnswer:
         response = send(self._heappe, "PUT", "heappe/JobManagement/SubmitJob", json={"CreatedJobInfoId": int(job)})
-        if isinstance(response, NoAnswer):
-            return JobRequestAnswer(job_answer_without_reply(response), None, None, response.detail)
         data = json_or_none(response)
         good = isinstance(data, dict) and str(data.get("Id")) == job and isinstance(data.get("State"), int)
         # A 404 "incorrect job state" means the job already left Configuring: never a refusal.
-        kind = classify_job_answer(response.status_code, self._traits.refusals(Step.SUBMIT), good)
-        if kind is not JobAnswer.OK:
-            detail = _problem(response) if not response.is_success else f"{describe(response)}, not the job's state"
-            return JobRequestAnswer(kind, None, response.status_code, detail)
-        return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
+        return job_answer(response, self._traits.refusals(Step.SUBMIT), job if good else None,
+                          ", not the job's state", _problem)
 
     # --- the Site port -----------------------------------------------------------------------------
     def prepare(self, device: str) -> JobRequestAnswer:
