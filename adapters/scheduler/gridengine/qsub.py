@@ -22,6 +22,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from dunscaith.adapters.scheduler import own_options as own
 from dunscaith.adapters.scheduler.create_answer import before_the_words, job_id_on_last_line
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec
 from dunscaith.domain.model.jobs.resources import Need, Resources
@@ -36,16 +37,13 @@ class SpecRefused(ValueError):
     """The spec cannot be sent as it is; nothing was sent."""
 
 
-_JOB_NAME = "the job name is dunscaith's (every object of a job carries it)"
-_HELD = "objects are always created held"
-_ARRAY = "a sweep's array job is dunscaith's own (submit --name NAME --array START-END)"
-_WAIT = "qsub must answer as soon as the job is made"
+_ARRAY = own.sweeps_own("array job")
+_WAIT = own.answers_at_once("qsub")
 _CONTEXT = "the job context carries the attempt's nonce"
-_WORKDIR = "use --chdir of submit (the job spec's working directory) instead"
 OWN_OPTIONS: dict[str, str] = {
-    "-N": _JOB_NAME,
-    "-h": _HELD,
-    "-terse": "dunscaith reads the answer itself",
+    "-N": own.JOB_NAME,
+    "-h": own.HELD,
+    "-terse": own.ANSWER,
     "-t": _ARRAY,
     "-tc": _ARRAY,
     "-sync": _WAIT,
@@ -54,13 +52,13 @@ OWN_OPTIONS: dict[str, str] = {
     "-ac": _CONTEXT,
     "-dc": _CONTEXT,
     "-sc": _CONTEXT,
-    "-b": "the script is dunscaith's",
-    "-C": "the script is dunscaith's",
-    "-cwd": _WORKDIR,
-    "-wd": _WORKDIR,
+    "-b": own.SCRIPT,
+    "-C": own.SCRIPT,
+    "-cwd": own.WORKDIR,
+    "-wd": own.WORKDIR,
     "-@": "options come from the job spec alone",
     "-S": "the shell comes from the script's #! line",
-    "-verify": "the job must be made",
+    "-verify": own.MADE,
 }
 
 

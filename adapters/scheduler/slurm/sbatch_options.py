@@ -5,26 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dunscaith.adapters.scheduler import own_options as own
 from dunscaith.domain.model.jobs.errors import BadSpec
 
-_NAME = "the job name is dunscaith's (every object of a job carries it)"
-_HELD = "objects are always created held"
 _CLUSTERS = "set clusters in the cluster's configuration instead"
-_ARRAY = "a sweep's job array is dunscaith's own (submit --name NAME --array START-END)"
-_WAIT = "sbatch must answer as soon as the job is made"
-_CHDIR = "use --chdir of submit (the job spec's working directory) instead"
+_ARRAY = own.sweeps_own("job array")
+_WAIT = own.answers_at_once("sbatch")
 
 OWN_OPTIONS: dict[str, str] = {
-    "--job-name": _NAME, "-J": _NAME,
+    "--job-name": own.JOB_NAME, "-J": own.JOB_NAME,
     "--comment": "the comment carries the attempt's nonce",
-    "--hold": _HELD, "-H": _HELD,
-    "--parsable": "dunscaith reads the answer itself",
-    "--wrap": "the script is dunscaith's",
+    "--hold": own.HELD, "-H": own.HELD,
+    "--parsable": own.ANSWER,
+    "--wrap": own.SCRIPT,
     "--clusters": _CLUSTERS, "-M": _CLUSTERS,
     "--array": _ARRAY, "-a": _ARRAY,
     "--wait": _WAIT, "-W": _WAIT,
-    "--test-only": "the job must be made",
-    "--chdir": _CHDIR, "-D": _CHDIR,
+    "--test-only": own.MADE,
+    "--chdir": own.WORKDIR, "-D": own.WORKDIR,
 }
 
 # sbatch's short options that take a value: in a bundle (-vpdebug) the rest after one is its value.
