@@ -17,7 +17,9 @@ from dunscaith.domain.model.qdevices.answers import (
     JobAnswer,
     JobRequestAnswer,
     NoAnswer,
+    ReadKind,
     classify_job_answer,
+    classify_read,
     job_answer_without_reply,
 )
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -78,6 +80,18 @@ def job_answer(response: httpx.Response | NoAnswer, refusals: frozenset[int], jo
         detail = problem(response) if not response.is_success else f"{describe(response)}{no_job}"
         return JobRequestAnswer(kind, None, response.status_code, detail)
     return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
+
+
+def read_failure(response: httpx.Response | NoAnswer, well_formed: bool, malformed: str,
+                 problem: Callable[[httpx.Response], str] = describe) -> tuple[ReadKind, str] | None:
+    """Why a read of a job's state or result is not good (its kind, and why: the status, or ``malformed``
+    after it for a success whose body does not say), as ``classify_read`` tells; None for a good one."""
+    if isinstance(response, NoAnswer):
+        return ReadKind.MISSED, response.detail
+    kind = classify_read(response.status_code, well_formed)
+    if kind is ReadKind.GOOD:
+        return None
+    return kind, problem(response) if not response.is_success else f"{describe(response)}{malformed}"
 
 
 def same_address(a: str, b: str) -> bool:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, send
+from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, read_failure, send
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -26,7 +26,6 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_read,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -85,27 +84,20 @@ class MqssSite:
 
     def state(self, job: str) -> StateRead:
         response = self._send("GET", f"job/{quote(job, safe='')}/status")
-        if isinstance(response, NoAnswer):
-            return StateRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         word = data.get("status") if isinstance(data, dict) else None
         phase = PHASES.get(word) if isinstance(word, str) else None
-        kind = classify_read(response.status_code, phase is not None)
-        if kind is ReadKind.GOOD:
-            return StateRead(kind, phase, word)
-        detail = describe(response) if not response.is_success else f"{describe(response)}, unreadable state"
-        return StateRead(kind, detail=detail)
+        failed = read_failure(response, phase is not None, ", unreadable state")
+        if failed is not None:
+            return StateRead(failed[0], detail=failed[1])
+        return StateRead(ReadKind.GOOD, phase, word)
 
     def result(self, job: str) -> ResultRead:
         response = self._send("GET", f"job/{quote(job, safe='')}/result")
-        if isinstance(response, NoAnswer):
-            return ResultRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
-        well_formed = isinstance(data, dict) and "result" in data
-        kind = classify_read(response.status_code, well_formed)
-        if kind is not ReadKind.GOOD:
-            detail = describe(response) if not response.is_success else f"{describe(response)}, malformed result"
-            return ResultRead(kind, detail=detail)
+        failed = read_failure(response, isinstance(data, dict) and "result" in data, ", malformed result")
+        if failed is not None:
+            return ResultRead(failed[0], detail=failed[1])
         assert isinstance(data, dict)
         raw = data["result"]
         if raw is None or raw in ("", "None"):

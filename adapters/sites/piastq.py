@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, send
+from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, read_failure, send
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -28,7 +28,6 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_read,
 )
 from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
@@ -136,10 +135,10 @@ class PiastqSite:
             return ReadKind.MISSED, None, f"{describe(response)}: too many connections"
         if _expired(response, data):
             return ReadKind.GOOD, {"status": RESULT_EXPIRED, "result": None}, ""
-        kind = classify_read(response.status_code, has_status)
-        if kind is not ReadKind.GOOD:
-            return kind, None, describe(response) if not response.is_success else f"{describe(response)}, no status"
-        return kind, data, ""
+        failed = read_failure(response, has_status, ", no status")
+        if failed is not None:
+            return failed[0], None, failed[1]
+        return ReadKind.GOOD, data, ""
 
     def state(self, job: str) -> StateRead:
         kind, data, detail = self._read(job)

@@ -33,7 +33,15 @@ from typing import Any
 import httpx
 from cryptography.fernet import Fernet
 
-from dunscaith.adapters.sites.http_common import describe, fixed_client, job_answer, json_or_none, same_address, send
+from dunscaith.adapters.sites.http_common import (
+    describe,
+    fixed_client,
+    job_answer,
+    json_or_none,
+    read_failure,
+    same_address,
+    send,
+)
 from dunscaith.domain.model.qdevices.answers import (
     CheckAnswer,
     JobAnswer,
@@ -43,7 +51,6 @@ from dunscaith.domain.model.qdevices.answers import (
     ReadKind,
     ResultRead,
     StateRead,
-    classify_read,
 )
 from dunscaith.domain.model.qdevices.sites import TRAITS, SiteName, Step
 from dunscaith.domain.model.strict_json import loads_bounded
@@ -377,16 +384,13 @@ class VlqSite:
             return StateRead(ReadKind.ENDS, detail=f"{job!r} is not a HEAppE job id (a number)")
         response = send(self._heappe, "GET", "heappe/JobManagement/CurrentInfoForJob",
                         params={"SubmittedJobInfoId": job})
-        if isinstance(response, NoAnswer):
-            return StateRead(ReadKind.MISSED, detail=response.detail)
         data = json_or_none(response)
         value = data.get("State") if isinstance(data, dict) else None
         known = JOB_STATES.get(value) if isinstance(value, int) and not isinstance(value, bool) else None
-        kind = classify_read(response.status_code, known is not None)
-        if kind is not ReadKind.GOOD or known is None:
-            detail = _problem(response) if not response.is_success else f"{describe(response)}, unknown state {value!r}"
-            return StateRead(kind, detail=detail)
-        assert isinstance(data, dict)
+        failed = read_failure(response, known is not None, f", unknown state {value!r}", _problem)
+        if failed is not None:
+            return StateRead(failed[0], detail=failed[1])
+        assert isinstance(data, dict) and known is not None
         tasks = data.get("Tasks")
         if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) and isinstance(tasks[0].get("Id"), int):
             self._tasks[job] = tasks[0]["Id"]
@@ -409,10 +413,9 @@ class VlqSite:
         data = json_or_none(response)
         if response.is_success and (data is None or response.status_code == 204):
             return ResultRead(ReadKind.GOOD, ready=False, detail="no file yet")
-        kind = classify_read(response.status_code, isinstance(data, str))
-        if kind is not ReadKind.GOOD:
-            return ResultRead(kind, detail=describe(response) if not response.is_success
-                              else f"{describe(response)}, not a file")
+        failed = read_failure(response, isinstance(data, str), ", not a file")
+        if failed is not None:
+            return ResultRead(failed[0], detail=failed[1])
         assert isinstance(data, str)
         try:
             return base64.b64decode(data, validate=True)
