@@ -68,8 +68,13 @@ def json_or_none(response: httpx.Response | NoAnswer) -> Any:
         return None
 
 
-def job_answer(response: httpx.Response | NoAnswer, refusals: frozenset[int], job: str | None, no_job: str,
-               problem: Callable[[httpx.Response], str] = describe) -> JobRequestAnswer:
+def job_answer(
+    response: httpx.Response | NoAnswer,
+    refusals: frozenset[int],
+    job: str | None,
+    no_job: str,
+    problem: Callable[[httpx.Response], str] = describe,
+) -> JobRequestAnswer:
     """The answer to a job request, as the seed's table reads it. ``job``: what a good answer's body gave
     (None when it gave none, or not as it should); ``no_job`` follows the status of a success that did not;
     ``problem`` says what a failure's answer says."""
@@ -82,8 +87,12 @@ def job_answer(response: httpx.Response | NoAnswer, refusals: frozenset[int], jo
     return JobRequestAnswer(JobAnswer.OK, job, response.status_code)
 
 
-def read_failure(response: httpx.Response | NoAnswer, well_formed: bool, malformed: str,
-                 problem: Callable[[httpx.Response], str] = describe) -> tuple[ReadKind, str] | None:
+def read_failure(
+    response: httpx.Response | NoAnswer,
+    well_formed: bool,
+    malformed: str,
+    problem: Callable[[httpx.Response], str] = describe,
+) -> tuple[ReadKind, str] | None:
     """Why a read of a job's state or result is not good (its kind, and why: the status, or ``malformed``
     after it for a success whose body does not say), as ``classify_read`` tells; None for a good one."""
     if isinstance(response, NoAnswer):

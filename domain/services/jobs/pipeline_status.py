@@ -141,7 +141,6 @@ class PipelineStanding(Summarised):
         )
 
 
-
 class PipelineStatus:
     def __init__(self, store: JobStore) -> None:
         self._store = store
