@@ -23,6 +23,29 @@ from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.pointers import Pointers
 
 
+class SaidOnce:
+    """Display-only writes (a pointer, a sweep's attendance) whose failure is told to ``on_problem`` once, not
+    on every write while it lasts: a home directory that refuses a write stops nothing."""
+
+    def __init__(self, on_problem: Callable[[str], None]) -> None:
+        self._on_problem = on_problem
+        self._failing: str | None = None  # the problem last told
+
+    def write(self, write: Callable[[], None], says: Callable[[str], str]) -> None:
+        """``write``; when it fails, ``says`` of why (once for the same why until a write succeeds)."""
+        try:
+            write()
+        except Exception as exc:  # display only
+            self.problem(reason(exc), says)
+        else:
+            self._failing = None
+
+    def problem(self, problem: str, says: Callable[[str], str] = lambda problem: problem) -> None:
+        if problem != self._failing:
+            self._on_problem(says(problem))
+        self._failing = problem
+
+
 class PointerBatch:
     """The pointers of the many jobs one pass supervises (a sweep's elements), kept in step together: each
     job's newest pointer is kept as its supervisor commits, and all of them are written when the pass ends,
@@ -33,9 +56,8 @@ class PointerBatch:
 
     def __init__(self, pointers: Pointers, on_problem: Callable[[str], None] = lambda _m: None) -> None:
         self._pointers = pointers
-        self._on_problem = on_problem
+        self._said = SaidOnce(on_problem)
         self._due: dict[JobId, Pointer] = {}
-        self._failing: str | None = None
 
     def write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         """Kept until ``flush``: a later pointer of the same job replaces it (its notes carry every change)."""
@@ -47,16 +69,11 @@ class PointerBatch:
             return
         due = list(self._due.values())
         self._due.clear()
-        try:
-            self._pointers.write_many(due)
-        except Exception as exc:  # display only: a home directory that refuses a write stops nothing
-            problem = reason(exc)
-            if problem != self._failing:
-                self._on_problem(f"pointers of {len(due)} jobs not updated: {problem} (said once; the records "
-                                 "are kept as always, and other login nodes see the pointers' last states)")
-            self._failing = problem
-        else:
-            self._failing = None
+        self._said.write(
+            lambda: self._pointers.write_many(due),
+            lambda problem: f"pointers of {len(due)} jobs not updated: {problem} (said once; the records are kept "
+            "as always, and other login nodes see the pointers' last states)",
+        )
 
 
 class PointerNotes:
@@ -65,9 +82,8 @@ class PointerNotes:
         self._pointers = pointers
         self._pointer = pointer
         self._poll = timedelta(seconds=poll)
-        self._on_problem = on_problem
+        self._said = SaidOnce(on_problem)
         self._written_supervised: datetime | None = None
-        self._failing: str | None = None  # the problem last reported: said once, not on every change
 
     def committed(self, state: JobState, event: Event) -> None:
         word = label(state)
@@ -84,16 +100,11 @@ class PointerNotes:
 
     def _write(self, pointer: Pointer, *, refresh: bool = False) -> None:
         self._pointer = pointer
-        try:
-            self._pointers.write(pointer, refresh=refresh)
-        except Exception as exc:  # display only: a home directory that refuses a write stops nothing
-            problem = reason(exc)
-            if problem != self._failing:
-                self._on_problem(f"pointer of {pointer.job} not updated: {problem} (said once; the record is "
-                                 "kept as always, and other login nodes see the pointer's last state)")
-            self._failing = problem
-        else:
-            self._failing = None
+        self._said.write(
+            lambda: self._pointers.write(pointer, refresh=refresh),
+            lambda problem: f"pointer of {pointer.job} not updated: {problem} (said once; the record is kept as "
+            "always, and other login nodes see the pointer's last state)",
+        )
 
 
 class Fanout:
@@ -130,11 +141,10 @@ class AttendanceNotes:
         self._pointers = pointers
         self._poll = timedelta(seconds=poll)
         self.holder = f"{host}-{secrets.token_hex(4)}"  # this process's: two may hold parts of one sweep
-        self._on_problem = on_problem
+        self._said = SaidOnce(on_problem)
         self._written: set[JobId] = set()
         self._waiting: dict[JobId, frozenset[int]] = {}  # each sweep's elements it holds by the sweep's lock
         self._at: datetime | None = None
-        self._failing: str | None = None
 
     def holds_by_sweep(self, members: Iterable[JobSummary]) -> None:
         """The elements this process holds by their sweeps' locks (sweep_lock.py), started or waiting for a
@@ -154,7 +164,7 @@ class AttendanceNotes:
                 if attendance.sweep in sweeps and attendance_stale(attendance, now, self._poll):
                     self._pointers.remove_attendance(attendance.sweep, attendance.holder)
         except Exception as exc:  # display only
-            self._problem(f"earlier attendances not read: {reason(exc)}")
+            self._said.problem(f"earlier attendances not read: {reason(exc)}")
 
     def next_at(self) -> datetime | None:
         """When the next refresh is due (None: now, nothing written yet)."""
@@ -165,7 +175,8 @@ class AttendanceNotes:
         if not supervised_at_due(self._at, now, self._poll):
             return
         self._at = now
-        try:
+
+        def write() -> None:
             for sweep, (root, indices) in held.items():
                 named = indices | self._waiting.get(sweep, frozenset())
                 self._pointers.write_attendance(SweepAttendance(sweep, self.holder, root, now, named))
@@ -173,11 +184,10 @@ class AttendanceNotes:
             for sweep in sorted(self._written - set(held)):
                 self._pointers.remove_attendance(sweep, self.holder)
                 self._written.discard(sweep)
-        except Exception as exc:  # display only: its elements look Unattended from other hosts sooner
-            self._problem(f"the sweep's attendance not written: {reason(exc)} (said once; other login nodes "
-                          "may show its elements Unattended meanwhile)")
-        else:
-            self._failing = None
+
+        # a failure: its elements look Unattended from other hosts sooner
+        self._said.write(write, lambda problem: f"the sweep's attendance not written: {problem} (said once; "
+                         "other login nodes may show its elements Unattended meanwhile)")
 
     def close(self) -> None:
         """The supervision ended (or was stopped): its attendances are removed, its elements judged from their
@@ -188,8 +198,3 @@ class AttendanceNotes:
             except Exception:  # display only: a stale one is removed by the next supervisor of the sweep
                 pass
         self._written.clear()
-
-    def _problem(self, text: str) -> None:
-        if text != self._failing:
-            self._on_problem(text)
-        self._failing = text
