@@ -122,6 +122,16 @@ class RecordsSettings(_Strict):
         return self
 
 
+class SchedulerStateSection(_Strict):
+    """``[scheduler_state]``: where this host keeps its schedulers' own state, apart from the records."""
+
+    root: UserPath | None = Field(
+        default=None,
+        description="this host's scheduler state: the local scheduler's objects (each job's instance folder and "
+                    "output), the answers of squeue/qstat every supervisor of the host shares, Grid Engine's "
+                    "ledger; default: records.root")
+
+
 class SuperviseSection(_Strict):
     poll: Seconds = Field(default=10.0, gt=0, description="seconds between loops and queries of a young job")
     poll_max: Seconds = Field(default=160.0, gt=0, description="the longest interval between queries")
@@ -270,6 +280,7 @@ class DunscaithSettings(_Strict):
     """Every setting, validated from exactly the values given (no source of its own): see load_settings."""
 
     records: RecordsSettings = Field(default_factory=RecordsSettings)
+    scheduler_state: SchedulerStateSection = Field(default_factory=SchedulerStateSection)
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
     recovery: RecoverySection = Field(default_factory=RecoverySection)
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)

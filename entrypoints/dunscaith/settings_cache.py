@@ -7,7 +7,8 @@ without pydantic (routing, the front door's plain ``status``/``list``/``submit``
 the model's own names (``plain_settings``, settings_view.py). It is remembered in
 ``$XDG_CACHE_HOME/dunscaith/settings.json`` (``~/.cache/...``), 0600, under a key that is a digest of
 **everything the answer depends on**: the code that validates and reads it (settings.py, settings_paths.py,
-settings_support.py, settings_view.py, user_paths.py, config_dir.py), the
+settings_support.py, settings_view.py, kinds.py, kind_settings.py, user_paths.py, config_dir.py), the kinds
+registered (each line) and each kind's own settings model (its kind module and its ``settings.py``), the
 configuration file (its bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any
 case, as pydantic-settings reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file
 or in those variables could expand. Any change misses, and a miss runs ``load_settings`` again, so a
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dunscaith.entrypoints.dunscaith import settings_view
+from dunscaith.entrypoints.dunscaith import kinds, settings_view
 from dunscaith.entrypoints.dunscaith.settings_paths import cache_file as cache_file
 from dunscaith.entrypoints.dunscaith.settings_paths import config_file
 
@@ -41,7 +42,8 @@ _MAX_BYTES = 256 * 1024  # the tree twice and its shape: ~1 KiB a cluster
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
 _HERE = Path(__file__).resolve().parent
 _VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
-                    _HERE / "settings_view.py",
+                    _HERE / "settings_view.py", _HERE / "kinds.py",
+                    _HERE.parents[1] / "adapters" / "kind_settings.py",
                     _HERE.parents[1] / "domain" / "model" / "user_paths.py",
                     _HERE.parents[1] / "adapters" / "durable" / "config_dir.py")
 
@@ -91,6 +93,10 @@ def settings_key(env: Mapping[str, str] | None = None) -> str:
     digest = hashlib.sha256(f"format {FORMAT}\0".encode())
     for path in _VALIDATING_CODE:
         digest.update(_config_part(path))
+    lines, kind_files = kinds.settings_sources()  # each kind's registration line and settings model
+    digest.update("\0".join(lines).encode())
+    for kind_file in kind_files:
+        digest.update(kind_file.encode() + b"\0" + _config_part(Path(kind_file)))
     config = config_file(env)
     config_bytes = _config_part(config)
     digest.update(str(config).encode() + b"\0" + config_bytes)

@@ -241,6 +241,13 @@ def _table(settings: Settings, cluster: str) -> ClusterSettings:
     return load_settings().cluster(cluster)
 
 
+def scheduler_state_root(settings: Settings) -> Path:
+    """Where this host's scheduler state lives (each kind's own files: the local scheduler's objects, the
+    shared query answers): ``scheduler_state.root``, else records.root, the one a command follows when a
+    job's pointer names an earlier root of this host (``edge._follow_root``: records and objects alike)."""
+    return settings.scheduler_state.root or settings.records.root
+
+
 def scheduler_kinds(
     settings: Settings, clock: Clock, crash: CrashPoints
 ) -> Callable[..., AbstractContextManager[Scheduler]]:
@@ -253,7 +260,7 @@ def scheduler_kinds(
         opening = Opening(
             cluster,
             lambda: _table(settings, cluster),
-            settings.records.root,
+            scheduler_state_root(settings),
             lambda: clock,
             lambda: crash,
             say,
@@ -297,7 +304,7 @@ def probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) -
 
     def probe(kind: str, *, cluster: str) -> ClusterProbe:
         opening = Opening(
-            cluster, lambda: settings.cluster(cluster), settings.records.root, lambda: clock, lambda: crash, say
+            cluster, lambda: settings.cluster(cluster), scheduler_state_root(settings), lambda: clock, lambda: crash, say
         )  # a probe terminates nothing
         return kinds.open_probe(kind, opening)
 
@@ -571,7 +578,7 @@ def job_outputs(
     """Where a job's output is, what it says (logs, a failure's last lines) and prune --outputs."""
     from dunscaith.domain.services.jobs.job_output import JobOutputs
 
-    return JobOutputs(files=output_files, schedulers=schedulers, clock=clock, record_root=str(settings.records.root))
+    return JobOutputs(files=output_files, schedulers=schedulers, clock=clock, state_root=str(scheduler_state_root(settings)))
 
 
 def store_check(store: JobStore, store_integrity: Callable[[JobStore], str | None]) -> StoreCheck:
