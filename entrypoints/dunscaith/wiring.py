@@ -283,15 +283,13 @@ def schedulers(
 def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
     """``remote terminate``'s use case in this process: a cancel answered without starting a Python of its
     own (which cost the cancel a second or more on a loaded login node)."""
-    from dunscaith.adapters.clock.system import SystemClock
-    from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
     from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
     from dunscaith.domain.model.remote.control import ControlError
     from dunscaith.domain.model.remote.errors import RequestNotWritten
-    from dunscaith.domain.services.remote.instances import TerminateInstance
+    from dunscaith.entrypoints.dunscaith.remote_run import RemoteRoot
 
-    try:
-        answer = TerminateInstance(DirectoryInstanceFiles(directory), SystemClock())(grace, wait, nonce)
+    try:  # the process owner's own use case, made by its root
+        answer = RemoteRoot().terminate(directory)(grace, wait, nonce)
     except (ControlError, RequestNotWritten) as exc:
         return TerminateAnswer(2, str(exc))
     return TerminateAnswer(answer.exit_code, answer.value)
@@ -684,30 +682,6 @@ def supervise_sweep(
         crash=crash,
         **given,
     )
-
-
-# --- the process owner's typer commands (commands/remote.py): what they reach of its adapters ---------------
-# (the lean `remote run`/`exec` has its own root, remote_run.py; these are the same steps reached through the
-# typer app, and every import of an adapter stays in a composition root)
-def started_by_wrapper() -> bool:
-    """Whether this process is the wrapper's child (``remote exec``): it holds what the wrapper gives it."""
-    from dunscaith.adapters.process import exec_side
-
-    return exec_side.started_by_wrapper()
-
-
-def exec_child() -> None:
-    """``remote exec``: become the worker the wrapper started this process for."""
-    from dunscaith.adapters.process import exec_side
-
-    exec_side.main()
-
-
-def not_an_instance() -> type[Exception]:
-    """The instance-directory reader's refusal of a folder that holds no instance (``remote terminate|status``)."""
-    from dunscaith.adapters.process.instance_dir import NotAnInstance
-
-    return NotAnInstance
 
 
 # --- the one declaration ----------------------------------------------------------------------------------
