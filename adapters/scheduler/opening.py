@@ -1,4 +1,4 @@
-"""What a scheduler kind is: the module its package registers (``entrypoints/dunscaith/kinds.py``), and
+"""What a scheduler kind is: the module its package registers (``entrypoints/dunscaith/root/kinds.py``), and
 what opening one of its clusters is given. docs/architecture.md "Add a scheduler".
 
 A kind module (``adapters/scheduler/<kind>/kind.py``) declares its ``CAPABILITIES`` and three functions;

@@ -1,4 +1,4 @@
-"""What a store kind is: the module its package registers (``entrypoints/dunscaith/kinds.py``), and what
+"""What a store kind is: the module its package registers (``entrypoints/dunscaith/root/kinds.py``), and what
 opening the store is given. docs/architecture.md "Add a store backend".
 
 A kind module (``adapters/store/<kind>/kind.py``) declares whether its records are shared by login

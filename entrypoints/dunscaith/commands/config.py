@@ -13,8 +13,8 @@ from dunscaith.entrypoints.cli_support import finish_help, new_app
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.forwarding_root import default_transport
 from dunscaith.entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
-from dunscaith.entrypoints.dunscaith.settings import config_file
-from dunscaith.entrypoints.dunscaith.wiring import shown_records_url
+from dunscaith.entrypoints.dunscaith.root.settings import config_file
+from dunscaith.entrypoints.dunscaith.root.wiring import shown_records_url
 
 # What a records.url with a password in it is told (every command that opens the store refuses it).
 PASSWORD_BELONGS = ("a password in records.url is refused: put it in ~/.pgpass, "

@@ -88,13 +88,13 @@ def test_the_hosts_scheduler_state_has_its_own_root_apart_from_the_records(cli: 
     records.root, where it always lived, so that nothing moves for a user who sets only records.root)."""
     state = cli.tmp / "scheduler-state"
     apart = {"DUNSCAITH_SCHEDULER_STATE__ROOT": str(state)}
-    done = cli.run("submit", "--name", "apart", "--", "echo", "from-apart", **apart)
+    done = cli.run("submit", "--name", "apart", "--", "echo", "from-apart", env=apart)
     assert done.returncode == 0, done.stderr
     assert (cli.root / "records.db").exists()
     assert not (cli.root / "local-scheduler").exists()  # the records' root holds no scheduler state
     [obj] = (state / "local-scheduler").iterdir()
     assert (obj / "stdout").read_text() == "from-apart\n"
-    logs = cli.run("logs", "apart", **apart)  # the job's output is found where its object is
+    logs = cli.run("logs", "apart", env=apart)  # the job's output is found where its object is
     assert logs.returncode == 0 and "from-apart" in logs.stdout, logs.stderr
 
     assert cli.run("submit", "--name", "beside", "--", "true").returncode == 0  # unset: records.root, as before

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import typer.main
 
-from dunscaith.entrypoints.dunscaith import kinds, routing, settings_cache
+from dunscaith.entrypoints.dunscaith import routing
 from dunscaith.entrypoints.dunscaith.app import app
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+from dunscaith.entrypoints.dunscaith.root import kinds, settings_cache
+from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
 
 def _command(name: str) -> Any:
@@ -146,7 +147,7 @@ def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_fi
 NOT_BEFORE_SSH = ("typer", "click", "pydantic", "pydantic_settings", "dependency_injector", "sqlalchemy",
                   "dunscaith.domain.model.jobs.state", "dunscaith.domain.model.jobs.events",
                   "dunscaith.domain.model.jobs.attendance", "dunscaith.domain.services",
-                  "dunscaith.entrypoints.dunscaith.container", "dunscaith.entrypoints.dunscaith.settings")
+                  "dunscaith.entrypoints.dunscaith.root.container", "dunscaith.entrypoints.dunscaith.root.settings")
 _PROBE = """
 import subprocess, sys
 def popen(argv, *args, **kw):

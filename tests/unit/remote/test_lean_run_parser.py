@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from dunscaith.adapters.process.wrapper import LaunchSpec
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith.commands import remote

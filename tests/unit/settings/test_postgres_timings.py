@@ -10,8 +10,8 @@ import pytest
 
 from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
-from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.root import settings as dunscaith_settings
+from dunscaith.entrypoints.dunscaith.root.container import Container
 
 URL = "postgresql://alice@127.0.0.1:5432/records"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
-from dunscaith.entrypoints.qdevices import settings as qdevices_settings
+from dunscaith.entrypoints.dunscaith.root import settings as dunscaith_settings
+from dunscaith.entrypoints.qdevices.root import settings as qdevices_settings
 from dunscaith.entrypoints.settings_support import documented_keys
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"

@@ -29,23 +29,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dunscaith.entrypoints.dunscaith import kinds, settings_view
-from dunscaith.entrypoints.dunscaith.settings_paths import cache_file as cache_file
-from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+from dunscaith.entrypoints.dunscaith.root import kinds, settings_view
+from dunscaith.entrypoints.dunscaith.root.settings_paths import cache_file as cache_file
+from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file
 
 if TYPE_CHECKING:
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
 FORMAT = 2  # 2: the whole tree (settings_view.py), not the plain paths' own shapes
 PREFIX = "DUNSCAITH_"
 _MAX_BYTES = 256 * 1024  # the tree twice and its shape: ~1 KiB a cluster
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
 _HERE = Path(__file__).resolve().parent
-_VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
-                    _HERE / "settings_view.py", _HERE / "kinds.py",
-                    _HERE.parents[1] / "adapters" / "kind_settings.py",
-                    _HERE.parents[1] / "domain" / "model" / "user_paths.py",
-                    _HERE.parents[1] / "adapters" / "durable" / "config_dir.py")
+_PACKAGE = _HERE.parents[2]  # dunscaith
+_VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE / "settings_view.py", _HERE / "kinds.py",
+                    _PACKAGE / "entrypoints" / "settings_support.py",
+                    _PACKAGE / "adapters" / "kind_settings.py",
+                    _PACKAGE / "domain" / "model" / "user_paths.py",
+                    _PACKAGE / "adapters" / "durable" / "config_dir.py")
 
 
 class HopSettings(Protocol):
@@ -173,7 +174,7 @@ def plain_settings() -> DunscaithSettings:
 
 
 def _validated_tree(key: str) -> DunscaithSettings:
-    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
     settings = load_settings()
     if settings_key() == key:  # nothing changed while it was read
@@ -190,7 +191,7 @@ def settings_tree() -> DunscaithSettings:
     if isinstance(tree, dict):
         from pydantic import ValidationError
 
-        from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+        from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
         try:
             return DunscaithSettings.model_validate(tree)

@@ -28,19 +28,16 @@ from pydantic import (
 )
 
 from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
-from dunscaith.adapters.kind_settings import RecoveryRules
+from dunscaith.adapters.kind_settings import Count, RecoveryRules, Seconds, UserPath
 from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
 from dunscaith.domain.model.shown import shown
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import kinds
-from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
+from dunscaith.entrypoints.dunscaith.root import kinds
+from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file as config_file
 from dunscaith.entrypoints.settings_support import (
-    Count,
-    Seconds,
-    UserPath,
     deep_merge,
     describe_error,
     environment_values,
@@ -99,7 +96,7 @@ class PostgresqlSection(_Strict):
 
 if TYPE_CHECKING:
     StoreKind = str
-else:  # the store kinds registered (entrypoints/dunscaith/kinds.py), as the values records.backend takes
+else:  # the store kinds registered (entrypoints/dunscaith/root/kinds.py), as the values records.backend takes
     StoreKind = Literal[tuple(kinds.STORE_KINDS)]
 
 
@@ -222,7 +219,7 @@ class ForwardingSection(_Strict):
 
 class _AnyCluster(ClusterSettings):
     """A ``[clusters.NAME]`` table of any kind (adapters/kind_settings.py): each kind's package has its own
-    model, registered with the kind (entrypoints/dunscaith/kinds.py), and the table is validated by the
+    model, registered with the kind (entrypoints/dunscaith/root/kinds.py), and the table is validated by the
     model its ``adapter`` names."""
 
     @classmethod
