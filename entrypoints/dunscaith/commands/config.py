@@ -54,6 +54,8 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
         if keys == ("forwarding", "transport") and value is None:  # what is in effect, not "unset"
             value = default_transport()
             source = f"default: {'an ssh client is installed' if value == 'openssh' else 'no ssh client found'}"
+        if keys == ("scheduler_state", "root") and value is None:  # where that state is: records.root's
+            value, source = effective["records"]["root"], "default: records.root"
         if keys == ("records", "url") and isinstance(value, str) and shown_records_url(value) != value:
             value = shown_records_url(value)  # no secret in any output: the password masked, and where it belongs
             source += f"; {PASSWORD_BELONGS}"
