@@ -1,10 +1,10 @@
 """What every kind's own settings model is made of (docs/architecture.md "Add a scheduler", "Add a store
 backend"): the value types of a setting, and the keys every ``[clusters.NAME]`` table holds.
 
-A kind's package owns its pydantic model (``adapters/scheduler/slurm/settings.py``) and builds it from
-these, so its values are checked as every other setting's are; the settings' strictness (each source
-alone, the nearest name of a misspelt key) is ``entrypoints/settings_support.py``'s, which re-exports
-the value types.
+A kind's package owns its pydantic model (``adapters/scheduler/slurm/settings.py``; a store kind's
+``[records]`` keys: ``adapters/store/postgres/settings.py``) and builds it from these, so its values are
+checked as every other setting's are; the settings' strictness (each source
+alone, the nearest name of a misspelt key) is ``entrypoints/settings_support.py``'s.
 """
 
 from __future__ import annotations
@@ -150,3 +150,12 @@ class ClusterSettings(StrictSection):
     )
     bin_dir: UserPath | None = Field(default=None, description="directory of the scheduler's commands")
     env: dict[str, str] = Field(default_factory=dict, description="environment for the scheduler's commands")
+
+
+class StoreSettings(StrictSection):
+    """What a store kind's own keys of the ``[records]`` table are composed with: ``records.backend``, the
+    kind the table names. A kind's model (``adapters/store/postgres/settings.py``) extends it with its keys
+    and the rules between them; the table is one model made of every registered kind's (a key of one kind
+    is accepted whatever the backend, as it always was) beside ``backend`` and ``root``."""
+
+    backend: str

@@ -41,8 +41,8 @@ PIPELINE = "bench-pipe"
 # a 3-step pipeline, a 1,000-element sweep first, recorded as a pipeline submit records it (issue 40)
 RECORD_PIPELINE = """
 from dunscaith.domain.model.jobs.pipelines import parse_pipeline, step_jobs
-from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
-from dunscaith.entrypoints.dunscaith.wiring import Root
+from dunscaith.entrypoints.dunscaith.root.settings_cache import plain_settings
+from dunscaith.entrypoints.dunscaith.root.wiring import Root
 
 TEXT = '''
 name = "bench-pipe"

@@ -4,6 +4,8 @@ Each source (the TOML file, the prefixed environment variables, the flags) is va
 they are merged, so an error names the source it is in: ``configuration file F: supervise.poll: ...``
 or ``variable DUNSCAITH_SUPERVISE__POLL: ...``. Unknown tables, keys and variables are refused with the
 nearest known name. Nothing here is a rule of the domain; the path rule is ``domain.model.user_paths``.
+The value types of a setting (``Seconds``, ``UserPath``, ...) are ``adapters/kind_settings.py``'s, which each
+program's composition root imports (a kind's package builds its own model from them too).
 """
 
 from __future__ import annotations
@@ -21,12 +23,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 # the value types of a setting, every kind's too (a kind's package builds its own model from them)
-from dunscaith.adapters.kind_settings import MAX_SECONDS as MAX_SECONDS
-from dunscaith.adapters.kind_settings import Count as Count
-from dunscaith.adapters.kind_settings import Flag as Flag
-from dunscaith.adapters.kind_settings import Seconds as Seconds
-from dunscaith.adapters.kind_settings import UserPath as UserPath
-from dunscaith.adapters.kind_settings import user_path as user_path
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.plain_words import plain
 

@@ -16,14 +16,14 @@ from alembic import context
 
 from dunscaith.adapters.store.sql.tables import metadata
 from dunscaith.adapters.store.sqlite.engine import make_engine
-from dunscaith.entrypoints.dunscaith.kinds import store_of_dialect
+from dunscaith.entrypoints.dunscaith.root.kinds import store_of_dialect
 
 config = context.config
 target_metadata = metadata
 
 
 def _configure(connection) -> None:  # type: ignore[no-untyped-def]
-    # the tables of the store kind whose dialect this database speaks (entrypoints/dunscaith/kinds.py)
+    # the tables of the store kind whose dialect this database speaks (entrypoints/dunscaith/root/kinds.py)
     context.configure(
         connection=connection,
         target_metadata=store_of_dialect(connection.dialect.name).migration_metadata(),

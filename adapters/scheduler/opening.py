@@ -1,4 +1,4 @@
-"""What a scheduler kind is: the module its package registers (``entrypoints/dunscaith/kinds.py``), and
+"""What a scheduler kind is: the module its package registers (``entrypoints/dunscaith/root/kinds.py``), and
 what opening one of its clusters is given. docs/architecture.md "Add a scheduler".
 
 A kind module (``adapters/scheduler/<kind>/kind.py``) declares its ``CAPABILITIES`` and three functions;
@@ -31,7 +31,7 @@ class Opening:
 
     cluster: str  # its name in the configuration ([clusters.NAME])
     table: Callable[[], ClusterSettings]  # its table, validated by the kind's own model: read when asked
-    records_root: Path  # records.root: where a kind keeps files of its own beside the records
+    state_root: Path  # this host's scheduler state (scheduler_state.root, default records.root): a kind's own files
     clock: Callable[[], Clock]
     crash: Callable[[], CrashPoints]  # the fault-injection seam (a kind's own durable steps may join it)
     say: Callable[[str], None]  # a word to the user while a call waits (on stderr)

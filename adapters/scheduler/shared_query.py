@@ -356,8 +356,9 @@ def sharing(inner: Scheduler, directory: Path, clock: Clock, *, max_age: float =
 @contextlib.contextmanager
 def shared_on_this_host(inner: Scheduler, opening: Opening, folder: str, max_age: float) -> Iterator[Scheduler]:
     """A cluster's scheduler as a kind opens it when every supervisor of this host shares one query per
-    tick through the record root (in ``folder``/CLUSTER beside the records), closed with the command."""
-    root = opening.records_root
+    tick through the host's scheduler state (``folder``/CLUSTER under ``scheduler_state.root``, by default
+    records.root), closed with the command."""
+    root = opening.state_root
     shared = sharing(inner, root / folder / opening.cluster, opening.clock(), max_age=max_age, record_root=root)
     try:
         yield shared

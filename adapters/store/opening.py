@@ -1,4 +1,4 @@
-"""What a store kind is: the module its package registers (``entrypoints/dunscaith/kinds.py``), and what
+"""What a store kind is: the module its package registers (``entrypoints/dunscaith/root/kinds.py``), and what
 opening the store is given. docs/architecture.md "Add a store backend".
 
 A kind module (``adapters/store/<kind>/kind.py``) declares whether its records are shared by login
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dunscaith.ports.job_store import JobStore
 
 if TYPE_CHECKING:
+    from dunscaith.adapters.kind_settings import StoreSettings
     from dunscaith.ports.host import HostInfo
 
 
@@ -36,7 +37,7 @@ class StoreOpening:
     # the jobs this host's pointers say are recorded at a location (a record root): a host's own store is
     # never made anew where they name jobs (domain/services/jobs/store_creation.py)
     recorded_in: Callable[[str], Sequence[str]]
-    # the [records] table as validated (url, password_file, the kind's own section): read when asked
+    # the [records] table as validated (backend, root and every kind's own keys: settings_model): read when asked
     records: Callable[[], Any]
 
 
@@ -50,6 +51,10 @@ class StoreKind(Protocol):
     @property
     def DIALECT(self) -> str:
         """The SQL dialect its migrations run on (migrations/env.py); "" for a store without migrations."""
+
+    def settings_model(self) -> type[StoreSettings] | None:
+        """Its own keys of the ``[records]`` table (a ``StoreSettings`` subclass), or None: the settings
+        compose every registered kind's into the table; ``opening.records()`` is that table, validated."""
 
     def open_store(self, opening: StoreOpening) -> OpenedStore:
         """The store, migrated and ready; the command closes it (``close()``)."""

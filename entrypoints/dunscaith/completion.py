@@ -96,7 +96,7 @@ def wanted(args: Sequence[str], incomplete: str) -> str | None:
 
 def job_names(env: Mapping[str, str]) -> list[str]:
     """The pointer folder's names: a job or a sweep this home recorded (a dot file is the index's)."""
-    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+    from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file
 
     try:
         return sorted(name for name in os.listdir(config_file(env).parent / "jobs") if not name.startswith("."))
@@ -110,7 +110,7 @@ def sweep_names(env: Mapping[str, str], jobs: Sequence[str], incomplete: str) ->
     ``sweep``), one small read a sweep however many elements it has."""
     import json
 
-    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+    from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file
 
     taken = set(jobs)
     candidates: dict[str, str] = {}  # a possible sweep's name -> one element's name
@@ -135,7 +135,7 @@ def cluster_names(env: Mapping[str, str]) -> list[str]:
     """``local`` and every ``[clusters.NAME]`` of the configuration file (an unreadable one: ``local``)."""
     import tomllib
 
-    from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+    from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file
 
     names = {LOCAL}
     try:

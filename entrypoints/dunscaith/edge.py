@@ -18,7 +18,7 @@ from dunscaith.domain.model.shown import one_line, reason
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import render, routing
 from dunscaith.entrypoints.dunscaith.install import own_binary
-from dunscaith.entrypoints.dunscaith.kinds import records_shared
+from dunscaith.entrypoints.dunscaith.root.kinds import records_shared
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import LockBusy, RecordDamaged, StoreError, UnknownJob
 
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere
     from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
-    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
-    from dunscaith.entrypoints.dunscaith.wiring import AdapterMakers
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import HopSettings
+    from dunscaith.entrypoints.dunscaith.root.wiring import AdapterMakers
 
 PROG = "dunscaith"
 
@@ -109,8 +109,8 @@ def container_of(ctx: CommandContext) -> Wired:
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
     if root.obj is None:
-        from dunscaith.entrypoints.dunscaith.settings_cache import settings_tree
-        from dunscaith.entrypoints.dunscaith.wiring import Root
+        from dunscaith.entrypoints.dunscaith.root.settings_cache import settings_tree
+        from dunscaith.entrypoints.dunscaith.root.wiring import Root
 
         root.obj = Root(settings_tree)  # the validated tree, remembered (validated again when anything changed)
         root.call_on_close(root.obj.shutdown_resources)
@@ -384,7 +384,7 @@ def _follow_root(ctx: CommandContext, pointer: Pointer) -> None:
 
 def _use_settings(wired: Wired, moved: DunscaithSettings) -> None:
     """The command's parts are made from ``moved`` from now on."""
-    from dunscaith.entrypoints.dunscaith.wiring import Root
+    from dunscaith.entrypoints.dunscaith.root.wiring import Root
 
     if isinstance(wired, Root):
         wired.use_settings(moved)

@@ -3,7 +3,7 @@ requests and streams, the use case; and the host's side, started without typer o
 
 A forwarded command is on the path of every hop (``dunscaith _forwarded TOKEN`` on the owning host): the
 whole CLI and job container would add their imports (~0.2 s) to each, so this root names its few
-adapters itself, like ``remote_container`` does for the process owner. Nothing here imports typer.
+adapters itself, as ``remote_run.RemoteRoot`` does for the process owner. Nothing here imports typer.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dunscaith.entrypoints.dunscaith.install import own_binary
 if TYPE_CHECKING:
     from dunscaith.adapters.process.forked_owner import OwnerLaunch, OwnerProcess, PreparedOwner
     from dunscaith.domain.services.forwarding.forward import ForwardCommand
-    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import HopSettings
     from dunscaith.ports.forwarding import SentRequests
     from dunscaith.ports.transport import Transport
 

@@ -62,14 +62,14 @@ def read(argv: list[str]) -> int | None:
     line = plain_line(argv)
     if line is None or os.environ.get(FORWARDED_ENV):
         return None
-    from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import plain_settings
 
     settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
     if settings.records.backend != "sqlite":
         return None  # the other stores are opened on the app's path
     from dunscaith.domain.model.jobs.ids import JobId
     from dunscaith.entrypoints.dunscaith import edge, routing, status_list
-    from dunscaith.entrypoints.dunscaith.wiring import Root
+    from dunscaith.entrypoints.dunscaith.root.wiring import Root
 
     command, job, as_json = line
     routing.ARGV[:] = argv  # the user's own words, for a forward and for the refusal naming another root

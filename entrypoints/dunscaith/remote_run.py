@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from dunscaith.adapters.process.exec_side import InProcess
     from dunscaith.adapters.process.wrapper import LaunchSpec
+    from dunscaith.domain.services.remote.instances import ReadStatus, TerminateInstance
 
     class Owner(Protocol):
         """What ``own`` needs of a wrapper (``PosixWrapper``, or a test's recorder)."""
@@ -244,12 +245,62 @@ def own(args: RunArgs, wrapper_for: Callable[..., Owner]) -> int:
         raise BadInput(str(exc)) from None
 
 
-def _system_wrapper(directory: Path, ended: Callable[[int], None] | None = None,
-                    in_process: InProcess | None = None) -> Owner:
-    from dunscaith.adapters.clock.system import SystemClock
-    from dunscaith.adapters.process.wrapper import PosixWrapper
+# ---- the process owner's composition root -----------------------------------------------------------
 
-    return PosixWrapper(directory, SystemClock(), ended=ended, in_process=in_process)
+class RemoteRoot:
+    """The one composition root of the process owner (docs/architecture.md "The composition roots"): the
+    lean ``remote run``/``exec`` here and the typer ``remote`` commands (``run`` when typer parses it,
+    ``terminate``, ``status``) make their parts from it, each when first asked for, by hand: the wrapper
+    (``PosixWrapper`` on the system clock), the instance directory's files and their two use cases. No
+    dependency-injector, no settings: a job's start pays for nothing it does not use. A test hands the typer
+    commands its own (``obj=RemoteRoot(wrapper=Recorder)``)."""
+
+    __slots__ = ("_wrapper",)
+
+    def __init__(self, wrapper: Callable[..., Owner] | None = None) -> None:
+        self._wrapper = wrapper  # a test's wrapper (called with directory=), else PosixWrapper
+
+    def wrapper(self, directory: Path, ended: Callable[[int], None] | None = None,
+                in_process: InProcess | None = None) -> Owner:
+        """The wrapper of one instance directory; ``ended`` and ``in_process`` as ``run_owned`` gives them."""
+        if self._wrapper is not None:
+            return self._wrapper(directory=directory)
+        from dunscaith.adapters.clock.system import SystemClock
+        from dunscaith.adapters.process.wrapper import PosixWrapper
+
+        return PosixWrapper(directory, SystemClock(), ended=ended, in_process=in_process)
+
+    def read_status(self, directory: Path) -> ReadStatus:
+        """``remote status DIR``'s use case."""
+        from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+        from dunscaith.domain.services.remote.instances import ReadStatus
+
+        return ReadStatus(DirectoryInstanceFiles(directory))
+
+    def terminate(self, directory: Path) -> TerminateInstance:
+        """``remote terminate DIR``'s use case (and the local scheduler's cancel in a command's process)."""
+        from dunscaith.adapters.clock.system import SystemClock
+        from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
+        from dunscaith.domain.services.remote.instances import TerminateInstance
+
+        return TerminateInstance(DirectoryInstanceFiles(directory), SystemClock())
+
+    @staticmethod
+    def not_an_instance() -> type[Exception]:
+        """The instance directory reader's refusal of a folder that holds no instance."""
+        from dunscaith.adapters.process.instance_dir import NotAnInstance
+
+        return NotAnInstance
+
+    @staticmethod
+    def exec_child() -> None:
+        """``remote exec``: become the worker the wrapper started this process for; refused, one line and
+        exit 2, in a process the wrapper did not start."""
+        from dunscaith.adapters.process import exec_side
+
+        if not exec_side.started_by_wrapper():
+            raise BadInput(NOT_BY_HAND)
+        exec_side.main()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -257,11 +308,10 @@ def main(argv: list[str] | None = None) -> None:
     the line is not a plain run, and the front door hands it to the typer app."""
     args_all = sys.argv[1:] if argv is None else argv
     if args_all[:2] == ["remote", "exec"] and len(args_all) == 2:
-        from dunscaith.adapters.process import exec_side
-
-        if not exec_side.started_by_wrapper():
-            end_now(_said(EXIT_BAD_INPUT, NOT_BY_HAND))
-        exec_side.main()
+        try:
+            RemoteRoot.exec_child()
+        except BadInput as exc:
+            end_now(_said(EXIT_BAD_INPUT, str(exc)))
     parsed = parse_run_args(args_all[2:]) if args_all[:2] == ["remote", "run"] else None
     if parsed is not None:
         # Every record is synced and the worker reaped when run_owned returns: the interpreter's teardown
@@ -322,7 +372,7 @@ def run_owned(parsed: RunArgs, ended: Callable[[int], None] | None = None,
     is then told the worker's code as soon as its outcome is recorded (PosixWrapper's ``ended``), and
     may run the forwarded command in the worker's process without a new interpreter (``in_process``)."""
     try:
-        return own(parsed, lambda directory: _system_wrapper(directory, ended, in_process))
+        return own(parsed, lambda directory: RemoteRoot().wrapper(directory, ended, in_process))
     except KeyboardInterrupt:
         return _said(EXIT_INTERRUPTED, "interrupted")
     except BadInput as exc:

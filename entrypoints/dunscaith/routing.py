@@ -29,7 +29,7 @@ from dunscaith.entrypoints.cli_support import BadInput, wants_json
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (~3.5 ms) on every local job's start
 if TYPE_CHECKING:
     from dunscaith.domain.services.forwarding.forward import Forwarded
-    from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import HopSettings
 
 PROG = "dunscaith"
 # The words the command line was parsed from (app.main sets them): a forwarded command sends exactly these.
@@ -144,8 +144,8 @@ def route(argv: Sequence[str]) -> int | None:
     owner = owning_host(job)
     if owner is None:
         return None
-    from dunscaith.entrypoints.dunscaith.kinds import records_shared
-    from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
+    from dunscaith.entrypoints.dunscaith.root.kinds import records_shared
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import plain_settings
 
     settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
     if records_shared(settings.records.backend):

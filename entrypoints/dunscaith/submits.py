@@ -75,14 +75,14 @@ def submit(argv: list[str]) -> int | None:
     # (gc.freeze), before anything runs.
     gc.disable()
     try:
-        from dunscaith.entrypoints.dunscaith.settings_cache import plain_settings
+        from dunscaith.entrypoints.dunscaith.root.settings_cache import plain_settings
 
         settings = plain_settings()  # remembered, or validated now by load_settings (BadInput when wrong)
         if settings.records.backend != "sqlite":
             return None  # the other stores are opened on the app's path
         from dunscaith.entrypoints.dunscaith import edge, routing, submit_job
+        from dunscaith.entrypoints.dunscaith.root.wiring import Root
         from dunscaith.entrypoints.dunscaith.supervision import Supervising
-        from dunscaith.entrypoints.dunscaith.wiring import Root
     finally:
         gc.freeze()
         gc.enable()

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from dunscaith.domain.model.qdevices.orders import RunView
     from dunscaith.domain.model.qdevices.sites import SiteName
     from dunscaith.domain.services.qdevices.send import SendOutcome, SendRequest, UnderWay
-    from dunscaith.entrypoints.qdevices.container import Container, UseCases
-    from dunscaith.entrypoints.qdevices.settings import QdevicesSettings
+    from dunscaith.entrypoints.qdevices.root.container import Container, UseCases
+    from dunscaith.entrypoints.qdevices.root.settings import QdevicesSettings
 
 app: typer.Typer = new_app("Send orders to quantum computing sites: never twice, never cancelled, always in a record."
                            "\n\nNew here? Start with docs/qdevices/quick-start.md: a manifest, a dry run, "
@@ -48,7 +48,7 @@ def _config(settings: QdevicesSettings) -> dict[str, Any]:
 
 
 def make_container(settings: QdevicesSettings | None = None) -> Container:
-    from dunscaith.entrypoints.qdevices.container import Container
+    from dunscaith.entrypoints.qdevices.root.container import Container
 
     container = Container()
     if settings is not None:
@@ -61,7 +61,7 @@ _ARGV: list[str] = []  # the command line main was given: a request for help is 
 
 @app.callback()
 def _main(ctx: typer.Context, version: bool = version_flag("qdevices")) -> None:
-    from dunscaith.entrypoints.qdevices.settings import load_settings
+    from dunscaith.entrypoints.qdevices.root.settings import load_settings
 
     home_missing(_ARGV)  # the configuration, records and site locks are in it, and it is never made
     settings = load_settings()

@@ -179,7 +179,7 @@ def slurm_array_schedulers(slurm: SlurmCliScheduler, shared: SharedArrayQuerySch
 
 
 def kinds() -> None:
-    """Each kind module against the protocol the registry reads it by (entrypoints/dunscaith/kinds.py)."""
+    """Each kind module against the protocol the registry reads it by (entrypoints/dunscaith/root/kinds.py)."""
     from dunscaith.adapters.scheduler.gridengine import kind as gridengine
     from dunscaith.adapters.scheduler.local import kind as local
     from dunscaith.adapters.scheduler.opening import SchedulerKind

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the console scripts are imported inside run_in_process, after its environment is set
-    from dunscaith.entrypoints.qdevices.container import Container
+    from dunscaith.entrypoints.qdevices.root.container import Container
 
 DUNSCAITH = str(Path(sys.executable).parent / "dunscaith")
 JOBS = ("j1", "j2", "j3")

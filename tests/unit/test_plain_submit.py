@@ -13,8 +13,9 @@ import pytest
 
 from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import recovery_rules, settings_cache, settings_view, submits
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, load_settings
+from dunscaith.entrypoints.dunscaith import recovery_rules, submits
+from dunscaith.entrypoints.dunscaith.root import settings_cache, settings_view
+from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings, load_settings
 from dunscaith.entrypoints.dunscaith.submits import PlainSubmit
 from tests.unit.test_plain_reads import _front_door
 

@@ -45,7 +45,7 @@ def config(opening: Opening) -> GridEngineConfig:
         command_timeout=t.command_timeout,
         submit_timeout=t.submit_timeout,
         workdir=t.workdir,
-        ledger_dir=opening.records_root / "gridengine" / opening.cluster,
+        ledger_dir=opening.state_root / "gridengine" / opening.cluster,
     )
 
 
@@ -54,7 +54,7 @@ def open_scheduler(opening: Opening) -> AbstractContextManager[Scheduler]:
     from dunscaith.adapters.scheduler.shared_query import shared_on_this_host
 
     max_age = _table(opening).coalesce_max_age
-    # every supervisor of this host shares one qstat per tick through the record root, as Slurm's share squeue
+    # every supervisor of this host shares one qstat per tick through the scheduler state root, as Slurm's share squeue
     return shared_on_this_host(GridEngineScheduler(config(opening)), opening, "gridengine-queries", max_age)
 
 

@@ -33,12 +33,12 @@ def open_scheduler(opening: Opening) -> AbstractContextManager[Scheduler]:
 
     crash = opening.crash()
     # the local scheduler's own durable steps of a release join the crash-point sweep as "local-<step>"
-    return nullcontext(LocalScheduler(opening.records_root, checkpoint=lambda step: crash.reached(f"local-{step}"),
+    return nullcontext(LocalScheduler(opening.state_root, checkpoint=lambda step: crash.reached(f"local-{step}"),
                                       terminate=opening.terminate_here))
 
 
 def open_probe(opening: Opening) -> ClusterProbe:
     from dunscaith.adapters.scheduler.local.probe import LocalProbe
 
-    return LocalProbe(opening.records_root)
+    return LocalProbe(opening.state_root)
 

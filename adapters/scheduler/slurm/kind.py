@@ -50,7 +50,7 @@ def open_scheduler(opening: Opening) -> AbstractContextManager[Scheduler]:
 
     max_age = _table(opening).coalesce_max_age
     inner = SlurmCliScheduler(_config(opening), say=opening.say)
-    # every supervisor of this host shares one squeue per tick through the record root (docs/slurm.md)
+    # every supervisor of this host shares one squeue per tick through the scheduler state root (docs/slurm.md)
     # (a SharedArrayQueryScheduler: Slurm makes a sweep's objects as one job array, ports.scheduler.CreatesArrays)
     return shared_on_this_host(inner, opening, "slurm-queries", max_age)
 

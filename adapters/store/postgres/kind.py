@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from dunscaith.adapters.kind_settings import StoreSettings
     from dunscaith.adapters.store.opening import OpenedStore, StoreOpening
     from dunscaith.adapters.store.postgres.store import PostgresStore
     from dunscaith.ports.job_store import JobStore
@@ -12,6 +13,13 @@ if TYPE_CHECKING:
 # Every login node opens the same database, so a job recorded here is reached from any of them.
 SHARED_BY_LOGIN_NODES = True
 DIALECT = "postgresql"
+
+
+def settings_model() -> type[StoreSettings]:
+    """Its own keys of [records]: records.url, records.password_file, [records.postgresql]."""
+    from dunscaith.adapters.store.postgres.settings import PostgresRecords
+
+    return PostgresRecords
 
 
 def open_store(opening: StoreOpening) -> OpenedStore:

@@ -17,6 +17,11 @@ SHARED_BY_LOGIN_NODES = False
 DIALECT = "sqlite"
 
 
+def settings_model() -> None:
+    """No keys of its own in [records] (records.root is every kind's)."""
+    return None
+
+
 def open_store(opening: StoreOpening) -> OpenedStore:
     from dunscaith.adapters.store.sqlite.store import SqliteStore
 

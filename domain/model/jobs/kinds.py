@@ -1,7 +1,7 @@
 """What a scheduler kind declares of itself, as a value the domain receives: never a table of adapter names.
 
 Each scheduler package declares its ``CAPABILITIES`` (``adapters/scheduler/<kind>/kind.py``), registered
-with its name in ``entrypoints/dunscaith/kinds.py``; a use case is handed ``capabilities``, a job's
+with its name in ``entrypoints/dunscaith/root/kinds.py``; a use case is handed ``capabilities``, a job's
 ``adapter`` (as its record names it) -> what that kind declared.
 """
 

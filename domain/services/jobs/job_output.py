@@ -34,11 +34,11 @@ class OutputTail:
 
 class JobOutputs:
     def __init__(self, files: OutputFiles, schedulers: Callable[[str], Scheduler], clock: Clock,
-                 record_root: str) -> None:
+                 state_root: str) -> None:
         self._files = files
         self._schedulers = schedulers  # a cluster's name -> its scheduler (opened once per command)
         self._clock = clock
-        self._root = posixpath.abspath(record_root)  # the local scheduler's object folders live under it
+        self._root = posixpath.abspath(state_root)  # the host's scheduler state: the local scheduler's object folders
 
     def paths(self, cluster: str, attempt: Attempt) -> tuple[str | None, str | None]:
         """The record's paths (from the release), else what the scheduler says now."""

@@ -13,8 +13,8 @@ from dunscaith.entrypoints.cli_support import finish_help, new_app
 from dunscaith.entrypoints.dunscaith import edge
 from dunscaith.entrypoints.dunscaith.forwarding_root import default_transport
 from dunscaith.entrypoints.dunscaith.help_text import CONFIG_EXAMPLES, CONFIG_EXIT_CODES
-from dunscaith.entrypoints.dunscaith.settings import config_file
-from dunscaith.entrypoints.dunscaith.wiring import shown_records_url
+from dunscaith.entrypoints.dunscaith.root.settings import config_file
+from dunscaith.entrypoints.dunscaith.root.wiring import shown_records_url
 
 # What a records.url with a password in it is told (every command that opens the store refuses it).
 PASSWORD_BELONGS = ("a password in records.url is refused: put it in ~/.pgpass, "
@@ -54,6 +54,8 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
         if keys == ("forwarding", "transport") and value is None:  # what is in effect, not "unset"
             value = default_transport()
             source = f"default: {'an ssh client is installed' if value == 'openssh' else 'no ssh client found'}"
+        if keys == ("scheduler_state", "root") and value is None:  # where that state is: records.root's
+            value, source = effective["records"]["root"], "default: records.root"
         if keys == ("records", "url") and isinstance(value, str) and shown_records_url(value) != value:
             value = shown_records_url(value)  # no secret in any output: the password masked, and where it belongs
             source += f"; {PASSWORD_BELONGS}"

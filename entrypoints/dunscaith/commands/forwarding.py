@@ -29,7 +29,7 @@ def forwarded_command(request_id: str = typer.Argument(..., metavar="REQUEST_ID"
     from dunscaith.domain.model.forwarding.recovery import describe
     from dunscaith.domain.model.forwarding.verdict import Kind
     from dunscaith.entrypoints.dunscaith.forwarding_root import forward_command, sent_requests
-    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.root.settings import load_settings
     from dunscaith.ports.forwarding import UnknownRequest
 
     section = load_settings().forwarding

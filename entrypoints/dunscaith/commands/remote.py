@@ -10,28 +10,21 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from dunscaith.entrypoints.cli_support import BadInput, finish_help, new_app
-from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, own
+from dunscaith.entrypoints.dunscaith.remote_run import RemoteRoot, RunArgs, own
 from dunscaith.entrypoints.path_args import path_arg
 
-# The wrapper, the control files, their use cases and the container are imported by the remote
-# commands themselves: the app imports this module for every ``dunscaith`` command, and ``status JOB``
-# would pay for modules it never uses.
+# The wrapper, the control files and their use cases are imported by the process owner's root when a
+# remote command asks it for them: the app imports this module for every ``dunscaith`` command, and
+# ``status JOB`` would pay for modules it never uses.
 if TYPE_CHECKING:
     from dunscaith.domain.services.remote.instances import ReadStatus, TerminateInstance
-    from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
 
 app: typer.Typer = new_app("Own a process: start it in its own group and record what it did.")
 
 
-def _container(ctx: typer.Context) -> RemoteContainer:
-    """The container a test passed (as ``obj``, or as ``obj.remote``), else a new ``RemoteContainer``."""
-    obj = ctx.obj
-    for candidate in (getattr(obj, "remote", None), obj):
-        if candidate is not None and hasattr(candidate, "wrapper") and hasattr(candidate, "terminate"):
-            return candidate  # type: ignore[no-any-return]
-    from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
-
-    return RemoteContainer()
+def _root(ctx: typer.Context) -> RemoteRoot:
+    """The process owner's root (remote_run.py): the one a test passed as ``obj``, else a new one."""
+    return ctx.obj if isinstance(ctx.obj, RemoteRoot) else RemoteRoot()
 
 
 @app.command("run", context_settings={"allow_interspersed_args": False})
@@ -51,18 +44,13 @@ def run_command(
     # `dunscaith remote run` normally never gets here: cli_support sends it to remote_run first. This
     # is the same run, reached with --help handled, from the typer app (tests, `python -m`-style starts).
     args = RunArgs(list(command), instance_dir, list(env), env_file, cwd)
-    raise typer.Exit(own(args, _container(ctx).wrapper))
+    raise typer.Exit(own(args, _root(ctx).wrapper))
 
 
 @app.command("exec", hidden=True)
 def exec_command() -> None:
     """Internal: the wrapper's child. Never call it yourself."""
-    from dunscaith.entrypoints.dunscaith import wiring
-    from dunscaith.entrypoints.dunscaith.remote_run import NOT_BY_HAND
-
-    if not wiring.started_by_wrapper():
-        raise BadInput(NOT_BY_HAND)
-    wiring.exec_child()
+    RemoteRoot.exec_child()
 
 
 @app.command("terminate")
@@ -75,10 +63,9 @@ def terminate_command(
 ) -> None:
     """Ask the wrapper of DIR to end its worker; print confirmed, refused, unanswered or unrequested."""
     from dunscaith.domain.model.remote.control import ControlError
-    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
 
-    container = _container(ctx)
-    use_case: TerminateInstance = container.terminate(files__directory=directory)
+    root = _root(ctx)
+    use_case: TerminateInstance = root.terminate(directory)
     from dunscaith.domain.model.remote.errors import BadTerminateArguments, RequestNotWritten
     from dunscaith.domain.model.remote.state import Answer
 
@@ -86,7 +73,7 @@ def terminate_command(
         answer = use_case(grace, wait, nonce)
     except BadTerminateArguments as exc:
         raise BadInput(str(exc)) from None
-    except (not_an_instance(), ControlError) as exc:
+    except (root.not_an_instance(), ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
     except RequestNotWritten as exc:  # its own request is not in place: unrequested, and why
         print(f"dunscaith: {exc}", file=sys.stderr)
@@ -103,13 +90,12 @@ def status_command(
 ) -> None:
     """Report the state of an instance directory."""
     from dunscaith.domain.model.remote.control import ControlError
-    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
 
-    container = _container(ctx)
-    use_case: ReadStatus = container.read_status(files__directory=directory)
+    root = _root(ctx)
+    use_case: ReadStatus = root.read_status(directory)
     try:
         status = use_case()
-    except (not_an_instance(), ControlError) as exc:
+    except (root.not_an_instance(), ControlError) as exc:
         raise BadInput(_located(directory, exc)) from None
     if as_json:
         print(json.dumps(status, sort_keys=True))
@@ -119,9 +105,7 @@ def status_command(
 
 
 def _located(directory: Path, exc: Exception) -> str:
-    from dunscaith.entrypoints.dunscaith.wiring import not_an_instance
-
-    return str(exc) if isinstance(exc, not_an_instance()) else f"{directory}/{exc}"
+    return str(exc) if isinstance(exc, RemoteRoot.not_an_instance()) else f"{directory}/{exc}"
 
 
 def _text_lines(status: dict[str, Any]) -> list[str]:

@@ -86,7 +86,9 @@ def test_a_forwarded_command_on_a_host_whose_job_is_elsewhere_again_is_refused(h
                "root_hostname": "nowhere", "binary": ds, "cluster": "local", "adapter": "local", "state": "running",
                "state_at": "2026-01-01T00:00:00+00:00", "supervised_at": None}
     path = hosts.user.home / ".config" / "dunscaith" / "jobs" / job
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # the folder made by the user (as a command would make it): one made by root here would refuse every
+    # later pointer of the session's shared home (owned by uid 0), whichever test runs next
+    subprocess.run(["runuser", "-u", hosts.user.name, "--", "mkdir", "-p", "-m", "700", str(path.parent)], check=True)
     path.write_text(json.dumps(pointer))
     import shutil
 
@@ -162,7 +164,9 @@ def test_from_the_cli_a_changed_host_key_and_a_failed_login_are_never_ran(hosts:
                "adapter": "local", "state": "running", "state_at": "2026-01-01T00:00:00+00:00",
                "supervised_at": None}
     path = hosts.user.home / ".config" / "dunscaith" / "jobs" / "keyed"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # the folder made by the user (as a command would make it): one made by root here would refuse every
+    # later pointer of the session's shared home (owned by uid 0), whichever test runs next
+    subprocess.run(["runuser", "-u", hosts.user.name, "--", "mkdir", "-p", "-m", "700", str(path.parent)], check=True)
     path.write_text(json.dumps(pointer))
     import shutil
 

@@ -164,7 +164,7 @@ def test_a_local_job_submitted_on_another_login_node_is_forwarded_there_and_noth
     from dunscaith.domain.model.jobs.record import HostIdentity
     from dunscaith.domain.model.jobs.spec import JobSpec
     from dunscaith.domain.services.jobs.submit import RecordJob
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+    from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
     from tests.unit.jobs.helpers import NoCrash
 
     class Login9:

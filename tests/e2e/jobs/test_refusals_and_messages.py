@@ -200,6 +200,16 @@ def test_config_show_gives_the_transport_in_effect_not_null(cli: Cli) -> None:
     assert '"paramiko"  (environment DUNSCAITH_FORWARDING__TRANSPORT)' in chosen
 
 
+def test_config_show_gives_where_the_scheduler_state_is_not_null(cli: Cli) -> None:
+    """Issue 37: scheduler_state.root unset is records.root's folder, and config show says so."""
+    rows = json.loads(cli.run("config", "show", "--json").stdout)["settings"]
+    row = next(r for r in rows if r["setting"] == "scheduler_state.root")
+    assert (row["value"], row["source"]) == (str(cli.root), "default: records.root")
+    apart = json.loads(cli.run("config", "show", "--json", DUNSCAITH_SCHEDULER_STATE__ROOT=str(cli.tmp / "s")).stdout)
+    row = next(r for r in apart["settings"] if r["setting"] == "scheduler_state.root")
+    assert (row["value"], row["source"]) == (str(cli.tmp / "s"), "environment DUNSCAITH_SCHEDULER_STATE__ROOT")
+
+
 # --- issue 38 item 2: no password in config show --------------------------------------------------------------
 
 @pytest.mark.parametrize("url", ["postgresql://alice:hunter2@db.example/jobs",

@@ -81,3 +81,21 @@ def test_a_job_of_an_earlier_records_root_that_is_no_longer_this_hosts_is_named_
     line = _one_line(cli.run("status", "seed", DUNSCAITH_RECORDS__ROOT=str(new)))
     assert f"no job named seed is recorded in {new}" in line, line
     assert f"recorded in {old} on this host" in line and f"DUNSCAITH_RECORDS__ROOT={old} dunscaith status seed" in line
+
+
+def test_the_hosts_scheduler_state_has_its_own_root_apart_from_the_records(cli: Cli) -> None:
+    """Issue 37: records.root holds the records, scheduler_state.root this host's scheduler state (default:
+    records.root, where it always lived, so that nothing moves for a user who sets only records.root)."""
+    state = cli.tmp / "scheduler-state"
+    apart = {"DUNSCAITH_SCHEDULER_STATE__ROOT": str(state)}
+    done = cli.run("submit", "--name", "apart", "--", "echo", "from-apart", env=apart)
+    assert done.returncode == 0, done.stderr
+    assert (cli.root / "records.db").exists()
+    assert not (cli.root / "local-scheduler").exists()  # the records' root holds no scheduler state
+    [obj] = (state / "local-scheduler").iterdir()
+    assert (obj / "stdout").read_text() == "from-apart\n"
+    logs = cli.run("logs", "apart", env=apart)  # the job's output is found where its object is
+    assert logs.returncode == 0 and "from-apart" in logs.stdout, logs.stderr
+
+    assert cli.run("submit", "--name", "beside", "--", "true").returncode == 0  # unset: records.root, as before
+    assert [p.name for p in (cli.root / "local-scheduler").iterdir()]

@@ -51,7 +51,7 @@ def test_the_xdg_rule_is_the_variable_when_absolute_else_the_fallback_under_home
 
 def test_every_program_s_folders_follow_the_one_xdg_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     from dunscaith.adapters.durable.config_dir import cache_home, config_home
-    from dunscaith.entrypoints.qdevices import settings as qdevices
+    from dunscaith.entrypoints.qdevices.root import settings as qdevices
 
     monkeypatch.setenv("HOME", "/home/u")
     for variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):

@@ -53,8 +53,8 @@ def test_inside_an_existing_home_the_folders_are_made_as_before(tmp_path: Path,
 
 
 def test_the_settings_cache_is_skipped_silently_without_a_home(gone: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
-    from dunscaith.entrypoints.dunscaith.settings_cache import remember
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import remember
 
     remember("key", DunscaithSettings())
     assert not gone.exists() and capsys.readouterr().err == ""

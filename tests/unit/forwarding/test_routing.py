@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
 
-from dunscaith.entrypoints.dunscaith import routing, settings_cache
+from dunscaith.entrypoints.dunscaith import routing
 from dunscaith.entrypoints.dunscaith.app import app
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+from dunscaith.entrypoints.dunscaith.root import kinds, settings_cache
+from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
 
 def _command(name: str) -> Any:
@@ -90,6 +92,31 @@ def test_the_settings_key_changes_with_every_input_of_load_settings(tmp_path: Pa
     assert key({**env, "HOME": "/home/other"}) != key(env)
 
 
+def test_the_settings_key_changes_with_the_kinds_registered_and_their_settings_models(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: a kind's table is validated by its own model, so a remembered tree is one of the kinds
+    registered when it was validated: a kind added, removed, or whose model changed validates it again."""
+    env = _env(tmp_path)
+    base = settings_cache.settings_key(env)
+    monkeypatch.setitem(kinds.SCHEDULER_KINDS, "pbs", "tests.fixtures.pbs.kind")
+    with_pbs = settings_cache.settings_key(env)
+    assert with_pbs != base
+    lines, files = kinds.settings_sources()
+    assert "scheduler pbs tests.fixtures.pbs.kind" in lines
+    model = str(Path(__file__).resolve().parents[2] / "fixtures" / "pbs" / "settings.py")
+    assert model in files  # found without importing the kind
+    copy = tmp_path / "copied_kinds"
+    shutil.copytree(Path(model).parent, copy / "pbs")
+    (copy / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(kinds.SCHEDULER_KINDS, "pbs", "copied_kinds.pbs.kind")
+    before = settings_cache.settings_key(env)
+    (copy / "pbs" / "settings.py").write_text((copy / "pbs" / "settings.py").read_text() + "\n# changed\n")
+    assert settings_cache.settings_key(env) != before  # the same line, its model changed
+    monkeypatch.delitem(kinds.SCHEDULER_KINDS, "pbs")
+    assert settings_cache.settings_key(env) == base
+
+
 def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_file(tmp_path: Path) -> None:
     env = _env(tmp_path)
     found = DunscaithSettings.model_validate({"forwarding": {"transport": "openssh", "ssh_config": "/x/ssh_config",
@@ -120,7 +147,7 @@ def test_a_remembered_answer_is_used_only_for_its_key_and_only_from_a_private_fi
 NOT_BEFORE_SSH = ("typer", "click", "pydantic", "pydantic_settings", "dependency_injector", "sqlalchemy",
                   "dunscaith.domain.model.jobs.state", "dunscaith.domain.model.jobs.events",
                   "dunscaith.domain.model.jobs.attendance", "dunscaith.domain.services",
-                  "dunscaith.entrypoints.dunscaith.container", "dunscaith.entrypoints.dunscaith.settings")
+                  "dunscaith.entrypoints.dunscaith.root.container", "dunscaith.entrypoints.dunscaith.root.settings")
 _PROBE = """
 import subprocess, sys
 def popen(argv, *args, **kw):

@@ -17,7 +17,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, SupervisionEnd, Supervisor
-from dunscaith.entrypoints.dunscaith.kinds import capabilities
+from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 from dunscaith.ports.clock import Clock
 
 

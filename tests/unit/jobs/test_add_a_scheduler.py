@@ -18,10 +18,10 @@ from dunscaith.domain.model.jobs.requests import refusal
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import Action, fold_events
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import kinds
 from dunscaith.entrypoints.dunscaith.app import app
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings import load_settings
+from dunscaith.entrypoints.dunscaith.root import kinds
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 from tests.fixtures.pbs import KIND, PbsClusterSettings, PbsScheduler
 
 

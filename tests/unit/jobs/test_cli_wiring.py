@@ -15,8 +15,8 @@ from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec
 from dunscaith.entrypoints.dunscaith.app import app
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings import (
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings import (
     DunscaithSettings,
     RecordsSettings,
     ResidualSection,

@@ -9,9 +9,9 @@ import pytest
 from dependency_injector import providers
 
 from dunscaith.adapters.scheduler.slurm.settings import SlurmClusterSettings
-from dunscaith.entrypoints.dunscaith import kinds
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, RecordsSettings
+from dunscaith.entrypoints.dunscaith.root import kinds
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings, RecordsSettings
 
 
 def test_every_records_backend_the_settings_accept_is_a_registered_store_kind() -> None:

@@ -13,7 +13,7 @@ from dunscaith.domain.model.jobs.record import HostIdentity, StoreIdentity
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.services.jobs.submit import RecordJob
-from dunscaith.entrypoints.dunscaith.kinds import capabilities
+from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 from tests.unit.jobs.helpers import NoCrash
 
 LOGIN1 = HostIdentity(machine_id="m1", hostname="login1")

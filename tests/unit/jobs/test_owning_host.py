@@ -14,7 +14,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.domain.services.jobs.submit import RecordJob
-from dunscaith.entrypoints.dunscaith.kinds import capabilities
+from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 from tests.unit.jobs.helpers import NoCrash
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore
 

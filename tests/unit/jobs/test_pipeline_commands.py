@@ -20,8 +20,8 @@ from dunscaith.domain.model.jobs.sweeps import SweepMember
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings_cache import HopSettings
 from tests.unit.jobs.test_cli_wiring import Wired, invoke, wired
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2
 from tests.unit.jobs.test_owning_host import NeverOpened, _element

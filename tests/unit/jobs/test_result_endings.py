@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from dunscaith.adapters.scheduler.fake import FakeScheduler
 from dunscaith.domain.model.jobs.ids import ObjectId
 from dunscaith.entrypoints.dunscaith.app import app
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings, RecordsSettings, SuperviseSection
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings, RecordsSettings, SuperviseSection
 from tests.fakes.dunscaith_adapters import FakeAdapters
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from dunscaith.adapters.store.postgres.settings import PostgresRecords
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith.settings import load_settings
+from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_postgresql_records_need_a_url_and_take_a_password_file(config: Path) ->
     config.write_text('[records]\nbackend = "postgresql"\nurl = "postgresql://alice@db1/recs"\n'
                       'password_file = "~/.config/dunscaith/pg-password"\n')
     records = load_settings().records
+    assert isinstance(records, PostgresRecords)  # the table holds every store kind's keys
     # ~ is expanded by the one path rule for every path a user gives (issue 10)
     assert (records.backend, records.url, str(records.password_file)) == (
         "postgresql", "postgresql://alice@db1/recs", str(Path.home() / ".config/dunscaith/pg-password"))

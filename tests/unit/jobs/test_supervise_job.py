@@ -21,7 +21,7 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, SuperviseJob
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
-from dunscaith.entrypoints.dunscaith.kinds import capabilities
+from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 from dunscaith.ports.job_store import LockBusy
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 from tests.unit.jobs.test_host_binding import LOGIN1, LOGIN2, Host, SharedStore

@@ -27,8 +27,8 @@ from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.sweep_commands import SweepCommands
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge
-from dunscaith.entrypoints.dunscaith.container import Container
-from dunscaith.entrypoints.dunscaith.settings_cache import HopSettings
+from dunscaith.entrypoints.dunscaith.root.container import Container
+from dunscaith.entrypoints.dunscaith.root.settings_cache import HopSettings
 from tests.unit.jobs.helpers import NoCrash, Rig, StopAfter, rig
 from tests.unit.jobs.test_cli_wiring import Wired, invoke, wired
 

@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from dependency_injector import providers
 
 from dunscaith.adapters.process.wrapper import LaunchSpec
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith.commands import remote
-from dunscaith.entrypoints.dunscaith.remote_container import RemoteContainer
-from dunscaith.entrypoints.dunscaith.remote_run import RunArgs, own, parse_run_args
+from dunscaith.entrypoints.dunscaith.remote_run import RemoteRoot, RunArgs, own, parse_run_args
 
 
 class Recorder:
@@ -33,8 +31,7 @@ class Recorder:
 
 
 def _through_typer(argv: list[str]) -> tuple[Path, LaunchSpec]:
-    container = RemoteContainer()
-    container.wrapper.override(providers.Factory(Recorder))
+    container = RemoteRoot(wrapper=Recorder)
     Recorder.seen.clear()
     # outside standalone mode click hands back the code of typer.Exit
     assert remote.app(args=["run", *argv], prog_name="dunscaith", standalone_mode=False, obj=container) == 7

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith.settings import load_settings
+from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 from dunscaith.entrypoints.plain_words import plain
 
 

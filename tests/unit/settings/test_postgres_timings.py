@@ -8,10 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from dunscaith.adapters.store.postgres.settings import PostgresqlSection, PostgresRecords
 from dunscaith.adapters.store.postgres.target import PostgresTarget, SessionTimings
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
-from dunscaith.entrypoints.dunscaith.container import Container
+from dunscaith.entrypoints.dunscaith.root import settings as dunscaith_settings
+from dunscaith.entrypoints.dunscaith.root.container import Container
 
 URL = "postgresql://alice@127.0.0.1:5432/records"
 
@@ -33,7 +34,7 @@ def _file(home: Path, text: str) -> None:
 
 
 def test_the_defaults_are_the_adapters_own() -> None:
-    section = dunscaith_settings.PostgresqlSection()
+    section = PostgresqlSection()
     assert SessionTimings(**section.model_dump()) == SessionTimings()
 
 
@@ -41,6 +42,7 @@ def test_timings_from_the_file_reach_the_connection_options(home: Path) -> None:
     _file(home, "client_user_timeout = 3\nserver_user_timeout = 12\nserver_keepalives_idle = 2\n"
                 "client_keepalives_count = 4\nconnect_timeout = 7\n")
     settings = dunscaith_settings.load_settings()
+    assert isinstance(settings.records, PostgresRecords)  # PostgreSQL's keys: its package's model
     timings = SessionTimings(**settings.records.postgresql.model_dump())
     kwargs = PostgresTarget(URL, timings=timings).connect_kwargs()
     assert kwargs["tcp_user_timeout"] == 3000 and kwargs["keepalives_count"] == 4 and kwargs["connect_timeout"] == 7

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dunscaith.adapters.store.postgres.settings import PostgresRecords
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import settings as dunscaith_settings
-from dunscaith.entrypoints.qdevices import settings as qdevices_settings
+from dunscaith.entrypoints.dunscaith.root import settings as dunscaith_settings
+from dunscaith.entrypoints.qdevices.root import settings as qdevices_settings
 from dunscaith.entrypoints.settings_support import documented_keys
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -258,6 +259,7 @@ def test_a_variable_is_still_read_as_the_settings_type(home: Path, monkeypatch: 
     monkeypatch.setenv("DUNSCAITH_RECORDS__POSTGRESQL__CONNECT_TIMEOUT", "5")
     settings = dunscaith_settings.load_settings()
     assert (settings.recovery.attempts, settings.supervise.poll) == (3, 2.5)
+    assert isinstance(settings.records, PostgresRecords)  # the table holds every store kind's keys
     assert settings.records.postgresql.connect_timeout == 5
 
 

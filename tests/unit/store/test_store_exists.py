@@ -17,7 +17,7 @@ from dunscaith.adapters.store.record_root import HOST_FILE, open_record_root
 from dunscaith.adapters.store.sqlite import store
 from dunscaith.domain.model.jobs.record import HostIdentity
 from dunscaith.domain.model.jobs.root_errors import RecordRootRefused
-from dunscaith.entrypoints.dunscaith import wiring
+from dunscaith.entrypoints.dunscaith.root import wiring
 from dunscaith.ports.host import HostInfo
 
 

@@ -35,8 +35,8 @@ from dunscaith.domain.services.qdevices.programs import PreparePrograms
 from dunscaith.domain.services.qdevices.resolve import ResolveOrder
 from dunscaith.domain.services.qdevices.send import SendRun
 from dunscaith.domain.services.qdevices.simple import CheckSite, ShowJobs, Unlock
+from dunscaith.entrypoints.qdevices.root.settings import state_dir
 from dunscaith.entrypoints.qdevices.secrets import SECRETS
-from dunscaith.entrypoints.qdevices.settings import state_dir
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.run_io import UserRules
 from dunscaith.ports.site import Site

@@ -7,7 +7,8 @@ without pydantic (routing, the front door's plain ``status``/``list``/``submit``
 the model's own names (``plain_settings``, settings_view.py). It is remembered in
 ``$XDG_CACHE_HOME/dunscaith/settings.json`` (``~/.cache/...``), 0600, under a key that is a digest of
 **everything the answer depends on**: the code that validates and reads it (settings.py, settings_paths.py,
-settings_support.py, settings_view.py, user_paths.py, config_dir.py), the
+settings_support.py, settings_view.py, kinds.py, kind_settings.py, user_paths.py, config_dir.py), the kinds
+registered (each line) and each kind's own settings model (its kind module and its ``settings.py``), the
 configuration file (its bytes and its type, mode and owner), every ``DUNSCAITH_*`` variable (in any
 case, as pydantic-settings reads them), HOME, USER, the uid, and every variable a ``$NAME`` in the file
 or in those variables could expand. Any change misses, and a miss runs ``load_settings`` again, so a
@@ -28,22 +29,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dunscaith.entrypoints.dunscaith import settings_view
-from dunscaith.entrypoints.dunscaith.settings_paths import cache_file as cache_file
-from dunscaith.entrypoints.dunscaith.settings_paths import config_file
+from dunscaith.entrypoints.dunscaith.root import kinds, settings_view
+from dunscaith.entrypoints.dunscaith.root.settings_paths import cache_file as cache_file
+from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file
 
 if TYPE_CHECKING:
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
 FORMAT = 2  # 2: the whole tree (settings_view.py), not the plain paths' own shapes
 PREFIX = "DUNSCAITH_"
 _MAX_BYTES = 256 * 1024  # the tree twice and its shape: ~1 KiB a cluster
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # what expand_user_path may expand
 _HERE = Path(__file__).resolve().parent
-_VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE.parent / "settings_support.py",
-                    _HERE / "settings_view.py",
-                    _HERE.parents[1] / "domain" / "model" / "user_paths.py",
-                    _HERE.parents[1] / "adapters" / "durable" / "config_dir.py")
+_PACKAGE = _HERE.parents[2]  # dunscaith
+_VALIDATING_CODE = (_HERE / "settings.py", _HERE / "settings_paths.py", _HERE / "settings_view.py", _HERE / "kinds.py",
+                    _PACKAGE / "entrypoints" / "settings_support.py",
+                    _PACKAGE / "adapters" / "kind_settings.py",
+                    _PACKAGE / "domain" / "model" / "user_paths.py",
+                    _PACKAGE / "adapters" / "durable" / "config_dir.py")
 
 
 class HopSettings(Protocol):
@@ -91,6 +94,10 @@ def settings_key(env: Mapping[str, str] | None = None) -> str:
     digest = hashlib.sha256(f"format {FORMAT}\0".encode())
     for path in _VALIDATING_CODE:
         digest.update(_config_part(path))
+    lines, kind_files = kinds.settings_sources()  # each kind's registration line and settings model
+    digest.update("\0".join(lines).encode())
+    for kind_file in kind_files:
+        digest.update(kind_file.encode() + b"\0" + _config_part(Path(kind_file)))
     config = config_file(env)
     config_bytes = _config_part(config)
     digest.update(str(config).encode() + b"\0" + config_bytes)
@@ -167,7 +174,7 @@ def plain_settings() -> DunscaithSettings:
 
 
 def _validated_tree(key: str) -> DunscaithSettings:
-    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
     settings = load_settings()
     if settings_key() == key:  # nothing changed while it was read
@@ -184,7 +191,7 @@ def settings_tree() -> DunscaithSettings:
     if isinstance(tree, dict):
         from pydantic import ValidationError
 
-        from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+        from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
         try:
             return DunscaithSettings.model_validate(tree)

@@ -11,7 +11,7 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -28,19 +28,15 @@ from pydantic import (
 )
 
 from dunscaith.adapters.kind_settings import ClusterSettings as ClusterSettings
-from dunscaith.adapters.kind_settings import RecoveryRules
+from dunscaith.adapters.kind_settings import Count, RecoveryRules, Seconds, StoreSettings, UserPath
 from dunscaith.domain.model.forwarding.hidden_flag import FORWARDED_ENV
-from dunscaith.domain.model.jobs.lock_timings import require_release_after_detection
 from dunscaith.domain.model.jobs.names import name_problem
 from dunscaith.domain.model.jobs.poll_timings import require_poll_within_max
 from dunscaith.domain.model.shown import shown
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import kinds
-from dunscaith.entrypoints.dunscaith.settings_paths import config_file as config_file
+from dunscaith.entrypoints.dunscaith.root import kinds
+from dunscaith.entrypoints.dunscaith.root.settings_paths import config_file as config_file
 from dunscaith.entrypoints.settings_support import (
-    Count,
-    Seconds,
-    UserPath,
     deep_merge,
     describe_error,
     environment_values,
@@ -71,55 +67,54 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PostgresqlSection(_Strict):
-    """The timings of every session to the server (docs/record-backing.md "Timings"): how soon a holder cut
-    off from the server notices (client_*), and how soon the server frees a silent holder's lock (server_*)."""
-
-    connect_timeout: Count = Field(default=10, ge=1, le=3600, description="seconds to reach the server at open")
-    client_keepalives_idle: Count = Field(default=5, ge=1, le=3600,
-                                          description="seconds of silence before the holder probes the server")
-    client_keepalives_interval: Count = Field(default=2, ge=1, le=3600, description="seconds between those probes")
-    client_keepalives_count: Count = Field(default=3, ge=1, le=100, description="probes unanswered before giving up")
-    client_user_timeout: Seconds = Field(default=10.0, ge=1, description="seconds a query may go unacknowledged "
-                                         "before it fails: the holder's detection time of a cut network")
-    server_keepalives_idle: Count = Field(default=10, ge=1, le=3600,
-                                          description="seconds of silence before the server probes a holder")
-    server_keepalives_interval: Count = Field(default=5, ge=1, le=3600, description="seconds between those probes")
-    server_keepalives_count: Count = Field(default=6, ge=1, le=100, description="probes unanswered before giving up")
-    server_user_timeout: Seconds = Field(default=300.0, ge=1, description="seconds after which the server drops a "
-                                         "silent holder's session and frees its lock: the release time")
-
-    @model_validator(mode="after")
-    def _release_after_detection(self) -> PostgresqlSection:
-        require_release_after_detection(self.server_user_timeout, self.client_user_timeout,
-                                        release_name="records.postgresql.server_user_timeout",
-                                        detection_name="records.postgresql.client_user_timeout")
-        return self
-
-
 if TYPE_CHECKING:
     StoreKind = str
-else:  # the store kinds registered (entrypoints/dunscaith/kinds.py), as the values records.backend takes
+else:  # the store kinds registered (entrypoints/dunscaith/root/kinds.py), as the values records.backend takes
     StoreKind = Literal[tuple(kinds.STORE_KINDS)]
 
 
-class RecordsSettings(_Strict):
-    backend: StoreKind = Field(
-        default=next(iter(kinds.STORE_KINDS)),
-        description="the job store: sqlite (one file under root, one host) or postgresql (one database every "
-                    "login node shares: records.url); any other kind registered in kinds.py")
-    root: UserPath = Field(default_factory=_default_root)
-    url: str | None = Field(default=None, description="postgresql: a libpq URL without a password "
-                                                      "(postgresql://USER@HOST:PORT/DATABASE?sslmode=...)")
-    password_file: UserPath | None = Field(default=None, description="postgresql: a file of yours, mode 0600, whose "
-                                                                 "first line is the password (else ~/.pgpass)")
-    postgresql: PostgresqlSection = Field(default_factory=PostgresqlSection)
+_BACKEND = Field(
+    default=next(iter(kinds.STORE_KINDS)),
+    description="the job store: sqlite (one file under root, one host) or postgresql (one database every "
+                "login node shares: records.url); any other kind registered in kinds.py")
 
-    @model_validator(mode="after")
-    def _a_server_is_named(self) -> RecordsSettings:
-        if self.backend == "postgresql" and not self.url:
-            raise ValueError("records.backend postgresql needs records.url (postgresql://USER@HOST:PORT/DATABASE)")
-        return self
+
+class _RecordsCommon(StoreSettings):
+    """What ``[records]`` holds whatever the kind: the kind, and the root of this host's records."""
+
+    backend: StoreKind = _BACKEND
+    root: UserPath = Field(default_factory=_default_root)
+
+
+def _records_settings() -> type[_RecordsCommon]:
+    """The ``[records]`` table: its common keys and each registered store kind's own (its package's model,
+    ``settings_model()``: PostgreSQL's url, password_file and [records.postgresql]), with their rules."""
+    own: list[type[StoreSettings]] = [
+        model for name in kinds.STORE_KINDS if (model := kinds.store(name).settings_model()) is not None
+    ]
+    # one model of them all; _RecordsCommon last, so that its keys come first (backend, root) and its
+    # backend, the registered kinds' Literal, is the table's
+    bases = cast(Any, (*own, _RecordsCommon))
+    made: type[_RecordsCommon] = create_model(
+        "RecordsSettings", __base__=bases, __module__=__name__, backend=(StoreKind, _BACKEND)
+    )
+    return made
+
+
+if TYPE_CHECKING:
+    RecordsSettings = _RecordsCommon
+else:
+    RecordsSettings = _records_settings()
+
+
+class SchedulerStateSection(_Strict):
+    """``[scheduler_state]``: where this host keeps its schedulers' own state, apart from the records."""
+
+    root: UserPath | None = Field(
+        default=None,
+        description="this host's scheduler state: the local scheduler's objects (each job's instance folder and "
+                    "output), the answers of squeue/qstat every supervisor of the host shares, Grid Engine's "
+                    "ledger; default: records.root")
 
 
 class SuperviseSection(_Strict):
@@ -212,7 +207,7 @@ class ForwardingSection(_Strict):
 
 class _AnyCluster(ClusterSettings):
     """A ``[clusters.NAME]`` table of any kind (adapters/kind_settings.py): each kind's package has its own
-    model, registered with the kind (entrypoints/dunscaith/kinds.py), and the table is validated by the
+    model, registered with the kind (entrypoints/dunscaith/root/kinds.py), and the table is validated by the
     model its ``adapter`` names."""
 
     @classmethod
@@ -270,6 +265,7 @@ class DunscaithSettings(_Strict):
     """Every setting, validated from exactly the values given (no source of its own): see load_settings."""
 
     records: RecordsSettings = Field(default_factory=RecordsSettings)
+    scheduler_state: SchedulerStateSection = Field(default_factory=SchedulerStateSection)
     supervise: SuperviseSection = Field(default_factory=SuperviseSection)
     recovery: RecoverySection = Field(default_factory=RecoverySection)
     escalations: EscalationsSection = Field(default_factory=EscalationsSection)

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
     from dunscaith.domain.services.jobs.timeline import JobEvents
     from dunscaith.domain.services.jobs.watch import WatchJob
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
     from dunscaith.ports.clock import Clock
     from dunscaith.ports.cluster_probe import ClusterProbe
     from dunscaith.ports.crash_points import CrashPoints
@@ -154,7 +154,7 @@ def store_opening(settings: Settings, host: HostInfo, pointers: Pointers | None 
 
 def open_store(backend: str, opening: StoreOpening) -> OpenedStore:
     """The store ``records.backend`` names, by its kind's package (kinds.py)."""
-    from dunscaith.entrypoints.dunscaith.kinds import store
+    from dunscaith.entrypoints.dunscaith.root.kinds import store
 
     opened = store(backend).open_store(opening)
     if opened.read_unlocked is not None:  # a full or read-only root still reads (docs/record-backing.md)
@@ -176,21 +176,21 @@ def store(settings: Settings, store_opening: StoreOpening) -> Iterator[JobStore]
 def store_exists(settings: Settings, store_opening: StoreOpening) -> bool:
     """Whether there is a store to look in, asked without making one (none on a login node where nothing
     was recorded; a server's is always there); a root that could never hold one is refused as opening it would."""
-    from dunscaith.entrypoints.dunscaith.kinds import store
+    from dunscaith.entrypoints.dunscaith.root.kinds import store
 
     return store(settings.records.backend).store_exists(store_opening)
 
 
 def store_integrity(settings: Settings) -> Callable[[JobStore], str | None]:
     """The kind's whole-store check before a command's first side effect outside the store."""
-    from dunscaith.entrypoints.dunscaith.kinds import store
+    from dunscaith.entrypoints.dunscaith.root.kinds import store
 
     return store(settings.records.backend).write_check
 
 
 def doctor_integrity(settings: Settings) -> Callable[[JobStore], str | None]:
     """The kind's whole-store check for doctor."""
-    from dunscaith.entrypoints.dunscaith.kinds import store
+    from dunscaith.entrypoints.dunscaith.root.kinds import store
 
     return store(settings.records.backend).doctor_check
 
@@ -231,29 +231,36 @@ def _table(settings: Settings, cluster: str) -> ClusterSettings:
     """A cluster's table, for a kind that reads its own keys: the validated model, which a kind's package may
     ask for more than its values; on the front door's plain paths (the tree read as plain data, settings_view.py)
     it is read from ``load_settings`` itself, validated as on every path."""
-    from dunscaith.entrypoints.dunscaith.settings_view import Section
+    from dunscaith.entrypoints.dunscaith.root.settings_view import Section
 
     found = settings.cluster(cluster)
     if not isinstance(found, Section):
         return found
-    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
     return load_settings().cluster(cluster)
+
+
+def scheduler_state_root(settings: Settings) -> Path:
+    """Where this host's scheduler state lives (each kind's own files: the local scheduler's objects, the
+    shared query answers): ``scheduler_state.root``, else records.root, the one a command follows when a
+    job's pointer names an earlier root of this host (``edge._follow_root``: records and objects alike)."""
+    return settings.scheduler_state.root or settings.records.root
 
 
 def scheduler_kinds(
     settings: Settings, clock: Clock, crash: CrashPoints
 ) -> Callable[..., AbstractContextManager[Scheduler]]:
     """A cluster's kind -> how to open one of its clusters (``cluster=``), each by its kind's package
-    (entrypoints/dunscaith/kinds.py); its table is read only if the kind asks for it."""
+    (entrypoints/dunscaith/root/kinds.py); its table is read only if the kind asks for it."""
     from dunscaith.adapters.scheduler.opening import Opening
-    from dunscaith.entrypoints.dunscaith import kinds
+    from dunscaith.entrypoints.dunscaith.root import kinds
 
     def opened(kind: str, *, cluster: str) -> AbstractContextManager[Scheduler]:
         opening = Opening(
             cluster,
             lambda: _table(settings, cluster),
-            settings.records.root,
+            scheduler_state_root(settings),
             lambda: clock,
             lambda: crash,
             say,
@@ -276,15 +283,13 @@ def schedulers(
 def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: float) -> TerminateAnswer:
     """``remote terminate``'s use case in this process: a cancel answered without starting a Python of its
     own (which cost the cancel a second or more on a loaded login node)."""
-    from dunscaith.adapters.clock.system import SystemClock
-    from dunscaith.adapters.process.instance_dir import DirectoryInstanceFiles
     from dunscaith.adapters.scheduler.local.spawn import TerminateAnswer
     from dunscaith.domain.model.remote.control import ControlError
     from dunscaith.domain.model.remote.errors import RequestNotWritten
-    from dunscaith.domain.services.remote.instances import TerminateInstance
+    from dunscaith.entrypoints.dunscaith.remote_run import RemoteRoot
 
-    try:
-        answer = TerminateInstance(DirectoryInstanceFiles(directory), SystemClock())(grace, wait, nonce)
+    try:  # the process owner's own use case, made by its root
+        answer = RemoteRoot().terminate(directory)(grace, wait, nonce)
     except (ControlError, RequestNotWritten) as exc:
         return TerminateAnswer(2, str(exc))
     return TerminateAnswer(answer.exit_code, answer.value)
@@ -293,11 +298,16 @@ def _terminate_here(directory: Path, nonce: str | None, grace: float, wait: floa
 def probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) -> Callable[..., ClusterProbe]:
     """What `dunscaith check` asks a cluster besides the scheduler port (kind, cluster=), by its kind's package."""
     from dunscaith.adapters.scheduler.opening import Opening
-    from dunscaith.entrypoints.dunscaith import kinds
+    from dunscaith.entrypoints.dunscaith.root import kinds
 
     def probe(kind: str, *, cluster: str) -> ClusterProbe:
         opening = Opening(
-            cluster, lambda: settings.cluster(cluster), settings.records.root, lambda: clock, lambda: crash, say
+            cluster,
+            lambda: settings.cluster(cluster),
+            scheduler_state_root(settings),
+            lambda: clock,
+            lambda: crash,
+            say,
         )  # a probe terminates nothing
         return kinds.open_probe(kind, opening)
 
@@ -369,7 +379,7 @@ def recording(kind: str) -> Callable[..., Any]:
 
     def build(**parts: Any) -> Any:
         from dunscaith.domain.services.jobs import submit
-        from dunscaith.entrypoints.dunscaith.kinds import capabilities
+        from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 
         return getattr(submit, kind)(**parts, capabilities=capabilities)
 
@@ -405,7 +415,7 @@ def supervisor(
     from dunscaith.domain.model.jobs.policy import Policy
     from dunscaith.domain.model.jobs.residual import ResidualPolicy
     from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+    from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 
     s = settings.supervise
     return Supervisor(
@@ -478,7 +488,7 @@ def sweep(residual: ResidualList, schedulers: Callable[[str], Scheduler], clock:
 
 def emergency_stop(schedulers: Callable[[str], Scheduler], pointers: Pointers, host: HostInfo) -> EmergencyStop:
     from dunscaith.domain.services.jobs.emergency_stop import EmergencyStop
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+    from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 
     return EmergencyStop(schedulers=schedulers, pointers=pointers, here=host.identity(), capabilities=capabilities)
 
@@ -571,7 +581,9 @@ def job_outputs(
     """Where a job's output is, what it says (logs, a failure's last lines) and prune --outputs."""
     from dunscaith.domain.services.jobs.job_output import JobOutputs
 
-    return JobOutputs(files=output_files, schedulers=schedulers, clock=clock, record_root=str(settings.records.root))
+    return JobOutputs(
+        files=output_files, schedulers=schedulers, clock=clock, state_root=str(scheduler_state_root(settings))
+    )
 
 
 def store_check(store: JobStore, store_integrity: Callable[[JobStore], str | None]) -> StoreCheck:
@@ -594,7 +606,7 @@ def watch_job(
 def shared_location(settings: Settings, make_store: Callable[[], JobStore]) -> Callable[[], str | None]:
     """Where the records are when the store is one every login node shares (bound to no host), else None;
     a host's own store is never opened just to answer (a pointer to another host then opens nothing here)."""
-    from dunscaith.entrypoints.dunscaith.kinds import records_shared
+    from dunscaith.entrypoints.dunscaith.root.kinds import records_shared
 
     def where() -> str | None:
         if not records_shared(settings.records.backend):
@@ -614,7 +626,7 @@ def owning_host(
 ) -> OwningHost:
     """Here, or the host that owns a job (its pointer, or its record's binding)."""
     from dunscaith.domain.services.jobs.owning_host import OwningHost
-    from dunscaith.entrypoints.dunscaith.kinds import capabilities
+    from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 
     return OwningHost(
         pointers=pointers,
@@ -677,30 +689,6 @@ def supervise_sweep(
         crash=crash,
         **given,
     )
-
-
-# --- the process owner's typer commands (commands/remote.py): what they reach of its adapters ---------------
-# (the lean `remote run`/`exec` has its own root, remote_run.py; these are the same steps reached through the
-# typer app, and every import of an adapter stays in a composition root)
-def started_by_wrapper() -> bool:
-    """Whether this process is the wrapper's child (``remote exec``): it holds what the wrapper gives it."""
-    from dunscaith.adapters.process import exec_side
-
-    return exec_side.started_by_wrapper()
-
-
-def exec_child() -> None:
-    """``remote exec``: become the worker the wrapper started this process for."""
-    from dunscaith.adapters.process import exec_side
-
-    exec_side.main()
-
-
-def not_an_instance() -> type[Exception]:
-    """The instance-directory reader's refusal of a folder that holds no instance (``remote terminate|status``)."""
-    from dunscaith.adapters.process.instance_dir import NotAnInstance
-
-    return NotAnInstance
 
 
 # --- the one declaration ----------------------------------------------------------------------------------

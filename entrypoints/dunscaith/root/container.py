@@ -15,7 +15,7 @@ from typing import Any
 
 from dependency_injector import containers, providers
 
-from dunscaith.entrypoints.dunscaith import wiring
+from dunscaith.entrypoints.dunscaith.root import wiring
 
 MOUNTINFO_VARIABLE = wiring.MOUNTINFO_VARIABLE
 shown_records_url = wiring.shown_records_url
@@ -60,7 +60,7 @@ def _use_cases() -> Any:
 
 
 def _load_settings() -> Any:
-    from dunscaith.entrypoints.dunscaith.settings import load_settings
+    from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
     return load_settings()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dunscaith.entrypoints.dunscaith.settings import DunscaithSettings
+    from dunscaith.entrypoints.dunscaith.root.settings import DunscaithSettings
 
 FIELDS_SET = "model_fields_set"
 
@@ -80,7 +80,7 @@ class Settings(Section):
         found = self.clusters.get(name)
         if found is not None:
             return found
-        from dunscaith.entrypoints.dunscaith.settings import load_settings
+        from dunscaith.entrypoints.dunscaith.root.settings import load_settings
 
         load_settings().cluster(name)  # BadInput, word for word
         raise AssertionError(f"cluster {name} validated but not remembered")  # the cache is keyed by every input

@@ -70,6 +70,41 @@ def _registered(kinds: dict[str, str], name: str, unknown: str) -> object:
     return _module(module)
 
 
+def _file_of(module: str) -> str | None:
+    """The file of ``module``, found without importing it nor running a package of it that is not imported yet."""
+    from importlib.machinery import PathFinder
+
+    parts = module.split(".")
+    search: list[str] | None = None
+    for end in range(1, len(parts) + 1):
+        name = ".".join(parts[:end])
+        loaded = sys.modules.get(name)
+        spec = loaded.__spec__ if loaded is not None else PathFinder.find_spec(name, search)
+        if spec is None:
+            return None
+        if end == len(parts):
+            return spec.origin
+        search = list(spec.submodule_search_locations or [])
+    return None
+
+
+def settings_sources() -> tuple[list[str], list[str]]:
+    """What the settings' validation takes from the registered kinds, found without importing a kind: each
+    line (a kind's name and module), and the files of each kind module and of the ``settings.py`` beside it
+    (where a kind's package keeps its settings model). The remembered settings' key holds them
+    (settings_cache.settings_key): a kind registered, removed or whose model changed validates them again."""
+    import os
+
+    lines = [f"scheduler {name} {module}" for name, module in SCHEDULER_KINDS.items()]
+    lines += [f"store {name} {module}" for name, module in STORE_KINDS.items()]
+    files = []
+    for module in (*SCHEDULER_KINDS.values(), *STORE_KINDS.values()):
+        found = _file_of(module)
+        if found is not None:
+            files += [found, os.path.join(os.path.dirname(found), "settings.py")]
+    return lines, files
+
+
 def scheduler(name: str) -> SchedulerKind:
     """The kind module of scheduler kind ``name``; UnknownKind when none is registered."""
     unknown = f"no scheduler of kind {name!r} (kinds: {', '.join(SCHEDULER_KINDS)})"

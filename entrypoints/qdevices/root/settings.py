@@ -13,12 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dunscaith.adapters.kind_settings import Seconds, UserPath
 from dunscaith.domain.model.qdevices.programs import PiastqFormat
 from dunscaith.domain.model.user_paths import xdg_home
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.settings_support import (
-    Seconds,
-    UserPath,
     deep_merge,
     describe_error,
     environment_values,
