@@ -60,11 +60,111 @@ def _clean_metavars(core: Any) -> None:
     core.TyperOption.display_type_rich = option_type
 
 
+def _lean_coercion(core: Any) -> None:
+    """Typer converts every parameter's value through a pydantic ``TypeAdapter`` built when the command
+    first runs (``typer._coercion.build_runtime_param``): importing pydantic with its plugin loader costs
+    more than importing typer. The values our commands take are mostly a word (``str``), words
+    (``list[str]``), a flag (``bool``), a whole number, or a path parsed by our own function (``parser=``):
+    those are converted here as pydantic converts them when the value is plainly right (digits within
+    ``min``/``max``; a parser that returns), and handed to typer's own conversion otherwise, so a wrong
+    value is refused in typer's words, exactly as before. Anything else (a choice, a file, a float, a
+    date, a tuple) is typer's from the start."""
+    import re
+    from dataclasses import dataclass
+
+    from typer import _coercion
+
+    if getattr(core._TyperParameter.get_runtime_param, "lean", False):
+        return
+    digits = re.compile(r"-?[0-9]{1,18}")
+
+    class _Slow(Exception):
+        pass
+
+    @dataclass(frozen=True)
+    class LeanParam(_coercion.RuntimeParam):  # type: ignore[misc]
+        convert: Callable[[Any], Any]
+        descriptor: Any
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            try:
+                return self.convert(value)
+            except _Slow:
+                slow = _coercion.build_runtime_param(self.descriptor)
+                return slow._coerce_value(value, param=param, ctx=ctx)
+
+    def word(value: Any) -> Any:
+        if type(value) is not str:
+            raise _Slow
+        return value
+
+    def flag(value: Any) -> Any:
+        if type(value) is not bool:
+            raise _Slow
+        return value
+
+    def words(value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or any(type(item) is not str for item in value):
+            raise _Slow
+        return list(value)
+
+    def whole(low: Any, high: Any) -> Callable[[Any], Any]:
+        def convert(value: Any) -> Any:
+            if type(value) is str and digits.fullmatch(value):
+                value = int(value)
+            if type(value) is not int or (low is not None and value < low) or (high is not None and value > high):
+                raise _Slow
+            return value
+
+        return convert
+
+    def parsed(parser: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def convert(value: Any) -> Any:
+            try:
+                return parser(value)
+            except Exception:  # typer's conversion calls it again and says what it says
+                raise _Slow from None
+
+        return convert
+
+    def lean(descriptor: Any) -> Callable[[Any], Any] | None:
+        annotation, info = descriptor.annotation, descriptor.parameter_info
+        if descriptor.is_file or descriptor.is_choice:
+            return None
+        if info.parser is not None:
+            return None if descriptor.is_list or descriptor.is_tuple else parsed(info.parser)
+        if descriptor.is_path:
+            return None
+        if annotation is str:
+            return word
+        if annotation is bool:
+            return flag
+        if annotation == list[str]:
+            return words
+        if annotation is int and not info.clamp:
+            return whole(info.min, info.max)
+        return None
+
+    original = core._TyperParameter.get_runtime_param
+
+    def get_runtime_param(self: Any) -> Any:
+        if self._runtime_param is None:
+            convert = lean(self.type_descriptor)
+            if convert is not None:
+                self._runtime_param = LeanParam(self.type_descriptor.parameter_info, self.type_descriptor.annotation,
+                                                convert, self.type_descriptor)
+        return original(self)
+
+    get_runtime_param.lean = True  # type: ignore[attr-defined]
+    core._TyperParameter.get_runtime_param = get_runtime_param
+
+
 def new_app(help_text: str, prog: str = "dunscaith") -> typer.Typer:
     import typer
     import typer.core
 
     _clean_metavars(typer.core)
+    _lean_coercion(typer.core)
 
     # rich_markup_mode=None keeps usage errors to plain click lines and keeps rich off the import path.
     app = typer.Typer(

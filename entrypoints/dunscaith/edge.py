@@ -43,8 +43,8 @@ PROG = "dunscaith"
 
 
 class CommandContext(Protocol):
-    """What a job command hands the functions here: typer's ``Context``, or the front door's plain
-    paths' own (``RootContext``), whose root holds the composition root (``obj``)."""
+    """What a job command hands the functions here: typer's ``Context``, or a root context made by hand
+    (``RootContext``), whose root holds the composition root (``obj``)."""
 
     def find_root(self) -> Any: ...
 
@@ -63,8 +63,8 @@ class Wired(Protocol):
 
 
 class RootContext:
-    """The front door's plain paths' own root context (``reads.py``, ``submits.py``): ``find_root().obj``
-    is the composition root they made, as typer's context holds the one a command made."""
+    """A root context made by hand over a composition root (a test's): ``find_root().obj`` is that root,
+    as typer's context holds the one a command made."""
 
     def __init__(self, root: Wired) -> None:
         self.obj = root
@@ -76,8 +76,8 @@ class RootContext:
 class At(NamedTuple):
     """What the shared helpers below are given by a command: its context (its composition root, for a
     forward and a followed record root) and the use cases they read, each a maker (made when first called).
-    A typer command receives it as a parameter defaulting to ``AT`` (``@injected``); the plain paths make
-    it from their root (``at_root``). It is a ``CommandContext`` too (``find_root``)."""
+    A typer command receives it as a parameter defaulting to ``AT`` (``@injected``); ``at_root`` makes it
+    from a root made by hand. It is a ``CommandContext`` too (``find_root``)."""
 
     ctx: CommandContext
     store_check: Callable[[], StoreCheck]
@@ -95,7 +95,7 @@ class At(NamedTuple):
 
 
 def at_root(ctx: CommandContext, makers: Any) -> At:
-    """``At`` over a composition root's use-case makers (``wiring.Root.use_cases``: the plain paths')."""
+    """``At`` over a composition root's use-case makers (``wiring.Root.use_cases``)."""
     return At(ctx, *(getattr(makers, name) for name in At._fields[1:]))
 
 
@@ -109,12 +109,32 @@ def container_of(ctx: CommandContext) -> Wired:
     (so help and argument errors never pay for it), and shut down when the command ends."""
     root = ctx.find_root()
     if root.obj is None:
-        from dunscaith.entrypoints.dunscaith.root.settings_cache import settings_tree
         from dunscaith.entrypoints.dunscaith.root.wiring import Root
 
-        root.obj = Root(settings_tree)  # the validated tree, remembered (validated again when anything changed)
+        root.obj = Root(command_settings)  # read when a part first needs them
         root.call_on_close(root.obj.shutdown_resources)
     return cast("Wired", root.obj)
+
+
+def command_settings() -> DunscaithSettings:
+    """The settings a command's parts are made from: the validated tree, remembered, read as plain data
+    without pydantic (``settings_cache.plain_settings``; validated now when anything changed). A store
+    other than SQLite is opened from the tree read back by the model itself (``settings_tree``), as is
+    what needs the model's own methods (``validated``)."""
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import plain_settings, settings_tree
+
+    found = plain_settings()
+    return found if found.records.backend == "sqlite" else settings_tree()
+
+
+def validated(current: DunscaithSettings) -> DunscaithSettings:
+    """``current`` as the pydantic model (``model_copy``, ``model_dump``): itself when it is one, else the
+    same tree read back by the model (``settings_cache.settings_tree``)."""
+    if hasattr(current, "model_dump"):
+        return current
+    from dunscaith.entrypoints.dunscaith.root.settings_cache import settings_tree
+
+    return settings_tree()
 
 
 # What a command is given: a parameter of a command ``injected`` wraps, keyword-only, defaulting to GIVEN,
@@ -362,7 +382,7 @@ def _forward(ctx: CommandContext, owner: Owner, job: str, words: Sequence[str]) 
 def forward_and_exit(section: HopSettings, host: str, binary: str, argv: Sequence[str], job: str) -> NoReturn:
     """Run ``argv`` (the user's own words, exactly as typed) on ``host``, the job's owning host, and exit
     as it did there."""
-    import typer  # the forward is a hop over SSH: typer's import is nothing beside it (reads.py catches it)
+    import typer  # the forward is a hop over SSH: typer's import is nothing beside it
 
     raise typer.Exit(routing.forward(section, host, binary, argv, job))
 
@@ -376,6 +396,7 @@ def _follow_root(ctx: CommandContext, pointer: Pointer) -> None:
     root = root_to_follow(pointer, records.root, records.backend)
     if root is None:
         return
+    current = validated(current)
     moved = current.model_copy(update={"records": records.model_copy(update={"root": root})})
     _use_settings(container_of(ctx), moved)
     say(f"job {pointer.job} is recorded in {root} on this host (its pointer says so), not in records.root "

@@ -9,12 +9,8 @@ Each path is the cheapest that can serve the command line:
 - ``remote run`` / ``remote exec``: the start of every local job (``remote_run``), no typer; a line it
   does not take as a plain run goes on to the app;
 - a plain job command for another host's job (``routing``): forwarded from here, without the CLI;
-- a plain ``status [JOB] [--json]`` or ``list [--json]`` (``reads``): the commands' own bodies over the
-  composition root (``wiring.Root``), no typer, no pydantic, no dependency-injector; any other line goes on;
-- a plain ``submit [--name NAME] [--json] [--parsable] [-f] -- COMMAND...`` (``submits``): submit's own
-  body over the composition root (``wiring.Root``), no typer, no pydantic, no dependency-injector; any other
-  line goes on;
-- anything else: the typer app.
+- anything else, every command line of this host's jobs included: the typer app, which parses it and
+  imports only that command's module (``lazy_commands``).
 
 Nothing imports this module back: a path that must run a whole dunscaith command again in this process
 (the forwarded side's in-process worker) is handed ``main`` as a function. Each path is imported only
@@ -67,17 +63,4 @@ def main() -> None:
             # a job command for another host's job forwards from here, without the CLI's start-up; any
             # other command (and this one, if it runs here) goes on to the app
             run_plain(PROG, argv, route)
-    if argv[:1] in (["status"], ["list"]) and not os.environ.get(FORWARDED_ENV):
-        # a plain status or list of this host's records: the commands' own bodies, without typer, pydantic
-        # or dependency-injector; any other line (help, another option, another root) goes on to the app
-        from dunscaith.entrypoints.dunscaith.reads import read, refusals
-
-        run_plain(PROG, argv, read, refusals)
-    if argv[:1] == ["submit"] and "--" in argv and not os.environ.get(FORWARDED_ENV):
-        # a plain submit -- COMMAND: submit's own body over a root built by hand, without typer, pydantic
-        # or dependency-injector; any other line (help, another option, a script) goes on to the app
-        from dunscaith.entrypoints.dunscaith.reads import refusals
-        from dunscaith.entrypoints.dunscaith.submits import submit
-
-        run_plain(PROG, argv, submit, refusals)
     launch(PROG, "dunscaith.entrypoints.dunscaith.app")

@@ -1,8 +1,7 @@
 """``dunscaith status`` and ``list``: what the records say, and whether a supervisor watches each job.
 
-The commands' bodies, without typer: the typer commands (``commands/status.py``) declare the arguments and
-call these, and so does the front door's plain read path (``reads.py``) for the lines it takes, with its
-own root (``wiring.Root``) in the context: one body, so the two paths cannot print differently.
+The commands' bodies: the typer commands (``commands/status.py``) declare the arguments and call these
+with the use cases they are given.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""``dunscaith submit``'s body, without typer: the typer command (``commands/submit.py``) declares the
-arguments and calls it, and so does the front door's plain submit (``submits.py``) for the lines it takes,
-with the composition root (``wiring.Root``) in the context: one body, so the two paths cannot differ in what
-they check, record, print or exit with."""
+"""``dunscaith submit``'s body: the typer command (``commands/submit.py``) declares the arguments and calls
+it with the use cases it is given."""
 
 from __future__ import annotations
 
@@ -54,7 +52,7 @@ if TYPE_CHECKING:
 
 class Submitting(NamedTuple):
     """The use cases ``submit``'s body is given (each a maker: ``@edge.injected`` hands the typer command
-    its use cases, the plain path its root's): recording a job or a sweep, the pointers' hosts for a
+    its use cases): recording a job or a sweep, the pointers' hosts for a
     refusal's hint, and the supervision that follows."""
 
     record_job: Callable[[], RecordJob]

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 class Supervising(NamedTuple):
     """The use cases a supervision from the command line is given (each a maker, as ``@edge.injected``
-    hands a command its use case; the plain paths hand their root's): one job's, a sweep's, a sweep's notice."""
+    hands a command its use case): one job's, a sweep's, a sweep's notice."""
 
     supervise_job: Callable[..., SuperviseJob]
     supervise_sweep: Callable[..., SuperviseSweep]

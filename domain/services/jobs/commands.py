@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.attempt_needs import needs_fields
@@ -27,11 +28,13 @@ from dunscaith.domain.model.jobs.record import JobRecord
 from dunscaith.domain.model.jobs.requests import FAILED, carried_out
 from dunscaith.domain.model.jobs.resources import Resources
 from dunscaith.domain.model.jobs.state import Action, JobState, decoded, fold, fold_events
-from dunscaith.domain.services.jobs.supervise import Supervisor
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import AppendWatch, JobLock, JobStore, LockBusy
+
+if TYPE_CHECKING:  # the supervisor a command acts with is made (and imported) only when one is needed
+    from dunscaith.domain.services.jobs.supervise import Supervisor
 
 _POLL = 0.25  # seconds between reads of the record while waiting for an answer
 

@@ -40,7 +40,7 @@ def _in_file(data: dict[str, Any], path: tuple[str, ...]) -> bool:
 @app.command("show")
 def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="one JSON object")) -> int:
     """Every setting in effect, with where it came from: default, the file, or a DUNSCAITH_ variable."""
-    effective = edge.settings(ctx).model_dump(mode="json")
+    effective = edge.validated(edge.settings(ctx)).model_dump(mode="json")
     path = config_file()
     try:
         data = tomllib.loads(path.read_text())

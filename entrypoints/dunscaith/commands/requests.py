@@ -28,24 +28,27 @@ from dunscaith.domain.model.jobs.state import Action, JobState, label
 from dunscaith.domain.model.jobs.summary import state_words
 from dunscaith.domain.model.shown import shown
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
-from dunscaith.domain.services.jobs.job_output import JobOutputs
-from dunscaith.domain.services.jobs.prune import Prune, PruneResult, Pruning
-from dunscaith.domain.services.jobs.status import JobStatus
-from dunscaith.domain.services.jobs.supervise import Supervisor
-from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
-from dunscaith.domain.services.jobs.sweep_members import Chosen, NotASweep
+from dunscaith.domain.services.jobs.sweep_members import NotASweep
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, render, supervision, sweep_supervision
+from dunscaith.entrypoints.dunscaith import edge, render
 from dunscaith.entrypoints.dunscaith.commands import resubmit_needs
 from dunscaith.entrypoints.dunscaith.edge import PROG
-from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import RecordDamaged, UnknownJob
 
+# Types only, and what one command alone runs (reconcile's supervision, prune's): a hold, a release or a
+# cancel imports neither the supervisor nor the pruning.
 if TYPE_CHECKING:
+    from dunscaith.domain.services.jobs.job_output import JobOutputs
     from dunscaith.domain.services.jobs.notify_sweep import NotifySweep
+    from dunscaith.domain.services.jobs.prune import Prune, PruneResult
+    from dunscaith.domain.services.jobs.status import JobStatus
     from dunscaith.domain.services.jobs.submit import RecordJob
+    from dunscaith.domain.services.jobs.supervise import Supervisor
     from dunscaith.domain.services.jobs.supervise_job import SuperviseJob
     from dunscaith.domain.services.jobs.supervise_sweep import SuperviseSweep
+    from dunscaith.domain.services.jobs.sweep_commands import Skipped, SweepAnswer, SweepCommands
+    from dunscaith.domain.services.jobs.sweep_members import Chosen
+    from dunscaith.ports.interrupts import Interrupts
 
 _HELP = {
     Action.HOLD: "Hold the job's object (not started yet) until `release`; no new object is released meanwhile.",
@@ -387,6 +390,8 @@ def reconcile(ctx: typer.Context, job: str = typer.Argument(..., metavar="JOB"),
     """Carry on what an exit 5 left outstanding (escalations to deliver, objects stopping), or supervise a
     job with no outcome yet: for at most supervise.wait (300 s unless set), then exit 5 with what is left;
     with a live supervisor, say so (it carries it on)."""
+    from dunscaith.entrypoints.dunscaith import supervision, sweep_supervision
+
     drain = edge.interrupts(at)
     cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
     try:
@@ -448,6 +453,8 @@ def prune(ctx: typer.Context, job: str | None = typer.Argument(None, metavar="JO
     """Let settled jobs go for good: their records are kept, their pointers removed, and sweeps stop any
     object of their names that has not started. The one JOB named, or every settled job older than
     --older-than."""
+    from dunscaith.domain.services.jobs.prune import Pruning
+
     if job is not None and older_than is not None:
         raise BadInput("give JOB or --older-than, not both")
     age = _age(older_than)

@@ -1,7 +1,7 @@
 """``dunscaith status / list / logs``: what the records say, and whether a supervisor watches each job.
 
 ``status`` and ``list`` are declared here (their arguments and help) and run by ``status_list.py``'s
-bodies, which the front door's plain read path (``reads.py``) runs too, without typer.
+bodies.
 """
 
 from __future__ import annotations
