@@ -1,8 +1,9 @@
-"""Issue 26: a plain ``status``/``list`` is served by the front door without typer (``reads.py``); what it
-prints, on stdout and stderr, and its exit code are the typer app's for the same line, word for word.
+"""Issue 26, then 37: a plain ``status``/``list`` run by the console script (the front door, then typer, which
+parses every line since issue 37: the hand parser ``reads.py`` is gone) prints, on stdout and stderr, and
+exits as the typer app run by itself for the same line, word for word.
 
-Each line runs twice: as the user runs it (the console script: the front door's read path) and through
-the app itself (``app.main``, what the front door hands every other line to). Only what the clock moves
+Each line runs twice: as the user runs it (the console script: its front door) and through the app itself
+(``app.main``). Only what the clock moves
 between the two runs is set aside: a table's AGE cells and the spaces that pad them, a running job's
 elapsed time, and when its scheduler was asked.
 """

@@ -1,9 +1,9 @@
-"""Issue 26: a plain ``submit -- COMMAND`` is run by the front door without typer (``submits.py``); what it
-prints, on stdout and stderr, and its exit code are the typer app's for the same line, word for word.
+"""Issue 26, then 37: a plain ``submit -- COMMAND`` run by the console script (the front door, then typer,
+which parses every line since issue 37: the hand parser ``submits.py`` is gone) prints, on stdout and
+stderr, and exits as the typer app run by itself for the same line, word for word.
 
-Each line runs twice, in two homes and record roots alike: as the user runs it (the console script: the
-front door's plain submit) and through the app itself (``app.main``, what the front door hands every
-other line to). Only what differs between any two runs is set aside: the homes' paths, times and
+Each line runs twice, in two homes and record roots alike: as the user runs it (the console script: its
+front door) and through the app itself (``app.main``). Only what differs between any two runs is set aside: the homes' paths, times and
 durations, the local scheduler's object ids, a default name's time and random suffix.
 """
 
