@@ -405,6 +405,40 @@ def end_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def collect_later() -> None:
+    """No garbage collection while a command's modules load: they define thousands of objects, none of them
+    garbage, and the collector's passes over them found nothing (10-15% of a short command's time). The
+    command's group callback turns it back on (``collect_again``) before the command parses its arguments."""
+    import gc
+
+    gc.disable()
+
+
+def collect_again() -> None:
+    """The collector back on (``collect_later``), with what is loaded so far set aside (``gc.freeze``: the
+    modules' objects, never garbage). A no-op where nothing turned it off (a test running the app)."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def end_at_once(ended: SystemExit) -> NoReturn:
+    """A command that ended (``run``'s ``sys.exit``) ends the process now (``end_now``), without the
+    interpreter's teardown of every module loaded (~20% of a short command's life); its records are synced
+    and its parts closed already (the root's resources close with the command's context). A thread still
+    running that is not a daemon keeps the interpreter's own ending, which waits for it."""
+    code = ended.code
+    threading = sys.modules.get("threading")
+    if threading is not None and any(t is not threading.main_thread() and not t.daemon and t.is_alive()
+                                     for t in threading.enumerate()):
+        raise ended
+    if code is None or (isinstance(code, int) and not isinstance(code, bool)):
+        end_now(code or 0)
+    raise ended
+
+
 def launch(prog: str, module: str) -> None:
     """A console script's start: catch Ctrl-C from the first import on, then run ``module.main()``.
 

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from dunscaith.entrypoints.cli_support import finish_help, home_missing, new_app, run, version_flag
+from dunscaith.entrypoints.cli_support import collect_again, finish_help, home_missing, new_app, run, version_flag
 from dunscaith.entrypoints.dunscaith import routing
 from dunscaith.entrypoints.dunscaith.commands import forwarding, remote
 from dunscaith.entrypoints.dunscaith.help_text import EPILOGS, EXAMPLES, EXIT_CODES
@@ -27,6 +27,7 @@ def _root(ctx: typer.Context, version: bool = version_flag("dunscaith")) -> None
     # The job container is built by the first command that uses it (edge.container_of), never for
     # `--help`, `remote` or forwarding's two commands: building it imports dependency-injector, pydantic
     # and every adapter, which a wrapped process or a forwarded request must not pay for.
+    collect_again()  # the command's module is loaded (lazy_commands): the collector on again (front_door)
     if ctx.invoked_subcommand != "remote":  # the front door checked it already; run in-process, it is here
         home_missing(routing.ARGV)
 

@@ -63,4 +63,10 @@ def main() -> None:
             # a job command for another host's job forwards from here, without the CLI's start-up; any
             # other command (and this one, if it runs here) goes on to the app
             run_plain(PROG, argv, route)
-    launch(PROG, "dunscaith.entrypoints.dunscaith.app")
+    from dunscaith.entrypoints.cli_support import collect_later, end_at_once
+
+    collect_later()  # the app's callback turns the collector back on, once the command's modules are loaded
+    try:
+        launch(PROG, "dunscaith.entrypoints.dunscaith.app")
+    except SystemExit as ended:  # every way the app ends (cli_support.run): its code, without the teardown
+        end_at_once(ended)

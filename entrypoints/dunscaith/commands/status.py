@@ -14,12 +14,11 @@ import typer
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.shown import escaped
-from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.entrypoints.cli_support import BadInput
 from dunscaith.entrypoints.dunscaith import edge, status_list, table
-from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: status --watch imports its module (commands/watch.py) when it runs
+    from dunscaith.domain.services.jobs.job_output import JobOutputs
     from dunscaith.domain.services.jobs.listing import JobListing
     from dunscaith.domain.services.jobs.status import JobStatus
     from dunscaith.domain.services.jobs.sweep_status import SweepStatus
@@ -44,6 +43,8 @@ def status(
 ) -> int:
     """What the record says about a job (every job without JOB), and whether a supervisor watches it."""
     if watch:  # the live view, not a snapshot: commands/watch.py
+        from dunscaith.entrypoints.dunscaith.commands.watch import watch_status
+
         if state is not None:
             raise BadInput("--watch follows one job: it does not go with --state")
         return watch_status(at, watch_job, job, as_json)
