@@ -82,7 +82,7 @@ def _lean_coercion(core: Any) -> None:
         pass
 
     @dataclass(frozen=True)
-    class LeanParam(_coercion.RuntimeParam):  # type: ignore[misc]
+    class LeanParam(_coercion.RuntimeParam):
         convert: Callable[[Any], Any]
         descriptor: Any
 

@@ -47,7 +47,7 @@ DEFAULT_LINES = 54  # when the output is no terminal: 50 jobs
 
 class Reads(NamedTuple):
     """The use cases status and list are given (each a maker: made when first called), by the typer
-    commands (``@edge.injected``) or by the plain read path's root."""
+    commands (``@edge.injected``)."""
 
     status: Callable[[], JobStatus]
     sweep_status: Callable[[], SweepStatus]

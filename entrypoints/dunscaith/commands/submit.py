@@ -10,7 +10,7 @@ from typer.core import TyperCommand
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.entrypoints.cli_support import BadInput
-from dunscaith.entrypoints.dunscaith import edge, submit_job, supervision, sweep_supervision
+from dunscaith.entrypoints.dunscaith import edge, submit_job, supervision
 from dunscaith.entrypoints.path_args import path_arg
 
 if TYPE_CHECKING:
@@ -197,6 +197,8 @@ def supervise(ctx: typer.Context, job: str | None = typer.Argument(None, metavar
     """Reattach a supervisor to a job, a sweep or (--all) every Unattended job (never one another holds).
 
     A sweep's elements that another live supervisor holds are listed, never taken."""
+    from dunscaith.entrypoints.dunscaith import sweep_supervision  # supervise's alone
+
     if every == (job is not None):
         raise BadInput("give a JOB or SWEEP, or --all")
     cases = supervision.Supervising(supervise_job, supervise_sweep, notify_sweep)
