@@ -21,7 +21,10 @@ HEAVY = ("domain", "adapters", "dependency_injector", "pydantic", "pydantic_sett
 
 
 def _imported(script: str, *argv: str) -> list[str]:
-    probe = (f"import sys; sys.argv = [{script!r}, *{list(argv)!r}]\n"
+    probe = (f"import os, sys; sys.argv = [{script!r}, *{list(argv)!r}]\n"
+             "def _exit(code):\n"  # a command ends at once (cli_support.end_at_once): here, so the probe can look
+             "    raise SystemExit(code)\n"
+             "os._exit = _exit\n"
              f"from dunscaith.entrypoints.{script}.front_door import main\n"
              "try:\n"
              "    main()\n"
