@@ -3,9 +3,8 @@ parses every line since issue 37: the hand parser ``reads.py`` is gone) prints, 
 exits as the typer app run by itself for the same line, word for word.
 
 Each line runs twice: as the user runs it (the console script: its front door) and through the app itself
-(``app.main``). Only what the clock moves
-between the two runs is set aside: a table's AGE cells and the spaces that pad them, a running job's
-elapsed time, and when its scheduler was asked.
+(``app.main``). Only what the clock moves between the two runs is set aside: a table's AGE cells and the
+spaces that pad them, a running job's elapsed time, and when its scheduler was asked.
 """
 
 from __future__ import annotations

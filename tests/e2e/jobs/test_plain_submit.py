@@ -3,8 +3,9 @@ which parses every line since issue 37: the hand parser ``submits.py`` is gone) 
 stderr, and exits as the typer app run by itself for the same line, word for word.
 
 Each line runs twice, in two homes and record roots alike: as the user runs it (the console script: its
-front door) and through the app itself (``app.main``). Only what differs between any two runs is set aside: the homes' paths, times and
-durations, the local scheduler's object ids, a default name's time and random suffix.
+front door) and through the app itself (``app.main``). Only what differs between any two runs is set
+aside: the homes' paths, times and durations, the local scheduler's object ids, a default name's time and
+random suffix.
 """
 
 from __future__ import annotations
