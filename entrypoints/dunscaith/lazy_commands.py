@@ -29,7 +29,7 @@ LAZY: dict[str, tuple[str, str]] = {
         "This host's jobs as a table, newest first, a screenful at a time (pruned ones only with --all)."),
     'watch': ('dunscaith.entrypoints.dunscaith.commands.watch',
         'Follow a job supervised elsewhere (another terminal or login node, or nobody), read-only, to its end.'),
-    'logs': ('dunscaith.entrypoints.dunscaith.commands.status',
+    'logs': ('dunscaith.entrypoints.dunscaith.commands.logs',
         "Print a job's stdout (or --stderr), from the path its scheduler gave (local or Slurm)."),
     'events': ('dunscaith.entrypoints.dunscaith.commands.events',
         "The job's record as a timeline: each decision and scheduler answer, when, and who acted, by attempt."),
