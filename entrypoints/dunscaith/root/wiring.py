@@ -303,7 +303,7 @@ def probe_kinds(settings: DunscaithSettings, clock: Clock, crash: CrashPoints) -
     def probe(kind: str, *, cluster: str) -> ClusterProbe:
         opening = Opening(
             cluster,
-            lambda: settings.cluster(cluster),
+            lambda: _table(settings, cluster),
             scheduler_state_root(settings),
             lambda: clock,
             lambda: crash,
