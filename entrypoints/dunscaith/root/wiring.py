@@ -229,7 +229,7 @@ class ClusterSchedulers:
 
 def _table(settings: Settings, cluster: str) -> ClusterSettings:
     """A cluster's table, for a kind that reads its own keys: the validated model, which a kind's package may
-    ask for more than its values; on the front door's plain paths (the tree read as plain data, settings_view.py)
+    ask for more than its values; where the settings are the tree read as plain data (settings_view.py)
     it is read from ``load_settings`` itself, validated as on every path."""
     from dunscaith.entrypoints.dunscaith.root.settings_view import Section
 
