@@ -72,8 +72,13 @@ def _lean_coercion(core: Any) -> None:
     import re
     from dataclasses import dataclass
 
-    from typer import _coercion
+    try:  # typer's own internals (pyproject keeps typer below 0.30): where they differ, typer converts everything
+        from typer import _coercion
 
+        core._TyperParameter.get_runtime_param  # noqa: B018 (only whether it is there)
+        _coercion.RuntimeParam  # noqa: B018
+    except (ImportError, AttributeError):
+        return
     if getattr(core._TyperParameter.get_runtime_param, "lean", False):
         return
     digits = re.compile(r"-?[0-9]{1,18}")
