@@ -42,6 +42,12 @@ def _one_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def _cancel(cli: Cli, job: str, url: str) -> None:
+    """The job ran on, Unattended, as it should: cancelled at the end, so that no test's job outlives it."""
+    done = cli.run("cancel", job, env=_env(url))
+    assert done.returncode == 0, done.stderr
+
+
 @contextmanager
 def _tables_locked(server: PostgresTestServer, database: str) -> Iterator[None]:
     with psycopg.connect(server.url(database)) as other:
@@ -74,6 +80,7 @@ def test_a_stopped_server_stops_the_supervisor_with_exit_4_and_commands_end_in_o
         with PostgresStore.open(PostgresTarget.from_settings(url)) as store:
             kinds = [line.kind for line in store.read("pg-frozen").events]  # type: ignore[arg-type]
         assert kinds.count("submitting") == 1 and kinds.count("released") == 1
+        _cancel(cli, "pg-frozen", url)
 
 
 def test_tables_held_by_another_session_stop_the_supervisor_with_exit_4_and_commands_end_in_one_line(
@@ -98,3 +105,4 @@ def test_tables_held_by_another_session_stop_the_supervisor_with_exit_4_and_comm
             supervisor.kill()
     seen = cli.run("status", "pg-locked", env=_env(url))
     assert seen.returncode == 0 and "Unattended" in seen.stdout + seen.stderr, seen.stderr
+    _cancel(cli, "pg-locked", url)
