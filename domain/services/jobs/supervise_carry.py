@@ -96,12 +96,17 @@ class Carrying:
         polls back off) without running it, and says the seconds to the next query; None when the loop must
         be stepped. Nothing is sent, written or beaten here: the caller beats the lock itself (``beats_until``).
 
-        Also stepped: a record appended to (until the caller found it did not grow), an object its watch saw
-        change, a watch of appends that is not live (the record is then read every step), an incomplete
-        answer, and one asked before this loop's last action (``sv.stale``)."""
+        Also stepped: an object its watch saw change, a watch of appends that is not live (the record is then
+        read every step), an incomplete answer, and one asked before this loop's last action (``sv.stale``).
+
+        An append told of is not a reason here: the caller was told of it too (``on_wake``), and its next
+        pass, which the wake starts at once, asks the store whether this record grew and steps the loop if
+        it did (``SuperviseSweep._woken``). On SQLite every commit wakes every watch: stepping for the wake
+        would make one element's commit in the middle of a pass step (and read the record of) every element
+        carried after it in that pass, 500 for nothing."""
         quiet = self.quiet
         watches = self._watches
-        if quiet is None or quiet[0] is not loop.state or watches.appended or watches.changed or loop.ask_now:
+        if quiet is None or quiet[0] is not loop.state or watches.changed or loop.ask_now:
             return None
         due = self._next_at
         if now < due:

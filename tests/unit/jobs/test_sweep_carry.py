@@ -192,6 +192,28 @@ def test_an_elements_own_commits_and_its_neighbours_wake_no_read_of_a_record_tha
     assert store.seq_questions > 0
 
 
+def test_an_elements_commits_in_the_middle_of_a_pass_step_no_element_carried_after_it() -> None:
+    # Every commit wakes every element's watch here (SQLite). exp-7's object ends; the round that shows it
+    # steps exp-7, whose commits wake all the others in the middle of the pass. Those carried after it in
+    # that pass are carried still, and the next pass asks the store whether their records grew: none is read.
+    r, store = _running(30, wake_all=True)
+    start = r.clock.monotonic()
+    assert isinstance(r.scheduler, CountingRunning)
+    marks: list[Counter[str]] = []
+
+    def finish() -> None:
+        marks.append(Counter(store.reads))
+        r.scheduler.finish(_object(r, "exp-7"), exit_code=0)
+
+    done = r.use_case(SWEEP, At(r.clock, start + 200.0, {start + 100.0: finish,
+                                                          start + 190.0: lambda: marks.append(Counter(store.reads))}),
+                      fresh=True)
+    assert {str(e.job): e.outcome for e in done.elements}["exp-7"] == "succeeded"
+    read = marks[1]
+    read.subtract(marks[0])
+    assert +read == Counter({"exp-7": +read["exp-7"]}), +read
+
+
 class LostReply(CountingRunning):
     """A create of ``name`` whose reply never comes, and which made nothing: the attempt is unknown, looked
     for by name and nonce at every query until supervise.absence (5 s here), then a new attempt is made."""
