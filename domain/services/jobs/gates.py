@@ -144,6 +144,10 @@ class Gates:
             open_.update(m.job for m in group.members if m.outcome is None and m.job not in asked)
         return GateReading(gates(_ordered(groups)), frozenset(open_))
 
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        """How far each job's record goes (``JobStore.last_seqs``): a record that did not grow did not change."""
+        return self._store.last_seqs(jobs)
+
     def waits(self, members: Sequence[JobSummary]) -> bool:
         """Whether any member not started waits for something (its group's first event says so)."""
         for group_members in _by_group(m for m in members if m.attempts == 0 and m.outcome is None).values():

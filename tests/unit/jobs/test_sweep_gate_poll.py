@@ -8,20 +8,33 @@ none is blocked, only this loop's own moves can open a gate: the poll backs off 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
+from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.services.jobs.gates import GateReading, Gates
 from dunscaith.domain.services.jobs.sweep_gate import GATE_POLL, GATE_POLL_MAX, GATE_POLL_OURS, HeldBack
+from dunscaith.ports.job_store import JobStore, StoreError
 from tests.unit.jobs.test_supervise_pipeline import _pipeline
 
 
 class CountingGates(Gates):
     asked = 0
+    seqs_fail = False
+
+    def __init__(self, store: JobStore) -> None:
+        super().__init__(store)
+        self.store = store
 
     def read(self, members: Sequence[JobSummary]) -> GateReading:
         self.asked += 1
         return super().read(members)
+
+    def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
+        if self.seqs_fail:
+            raise StoreError("the store is gone")
+        return super().last_seqs(jobs)
 
 
 def _held() -> tuple[HeldBack, CountingGates]:
@@ -72,7 +85,32 @@ def _hour(gate: HeldBack, ours: set[JobId]) -> float:
 def test_while_this_loop_supervises_everything_they_wait_for_the_poll_is_rare() -> None:
     gate, gates = _held()
     assert _hour(gate, TRAIN | {JobId("study.reduce"), JobId("study.plot")}) == GATE_POLL_OURS
-    assert gates.asked <= 16, gates.asked  # 1, 2, 4 ... 512 s, then every 10 minutes
+    # 1, 2, 4 ... 512 s, then every 10 minutes: each poll asks only whether the held jobs' records grew
+    assert gates.asked == 1, gates.asked
+
+
+def test_a_held_jobs_record_that_grew_while_only_this_loop_could_open_its_gate_is_read_in_full() -> None:
+    # A cancel of study.reduce from another terminal is in its record: the next poll reads what it waits for
+    gate, gates = _held()
+    ours = TRAIN | {JobId("study.reduce"), JobId("study.plot")}
+    gate.release(0.0, moved=0, stopping=False, ours=lambda: ours)
+    gate.release(gate.next_at(), moved=0, stopping=False, ours=lambda: ours)
+    assert gates.asked == 1
+    kind, data = ev.encode(ev.Requested("r-1", "cancel"))
+    gates.store.append(JobId("study.reduce"), datetime(2026, 1, 1, tzinfo=UTC), kind, data)
+    gate.release(gate.next_at(), moved=0, stopping=False, ours=lambda: ours)
+    assert gates.asked == 2
+    gate.release(gate.next_at(), moved=0, stopping=False, ours=lambda: ours)
+    assert gates.asked == 2  # and not again while it does not grow
+
+
+def test_a_store_that_cannot_say_how_far_the_held_records_go_makes_each_poll_read_in_full() -> None:
+    gate, gates = _held()
+    ours = TRAIN | {JobId("study.reduce"), JobId("study.plot")}
+    gates.seqs_fail = True
+    for _ in range(4):
+        gate.release(gate.next_at(), moved=0, stopping=False, ours=lambda: ours)
+    assert gates.asked == 4
 
 
 def test_a_job_they_wait_for_that_another_process_supervises_keeps_the_minute_poll() -> None:
