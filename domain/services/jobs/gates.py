@@ -13,8 +13,8 @@ says they are steps of ``NAME``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from dunscaith.domain.model.jobs.dependencies import (
     Blocked,
@@ -103,6 +103,8 @@ class GateReading:
 
     answers: dict[JobId, Readiness]
     open: frozenset[JobId]
+    groups: Mapping[JobId, Group] = field(default_factory=dict)  # what the answers were worked out from
+    asked: frozenset[JobId] = frozenset()  # the jobs asked about
 
 
 class Gates:
@@ -135,14 +137,16 @@ class Gates:
         for name, group_members in _by_group(members).items():
             known[name] = Group(name, tuple(group_members), self._spec_of(group_members))
         wanted = [d.on for group in known.values() for d in group.dependencies]
-        groups = self._groups(wanted, known)
-        asked = {m.job for m in members}
-        open_: set[JobId] = set()
-        for name, group in groups.items():
-            if not group.members:
-                open_.add(name)  # not recorded (yet): whoever records it is not this reader
-            open_.update(m.job for m in group.members if m.outcome is None and m.job not in asked)
-        return GateReading(gates(_ordered(groups)), frozenset(open_))
+        return _reading(self._groups(wanted, known), frozenset(m.job for m in members))
+
+    def again(self, reading: GateReading, moved: Collection[JobId]) -> GateReading:
+        """``reading`` worked out again with the ``moved`` jobs' summaries read now, and nothing else: what the
+        answers are if only those jobs changed. One summary read a moved job, not every group's summaries."""
+        fresh = {job: self._store.summary(job) for job in moved}
+        groups = {name: replace(group, members=tuple(fresh.get(m.job, m) for m in group.members))
+                  if any(m.job in fresh for m in group.members) else group
+                  for name, group in reading.groups.items()}
+        return _reading(groups, reading.asked)
 
     def last_seqs(self, jobs: Sequence[JobId]) -> dict[JobId, int]:
         """How far each job's record goes (``JobStore.last_seqs``): a record that did not grow did not change."""
@@ -223,6 +227,16 @@ class Gates:
         elements = by_index([s for s in self._store.summaries(SummaryQuery(include_pruned=True, sweep=name))
                              if s.sweep == name])
         return Group(name, tuple(elements), self._spec_of(elements) if elements else None)
+
+
+def _reading(groups: Mapping[JobId, Group], asked: frozenset[JobId]) -> GateReading:
+    """The rule's answers from ``groups``, and the jobs in them with no outcome yet that were not ``asked``."""
+    open_: set[JobId] = set()
+    for name, group in groups.items():
+        if not group.members:
+            open_.add(name)  # not recorded (yet): whoever records it is not this reader
+        open_.update(m.job for m in group.members if m.outcome is None and m.job not in asked)
+    return GateReading(gates(_ordered(groups)), frozenset(open_), groups, asked)
 
 
 def _by_group(members: Iterable[JobSummary]) -> dict[JobId, list[JobSummary]]:

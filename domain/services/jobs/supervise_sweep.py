@@ -259,7 +259,8 @@ class SuperviseSweep:
                     fresh: bool) -> None:
         """The held jobs whose gate opened, put in the line to start: a whole sweep's fresh elements sent as
         one array where its scheduler makes them, the others started one by one as any waiting job."""
-        moved = len(ends) + sum(1 for e in active.values() if e.loop is not None and e.loop.state.outcome is not None)
+        moved = frozenset({*(e.job for e in ends), *(job for job, e in active.items()
+                                                      if e.loop is not None and e.loop.state.outcome is not None)})
         blocked_before = set(gate.blocked)
         opened = gate.release(self._clock.monotonic(), moved, stopping=stopping,
                               ours=lambda: {*active, *(m.job for m in waiting), *gate.held})

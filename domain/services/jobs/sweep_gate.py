@@ -7,8 +7,9 @@ again (reading records only, ``Gates.answers``) when something it may read chang
 reached an outcome or ended its supervision, or, for what another process supervises, at a poll that starts
 at ``GATE_POLL`` seconds and doubles each time nothing moved, up to ``GATE_POLL_MAX`` (a 500-element sweep's
 summaries read each second cost its pipeline's supervisor 47 s of CPU an hour), or up to ``GATE_POLL_OURS``
-while everything they wait for that can still change is supervised by this loop (such a poll asks the store
-only whether the held jobs' records grew, and reads the rest only when one did). A job the rule blocks stays
+while everything they wait for that can still change is supervised by this loop (then a poll asks the store
+only whether the held jobs' records grew, and a move of this loop reads only the summaries of the jobs that
+moved: ``HeldBack._unchanged``). A job the rule blocks stays
 held (a ``resubmit --failed`` of what blocked it, from another terminal, makes it wait again); the supervision
 ends when nothing it holds can still start.
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from dunscaith.domain.model.jobs.dependencies import BLOCKED, WAITING, Blocked, Ready
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.summary import JobSummary
-from dunscaith.domain.services.jobs.gates import Gates
-from dunscaith.ports.job_store import StoreError
+from dunscaith.domain.services.jobs.gates import GateReading, Gates
+from dunscaith.ports.job_store import StoreError, UnknownJob
 
 GATE_POLL = 1.0  # seconds to the first reading again of what held jobs wait for, once nothing of this loop moves
 GATE_POLL_MAX = 60.0  # ... then twice as long each time nothing moved, up to this: a waiting step costs ~nothing
@@ -39,9 +40,10 @@ class HeldBack:
     held: dict[JobId, JobSummary] = field(default_factory=dict)  # not created: its gate is not open
     blocked: dict[JobId, Blocked] = field(default_factory=dict)  # of those, the ones the rule blocks, and why
     due: float = 0.0  # monotonic: when the rule is asked again with nothing moved
-    _moved: int = -1  # the count of outcomes and ends last seen: a change asks the rule at once
+    _moved: frozenset[JobId] | None = None  # the jobs with outcomes or ends last seen: a change asks the rule
     _quiet: int = 0  # readings in a row with nothing moved: the poll backs off
-    # the held jobs' last seqs as the last reading began, kept while only this loop's moves can open a gate
+    # While only this loop's moves can open a gate: the last reading, and the held jobs' last seqs as it began
+    _last: GateReading | None = None
     _seqs: dict[JobId, int] | None = None
 
     def hold(self, waiting: Iterable[JobSummary]) -> set[JobId]:
@@ -60,20 +62,17 @@ class HeldBack:
                 self.blocked[member.job] = answer
         return set(self.held)
 
-    def release(self, now: float, moved: int, *, stopping: bool,
+    def release(self, now: float, moved: frozenset[JobId], *, stopping: bool,
                 ours: Callable[[], Collection[JobId]] = frozenset) -> list[JobSummary]:
         """The held jobs whose gate opened, in the order they were held (a job the rule no longer answers
         for, started or ended by someone else meanwhile, is let go too: its own supervision says what it
-        is). Asked only when ``moved`` (outcomes reached and supervisions ended so far) changed, or the
-        poll is due. ``ours``: the jobs this loop supervises (asked only after a reading)."""
+        is). Asked only when ``moved`` (the jobs of this loop with an outcome or an ended supervision so far)
+        changed, or the poll is due. ``ours``: the jobs this loop supervises (asked only after a reading)."""
         if not self.held or stopping or (moved == self._moved and now < self.due):
             return []
         self._quiet = 0 if moved != self._moved else self._quiet + 1
-        if moved == self._moved and self._seqs is not None and self._seqs_now() == self._seqs:
-            # A poll while every job they wait for that can still change is this loop's: only its moves (which
-            # read at once) can open a gate, and what else could change the answers (a held job cancelled from
-            # another terminal) is in the held jobs' records, which did not grow. One question to the store,
-            # not the summaries of all they wait for (a 500-element sweep's: ~15 ms).
+        if self._unchanged(moved, ours):
+            self._moved = moved
             self.due = now + self._backoff(GATE_POLL_OURS)
             return []
         self._moved = moved
@@ -91,9 +90,32 @@ class HeldBack:
             else:
                 self.blocked.pop(job, None)
         only_ours = self._only_ours(reading.open, ours)
-        self._seqs = seqs if only_ours else None
+        self._last, self._seqs = (reading, seqs) if only_ours else (None, None)
         self.due = now + self._backoff(GATE_POLL_OURS if only_ours else GATE_POLL_MAX)
         return opened
+
+    def _unchanged(self, moved: frozenset[JobId], ours: Callable[[], Collection[JobId]]) -> bool:
+        """Whether the last reading still answers, without reading what the held jobs wait for again. Only
+        while every job they wait for that can still change is this loop's: then nothing but its moves can
+        open a gate, and what else could change the answers (a held job cancelled from another terminal) is
+        in the held jobs' records, which must not have grown. A poll then asks only that of the store; a move
+        reads the summaries of the jobs that moved, and the rule worked out again from them must answer as
+        before (and leave only this loop's jobs open). A 500-element sweep's summaries cost ~15 ms to read:
+        every element's end read them all, as did every poll."""
+        last = self._last
+        if last is None or self._seqs is None or self._seqs_now() != self._seqs:
+            return False
+        if moved == self._moved:
+            return True
+        try:
+            again = self.gates.again(last, moved ^ (self._moved or frozenset()))
+        except (StoreError, UnknownJob):
+            return False  # read in full: it says what is wrong
+        if any(again.answers.get(job) != last.answers.get(job) for job in self.held) or not self._only_ours(
+                again.open, ours):
+            return False
+        self._last = again
+        return True
 
     def _only_ours(self, open_: frozenset[JobId], ours: Callable[[], Collection[JobId]]) -> bool:
         """Whether only this loop can change what the held jobs wait for: none is blocked, and every job they
