@@ -459,6 +459,37 @@ def test_the_elements_of_a_sweep_whose_lock_is_held_are_not_unattended(backend: 
     assert sorted(n.job for n in watcher.unattended_names()) == sorted(every)
 
 
+
+def test_many_jobs_asked_at_once_read_as_each_asked_alone(backend: Backend) -> None:
+    # A store may answer many jobs at once otherwise than one at a time (SQLite lists its locks folder
+    # once, from a few dozen, and probes only the lock files in it): the answers are the same. Jobs never
+    # locked, one held now, one locked before with a beat left, a sweep's elements under its held lock.
+    from dunscaith.domain.model.jobs import events as ev
+    from dunscaith.domain.model.jobs.spec import JobSpec
+    from dunscaith.domain.model.jobs.sweeps import SweepMember
+
+    holder, watcher = backend.open(), backend.open()
+    alone = [JobId(f"many-{i}") for i in range(40)]
+    for job in alone:
+        holder.create(job, T0, *ev.encode(ev.JobRecorded.of(JobSpec(job, "local", "local", ("true",)),
+                                                            holder.identity())))
+    sweep = JobId("many-sweep")
+    elements = [JobId(f"many-sweep-{i}") for i in range(40)]
+    for i, job in enumerate(elements):
+        spec = JobSpec(job, "local", "local", ("true",), member=SweepMember(sweep, i))
+        holder.create(job, T0, *ev.encode(ev.JobRecorded.of(spec, holder.identity())))
+    with holder.lock(alone[3]) as beaten:
+        beaten.beat(T0)
+    every = [*alone, *elements]
+    with holder.lock(alone[7]), holder.lock(sweep):
+        healths = watcher.healths(every)
+        assert healths == {job: watcher.health(job) for job in every}
+        assert healths[alone[7]].held and not healths[alone[3]].held and healths[alone[3]].last_loop == T0
+        named = watcher.unattended_names()
+        assert [n.job for n in named] == [job for job in alone if job != alone[7]]
+        assert named == [(s.job, s.state, s.sweep) for s in watcher.unattended()]
+    assert [n.job for n in watcher.unattended_names()] == every
+
 def test_the_lock_is_released_when_the_block_raises(store: JobStore) -> None:
     with pytest.raises(RuntimeError), store.lock(JOB):
         raise RuntimeError("boom")

@@ -115,6 +115,16 @@ _SQL_SUMMARY_WITH_ID = _SQL_SUMMARY.replace("SELECT j.name", "SELECT s.job_id, j
 _SQL_SUMMARY_SEQ = "SELECT seq FROM summaries WHERE job_id = ?"
 _SQL_SUMMARY_OF_ID = f"{_SQL_SUMMARY} WHERE s.job_id = ?"
 _SQL_JOBS_NEWEST_FIRST = "SELECT id, name FROM jobs WHERE id < ? ORDER BY id DESC"
+# what the Unattended notice names of each job not settled: its name, state and sweep, no whole summary
+_SQL_UNSETTLED_NAMES = ("SELECT j.name, s.state, s.sweep FROM summaries s JOIN jobs j ON j.id = s.job_id "
+                        "WHERE s.settled = 0 AND s.problem IS NULL ORDER BY s.job_id")
+# From this many jobs asked at once, the locks folder is listed once and only the lock files in it are
+# probed: a job never supervised has none (the notice of a 1,000-element sweep nobody supervised is 1,000
+# failed opens otherwise); below it, each lock file is probed, whatever the folder holds.
+_LIST_LOCKS_FROM = 32
+
+
+_NEVER_LOCKED = LoopHealth(held=False, last_loop=None, next_loop=None)  # a job whose lock file was never made
 
 
 class SqliteStore:
@@ -450,10 +460,26 @@ class SqliteStore:
         return carry_of(job, events).summary()
 
     def unattended(self) -> list[JobSummary]:
-        return unattended_among(self.unsettled(), lambda name: self.health(name).held)  # each lock's own probe
+        unsettled = self.unsettled()
+        present = self._lock_files(len(unsettled))  # each lock's own probe (those in the folder, for many)
+        return unattended_among(unsettled, lambda name: self._held(name, present))
 
     def unattended_names(self) -> list[UnattendedJob]:
-        return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]
+        """The narrow query (name, state, sweep) and the locks probed as ``healths`` probes them; a summaries
+        table that does not read whole is read as ``unattended`` reads it, job by job."""
+        with self._errors(), self._reading() as conn:
+            try:
+                rows = conn.execute(_SQL_UNSETTLED_NAMES).fetchall()
+                unsettled = [UnattendedJob(JobId(name), state, JobId(sweep) if sweep is not None else None)
+                             for name, state, sweep in rows]
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                if isinstance(exc, sqlite3.DatabaseError) and not _is_damage(exc):
+                    raise
+                unsettled = None
+        if unsettled is None:
+            return [UnattendedJob(s.job, s.state, s.sweep) for s in self.unattended()]
+        present = self._lock_files(len(unsettled))
+        return unattended_among(unsettled, lambda name: self._held(name, present))
 
     def rebuild_summaries(self) -> int:
         """Every summary folded again from its record's events, in one transaction; how many."""
@@ -530,7 +556,29 @@ class SqliteStore:
         return LoopHealth(held=held, last_loop=last, next_loop=next_at)
 
     def healths(self, jobs: Sequence[JobId]) -> dict[JobId, LoopHealth]:
-        return {job: self.health(job) for job in jobs}  # each a probe of its own lock file: no round trip to save
+        # each a probe of its own lock file, and only of those in the folder when many are asked
+        present = self._lock_files(len(jobs))
+        return {job: self.health(job) if present is None or lock_file_name(job) in present else _NEVER_LOCKED
+                for job in jobs}
+
+    def _lock_files(self, asked: int) -> frozenset[str] | None:
+        """The locks folder's file names, for ``asked`` jobs probed at once: a job whose lock file is not
+        there has never been locked (not held, no beat: what its probe would say). None: probe each."""
+        if asked < _LIST_LOCKS_FROM:
+            return None
+        try:
+            return frozenset(os.listdir(self._locks))
+        except OSError:
+            return None  # display only: each lock file is probed then, as for a few
+
+    def _held(self, job: JobId, present: frozenset[str] | None) -> bool:
+        name = lock_file_name(job)
+        if present is not None and name not in present:
+            return False
+        try:
+            return is_held(self._locks / name)
+        except OSError:
+            return False  # display only: an unreadable lock file shows as not held
 
     def watch_appends(self, job: JobId, wake: Callable[[], None]) -> Subscription | None:
         return self._watches.subscribe(wake)  # any job's commit wakes it: see append_watch.py

@@ -13,15 +13,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol, TypeVar
 
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import SUPERVISED_REFRESH_POLLS, Pointer
 from dunscaith.domain.model.jobs.record import LoopHealth
 from dunscaith.domain.model.jobs.state import OutcomeKind
-from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweep_attendance import SweepAttendance
 
 FINAL_WORDS: frozenset[str] = frozenset(str(kind) for kind in OutcomeKind)
+
+
+class _Named(Protocol):
+    """A job not settled as a store lists it: a summary, or the notice's narrower ``UnattendedJob``."""
+
+    @property
+    def job(self) -> JobId: ...
+
+    @property
+    def sweep(self) -> JobId | None: ...
+
+
+N = TypeVar("N", bound=_Named)
 
 
 def pointer_settled(pointer: Pointer) -> bool:
@@ -37,11 +50,11 @@ def unattended_here(settled: bool, health: LoopHealth, sweep_held: bool = False)
     return not settled and not health.held and not sweep_held
 
 
-def unattended_among(unsettled: Iterable[JobSummary], held: Callable[[JobId], bool]) -> list[JobSummary]:
+def unattended_among(unsettled: Iterable[N], held: Callable[[JobId], bool]) -> list[N]:
     """The Unattended ones of jobs not settled, ``held`` telling whether a name's lock is held now: a
     sweep's asked once (and first: the elements of a live sweep supervisor's sweep cost no probe each)."""
     sweeps: dict[JobId, bool] = {}
-    found: list[JobSummary] = []
+    found: list[N] = []
     for summary in unsettled:
         sweep = summary.sweep
         if sweep is not None:
