@@ -19,6 +19,7 @@ when it is taken: that is what keeps ``remote run -- true`` and a forwarded ``st
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -53,6 +54,12 @@ def main() -> None:
         # every other command reads the configuration in the home folder, and may make its folders there:
         # a missing home is one line and exit 2, never made (the remote commands do not use it)
         run_plain(PROG, argv, home_missing)
+        # before the first dataclass is defined: their generated methods' code, compiled once and kept
+        # (root/dataclass_code.py: ~700 compilations, most of a command's import of the jobs domain)
+        from dunscaith.entrypoints.dunscaith.root import dataclass_code
+
+        dataclass_code.install()
+        atexit.register(dataclass_code.save)  # the paths that end by sys.exit; the app's below, before os._exit
     if argv[:1] == ["remote"] and argv[1:2] in (["run"], ["exec"]):
         launch(PROG, "dunscaith.entrypoints.dunscaith.remote_run")  # returns when the line is not a plain run
     elif argv[:1] and not os.environ.get(FORWARDED_ENV):
@@ -69,4 +76,6 @@ def main() -> None:
     try:
         launch(PROG, "dunscaith.entrypoints.dunscaith.app")
     except SystemExit as ended:  # every way the app ends (cli_support.run): its code, without the teardown
+        if argv[:1] != ["remote"]:
+            dataclass_code.save()
         end_at_once(ended)

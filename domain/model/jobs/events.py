@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
@@ -366,16 +366,32 @@ _BY_KIND: Mapping[str, type[Any]] = {
                 Absent, Cancelling, Escalated, Delivered, MovedToResidual, Requested, Answered, HeldByUser,
                 Requeueing, Requeued, ActionFailed, OutcomeReached, Settled, Pruned, NoticeDelivered)
 }
-# What each kind's data must hold, read off its dataclass: a field added to an event is decoded with it.
-_FIELDS: Mapping[str, FieldSpec] = {kind: dataclass_spec(cls) for kind, cls in _BY_KIND.items()}
-# Fields added to a kind after records were written with it: such a record reads with the default.
-_DEFAULTS: Mapping[str, Mapping[str, JsonValue]] = {
-    kind: {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
-           for f in fields(cls) if f.default is not MISSING}
-    for kind, cls in _BY_KIND.items()
-}
-# the kinds with a field that JSON carries as a list (a tuple in the event); the others are built as read
-_WITH_LISTS = frozenset(kind for kind, spec in _FIELDS.items() if any(list in types for types in spec.values()))
+
+
+class _Decoding(NamedTuple):
+    """What decoding one kind takes, read off its dataclass: a field added to an event is decoded with it."""
+
+    fields: FieldSpec  # what its data must hold
+    defaults: Mapping[str, JsonValue]  # fields added after records were written with it: read with the default
+    with_lists: bool  # a field JSON carries as a list (a tuple in the event); the others are built as read
+
+
+_DECODING: dict[str, _Decoding] = {}  # each kind's, made when a record first holds it (not at import: 4 ms)
+
+
+def _decoding(kind: str, cls: type[Any]) -> _Decoding:
+    found = _DECODING.get(kind)
+    if found is None:
+        spec = dataclass_spec(cls)
+        defaults = {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
+                    for f in fields(cls) if f.default is not MISSING}
+        found = _DECODING[kind] = _Decoding(spec, defaults, any(list in types for types in spec.values()))
+    return found
+
+
+def field_spec(kind: str) -> FieldSpec:
+    """What the data of an event of ``kind`` must hold (KeyError: no such kind)."""
+    return _decoding(kind, _BY_KIND[kind]).fields
 
 
 # Fields written only when set: a job of its own records none of them, so its first event stays what
@@ -409,12 +425,13 @@ def decode(kind: str, data: Mapping[str, JsonValue]) -> Event:
     cls = _BY_KIND.get(kind)
     if cls is None:
         raise EventUndecodable(f"unknown event kind {kind!r} (written by a newer dunscaith?)")
-    data = {**_DEFAULTS[kind], **data}
+    decoding = _decoding(kind, cls)
+    data = {**decoding.defaults, **data}
     try:
-        check_fields(data, _FIELDS[kind], f"event {kind}")
+        check_fields(data, decoding.fields, f"event {kind}")
     except DecodeError as exc:
         raise EventUndecodable(str(exc)) from None
-    if kind not in _WITH_LISTS:
+    if not decoding.with_lists:
         event: Event = cls(**data)
         return event
     values = {name: tuple(v) if isinstance(v, list) else v for name, v in data.items()}

@@ -51,7 +51,7 @@ def test_every_job_event_decodes_exactly_the_fields_of_its_dataclass() -> None:
     from dunscaith.domain.model.jobs import events as ev
 
     for kind, cls in ev._BY_KIND.items():
-        assert list(ev._FIELDS[kind]) == [f.name for f in fields(cls)], kind
+        assert list(ev.field_spec(kind)) == [f.name for f in fields(cls)], kind
 
 
 # --- bounded depth (issue 10: a site body nested 200,000 deep was a RecursionError, exit 3) ----------
