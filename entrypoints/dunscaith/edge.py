@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, TypeVar, cast
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dunscaith.domain.model.jobs.summary import UnattendedJob
     from dunscaith.domain.services.jobs.listing import JobListing
     from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
+    from dunscaith.domain.services.jobs.pipeline_status import PipelineStanding
     from dunscaith.domain.services.jobs.pointer_survey import PointerSurvey, PointerSurveys
     from dunscaith.domain.services.jobs.status import JobStatus
     from dunscaith.domain.services.jobs.store_check import StoreCheck
@@ -425,25 +426,27 @@ def root_to_follow(pointer: Pointer, records_root: Path, backend: str) -> Path |
     return root
 
 
-def notice_unattended(at: At, skip: str | None = None, survey: PointerSurvey | None = None) -> None:
+def notice_unattended(at: At, skip: str | None = None, survey: PointerSurvey | None = None,
+                      pipelines: Mapping[JobId, PipelineStanding] | None = None) -> None:
     """The Unattended notice every job command prints while a job has work and no supervisor: this
     store's records not settled (an index) and their locks, and other hosts' jobs from the index of
     pointers not settled, whose damaged pointers it reports. ``survey``: those pointers, when the
-    command read them already (and reported their damage)."""
+    command read them already (and reported their damage); ``pipelines``: the pipelines whose standing
+    it read already, by name (counted from it, not read again)."""
     try:
         # the records not settled, by index, and their locks (no store here: none, and none made)
         listed = at.listing().unattended() if store_exists(at) else []
         others = survey if survey is not None else pointer_surveys(at).unsettled()
         # a pipeline's jobs are one line, naming it, counted as status NAME counts them (none while its
         # supervisor lives: it holds back its waiting steps with no lock of theirs; never a blocked one)
-        of, pipelines = at.listing().pipelines_of(listed) if listed else ({}, {})
+        of, counts = at.listing().pipelines_of(listed, pipelines) if listed else ({}, {})
     except Exception:  # a notice never stops the command it rides on
         return
     listed = [u for u in listed if u.job not in of]
     # written at once: 10,000 Unattended jobs are one write, not 10,000
     told = [*_unattended_here(listed, skip), *_unattended_elsewhere(others, skip)]
     told += [f"pipeline {name}: {count} job{'s are' if count != 1 else ' is'} Unattended (no supervisor); "
-             f"reattach with: {PROG} supervise {name}" for name, count in pipelines.items() if count and name != skip]
+             f"reattach with: {PROG} supervise {name}" for name, count in counts.items() if count and name != skip]
     for name, problem in others.damaged if survey is None else ():
         if name != skip:
             told.append(damaged_pointer_line(problem))

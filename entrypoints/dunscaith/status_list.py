@@ -248,7 +248,7 @@ def _pipeline_status(at: At, pipeline: PipelineStanding, as_json: bool) -> int:
     waits for or what blocked it), and how it ended once it has. 1 when some job's outcome is not success
     or the pipeline ended without every step succeeding, as status of a sweep."""
     name = pipeline.name
-    edge.notice_unattended(at, skip=name)
+    edge.notice_unattended(at, skip=name, pipelines={name: pipeline})
     edge.sweep(at)
     ending = pipeline.ending
     failed = pipeline.failed or (ending is not None and ending.exit_code != ExitCode.SUCCEEDED)
@@ -342,7 +342,8 @@ def list_jobs(at: At, listing_of: Callable[[], JobListing], as_json: bool = Fals
         out.rest(_rest_json(page, survey, expired, residual))
         return 0
     _rest_lines(survey, expired, residual, expand)
-    edge.notice_unattended(at, survey=survey)  # a pipeline's Unattended jobs are one line, naming it
+    # a pipeline's Unattended jobs are one line, naming it, counted from its row when it has one
+    edge.notice_unattended(at, survey=survey, pipelines=page.pipelines)
     return 0
 
 
@@ -361,6 +362,7 @@ class _Page:
     unreadable: list[Unreadable] = field(default_factory=list)
     shown: list[JobId] = field(default_factory=list)
     more: int = 0
+    pipelines: dict[JobId, PipelineStanding] = field(default_factory=dict)  # the rows' (the notice counts them)
 
 
 def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _JsonJobs | None,
@@ -375,6 +377,7 @@ def _write_rows(listing: JobListing, query: SummaryQuery, page: _Page, out: _Jso
                     rows.sweep_row(v, now)
                 continue
             if isinstance(v, PipelineRow):
+                page.pipelines[v.view.name] = v.view
                 if rows is not None:
                     rows.pipeline_row(v, now)
                 continue

@@ -8,7 +8,7 @@ not settled (an index) and probes only their locks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -231,16 +231,23 @@ class JobListing:
         index) whose lock no one holds, asked of the store at once (one query on a server)."""
         return self._store.unattended_names()
 
-    def pipelines_of(self, jobs: list[UnattendedJob]) -> tuple[dict[JobId, JobId], dict[JobId, int]]:
+    def pipelines_of(self, jobs: list[UnattendedJob], known: Mapping[JobId, PipelineStanding] | None = None
+                     ) -> tuple[dict[JobId, JobId], dict[JobId, int]]:
         """Of ``jobs``, those that are a pipeline's (by job: the pipeline's name), and how many jobs of each
         such pipeline are Unattended as ``status NAME`` counts them: none while its own lock is held (its
         live supervisor holds back the steps that wait, with no lock of theirs), and never a blocked job
         (it will not run unless what blocked it runs again). Only a name ``NAME.STEP`` (or an element's) is
-        asked, once per NAME."""
+        asked, once per NAME. ``known``: pipelines whose standing the command read already (``list``'s
+        rows, ``status NAME``), by name: counted from it (``PipelineStanding.unattended``), not read again."""
         groups = {(job.sweep if job.sweep is not None else job.job): job for job in jobs
                   if candidate(job.job, job.sweep) is not None}
         of: dict[JobId, JobId] = {}
         counts: dict[JobId, int] = {}
+        for read, standing in (known or {}).items():
+            if any(candidate(job.job, job.sweep) == read for job in groups.values()):
+                of.update((member.job, standing.name) for member in standing.members)
+                counts[standing.name] = len(standing.unattended)
+        groups = {group: job for group, job in groups.items() if job.job not in of}
         if not groups:
             return of, counts
         from dunscaith.domain.services.jobs.pipeline_status import PipelineStatus

@@ -304,6 +304,31 @@ def test_cancel_of_a_blocked_step_settles_it(wired: Wired) -> None:
     assert "pipeline study: 0 of 3 steps succeeded; train failed, reduce failed, plot blocked" in wide
 
 
+@pytest.mark.parametrize("blocked", [False, True])
+def test_lists_notice_counts_a_pipeline_from_its_row_as_every_other_command_counts_it(
+    wired: Wired, blocked: bool
+) -> None:
+    # list (and status NAME) count a pipeline's Unattended jobs from the standing they read for its row;
+    # every other command reads it for the notice: the same line, blocked jobs never counted
+    container, _, _ = wired
+    assert invoke(container, "submit", "--name", "solo", "--", "true").return_value == 0
+    _record(container, failing=("study.train-1",) if blocked else ())
+    if blocked:  # one element failed, two never ran: reduce and plot are blocked, two elements Unattended
+        invoke(container, "supervise", "study.train-1")
+
+    def told(*words: str) -> list[str]:
+        return [line for line in invoke(container, *words).stderr.splitlines() if "Unattended" in line]
+
+    expected = told("status", "solo")
+    assert expected == [
+        f"dunscaith: pipeline study: {2 if blocked else 6} jobs are Unattended (no supervisor); reattach with: "
+        "dunscaith supervise study"
+    ]
+    assert told("list") == told("status") == told("list", "--expand") == expected
+    assert told("list", "--limit", "1") == expected  # its row shown
+    assert told("list", "--state", "succeeded") == expected  # no row of it: read for the notice
+
+
 def test_the_notice_names_a_pipeline_once_and_never_while_its_supervisor_lives(wired: Wired) -> None:
     container, _, _ = wired
     assert invoke(container, "submit", "--name", "solo", "--", "true").return_value == 0
