@@ -8,7 +8,8 @@ job's name under 0.1 s over ``python -c pass``. Each figure is paired with its b
 One local job is recorded first, in a throwaway HOME and record root, and has ended: hold, release and
 cancel of it are answered from its record (the command's own part: nothing is sent). Bytecode is written
 (PYTHONDONTWRITEBYTECODE unset) and each command runs once before the timing, as an installed dunscaith
-runs, so the settings are remembered and the page cache is warm.
+runs, so the settings are remembered, the dataclasses' generated code is kept (root/dataclass_code.py) and
+the page cache is warm.
 
     .venv/bin/python benchmarks/command_speed.py              # 7 rounds
     .venv/bin/python benchmarks/command_speed.py --runs 3

@@ -86,7 +86,7 @@ def test_kept_code_makes_the_classes_dataclasses_makes(cache_env: dict[str, str]
         assert point == made["Point"](1, 0, ("a",)) and hash(point) == hash(made["Point"](1, 0, ("a",)))
         assert repr(point) == "Point(x=1, y=0, tags=('a',))"
         with pytest.raises(dataclasses.FrozenInstanceError):
-            point.x = 2  # type: ignore[misc]
+            point.x = 2
         assert made["Needs"]().names == [] and made["Needs"](cpus=2).cpus == 2
         with pytest.raises(TypeError):
             made["Needs"](2)
