@@ -8,7 +8,7 @@ not settled (an index) and probes only their locks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -241,12 +241,7 @@ class JobListing:
         rows, ``status NAME``), by name: counted from it (``PipelineStanding.unattended``), not read again."""
         groups = {(job.sweep if job.sweep is not None else job.job): job for job in jobs
                   if candidate(job.job, job.sweep) is not None}
-        of: dict[JobId, JobId] = {}
-        counts: dict[JobId, int] = {}
-        for read, standing in (known or {}).items():
-            if any(candidate(job.job, job.sweep) == read for job in groups.values()):
-                of.update((member.job, standing.name) for member in standing.members)
-                counts[standing.name] = len(standing.unattended)
+        of, counts = _counted(groups.values(), known or {})
         groups = {group: job for group, job in groups.items() if job.job not in of}
         if not groups:
             return of, counts
@@ -270,3 +265,17 @@ class JobListing:
             blocked = pipelines.blocked(recorded)  # the rule over the summaries already read: no more reads
             counts[recorded.name] = sum(1 for job in jobs if job.job in mine and job.job not in blocked)
         return of, counts
+
+
+def _counted(jobs: Iterable[UnattendedJob], known: Mapping[JobId, PipelineStanding]
+             ) -> tuple[dict[JobId, JobId], dict[JobId, int]]:
+    """``pipelines_of`` for the pipelines whose standing was read already: each of their jobs (by job: the
+    pipeline's name), and their Unattended jobs counted as ``status NAME`` counts them."""
+    of: dict[JobId, JobId] = {}
+    counts: dict[JobId, int] = {}
+    names = {candidate(job.job, job.sweep) for job in jobs}
+    for name, standing in known.items():
+        if name in names:
+            of.update((member.job, standing.name) for member in standing.members)
+            counts[standing.name] = len(standing.unattended)
+    return of, counts
