@@ -123,6 +123,12 @@ class JobStore(Protocol):
         read): nothing a caller does to what it read reaches the store, a later read, or another line."""
         ...
 
+    def read_many(self, jobs: Sequence[JobId]) -> dict[JobId, JobRecord]:
+        """``read`` of each of ``jobs`` at once: one snapshot, a few statements whatever their number (a
+        sweep's elements as its supervision takes them). A job whose record does not read (not recorded,
+        damaged) is left out, every other one still read: ``read`` of it says why. Lines as ``read``'s."""
+        ...
+
     def read_tail(self, job: JobId) -> RecordTail:
         """The job's newest folded snapshot, as it was kept, and the lines after it (every line when it
         has none, or when the lines it covers are no longer all there and each a JSON object); UnknownJob,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,7 +19,15 @@ from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import EventLine, JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryCarry, SummaryQuery, UnattendedJob, rebuild
-from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.ports.job_store import (
+    Append,
+    JobExists,
+    LockBusy,
+    LockLost,
+    RecordDamaged,
+    StoreError,
+    UnknownJob,
+)
 
 
 @dataclass
@@ -122,6 +130,13 @@ class InMemoryStore:
             kept = self._kept(job)
             lines = list(kept.events)
         return JobRecord(job=job, events=tuple(self._lines(lines)))
+
+    def read_many(self, jobs: Sequence[JobId]) -> dict[JobId, JobRecord]:
+        records: dict[JobId, JobRecord] = {}
+        for job in dict.fromkeys(jobs):  # each through read: a store made from this one sees every read
+            with suppress(UnknownJob, RecordDamaged):
+                records[job] = self.read(job)
+        return records
 
     def read_tail(self, job: JobId) -> RecordTail:
         with self._mutex:

@@ -20,7 +20,7 @@ from dunscaith.adapters.store.postgres.store import PostgresStore
 from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.store.sqlite.store import SqliteStore
 from dunscaith.domain.model.jobs.ids import JobId
-from dunscaith.domain.model.jobs.record import LoopHealth
+from dunscaith.domain.model.jobs.record import JobRecord, LoopHealth
 from dunscaith.ports.job_store import Append, JobExists, JobStore, LockBusy, LockLost, StoreError, UnknownJob
 from tests.expect import present
 
@@ -244,6 +244,31 @@ def test_last_seqs_say_how_far_each_record_goes_in_one_question(backend: Backend
         for job in many:
             writer.create(job, T0, "created", {})
     assert reader.last_seqs([*many, JOB]) == {**dict.fromkeys(many, 1), JOB: 3}
+
+
+def test_read_many_reads_each_record_as_read_does_in_one_question(backend: Backend) -> None:
+    writer, reader = backend.open(), backend.open()
+    quoted = JobId("it's odd ünïcode 名前")
+    for job in (JOB, quoted):
+        writer.create(job, T0, "created", {"name": job})
+    writer.append(JOB, T0, "note", {"nested": {"list": [1, 2.5]}})
+
+    def lines(record: JobRecord) -> list[tuple[int, str, dict[str, object]]]:
+        return [(e.seq, e.kind, dict(e.data)) for e in record.events]
+    found = reader.read_many([JOB, quoted, JobId("not-recorded"), JOB])  # one not recorded: left out
+    assert set(found) == {JOB, quoted}
+    assert {job: lines(r) for job, r in found.items()} == {job: lines(reader.read(job)) for job in (JOB, quoted)}
+    assert found[JOB].job == JOB and found[quoted].job == quoted
+    writer.append(quoted, T0, "note", {})  # another handle's append, seen at once
+    assert [e.seq for e in reader.read_many([quoted])[quoted].events] == [1, 2]
+    assert reader.read_many([]) == {}
+    many = [JobId(f"many-{i}") for i in range(1200)]  # more names than one statement's parameters may be
+    with writer.batch():
+        for job in many:
+            writer.create(job, T0, "created", {"i": job})
+    read = reader.read_many([*many, JOB])
+    assert list(read) == [*many, JOB]  # in the order asked
+    assert all([(e.seq, dict(e.data)) for e in read[job].events] == [(1, {"i": job})] for job in many)
 
 
 # --- many jobs' events in one transaction (a sweep's phase) ------------------------------------------

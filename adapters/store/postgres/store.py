@@ -61,7 +61,15 @@ from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.record import JobRecord, LoopHealth, RecordTail, StoreIdentity
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery, UnattendedJob
-from dunscaith.ports.job_store import Append, JobExists, LockBusy, LockLost, StoreError, UnknownJob
+from dunscaith.ports.job_store import (
+    Append,
+    JobExists,
+    LockBusy,
+    LockLost,
+    RecordDamaged,
+    StoreError,
+    UnknownJob,
+)
 
 # An append is two round trips in one pipeline: the row lock and the last seq, then the event, the job's
 # summary and the commit. The job's row is locked first, in a statement of its own, so that under READ
@@ -73,6 +81,11 @@ _SQL_FIRST_EVENT = "INSERT INTO events (job_id, seq, at, kind, data) VALUES (%s,
 _SQL_EVENTS = (
     "SELECT e.seq, e.at, e.kind, e.data FROM events e JOIN jobs j ON j.id = e.job_id "
     "WHERE j.name = %s ORDER BY e.seq"
+)
+# Many jobs' records at once (read_many), by job then seq, in one statement.
+_SQL_EVENTS_OF_NAMES = (
+    "SELECT j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "WHERE j.name = ANY(%s::text[]) ORDER BY j.id, e.seq"
 )
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 # Each named job's last seq, in one statement (each max(seq) found at the end of its job's range of the
@@ -294,6 +307,23 @@ class PostgresStore:
         if not rows:  # a job is created with its first event, in one transaction
             raise UnknownJob(f"no job named {job} is recorded")
         return JobRecord(job=job, events=checked_lines(job, rows, 0, self._where))
+
+    def read_many(self, jobs: Sequence[JobId]) -> dict[JobId, JobRecord]:
+        names = list(dict.fromkeys(jobs))
+        if not names:
+            return {}
+        with self._errors():
+            rows = self._reading(lambda conn: conn.execute(_SQL_EVENTS_OF_NAMES, (names,)).fetchall())
+        rows_of: dict[str, list[Any]] = {}
+        for name, seq, at, kind, data in rows:
+            rows_of.setdefault(name, []).append((seq, at, kind, data))
+        records: dict[JobId, JobRecord] = {}
+        for name in names:
+            if name in rows_of:  # a job not recorded is left out
+                with suppress(RecordDamaged):  # its damage only: read of it says where
+                    records[JobId(name)] = JobRecord(job=JobId(name), events=checked_lines(JobId(name), rows_of[name], 0,
+                                                                                         self._where))
+        return records
 
     def read_tail(self, job: JobId) -> RecordTail:
         # Statements of their own (each one snapshot): the events are append-only, so the lines read after

@@ -90,6 +90,15 @@ _SQL_LAST_SEQS = (
     "WHERE j.name IN ({marks})"
 )
 _NAMES_AT_ONCE = 500
+# Many jobs' records at once (read_many): their events by job then seq, and the seq each one's summary counts
+# (what _require_whole checks), in one snapshot; the names as parameters, at most _NAMES_AT_ONCE a statement.
+_SQL_EVENTS_OF_NAMES = (
+    "SELECT j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
+    "WHERE j.name IN ({marks}) ORDER BY j.id, e.seq"
+)
+_SQL_SUMMARY_SEQS_OF_NAMES = (
+    "SELECT j.name, s.seq FROM jobs j JOIN summaries s ON s.job_id = j.id WHERE j.name IN ({marks})"
+)
 # A record's snapshot (domain/model/jobs/snapshot.py), and what vouches for the events it covers: all
 # there, each a JSON object (json_type raises on a text that is not JSON at all), read in C, no row
 # handed to Python.
@@ -297,6 +306,54 @@ class SqliteStore:
             with self._read_lock:
                 self._read_rows = (version, job, rows)  # one job's only: a walk over every job keeps nothing
         return JobRecord(job=job, events=checked_lines(job, rows, 0, self.db_path))
+
+    def read_many(self, jobs: Sequence[JobId]) -> dict[JobId, JobRecord]:
+        names = list(dict.fromkeys(jobs))
+        if not names:
+            return {}
+        try:
+            rows_of, covered = self._rows_of_many(names)
+        except _ManyDamaged:  # a damaged page among them: each read alone, so the damage is its own job's only
+            return self._each_that_reads(names)
+        records: dict[JobId, JobRecord] = {}
+        for name in names:
+            rows = rows_of.get(name)
+            last = int(rows[-1][0]) if rows else 0
+            if rows is None or (isinstance(covered.get(name), int) and covered[name] > last):
+                continue  # not recorded, or its last events do not read (read says which)
+            try:
+                records[name] = JobRecord(job=name, events=checked_lines(name, rows, 0, self.db_path))
+            except RecordDamaged:
+                continue
+        return records
+
+    def _rows_of_many(self, names: list[JobId]) -> tuple[dict[JobId, list[Any]], dict[str, Any]]:
+        """Each named job's event rows (seq, at, kind, data) and its summary's seq, in one snapshot."""
+        rows_of: dict[JobId, list[Any]] = {}
+        covered: dict[str, Any] = {}
+        with self._errors(), self._reading() as conn:
+            try:
+                for at in range(0, len(names), _NAMES_AT_ONCE):
+                    some = names[at:at + _NAMES_AT_ONCE]
+                    marks = ", ".join("?" * len(some))
+                    for name, seq, when, kind, data in conn.execute(_SQL_EVENTS_OF_NAMES.format(marks=marks), some):
+                        rows_of.setdefault(JobId(name), []).append((seq, when, kind, data))
+                    with suppress(sqlite3.DatabaseError):  # a damaged summary: read does not check against it
+                        covered.update(conn.execute(_SQL_SUMMARY_SEQS_OF_NAMES.format(marks=marks), some).fetchall())
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+                raise _ManyDamaged() from None
+            except UnicodeDecodeError:
+                raise _ManyDamaged() from None
+        return rows_of, covered
+
+    def _each_that_reads(self, names: list[JobId]) -> dict[JobId, JobRecord]:
+        records: dict[JobId, JobRecord] = {}
+        for name in names:
+            with suppress(UnknownJob, RecordDamaged):
+                records[name] = self.read(name)
+        return records
 
     def read_tail(self, job: JobId) -> RecordTail:
         with self._errors(), self._reading() as conn:
@@ -732,6 +789,10 @@ class SqliteStore:
 
 class _Exists(Exception):
     pass
+
+
+class _ManyDamaged(Exception):
+    """A damaged page (or text that is not UTF-8) under one of the jobs ``read_many`` asked for."""
 
 
 class _SummaryDamaged(Exception):

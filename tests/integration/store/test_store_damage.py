@@ -112,6 +112,31 @@ def test_zeroed_page_in_event_data_damages_only_that_job(tmp_path: Path) -> None
         assert len(store.read(JobId("j2")).events) == 7
 
 
+def test_a_damaged_record_is_left_out_of_read_many_and_every_other_one_read(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root, pad=300)
+    _zero_event_data(root / "records.db")
+    with SqliteStore.open(root, SystemHost()) as store:
+        found = store.read_many([JobId("j1"), JobId("j2"), JobId("j3")])
+        assert list(found) == ["j2", "j3"] and all(len(r.events) == 6 for r in found.values())
+        with pytest.raises(RecordDamaged):  # read of it says where
+            store.read(JobId("j1"))
+
+
+def test_a_record_whose_last_events_do_not_read_is_left_out_of_read_many(tmp_path: Path) -> None:
+    root = tmp_path / "records"
+    _three_jobs(root)
+    conn = sqlite3.connect(root / "records.db")  # j2's last events lost, its summary still counting them
+    conn.execute("DROP TRIGGER IF EXISTS events_append_only_delete")
+    conn.execute("DELETE FROM events WHERE seq > 3 AND job_id = 2")
+    conn.commit()
+    conn.close()
+    with SqliteStore.open(root, SystemHost()) as store:
+        assert list(store.read_many([JobId("j1"), JobId("j2"), JobId("j3")])) == ["j1", "j3"]
+        with pytest.raises(RecordDamaged, match="summary counts 6 events"):
+            store.read(JobId("j2"))
+
+
 def test_zeroed_structural_page_refuses_every_write_and_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     root = tmp_path / "records"
     _three_jobs(root)
