@@ -548,10 +548,11 @@ class SlurmCliScheduler:
     def _task_output_paths(self, task_id: str, array_id: str) -> OutputPaths | None:
         now = time.monotonic()
         with self._lock:
-            self._task_paths = {k: v for k, v in self._task_paths.items() if now - v[0] < _TASK_PATHS_KEPT}
             kept = self._task_paths.pop(task_id, None)
-        if kept is not None:
-            return kept[1]
+            if kept is not None and now - kept[0] < _TASK_PATHS_KEPT:
+                return kept[1]
+            # the old ones dropped only when one is asked for (not at each of 500 tasks' asks: a pass over all)
+            self._task_paths = {k: v for k, v in self._task_paths.items() if now - v[0] < _TASK_PATHS_KEPT}
         result = self._run("scontrol", [*self._clusters_arg(), "-o", "show", "job", array_id])
         if not result.ok:
             return None

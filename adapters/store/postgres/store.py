@@ -318,11 +318,10 @@ class PostgresStore:
         for name, seq, at, kind, data in rows:
             rows_of.setdefault(name, []).append((seq, at, kind, data))
         records: dict[JobId, JobRecord] = {}
-        for name in names:
-            if name in rows_of:  # a job not recorded is left out
+        for job in names:
+            if job in rows_of:  # a job not recorded is left out
                 with suppress(RecordDamaged):  # its damage only: read of it says where
-                    records[JobId(name)] = JobRecord(job=JobId(name), events=checked_lines(JobId(name), rows_of[name], 0,
-                                                                                         self._where))
+                    records[job] = JobRecord(job=job, events=checked_lines(job, rows_of[job], 0, self._where))
         return records
 
     def read_tail(self, job: JobId) -> RecordTail:

@@ -27,6 +27,7 @@ from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
+from dunscaith.domain.model.jobs.record import JobRecord
 from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
@@ -103,10 +104,15 @@ class SweepSupervised:
 class SuperviseSweep:
     def __init__(self, store: JobStore, one: SuperviseJob, supervisor: Callable[..., Supervisor],
                  views: Callable[..., SweepSupervisionView], schedulers: Callable[[str], Scheduler], clock: Clock,
-                 crash: CrashPoints, on_problem: Callable[[str], None]) -> None:
+                 crash: CrashPoints, on_problem: Callable[[str], None],
+                 supervisors: Callable[..., Callable[[JobProgress], Supervisor]] | None = None) -> None:
         self._store = store
         self._one = one  # a single job's supervision: the pointer, where a job is acted on, the sweep of strays
         self._supervisor = supervisor  # (cluster=, progress=, schedulers=) -> the supervisor of one element
+        # (cluster=, schedulers=) -> the maker of each element's supervisor of that cluster (its progress in), what
+        # they share made once; None: each made by ``supervisor``
+        self._supervisors = supervisors
+        self._makers: dict[int, tuple[RoundQuery, Callable[[JobProgress], Supervisor]]] = {}  # by its round query
         self._views = views  # (sweep=, and the command's display options) -> the sweep's live view
         self._schedulers = schedulers
         self._clock = clock
@@ -209,7 +215,7 @@ class SuperviseSweep:
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
             gate = HeldBack(Gates(self._store))  # jobs whose first create waits for other jobs: not taken yet
             waiting = _hold_back(gate, waiting, view, self._one if fresh else None, self._on_problem)
-            self._arrays(waiting, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
+            self._arrays(waiting, drain, view, active, lambda ms: self._take_all(ms, view, rounds, active, elsewhere),
                          began, self._first_pointers if fresh else lambda _taken: None)
             stopping = False
             must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass
@@ -272,7 +278,7 @@ class SuperviseSweep:
             return
         view.line(f"ready: {_named_jobs([m.job for m in opened])}: every job they wait for is as they ask")
         line = deque(opened)
-        self._arrays(line, drain, view, active, lambda m: self._take(m, False, view, rounds, active, elsewhere),
+        self._arrays(line, drain, view, active, lambda ms: self._take_all(ms, view, rounds, active, elsewhere),
                      began, self._first_pointers if fresh else lambda _taken: None)
         waiting.extend(line)
 
@@ -388,14 +394,50 @@ class SuperviseSweep:
         taken = self._take(member, fresh, view, rounds, active, elsewhere)
         return None if taken is None else begin(taken, drain, began)
 
+    def _take_all(self, members: list[JobSummary], view: SweepSupervisionView, rounds: dict[str, RoundQuery],
+                  active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]]) -> list[Taken]:
+        """``_take`` of each of ``members`` (fresh elements, their first pointers written together by the caller),
+        their records read in one question to the store; those not this process's to supervise left out."""
+        try:
+            records = self._store.read_many([m.job for m in members])
+        except StoreError:
+            records = {}  # each read on its own below, which says why one does not
+        taken = [t for m in members if (t := self._take(m, False, view, rounds, active, elsewhere,
+                                                         records.get(m.job))) is not None]
+        return self._as_locked(taken, view, elsewhere)
+
+    def _as_locked(self, taken: list[Taken], view: SweepSupervisionView,
+                   elsewhere: list[tuple[JobId, str]]) -> list[Taken]:
+        """``taken``, each as its record is now that its lock is held: their records were read before their
+        locks were taken, and a command may have acted on one in between (its lock free then). One question
+        says which grew; only those are read again. One that no longer reads is let go (said why)."""
+        try:
+            last = self._store.last_seqs([t.member.job for t in taken])
+        except StoreError:
+            last = {}  # not known: each read again
+        kept: list[Taken] = []
+        for t in taken:
+            if last.get(t.member.job) != t.known:
+                try:
+                    record = self._store.read(t.member.job)
+                    t.state, t.known = fold(record), len(record.events)
+                except (StoreError, JobsError) as exc:
+                    t.stack.close()
+                    elsewhere.append((t.member.job, f"not taken: {reason(exc)}"))
+                    view.line(f"{t.member.job}: not supervised: {reason(exc)}")
+                    continue
+            kept.append(t)
+        return kept
+
     def _take(self, member: JobSummary, fresh: bool, view: SweepSupervisionView, rounds: dict[str, RoundQuery],
-              active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]]) -> Taken | None:
-        """The element's record read and its lock taken, its supervisor made; None (said why) when it is
-        not this process's to supervise."""
+              active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]],
+              record: JobRecord | None = None) -> Taken | None:
+        """The element's record read (``record``: as just read with others) and its lock taken, its supervisor
+        made; None (said why) when it is not this process's to supervise."""
         job = member.job
         stack = contextlib.ExitStack()
         try:
-            record = self._store.read(job)
+            record = record if record is not None else self._store.read(job)
             state = fold(record)
             owner = self._one.owner_elsewhere(state)
             if owner is not None:
@@ -408,9 +450,7 @@ class SuperviseSweep:
             if query is None:
                 query = RoundQuery(self._schedulers(state.spec.cluster), lambda: list(active), self._clock)
                 rounds[state.spec.cluster] = query
-            chosen = query
-            supervisor = self._supervisor(cluster=state.spec.cluster, progress=progress,
-                                          schedulers=lambda _cluster: chosen)
+            supervisor = self._maker(state.spec.cluster, query)(progress)
             return Taken(member, pointer.root_host, state, len(record.events), lock, stack, supervisor, progress,
                          query, pointer)
         except LockBusy:
@@ -425,6 +465,23 @@ class SuperviseSweep:
         except BaseException:
             stack.close()
             raise
+
+    def _maker(self, cluster: str, query: RoundQuery) -> Callable[[JobProgress], Supervisor]:
+        """The maker of the supervisors of ``cluster``'s elements, each asking the scheduler through ``query``
+        (its round query): made once per round query, what they share with it."""
+        kept = self._makers.get(id(query))
+        if kept is not None and kept[0] is query:
+            return kept[1]
+
+        def chosen(_cluster: str) -> Scheduler:
+            return query
+        if self._supervisors is not None:
+            maker = self._supervisors(cluster=cluster, schedulers=chosen)
+        else:
+            def maker(progress: JobProgress) -> Supervisor:
+                return self._supervisor(cluster=cluster, progress=progress, schedulers=chosen)
+        self._makers[id(query)] = (query, maker)
+        return maker
 
     def _first_pointers(self, taken: list[Taken]) -> None:
         """The fresh elements' first pointers written together, every one durable before the array's request

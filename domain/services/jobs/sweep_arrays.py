@@ -73,7 +73,7 @@ class SweepArrays:
         self._crash = crash
 
     def __call__(self, waiting: deque[JobSummary], drain: Interrupts, view: SweepSupervisionView,
-                 active: dict[JobId, Active], take: Callable[[JobSummary], Taken | None],
+                 active: dict[JobId, Active], take: Callable[[list[JobSummary]], list[Taken]],
                  began: Pass, first_pointers: Callable[[list[Taken]], None]) -> None:
         """Each sweep whose fresh elements (no attempt yet) a scheduler can make in one request (a Slurm job
         array) is sent so, and its elements' loops started; the others stay waiting, each its own object."""
@@ -87,10 +87,12 @@ class SweepArrays:
             remaining = [m for m in waiting if m.job not in tried]
             waiting.clear()
             waiting.extend(remaining)
-            # each fresh element's first pointer is written with all the others', not as it is taken
-            taken = [t for m in members if (t := take(m)) is not None]
+            # taken together (their records read in one question), each fresh element's first pointer written with
+            # all the others', not as it is taken
+            taken = take(members)
             first_pointers(taken)
-            sent = [t for t in taken if not t.state.attempts]  # taken since the summary was read: still fresh
+            # still fresh as their locks are held (a command may have acted on one since the summary was read)
+            sent = [t for t in taken if not t.state.attempts and t.state.outcome is None and not t.state.settled]
             for t in taken:
                 if t not in sent:
                     active[t.member.job] = begin(t, drain, began)
@@ -197,7 +199,8 @@ class SweepArrays:
         on), or none of them and False."""
         now = self._clock.now()
         try:
-            encoded = [ev.encode(event) for event in events]
+            once = {id(event): ev.encode(event) for event in events}  # a phase's one event (submitting) encoded once
+            encoded = [once[id(event)] for event in events]
             self._store.append_many([Append(t.member.job, now, kind, data)
                                      for t, (kind, data) in zip(taken, encoded, strict=True)])
         except StoreError:

@@ -391,9 +391,13 @@ RECORDING = ("store", "clock", "crash", "host", "schedulers", "pointers")
 
 def notifier(settings: Settings, notices: NoticeDelivery, clock: Clock, store: JobStore, host: HostInfo) -> Notifier:
     """The notices one supervision owes (notify.command: docs/notifications.md)."""
+    return _notifier(settings, notices, clock, store, host.identity().hostname)
+
+
+def _notifier(settings: Settings, notices: NoticeDelivery, clock: Clock, store: JobStore, here: str) -> Notifier:
     from dunscaith.domain.services.jobs.notify import Notifier
 
-    return Notifier(notices, clock, store, host.identity().hostname, first_backoff=settings.supervise.poll)
+    return Notifier(notices, clock, store, here, first_backoff=settings.supervise.poll)
 
 
 def supervisor(
@@ -410,6 +414,41 @@ def supervisor(
     progress: JobProgress,
 ) -> Supervisor:
     """The supervisor of one job (cluster=, progress=)."""
+    return _supervising(settings, store, schedulers(cluster), clock, crash, delivery, residual)(progress, notifier)
+
+
+def supervisors(
+    settings: Settings,
+    store: JobStore,
+    schedulers: Callable[[str], Scheduler],
+    clock: Clock,
+    crash: CrashPoints,
+    delivery: EscalationDelivery,
+    residual: ResidualList,
+    notices: NoticeDelivery,
+    host: HostInfo,
+    *,
+    cluster: str,
+) -> Callable[[JobProgress], Supervisor]:
+    """The maker of the supervisor of each of many jobs of one cluster (cluster=, and schedulers= as for
+    ``supervisor``): what they share made once (the parts, the settings, the policy, this host's name), each
+    job's supervisor then made from it with its own progress and notifier. A sweep's elements: the dozen
+    parts a ``supervisor`` resolves are resolved once per cluster, not once per element."""
+    make = _supervising(settings, store, schedulers(cluster), clock, crash, delivery, residual)
+    here = host.identity().hostname
+    return lambda progress: make(progress, _notifier(settings, notices, clock, store, here))
+
+
+def _supervising(
+    settings: Settings,
+    store: JobStore,
+    scheduler: Scheduler,
+    clock: Clock,
+    crash: CrashPoints,
+    delivery: EscalationDelivery,
+    residual: ResidualList,
+) -> Callable[[JobProgress, Notifier | None], Supervisor]:
+    """A job's supervisor on ``scheduler``, from its progress and notifier: what every such one shares made once."""
     from datetime import timedelta
 
     from dunscaith.domain.model.jobs.policy import Policy
@@ -418,19 +457,25 @@ def supervisor(
     from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
 
     s = settings.supervise
-    return Supervisor(
-        store=store,
-        scheduler=schedulers(cluster),
-        clock=clock,
-        crash=crash,
-        progress=progress,
-        settings=SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait, drain=s.drain),
-        policy=Policy(absence_deadline=timedelta(seconds=s.absence), residual=ResidualPolicy(settings.residual.policy)),
-        delivery=delivery,
-        residual=residual,
-        capabilities=capabilities,
-        notifier=notifier,
-    )
+    supervise = SuperviseSettings(poll=s.poll, poll_max=s.poll_max, giveup=s.giveup, wait=s.wait, drain=s.drain)
+    policy = Policy(absence_deadline=timedelta(seconds=s.absence), residual=ResidualPolicy(settings.residual.policy))
+
+    def make(progress: JobProgress, notifier: Notifier | None) -> Supervisor:
+        return Supervisor(
+            store=store,
+            scheduler=scheduler,
+            clock=clock,
+            crash=crash,
+            progress=progress,
+            settings=supervise,
+            policy=policy,
+            delivery=delivery,
+            residual=residual,
+            capabilities=capabilities,
+            notifier=notifier,
+        )
+
+    return make
 
 
 def job_commands(
@@ -671,6 +716,7 @@ def supervise_job(
 def supervise_sweep(
     store: JobStore,
     make_supervisor: Callable[..., Supervisor],
+    make_supervisors: Callable[..., Callable[[JobProgress], Supervisor]],
     make_sweep_view: Callable[..., SweepSupervisionView],
     schedulers: Callable[[str], Scheduler],
     clock: Clock,
@@ -683,6 +729,7 @@ def supervise_sweep(
     return SuperviseSweep(
         store=store,
         supervisor=make_supervisor,
+        supervisors=make_supervisors,
         views=make_sweep_view,
         schedulers=schedulers,
         clock=clock,
@@ -727,6 +774,9 @@ USE_CASES: dict[str, Part] = {
     "supervisor": Part(
         supervisor, ("settings", "store", "schedulers", "clock", "crash", "delivery", "residual", "notifier")
     ),
+    "supervisors": Part(
+        supervisors, ("settings", "store", "schedulers", "clock", "crash", "delivery", "residual", "notices", "host")
+    ),
     "notify_sweep": Part(notify_sweep, ("store", "notices", "clock", "crash", "settings")),
     "job_commands": Part(job_commands, ("store", "clock", "crash", "settings")),
     "sweep_commands": Part(sweep_commands, ("store", "clock", "settings")),
@@ -750,7 +800,9 @@ USE_CASES: dict[str, Part] = {
         supervise_job,
         ("store", "pointers", "owning_host", "host", "@supervisor", "@progress", "sweep", "job_outputs", "settings"),
     ),
-    "supervise_sweep": Part(supervise_sweep, ("store", "@supervisor", "@sweep_view", "schedulers", "clock", "crash")),
+    "supervise_sweep": Part(
+        supervise_sweep, ("store", "@supervisor", "@supervisors", "@sweep_view", "schedulers", "clock", "crash")
+    ),
 }
 
 
@@ -801,6 +853,8 @@ class ActingUseCases(Protocol):
     def record_pipeline(self) -> RecordPipeline: ...
 
     def supervisor(self, *, cluster: str, progress: JobProgress) -> Supervisor: ...
+
+    def supervisors(self, *, cluster: str, **given: Any) -> Callable[[JobProgress], Supervisor]: ...
 
     def job_commands(self, **given: Any) -> JobCommands: ...
 

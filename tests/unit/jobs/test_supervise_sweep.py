@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,16 +18,17 @@ from dunscaith.adapters.clock.fake import FakeClock
 from dunscaith.adapters.pointers.memory import InMemoryPointers
 from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.adapters.scheduler.fake import FakeArrayScheduler, FakeScheduler
-from dunscaith.adapters.store.memory import InMemoryStore
+from dunscaith.adapters.store.memory import InMemoryLock, InMemoryStore
 from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce
 from dunscaith.domain.model.jobs.objects import CreateAnswer, CreateOutcome, ObjectSpec, ObjectState
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.model.jobs.spec import JobSpec
-from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.model.jobs.state import Action, JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary
 from dunscaith.domain.model.jobs.sweeps import SweepMember, element_name
+from dunscaith.domain.services.jobs.commands import Answer, JobCommands
 from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.owning_host import OwningHost
 from dunscaith.domain.services.jobs.round_query import RoundQuery
@@ -40,7 +42,7 @@ from dunscaith.domain.services.jobs.sweep_status import SweepStatus
 from dunscaith.ports.job_progress import JobProgress
 from dunscaith.ports.job_store import Append, StoreError
 from dunscaith.ports.scheduler import Scheduler
-from tests.unit.jobs.helpers import NoCrash, StopAfter
+from tests.unit.jobs.helpers import NoCrash, Progress, StopAfter
 from tests.unit.jobs.test_host_binding import LOGIN1
 from tests.unit.jobs.test_supervise_job import NoFiles
 
@@ -327,6 +329,44 @@ def test_a_sweep_is_one_array_created_and_released_in_one_request_each() -> None
     objects = {_state(r, name).attempts[0].object_id for name in names}
     assert objects == {f"fake-1_{i}" for i in range(1, 21)}
     assert any("20 elements sent as job array fake-1" in line for line in r.view.lines)
+
+
+class CancelledBeforeItsLock(InMemoryStore):
+    """A store where ``cancel`` of one element runs (a command: its lock taken, the job settled with nothing
+    created, its lock given back) right before the sweep's supervisor takes that element's lock: after the
+    records were read, before the lock was held."""
+
+    def __init__(self, clock: FakeClock, victim: JobId) -> None:
+        super().__init__()
+        self._clock, self.victim = clock, victim
+
+    @contextmanager
+    def lock(self, job: JobId) -> Iterator[InMemoryLock]:
+        if job == self.victim:
+            self.victim = JobId("")
+            supervisor = Supervisor(self, FakeScheduler(), self._clock, NoCrash(), Progress(),
+                                    SuperviseSettings(poll=1.0, giveup=30.0, wait=10.0, drain=2.0),
+                                    Policy(absence_deadline=timedelta(seconds=5)))
+            done = JobCommands(self, self._clock, NoCrash(), lambda: supervisor)(job, Action.CANCEL,
+                                                                                 StopAfter(self._clock))
+            assert done.answer is Answer.CONFIRMED
+        with super().lock(job) as held:
+            yield held
+
+
+def test_an_element_a_command_settled_between_its_read_and_its_lock_is_not_sent_in_the_array() -> None:
+    clock = FakeClock()
+    victim = element_name(SWEEP, 3)
+    store = CancelledBeforeItsLock(clock, victim)
+    r = _rig(arrays=True, store=store, clock=clock)
+    names = _record(r, 5)
+    done = r.use_case(SWEEP, StopAfter(r.clock), fresh=True)
+    assert {e.job: e.outcome for e in done.elements} == {
+        name: "cancelled" if name == victim else "succeeded" for name in names}
+    assert not _state(r, victim).attempts  # nothing was created for it
+    assert r.scheduler.calls["create_array_held"] == 1 and r.scheduler.calls["create_held"] == 0
+    assert {_state(r, name).attempts[0].object_id for name in names if name != victim} == {
+        "fake-1_1", "fake-1_2", "fake-1_4", "fake-1_5"}
 
 
 class Transactions(InMemoryStore):
