@@ -183,6 +183,14 @@ class JobStore(Protocol):
         """Take the job's lock without waiting; LockBusy if another actor holds it."""
         ...
 
+    def lock_many(self, jobs: Sequence[JobId]) -> Mapping[JobId, AbstractContextManager[JobLock]]:
+        """``lock`` of each of ``jobs`` without waiting, taken together (one statement on a server: a sweep's
+        fresh elements). Each lock taken is handed back held, as a context that gives it back when left, as
+        ``lock``'s does: the caller enters and leaves every one. A job whose lock another actor holds (or
+        this one, under another ``lock``) is left out: ``lock`` of it says so. Any other failure raises
+        StoreError as ``lock`` does, and then none of them is held."""
+        ...
+
     def locking(self) -> AbstractContextManager[None]:
         """While inside, what this store's locks need is kept between one lock and the next (PostgreSQL:
         the session its locks share stays open while none is held, instead of a new one for each): a

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from dunscaith.adapters.store.event_codec import ReadDecoder, decode_data, decode_time, encode_data, encode_time
+from dunscaith.adapters.store.held_locks import Held, each_in_turn
 from dunscaith.domain.model.jobs import snapshot
 from dunscaith.domain.model.jobs.attendance import unattended_among
 from dunscaith.domain.model.jobs.ids import JobId
@@ -209,6 +210,9 @@ class InMemoryStore:
             yield held
         finally:
             held.release()
+
+    def lock_many(self, jobs: Sequence[JobId]) -> dict[JobId, Held[InMemoryLock]]:
+        return each_in_turn(self.lock, jobs)  # no round trip to save: each taken in turn
 
     def locking(self) -> AbstractContextManager[None]:
         return nullcontext()  # each lock is a name in a table (memory) or its own file (SQLite): nothing to keep

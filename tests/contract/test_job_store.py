@@ -166,6 +166,41 @@ def test_a_second_actor_cannot_take_a_held_lock_and_can_once_it_is_released(back
         assert first.health(JOB).held
 
 
+def test_lock_many_takes_each_free_lock_together_and_each_is_given_back_as_its_own_is_left(backend: Backend) -> None:
+    first, second = backend.open(), backend.open()
+    jobs = [JobId(f"el-{i}") for i in range(1, 6)]
+    for job in jobs:
+        first.create(job, T0, "created", {})
+    with second.lock(jobs[1]), first.lock(jobs[3]):  # another actor's, and this handle's own under lock
+        taken = first.lock_many([*jobs, jobs[0]])  # each once
+        assert set(taken) == {jobs[0], jobs[2], jobs[4]}  # the two held ones left out
+    assert first.lock_many([]) == {}
+    held = {job: lock.__enter__() for job, lock in taken.items()}
+    try:
+        for job, lock in held.items():
+            lock.check()
+            lock.beat(T0)
+            assert second.health(job).held
+            with pytest.raises(LockBusy), second.lock(job):
+                pass
+        first.append_many([Append(job, T0, "note", {}) for job in held])  # the holder of every one of them
+        taken[jobs[0]].__exit__(None, None, None)  # el-1's alone given back
+        assert not second.health(jobs[0]).held and second.health(jobs[2]).held
+        with second.lock(jobs[0]):
+            pass
+        held[jobs[2]].check()
+    finally:
+        for job in (jobs[2], jobs[4]):
+            taken[job].__exit__(None, None, None)
+    assert not any(second.health(job).held for job in jobs)
+    with pytest.raises(LockLost):  # given back for good
+        held[jobs[2]].check()
+    again = second.lock_many(jobs)
+    assert set(again) == set(jobs)  # every one free again
+    for giving_back in again.values():
+        giving_back.__exit__(None, None, None)
+
+
 def test_a_held_lock_checks_and_a_released_one_is_lost_for_good(store: JobStore) -> None:
     with store.lock(JOB) as held:
         held.check()

@@ -24,6 +24,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from dunscaith.adapters.store.event_codec import decode_time, encode_data, encode_time
+from dunscaith.adapters.store.held_locks import Held
 from dunscaith.adapters.store.postgres.append_watch import (
     SQL_NOTIFY,
     PgAppendWatch,
@@ -86,6 +87,11 @@ _SQL_EVENTS = (
 _SQL_EVENTS_OF_NAMES = (
     "SELECT j.name, e.seq, e.at, e.kind, e.data FROM jobs j JOIN events e ON e.job_id = j.id "
     "WHERE j.name = ANY(%s::text[]) ORDER BY j.id, e.seq"
+)
+# Many jobs' locks in one statement (lock_many): each key tried once, in the order given, on the locks' session.
+_SQL_TRY_LOCKS = (
+    "SELECT pg_try_advisory_lock(k.key), pg_backend_pid() FROM unnest(%s::bigint[]) WITH ORDINALITY AS k(key, n) "
+    "ORDER BY k.n"
 )
 _SQL_JOB_NAMES = "SELECT name FROM jobs ORDER BY id"
 # Each named job's last seq, in one statement (each max(seq) found at the end of its job's range of the
@@ -513,6 +519,44 @@ class PostgresStore:
         finally:
             held.release()
 
+    def lock_many(self, jobs: Sequence[JobId]) -> dict[JobId, Held[PgJobLock]]:
+        """Every lock asked in one statement on the locks' session, each key tried in the order given."""
+        with self._mutex:
+            asked = [job for job in dict.fromkeys(jobs) if job not in self._held]  # held here: busy
+            if not asked:
+                return {}
+            keys = [lock_key(job) for job in asked]
+            for attempt in (1, 2):
+                session = self._lock_session()
+                with session.mutex:
+                    try:
+                        with self._errors():
+                            try:
+                                rows = session.conn.execute(_SQL_TRY_LOCKS, (keys,)).fetchall()
+                            except psycopg.Error as exc:  # the session is gone, and every lock on it: not taken
+                                session.end(f"its session to the server ended ({first_line(exc)})")
+                                raise
+                    except StoreError:
+                        if attempt == 1 and session.holders <= 0 and session.kept:
+                            continue  # a session kept with no lock on it (``locking``) ended idle: nothing lost
+                        raise
+                    if len(rows) != len(keys) or any(pid != session.pid for _, pid in rows):
+                        session.end("the server answered from another session")
+                        raise StoreError(self._pooler_refusal())
+                    got = [job for job, (taken, _) in zip(asked, rows, strict=True) if taken]
+                    if not got and session.holders <= 0 and not session.kept:
+                        session.end("no lock was taken on it")
+                    session.holders += len(got)
+                break
+            held: dict[JobId, Held[PgJobLock]] = {}
+            for job, key in zip(asked, keys, strict=True):
+                if job in got:
+                    lock = PgJobLock(session, job, key, self._forget)
+                    self._held[job] = lock
+                    taking = _given_back(lock)
+                    held[job] = Held(taking, taking.__enter__())
+            return held
+
     @contextmanager
     def locking(self) -> Iterator[None]:
         """The lock session is kept open while no lock is held, until the outermost ``locking`` ends (then
@@ -759,3 +803,12 @@ def _beat(text: str | None) -> datetime | None:
         return decode_time(text) if text else None
     except ValueError:
         return None  # display only
+
+
+@contextmanager
+def _given_back(lock: PgJobLock) -> Iterator[PgJobLock]:
+    """A lock ``lock_many`` took: held until the context is left, then given back (as ``lock``'s)."""
+    try:
+        yield lock
+    finally:
+        lock.release()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 
 from dunscaith.domain.model.jobs import engine as en
@@ -57,7 +58,7 @@ from dunscaith.ports.clock import Clock
 from dunscaith.ports.crash_points import CrashPoints
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_progress import JobProgress, SweepSupervisionView
-from dunscaith.ports.job_store import JobStore, LockBusy, StoreError, UnknownJob
+from dunscaith.ports.job_store import JobLock, JobStore, LockBusy, StoreError, UnknownJob
 from dunscaith.ports.scheduler import Scheduler
 
 _Notices = Notices  # the name a test reaches it by
@@ -402,8 +403,22 @@ class SuperviseSweep:
             records = self._store.read_many([m.job for m in members])
         except StoreError:
             records = {}  # each read on its own below, which says why one does not
-        taken = [t for m in members if (t := self._take(m, False, view, rounds, active, elsewhere,
-                                                         records.get(m.job))) is not None]
+        states: dict[JobId, JobState] = {}
+        for job, record in records.items():
+            with contextlib.suppress(JobsError):  # (its own take says why it does not fold)
+                states[job] = fold(record)
+        try:  # together where the store can (one statement on a server); each then handed to its element
+            locks = dict(self._store.lock_many([m.job for m in members if m.job in states
+                                                and self._one.owner_elsewhere(states[m.job]) is None]))
+        except StoreError:
+            locks = {}  # each taken on its own below, which says why one is not
+        try:
+            taken = [t for m in members if (t := self._take(m, False, view, rounds, active, elsewhere,
+                                                             records.get(m.job), states.get(m.job),
+                                                             locks.pop(m.job, None))) is not None]
+        finally:
+            for unused in locks.values():  # (none: each element's is handed to it)
+                unused.__exit__(None, None, None)
         return self._as_locked(taken, view, elsewhere)
 
     def _as_locked(self, taken: list[Taken], view: SweepSupervisionView,
@@ -430,20 +445,23 @@ class SuperviseSweep:
         return kept
 
     def _take(self, member: JobSummary, fresh: bool, view: SweepSupervisionView, rounds: dict[str, RoundQuery],
-              active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]],
-              record: JobRecord | None = None) -> Taken | None:
-        """The element's record read (``record``: as just read with others) and its lock taken, its supervisor
-        made; None (said why) when it is not this process's to supervise."""
+              active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]], record: JobRecord | None = None,
+              state: JobState | None = None, held: AbstractContextManager[JobLock] | None = None) -> Taken | None:
+        """The element's record read and its lock taken, its supervisor made; None (said why) when it is not
+        this process's to supervise. ``record``, ``state``, ``held``: as just read, folded and locked with
+        others (its lock is given back on any way out but its supervision)."""
         job = member.job
         stack = contextlib.ExitStack()
         try:
+            lock = stack.enter_context(held) if held is not None else None
             record = record if record is not None else self._store.read(job)
-            state = fold(record)
+            state = state if state is not None else fold(record)
             owner = self._one.owner_elsewhere(state)
             if owner is not None:
+                stack.close()
                 elsewhere.append((job, f"runs on the local scheduler of host {owner}: supervise it there"))
                 return None
-            lock = stack.enter_context(self._store.lock(job))
+            lock = lock if lock is not None else stack.enter_context(self._store.lock(job))
             pointer = self._one.pointer_for(state)
             progress = self._progress(state, pointer, fresh, view)
             query = rounds.get(state.spec.cluster)
