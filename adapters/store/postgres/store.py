@@ -526,36 +526,42 @@ class PostgresStore:
             if not asked:
                 return {}
             keys = [lock_key(job) for job in asked]
-            for attempt in (1, 2):
-                session = self._lock_session()
-                with session.mutex:
-                    try:
-                        with self._errors():
-                            try:
-                                rows = session.conn.execute(_SQL_TRY_LOCKS, (keys,)).fetchall()
-                            except psycopg.Error as exc:  # the session is gone, and every lock on it: not taken
-                                session.end(f"its session to the server ended ({first_line(exc)})")
-                                raise
-                    except StoreError:
-                        if attempt == 1 and session.holders <= 0 and session.kept:
-                            continue  # a session kept with no lock on it (``locking``) ended idle: nothing lost
-                        raise
-                    if len(rows) != len(keys) or any(pid != session.pid for _, pid in rows):
-                        session.end("the server answered from another session")
-                        raise StoreError(self._pooler_refusal())
-                    got = [job for job, (taken, _) in zip(asked, rows, strict=True) if taken]
-                    if not got and session.holders <= 0 and not session.kept:
-                        session.end("no lock was taken on it")
-                    session.holders += len(got)
-                break
+            session, taken = self._try_locks(keys)
             held: dict[JobId, Held[PgJobLock]] = {}
-            for job, key in zip(asked, keys, strict=True):
-                if job in got:
+            for job, key, got in zip(asked, keys, taken, strict=True):
+                if got:
                     lock = PgJobLock(session, job, key, self._forget)
                     self._held[job] = lock
-                    taking = _given_back(lock)
-                    held[job] = Held(taking, taking.__enter__())
+                    giving_back = _given_back(lock)
+                    held[job] = Held(giving_back, giving_back.__enter__())
             return held
+
+    def _try_locks(self, keys: list[int]) -> tuple[LockSession, list[bool]]:
+        """``pg_try_advisory_lock`` of each key in one statement on the locks' session (counted as its
+        holders), and which were taken; StoreError (none taken) as ``lock``'s."""
+        for attempt in (1, 2):
+            session = self._lock_session()
+            with session.mutex:
+                try:
+                    with self._errors():
+                        try:
+                            rows = session.conn.execute(_SQL_TRY_LOCKS, (keys,)).fetchall()
+                        except psycopg.Error as exc:  # the session is gone, and every lock on it: not taken
+                            session.end(f"its session to the server ended ({first_line(exc)})")
+                            raise
+                except StoreError:
+                    if attempt == 1 and session.holders <= 0 and session.kept:
+                        continue  # a session kept with no lock on it (``locking``) ended idle: nothing lost
+                    raise
+                if len(rows) != len(keys) or any(pid != session.pid for _, pid in rows):
+                    session.end("the server answered from another session")
+                    raise StoreError(self._pooler_refusal())
+                taken = [bool(got) for got, _ in rows]
+                if not any(taken) and session.holders <= 0 and not session.kept:
+                    session.end("no lock was taken on it")
+                session.holders += sum(taken)
+                return session, taken
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     @contextmanager
     def locking(self) -> Iterator[None]:
