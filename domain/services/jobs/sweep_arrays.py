@@ -128,13 +128,10 @@ class SweepArrays:
     def _scripts(self, members: list[JobSummary]) -> list[str | None]:
         """Each element's batch script (None: a command), for the scheduler to say whether they can share one
         array's options. A sweep is one submit: when its first element runs a command, they all do."""
-        scripts: list[str | None] = []
-        for member in members:
-            script = fold(self._store.read(member.job)).spec.script
-            if script is None and not scripts:
-                return []
-            scripts.append(script)
-        return scripts
+        if fold(self._store.read(members[0].job)).spec.script is None:
+            return []
+        records = self._store.read_many([m.job for m in members])  # one question, not one an element
+        return [fold(records[m.job]).spec.script for m in members]  # (KeyError: one does not read, as its read)
 
     def _send_array(self, sweep: JobId, scheduler: CreatesArrays, taken: list[Taken], view: SweepSupervisionView,
                     active: dict[JobId, Active]) -> None:
