@@ -397,8 +397,9 @@ class SuperviseSweep:
 
     def _take_all(self, members: list[JobSummary], view: SweepSupervisionView, rounds: dict[str, RoundQuery],
                   active: dict[JobId, Active], elsewhere: list[tuple[JobId, str]]) -> list[Taken]:
-        """``_take`` of each of ``members`` (fresh elements, their first pointers written together by the caller),
-        their records read in one question to the store; those not this process's to supervise left out."""
+        """``_take`` of each of ``members`` (fresh elements, their first pointers written together by the caller):
+        their records read in one question to the store and their locks taken together, then each checked once
+        its lock is held (``_as_locked``); those not this process's to supervise left out (said why)."""
         try:
             records = self._store.read_many([m.job for m in members])
         except StoreError:
