@@ -42,6 +42,7 @@ from dunscaith.domain.model.jobs.objects import QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
@@ -107,7 +108,7 @@ def polls_per_job(root: Path, runs: int) -> tuple[float, float]:
             job = RecordJob(store, clock, _NoCrash())(JobSpec(JobId(f"polls-{i}"), "local", "local", ("true",),
                                                                workdir=str(root)))
             with store.lock(job) as lock:
-                supervisor.run(job, lock, SignalInterrupts())
+                supervise_one(supervisor, job, lock, SignalInterrupts())
     finally:
         store.close()
     return scheduler.queries / runs, scheduler.woken / runs

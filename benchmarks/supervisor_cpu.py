@@ -50,6 +50,7 @@ from dunscaith.domain.model.jobs.objects import ObjectState
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
 
@@ -106,13 +107,13 @@ def _measure(label: str, make_scheduler: Callable[[Path], Any], command: tuple[s
         setattr(supervisor.watches, "_watch_objects", lambda watched, cancel: False)  # noqa: B010
         with store.lock(job) as lock:
             for _ in range(200):  # warm up until the job runs: created, released, started
-                supervisor.run(job, lock, _Loops(1))
+                supervise_one(supervisor, job, lock, _Loops(1))
                 current = fold(store.read(job)).current
                 if current is not None and current.object_state is ObjectState.RUNNING:
                     break
                 time.sleep(0.05)
             start_cpu, start_wall = time.process_time(), time.perf_counter()
-            supervisor.run(job, lock, _Loops(LOOPS))
+            supervise_one(supervisor, job, lock, _Loops(LOOPS))
             cpu, wall = time.process_time() - start_cpu, time.perf_counter() - start_wall
             state = fold(store.read(job))
         for attempt in state.attempts:  # leave nothing running behind

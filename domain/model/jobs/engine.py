@@ -205,13 +205,13 @@ def soonest(times: Iterable[datetime | None], default: datetime = NEVER) -> date
     return min((t for t in times if t is not None), default=default)
 
 
-# ---------------------------------------------------------------------- many loops paced by one pass
+# ---------------------------------------------------------------------- the pass loop: one job's loop or many
 
 EARLY = 0.001  # seconds: a due time computed as a sum of floats may fall a rounding error after the wait for it
 
 
 class Turn(StrEnum):
-    """What a pass over many jobs' loops (a sweep) does with one of them."""
+    """What a pass over the jobs' loops (one job's, or a sweep's) does with one of them."""
 
     WAIT = "wait"  # not its time, nothing told of it
     CARRY = "carry"  # its time came with nothing told of it: carried on if its step would do nothing, else stepped
@@ -237,3 +237,17 @@ def next_pass(dues: Iterable[float], refresh_in: float | None, now: float) -> fl
     from ``now`` when that is sooner."""
     due = min(dues)
     return due if refresh_in is None else min(due, now + refresh_in)
+
+
+def due_after(pass_began: float, now: float, pause: float, *, paced: bool) -> float:
+    """When a loop stepped in a pass means to run again (monotonic), its step having asked for ``pause``
+    seconds: counted from the pass's start when the pass paces it (its polls timed from that moment, so the
+    jobs of one pass keep asking on the same ticks), else from ``now``, as the step ended (one job alone)."""
+    return (pass_began if paced else now) + pause
+
+
+def again_at_once(*, stopping: bool, active: bool, must_step: bool, room: bool) -> bool:
+    """Whether the next pass follows at once, without a wait: the loop stops (every job steps to its drain),
+    no job is supervised (whether one may start is looked at at once), one must step (a beat failed), or
+    one more job may start."""
+    return stopping or not active or must_step or room

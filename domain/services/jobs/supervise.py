@@ -3,9 +3,9 @@
 Each loop: perform what the engine decides (``domain/model/jobs/engine.py``; each step's answer committed
 before the next request, ``supervise_steps.Executor``), one batched query, commit what it says, beat the
 lock. Nothing is ever sent twice: a create whose answer is lost is recorded ``unknown`` and only ever found
-again by its nonce, never resent. A sweep's elements are each such a loop, paced by one caller
-(``rounds``, ``supervise_sweep``), carried on without a step where a step would provably do nothing
-(``supervise_carry``).
+again by its nonce, never resent. A job alone and a sweep's elements are each such a loop (``rounds``),
+paced by the one pass loop (``passes.Passes``; one job: ``passes.supervise_one``), carried on without a
+step where a step would provably do nothing (``supervise_carry``).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from dunscaith.ports.scheduler import Scheduler
 __all__ = ["Ending", "Loop", "Rounds", "SuperviseSettings", "SupervisionEnd", "Supervisor", "new_nonce",
            "output_paths"]
 
-# One job's supervision paced by its caller (``Supervisor.rounds``): yields (the loop, seconds to pause), is
-# sent whether a stop was requested during the pause, returns the ending.
+# One job's supervision paced by the pass loop (``Supervisor.rounds``, ``passes.Passes``): yields (the loop,
+# seconds to pause), is sent whether a stop was requested during the pause, returns the ending.
 Rounds = Generator[tuple[Loop, float], bool, SupervisionEnd]
 
 
@@ -78,27 +78,6 @@ class Supervisor:
         """The ports this supervision acts through (a caller that swaps one swaps it for every part)."""
         return self._means
 
-    def run(self, job: JobId, lock: JobLock, cancel: Interrupts, *, bound: float | None = None,
-            first: tuple[JobState, int] | None = None) -> SupervisionEnd:
-        """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job.
-
-        With ``bound`` (seconds) it stops with what is left after that long even before the outcome
-        (``reconcile``: work carried on for a bounded period, like supervise.wait). ``first``: the record
-        as the caller just read it (its state and its number of events), so that it is not read again.
-
-        Where the store tells of appends (``watch_appends``), a request wakes the loop when it is
-        committed, so a healthy loop sleeps to its job's next poll instead of reading the record every
-        ``supervise.poll``; elsewhere it reads it that often."""
-        with self.rounds(job, lock, cancel, bound=bound, first=first) as rounds:
-            try:
-                loop, pause = next(rounds)
-                while True:
-                    loop, pause = rounds.send(self.watches.pause(loop, pause, cancel) is not None)
-            except StopIteration as done:
-                end: SupervisionEnd = done.value
-                self.tell_gave_up(job, end)
-                return end
-
     def tell_gave_up(self, job: JobId, end: SupervisionEnd) -> None:
         """A supervision that gave up is told to notify.command once, when the job asked for it."""
         if end.ending is Ending.GAVE_UP and self._notifier is not None:
@@ -112,11 +91,15 @@ class Supervisor:
                paced_from: Callable[[], datetime] | None = None, attended: bool = False,
                on_wake: Callable[[bool], None] | None = None,
                beats_until: Callable[[], datetime | None] | None = None) -> Iterator[Rounds]:
-        """The supervision of ``job`` as rounds, for a caller that paces many jobs in one thread (a sweep):
-        each ``next``/``send`` runs one loop up to its pause and yields the loop and how long it means to
-        pause; the caller waits (``watches.await_change`` / ``watches.resume_now`` tell it when to send
-        again) and sends whether a stop was requested meanwhile; the ending is the generator's return value.
-        The store's and the scheduler's watches live as long as the context.
+        """The supervision of ``job`` as rounds, for the pass loop (``passes.Passes``) that paces it, alone or
+        with many jobs in one thread: each ``next``/``send`` runs one loop up to its pause and yields the loop
+        and how long it means to pause; the caller waits (``watches.await_change`` / ``watches.resume_now``
+        tell it when to send again) and sends whether a stop was requested meanwhile; the ending is the
+        generator's return value. The store's and the scheduler's watches live as long as the context.
+
+        ``bound`` (seconds): it ends with what is left after that long even before the outcome
+        (``reconcile``); ``first``: the record as the caller just read it (its state and its number of
+        events), so that it is not read again.
 
         ``paced_from``: the moment the caller's pass began. The loop's polls are timed from it instead of
         from the moment this loop ran, and the pause it yields counts from it too, so the jobs of one pass,

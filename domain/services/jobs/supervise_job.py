@@ -24,6 +24,7 @@ from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.gates import Gates
 from dunscaith.domain.services.jobs.job_output import JobOutputs, OutputTail
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout, PointerBatch, PointerNotes
 from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd, Supervisor
 from dunscaith.domain.services.jobs.sweep import Sweep, SweepReport
@@ -113,7 +114,7 @@ class SuperviseJob:
             gated = self._await_gate(state, drain, view, bound)
             if gated is not None:
                 return self._with_outputs(gated, view)
-            end = supervisor.run(job, lock, drain, bound=bound, first=(state, len(record.events)))
+            end = supervise_one(supervisor, job, lock, drain, bound=bound, first=(state, len(record.events)))
         return self._with_outputs(end, view)
 
     def _await_gate(self, state: JobState, drain: Interrupts, view: SupervisionView,

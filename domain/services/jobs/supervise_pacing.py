@@ -12,7 +12,7 @@ from dunscaith.domain.model.jobs.ids import JobId, ObjectId
 from dunscaith.domain.model.jobs.objects import ENDED, ObjectState
 from dunscaith.domain.model.jobs.polling import next_poll, poll_interval_until
 from dunscaith.domain.model.jobs.state import AttemptState, JobState
-from dunscaith.domain.services.jobs.supervise_loop import NEVER, SIGNAL_SLICE, Loop, Means, SuperviseSettings
+from dunscaith.domain.services.jobs.supervise_loop import NEVER, Loop, Means, SuperviseSettings
 from dunscaith.ports.interrupts import Interrupts
 from dunscaith.ports.job_store import AppendWatch
 from dunscaith.ports.scheduler import ChangeWatch, WatchesChanges
@@ -116,8 +116,8 @@ class Watches:
         return now
 
     def await_change(self, loop: Loop, cancel: Interrupts) -> None:
-        """Before a pause that another caller waits out (``Supervisor.rounds``): watch the loop's started
-        objects, so their change wakes ``cancel``'s wait."""
+        """Before a pause the pass loop waits out (``passes.Passes``): watch the loop's started objects, so
+        their change wakes ``cancel``'s wait (a scheduler without such a watch, Slurm, is polled)."""
         self._watch_objects(watched(loop.state), cancel)
 
     def resume_now(self, loop: Loop) -> tuple[bool, bool]:
@@ -139,36 +139,6 @@ class Watches:
     def record_grew(self) -> None:
         """The record grew past what this loop knows: its next step reads it."""
         self.appended = True
-
-    def pause(self, loop: Loop, seconds: float, cancel: Interrupts) -> str | None:
-        """Sleep until the next query, waking early when the scheduler says a started object changed
-        (the local scheduler: its outcome written, its worker gone), a request is appended, or a signal
-        arrives. A scheduler that watches its objects (``WatchesChanges``) wakes the one wait on
-        ``cancel`` with the store's watch and the signals; any other is asked in slices."""
-        if self._watch_objects(watched(loop.state), cancel):
-            if not self.changed and seconds > 0:
-                cancel.wait(seconds)
-            if self.changed:
-                self.changed = False
-                loop.ask_now = True
-            return cancel.pending()
-        clock = self._means.clock
-        objects = watched(loop.state) if seconds > 0 else []
-        end = clock.monotonic() + seconds
-        while objects:
-            left = end - clock.monotonic()
-            if left <= 0 or self.woke:
-                return cancel.pending()
-            step = min(left, SIGNAL_SLICE)
-            began = clock.monotonic()
-            if self._means.scheduler.wait_for_change(objects, step):
-                loop.ask_now = True
-                return cancel.pending()
-            if cancel.pending() is not None:
-                return cancel.pending()
-            if clock.monotonic() - began < step / 2:
-                break  # this scheduler cannot tell: sleep to the next query
-        return cancel.wait(max(end - clock.monotonic(), 0.0))
 
     def _watch_objects(self, objects: list[ObjectId], cancel: Interrupts) -> bool:
         """Whether a watch of the scheduler's on exactly ``objects`` is in place (made anew when they change)."""

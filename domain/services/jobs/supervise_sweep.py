@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.errors import JobsError
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.pointer import Pointer
@@ -33,6 +33,7 @@ from dunscaith.domain.model.jobs.state import JobState, fold
 from dunscaith.domain.model.jobs.summary import JobSummary, SummaryQuery
 from dunscaith.domain.model.shown import reason
 from dunscaith.domain.services.jobs.gates import Gates, PipelineReport, RecordedPipeline
+from dunscaith.domain.services.jobs.passes import Passes, PassHooks
 from dunscaith.domain.services.jobs.pointer_notes import AttendanceNotes, Fanout
 from dunscaith.domain.services.jobs.round_query import RoundQuery
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
@@ -43,10 +44,8 @@ from dunscaith.domain.services.jobs.sweep_elements import (
     Notices,
     Pass,
     Taken,
-    arm,
     begin,
     held,
-    next_due,
     room,
     room_for_next,
     unsettled_in_order,
@@ -203,58 +202,24 @@ class SuperviseSweep:
         view = self._views(sweep=title, **display)
         ends: list[ElementEnd] = []
         elsewhere: list[tuple[JobId, str]] = []
-        active: dict[JobId, Active] = {}
         rounds: dict[str, RoundQuery] = {}
         attendance = self._one.attendance_notes()
         began = Pass(self._clock.now(), self._clock.monotonic(), beats_until=attendance.next_at)
-        with view, self._closing(active), contextlib.closing(attendance):
+        gate = HeldBack(Gates(self._store))  # jobs whose first create waits for other jobs: not taken yet
+        sweep = _SweepPasses(self, drain, view, attendance, gate, ends, rounds, elsewhere, fresh)
+        passes = sweep.passes = Passes(self._store, self._clock, drain, began, sweep)
+        active = passes.active
+        with view, passes.closing(), contextlib.closing(attendance):
             view.show(members)
             attendance.begin(sorted({JobId(m.sweep) for m in members if m.sweep is not None}), began.wall)
             self._one.sweep_now()  # once, as supervision starts: objects nobody owns are stopped first
-            waiting = unsettled_in_order(members)
-            bounds = _max_running(self._store, waiting)
+            waiting = sweep.waiting = unsettled_in_order(members)
+            sweep.bounds = _max_running(self._store, waiting)
             attendance.holds_by_sweep(waiting)  # held by the sweeps' locks: named as attended from the start
-            gate = HeldBack(Gates(self._store))  # jobs whose first create waits for other jobs: not taken yet
-            waiting = _hold_back(gate, waiting, view, self._one if fresh else None, self._on_problem)
+            waiting = sweep.waiting = _hold_back(gate, waiting, view, self._one if fresh else None, self._on_problem)
             self._arrays(waiting, drain, view, active, lambda ms: self._take_all(ms, view, rounds, active, elsewhere),
                          began, self._first_pointers if fresh else lambda _taken: None)
-            stopping = False
-            must_step: set[JobId] = set()  # elements the sweep's own beat found amiss: stepped in the next pass
-            unarmed: set[JobId] = set()  # elements stepped since their watches were last armed
-            while True:
-                stopping = stopping or drain.pending() is not None
-                self._open_gates(gate, waiting, ends, active, stopping, drain, view, rounds, elsewhere, began, fresh)
-                if not stopping:
-                    self._fill(waiting, bounds, drain, fresh, view, rounds, active, elsewhere, began)
-                if not active:
-                    if not _more_to_start(waiting, gate, stopping, drain, self._clock.monotonic):
-                        break
-                    continue
-                for query in rounds.values():
-                    query.new_round()
-                began.wall, began.mono = self._clock.now(), self._clock.monotonic()
-                now = began.mono
-                # Only what concerns an element makes it step before its time: a watched object of its that
-                # changed, its record grown (one question to the store for every element an append woke),
-                # a beat that failed. Every other element is looked at only when its own time comes.
-                woken = self._woken(began.notices, active, must_step)
-                for element in list(active.values()):
-                    ended = self._step_one(element, element.job in woken, stopping, began, now, unarmed)
-                    if ended is not None:
-                        ends.append(ElementEnd(element.job, ended))
-                        del active[element.job]
-                        unarmed.discard(element.job)
-                        element.stack.close()
-                        view.ended(element.job, str(ended.ending), ended.state)
-                self._one.flush_pointers()  # what the pass's commits changed, in one batch
-                view.refresh()
-                if not stopping:
-                    self._attend(attendance, active, began, must_step)
-                if stopping or not active or must_step or room_for_next(waiting, active, bounds):
-                    continue  # another pass at once: nothing to wait for
-                arm(unarmed, active, drain)
-                due = min(next_due(active, attendance.next_at(), began), gate.next_at())
-                drain.wait(max(0.0, due - self._clock.monotonic()))
+            stopping = passes.run()
             after = again()
             view.show(_as_held(after, gate.words()))  # what is still held: waiting or blocked, not "recorded"
         return SweepSupervised(title, tuple(ends), tuple(elsewhere), stopping, tuple(after),
@@ -293,101 +258,6 @@ class SuperviseSweep:
             started = self._start(member, drain, fresh, view, rounds, active, elsewhere, began)
             if started is not None:
                 active[member.job] = started
-
-    def _step_one(self, element: Active, woke: bool, stopping: bool, began: Pass, now: float,
-                  unarmed: set[JobId]) -> SupervisionEnd | None:
-        """One element's turn in a pass: stepped when it woke, its time came or the sweep stops (carried on
-        instead where its step would provably do nothing); its end when that step ended its supervision."""
-        loop = element.loop
-        moved = False
-        if woke and loop is not None:
-            _, moved = element.supervisor.watches.resume_now(loop)
-        chosen = en.turn(begun=loop is not None, woke=woke, stopping=stopping, now=now, due=element.due)
-        if chosen is en.Turn.WAIT:
-            return None
-        if chosen is en.Turn.CARRY and loop is not None:
-            # Its time came with nothing told of it: at its query, when the round's answer for it is the one it
-            # last found nothing new in, its step would provably do nothing but count a quiet poll
-            # (Supervisor.carry says which steps those are): its schedule is carried on instead, at a fraction
-            # of a step's cost. Anything else is stepped.
-            pause = element.supervisor.carrying.carry(loop, began.wall, began.mono, element.query.round_answer)
-            if pause is not None:
-                element.due = began.mono + pause
-                return None
-        if moved:  # an object changed, perhaps after this round's answer was asked: it cannot tell
-            element.query.older_than(self._clock.monotonic())
-        try:
-            element.loop, pause = next(element.rounds) if loop is None else element.rounds.send(stopping)
-        except StopIteration as done:
-            end: SupervisionEnd = done.value
-            return end
-        element.due = began.mono + pause  # the pause counts from the pass's start
-        unarmed.add(element.job)
-        return None
-
-    def _woken(self, notices: Notices, active: dict[JobId, Active], must_step: set[JobId]) -> set[JobId]:
-        """The elements to step now whatever their time: those whose watched object changed, those whose
-        record grew past what their loop knows, and those the sweep's beat found amiss.
-
-        On SQLite every commit wakes every element's watch (it cannot tell one job's rows from another's),
-        the sweep's own commits included: each woken element is not stepped (and its record not read) for
-        that, but asked at once, with every other woken one, how far its record goes (``last_seqs``). The
-        wake is taken as seen before the question is asked, so an append committed after it wakes again;
-        one committed before it shows in the answer."""
-        moved, appended = notices.take()
-        woken = moved | must_step
-        must_step.clear()
-        asked = [job for job in appended - woken if job in active and active[job].loop is not None]
-        if not asked:
-            return woken
-        for job in asked:
-            active[job].supervisor.watches.appends_seen()
-        try:
-            last = self._store.last_seqs(asked)
-        except StoreError:
-            last = {}  # not known: every one of them reads its record
-        for job in asked:
-            loop = active[job].loop
-            if loop is not None and last.get(job) != loop.known:
-                active[job].supervisor.watches.record_grew()
-                woken.add(job)
-        return woken
-
-    def _attend(self, attendance: AttendanceNotes, active: dict[JobId, Active], began: Pass,
-                must_step: set[JobId]) -> None:
-        """The sweep's attendance refreshed when due (every ten poll intervals), and with it the lock of every
-        element carried on (``Supervisor.carry`` beats nothing) whose last beat announced its next loop before
-        the next refresh: beaten now, announcing the refresh after that one, when it is beaten again. So each
-        such lock is written once every twenty poll intervals (a job's own polls back off to 160 s) and still
-        shows a live loop (display only: ``loop_stale``). A beat that fails steps its element next pass: a lost
-        lock ends it there, having sent nothing more."""
-        before = attendance.next_at()
-        if before is not None and began.wall < before:
-            return  # not due (and what it would name is not worked out: it is every element's)
-        attendance.refresh(held(active), began.wall)
-        until = attendance.next_at()
-        if until is None or until == before:
-            return
-        announce = until + (until - began.wall)
-        for element in active.values():
-            loop = element.loop
-            if loop is None or (loop.announced is not None and loop.announced >= until):
-                continue
-            if not element.supervisor.carrying.beat_carried(loop, began.wall, announce):
-                must_step.add(element.job)
-
-    @contextlib.contextmanager
-    def _closing(self, active: dict[JobId, Active]) -> Iterator[None]:
-        """Whatever ends the loop (an error), every element still supervised lets go of its lock and watches."""
-        try:
-            yield
-        finally:
-            for element in active.values():
-                with contextlib.suppress(Exception):
-                    element.rounds.close()
-                element.stack.close()
-            active.clear()
-            self._one.flush_pointers()  # what the last commits (a drain's) changed
 
     def _start(self, member: JobSummary, drain: Interrupts, fresh: bool, view: SweepSupervisionView,
                rounds: dict[str, RoundQuery], active: dict[JobId, Active],
@@ -524,6 +394,90 @@ class SuperviseSweep:
         except StoreError as exc:
             self._on_problem(f"the sweep's elements could not be read again: {reason(exc)}")
             return members
+
+
+class _SweepPasses(PassHooks):
+    """What a sweep, a pipeline or ``supervise --all`` adds to the pass loop: the line of jobs waiting to
+    start under each sweep's --max-running, the gate of jobs held back until what they wait for is as they
+    ask, each element's ending shown, the pointers a pass changed, and the sweeps' attendance."""
+
+    def __init__(self, owner: SuperviseSweep, drain: Interrupts, view: SweepSupervisionView,
+                 attendance: AttendanceNotes, gate: HeldBack, ends: list[ElementEnd], rounds: dict[str, RoundQuery],
+                 elsewhere: list[tuple[JobId, str]], fresh: bool) -> None:
+        self._owner = owner
+        self._drain = drain
+        self._view = view
+        self._attendance = attendance
+        self._ends = ends
+        self._rounds = rounds
+        self._elsewhere = elsewhere
+        self._fresh = fresh
+        self.passes: Passes  # the loop these hooks are of (set as it is made)
+        self.waiting: deque[JobSummary] = deque()  # the line of jobs to start, in order
+        self.bounds: dict[str, int | None] = {}  # each sweep's --max-running
+        self.gate = gate  # jobs whose first create waits for other jobs: not taken yet
+
+    def before(self, stopping: bool) -> None:
+        """The held jobs whose gate opened put in the line; waiting ones started while there is room; every
+        cluster's round query begins a new round."""
+        owner, passes = self._owner, self.passes
+        owner._open_gates(self.gate, self.waiting, self._ends, passes.active, stopping, self._drain, self._view,
+                          self._rounds, self._elsewhere, passes.began, self._fresh)
+        if not stopping:
+            owner._fill(self.waiting, self.bounds, self._drain, self._fresh, self._view, self._rounds, passes.active,
+                        self._elsewhere, passes.began)
+        if passes.active:
+            for query in self._rounds.values():
+                query.new_round()
+
+    def more(self, stopping: bool) -> bool:
+        return _more_to_start(self.waiting, self.gate, stopping, self._drain, self._owner._clock.monotonic)
+
+    def ended(self, element: Active, end: SupervisionEnd) -> None:
+        self._ends.append(ElementEnd(element.job, end))
+        self._view.ended(element.job, str(end.ending), end.state)
+
+    def after(self, stopping: bool) -> None:
+        self._owner._one.flush_pointers()  # what the pass's commits changed, in one batch
+        self._view.refresh()
+        if not stopping:
+            self._attend()
+
+    def room(self) -> bool:
+        return room_for_next(self.waiting, self.passes.active, self.bounds)
+
+    def refresh_at(self) -> datetime | None:
+        return self._attendance.next_at()
+
+    def next_at(self) -> float:
+        return self.gate.next_at()
+
+    def closed(self) -> None:
+        self._owner._one.flush_pointers()  # what the last commits (a drain's) changed
+
+    def _attend(self) -> None:
+        """The sweep's attendance refreshed when due (every ten poll intervals), and with it the lock of every
+        element carried on (``Supervisor.carry`` beats nothing) whose last beat announced its next loop before
+        the next refresh: beaten now, announcing the refresh after that one, when it is beaten again. So each
+        such lock is written once every twenty poll intervals (a job's own polls back off to 160 s) and still
+        shows a live loop (display only: ``loop_stale``). A beat that fails steps its element next pass: a lost
+        lock ends it there, having sent nothing more."""
+        attendance, passes = self._attendance, self.passes
+        began = passes.began
+        before = attendance.next_at()
+        if before is not None and began.wall < before:
+            return  # not due (and what it would name is not worked out: it is every element's)
+        attendance.refresh(held(passes.active), began.wall)
+        until = attendance.next_at()
+        if until is None or until == before:
+            return
+        announce = until + (until - began.wall)
+        for element in passes.active.values():
+            loop = element.loop
+            if loop is None or (loop.announced is not None and loop.announced >= until):
+                continue
+            if not element.supervisor.carrying.beat_carried(loop, began.wall, announce):
+                passes.must_step.add(element.job)
 
 
 def _max_running(store: JobStore, waiting: deque[JobSummary]) -> dict[str, int | None]:

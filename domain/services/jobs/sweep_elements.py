@@ -87,16 +87,19 @@ class Pass:
 
 @dataclass
 class Active:
+    """A job the pass loop supervises now (``passes.Passes``): its loop's rounds under way."""
+
     job: JobId
     supervisor: Supervisor
     rounds: Rounds
     stack: contextlib.ExitStack
     sweep: str | None  # the sweep it is an element of
-    query: RoundQuery  # the round query of its cluster
-    root: HostIdentity  # the record root its pointer names (the sweep's attendance names the same)
+    query: RoundQuery | None  # the round query of its cluster (None: a job supervised alone asks for itself)
+    root: HostIdentity | None  # the record root its pointer names (the sweep's attendance names the same)
     index: int | None  # its index in its sweep
     loop: Loop | None = None
     due: float = 0.0  # monotonic: when its loop means to run again
+    paced: bool = True  # its polls timed from each pass's start (many jobs); False: from its own step (one job)
 
 
 def room(member: JobSummary, active: dict[JobId, Active], bounds: dict[str, int | None]) -> bool:
@@ -136,7 +139,7 @@ def held(active: dict[JobId, Active]) -> dict[JobId, tuple[HostIdentity, frozens
     """Each sweep's root and the indices of its elements supervised now: what its attendance names."""
     held: dict[JobId, tuple[HostIdentity, set[int]]] = {}
     for element in active.values():
-        if element.sweep is not None and element.index is not None:
+        if element.sweep is not None and element.index is not None and element.root is not None:
             held.setdefault(JobId(element.sweep), (element.root, set()))[1].add(element.index)
     return {sweep: (root, frozenset(indices)) for sweep, (root, indices) in held.items()}
 

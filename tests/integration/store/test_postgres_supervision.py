@@ -21,6 +21,7 @@ from dunscaith.domain.model.jobs.objects import ObjectState, QueryResult
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import OutcomeKind
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
 from tests.expect import present
@@ -63,7 +64,7 @@ def test_a_server_restart_mid_supervision_stops_the_holder_and_a_new_supervisor_
         scheduler.query = query  # type: ignore[method-assign]
         try:
             with first.lock(JOB) as lock:
-                end = _supervisor(first, scheduler, clock, nonces).run(JOB, lock, StopAfter(clock))
+                end = supervise_one(_supervisor(first, scheduler, clock, nonces), JOB, lock, StopAfter(clock))
         finally:
             first.close()
         assert end.ending is Ending.GAVE_UP
@@ -75,7 +76,7 @@ def test_a_server_restart_mid_supervision_stops_the_holder_and_a_new_supervisor_
         scheduler.set_state(oid, ObjectState.RUNNING)
         scheduler.finish(oid, 0)
         with PostgresStore.open(PostgresTarget.from_settings(url)) as second, second.lock(JOB) as lock:
-            again = _supervisor(second, scheduler, clock, nonces).run(JOB, lock, StopAfter(clock))
+            again = supervise_one(_supervisor(second, scheduler, clock, nonces), JOB, lock, StopAfter(clock))
             kinds = [line.kind for line in second.read(JOB).events]
         assert again.ending is Ending.OUTCOME and present(present(again.state).outcome).kind is OutcomeKind.SUCCEEDED
         assert scheduler.count("create_held") == 1 and scheduler.released_times(oid) == 1

@@ -42,6 +42,7 @@ from dunscaith.adapters.store.postgres.target import PostgresTarget
 from dunscaith.adapters.residual.memory import InMemoryResidualList
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, Supervisor
+from dunscaith.domain.services.jobs.passes import supervise_one
 
 class NoStop:
     def pending(self): return None
@@ -66,7 +67,7 @@ def supervise(url, root, job):
                             SuperviseSettings(poll=0.2, giveup=60.0, wait=10.0, drain=2.0),
                             Policy(absence_deadline=timedelta(seconds=30)), residual=InMemoryResidualList())
     with store.lock(job) as lock:
-        return supervisor.run(job, lock, NoStop())
+        return supervise_one(supervisor, job, lock, NoStop())
 """
 
 

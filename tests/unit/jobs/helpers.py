@@ -15,6 +15,7 @@ from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.residual import ResidualPolicy
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState, fold
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import SuperviseSettings, SupervisionEnd, Supervisor
 from dunscaith.entrypoints.dunscaith.root.kinds import capabilities
@@ -84,7 +85,7 @@ class Rig:
 
     def run(self, job: JobId, cancel: StopAfter | None = None) -> SupervisionEnd:
         with self.store.lock(job) as lock:
-            return self.supervisor.run(job, lock, cancel or StopAfter(self.clock))
+            return supervise_one(self.supervisor, job, lock, cancel or StopAfter(self.clock))
 
     def state(self, job: JobId) -> JobState:
         return fold(self.store.read(job))

@@ -20,6 +20,7 @@ from dunscaith.domain.model.jobs.residual import ResidualReason
 from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import Action, OutcomeKind, fold
 from dunscaith.domain.services.jobs.commands import Answer, Answerer, CommandResult, JobCommands
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, SupervisionEnd, Supervisor
 from tests.expect import present
@@ -146,7 +147,7 @@ def _live(store: InMemoryStore, scheduler: FakeScheduler,
 
     def supervise() -> None:
         with store.lock(job) as lock:
-            ends.append(supervisor.run(job, lock, stop))
+            ends.append(supervise_one(supervisor, job, lock, stop))
 
     thread = threading.Thread(target=supervise)
     thread.start()

@@ -17,6 +17,7 @@ from dunscaith.domain.model.jobs.spec import JobSpec
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.job_output import JobOutputs
 from dunscaith.domain.services.jobs.owning_host import Owner, OwningHost
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.submit import RecordJob
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.domain.services.jobs.supervise_job import BoundElsewhere, SuperviseJob
@@ -183,7 +184,7 @@ def test_the_record_is_read_once_before_the_supervisor_s_loop_and_a_fresh_job_ge
     job2 = s2.rig.record()
     s2.store.reads = 0
     with s2.store.lock(job2) as lock:
-        s2.rig.supervisor.run(job2, lock, StopAfter(s2.rig.clock))
+        supervise_one(s2.rig.supervisor, job2, lock, StopAfter(s2.rig.clock))
     assert s.store.reads == s2.store.reads  # the use case's one read stands in for that one
     pointer = s.pointers.read(job)
     assert (pointer.binary, pointer.host, pointer.state) == (BINARY, "login1", "succeeded")

@@ -13,6 +13,7 @@ from dunscaith.domain.model.jobs.objects import CreateAnswer, ObjectSpec, Object
 from dunscaith.domain.model.jobs.record import JobRecord, JsonValue
 from dunscaith.domain.model.jobs.residual import ResidualEntry, ResidualPolicy, ResidualReason
 from dunscaith.domain.model.jobs.state import AttemptState, Escalation, EscalationReason, OutcomeKind
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.supervise import Ending
 from dunscaith.ports.job_store import JobLock, StoreError
 from tests.expect import present
@@ -494,7 +495,7 @@ def test_a_loop_whose_beat_is_never_recorded_gives_up() -> None:
             raise StoreError("record store S does not answer: the server did not answer within 2 s")
 
     with r.store.lock(job) as lock:
-        end = r.supervisor.run(job, NoBeat(lock), StopAfter(r.clock))
+        end = supervise_one(r.supervisor, job, NoBeat(lock), StopAfter(r.clock))
     assert end.ending is Ending.GAVE_UP
     assert "could not record the loop" in end.detail and "did not answer within 2 s" in end.detail
 

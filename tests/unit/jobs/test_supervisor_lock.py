@@ -18,6 +18,7 @@ from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.objects import QueryResult
 from dunscaith.domain.model.jobs.state import Action, AttemptState
 from dunscaith.domain.services.jobs.commands import Answer, JobCommands
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.supervise import Ending, SupervisionEnd
 from dunscaith.ports.job_store import JobLock, LockLost
 from tests.expect import present
@@ -57,7 +58,7 @@ def _spy(r: Rig, log: list[str]) -> None:
 
 def _run(r: Rig, job: JobId, lose_at: int, log: list[str]) -> SupervisionEnd:
     with r.store.lock(job) as lock:
-        return r.supervisor.run(job, LosingLock(lock, lose_at, log), StopAfter(r.clock))
+        return supervise_one(r.supervisor, job, LosingLock(lock, lose_at, log), StopAfter(r.clock))
 
 
 def test_a_lock_lost_before_the_create_sends_nothing_and_leaves_submitting_for_the_next_holder() -> None:

@@ -13,6 +13,7 @@ from dunscaith.domain.model.jobs import events as ev
 from dunscaith.domain.model.jobs.ids import JobId, Nonce, ObjectId
 from dunscaith.domain.model.jobs.policy import Policy
 from dunscaith.domain.model.jobs.state import fold
+from dunscaith.domain.services.jobs.passes import supervise_one
 from dunscaith.domain.services.jobs.supervise import Ending, SuperviseSettings, Supervisor
 from dunscaith.ports.scheduler import WatchesChanges
 from tests.expect import present
@@ -101,7 +102,7 @@ def test_an_objects_end_wakes_the_supervisor_and_is_recorded_with_the_clock_wher
 
     cancel = Waking(clock, 200, at)
     with store.lock(job) as lock:
-        end = supervisor.run(job, lock, cancel)
+        end = supervise_one(supervisor, job, lock, cancel)
     assert end.ending is Ending.OUTCOME
     assert cancel.pauses[39] > 1.0  # it would have slept on
     lines = store.read(job).events
@@ -122,7 +123,7 @@ def test_the_watch_follows_the_objects_worth_watching_and_is_closed_at_the_end()
             scheduler.change(oid)
 
     with store.lock(job) as lock:
-        supervisor.run(job, lock, Waking(clock, 100, at))
+        supervise_one(supervisor, job, lock, Waking(clock, 100, at))
     assert scheduler.watches, "a released object is watched"
     assert all(watch.closed for watch in scheduler.watches)
     oid = present(present(fold(store.read(job)).current).object_id)
