@@ -24,6 +24,8 @@ from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.ids import JobId
 from dunscaith.domain.model.jobs.state import JobState
 from dunscaith.domain.services.jobs.supervise import SupervisionEnd, Supervisor
+from dunscaith.domain.services.jobs.supervise_loop import SIGNAL_SLICE
+from dunscaith.domain.services.jobs.supervise_pacing import watched
 from dunscaith.domain.services.jobs.sweep_elements import Active, Notices, Pass, arm, next_due
 from dunscaith.ports.clock import Clock
 from dunscaith.ports.interrupts import Interrupts
@@ -98,7 +100,7 @@ class Passes:
                 continue  # another pass at once: nothing to wait for
             arm(self._unarmed, self.active, self._drain)
             due = min(next_due(self.active, hooks.refresh_at(), self.began), hooks.next_at())
-            self._drain.wait(max(0.0, due - self._clock.monotonic()))
+            self._wait(max(0.0, due - self._clock.monotonic()))
 
     def _pass(self) -> None:
         began = self.began
@@ -115,6 +117,37 @@ class Passes:
                 element.stack.close()
                 self._hooks.ended(element, ended)
         self._hooks.after(self.stopping)
+
+    def _wait(self, seconds: float) -> None:
+        """The one wait between passes, which a watch (of appends, of objects) or a signal ends early.
+
+        A job supervised alone whose scheduler gives no watch of its started objects but can wait for their
+        change (``wait_for_change``: the local scheduler where inotify cannot be had) is asked in slices
+        meanwhile, so its end is seen as it comes and a request or a signal within one slice; a scheduler
+        that cannot tell (Slurm) answers at once, and the rest is slept."""
+        clock = self._clock
+        end = clock.monotonic() + seconds
+        lone = next(iter(self.active.values())) if len(self.active) == 1 else None
+        loop = lone.loop if lone is not None else None
+        if lone is None or loop is None or seconds <= 0 or lone.supervisor.watches.objects_watched:
+            objects = []
+        else:
+            objects = watched(loop.state)
+        while lone is not None and objects:
+            left = end - clock.monotonic()
+            if left <= 0 or self.notices.told():
+                return
+            step = min(left, SIGNAL_SLICE)
+            began = clock.monotonic()
+            if lone.supervisor.means.scheduler.wait_for_change(objects, step):
+                lone.supervisor.watches.changed = True  # asked at once, as a watch's change is
+                self.notices.tell(lone.job, True)
+                return
+            if self._drain.pending() is not None:
+                return
+            if clock.monotonic() - began < step / 2:
+                break  # this scheduler cannot tell: sleep to the next pass
+        self._drain.wait(max(end - clock.monotonic(), 0.0))
 
     def _step_one(self, element: Active, woke: bool, now: float) -> SupervisionEnd | None:
         """One job's turn in a pass: stepped when it woke, its time came or the loop stops (carried on

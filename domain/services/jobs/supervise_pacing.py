@@ -120,6 +120,11 @@ class Watches:
         their change wakes ``cancel``'s wait (a scheduler without such a watch, Slurm, is polled)."""
         self._watch_objects(watched(loop.state), cancel)
 
+    @property
+    def objects_watched(self) -> bool:
+        """Whether a watch of the scheduler's is on the loop's started objects now (``await_change``)."""
+        return self._change_watch is not None
+
     def resume_now(self, loop: Loop) -> tuple[bool, bool]:
         """After such a wait: whether this loop has something to look at before its pause is over (a
         watched object changed, its record was appended to), and whether it is an object's change, which

@@ -57,6 +57,10 @@ class Notices:
             self._pending.add(key)
             self._told.append(key)
 
+    def told(self) -> bool:
+        """Whether anything was told since the last take."""
+        return bool(self._told)
+
     def take(self) -> tuple[set[JobId], set[JobId]]:
         """(the elements whose object changed, those an append woke) since the last take. Each is no longer
         pending once taken, before the caller looks at what it concerns: a wake after that is told again,

@@ -129,3 +129,35 @@ def test_the_watch_follows_the_objects_worth_watching_and_is_closed_at_the_end()
     oid = present(present(fold(store.read(job)).current).object_id)
     assert all(watch.ids == [oid] for watch in scheduler.watches)
     assert len(scheduler.watches) == 1  # one watch for the object's whole run, not one per pause
+
+
+class SlicingScheduler(FakeScheduler):
+    """A scheduler with no watch of its objects that can wait for their end (the local one without
+    inotify): ``wait_for_change`` blocks for its slice, and says at the ``end_at``-th that the object ended."""
+
+    def __init__(self, clock: FakeClock, end_at: int) -> None:
+        super().__init__(exit_code_of=None)
+        self.clock, self.end_at, self.slices = clock, end_at, 0
+        self.ended_at: list[object] = []
+
+    def wait_for_change(self, object_ids: Sequence[ObjectId], timeout: float) -> bool:
+        self.slices += 1
+        if self.slices == self.end_at:
+            self.finish(object_ids[0], exit_code=0)
+            self.ended_at.append(self.clock.now())
+            return True
+        self.clock.sleep(timeout)
+        return False
+
+
+def test_a_job_alone_whose_scheduler_only_waits_for_an_end_is_asked_in_slices_and_its_end_recorded_at_once() -> None:
+    scheduler = SlicingScheduler(FakeClock(), end_at=60)
+    supervisor, clock, job, r = _supervisor(scheduler)
+    store = r.store  # type: ignore[attr-defined]
+    scheduler.clock = clock
+    with store.lock(job) as lock:
+        end = supervise_one(supervisor, job, lock, StopAfter(clock, 400))
+    assert end.ending is Ending.OUTCOME
+    assert scheduler.slices == 60  # asked in slices until it said the object ended, not once more
+    lines = store.read(job).events
+    assert next(line.at for line in lines if line.kind == ev.OutcomeReached.KIND) == scheduler.ended_at[0]
