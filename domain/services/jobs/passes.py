@@ -17,8 +17,9 @@ attendance) it adds through ``PassHooks``; one job adds only its ending (``super
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Protocol
 
 from dunscaith.domain.model.jobs import engine as en
 from dunscaith.domain.model.jobs.ids import JobId
@@ -72,7 +73,7 @@ class Passes:
         self._store = store
         self._clock = clock
         self._drain = drain
-        self._hooks = hooks or PassHooks()
+        self.hooks = hooks or PassHooks()  # what the caller adds (set before ``run``)
         self.began = began  # when the current pass began: the loops stepped in it time their polls from then
         self.active: dict[JobId, Active] = {}
         self.must_step: set[JobId] = set()  # jobs a caller's own beat found amiss: stepped in the next pass
@@ -86,7 +87,7 @@ class Passes:
 
     def run(self) -> bool:
         """Passes until no job is supervised and none may start; whether a stop was requested."""
-        hooks = self._hooks
+        hooks = self.hooks
         while True:
             self.stopping = self.stopping or self._drain.pending() is not None
             hooks.before(self.stopping)
@@ -115,8 +116,8 @@ class Passes:
                 del self.active[element.job]
                 self._unarmed.discard(element.job)
                 element.stack.close()
-                self._hooks.ended(element, ended)
-        self._hooks.after(self.stopping)
+                self.hooks.ended(element, ended)
+        self.hooks.after(self.stopping)
 
     def _wait(self, seconds: float) -> None:
         """The one wait between passes, which a watch (of appends, of objects) or a signal ends early.
@@ -227,19 +228,54 @@ class Passes:
                     element.rounds.close()
                 element.stack.close()
             self.active.clear()
-            self._hooks.closed()
+            self.hooks.closed()
 
 
 def _live(watch: AppendWatch | None) -> bool:
     return watch is not None and watch.live()
 
 
-class _One(PassHooks):
-    """One job's supervision: its ending kept, a give-up told to notify.command."""
+class Gate(Protocol):
+    """What holds one job back before its first create (it waits for other jobs' outcomes)."""
 
-    def __init__(self, supervisor: Supervisor) -> None:
+    def held(self, stopping: bool) -> SupervisionEnd | bool:
+        """Whether it is still held (False: its supervision begins now), or how its supervision ends."""
+        ...
+
+    def wait(self) -> None:
+        """Until it is looked at again (a signal ends the wait)."""
+        ...
+
+
+class _One(PassHooks):
+    """One job's supervision: begun at once, or once its ``gate`` lets it; its ending kept, a give-up told to
+    notify.command."""
+
+    def __init__(self, supervisor: Supervisor, passes: Passes, begin: Callable[[], Active],
+                 gate: Gate | None) -> None:
         self._supervisor = supervisor
+        self._passes = passes
+        self._begin = begin
+        self._gate = gate
+        self.begun = False
         self.end: SupervisionEnd | None = None
+
+    def before(self, stopping: bool) -> None:
+        if self.begun or self.end is not None:
+            return
+        held = self._gate.held(stopping) if self._gate is not None else False
+        if isinstance(held, SupervisionEnd):
+            self.end = held
+        elif not held:
+            self.begun = True
+            element = self._begin()
+            self._passes.active[element.job] = element
+
+    def more(self, stopping: bool) -> bool:
+        if self.begun or self.end is not None or self._gate is None:
+            return False
+        self._gate.wait()
+        return True
 
     def ended(self, element: Active, end: SupervisionEnd) -> None:
         self.end = end
@@ -247,26 +283,32 @@ class _One(PassHooks):
 
 
 def supervise_one(supervisor: Supervisor, job: JobId, lock: JobLock, drain: Interrupts, *,
-                  bound: float | None = None, first: tuple[JobState, int] | None = None) -> SupervisionEnd:
+                  bound: float | None = None, first: tuple[JobState, int] | None = None,
+                  gate: Gate | None = None) -> SupervisionEnd:
     """Supervise ``job`` while holding its ``lock``, until an ending; never cancels the job: the pass loop
     with this one job in it.
 
     With ``bound`` (seconds) it stops with what is left after that long even before the outcome
     (``reconcile``: work carried on for a bounded period, like supervise.wait). ``first``: the record as the
-    caller just read it (its state and its number of events), so that it is not read again.
+    caller just read it (its state and its number of events), so that it is not read again. ``gate``: what
+    holds it back before its first create (a job that waits for others), looked at before each pass until
+    it lets it begin or ends it.
 
     Where the store tells of appends (``watch_appends``), a request wakes the loop when it is committed, so
     a healthy loop sleeps to its job's next poll instead of reading the record every ``supervise.poll``;
     elsewhere it reads it that often. Its supervised-at is refreshed by its own loop (not attended)."""
     clock = supervisor.means.clock
-    one = _One(supervisor)
-    passes = Passes(supervisor.means.store, clock, drain, Pass(clock.now(), clock.monotonic()), one)
+    passes = Passes(supervisor.means.store, clock, drain, Pass(clock.now(), clock.monotonic()))
     notices = passes.notices
-    with passes.closing():
+
+    def begin() -> Active:
         stack = contextlib.ExitStack()  # its watches, let go of when it ends (``Passes.closing`` on an error)
         rounds = stack.enter_context(supervisor.rounds(job, lock, drain, bound=bound, first=first,
                                                        on_wake=lambda moved: notices.tell(job, moved)))
-        passes.active[job] = Active(job, supervisor, rounds, stack, None, None, None, None, paced=False)
+        return Active(job, supervisor, rounds, stack, None, None, None, None, paced=False)
+
+    one = passes.hooks = _One(supervisor, passes, begin, gate)
+    with passes.closing():
         passes.run()
-    assert one.end is not None  # the loop ends only when its one job did
+    assert one.end is not None  # the loop ends only when its one job did, or its gate ended it
     return one.end

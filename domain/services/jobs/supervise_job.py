@@ -58,6 +58,57 @@ class Supervised:
     output_tails: tuple[OutputTail, ...] = ()  # the end of its output, once it has an outcome
 
 
+def _waits(state: JobState) -> bool:
+    """A job that waits for others (``submit --after``) and is not created yet."""
+    return bool(state.spec.waits) and not state.attempts and state.outcome is None
+
+
+class _Gate:
+    """A job that waits for others, not created yet, held in the pass loop (``passes.Gate``) until the rule
+    says it may be created, reading only the records of what it waits for (no scheduler query) every
+    ``GATE_POLL``: it blocks it (the ending BLOCKED: nothing was created), a signal drains it, or ``bound``
+    passes (reconcile: outstanding). Its lock is held meanwhile: no other supervisor creates it either."""
+
+    def __init__(self, gates: Gates, state: JobState, drain: Interrupts, view: SupervisionView,
+                 bound: float | None) -> None:
+        self._gates = gates
+        self._state = state
+        self._drain = drain
+        self._view = view
+        self._bound = bound
+        self._said = ""
+        self._waited = 0.0
+        self._asked = False
+
+    def held(self, stopping: bool) -> SupervisionEnd | bool:
+        """Whether the job is still held (False: it may be created now), or how its supervision ends."""
+        state, said = self._state, self._said
+        if self._asked and stopping:  # the wait for the next reading ended with a stop
+            return SupervisionEnd(Ending.DRAINED, state, detail=said)
+        self._asked = True
+        answer = self._gates.readiness(state.spec)
+        if isinstance(answer, Ready):
+            if said:
+                self._view.line("ready: every job it waits for is as it asks; creating it")
+            return False
+        if isinstance(answer, Blocked):
+            self._view.line(answer.line())
+            return SupervisionEnd(Ending.BLOCKED, state, detail=answer.line())
+        if answer.line() != said:
+            said = self._said = answer.line()
+            self._view.line(f"{said} (nothing is sent until it has its outcome)")
+        if self._bound is not None and self._waited >= self._bound:
+            return SupervisionEnd(Ending.OUTSTANDING, state, (Outstanding(0, said),), detail=said)
+        if stopping:  # a stop already requested: the wait would end at once with it
+            return SupervisionEnd(Ending.DRAINED, state, detail=said)
+        return True
+
+    def wait(self) -> None:
+        """Until the next reading (a signal ends it)."""
+        self._drain.wait(GATE_POLL)
+        self._waited += GATE_POLL
+
+
 class SuperviseJob:
     def __init__(self, store: JobStore, pointers: Pointers, owning: OwningHost, here: HostIdentity, binary: str,
                  supervisor: Callable[..., Supervisor], views: Callable[..., SupervisionView], sweep: Sweep,
@@ -111,40 +162,10 @@ class SuperviseJob:
                 view.line(f"already done: outcome {state.outcome.kind} ({state.outcome.detail})")
             elif not fresh:
                 view.line(f"supervising again (attempts so far: {len(state.attempts)}; now {label(state)})")
-            gated = self._await_gate(state, drain, view, bound)
-            if gated is not None:
-                return self._with_outputs(gated, view)
-            end = supervise_one(supervisor, job, lock, drain, bound=bound, first=(state, len(record.events)))
+            gate = _Gate(Gates(self._store), state, drain, view, bound) if _waits(state) else None
+            end = supervise_one(supervisor, job, lock, drain, bound=bound, first=(state, len(record.events)),
+                                gate=gate)
         return self._with_outputs(end, view)
-
-    def _await_gate(self, state: JobState, drain: Interrupts, view: SupervisionView,
-                    bound: float | None) -> SupervisionEnd | None:
-        """A job that waits for others (``submit --after``), not created yet: the wait, reading only the
-        records of what it waits for (no scheduler query), until the rule says it may be created (None: go
-        on), blocks it (the ending BLOCKED: nothing was created), a signal drains it, or ``bound`` passes
-        (reconcile: outstanding). Its lock is held meanwhile: no other supervisor creates it either."""
-        if not state.spec.waits or state.attempts or state.outcome is not None:
-            return None
-        gates = Gates(self._store)
-        said = ""
-        waited = 0.0
-        while True:
-            answer = gates.readiness(state.spec)
-            if isinstance(answer, Ready):
-                if said:
-                    view.line("ready: every job it waits for is as it asks; creating it")
-                return None
-            if isinstance(answer, Blocked):
-                view.line(answer.line())
-                return SupervisionEnd(Ending.BLOCKED, state, detail=answer.line())
-            if answer.line() != said:
-                said = answer.line()
-                view.line(f"{said} (nothing is sent until it has its outcome)")
-            if bound is not None and waited >= bound:
-                return SupervisionEnd(Ending.OUTSTANDING, state, (Outstanding(0, said),), detail=said)
-            if drain.wait(GATE_POLL) is not None:
-                return SupervisionEnd(Ending.DRAINED, state, detail=said)
-            waited += GATE_POLL
 
     def for_command(self, state: JobState) -> Supervisor:
         """The supervisor a job command acts with under the lock (no live supervisor holds it); it keeps
