@@ -1,8 +1,9 @@
 """One supervision of a sweep: every element this process can take, paced by one loop in one thread.
 
 Each element keeps every per-job guarantee because it is supervised by the very loop a single job is
-(``Supervisor.rounds``): its own lock, its own record, created held, released only once its creation is
-known, an unknown attempt never resent. What the sweep adds is pacing and sharing:
+(``Supervisor.rounds``), paced by the same pass loop (``passes.Passes``): its own lock, its own record,
+created held, released only once its creation is known, an unknown attempt never resent. What the sweep
+adds (``_SweepPasses``, the pass loop's hooks) is pacing and sharing:
 
 - at most ``max_running`` elements without an outcome are supervised at once; the next one's first attempt
   is made only when one of them has its outcome (the others stay recorded, nothing sent);
