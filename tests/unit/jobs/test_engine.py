@@ -203,3 +203,20 @@ def test_the_next_pass_is_the_soonest_of_the_loops_and_the_refresh(
     due = en.next_pass(dues, refresh_in, now)
     assert due <= min(dues)
     assert due == min([*dues, *([] if refresh_in is None else [now + refresh_in])])
+
+
+@given(st.floats(0, 1000), st.floats(0, 100), st.floats(0, 1000))
+def test_a_loop_paced_by_the_pass_counts_its_pause_from_the_pass_and_one_alone_from_its_step(
+        began: float, took: float, pause: float) -> None:
+    now = began + took
+    assert en.due_after(began, now, pause, paced=True) == began + pause  # the jobs of a pass keep one tick
+    assert en.due_after(began, now, pause, paced=False) == now + pause  # a job alone: as its own loop paused
+
+
+@given(st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_the_next_pass_follows_at_once_only_when_there_is_nothing_to_wait_for(
+        stopping: bool, active: bool, must_step: bool, room: bool) -> None:
+    at_once = en.again_at_once(stopping=stopping, active=active, must_step=must_step, room=room)
+    assert at_once == (stopping or not active or must_step or room)
+    if active and not (stopping or must_step or room):
+        assert not at_once  # a job supervised, quiet: the loop waits for its time, a wake or a signal
