@@ -101,7 +101,7 @@ class Carrying:
 
         An append told of is not a reason here: the caller was told of it too (``on_wake``), and its next
         pass, which the wake starts at once, asks the store whether this record grew and steps the loop if
-        it did (``SuperviseSweep._woken``). On SQLite every commit wakes every watch: stepping for the wake
+        it did (``Passes._woken``). On SQLite every commit wakes every watch: stepping for the wake
         would make one element's commit in the middle of a pass step (and read the record of) every element
         carried after it in that pass, 500 for nothing."""
         quiet = self.quiet
